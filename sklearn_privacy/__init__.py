@@ -1,0 +1,25 @@
+"""sklearn_privacy: measure, equalise and defend the privacy of scikit-learn models.
+
+Components
+----------
+- :class:`FILLinearRegression`, :class:`FILLogisticRegression` -- output-perturbed
+  GLMs that report the Fisher information loss (FIL) of every training value.
+- :class:`IRFILLinearRegression`, :class:`IRFILLogisticRegression` -- iteratively
+  reweighted FIL: equal leakage across individuals.
+- :class:`WERMClassifier` -- weighted ERM over training and reference data.
+- :class:`PrivateMulticalibrator` -- multicalibration post-processing, optionally
+  differentially private.
+- :mod:`sklearn_privacy.attacks` -- membership inference and attribute inversion,
+  as functions and as scorers for model selection.
+- :mod:`sklearn_privacy.datasets` -- bundled real data (UCI Adult, IWPC, MNIST 0/1).
+"""
+
+from sklearn_privacy.fil import FILLinearRegression, FILLogisticRegression
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "FILLinearRegression",
+    "FILLogisticRegression",
+    "__version__",
+]

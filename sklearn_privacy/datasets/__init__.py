@@ -1,0 +1,1 @@
+"""Loaders for the real data sets bundled with the package."""

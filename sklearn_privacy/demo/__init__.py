@@ -1,0 +1,49 @@
+"""The main demo: ``python -m sklearn_privacy.demo``.
+
+Each component contributes one section module named ``_sN_<component>.py`` that
+defines ``TITLE`` (str) and ``run() -> str`` (a rendered table). Sections run in the
+order of their file names on the bundled data and print their tables.
+"""
+
+import importlib
+import pkgutil
+import time
+
+
+def section_modules():
+    """Return the demo section modules in run order."""
+    names = sorted(
+        m.name for m in pkgutil.iter_modules(__path__) if m.name.startswith("_s")
+    )
+    return [importlib.import_module(f"{__name__}.{name}") for name in names]
+
+
+def format_table(header, rows):
+    """Render ``rows`` (sequences of str) under ``header`` as a fixed-width text table."""
+    cols = [header, *rows]
+    widths = [max(len(str(r[j])) for r in cols) for j in range(len(header))]
+    line = "  ".join("-" * w for w in widths)
+    out = ["  ".join(str(h).ljust(w) for h, w in zip(header, widths)), line]
+    out += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)) for r in rows]
+    return "\n".join(out)
+
+
+def main(argv=None):
+    """Run every demo section and print its table."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m sklearn_privacy.demo")
+    parser.add_argument(
+        "--only", nargs="*", default=None,
+        help="run only the sections whose module name contains one of these words",
+    )
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    for module in section_modules():
+        if args.only and not any(w in module.__name__ for w in args.only):
+            continue
+        t0 = time.perf_counter()
+        print(f"\n=== {module.TITLE} ===", flush=True)
+        print(module.run(), flush=True)
+        print(f"({time.perf_counter() - t0:.1f} s)", flush=True)
+    print(f"\nDemo finished in {time.perf_counter() - start:.1f} s.")

@@ -1,0 +1,3 @@
+from sklearn_privacy.demo import main
+
+main()
