@@ -1,0 +1,12 @@
+"""Exceptions raised by sklearn_privacy."""
+
+
+class AuditStateUnavailableError(AttributeError, RuntimeError):
+    """Audit state (training data, unperturbed minimiser, Hessian) is not available.
+
+    Raised by the auditing methods of a privacy-aware estimator (``eta_``,
+    ``fisher_information``, ...) when it was loaded from a pickle/joblib dump: the dump
+    holds only what is safe to release (the perturbed parameters), never the training
+    rows or the exact minimiser. Refit the estimator on the training data, in the
+    session that owns the data, to audit it.
+    """

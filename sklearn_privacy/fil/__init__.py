@@ -1,0 +1,8 @@
+"""Fisher information loss of output-perturbed generalised linear models."""
+
+from ._base import BaseFILEstimator
+from ._classification import FILLogisticRegression
+from ._engine import FILEngine
+from ._regression import FILLinearRegression
+
+__all__ = ["BaseFILEstimator", "FILEngine", "FILLinearRegression", "FILLogisticRegression"]

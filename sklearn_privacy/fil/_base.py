@@ -1,0 +1,231 @@
+"""Shared machinery of the output-perturbed GLMs: fitting, release, audit state."""
+
+from __future__ import annotations
+
+import copy
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+
+from ..exceptions import AuditStateUnavailableError
+from ._engine import FILEngine
+from ._glm import fit_minimiser
+
+THREAT_MODEL_DOC = """
+    Privacy
+    -------
+    **Mechanism.** The exact minimiser :math:`\\theta^*` of the penalised objective is
+    computed and only :math:`\\theta' = \\theta^* + \\mathcal N(0, \\sigma^2 I)` is kept in
+    ``coef_``/``intercept_``; ``predict`` uses :math:`\\theta'`.
+
+    **What is measured, under which threat model.** The Fisher information loss (FIL,
+    Hannun, Guo & van der Maaten, 2021) of a set :math:`S` of training values is
+    :math:`\\eta_S = \\lVert J_S \\rVert_2 / \\sigma`, with :math:`J_S` the Jacobian of
+    :math:`\\theta^*` with respect to those values. The adversary observes
+    :math:`\\theta'`, knows :math:`\\sigma`, the model class and *every other training
+    value*, and estimates the values in :math:`S` with an **unbiased** estimator. By the
+    Cramér-Rao bound, the variance of such an estimate of any unit-norm combination of
+    the values in :math:`S` is at least :math:`1/\\eta_S^2`. Smaller :math:`\\eta` means
+    less leakage; :math:`\\eta` scales as :math:`1/\\sigma`.
+
+    **What is not guaranteed.** FIL is not differential privacy: it is a local
+    (linearised) measure at the actual training set, it bounds only unbiased adversaries
+    (an adversary with a prior can do better -- see
+    :mod:`sklearn_privacy.attacks`), and the bound for a set is not the sum of the bounds
+    of its parts. The noise protects only what is released: the audit state
+    (training rows, :math:`\\theta^*`, the Hessian) lives in memory for ``eta_`` and
+    :meth:`fisher_information` and is never written to a pickle or joblib dump. With
+    ``random_state=None`` the noise comes from fresh operating-system entropy; a fixed
+    ``random_state`` makes the noise reproducible and the release **non-private** (use it
+    for tests only).
+"""
+
+
+class BaseFILEstimator(BaseEstimator):
+    """Base class of the output-perturbed GLMs (not for direct use)."""
+
+    _parameter_constraints: dict = {
+        "sigma": [Interval(Real, 0, None, closed="neither")],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "fit_intercept": ["boolean"],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    _loss = None  # GLMLoss, set by subclasses
+
+    # ------------------------------------------------------------------ fitting
+    def _validated_sample_weight(self, sample_weight, X):
+        sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        if not np.all(np.isfinite(sw)):
+            raise ValueError("sample_weight contains NaN or infinity; pass finite weights.")
+        if np.any(sw < 0):
+            raise ValueError("sample_weight must be non-negative; got negative weights.")
+        if not np.any(sw > 0):
+            raise ValueError("sample_weight: all weights are zero; at least one must be > 0.")
+        return sw
+
+    def _fit_exact(self, X, y, sample_weight, theta_init=None):
+        """Exact minimiser and its audit engine."""
+        theta, n_iter = fit_minimiser(
+            X,
+            y,
+            loss=self._loss,
+            alpha=self.alpha,
+            fit_intercept=self.fit_intercept,
+            sample_weight=sample_weight,
+            theta_init=theta_init,
+            tol=getattr(self, "tol", 1e-12),
+            max_iter=getattr(self, "max_iter", 100),
+        )
+        engine = FILEngine(
+            X,
+            y,
+            theta,
+            loss=self._loss,
+            alpha=self.alpha,
+            fit_intercept=self.fit_intercept,
+            sample_weight=sample_weight,
+        )
+        return theta, n_iter, engine
+
+    def _release(self, theta):
+        """Set ``coef_``/``intercept_`` to ``theta + N(0, sigma^2 I)``."""
+        if self.random_state is None:
+            noise = np.random.default_rng().standard_normal(theta.shape)
+        else:
+            noise = check_random_state(self.random_state).standard_normal(theta.shape)
+        released = theta + self.sigma * noise
+        d = self.n_features_in_
+        self.coef_ = released[:d]
+        self.intercept_ = float(released[d]) if self.fit_intercept else 0.0
+
+    # ------------------------------------------------------------------ audit state
+    def __getstate__(self):
+        state = super().__getstate__()
+        state = dict(state)
+        for key in ("_audit", "_eta_cache"):
+            state.pop(key, None)
+        if hasattr(self, "coef_"):
+            state["_audit_stripped"] = True
+        return state
+
+    def __deepcopy__(self, memo):
+        # An in-memory copy is not a release: keep the audit state.
+        cls = type(self)
+        new = cls.__new__(cls)
+        memo[id(self)] = new
+        for key, value in self.__dict__.items():
+            setattr(new, key, copy.deepcopy(value, memo))
+        return new
+
+    def _audit_engine(self) -> FILEngine:
+        check_is_fitted(self)
+        engine = self.__dict__.get("_audit")
+        if engine is None:
+            raise AuditStateUnavailableError(
+                f"{type(self).__name__} was loaded from a pickle/joblib dump (or copied "
+                "through one). Dumps hold only the released, noise-perturbed parameters: "
+                "the training data, the exact minimiser and the Hessian needed for eta_ "
+                "and fisher_information are deliberately never serialised. Refit the "
+                "estimator on the training data to audit it."
+            )
+        return engine
+
+    @property
+    def eta_(self) -> np.ndarray:
+        """Per-example Fisher information loss at ``sigma`` (all attributes and label).
+
+        ``eta_[i] = ||J_i||_2 / sigma``. Audit state: computed on first access in the
+        fitting session, never serialised.
+        """
+        engine = self._audit_engine()
+        cache = self.__dict__.setdefault("_eta_cache", {})
+        if "eta" not in cache:
+            cache["eta"] = np.sqrt(engine.per_example_sq_norms())
+        return cache["eta"] / self.sigma
+
+    def eta(self, rows=None, columns=None, *, per_example: bool = False,
+            constrained: bool = False):
+        """Fisher information loss of a subset of the training values.
+
+        Parameters
+        ----------
+        rows : None, int, array-like of int or boolean mask, default=None
+            Training rows of the subset (``None``: every row).
+        columns : None or array-like of int, default=None
+            Attributes of the subset: feature indices ``0..n_features_in_ - 1`` and
+            ``n_features_in_`` for the label (``None``: every feature and the label).
+        per_example : bool, default=False
+            If True, return one eta per row (the attribute-level eta of each example,
+            e.g. the eta of one sensitive attribute); if False, the eta of the whole
+            set of values ``rows x columns`` (a group or the whole data set).
+        constrained : bool, default=False
+            For a one-hot attribute given as ``columns``: restrict to changes that keep
+            those columns' sum fixed (moving an individual between the encoded levels).
+
+        Returns
+        -------
+        eta : float or ndarray of shape (n_rows,)
+        """
+        engine = self._audit_engine()
+        if per_example:
+            sq = engine.per_example_sq_norms(columns, constrained=constrained, rows=rows)
+            return np.sqrt(sq) / self.sigma
+        return float(np.sqrt(engine.group_sq_norm(rows, columns, constrained=constrained))
+                     / self.sigma)
+
+    def fisher_information(self, rows=None, columns=None, *, dense=None):
+        """Fisher information matrix ``J_S^T J_S / sigma^2`` of a subset of values.
+
+        Parameters
+        ----------
+        rows, columns
+            As in :meth:`eta`. The data values are ordered row-major: all selected
+            columns of the first selected row, then the next row.
+        dense : bool or None, default=None
+            ``None`` returns a dense array when the subset has at most 2048 values and
+            a symmetric :class:`scipy.sparse.linalg.LinearOperator` (matrix-free,
+            O(n p) per product) otherwise.
+
+        Returns
+        -------
+        fim : ndarray or LinearOperator of shape (n_values, n_values)
+        """
+        return self._audit_engine().fim(rows, columns, sigma=self.sigma, dense=dense)
+
+    def sigma_for_eta(self, target_eta: float, *, statistic: str = "max",
+                      columns=None, constrained: bool = False) -> float:
+        """Noise scale at which the per-example eta reaches ``target_eta``.
+
+        eta scales exactly as ``1 / sigma`` and the minimiser does not depend on
+        ``sigma``, so refitting with ``set_params(sigma=...)`` releases a model whose
+        per-example eta statistic equals ``target_eta``.
+
+        Parameters
+        ----------
+        target_eta : float > 0
+        statistic : {"max", "mean"}, default="max"
+            Which statistic of the per-example eta must equal ``target_eta``.
+        columns, constrained
+            As in :meth:`eta` (attribute-level target).
+
+        Returns
+        -------
+        sigma : float
+        """
+        if not (isinstance(target_eta, Real) and np.isfinite(target_eta) and target_eta > 0):
+            raise ValueError(f"target_eta must be a positive finite number; got {target_eta!r}.")
+        if statistic not in ("max", "mean"):
+            raise ValueError(f"statistic must be 'max' or 'mean'; got {statistic!r}.")
+        engine = self._audit_engine()
+        norms = np.sqrt(engine.per_example_sq_norms(columns, constrained=constrained))
+        value = norms.max() if statistic == "max" else norms.mean()
+        return float(value / target_eta)
+
+

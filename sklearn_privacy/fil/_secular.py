@@ -1,0 +1,192 @@
+"""Largest eigenvalue of a diagonal matrix plus a symmetric rank-2 update, vectorised.
+
+For every row ``i`` we need the largest eigenvalue of
+
+.. math::
+
+    A_i = s_i D + \\alpha_i a_i a_i^\\top + \\beta_i (a_i v^\\top + v a_i^\\top)
+        = s_i D + P_i S_i P_i^\\top,\\quad P_i = [a_i, v],\\;
+          S_i = \\begin{pmatrix}\\alpha_i & \\beta_i \\\\ \\beta_i & 0\\end{pmatrix},
+
+with ``D = diag(d) >= 0`` fixed, ``s_i >= 0`` and ``alpha_i >= 0``. With
+:math:`F(\\lambda) = P^\\top (\\lambda - sD)^{-1} P` (2 x 2), the matrix determinant lemma gives
+:math:`\\det(\\lambda - A) = \\det(\\lambda - sD)\\det(I - S F(\\lambda))`. For
+:math:`\\lambda > s\\max d`, :math:`F \\succeq 0` and the eigenvalues of :math:`SF` are real;
+``S`` has at most one positive eigenvalue, so :math:`SF` has at most one positive
+eigenvalue :math:`\\mu(\\lambda)`, and :math:`\\mu` decreases with :math:`\\lambda` because
+:math:`F` decreases in the Loewner order. Hence the largest eigenvalue of ``A`` above the
+pole :math:`s\\max d` is the unique root of :math:`\\mu(\\lambda) = 1`, found by safeguarded
+Newton steps on :math:`h(\\lambda) = 1/\\mu(\\lambda) - 1` (nearly linear in
+:math:`\\lambda`; a handful of vectorised iterations from the Weyl upper bound).
+
+When the positive direction of the update does not reach above the pole (no root), the
+eigenvalue lies in :math:`[s d_{(2)}, s d_{(1)}]` (interlacing) and is found by bisection on
+the Sylvester inertia count: with :math:`N(\\lambda) = \\beta^2 S^{-1} - \\beta^2 F(\\lambda)`,
+the number of eigenvalues of ``A`` above :math:`\\lambda` is
+:math:`\\#\\{k: s d_k > \\lambda\\} + \\mathrm{neg}(N(\\lambda)) - 1` (Haynsworth inertia
+additivity applied to both Schur complements of
+:math:`[[\\lambda - sD, P], [P^\\top, S^{-1}]]`); for :math:`\\beta = 0` it is the rank-1 count
+:math:`\\#\\{k: s d_k > \\lambda\\} + [\\alpha f_{aa}(\\lambda) > 1]`. Cost: O(p) per row and
+iteration; no p x p matrix per row is ever formed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_EPS = np.finfo(float).eps
+
+
+def _secular_terms(lam, s, d, A2, Av, vv, alpha, beta, with_derivative=True):
+    r = 1.0 / (lam[:, None] - s[:, None] * d[None, :])
+    faa = np.einsum("ij,ij->i", A2, r)
+    fav = np.einsum("ij,ij->i", Av, r)
+    fvv = r @ vv
+    if not with_derivative:
+        return faa, fav, fvv
+    r2 = r * r
+    dfaa = -np.einsum("ij,ij->i", A2, r2)
+    dfav = -np.einsum("ij,ij->i", Av, r2)
+    dfvv = -(r2 @ vv)
+    return faa, fav, fvv, dfaa, dfav, dfvv
+
+
+def _mu(lam, s, d, A2, Av, vv, alpha, beta):
+    """Positive eigenvalue of S F(lam) and its derivative in lam."""
+    faa, fav, fvv, dfaa, dfav, dfvv = _secular_terms(lam, s, d, A2, Av, vv, alpha, beta)
+    tr = alpha * faa + 2.0 * beta * fav
+    dtr = alpha * dfaa + 2.0 * beta * dfav
+    b2 = beta * beta
+    det = -b2 * (faa * fvv - fav * fav)
+    ddet = -b2 * (dfaa * fvv + faa * dfvv - 2.0 * fav * dfav)
+    disc = np.maximum(0.25 * tr * tr - det, 0.0)
+    sq = np.sqrt(disc)
+    mu = 0.5 * tr + sq
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dmu = 0.5 * dtr + np.where(sq > 0, (0.5 * tr * dtr - ddet) / (2.0 * sq), 0.5 * dtr)
+    return mu, dmu
+
+
+def _count_above(lam, s, d, A2, Av, vv, alpha, beta):
+    """Number of eigenvalues of A strictly above ``lam`` (rows: arrays of equal length)."""
+    faa, fav, fvv = _secular_terms(lam, s, d, A2, Av, vv, alpha, beta, with_derivative=False)
+    n_pole = np.sum(s[:, None] * d[None, :] > lam[:, None], axis=1)
+    b2 = beta * beta
+    n11 = -b2 * faa
+    n12 = beta - b2 * fav
+    n22 = -alpha - b2 * fvv
+    detn = n11 * n22 - n12 * n12
+    trn = n11 + n22
+    neg = np.where(detn < 0, 1, np.where(detn > 0, np.where(trn < 0, 2, 0), (trn < 0) * 1))
+    rank2 = n_pole + neg - 1
+    rank1 = n_pole + (alpha * faa > 1.0)
+    return np.where(beta != 0, rank2, rank1)
+
+
+def largest_eigenvalue_rank2(s, d, At, vt, alpha, beta, *, max_iter=100):
+    """Largest eigenvalue of ``s_i diag(d) + alpha_i a_i a_i^T + beta_i (a_i v^T + v a_i^T)``.
+
+    Parameters
+    ----------
+    s : ndarray of shape (m,), non-negative
+    d : ndarray of shape (p,), non-negative (eigenvalues of the fixed matrix)
+    At : ndarray of shape (m, p)
+        The vectors ``a_i`` in the eigenbasis of the fixed matrix.
+    vt : ndarray of shape (p,)
+        The vector ``v`` in the same basis.
+    alpha, beta : ndarray of shape (m,); ``alpha >= 0``.
+
+    Returns
+    -------
+    lam : ndarray of shape (m,)
+    """
+    m, p = At.shape
+    s = np.asarray(s, float)
+    alpha = np.asarray(alpha, float)
+    beta = np.asarray(beta, float)
+    d = np.maximum(np.asarray(d, float), 0.0)
+    order = np.argsort(d)
+    d_max = d[order[-1]]
+    d_second = d[order[-2]] if p > 1 else 0.0
+    A2 = At * At
+    Av = At * vt[None, :]
+    vv = vt * vt
+    na2 = A2.sum(axis=1)
+    nav = Av.sum(axis=1)
+    nvv = vv.sum()
+    # Eigenvalues of the rank-2 part = eigenvalues of S P^T P (2 x 2).
+    tr = alpha * na2 + 2.0 * beta * nav
+    det = -beta * beta * (na2 * nvv - nav * nav)
+    top_update = 0.5 * tr + np.sqrt(np.maximum(0.25 * tr * tr - det, 0.0))
+    pole = s * d_max
+    lam = np.empty(m)
+
+    # s = 0: A is the rank-2 update alone (closed form); p = 1: A is a scalar.
+    closed = s == 0
+    if p == 1:
+        closed[:] = True
+        lam[:] = s * d[0] + alpha * na2 + 2.0 * beta * nav
+    else:
+        lam[closed] = np.maximum(top_update[closed], 0.0)
+    todo = np.flatnonzero(~closed)
+    if todo.size == 0:
+        return lam
+
+    hi = pole[todo] + np.maximum(top_update[todo], 0.0)
+    hi = hi * (1.0 + 1e-12) + 1e-300
+    lo = pole[todo].copy()
+    args = (s[todo], d, A2[todo], Av[todo], vv, alpha[todo], beta[todo])
+    # Does the root lie above the pole?  mu -> its limit as lam -> pole+.
+    probe = lo + 1e-9 * (hi - lo) + 4 * _EPS * lo
+    mu_probe, _ = _mu(probe, *args)
+    above = (mu_probe > 1.0) & (top_update[todo] > 0)
+
+    # --- safeguarded Newton on h = 1/mu - 1 for rows whose root is above the pole
+    idx = np.flatnonzero(above)
+    if idx.size:
+        sub = tuple(a[idx] if isinstance(a, np.ndarray) and a.shape[:1] == (todo.size,)
+                    else a for a in args)
+        x = hi[idx].copy()
+        blo = probe[idx].copy()
+        bhi = hi[idx].copy()
+        active = np.arange(idx.size)
+        for _ in range(max_iter):
+            ss = tuple(a[active] if isinstance(a, np.ndarray) and a.shape[:1] == (idx.size,)
+                       else a for a in sub)
+            mu, dmu = _mu(x[active], *ss)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                h = 1.0 / mu - 1.0
+                dh = -dmu / (mu * mu)
+                xa = x[active]
+                bhi[active] = np.where(h >= 0, xa, bhi[active])
+                blo[active] = np.where(h < 0, xa, blo[active])
+                x_new = xa - h / dh
+            bad = ~np.isfinite(x_new) | (x_new < blo[active]) | (x_new > bhi[active])
+            x_new = np.where(bad, 0.5 * (blo[active] + bhi[active]), x_new)
+            x_new = np.where(h == 0, xa, x_new)
+            step = np.abs(x_new - xa)
+            x[active] = x_new
+            done = (step <= 2 * _EPS * np.abs(x_new)) | (h == 0) | (
+                bhi[active] - blo[active] <= 2 * _EPS * bhi[active]
+            )
+            active = active[~done]
+            if active.size == 0:
+                break
+        lam[todo[idx]] = x
+
+    # --- inertia bisection for rows whose largest eigenvalue is at or below the pole
+    idx = np.flatnonzero(~above)
+    if idx.size:
+        sub = tuple(a[idx] if isinstance(a, np.ndarray) and a.shape[:1] == (todo.size,)
+                    else a for a in args)
+        blo = s[todo][idx] * d_second
+        bhi = probe[idx].copy()
+        for _ in range(200):
+            mid = 0.5 * (blo + bhi)
+            count = _count_above(mid, *sub)
+            blo = np.where(count >= 1, mid, blo)
+            bhi = np.where(count >= 1, bhi, mid)
+            if np.all(bhi - blo <= 2 * _EPS * np.abs(bhi)):
+                break
+        lam[todo[idx]] = 0.5 * (blo + bhi)
+    return lam
