@@ -134,33 +134,39 @@ def largest_eigenvalue_rank2(s, d, At, vt, alpha, beta, *, max_iter=100):
 
     hi = pole[todo] + np.maximum(top_update[todo], 0.0)
     hi = hi * (1.0 + 1e-12) + 1e-300
-    lo = pole[todo].copy()
-    args = (s[todo], d, A2[todo], Av[todo], vv, alpha[todo], beta[todo])
-    # Does the root lie above the pole?  mu -> its limit as lam -> pole+.
+    lo = pole[todo]
+    # per-row arrays of the rows still to solve; d and vv are shared by all rows
+    rows = (s[todo], A2[todo], Av[todo], alpha[todo], beta[todo])
+
+    def take(sel):
+        return tuple(a[sel] for a in rows)
+
+    def mu_of(lam_, r):
+        s_, A2_, Av_, al_, be_ = r
+        return _mu(lam_, s_, d, A2_, Av_, vv, al_, be_)
+
+    # Does the root lie above the pole?  Probe mu just above it.
     probe = lo + 1e-9 * (hi - lo) + 4 * _EPS * lo
-    mu_probe, _ = _mu(probe, *args)
+    mu_probe, _ = mu_of(probe, rows)
     above = (mu_probe > 1.0) & (top_update[todo] > 0)
 
     # --- safeguarded Newton on h = 1/mu - 1 for rows whose root is above the pole
     idx = np.flatnonzero(above)
     if idx.size:
-        sub = tuple(a[idx] if isinstance(a, np.ndarray) and a.shape[:1] == (todo.size,)
-                    else a for a in args)
+        sub = take(idx)
         x = hi[idx].copy()
         blo = probe[idx].copy()
         bhi = hi[idx].copy()
         active = np.arange(idx.size)
         for _ in range(max_iter):
-            ss = tuple(a[active] if isinstance(a, np.ndarray) and a.shape[:1] == (idx.size,)
-                       else a for a in sub)
-            mu, dmu = _mu(x[active], *ss)
+            mu, dmu = mu_of(x[active], tuple(a[active] for a in sub))
+            xa = x[active]
             with np.errstate(divide="ignore", invalid="ignore"):
                 h = 1.0 / mu - 1.0
                 dh = -dmu / (mu * mu)
-                xa = x[active]
-                bhi[active] = np.where(h >= 0, xa, bhi[active])
-                blo[active] = np.where(h < 0, xa, blo[active])
                 x_new = xa - h / dh
+            bhi[active] = np.where(h >= 0, xa, bhi[active])
+            blo[active] = np.where(h < 0, xa, blo[active])
             bad = ~np.isfinite(x_new) | (x_new < blo[active]) | (x_new > bhi[active])
             x_new = np.where(bad, 0.5 * (blo[active] + bhi[active]), x_new)
             x_new = np.where(h == 0, xa, x_new)
@@ -177,13 +183,12 @@ def largest_eigenvalue_rank2(s, d, At, vt, alpha, beta, *, max_iter=100):
     # --- inertia bisection for rows whose largest eigenvalue is at or below the pole
     idx = np.flatnonzero(~above)
     if idx.size:
-        sub = tuple(a[idx] if isinstance(a, np.ndarray) and a.shape[:1] == (todo.size,)
-                    else a for a in args)
-        blo = s[todo][idx] * d_second
+        s_, A2_, Av_, al_, be_ = take(idx)
+        blo = s_ * d_second
         bhi = probe[idx].copy()
         for _ in range(200):
             mid = 0.5 * (blo + bhi)
-            count = _count_above(mid, *sub)
+            count = _count_above(mid, s_, d, A2_, Av_, vv, al_, be_)
             blo = np.where(count >= 1, mid, blo)
             bhi = np.where(count >= 1, bhi, mid)
             if np.all(bhi - blo <= 2 * _EPS * np.abs(bhi)):
