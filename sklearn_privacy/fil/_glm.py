@@ -153,6 +153,12 @@ def fit_minimiser(
             return theta, it
         if decrement <= 1e-30 * max(1.0, abs(f)):
             return theta, it
+    if not np.any(reg_diag > 0):
+        raise SingularHessianError(
+            f"Newton's method did not converge in {max_iter} iterations without a "
+            "penalty: the classes are (nearly) linearly separable, so the unpenalised "
+            "logistic minimiser does not exist. Use a positive L2 penalty (alpha > 0)."
+        )
     warnings.warn(
         f"Newton's method did not reach tol={tol} in {max_iter} iterations; the "
         "Jacobians and etas assume an exact minimiser. Increase max_iter or alpha.",
