@@ -16,9 +16,9 @@ from ._engine import FILEngine
 from ._glm import fit_minimiser
 
 THREAT_MODEL_DOC = """
-    Privacy
-    -------
-    **Mechanism.** The exact minimiser :math:`\\theta^*` of the penalised objective is
+    Notes
+    -----
+    **Privacy mechanism.** The exact minimiser :math:`\\theta^*` of the penalised objective is
     computed and only :math:`\\theta' = \\theta^* + \\mathcal N(0, \\sigma^2 I)` is kept in
     ``coef_``/``intercept_``; ``predict`` uses :math:`\\theta'`.
 
