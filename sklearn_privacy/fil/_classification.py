@@ -52,7 +52,7 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
     n_iter_ : int
         Newton iterations used.
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when ``X`` has string feature names.
 {THREAT_MODEL_DOC}
     See Also

@@ -43,7 +43,7 @@ class FILLinearRegression(RegressorMixin, BaseFILEstimator):
     eta_ : ndarray of shape (n_samples,)
         Per-example Fisher information loss (audit state, not serialised).
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when ``X`` has string feature names.
 {THREAT_MODEL_DOC}
     See Also
