@@ -2,6 +2,8 @@
 
 import inspect
 
+import numpy as np
+
 import pytest
 from sklearn.base import BaseEstimator
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -25,8 +27,30 @@ def _instances():
 INSTANCES = _instances()
 
 
+def _upstream_binarization_is_order_dependent(estimator):
+    # scikit-learn 1.6 builds the binary target of its sample-weight-equivalence check
+    # from the first label of each (differently shuffled) copy of the data, so the two
+    # fits it compares see different labels. Detect that behaviour rather than pinning
+    # versions.
+    from sklearn.utils import estimator_checks
+
+    enforce = getattr(estimator_checks, "_enforce_estimator_tags_y", None)
+    if enforce is None:
+        return False
+    y = np.array([0, 1, 2])
+    a = enforce(estimator, y.copy())
+    b = enforce(estimator, y[::-1].copy())[::-1]
+    return not np.array_equal(a == a[0], b == a[0])
+
+
 @parametrize_with_checks(INSTANCES)
 def test_sklearn_compatible_estimator(estimator, check):
+    name = getattr(check, "func", check).__name__
+    if (
+        name == "check_sample_weight_equivalence_on_dense_data"
+        and _upstream_binarization_is_order_dependent(estimator)
+    ):
+        pytest.xfail("scikit-learn's check relabels the two fits differently (fixed upstream)")
     check(estimator)
 
 

@@ -93,6 +93,19 @@ def cholesky(H: np.ndarray, *, what: str = "Hessian"):
     return c, lower
 
 
+def _check_not_separable(Xt, y, theta, sample_weight, reg_diag):
+    """Without a penalty, a strictly separating theta means no logistic minimiser."""
+    if np.any(reg_diag > 0):
+        return
+    margins = (2.0 * y - 1.0) * (Xt @ theta)
+    if np.all(margins[sample_weight > 0] > 0):
+        raise SingularHessianError(
+            "The classes are linearly separable, so the unpenalised logistic minimiser "
+            "does not exist (the loss decreases forever as the coefficients grow). Use "
+            "a positive L2 penalty (alpha > 0)."
+        )
+
+
 def fit_minimiser(
     X: np.ndarray,
     y: np.ndarray,
@@ -133,6 +146,7 @@ def fit_minimiser(
         return sample_weight @ loss.value(z, y) + 0.5 * np.sum(reg_diag * t * t)
 
     f = objective(theta)
+    prev_step = np.inf
     for it in range(1, max_iter + 1):
         z = Xt @ theta
         l1, l2, _ = loss.derivatives(z, y)
@@ -142,17 +156,28 @@ def fit_minimiser(
         step = linalg.cho_solve(cholesky(H), grad)
         decrement = grad @ step
         t = 1.0
-        while True:
+        # Close to the minimiser the predicted decrease is below what the objective
+        # can resolve in floating point: take full Newton steps (quadratic region).
+        while decrement > 1e-10 * max(1.0, abs(f)):
             candidate = theta - t * step
             f_new = objective(candidate)
             if f_new <= f - 1e-4 * t * decrement or t < 1e-10:
                 break
             t *= 0.5
+        else:
+            candidate = theta - step
+            f_new = objective(candidate)
         theta, f = candidate, f_new
-        if np.max(np.abs(t * step)) <= tol * max(1.0, np.max(np.abs(theta))):
+        # judge convergence on the full Newton step, not the damped one; in the
+        # quadratic region a step that stops shrinking has hit the rounding floor
+        step_norm = np.max(np.abs(step))
+        if step_norm <= tol * max(1.0, np.max(np.abs(theta))) or (
+            t == 1.0 and decrement <= 1e-10 * max(1.0, abs(f)) and step_norm >= 0.5 * prev_step
+        ):
+            _check_not_separable(Xt, y, theta, sample_weight, reg_diag)
             return theta, it
-        if decrement <= 1e-30 * max(1.0, abs(f)):
-            return theta, it
+        prev_step = step_norm
+    _check_not_separable(Xt, y, theta, sample_weight, reg_diag)
     if not np.any(reg_diag > 0):
         raise SingularHessianError(
             f"Newton's method did not converge in {max_iter} iterations without a "
