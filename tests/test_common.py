@@ -3,7 +3,6 @@
 import inspect
 
 import numpy as np
-
 import pytest
 from sklearn.base import BaseEstimator
 from sklearn.utils.estimator_checks import parametrize_with_checks

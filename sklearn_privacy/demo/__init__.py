@@ -23,8 +23,8 @@ def format_table(header, rows):
     cols = [header, *rows]
     widths = [max(len(str(r[j])) for r in cols) for j in range(len(header))]
     line = "  ".join("-" * w for w in widths)
-    out = ["  ".join(str(h).ljust(w) for h, w in zip(header, widths)), line]
-    out += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)) for r in rows]
+    out = ["  ".join(str(h).ljust(w) for h, w in zip(header, widths, strict=True)), line]
+    out += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
     return "\n".join(out)
 
 
