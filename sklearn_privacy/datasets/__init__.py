@@ -1,1 +1,11 @@
-"""Loaders for the real data sets bundled with the package."""
+"""Loaders for the real data sets bundled with the package.
+
+The compressed files live in ``sklearn_privacy/datasets/data`` together with
+``ATTRIBUTION.txt`` (sources and licenses); no loader touches the network.
+"""
+
+from ._adult import load_adult
+from ._iwpc import load_iwpc
+from ._mnist import load_mnist, load_mnist01
+
+__all__ = ["load_adult", "load_iwpc", "load_mnist", "load_mnist01"]
