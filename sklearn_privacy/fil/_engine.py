@@ -155,7 +155,7 @@ class FILEngine:
         st = self._subset_structure(feats, has_label)
         if "U" not in st:
             B = st["B"]
-            dvals, U = linalg.eigh(B @ B.T)
+            dvals, U = linalg.eigh(B @ B.T, driver="evd")
             st["d"] = np.maximum(dvals, 0.0)
             st["U"] = U
             st["K"] = self.H_inv @ U  # rotated a_i = x~_i^T H^{-1} U

@@ -38,16 +38,19 @@ _EPS = np.finfo(float).eps
 
 
 def _secular_terms(lam, s, d, A2, Av, vv, alpha, beta, with_derivative=True):
-    r = 1.0 / (lam[:, None] - s[:, None] * d[None, :])
+    # r = 1 / (lam - s d), built in one buffer that is squared in place for the derivatives
+    r = np.multiply.outer(s, d)
+    np.subtract(lam[:, None], r, out=r)
+    np.reciprocal(r, out=r)
     faa = np.einsum("ij,ij->i", A2, r)
     fav = np.einsum("ij,ij->i", Av, r)
     fvv = r @ vv
     if not with_derivative:
         return faa, fav, fvv
-    r2 = r * r
-    dfaa = -np.einsum("ij,ij->i", A2, r2)
-    dfav = -np.einsum("ij,ij->i", Av, r2)
-    dfvv = -(r2 @ vv)
+    np.square(r, out=r)
+    dfaa = -np.einsum("ij,ij->i", A2, r)
+    dfav = -np.einsum("ij,ij->i", Av, r)
+    dfvv = -(r @ vv)
     return faa, fav, fvv, dfaa, dfav, dfvv
 
 
@@ -150,35 +153,44 @@ def largest_eigenvalue_rank2(s, d, At, vt, alpha, beta, *, max_iter=100):
     mu_probe, _ = mu_of(probe, rows)
     above = (mu_probe > 1.0) & (top_update[todo] > 0)
 
-    # --- safeguarded Newton on h = 1/mu - 1 for rows whose root is above the pole
+    # --- safeguarded Newton on h = 1/mu - 1 for rows whose root is above the pole.
+    # The working set (pos: positions in ``idx``) is compacted only when it has shrunk
+    # enough, so the per-row arrays are not gathered again at every iteration.
     idx = np.flatnonzero(above)
     if idx.size:
+        x_all = hi[idx].copy()
+        pos = np.arange(idx.size)
         sub = take(idx)
-        x = hi[idx].copy()
-        blo = probe[idx].copy()
-        bhi = hi[idx].copy()
-        active = np.arange(idx.size)
+        x, blo, bhi = x_all.copy(), probe[idx].copy(), hi[idx].copy()
+        live = np.ones(idx.size, bool)
         for _ in range(max_iter):
-            mu, dmu = mu_of(x[active], tuple(a[active] for a in sub))
-            xa = x[active]
+            mu, dmu = mu_of(x, sub)
             with np.errstate(divide="ignore", invalid="ignore"):
                 h = 1.0 / mu - 1.0
-                dh = -dmu / (mu * mu)
-                x_new = xa - h / dh
-            bhi[active] = np.where(h >= 0, xa, bhi[active])
-            blo[active] = np.where(h < 0, xa, blo[active])
-            bad = ~np.isfinite(x_new) | (x_new < blo[active]) | (x_new > bhi[active])
-            x_new = np.where(bad, 0.5 * (blo[active] + bhi[active]), x_new)
-            x_new = np.where(h == 0, xa, x_new)
-            step = np.abs(x_new - xa)
-            x[active] = x_new
-            done = (step <= 2 * _EPS * np.abs(x_new)) | (h == 0) | (
-                bhi[active] - blo[active] <= 2 * _EPS * bhi[active]
+                x_new = x + h * mu * mu / dmu
+            bhi = np.where(h >= 0, x, bhi)
+            blo = np.where(h < 0, x, blo)
+            bad = ~np.isfinite(x_new) | (x_new < blo) | (x_new > bhi)
+            x_new = np.where(bad, 0.5 * (blo + bhi), x_new)
+            # h is 1/mu - 1 evaluated in floating point: |h| <= 4 eps carries no more
+            # information about the root, so the row is converged.
+            floor = np.abs(h) <= 4 * _EPS
+            x_new = np.where(floor, x, x_new)
+            done = floor | (np.abs(x_new - x) <= 4 * _EPS * np.abs(x_new)) | (
+                bhi - blo <= 4 * _EPS * bhi
             )
-            active = active[~done]
-            if active.size == 0:
+            x = x_new
+            x_all[pos[live]] = x[live]
+            live &= ~done
+            n_live = np.count_nonzero(live)
+            if n_live == 0:
                 break
-        lam[todo[idx]] = x
+            if n_live < 0.7 * live.size:
+                keep = np.flatnonzero(live)
+                pos, x, blo, bhi = pos[keep], x[keep], blo[keep], bhi[keep]
+                sub = tuple(a[keep] for a in sub)
+                live = np.ones(keep.size, bool)
+        lam[todo[idx]] = x_all
 
     # --- inertia bisection for rows whose largest eigenvalue is at or below the pole
     idx = np.flatnonzero(~above)
