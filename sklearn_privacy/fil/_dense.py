@@ -12,8 +12,12 @@ import numpy as np
 from ._glm import augment, penalty_diagonal
 
 
-def dense_jacobians(X, y, theta, *, loss, alpha, fit_intercept, sample_weight=None):
-    """Every per-example Jacobian of the minimiser, shape (n, p, d + 1)."""
+def dense_jacobians(X, y, theta, *, loss, alpha, fit_intercept, sample_weight=None, rows=None):
+    """Per-example Jacobians of the minimiser, shape (len(rows), p, d + 1).
+
+    ``rows`` (default: all) selects the examples whose Jacobians are built; the Hessian
+    always uses every example.
+    """
     n, d = X.shape
     omega = np.ones(n) if sample_weight is None else np.asarray(sample_weight, float)
     Xt = augment(X, fit_intercept)
@@ -25,11 +29,12 @@ def dense_jacobians(X, y, theta, *, loss, alpha, fit_intercept, sample_weight=No
     H_inv = np.linalg.inv(H)
     E = np.vstack([np.eye(d), np.zeros((Xt.shape[1] - d, d))])
     w = theta[:d]
-    J = np.empty((n, Xt.shape[1], d + 1))
-    for i in range(n):
+    rows = np.arange(n) if rows is None else np.asarray(rows)
+    J = np.empty((rows.size, Xt.shape[1], d + 1))
+    for k, i in enumerate(rows):
         xi = Xt[i][:, None]
         block = np.hstack([l2[i] * xi @ w[None, :] + l1[i] * E, l3[i] * xi])
-        J[i] = -omega[i] * H_inv @ block
+        J[k] = -omega[i] * H_inv @ block
     return J
 
 

@@ -1,0 +1,149 @@
+"""Per-example Fisher information loss: structured engine vs dense Jacobians vs one GEMM.
+
+For every (model, d, n) the script fits the exact minimiser once, then times
+
+* ``structured``: building the audit state (Hessian, Cholesky, inverse: done once by
+  ``fit``) and then every per-example eta with :class:`sklearn_privacy.fil.FILEngine` (one
+  eigendecomposition, one GEMM, a 2 x 2 secular equation per example) -- the work of
+  ``eta_`` on a fitted estimator;
+* ``dense``: the straightforward path of the paper's public code -- form the Hessian and
+  its inverse, build each J_i (p x (d+1)) and take its spectral norm by SVD. Above
+  ``--dense-rows`` examples its per-row part is timed on that many rows and scaled to all
+  rows, plus the shared Hessian inverse (marked ``est.``); its etas are compared with the
+  structured ones on the rows it computed;
+* ``gemm``: one product ``X~ @ H^-1`` of the same size (the floor: any method must at least
+  read every example through ``H^-1``).
+
+Peak memory of the structured path is measured with ``tracemalloc`` (numpy reports its
+allocations to it) in a separate run.
+
+Data: the bundled MNIST subset (digits 0-9, pixels in [0, 1], target: even digit),
+projected by PCA on ``d`` components when ``d < 784``; for ``n`` above 5,000 rows are
+resampled with small Gaussian jitter (MNIST-sized synthetic data).
+
+Run: ``python benchmarks/bench_fil_eta.py`` (about 10 minutes; ``--quick`` for a smaller grid).
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+import tracemalloc
+
+import numpy as np
+from sklearn.decomposition import PCA
+
+from sklearn_privacy.datasets import load_mnist
+from sklearn_privacy.fil import FILEngine
+from sklearn_privacy.fil._dense import dense_jacobians
+from sklearn_privacy.fil._glm import LOGISTIC, SQUARED, augment, fit_minimiser
+
+ALPHA = 1e-3
+
+
+def make_data(n, d, rng):
+    mnist = load_mnist()
+    X, digit = mnist.data, mnist.target
+    if d < X.shape[1]:
+        X = PCA(n_components=d, random_state=0).fit_transform(X)
+    idx = rng.choice(len(X), size=n, replace=n > len(X))
+    X = X[idx]
+    if n > len(mnist.data):
+        X = X + 0.01 * X.std() * rng.standard_normal(X.shape)
+    X = X / np.linalg.norm(X, axis=1).max()
+    y01 = (digit[idx] % 2 == 0).astype(float)
+    return X, y01
+
+
+def best_of(fn, repeat):
+    times = []
+    out = None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return min(times), out
+
+
+def run_case(loss, X, y, dense_rows, repeat):
+    theta, _ = fit_minimiser(X, y, loss=loss, alpha=ALPHA, fit_intercept=True,
+                             sample_weight=np.ones(len(y)))
+    omega = np.ones(len(y))
+
+    def state():
+        return FILEngine(X, y, theta, loss=loss, alpha=ALPHA, fit_intercept=True,
+                         sample_weight=omega)
+
+    def structured():
+        engine = state()
+        return engine, np.sqrt(engine.per_example_sq_norms())
+
+    t_state, engine = best_of(state, repeat)
+    t_eta, eta = best_of(lambda: np.sqrt(engine.per_example_sq_norms()), repeat)
+    t_struct = t_state + t_eta
+    Xt = augment(X, True)
+    t_gemm, _ = best_of(lambda: Xt @ engine.H_inv, repeat)
+
+    tracemalloc.start()
+    structured()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+
+    m = min(len(y), dense_rows)
+    rows = np.arange(m)
+
+    def dense_fixed():  # Hessian and its inverse, shared by all rows
+        return dense_jacobians(X, y, theta, loss=loss, alpha=ALPHA, fit_intercept=True,
+                               rows=rows[:1])
+
+    def dense():
+        J = dense_jacobians(X, y, theta, loss=loss, alpha=ALPHA, fit_intercept=True,
+                            rows=rows)
+        return np.array([np.linalg.norm(Ji, 2) for Ji in J])
+
+    t_fixed, _ = best_of(dense_fixed, repeat)
+    t_rows, eta_dense = best_of(dense, 1 if m * X.shape[1] > 50_000 else repeat)
+    # fixed part once, per-row part scaled to all n rows
+    t_dense_full = t_fixed + (t_rows - t_fixed) * len(y) / m
+    rel = float(np.max(np.abs(eta_dense - eta[:m]) / eta_dense))
+    return {
+        "t_struct": t_struct, "t_state": t_state, "t_eta": t_eta, "t_gemm": t_gemm,
+        "t_dense": t_dense_full,
+        "dense_estimated": m < len(y), "rel_err": rel, "peak_mb": peak / 2**20,
+    }
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small grid (about a minute)")
+    parser.add_argument("--dense-rows", type=int, default=800,
+                        help="rows the dense baseline is timed on (then scaled)")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args(argv)
+    if args.quick:
+        grid = [(20, 800), (64, 800), (784, 800), (784, 12665)]
+        dense_rows = min(args.dense_rows, 100)
+    else:
+        grid = [(d, n) for d in (20, 64, 784) for n in (800, 5000, 12665)]
+        dense_rows = args.dense_rows
+    rng = np.random.default_rng(0)
+    print(f"# machine: {platform.machine()}, {platform.processor() or 'cpu'}, "
+          f"numpy {np.__version__}; alpha={ALPHA}; dense timed on <= {dense_rows} rows")
+    header = ("model", "d", "n", "audit state s", "all etas s", "dense s",
+              "dense/(state+etas)", "GEMM s", "etas/GEMM", "max rel. diff", "peak MB")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for d, n in grid:
+        X, y01 = make_data(n, d, rng)
+        for name, loss, y in (("linear", SQUARED, 2 * y01 - 1), ("logistic", LOGISTIC, y01)):
+            r = run_case(loss, X, y, dense_rows, args.repeat)
+            est = " (est.)" if r["dense_estimated"] else ""
+            print(f"| {name} | {d} | {n} | {r['t_state']:.3f} | {r['t_eta']:.3f} | "
+                  f"{r['t_dense']:.2f}{est} | {r['t_dense'] / r['t_struct']:.0f}x | "
+                  f"{r['t_gemm']:.4f} | {r['t_eta'] / r['t_gemm']:.1f}x | {r['rel_err']:.1e} | "
+                  f"{r['peak_mb']:.0f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
