@@ -14,12 +14,19 @@ Components
 - :mod:`sklearn_privacy.datasets` -- bundled real data (UCI Adult, IWPC, MNIST 0/1).
 """
 
-from sklearn_privacy.fil import FILLinearRegression, FILLogisticRegression
+from sklearn_privacy.fil import (
+    FILLinearRegression,
+    FILLogisticRegression,
+    IRFILLinearRegression,
+    IRFILLogisticRegression,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "FILLinearRegression",
     "FILLogisticRegression",
+    "IRFILLinearRegression",
+    "IRFILLogisticRegression",
     "__version__",
 ]

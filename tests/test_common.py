@@ -15,11 +15,18 @@ def _instances():
     # demand near-perfect training scores, so they use a tiny noise scale and a
     # fixed seed (as scikit-learn does for its own randomized estimators). A fixed
     # seed makes the release non-private; it is for testing only.
-    from sklearn_privacy import FILLinearRegression, FILLogisticRegression
+    from sklearn_privacy import (
+        FILLinearRegression,
+        FILLogisticRegression,
+        IRFILLinearRegression,
+        IRFILLogisticRegression,
+    )
 
     return [
         FILLinearRegression(sigma=1e-8, random_state=0),
         FILLogisticRegression(sigma=1e-8, random_state=0),
+        IRFILLinearRegression(sigma=1e-8, n_iter=3, random_state=0),
+        IRFILLogisticRegression(sigma=1e-8, n_iter=3, random_state=0),
     ]
 
 

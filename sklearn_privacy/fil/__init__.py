@@ -3,6 +3,8 @@
 from ._base import BaseFILEstimator
 from ._classification import FILLogisticRegression
 from ._engine import FILEngine
+from ._irfil import IRFILLinearRegression, IRFILLogisticRegression
 from ._regression import FILLinearRegression
 
-__all__ = ["BaseFILEstimator", "FILEngine", "FILLinearRegression", "FILLogisticRegression"]
+__all__ = ["BaseFILEstimator", "FILEngine", "FILLinearRegression", "FILLogisticRegression",
+           "IRFILLinearRegression", "IRFILLogisticRegression"]

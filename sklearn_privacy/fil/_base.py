@@ -70,6 +70,9 @@ class BaseFILEstimator(BaseEstimator):
             raise ValueError("sample_weight: all weights are zero; at least one must be > 0.")
         return sw
 
+    def _newton_tol(self):
+        return getattr(self, "tol", 1e-12)
+
     def _fit_exact(self, X, y, sample_weight, theta_init=None):
         """Exact minimiser and its audit engine."""
         theta, n_iter = fit_minimiser(
@@ -80,7 +83,7 @@ class BaseFILEstimator(BaseEstimator):
             fit_intercept=self.fit_intercept,
             sample_weight=sample_weight,
             theta_init=theta_init,
-            tol=getattr(self, "tol", 1e-12),
+            tol=self._newton_tol(),
             max_iter=getattr(self, "max_iter", 100),
         )
         engine = FILEngine(

@@ -1,0 +1,166 @@
+import pickle
+
+import numpy as np
+import pytest
+
+from sklearn_privacy import (
+    FILLinearRegression,
+    FILLogisticRegression,
+    IRFILLinearRegression,
+    IRFILLogisticRegression,
+)
+from sklearn_privacy.demo._s1_fil import exact_accuracy, fit_mnist01_models
+from sklearn_privacy.fil._glm import LOGISTIC, SQUARED, fit_minimiser
+
+
+def _data(n=120, d=4, seed=0, classification=False):
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n, d)) * rng.uniform(0.3, 2.0, size=(n, 1))
+    z = X @ rng.normal(size=d)
+    if classification:
+        return X, (z + rng.logistic(size=n) > 0).astype(float)
+    return X, z + 0.3 * rng.normal(size=n)
+
+
+@pytest.fixture(scope="module")
+def mnist_models():
+    return fit_mnist01_models(sigma=1.0, random_state=0)
+
+
+def test_mnist01_irfil_equalises_eta(mnist_models):
+    data, models = mnist_models
+    X, y = data.data_train, data.target_train
+    Xte, yte = data.data_test, data.target_test
+    lin = IRFILLinearRegression(sigma=1.0, alpha=0.0, n_iter=10, random_state=0)
+    lin.fit(X, 2.0 * y - 1.0)
+    h = lin.eta_history_
+    assert h["cv"][0] == pytest.approx(0.35, abs=0.02)
+    assert h["cv"][-1] <= 1e-3
+    assert h["max"][0] == pytest.approx(1.20, abs=0.02)
+    assert h["max"][-1] == pytest.approx(0.51, abs=0.01)
+    # the history describes the models: entry 0 is the plain FIL fit, the last the release
+    assert h["max"][0] == pytest.approx(models["linear"][0].eta_.max(), rel=1e-10)
+    assert h["max"][-1] == pytest.approx(lin.eta_.max(), rel=1e-12)
+    plain_acc = exact_accuracy(models["linear"][0], Xte, yte)
+    assert abs(exact_accuracy(lin, Xte, yte) - plain_acc) <= 0.01
+
+    lam = models["logistic"][1]
+    log = IRFILLogisticRegression(sigma=1.0, alpha=lam, n_iter=10, random_state=0).fit(X, y)
+    assert log.eta_history_["cv"][0] > 0.3
+    assert log.eta_history_["cv"][-1] <= 1e-3
+    assert abs(exact_accuracy(log, Xte, yte) - exact_accuracy(models["logistic"][0], Xte, yte)) \
+        <= 0.01
+
+
+@pytest.mark.parametrize("Est,loss,classification",
+                         [(IRFILLinearRegression, SQUARED, False),
+                          (IRFILLogisticRegression, LOGISTIC, True)])
+def test_weighted_jacobian_matches_finite_differences(Est, loss, classification):
+    X, y = _data(classification=classification)
+    est = Est(sigma=1.0, alpha=1e-2, n_iter=4, random_state=0).fit(X, y)
+    omega = est.sample_weight_
+    assert not np.allclose(omega, 1.0)  # weights really differ
+    engine = est._audit_engine()
+    h = 1e-5
+    for i in (0, 17, 63):
+        J = engine.jacobian_columns(np.array([i]), np.arange(X.shape[1]), not classification)[0]
+        cols = X.shape[1] + (0 if classification else 1)
+        fd = np.empty((X.shape[1] + 1, cols))
+        for j in range(cols):
+            thetas = []
+            for sign in (1, -1):
+                Xp, yp = X.copy(), y.copy()
+                if j < X.shape[1]:
+                    Xp[i, j] += sign * h
+                else:
+                    yp[i] += sign * h
+                theta, _ = fit_minimiser(Xp, yp, loss=loss, alpha=1e-2, fit_intercept=True,
+                                         sample_weight=omega, tol=1e-14)
+                thetas.append(theta)
+            fd[:, j] = (thetas[0] - thetas[1]) / (2 * h)
+        assert np.allclose(J, fd, rtol=1e-6, atol=1e-6 * np.abs(J).max())
+
+
+@pytest.mark.parametrize("Est,classification",
+                         [(IRFILLinearRegression, False), (IRFILLogisticRegression, True)])
+def test_converged_fit_has_equal_eta(Est, classification):
+    X, y = _data(classification=classification, seed=1)
+    est = Est(sigma=0.5, alpha=1e-2, n_iter=200, tol=1e-12, random_state=0).fit(X, y)
+    assert est.n_iter_ < 200
+    assert est.eta_.std() / est.eta_.mean() <= 1e-12
+    # independent check: a plain FIL fit with the final weights has the same etas
+    Plain = FILLinearRegression if not classification else FILLogisticRegression
+    plain = Plain(sigma=0.5, alpha=1e-2, random_state=0).fit(X, y, sample_weight=est.sample_weight_)
+    assert np.allclose(plain.eta_, est.eta_, rtol=1e-10)
+    assert est.sample_weight_.sum() == pytest.approx(len(y))
+
+
+def test_integer_weights_equal_duplicated_rows():
+    X, y = _data(n=60)
+    sw = np.ones(60)
+    sw[:10] = 2
+    Xd, yd = np.vstack([X, X[:10]]), np.concatenate([y, y[:10]])
+    a = IRFILLinearRegression(alpha=1e-2, n_iter=6, random_state=0).fit(X, y, sample_weight=sw)
+    b = IRFILLinearRegression(alpha=1e-2, n_iter=6, random_state=0).fit(Xd, yd)
+    assert np.allclose(a._audit_engine().theta, b._audit_engine().theta, rtol=1e-10)
+    assert np.allclose(a.eta_history_["cv"], b.eta_history_["cv"], rtol=1e-8)
+    # the weight of a doubled row is the sum of its two copies' weights
+    assert np.allclose(a.sample_weight_[:10], b.sample_weight_[:10] + b.sample_weight_[60:])
+    # zero weight rows stay at zero
+    sw0 = np.ones(60)
+    sw0[5] = 0
+    c = IRFILLinearRegression(alpha=1e-2, n_iter=3, random_state=0).fit(X, y, sample_weight=sw0)
+    assert c.sample_weight_[5] == 0 and c.sample_weight_.sum() == pytest.approx(59)
+
+
+def test_iwpc_attribute_level_irfil():
+    from sklearn_privacy.datasets import load_iwpc
+
+    d = load_iwpc()
+    est = IRFILLinearRegression(sigma=1.0, alpha=1e-2, n_iter=10, attributes=d.attribute_columns,
+                                random_state=0).fit(d.data, d.target)
+    h = est.eta_history_
+    assert h["std"][0] / h["std"][-1] >= 100
+    direct = est.eta(columns=d.attribute_columns, per_example=True)
+    assert direct.std() == pytest.approx(h["std"][-1], rel=1e-8)
+    con = IRFILLinearRegression(sigma=1.0, alpha=1e-2, n_iter=10, attributes=d.attribute_columns,
+                                constrained=True, random_state=0).fit(d.data, d.target)
+    assert con.eta_history_["std"][0] / con.eta_history_["std"][-1] >= 100
+
+
+def test_tol_stops_early_and_store_eta():
+    X, y = _data()
+    est = IRFILLinearRegression(n_iter=50, tol=1e-3, store_eta=True, random_state=0).fit(X, y)
+    assert est.n_iter_ < 50 and est.eta_history_["cv"][-1] <= 1e-3
+    assert est.eta_history_["cv"][-2] > 1e-3
+    assert est.eta_history_["eta"].shape == (est.n_iter_ + 1, len(y))
+    assert np.allclose(est.eta_history_["eta"][-1], est.eta_)
+
+
+def test_release_drops_audit_state_keeps_weights():
+    X, y = _data()
+    est = IRFILLinearRegression(n_iter=3, random_state=0).fit(X, y)
+    loaded = pickle.loads(pickle.dumps(est))
+    assert np.array_equal(loaded.coef_, est.coef_)
+    with pytest.raises(AttributeError, match="never serialised"):
+        _ = loaded.eta_
+    blob = pickle.dumps(est)
+    assert est._audit_engine().theta.tobytes() not in blob
+    assert X[:3].tobytes() not in blob
+
+
+@pytest.mark.parametrize("Est", [IRFILLinearRegression, IRFILLogisticRegression])
+def test_bad_input(Est):
+    X, y = _data(classification=True)
+    with pytest.raises(ValueError, match="n_iter"):
+        Est(n_iter=0).fit(X, y)
+    with pytest.raises(ValueError, match="out of range"):
+        Est(attributes=[0, X.shape[1] + 1]).fit(X, y)
+    with pytest.raises(ValueError, match="integer column indices"):
+        Est(attributes=[0.5]).fit(X, y)
+    with pytest.raises(ValueError, match="constrained=True needs attributes"):
+        Est(constrained=True).fit(X, y)
+    with pytest.raises(ValueError, match="non-negative"):
+        Est().fit(X, y, sample_weight=-np.ones(len(y)))
+    with pytest.raises(ValueError, match="non-zero|all weights are zero"):
+        Est().fit(X, y, sample_weight=np.zeros(len(y)))
