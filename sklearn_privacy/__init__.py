@@ -20,6 +20,7 @@ from sklearn_privacy.fil import (
     IRFILLinearRegression,
     IRFILLogisticRegression,
 )
+from sklearn_privacy.werm import WERMClassifier
 
 __version__ = "0.1.0"
 
@@ -28,5 +29,6 @@ __all__ = [
     "FILLogisticRegression",
     "IRFILLinearRegression",
     "IRFILLogisticRegression",
+    "WERMClassifier",
     "__version__",
 ]

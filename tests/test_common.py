@@ -20,6 +20,7 @@ def _instances():
         FILLogisticRegression,
         IRFILLinearRegression,
         IRFILLogisticRegression,
+        WERMClassifier,
     )
 
     return [
@@ -27,6 +28,7 @@ def _instances():
         FILLogisticRegression(sigma=1e-8, random_state=0),
         IRFILLinearRegression(sigma=1e-8, n_iter=3, random_state=0),
         IRFILLogisticRegression(sigma=1e-8, n_iter=3, random_state=0),
+        WERMClassifier(),
     ]
 
 

@@ -1,0 +1,164 @@
+"""Closed-form quantities of weighted ERM (Kaplan et al., PETS 2024, Section 3)."""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions, validate_params
+
+
+def _check_groups(group_sizes, group_weights):
+    sizes = np.asarray(group_sizes, dtype=float)
+    weights = np.asarray(group_weights, dtype=float)
+    if sizes.ndim != 1 or sizes.shape != weights.shape or sizes.size == 0:
+        raise ValueError(
+            "group_sizes and group_weights must be 1-D arrays of the same, non-zero length; "
+            f"got shapes {sizes.shape} and {weights.shape}."
+        )
+    if np.any(sizes <= 0) or not np.all(np.isfinite(sizes)):
+        raise ValueError(f"group_sizes must be positive and finite; got {sizes.tolist()}.")
+    if np.any(weights < 0) or not np.isclose(weights.sum(), 1.0):
+        raise ValueError(
+            f"group_weights must be non-negative and sum to 1; got {weights.tolist()}."
+        )
+    return sizes, weights
+
+
+def effective_sample_size(group_sizes, group_weights) -> float:
+    """Effective number of samples of a weighted empirical risk.
+
+    ``N_eff = 1 / sum_g w_g^2 / N_g`` (Theorem 3.2 and Appendix A.2 of the WERM paper):
+    the weighted risk concentrates like an unweighted risk over ``N_eff`` samples. It is
+    largest, ``N = sum_g N_g``, when ``w_g = N_g / N``.
+
+    Parameters
+    ----------
+    group_sizes : array-like of shape (n_groups,)
+        Number of samples ``N_g`` of each group.
+    group_weights : array-like of shape (n_groups,)
+        Non-negative weights ``w_g`` summing to 1.
+
+    Returns
+    -------
+    n_eff : float
+
+    Examples
+    --------
+    >>> from sklearn_privacy.werm import effective_sample_size
+    >>> effective_sample_size([1000, 1000], [0.5, 0.5])
+    2000.0
+    >>> round(effective_sample_size([1000, 1000], [0.9, 0.1]), 1)
+    1219.5
+    """
+    sizes, weights = _check_groups(group_sizes, group_weights)
+    return float(1.0 / np.sum(weights**2 / sizes))
+
+
+def epsilon_ratio(w: float, n_train: int, n_reference: int) -> float:
+    """Relative privacy ``eps_T / eps_R = (1 - w) / w * N_R / N_T`` of two-group WERM.
+
+    Theorem 3.1 of the WERM paper: trained with a per-sample-clipped, noised optimiser
+    (DP-SGD), the privacy loss of a group is proportional to the weight of one of its
+    samples, ``w_g / N_g``. The ratio is a statement about such a training procedure;
+    for a non-private learner it is the ratio the empirical attack advantages are
+    expected to track, not a guarantee. ``inf`` when ``w = 0``.
+
+    Examples
+    --------
+    >>> from sklearn_privacy.werm import epsilon_ratio
+    >>> epsilon_ratio(0.5, 1000, 1000)
+    1.0
+    >>> epsilon_ratio(0.9, 1000, 3000)
+    0.333...
+    """
+    if not (isinstance(w, Real) and 0 <= w <= 1):
+        raise ValueError(f"w must be a number in [0, 1]; got {w!r}.")
+    for name, value in (("n_train", n_train), ("n_reference", n_reference)):
+        if not (isinstance(value, Integral | Real) and value > 0):
+            raise ValueError(f"{name} must be a positive number of samples; got {value!r}.")
+    if w == 0:
+        return float("inf")
+    return float((1 - w) / w * n_reference / n_train)
+
+
+@validate_params(
+    {
+        "vc_dim": [Interval(Real, 0, None, closed="neither")],
+        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "group_sizes": ["array-like"],
+        "group_weights": ["array-like"],
+    },
+    prefer_skip_nested_validation=True,
+)
+def generalization_bound(vc_dim, delta, group_sizes, group_weights) -> float:
+    """Excess-risk term of Theorem 3.2 of the WERM paper (losses bounded in [0, 1]).
+
+    With probability at least ``1 - delta``, the risk of the WERM minimiser exceeds the
+    best risk in the hypothesis class by at most
+
+    ``2 sqrt(VC / N_eff) sqrt(gamma_2 + log(N / VC)) + sqrt(2 ln(2 / delta) / N_eff)``,
+
+    with ``gamma_2 = max(4 / VC, 1)``, ``N = sum_g N_g`` and ``N_eff`` from
+    :func:`effective_sample_size` (Appendix A.2 generalises it to any number of groups).
+
+    Parameters
+    ----------
+    vc_dim : float
+        VC dimension of the hypothesis class (``n_features + 1`` for linear classifiers).
+    delta : float in (0, 1)
+    group_sizes, group_weights : array-like
+        As in :func:`effective_sample_size`.
+
+    Returns
+    -------
+    bound : float
+
+    Examples
+    --------
+    >>> from sklearn_privacy.werm import generalization_bound
+    >>> equal = generalization_bound(11, 0.05, [5000, 5000], [0.5, 0.5])
+    >>> skewed = generalization_bound(11, 0.05, [5000, 5000], [0.97, 0.03])
+    >>> bool(equal < skewed)
+    True
+    """
+    sizes, _ = _check_groups(group_sizes, group_weights)
+    n_eff = effective_sample_size(group_sizes, group_weights)
+    gamma2 = max(4.0 / vc_dim, 1.0)
+    n = sizes.sum()
+    return float(2 * np.sqrt(vc_dim / n_eff) * np.sqrt(gamma2 + np.log(n / vc_dim))
+                 + np.sqrt(2 * np.log(2 / delta) / n_eff))
+
+
+@validate_params(
+    {
+        "setting": [StrOptions({"public_reference", "equal_privacy",
+                                "high_reference_privacy"})],
+        "n_train": [Interval(Real, 0, None, closed="neither")],
+        "n_reference": [Interval(Real, 0, None, closed="neither")],
+    },
+    prefer_skip_nested_validation=True,
+)
+def weight_for_setting(setting, n_train, n_reference) -> float:
+    """Reference weight ``w`` for the three privacy settings of the WERM paper.
+
+    * ``"public_reference"``: reference data need no protection; ``w = 1`` (the training
+      data are not used at all, the strongest training-data privacy).
+    * ``"equal_privacy"``: ``eps_T = eps_R``, i.e. ``w = N_R / N``; this also maximises
+      ``N_eff`` (``= N``), the best generalisation bound.
+    * ``"high_reference_privacy"``: reference data must not leak; ``w = 0``.
+
+    The paper selects its reported models empirically (attack-accuracy thresholds, see
+    the evaluation example); these are the theory's starting points for the search.
+
+    Examples
+    --------
+    >>> from sklearn_privacy.werm import weight_for_setting
+    >>> weight_for_setting("equal_privacy", 1000, 3000)
+    0.75
+    """
+    if setting == "public_reference":
+        return 1.0
+    if setting == "high_reference_privacy":
+        return 0.0
+    return float(n_reference / (n_train + n_reference))

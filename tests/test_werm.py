@@ -1,0 +1,190 @@
+import numpy as np
+import pytest
+import sklearn
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV, KFold, cross_validate
+from sklearn.naive_bayes import GaussianNB
+
+from sklearn_privacy import WERMClassifier
+from sklearn_privacy.werm import (
+    effective_sample_size,
+    epsilon_ratio,
+    generalization_bound,
+    weight_for_setting,
+)
+
+
+def _data(n=300, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n, 4))
+    y = (X[:, 0] - 0.5 * X[:, 1] + 0.5 * rng.normal(size=n) > 0).astype(int)
+    return X, y
+
+
+def _lr():
+    return LogisticRegression(tol=1e-12, max_iter=10_000)
+
+
+def test_two_groups_equal_explicit_weights():
+    X, y = _data()
+    g = np.r_[np.zeros(100, int), np.ones(200, int)]
+    w = 0.3
+    clf = WERMClassifier(_lr(), w=w).fit(X, y, sample_group=g)
+    explicit = np.where(g == 0, (1 - w) / 100, w / 200)
+    explicit *= len(y) / explicit.sum()
+    ref = _lr().fit(X, y, sample_weight=explicit)
+    assert np.allclose(clf.estimator_.coef_, ref.coef_, rtol=1e-8, atol=1e-10)
+    assert np.allclose(clf.sample_weight_, explicit)
+    assert clf.sample_weight_.mean() == pytest.approx(1.0)
+    assert clf.n_eff_ == pytest.approx(1 / ((1 - w) ** 2 / 100 + w**2 / 200))
+    assert clf.epsilon_ratio_ == pytest.approx((1 - w) / w * 200 / 100)
+    # the weighting really changes the model (not a no-op)
+    assert not np.allclose(clf.estimator_.coef_, _lr().fit(X, y).coef_, rtol=1e-3)
+
+
+def test_three_groups_and_user_weights():
+    X, y = _data()
+    g = np.repeat(["a", "b", "c"], [50, 100, 150])
+    gw = {"a": 0.2, "b": 0.5, "c": 0.3}
+    sw = np.random.RandomState(1).uniform(0.5, 2.0, size=len(y))
+    clf = WERMClassifier(_lr(), group_weights=gw).fit(X, y, sample_group=g, sample_weight=sw)
+    explicit = np.empty(len(y))
+    for label, weight in gw.items():
+        m = g == label
+        explicit[m] = weight * sw[m] / sw[m].sum()
+    explicit *= sw.sum() / explicit.sum()
+    ref = _lr().fit(X, y, sample_weight=explicit)
+    assert np.allclose(clf.estimator_.coef_, ref.coef_, rtol=1e-8, atol=1e-10)
+    assert list(clf.group_labels_) == ["a", "b", "c"]
+    assert np.allclose(clf.group_weights_, [0.2, 0.5, 0.3])
+    assert np.isnan(clf.epsilon_ratio_)
+    exposure = np.array([0.2, 0.5, 0.3]) / clf.group_sizes_
+    assert np.allclose(clf.relative_epsilon_, exposure / exposure.max())
+
+
+def test_zero_weight_rows_are_dropped():
+    class Spy(ClassifierMixin, BaseEstimator):
+        def fit(self, X, y, sample_weight=None):
+            self.n_seen_ = len(X)
+            self.min_weight_ = sample_weight.min()
+            self.classes_ = np.unique(y)
+            return self
+
+        def predict(self, X):
+            return np.full(len(X), self.classes_[0])
+
+    X, y = _data()
+    g = np.r_[np.zeros(100, int), np.ones(200, int)]
+    clf = WERMClassifier(Spy(), w=0.0).fit(X, y, sample_group=g)
+    assert clf.estimator_.n_seen_ == 100 and clf.estimator_.min_weight_ > 0
+    assert clf.epsilon_ratio_ == np.inf
+
+
+class _GroupSpy(ClassifierMixin, BaseEstimator):
+    """Checks that every row's weight matches the group encoded in column 0 of X."""
+
+    def __init__(self, w=0.5):
+        self.w = w
+
+    def fit(self, X, y, sample_weight=None):
+        groups = X[:, 0].astype(int)
+        n_t, n_r = np.sum(groups == 0), np.sum(groups == 1)
+        expected = np.where(groups == 0, (1 - self.w) / n_t, self.w / n_r)
+        expected *= len(groups) / expected.sum()
+        np.testing.assert_allclose(sample_weight, expected)
+        self.classes_ = np.unique(y)
+        self.n_fit_rows_ = len(y)
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.classes_[0])
+
+
+@pytest.mark.parametrize("routing", [False, True])
+def test_grid_search_splits_sample_group_per_fold(routing):
+    X, y = _data(n=240)
+    g = np.random.RandomState(0).randint(0, 2, size=len(y))
+    Xg = np.column_stack([g, X])  # the spy reads the true group of each row from X
+    results = []
+    with sklearn.config_context(enable_metadata_routing=routing):
+        for w in (0.2, 0.7):
+            est = WERMClassifier(_GroupSpy(w=w), w=w)
+            if routing:
+                est.set_fit_request(sample_group=True)
+            grid = GridSearchCV(est, {"w": [w]}, cv=KFold(4, shuffle=True, random_state=0),
+                                error_score="raise")
+            grid.fit(Xg, y, sample_group=g)
+            results.append(grid.best_estimator_.estimator_.n_fit_rows_)
+        # cross_validate: the estimator of each fold saw exactly its training rows' groups
+        est = WERMClassifier(_lr(), w=0.25)
+        if routing:
+            est.set_fit_request(sample_group=True)
+            params = {"params": {"sample_group": g}}
+        else:
+            params = {"params": {"sample_group": g}}
+        cv = cross_validate(est, X, y, cv=KFold(3), return_estimator=True,
+                            return_indices=True, **params)
+    assert results == [240, 240]
+    for fold_est, train in zip(cv["estimator"], cv["indices"]["train"], strict=True):
+        sizes = np.bincount(g[train], minlength=2).astype(float)
+        assert np.array_equal(fold_est.group_sizes_, sizes)
+
+
+def test_routing_without_request_raises():
+    X, y = _data()
+    g = np.zeros(len(y), int)
+    with sklearn.config_context(enable_metadata_routing=True):
+        with pytest.raises(Exception, match="sample_group"):
+            GridSearchCV(WERMClassifier(_lr()), {"w": [0.5]}, cv=2).fit(X, y, sample_group=g)
+
+
+def test_early_stopping_sets_inner_max_iter():
+    X, y = _data()
+    clf = WERMClassifier(LogisticRegression(max_iter=1000), w=0.5, max_iter=2)
+    with pytest.warns(Warning):
+        clf.fit(X, y, sample_group=np.arange(len(y)) % 2)
+    assert clf.estimator_.max_iter == 2 and clf.n_iter_.max() <= 2
+    with pytest.raises(ValueError, match="max_iter"):
+        WERMClassifier(GaussianNB(), max_iter=3).fit(X, y)
+
+
+def test_bad_input():
+    X, y = _data()
+    with pytest.raises(ValueError, match="entries but X has"):
+        WERMClassifier().fit(X, y, sample_group=np.zeros(10))
+    with pytest.raises(ValueError, match="group_weights"):
+        WERMClassifier().fit(X, y, sample_group=np.arange(len(y)) % 3)
+    with pytest.raises(ValueError, match="summing to 1"):
+        WERMClassifier(group_weights={0: 0.5, 1: 0.6}).fit(X, y, sample_group=np.arange(300) % 2)
+    with pytest.raises(ValueError, match="not keys of"):
+        WERMClassifier(group_weights={0: 1.0}).fit(X, y, sample_group=np.arange(300) % 2)
+    with pytest.raises(ValueError, match="weight 0"):
+        WERMClassifier(w=1.0).fit(X, y)  # only training rows, all weight on reference
+    with pytest.raises(ValueError, match="w"):
+        WERMClassifier(w=1.5).fit(X, y)
+    with pytest.raises(ValueError, match="non-negative"):
+        WERMClassifier().fit(X, y, sample_weight=-np.ones(len(y)))
+
+
+def test_theory_functions():
+    assert effective_sample_size([100, 300], [0.25, 0.75]) == pytest.approx(400)
+    # N_eff is maximal (= N) at w = N_R / N
+    ws = np.linspace(0.01, 0.99, 99)
+    neff = [effective_sample_size([100, 300], [1 - w, w]) for w in ws]
+    assert ws[int(np.argmax(neff))] == pytest.approx(0.75)
+    assert weight_for_setting("equal_privacy", 100, 300) == 0.75
+    assert epsilon_ratio(0.75, 100, 300) == pytest.approx(1.0)
+    assert weight_for_setting("public_reference", 1, 1) == 1.0
+    assert weight_for_setting("high_reference_privacy", 1, 1) == 0.0
+    b = [generalization_bound(10, 0.05, [1000, 1000], [1 - w, w]) for w in (0.5, 0.9, 0.99)]
+    assert b[0] < b[1] < b[2]
+    # closed form at equal weights: N_eff = N
+    n, vc, delta = 2000, 10, 0.05
+    expected = (2 * np.sqrt(vc / n) * np.sqrt(1 + np.log(n / vc))
+                + np.sqrt(2 * np.log(2 / delta) / n))
+    assert b[0] == pytest.approx(expected)
+    with pytest.raises(ValueError, match="sum to 1"):
+        effective_sample_size([10, 10], [0.5, 0.6])
+    with pytest.raises(ValueError, match="w must be"):
+        epsilon_ratio(1.5, 10, 10)
