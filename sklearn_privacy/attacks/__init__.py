@@ -7,14 +7,18 @@ from ._inversion import (
     prior_baseline,
     whitebox_inversion,
 )
+from ._lira import LiRAResult, lira
 from ._membership import (
     MembershipInferenceResult,
     evaluate_scores,
     membership_inference,
     membership_scores,
 )
+from ._scorers import make_attribute_inversion_scorer, make_membership_scorer
 
 __all__ = [
+    "LiRAResult",
+    "lira",
     "AttributeInversionResult",
     "candidate_minimisers",
     "fredrikson_inversion",
@@ -22,6 +26,8 @@ __all__ = [
     "whitebox_inversion",
     "MembershipInferenceResult",
     "evaluate_scores",
+    "make_attribute_inversion_scorer",
+    "make_membership_scorer",
     "membership_inference",
     "membership_scores",
 ]

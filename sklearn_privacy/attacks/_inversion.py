@@ -103,8 +103,9 @@ def candidate_minimisers(estimator, columns, candidates=None, *, rows=None, meth
         row and candidate after one GEMM. For least squares the objective is quadratic and
         the step is the exact candidate minimiser. For logistic regression the step is
         Newton's first iterate from a point whose gradient is the change of one example's
-        gradient; its error is second order in that change (measured on IWPC-sized data:
-        relative error about 1e-5 of the parameter shift, identical predictions).
+        gradient; its error is second order in the parameter shift: 6e-4 of the shift on
+        IWPC (3,855 rows), 4% on a 150-row toy problem, with identical attack predictions
+        in both (tested).
         ``"refit"``: refit the exact minimiser for every (row, candidate), warm-started
         (slow; the reference). ``"auto"``: ``"woodbury"``.
 
@@ -199,7 +200,8 @@ def whitebox_inversion(estimator, columns, candidates=None, *, rows=None, prior=
     calibrate : bool, default=True
         With a prior: scale the log-likelihood by a factor in [0, 1] chosen by
         cross-fitting on the other attacked rows (whose attributes this adversary knows),
-        with 0 -- guessing the prior's mode -- among the choices. The plain MAP rule is
+        with 0 -- guessing the prior's mode -- among the choices (and kept unless another factor
+        gives at least 0.5% more correct guesses on the other rows). The plain MAP rule is
         Bayes-optimal only if the prior is right for each row; attributes correlate with
         the other features, and on IWPC at sigma = 1e-2 the plain rule scores 0.357 against
         a prior baseline of 0.365. Calibrated, it stays at or above the baseline.
@@ -298,7 +300,11 @@ def _calibrated_inverse_temperature(distances, logp, truth, sigma, p, rng, n_sim
     beta = np.empty(m)
     for f in (0, 1):
         other = fold != f
-        best = int(np.argmax(hits[:, other].sum(axis=1)))
+        totals = hits[:, other].sum(axis=1)
+        best = int(np.argmax(totals))
+        # keep the prior's mode unless the likelihood helps clearly (0.5% more hits)
+        if totals[best] <= 1.005 * totals[-1]:
+            best = len(_INV_TEMPS) - 1
         beta[fold == f] = _INV_TEMPS[best]
     return beta
 

@@ -1,0 +1,92 @@
+import numpy as np
+import pytest
+from sklearn.linear_model import LinearRegression, LogisticRegression
+from sklearn.metrics import roc_auc_score
+from sklearn.tree import DecisionTreeClassifier
+
+from sklearn_privacy.attacks import evaluate_scores, membership_inference, membership_scores
+
+
+def _data(n=400, seed=0, k=3):
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n, 5))
+    y = np.digitize(X[:, 0] + rng.normal(size=n), [-0.5, 0.5]) if k == 3 else \
+        (X[:, 0] + rng.normal(size=n) > 0).astype(int)
+    return X, y
+
+
+def test_scores_match_their_definitions():
+    X, y = _data()
+    clf = LogisticRegression().fit(X, y)
+    P = clf.predict_proba(X)
+    py = P[np.arange(len(y)), y]
+    assert np.allclose(membership_scores(clf, X, y, attack="confidence"), py)
+    assert np.allclose(membership_scores(clf, X, y, attack="loss"), np.log(py))
+    assert np.allclose(membership_scores(clf, X, y, attack="entropy"),
+                       np.sum(P * np.log(P), axis=1))
+    mentr = np.array([
+        -(1 - P[i, y[i]]) * np.log(P[i, y[i]])
+        - sum(P[i, j] * np.log(1 - P[i, j]) for j in range(3) if j != y[i])
+        for i in range(len(y))
+    ])
+    assert np.allclose(membership_scores(clf, X, y, attack="modified_entropy"), -mentr)
+    assert np.array_equal(membership_scores(clf, X, y, attack="gap"),
+                          (clf.predict(X) == y).astype(float))
+    reg = LinearRegression().fit(X, X[:, 0])
+    assert np.allclose(membership_scores(reg, X, X[:, 0], attack="loss"),
+                       -(reg.predict(X) - X[:, 0]) ** 2)
+
+
+def test_separable_and_identical_scores():
+    rng = np.random.RandomState(0)
+    res = evaluate_scores(rng.uniform(2, 3, 200), rng.uniform(0, 1, 200), random_state=0)
+    assert res.balanced_accuracy == 1.0 and res.advantage == 1.0 and res.auc == 1.0
+    assert res.tpr_at_fpr[0.001] == 1.0
+    same = evaluate_scores(rng.normal(size=4000), rng.normal(size=4000), random_state=0)
+    assert abs(same.balanced_accuracy - 0.5) < 0.03 and abs(same.auc - 0.5) < 0.03
+
+
+def test_auc_and_advantage_against_sklearn():
+    rng = np.random.RandomState(1)
+    s_in, s_out = rng.normal(0.5, 1, 300), rng.normal(0, 1, 300)
+    res = evaluate_scores(s_in, s_out, random_state=3)
+    a, b = s_in[res.eval_members], s_out[res.eval_nonmembers]
+    labels = np.r_[np.ones(a.size), np.zeros(b.size)]
+    assert res.auc == pytest.approx(roc_auc_score(labels, np.r_[a, b]), abs=1e-12)
+    thr = np.unique(np.r_[a, b])
+    adv = max(np.mean(a >= t) - np.mean(b >= t) for t in thr)
+    assert res.advantage == pytest.approx(adv, abs=1e-12)
+
+
+def test_overfit_tree_leaks_and_per_class_thresholds():
+    X, y = _data(n=600)
+    tree = DecisionTreeClassifier(random_state=0).fit(X[:300], y[:300])
+    res = membership_inference(tree, X[:300], y[:300], X[300:], y[300:], attack="gap",
+                               random_state=0)
+    train_acc, test_acc = 1.0, tree.score(X[300:], y[300:])
+    # the gap attack's balanced accuracy is 1/2 + (train acc - test acc)/2
+    assert res.balanced_accuracy == pytest.approx(0.5 + (train_acc - test_acc) / 2, abs=0.06)
+    lr = LogisticRegression(C=1e4).fit(X[:300], y[:300])
+    per = membership_inference(lr, X[:300], y[:300], X[300:], y[300:], random_state=0)
+    assert set(per.thresholds) == {0, 1, 2}
+    glob = membership_inference(lr, X[:300], y[:300], X[300:], y[300:],
+                                thresholds="global", random_state=0)
+    assert list(glob.thresholds) == [None]
+
+
+def test_bad_input():
+    X, y = _data()
+    clf = LogisticRegression().fit(X, y)
+    with pytest.raises(ValueError, match="attack must be one of"):
+        membership_scores(clf, X, y, attack="shadow")
+    with pytest.raises(ValueError, match="not trained on"):
+        membership_scores(clf, X, np.full(len(y), 7))
+    reg = LinearRegression().fit(X, X[:, 0])
+    with pytest.raises(ValueError, match="attack='loss'"):
+        membership_scores(reg, X, X[:, 0], attack="confidence")
+    with pytest.raises(ValueError, match="thresholds must be"):
+        membership_inference(clf, X, y, X, y, thresholds="none")
+    with pytest.raises(ValueError, match="known_fraction"):
+        membership_inference(clf, X, y, X, y, known_fraction=1.0)
+    with pytest.raises(ValueError, match="at least 2"):
+        evaluate_scores([1.0], [0.0, 1.0])

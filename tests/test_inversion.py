@@ -1,0 +1,120 @@
+import numpy as np
+import pytest
+from sklearn.linear_model import LinearRegression
+from sklearn.model_selection import train_test_split
+
+from sklearn_privacy import FILLinearRegression, FILLogisticRegression, IRFILLinearRegression
+from sklearn_privacy.attacks import (
+    candidate_minimisers,
+    fredrikson_inversion,
+    prior_baseline,
+    whitebox_inversion,
+)
+from sklearn_privacy.datasets import load_iwpc
+
+
+def _onehot_data(n=80, seed=0):
+    rng = np.random.RandomState(seed)
+    level = rng.randint(0, 3, size=n)
+    onehot = np.eye(3)[level][:, 1:]  # first level dropped
+    X = np.column_stack([rng.normal(size=(n, 3)), onehot])
+    y = X @ [1.0, -0.5, 0.3, 1.5, -1.0] + 0.2 * rng.normal(size=n)
+    return X, y, [3, 4], np.array([[0, 0], [1, 0], [0, 1]], float)
+
+
+def test_woodbury_equals_refit_least_squares():
+    X, y, cols, cand = _onehot_data()
+    est = FILLinearRegression(sigma=1e-3, alpha=1e-2, random_state=0).fit(X, y)
+    a, truth, _ = candidate_minimisers(est, cols, cand, rows=np.arange(10))
+    b, truth_b, _ = candidate_minimisers(est, cols, cand, rows=np.arange(10), method="refit")
+    assert np.array_equal(truth, truth_b)
+    assert np.allclose(a, b, rtol=1e-11, atol=1e-12)
+    # and with IRFIL weights (the attack replays the weighted objective)
+    w = IRFILLinearRegression(sigma=1e-3, alpha=1e-2, n_iter=3, random_state=0).fit(X, y)
+    a, _, _ = candidate_minimisers(w, cols, cand, rows=np.arange(10))
+    b, _, _ = candidate_minimisers(w, cols, cand, rows=np.arange(10), method="refit")
+    assert np.allclose(a, b, rtol=1e-11, atol=1e-12)
+
+
+def test_newton_update_logistic_within_documented_tolerance():
+    X, y, cols, cand = _onehot_data(n=150)
+    y01 = (y > np.median(y)).astype(int)
+    est = FILLogisticRegression(sigma=1e-3, alpha=1e-2, random_state=0).fit(X, y01)
+    theta = est._audit_engine().theta
+    a, _, _ = candidate_minimisers(est, cols, cand, rows=np.arange(15))
+    b, _, _ = candidate_minimisers(est, cols, cand, rows=np.arange(15), method="refit")
+    shift = np.abs(b - theta).max()
+    assert shift > 1e-3  # candidates really move the minimiser
+    assert np.abs(a - b).max() <= 0.05 * shift  # second order; documented: 4% here
+    ra = whitebox_inversion(est, cols, cand, rows=np.arange(15), n_draws=50, random_state=0)
+    rb = whitebox_inversion(est, cols, cand, rows=np.arange(15), n_draws=50, random_state=0,
+                            method="refit")
+    assert np.array_equal(ra.predictions, rb.predictions)
+
+
+@pytest.fixture(scope="module")
+def iwpc():
+    d = load_iwpc()
+    Xtr, Xte, ytr, yte = train_test_split(d.data, d.target, test_size=0.2, random_state=0)
+    return d, Xtr, ytr
+
+
+def test_iwpc_published_accuracies(iwpc):
+    d, X, y = iwpc
+    cols, cand = d.attribute_columns, d.attribute_encoding
+    assert X.shape[0] == 3855
+    base = prior_baseline(X, cols, cand).accuracy
+    assert base == pytest.approx(0.37, abs=0.01)
+    accs, maps = [], []
+    for sigma in (1e-8, 1e-4, 1e-3, 1e-2, 1e-1):
+        # the paper's model: lambda = 1e-2, no intercept (standardised data)
+        est = FILLinearRegression(sigma=sigma, alpha=1e-2, fit_intercept=False,
+                                  random_state=0).fit(X, y)
+        accs.append(whitebox_inversion(est, cols, cand, n_draws=100, random_state=0).accuracy)
+        maps.append(whitebox_inversion(est, cols, cand, n_draws=100, prior="empirical",
+                                       random_state=0).accuracy)
+        if sigma == 1e-3:
+            fred = fredrikson_inversion(est, X, y, cols, cand)
+    assert accs[0] == 1.0
+    assert accs[2] == pytest.approx(0.54, abs=0.03)
+    assert all(a >= b for a, b in zip(accs, accs[1:], strict=False))
+    assert all(m >= base for m in maps)
+    assert fred.accuracy == pytest.approx(0.49, abs=0.02)
+
+
+def test_newton_update_logistic_iwpc(iwpc):
+    d, X, y = iwpc
+    y01 = (y > 0).astype(int)
+    est = FILLogisticRegression(sigma=1e-3, alpha=1e-2, random_state=0).fit(X, y01)
+    theta = est._audit_engine().theta
+    rows = np.arange(20)
+    a, _, _ = candidate_minimisers(est, d.attribute_columns, d.attribute_encoding, rows=rows)
+    b, _, _ = candidate_minimisers(est, d.attribute_columns, d.attribute_encoding, rows=rows,
+                                   method="refit")
+    assert np.abs(a - b).max() <= 6e-4 * np.abs(b - theta).max()
+
+
+def test_released_model_attack_and_fredrikson_classifier(iwpc):
+    d, X, y = iwpc
+    est = FILLinearRegression(sigma=1e-8, alpha=1e-2, random_state=0).fit(X, y)
+    res = whitebox_inversion(est, d.attribute_columns, d.attribute_encoding)
+    assert res.predictions.shape == (1, len(y)) and res.accuracy == 1.0
+    y01 = (y > 0).astype(int)
+    clf = FILLogisticRegression(sigma=1e-3, alpha=1e-2, random_state=0).fit(X, y01)
+    fr = fredrikson_inversion(clf, X, y01, d.attribute_columns, d.attribute_encoding)
+    assert 0.3 < fr.accuracy < 0.7
+
+
+def test_bad_input(iwpc):
+    d, X, y = iwpc
+    with pytest.raises(TypeError, match="FIL estimator"):
+        whitebox_inversion(LinearRegression().fit(X, y), d.attribute_columns)
+    est = FILLinearRegression(random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="out of range"):
+        whitebox_inversion(est, [14])
+    with pytest.raises(ValueError, match="not among the candidates"):
+        whitebox_inversion(est, d.attribute_columns, [[1, 0], [0, 1]])
+    with pytest.raises(ValueError, match="prior must be"):
+        whitebox_inversion(est, d.attribute_columns, prior=[0.5, 0.5])
+    with pytest.raises(ValueError, match="method"):
+        candidate_minimisers(est, d.attribute_columns, method="exact")
