@@ -105,7 +105,7 @@ def run_case(loss, X, y, dense_rows, repeat):
     t_fixed, _ = best_of(dense_fixed, repeat)
     t_rows, eta_dense = best_of(dense, 1 if m * X.shape[1] > 50_000 else repeat)
     # fixed part once, per-row part scaled to all n rows
-    t_dense_full = t_fixed + (t_rows - t_fixed) * len(y) / m
+    t_dense_full = t_fixed + max(t_rows - t_fixed, 0.0) * len(y) / m
     rel = float(np.max(np.abs(eta_dense - eta[:m]) / eta_dense))
     return {
         "t_struct": t_struct, "t_state": t_state, "t_eta": t_eta, "t_gemm": t_gemm,
@@ -120,12 +120,14 @@ def main(argv=None):
     parser.add_argument("--dense-rows", type=int, default=800,
                         help="rows the dense baseline is timed on (then scaled)")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--dims", type=int, nargs="*", default=(20, 64, 784),
+                        help="feature dimensions of the full grid")
     args = parser.parse_args(argv)
     if args.quick:
         grid = [(20, 800), (64, 800), (784, 800), (784, 12665)]
         dense_rows = min(args.dense_rows, 100)
     else:
-        grid = [(d, n) for d in (20, 64, 784) for n in (800, 5000, 12665)]
+        grid = [(d, n) for d in args.dims for n in (800, 5000, 12665)]
         dense_rows = args.dense_rows
     rng = np.random.default_rng(0)
     print(f"# machine: {platform.machine()}, {platform.processor() or 'cpu'}, "
