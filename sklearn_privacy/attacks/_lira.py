@@ -1,0 +1,197 @@
+"""Likelihood-ratio membership inference (LiRA, Carlini et al., 2022) with shadow models."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from joblib import Parallel, delayed
+from scipy.special import logsumexp
+from scipy.stats import norm
+from sklearn.base import clone, is_classifier
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from ._membership import MembershipInferenceResult, evaluate_scores
+
+_EPS = 1e-12
+
+
+def _statistic(estimator, X, y):
+    """Per-example LiRA statistic: logit of the true-class confidence, or -squared error.
+
+    For a classifier ``log p_y - log(sum_{j != y} p_j)`` (the "logit scaling" of
+    Carlini et al., which makes the shadow distributions close to Gaussian); for a
+    regressor minus the squared error.
+    """
+    y = np.asarray(y)
+    if is_classifier(estimator):
+        if not hasattr(estimator, "predict_proba"):
+            raise ValueError(
+                "LiRA on a classifier needs predict_proba (the statistic is the logit of the "
+                f"true-class probability); {type(estimator).__name__} has none."
+            )
+        proba = np.asarray(estimator.predict_proba(X), dtype=float)
+        classes = np.asarray(estimator.classes_)
+        pos = np.clip(np.searchsorted(classes, y), 0, len(classes) - 1)
+        if not np.all(classes[pos] == y):
+            raise ValueError("y contains labels the estimator was not trained on.")
+        log_p = np.log(np.clip(proba, _EPS, 1.0))
+        rows = np.arange(len(y))
+        log_py = log_p[rows, pos]
+        others = log_p.copy()
+        others[rows, pos] = -np.inf
+        return log_py - logsumexp(others, axis=1)
+    return -(np.asarray(estimator.predict(X), dtype=float) - y.astype(float)) ** 2
+
+
+def _fit_shadow(estimator, X, y, in_mask, seed, fit_params):
+    est = clone(estimator)
+    if "random_state" in est.get_params():
+        est.set_params(random_state=seed)
+    est.fit(X[in_mask], y[in_mask], **fit_params)
+    return _statistic(est, X, y)
+
+
+@dataclass
+class LiRAResult(MembershipInferenceResult):
+    """:class:`MembershipInferenceResult` plus the shadow-model statistics.
+
+    ``shadow_statistics`` has shape (n_shadow, n_population), ``shadow_in`` the matching
+    boolean membership of every population row in every shadow training set, and
+    ``target_statistics`` the target model's statistic on every population row.
+    """
+
+    shadow_statistics: np.ndarray = field(default=None, repr=False)
+    shadow_in: np.ndarray = field(default=None, repr=False)
+    target_statistics: np.ndarray = field(default=None, repr=False)
+
+
+def _gaussian_params(stats, mask, global_variance):
+    """Per-example mean and standard deviation of ``stats`` over shadows where ``mask``."""
+    count = mask.sum(axis=0)
+    safe = np.maximum(count, 1)
+    mean = np.where(mask, stats, 0.0).sum(axis=0) / safe
+    resid = np.where(mask, stats - mean[None, :], 0.0)
+    if global_variance:
+        dof = max(int(np.sum(np.maximum(count - 1, 0))), 1)
+        std = np.full(stats.shape[1], np.sqrt(np.sum(resid**2) / dof))
+    else:
+        std = np.sqrt((resid**2).sum(axis=0) / np.maximum(count - 1, 1))
+    return mean, np.maximum(std, 1e-6), count
+
+
+def lira(estimator, X, y, members, *, n_shadow: int = 16, online: bool = True,
+         global_variance: bool = False, fit_params: dict | None = None,
+         known_fraction: float = 0.5, n_jobs=None, verbose: int = 0,
+         random_state=None) -> LiRAResult:
+    """Likelihood-ratio attack (LiRA) of Carlini et al. (2022) against a fitted model.
+
+    Threat model: the adversary knows the training algorithm (``clone(estimator)``), can
+    sample from the data distribution (the population ``X, y``, which contains the target
+    model's training set) and queries the target model's confidences. It trains
+    ``n_shadow`` shadow models, each on an independent uniformly random half of the
+    population, and for every example fits Gaussians to the statistic (the logit of the
+    true-class confidence; minus the squared error for regressors) over the shadows that
+    did (``IN``) and did not (``OUT``) train on it.
+
+    * online: score = log N(s; mu_in, sd_in) - log N(s; mu_out, sd_out);
+    * offline: score = log P(OUT statistic <= s) (one-sided test against OUT only).
+
+    Parameters
+    ----------
+    estimator : fitted estimator
+        The target model; it is cloned (hyper-parameters only) for the shadow models.
+        A ``random_state`` parameter is re-seeded per shadow.
+    X, y : array-like
+        The population. Shadow models are trained on random halves of it.
+    members : array-like of bool of shape (n_population,) or of int indices
+        Rows of the population in the target model's training set (ground truth used to
+        score the attack; the shadow models never see it).
+    n_shadow : int, default=16
+    online : bool, default=True
+    global_variance : bool, default=False
+        One pooled variance for all examples (recommended by Carlini et al. for fewer
+        than 64 shadows) instead of per-example variances.
+    fit_params : dict, default=None
+        Passed to every shadow ``fit``.
+    known_fraction : float, default=0.5
+        Fraction of members / non-members on which the balanced-accuracy threshold is
+        chosen; the other metrics use the remaining rows.
+    n_jobs : int, default=None
+        Shadow fits run in parallel through joblib.
+    verbose : int, default=0
+    random_state : int, RandomState instance or None
+
+    Returns
+    -------
+    result : :class:`LiRAResult`
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> from sklearn_privacy.attacks import lira
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.normal(size=(300, 4)); y = (X[:, 0] + rng.normal(size=300) > 0).astype(int)
+    >>> members = np.zeros(300, bool); members[:150] = True
+    >>> tree = DecisionTreeClassifier(min_samples_leaf=3, random_state=0).fit(X[:150], y[:150])
+    >>> res = lira(tree, X, y, members, n_shadow=8, random_state=0)
+    >>> bool(res.auc > 0.6)
+    True
+    """
+    check_is_fitted(estimator)
+    X = np.asarray(X)
+    y = np.asarray(y)
+    n = X.shape[0]
+    if y.shape[0] != n:
+        raise ValueError(f"X and y have different numbers of rows ({n} and {y.shape[0]}).")
+    members = np.asarray(members)
+    if members.dtype == bool:
+        if members.shape != (n,):
+            raise ValueError(
+                f"members as a boolean mask must have shape ({n},); got {members.shape}."
+            )
+        mask = members
+    else:
+        if members.size and (not np.issubdtype(members.dtype, np.integer)
+                             or members.min() < 0 or members.max() >= n):
+            raise ValueError(
+                "members must be a boolean mask over the population or integer row indices "
+                f"in [0, {n})."
+            )
+        mask = np.zeros(n, bool)
+        mask[members] = True
+    if mask.sum() < 2 or (~mask).sum() < 2:
+        raise ValueError("members must leave at least 2 members and 2 non-members.")
+    if int(n_shadow) < 2:
+        raise ValueError(f"n_shadow must be an integer >= 2; got {n_shadow!r}.")
+    n_shadow = int(n_shadow)
+    rng = check_random_state(random_state)
+    shadow_in = np.zeros((n_shadow, n), bool)
+    for k in range(n_shadow):
+        shadow_in[k, rng.permutation(n)[: n // 2]] = True
+    seeds = rng.randint(np.iinfo(np.int32).max, size=n_shadow)
+    stats = np.vstack(Parallel(n_jobs=n_jobs, verbose=verbose)(
+        delayed(_fit_shadow)(estimator, X, y, shadow_in[k], int(seeds[k]), fit_params or {})
+        for k in range(n_shadow)
+    ))
+    target = _statistic(estimator, X, y)
+    mu_out, sd_out, n_out = _gaussian_params(stats, ~shadow_in, global_variance)
+    if np.any(n_out == 0):
+        raise ValueError("Some examples are in every shadow training set; raise n_shadow.")
+    if online:
+        mu_in, sd_in, n_in = _gaussian_params(stats, shadow_in, global_variance)
+        if np.any(n_in == 0):
+            raise ValueError(
+                "Some examples are in no shadow training set; raise n_shadow (online LiRA "
+                "needs IN statistics for every example) or use online=False."
+            )
+        score = norm.logpdf(target, mu_in, sd_in) - norm.logpdf(target, mu_out, sd_out)
+    else:
+        score = norm.logcdf(target, mu_out, sd_out)
+    res = evaluate_scores(score[mask], score[~mask], thresholds="global",
+                          known_fraction=known_fraction, random_state=rng,
+                          attack="lira_online" if online else "lira_offline")
+    return LiRAResult(**vars(res), shadow_statistics=stats, shadow_in=shadow_in,
+                      target_statistics=target)
