@@ -1,0 +1,71 @@
+"""Attribute-level IRFIL on IWPC and Adult (FIL paper, Figure 7a and 7c).
+
+IWPC: least squares (lambda = 1e-2, no intercept) on the 3,855 training patients; the
+equalised quantity is each patient's eta for the VKORC1 genotype (one-hot pair).
+Adult: logistic regression (lambda = 1e-3) on the 30,162 training rows in the paper's
+encoding; the equalised quantity is each row's eta for the binary ``married`` attribute.
+Both at sigma = 1e-3 as in the paper.
+
+For each data set the script plots the mean attribute eta of the ten deciles of the
+initial eta over 10 IRFIL iterations (``examples/output/irfil_attributes.png``) and prints
+std/mean per iteration. On IWPC the deciles merge within a few iterations. On Adult the
+confidently classified rows have an attribute eta close to zero (the smallest is about
+1e-11 of the median), Algorithm 1 gives them enormous weights, and the iteration does not
+settle -- the printed std/mean shows it.
+
+Run: ``python examples/irfil_attributes.py`` (about a minute).
+"""
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from sklearn.model_selection import train_test_split  # noqa: E402
+
+from sklearn_privacy import IRFILLinearRegression, IRFILLogisticRegression  # noqa: E402
+from sklearn_privacy.datasets import load_adult, load_iwpc  # noqa: E402
+from sklearn_privacy.demo import format_table  # noqa: E402
+
+OUT = Path(__file__).resolve().parent / "output"
+SIGMA = 1e-3
+
+
+def main():
+    OUT.mkdir(exist_ok=True)
+    iwpc = load_iwpc()
+    Xi, _, yi, _ = train_test_split(iwpc.data, iwpc.target, test_size=0.2, random_state=0)
+    adult = load_adult(variant="fil")
+    runs = {
+        "IWPC, VKORC1 (least squares)": IRFILLinearRegression(
+            sigma=SIGMA, alpha=1e-2, fit_intercept=False, n_iter=10,
+            attributes=iwpc.attribute_columns, store_eta=True, random_state=0).fit(Xi, yi),
+        "Adult, married (logistic)": IRFILLogisticRegression(
+            sigma=SIGMA, alpha=1e-3, n_iter=10, attributes=adult.sensitive_columns[
+                "marital_status"], store_eta=True, random_state=0).fit(adult.data,
+                                                                       adult.target),
+    }
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    rows = []
+    for ax, (name, est) in zip(axes, runs.items(), strict=True):
+        etas = est.eta_history_["eta"]
+        deciles = np.array_split(np.argsort(etas[0]), 10)
+        for k, idx in enumerate(deciles):
+            ax.semilogy(etas[:, idx].mean(axis=1), color=plt.cm.viridis(k / 9))
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("IRFIL iteration")
+        ax.set_ylabel("mean attribute eta of initial-eta decile")
+        cv = est.eta_history_["cv"]
+        rows.append([name] + [f"{c:.2g}" for c in cv[[0, 1, 2, 5, -1]]]
+                    + [f"{est.eta_history_['std'][0] / est.eta_history_['std'][-1]:.3g}"])
+    fig.tight_layout()
+    fig.savefig(OUT / "irfil_attributes.png", dpi=120)
+    print(format_table(["data", "cv it 0", "it 1", "it 2", "it 5", "it 10",
+                        "std shrink factor"], rows))
+    print(f"figure written to {OUT / 'irfil_attributes.png'}")
+
+
+if __name__ == "__main__":
+    main()
