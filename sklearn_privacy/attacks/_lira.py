@@ -14,7 +14,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._membership import MembershipInferenceResult, evaluate_scores
 
-_EPS = 1e-12
+_SD_FLOOR = 1e-6
+_LOG_TINY = float(np.log(np.finfo(float).tiny))
 
 
 def _statistic(estimator, X, y):
@@ -31,12 +32,18 @@ def _statistic(estimator, X, y):
                 "LiRA on a classifier needs predict_proba (the statistic is the logit of the "
                 f"true-class probability); {type(estimator).__name__} has none."
             )
-        proba = np.asarray(estimator.predict_proba(X), dtype=float)
+        if hasattr(estimator, "predict_log_proba"):  # exact tails (no rounding of p to 1)
+            with np.errstate(divide="ignore"):
+                log_p = np.asarray(estimator.predict_log_proba(X), dtype=float)
+        else:
+            with np.errstate(divide="ignore"):
+                log_p = np.log(np.asarray(estimator.predict_proba(X), dtype=float))
+        # probabilities of exactly 0 (pure tree leaves, ...): clip at the smallest normal
+        log_p = np.maximum(log_p, _LOG_TINY)
         classes = np.asarray(estimator.classes_)
         pos = np.clip(np.searchsorted(classes, y), 0, len(classes) - 1)
         if not np.all(classes[pos] == y):
             raise ValueError("y contains labels the estimator was not trained on.")
-        log_p = np.log(np.clip(proba, _EPS, 1.0))
         rows = np.arange(len(y))
         log_py = log_p[rows, pos]
         others = log_p.copy()
@@ -78,7 +85,7 @@ def _gaussian_params(stats, mask, global_variance):
         std = np.full(stats.shape[1], np.sqrt(np.sum(resid**2) / dof))
     else:
         std = np.sqrt((resid**2).sum(axis=0) / np.maximum(count - 1, 1))
-    return mean, np.maximum(std, 1e-6), count
+    return mean, np.maximum(std, _SD_FLOOR), count
 
 
 def lira(estimator, X, y, members, *, n_shadow: int = 16, online: bool = True,
@@ -90,8 +97,9 @@ def lira(estimator, X, y, members, *, n_shadow: int = 16, online: bool = True,
     Threat model: the adversary knows the training algorithm (``clone(estimator)``), can
     sample from the data distribution (the population ``X, y``, which contains the target
     model's training set) and queries the target model's confidences. It trains
-    ``n_shadow`` shadow models, each on an independent uniformly random half of the
-    population, and for every example fits Gaussians to the statistic (the logit of the
+    ``n_shadow`` shadow models on random halves of the population -- a balanced design
+    in which every example is in exactly half of the shadow training sets -- and for
+    every example fits Gaussians to the statistic (the logit of the
     true-class confidence; minus the squared error for regressors) over the shadows that
     did (``IN``) and did not (``OUT``) train on it.
 
@@ -109,6 +117,7 @@ def lira(estimator, X, y, members, *, n_shadow: int = 16, online: bool = True,
         Rows of the population in the target model's training set (ground truth used to
         score the attack; the shadow models never see it).
     n_shadow : int, default=16
+        Number of shadow models (at least 4 with per-example variances).
     online : bool, default=True
     global_variance : bool, default=False
         One pooled variance for all examples (recommended by Carlini et al. for fewer
@@ -164,29 +173,27 @@ def lira(estimator, X, y, members, *, n_shadow: int = 16, online: bool = True,
         mask[members] = True
     if mask.sum() < 2 or (~mask).sum() < 2:
         raise ValueError("members must leave at least 2 members and 2 non-members.")
-    if int(n_shadow) < 2:
+    if int(n_shadow) != n_shadow or n_shadow < 2:
         raise ValueError(f"n_shadow must be an integer >= 2; got {n_shadow!r}.")
     n_shadow = int(n_shadow)
+    if not global_variance and n_shadow < 4:
+        raise ValueError(
+            "Per-example variances need at least 2 IN and 2 OUT shadow models per example: "
+            f"use n_shadow >= 4 or global_variance=True (got n_shadow={n_shadow})."
+        )
     rng = check_random_state(random_state)
-    shadow_in = np.zeros((n_shadow, n), bool)
-    for k in range(n_shadow):
-        shadow_in[k, rng.permutation(n)[: n // 2]] = True
+    # balanced design (Carlini et al.): every example is IN exactly half of the shadows
+    order = rng.uniform(size=(n_shadow, n)).argsort(axis=0)
+    shadow_in = order < n_shadow // 2
     seeds = rng.randint(np.iinfo(np.int32).max, size=n_shadow)
     stats = np.vstack(Parallel(n_jobs=n_jobs, verbose=verbose)(
         delayed(_fit_shadow)(estimator, X, y, shadow_in[k], int(seeds[k]), fit_params or {})
         for k in range(n_shadow)
     ))
     target = _statistic(estimator, X, y)
-    mu_out, sd_out, n_out = _gaussian_params(stats, ~shadow_in, global_variance)
-    if np.any(n_out == 0):
-        raise ValueError("Some examples are in every shadow training set; raise n_shadow.")
+    mu_out, sd_out, _ = _gaussian_params(stats, ~shadow_in, global_variance)
     if online:
-        mu_in, sd_in, n_in = _gaussian_params(stats, shadow_in, global_variance)
-        if np.any(n_in == 0):
-            raise ValueError(
-                "Some examples are in no shadow training set; raise n_shadow (online LiRA "
-                "needs IN statistics for every example) or use online=False."
-            )
+        mu_in, sd_in, _ = _gaussian_params(stats, shadow_in, global_variance)
         score = norm.logpdf(target, mu_in, sd_in) - norm.logpdf(target, mu_out, sd_out)
     else:
         score = norm.logcdf(target, mu_out, sd_out)

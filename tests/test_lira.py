@@ -1,0 +1,152 @@
+import warnings
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+from sklearn.decomposition import PCA
+from sklearn.linear_model import LinearRegression, LogisticRegression
+from sklearn.svm import LinearSVC
+from sklearn.tree import DecisionTreeClassifier
+
+from sklearn_privacy import FILLogisticRegression
+from sklearn_privacy.attacks import lira, membership_inference
+from sklearn_privacy.attacks._lira import _statistic
+from sklearn_privacy.datasets import load_mnist
+
+
+@pytest.fixture(scope="module")
+def mnist_overfit():
+    """10-class MNIST on 30 principal components, 400 training rows, almost no penalty."""
+    d = load_mnist()
+    rng = np.random.RandomState(0)
+    idx = rng.permutation(len(d.target))[:800]
+    X = PCA(30, random_state=0).fit_transform(d.data[idx])
+    y = d.target[idx]
+    members = np.zeros(len(y), bool)
+    members[rng.permutation(len(y))[:400]] = True
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = LogisticRegression(C=100, max_iter=500).fit(X[members], y[members])
+    return X, y, members, clf
+
+
+@pytest.fixture(scope="module")
+def lira_online(mnist_overfit):
+    X, y, members, clf = mnist_overfit
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return lira(clf, X, y, members, n_shadow=16, random_state=0)
+
+
+def test_lira_beats_threshold_attacks_on_overfit_model(mnist_overfit, lira_online):
+    X, y, members, clf = mnist_overfit
+    assert clf.score(X[members], y[members]) == 1.0  # the target overfits
+    thr = [membership_inference(clf, X[members], y[members], X[~members], y[~members],
+                                attack=a, random_state=0)
+           for a in ("confidence", "entropy", "modified_entropy", "loss")]
+    assert all(r.auc > 0.52 for r in thr)
+    res = lira_online
+    assert res.auc > 0.62
+    assert res.auc > max(r.auc for r in thr)
+    assert res.tpr_at_fpr[0.01] >= max(r.tpr_at_fpr[0.01] for r in thr)
+    assert res.tpr_at_fpr[0.01] > 0.02  # several times the 1% of a blind guess
+
+
+def test_online_score_is_the_gaussian_likelihood_ratio(mnist_overfit, lira_online):
+    X, y, members, clf = mnist_overfit
+    res = lira_online
+    S, IN = res.shadow_statistics, res.shadow_in
+    assert S.shape == IN.shape == (16, len(y))
+    # balanced design: every example is IN exactly half of the shadows
+    assert np.all(IN.sum(axis=0) == 8)
+    # the shadows are refits of clone(target) on their IN rows
+    k = 3
+    ref = LogisticRegression(C=100, max_iter=500)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref.fit(X[IN[k]], y[IN[k]])
+    np.testing.assert_allclose(S[k], _statistic(ref, X, y), rtol=1e-8, atol=1e-8)
+    # score of every example from its own definition
+    expected = np.empty(len(y))
+    for j in range(len(y)):
+        s_in, s_out = S[IN[:, j], j], S[~IN[:, j], j]
+        t = res.target_statistics[j]
+        expected[j] = (norm.logpdf(t, s_in.mean(), s_in.std(ddof=1))
+                       - norm.logpdf(t, s_out.mean(), s_out.std(ddof=1)))
+    np.testing.assert_allclose(res.scores_members, expected[members], rtol=1e-9)
+    np.testing.assert_allclose(res.scores_nonmembers, expected[~members], rtol=1e-9)
+
+
+def test_statistic_definitions():
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    clf = LogisticRegression().fit(X, y)
+    p = clf.predict_proba(X)[np.arange(60), y]
+    np.testing.assert_allclose(_statistic(clf, X, y), np.log(p) - np.log1p(-p), rtol=1e-10)
+    t = X @ [1.0, 2.0, 0.0] + rng.normal(size=60)
+    reg = LinearRegression().fit(X, t)
+    np.testing.assert_allclose(_statistic(reg, X, t), -(reg.predict(X) - t) ** 2)
+
+
+def test_offline_global_variance_and_parallel_determinism():
+    rng = np.random.RandomState(1)
+    X = rng.normal(size=(200, 4))
+    y = (X[:, 0] + rng.normal(size=200) > 0).astype(int)
+    members = np.arange(100)
+    tree = DecisionTreeClassifier(min_samples_leaf=2, random_state=0).fit(X[:100], y[:100])
+    off = lira(tree, X, y, members, n_shadow=6, online=False, global_variance=True,
+               random_state=0)
+    S, IN = off.shadow_statistics, off.shadow_in
+    out = np.where(~IN, S - np.where(~IN, S, 0).sum(0) / (~IN).sum(0), 0.0)
+    sd = np.sqrt((out**2).sum() / ((~IN).sum(0) - 1).sum())
+    mu = np.where(~IN, S, 0).sum(0) / (~IN).sum(0)
+    expected = norm.logcdf(off.target_statistics, mu, sd)
+    np.testing.assert_allclose(np.r_[off.scores_members, off.scores_nonmembers],
+                               np.r_[expected[:100], expected[100:]], rtol=1e-10)
+    par = lira(tree, X, y, members, n_shadow=6, online=False, global_variance=True,
+               random_state=0, n_jobs=2)
+    np.testing.assert_array_equal(par.shadow_statistics, off.shadow_statistics)
+    assert par.auc == off.auc
+
+
+def test_large_sigma_defeats_attacks():
+    d = load_mnist()
+    m = (d.target == 3) | (d.target == 5)
+    X = PCA(30, random_state=0).fit_transform(d.data[m])[:600]
+    X /= np.linalg.norm(X, axis=1).max()
+    y = (d.target[m] == 5).astype(int)[:600]
+    members = np.zeros(600, bool)
+    members[::2] = True
+    est = FILLogisticRegression(sigma=100.0, alpha=1e-5, random_state=0)
+    est.fit(X[members], y[members])
+    conf = membership_inference(est, X[members], y[members], X[~members], y[~members],
+                                random_state=0)
+    res = lira(est, X, y, members, n_shadow=8, online=False, random_state=0)
+    for r in (conf, res):
+        assert abs(r.auc - 0.5) < 0.1
+        assert abs(r.balanced_accuracy - 0.5) < 0.1
+
+
+def test_bad_input():
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(40, 2))
+    y = (X[:, 0] > 0).astype(int)
+    clf = LogisticRegression().fit(X[:20], y[:20])
+    with pytest.raises(ValueError, match="boolean mask"):
+        lira(clf, X, y, np.ones(10, bool))
+    with pytest.raises(ValueError, match="integer row indices"):
+        lira(clf, X, y, np.array([0, 50]))
+    with pytest.raises(ValueError, match="at least 2 members"):
+        lira(clf, X, y, np.array([0]))
+    with pytest.raises(ValueError, match="n_shadow"):
+        lira(clf, X, y, np.arange(20), n_shadow=1)
+    with pytest.raises(ValueError, match="global_variance=True"):
+        lira(clf, X, y, np.arange(20), n_shadow=2)
+    with pytest.raises(ValueError, match="different numbers of rows"):
+        lira(clf, X, y[:-1], np.arange(20))
+    svc = LinearSVC().fit(X[:20], y[:20])
+    with pytest.raises(ValueError, match="predict_proba"):
+        lira(svc, X, y, np.arange(20), n_shadow=4)
+    with pytest.raises(ValueError, match="not trained on"):
+        lira(clf, X, np.where(y == 1, 2, 0), np.arange(20), n_shadow=4)
