@@ -20,6 +20,7 @@ from sklearn_privacy.fil import (
     IRFILLinearRegression,
     IRFILLogisticRegression,
 )
+from sklearn_privacy.multicalibration import PrivateMulticalibrator
 from sklearn_privacy.werm import WERMClassifier
 
 __version__ = "0.1.0"
@@ -29,6 +30,7 @@ __all__ = [
     "FILLogisticRegression",
     "IRFILLinearRegression",
     "IRFILLogisticRegression",
+    "PrivateMulticalibrator",
     "WERMClassifier",
     "__version__",
 ]

@@ -15,8 +15,8 @@ class NumericSparse:
     vector) with per-coordinate sensitivities ``answer_sensitivities``. With ``c`` the
     maximum number of positive answers:
 
-    * budget split ``eps1 = 8 eps / 9`` (threshold tests), ``eps2 = eps - eps1`` (answers,
-      split evenly over the answer coordinates);
+    * budget split ``eps1 = test_fraction * eps`` (threshold tests; Dwork & Roth use
+      8/9), ``eps2 = eps - eps1`` (answers, split evenly over the answer coordinates);
     * noisy threshold ``T + Lap(2 c D / eps1)``, drawn afresh after every positive answer;
     * each test compares ``f_t(D) + Lap(4 c D / eps1)`` with the noisy threshold;
     * a positive test releases ``g_t(D) + Lap(c D_k / eps2_k)`` per coordinate ``k``;
@@ -39,6 +39,8 @@ class NumericSparse:
         Public threshold ``T``.
     test_sensitivity : float > 0
     answer_sensitivities : sequence of float > 0
+    test_fraction : float in (0, 1), default=8/9
+        Share of the budget spent on the threshold tests.
     random_state : int, RandomState instance or None
 
     Attributes
@@ -62,7 +64,7 @@ class NumericSparse:
     """
 
     def __init__(self, epsilon, max_answers, threshold, test_sensitivity,
-                 answer_sensitivities, random_state=None):
+                 answer_sensitivities, test_fraction=8.0 / 9.0, random_state=None):
         if not (np.isfinite(epsilon) and epsilon > 0):
             raise ValueError(f"epsilon must be a positive finite number; got {epsilon!r}.")
         if int(max_answers) != max_answers or max_answers < 1:
@@ -76,7 +78,9 @@ class NumericSparse:
         self.test_sensitivity = float(test_sensitivity)
         self.answer_sensitivities = sens
         self._rng = check_random_state(random_state)
-        self.eps1 = 8.0 * self.epsilon / 9.0
+        if not 0 < test_fraction < 1:
+            raise ValueError(f"test_fraction must be in (0, 1); got {test_fraction!r}.")
+        self.eps1 = test_fraction * self.epsilon
         self.eps2 = self.epsilon - self.eps1
         c, d = self.max_answers, self.test_sensitivity
         self.threshold_scale = 2.0 * c * d / self.eps1

@@ -1,1 +1,13 @@
-"""multicalibration."""
+"""Multicalibration post-processing with differential privacy."""
+
+from ._groups import Group, conjunction_groups, membership_matrix
+from ._multicalibrator import PrivateMulticalibrator
+from ._weak_base import GradientDescentLogisticRegression
+
+__all__ = [
+    "GradientDescentLogisticRegression",
+    "Group",
+    "PrivateMulticalibrator",
+    "conjunction_groups",
+    "membership_matrix",
+]
