@@ -49,6 +49,12 @@ def _attribute_setup(X, columns, candidates):
         )
     values = X[:, cols]
     if candidates is None:
+        if not (np.all((values == 0) | (values == 1)) and np.all(values.sum(axis=1) <= 1)):
+            raise ValueError(
+                f"columns {cols.tolist()} are not a binary column or a one-hot group (0/1 "
+                "values, at most one 1 per row). Invert a binary or one-hot encoded "
+                "attribute, or pass its possible values explicitly in candidates."
+            )
         candidates = np.unique(values, axis=0)
     candidates = np.atleast_2d(np.asarray(candidates, dtype=float))
     if candidates.shape[1] != cols.size:

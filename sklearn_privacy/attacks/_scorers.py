@@ -7,7 +7,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_array
 
 from ._inversion import fredrikson_inversion, whitebox_inversion
-from ._membership import membership_inference
+from ._membership import ATTACKS, membership_inference
 
 _METRICS = ("advantage", "balanced_accuracy", "auc")
 
@@ -106,6 +106,13 @@ def make_membership_scorer(X_population, y_population, *, attack="confidence",
     """
     if metric not in _METRICS:
         raise ValueError(f"metric must be one of {_METRICS}; got {metric!r}.")
+    # validate now: inside a search, errors at scoring time become error_score (nan)
+    if attack not in ATTACKS:
+        raise ValueError(f"attack must be one of {ATTACKS}; got {attack!r}.")
+    if thresholds not in ("global", "per_class"):
+        raise ValueError(f"thresholds must be 'global' or 'per_class'; got {thresholds!r}.")
+    if not 0 < known_fraction < 1:
+        raise ValueError(f"known_fraction must be in (0, 1); got {known_fraction!r}.")
     return _MembershipScorer(X_population, y_population, attack, thresholds, metric,
                              known_fraction, random_state)
 

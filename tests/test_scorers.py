@@ -1,0 +1,152 @@
+import numpy as np
+import pytest
+import sklearn
+from sklearn.decomposition import PCA
+from sklearn.linear_model import LinearRegression
+from sklearn.model_selection import GridSearchCV, KFold, cross_validate
+from sklearn.svm import LinearSVC
+
+from sklearn_privacy import FILLinearRegression, FILLogisticRegression
+from sklearn_privacy.attacks import (
+    make_attribute_inversion_scorer,
+    make_membership_scorer,
+    membership_inference,
+    whitebox_inversion,
+)
+from sklearn_privacy.datasets import load_mnist
+
+SIGMAS = (1e-3, 10.0, 1e3)
+
+
+@pytest.fixture(scope="module")
+def mnist35():
+    """MNIST 3 vs 5 on 100 principal components, 300 rows: 150 per fit, nearly separable."""
+    d = load_mnist()
+    idx = np.random.RandomState(0).permutation(np.flatnonzero(np.isin(d.target, (3, 5))))
+    X = PCA(100, random_state=0).fit_transform(d.data[idx])[:300]
+    X /= np.linalg.norm(X, axis=1).max()
+    y = (d.target[idx] == 5).astype(int)[:300]
+    return X, y
+
+
+def _onehot_regression(n=120, seed=0):
+    rng = np.random.RandomState(seed)
+    level = rng.randint(0, 3, size=n)
+    X = np.column_stack([rng.normal(size=(n, 3)), np.eye(3)[level][:, 1:]])
+    y = X @ [1.0, -0.5, 0.3, 1.5, -1.0] + 0.2 * rng.normal(size=n)
+    return X, y, [3, 4], np.array([[0, 0], [1, 0], [0, 1]], float)
+
+
+def test_membership_scorer_equals_attack_on_the_fold_complement(mnist35):
+    X, y = mnist35
+    cv = KFold(3, shuffle=True, random_state=0)
+    scorer = make_membership_scorer(X, y, attack="loss", thresholds="global")
+    with sklearn.config_context(enable_metadata_routing=False):
+        out = cross_validate(FILLogisticRegression(sigma=1e-3, alpha=1e-6, random_state=0),
+                             X, y, cv=cv, scoring={"mia": scorer}, return_estimator=True)
+    for (train, test), est, score in zip(cv.split(X), out["estimator"], out["test_mia"],
+                                         strict=True):
+        ref = membership_inference(est, X[train], y[train], X[test], y[test], attack="loss",
+                                   thresholds="global", random_state=0)
+        assert score == -ref.advantage
+
+
+def test_cross_validate_trends_over_sigma(mnist35):
+    X, y = mnist35
+    cv = KFold(2, shuffle=True, random_state=0)
+    scoring = {"acc": "accuracy",
+               "mia": make_membership_scorer(X, y, attack="loss", thresholds="global"),
+               "auc": make_membership_scorer(X, y, attack="loss", metric="auc")}
+    acc, mia, auc = [], [], []
+    for sigma in SIGMAS:
+        out = cross_validate(FILLogisticRegression(sigma=sigma, alpha=1e-6, random_state=0),
+                             X, y, cv=cv, scoring=scoring)
+        acc.append(out["test_acc"].mean())
+        mia.append(out["test_mia"].mean())
+        auc.append(out["test_auc"].mean())
+    # more noise: less accurate, more private (score = -advantage rises towards 0)
+    assert acc[0] > 0.9 and acc[0] > acc[1] > acc[2] - 0.02
+    assert mia[0] < -0.15 and mia[0] < mia[1] < mia[2]
+    assert mia[2] > -0.08
+    assert auc[0] < -0.03 and abs(auc[2]) < 0.03
+
+
+def test_grid_search_most_accurate_model_under_an_advantage_bound(mnist35):
+    X, y = mnist35
+    bound = 0.15
+
+    def most_accurate_under_bound(cv_results):
+        ok = -np.asarray(cv_results["mean_test_mia"]) <= bound
+        return int(np.argmax(np.where(ok, cv_results["mean_test_acc"], -np.inf)))
+
+    scoring = {"acc": "accuracy",
+               "mia": make_membership_scorer(X, y, attack="loss", thresholds="global")}
+    gs = GridSearchCV(FILLogisticRegression(alpha=1e-6, random_state=0),
+                      {"sigma": list(SIGMAS)}, scoring=scoring,
+                      cv=KFold(2, shuffle=True, random_state=0),
+                      refit=most_accurate_under_bound).fit(X, y)
+    res = gs.cv_results_
+    adv = -res["mean_test_mia"]
+    assert adv[0] > bound  # the least noisy model leaks too much
+    ok = np.flatnonzero(adv <= bound)
+    assert gs.best_index_ == ok[np.argmax(res["mean_test_acc"][ok])]
+    assert gs.best_estimator_.sigma == SIGMAS[gs.best_index_] != SIGMAS[0]
+    # refit on an ordinary metric picks the least noisy model instead
+    gs2 = GridSearchCV(FILLogisticRegression(alpha=1e-6, random_state=0),
+                       {"sigma": list(SIGMAS)}, scoring=scoring,
+                       cv=KFold(2, shuffle=True, random_state=0), refit="acc").fit(X, y)
+    assert gs2.best_params_["sigma"] == SIGMAS[0]
+
+
+def test_inversion_scorer_in_grid_search_equals_direct_attack():
+    X, y, cols, cand = _onehot_regression()
+    inv = make_attribute_inversion_scorer(cols, cand, n_draws=20, random_state=0)
+    cv = KFold(2, shuffle=True, random_state=0)
+    with sklearn.config_context(enable_metadata_routing=False):
+        gs = GridSearchCV(FILLinearRegression(alpha=1e-2, random_state=0),
+                          {"sigma": [1e-6, 1e-2, 1.0]}, cv=cv,
+                          scoring={"r2": "r2", "inv": inv}, refit="inv").fit(X, y)
+    scores = gs.cv_results_["mean_test_inv"]
+    assert scores[0] == -1.0  # noiseless release: every attribute recovered
+    assert scores[0] < scores[1] < scores[2]
+    assert gs.best_params_ == {"sigma": 1.0}
+    # oracle: the attack on a model fitted on the first training fold
+    train, _ = next(cv.split(X))
+    est = FILLinearRegression(sigma=1e-2, alpha=1e-2, random_state=0).fit(X[train], y[train])
+    direct = whitebox_inversion(est, cols, cand, n_draws=20, random_state=0).accuracy
+    assert gs.cv_results_["split0_test_inv"][1] == -direct
+    # MAP and black-box variants run in the same search
+    for attack in ("map", "fredrikson"):
+        s = make_attribute_inversion_scorer(cols, cand, attack=attack)
+        out = cross_validate(FILLinearRegression(sigma=1e-2, alpha=1e-2, random_state=0),
+                             X, y, cv=cv, scoring=s)
+        assert np.all((-1 <= out["test_score"]) & (out["test_score"] <= 0))
+
+
+def test_bad_input(mnist35):
+    X, y = mnist35
+    scorer = make_membership_scorer(X[:200], y[:200])
+    est = FILLogisticRegression(sigma=1.0, random_state=0).fit(X[:100], y[:100])
+    with pytest.raises(ValueError, match="not rows of X_population"):
+        scorer(est, X[200:], y[200:])
+    svc = LinearSVC().fit(X[:100], y[:100])
+    with pytest.raises(ValueError, match="predict_proba"):
+        make_membership_scorer(X, y, attack="confidence")(svc, X[100:], y[100:])
+    with pytest.raises(ValueError, match="attack must be one of"):
+        make_membership_scorer(X, y, attack="lira")
+    with pytest.raises(ValueError, match="thresholds must be"):
+        make_membership_scorer(X, y, thresholds="per_row")
+    with pytest.raises(ValueError, match="metric must be one of"):
+        make_membership_scorer(X, y, metric="accuracy")
+    with pytest.raises(ValueError, match="different numbers of rows"):
+        make_membership_scorer(X, y[:-1])
+    Xr, yr, cols, cand = _onehot_regression()
+    reg = FILLinearRegression(alpha=1e-2, random_state=0).fit(Xr, yr)
+    with pytest.raises(ValueError, match="attack must be"):
+        make_attribute_inversion_scorer(cols, attack="blackbox")
+    with pytest.raises(TypeError, match="FIL estimator"):
+        make_attribute_inversion_scorer(cols, cand)(LinearRegression().fit(Xr, yr), Xr, yr)
+    with pytest.raises(ValueError, match="not a binary column or a one-hot group"):
+        make_attribute_inversion_scorer([0])(reg, Xr, yr)
+    with pytest.raises(ValueError, match="not among the candidates"):
+        make_attribute_inversion_scorer(cols, cand[1:])(reg, Xr, yr)
