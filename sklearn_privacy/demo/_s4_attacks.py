@@ -22,8 +22,11 @@ def iwpc_split(random_state=0):
     return d, Xtr, Xte, ytr, yte
 
 
-def inversion_curve(sigmas=SIGMAS, n_draws=100, n_draws_blackbox=10, random_state=0):
+def inversion_curve(sigmas=SIGMAS, *, alpha=1e-2, n_draws=100, n_draws_blackbox=10,
+                    random_state=0):
     """Accuracies of the four attribute attacks and the test MSE at each ``sigma``.
+
+    Least squares with L2 penalty ``alpha`` (the FIL paper's lambda), no intercept.
 
     White-box and MAP average ``n_draws`` simulated releases; Fredrikson (black-box)
     averages ``n_draws_blackbox`` released models (refits with different noise seeds).
@@ -38,14 +41,14 @@ def inversion_curve(sigmas=SIGMAS, n_draws=100, n_draws_blackbox=10, random_stat
     out = []
     for sigma in sigmas:
         # the paper's model: no intercept on the standardised table
-        est = FILLinearRegression(sigma=sigma, alpha=1e-2, fit_intercept=False,
+        est = FILLinearRegression(sigma=sigma, alpha=alpha, fit_intercept=False,
                                   random_state=random_state).fit(Xtr, ytr)
         wb = whitebox_inversion(est, cols, cand, n_draws=n_draws, random_state=random_state)
         mp = whitebox_inversion(est, cols, cand, n_draws=n_draws, prior="empirical",
                                 random_state=random_state)
         fr, mse = [], []
         for k in range(n_draws_blackbox):
-            rel = FILLinearRegression(sigma=sigma, alpha=1e-2, fit_intercept=False,
+            rel = FILLinearRegression(sigma=sigma, alpha=alpha, fit_intercept=False,
                                       random_state=k).fit(Xtr, ytr)
             fr.append(fredrikson_inversion(rel, Xtr, ytr, cols, cand).accuracy)
             mse.append(float(np.mean((rel.predict(Xte) - yte) ** 2)))
