@@ -20,8 +20,10 @@ def _instances():
         FILLogisticRegression,
         IRFILLinearRegression,
         IRFILLogisticRegression,
+        PrivateMulticalibrator,
         WERMClassifier,
     )
+    from sklearn_privacy.multicalibration import GradientDescentLogisticRegression
 
     return [
         FILLinearRegression(sigma=1e-8, random_state=0),
@@ -29,6 +31,9 @@ def _instances():
         IRFILLinearRegression(sigma=1e-8, n_iter=3, random_state=0),
         IRFILLogisticRegression(sigma=1e-8, n_iter=3, random_state=0),
         WERMClassifier(),
+        PrivateMulticalibrator(random_state=0),
+        PrivateMulticalibrator(mechanism="numeric_sparse", random_state=0),
+        GradientDescentLogisticRegression(fit_intercept=True),
     ]
 
 

@@ -211,11 +211,14 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
+        if X.shape[0] < 2:
+            raise ValueError("Multicalibration needs calibration data with at least 2 "
+                             f"samples; got n_samples = {X.shape[0]}.")
         classes, y01 = np.unique(y, return_inverse=True)
         if classes.size != 2:
             raise ValueError(
-                "PrivateMulticalibrator supports binary classification only; y has "
-                f"{classes.size} class(es)."
+                "Only binary classification is supported. PrivateMulticalibrator needs y "
+                f"with exactly 2 classes; got {classes.size}."
             )
         rng = check_random_state(self.random_state)
         n = X.shape[0]

@@ -9,7 +9,7 @@ from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 
 class GradientDescentLogisticRegression(ClassifierMixin, BaseEstimator):
@@ -66,14 +66,17 @@ class GradientDescentLogisticRegression(ClassifierMixin, BaseEstimator):
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
+        if X.shape[0] < 2:
+            raise ValueError(f"Logistic regression needs at least 2 samples; got n_samples = "
+                             f"{X.shape[0]}.")
         self.classes_, y01 = np.unique(y, return_inverse=True)
         if self.classes_.size != 2:
             raise ValueError(
-                "Only binary classification is supported; got "
-                f"{self.classes_.size} class(es)."
+                "Only binary classification is supported. GradientDescentLogisticRegression "
+                f"needs y with exactly 2 classes; got {self.classes_.size}."
             )
         n, d = X.shape
-        sw = np.ones(n) if sample_weight is None else np.asarray(sample_weight, float)
+        sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         sw = sw / sw.sum()
         w = np.zeros(d)
         b = 0.0
@@ -100,4 +103,5 @@ class GradientDescentLogisticRegression(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """Most probable class."""
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        positive = self.decision_function(X) > 0
+        return self.classes_[positive.astype(int)]
