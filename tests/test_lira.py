@@ -150,3 +150,28 @@ def test_bad_input():
         lira(svc, X, y, np.arange(20), n_shadow=4)
     with pytest.raises(ValueError, match="not trained on"):
         lira(clf, X, np.where(y == 1, 2, 0), np.arange(20), n_shadow=4)
+
+
+@pytest.mark.slow
+def test_mlp_on_mnist_lira_and_threshold_attacks():
+    """A one-hidden-layer MLP that interpolates 500 digits (about 30 s on 2 cores)."""
+    from sklearn.neural_network import MLPClassifier
+
+    d = load_mnist()
+    rng = np.random.RandomState(0)
+    idx = rng.permutation(len(d.target))[:1000]
+    X = PCA(40, random_state=0).fit_transform(d.data[idx])
+    y = d.target[idx]
+    members = np.zeros(len(y), bool)
+    members[rng.permutation(len(y))[:500]] = True
+    mlp = MLPClassifier((64,), alpha=1e-4, max_iter=300, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mlp.fit(X[members], y[members])
+        res = lira(mlp, X, y, members, n_shadow=16, n_jobs=2, random_state=0)
+    thr = [membership_inference(mlp, X[members], y[members], X[~members], y[~members],
+                                attack=a, random_state=0)
+           for a in ("confidence", "entropy", "modified_entropy", "loss")]
+    assert all(r.auc > 0.6 for r in thr)
+    assert res.auc > 0.7 and res.auc > max(r.auc for r in thr)
+    assert res.tpr_at_fpr[0.01] >= max(r.tpr_at_fpr[0.01] for r in thr)
