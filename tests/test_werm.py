@@ -188,3 +188,40 @@ def test_theory_functions():
         effective_sample_size([10, 10], [0.5, 0.6])
     with pytest.raises(ValueError, match="w must be"):
         epsilon_ratio(1.5, 10, 10)
+
+
+def _study():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "werm_mnist_adult.py"
+    spec = importlib.util.spec_from_file_location("werm_mnist_adult", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_study_example_smoke(tmp_path, capsys):
+    out = _study().main(["--quick", "--n-per-part", "40", "--epochs", "3", "--n-jobs", "1",
+                         "--out", str(tmp_path)])
+    assert (tmp_path / "werm_tradeoff.png").stat().st_size > 0
+    assert (tmp_path / "werm_results.csv").exists()
+    # 2 data sets x 2 defenses x 5 weights x 1 seed
+    assert len(out["records"]) == 20
+    printed = capsys.readouterr().out
+    assert "Table 2" in printed and "Table 3" in printed
+    for r in out["records"]:
+        assert 0 <= r["mia_train"] <= 1 and 0 <= r["mia_ref"] <= 1
+
+
+@pytest.mark.slow
+def test_study_mnist_tradeoff(tmp_path):
+    """One seed of the study at full size: the leakage moves from training to reference."""
+    out = _study().main(["--quick", "--n-jobs", "2", "--out", str(tmp_path)])
+    rows = {r["w"]: r for r in out["records"]
+            if r["data"] == "MNIST" and r["defense"] == "WERM"}
+    assert rows[0.0]["mia_train"] > rows[0.5]["mia_train"] > rows[1.0]["mia_train"]
+    assert rows[0.0]["mia_ref"] < rows[0.5]["mia_ref"] < rows[1.0]["mia_ref"]
+    assert abs(rows[0.5]["mia_train"] - rows[0.5]["mia_ref"]) < 0.03
+    assert rows[0.5]["test_acc"] > rows[0.0]["test_acc"]
+    assert out["correlations"]["MNIST"]["accuracy_ratio"] > 0.8

@@ -23,7 +23,7 @@ def run() -> str:
     rng = np.random.RandomState(0)
     perm = rng.permutation(len(d.target))
     tr, rf, te = perm[:1000], perm[1000:2000], perm[2000:3000]
-    X, y = d.data, d.target
+    X, y = d.data.astype(np.float32), d.target  # float32 halves the MLP's BLAS time
     Xfit, yfit = X[np.r_[tr, rf]], y[np.r_[tr, rf]]
     group = np.r_[np.zeros(1000, int), np.ones(1000, int)]
     rows = []
