@@ -5,6 +5,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, KFold, cross_validate
 from sklearn.naive_bayes import GaussianNB
+from sklearn.neighbors import KNeighborsClassifier
 
 from sklearn_privacy import WERMClassifier
 from sklearn_privacy.werm import (
@@ -61,6 +62,26 @@ def test_three_groups_and_user_weights():
     assert np.isnan(clf.epsilon_ratio_)
     exposure = np.array([0.2, 0.5, 0.3]) / clf.group_sizes_
     assert np.allclose(clf.relative_epsilon_, exposure / exposure.max())
+
+
+def test_no_sample_group_is_plain_erm_and_weight_zero_groups_may_be_absent():
+    X, y = _data()
+    plain = _lr().fit(X, y)
+    for clf in (WERMClassifier(_lr(), w=0.7).fit(X, y),
+                WERMClassifier(_lr(), w=0.0).fit(X, y, sample_group=np.zeros(len(y), int))):
+        assert np.allclose(clf.estimator_.coef_, plain.coef_, rtol=1e-8)
+        assert clf.n_eff_ == pytest.approx(len(y))
+    # w = 1 with only reference rows also equals plain ERM on them
+    clf = WERMClassifier(_lr(), w=1.0).fit(X, y, sample_group=np.ones(len(y), int))
+    assert np.allclose(clf.estimator_.coef_, plain.coef_, rtol=1e-8)
+    # integer sample_weight is the same as repeating rows, inside WERM too
+    g = np.arange(len(y)) % 2
+    reps = np.random.RandomState(0).randint(1, 4, size=len(y))
+    a = WERMClassifier(_lr(), w=0.3).fit(X, y, sample_group=g, sample_weight=reps)
+    b = WERMClassifier(_lr(), w=0.3).fit(np.repeat(X, reps, axis=0), np.repeat(y, reps),
+                                         sample_group=np.repeat(g, reps))
+    assert np.allclose(a.estimator_.coef_, b.estimator_.coef_, rtol=1e-6)
+    assert np.allclose(a.group_sizes_, b.group_sizes_) and a.n_eff_ == pytest.approx(b.n_eff_)
 
 
 def test_zero_weight_rows_are_dropped():
@@ -159,8 +180,19 @@ def test_bad_input():
         WERMClassifier(group_weights={0: 0.5, 1: 0.6}).fit(X, y, sample_group=np.arange(300) % 2)
     with pytest.raises(ValueError, match="not keys of"):
         WERMClassifier(group_weights={0: 1.0}).fit(X, y, sample_group=np.arange(300) % 2)
-    with pytest.raises(ValueError, match="weight 0"):
-        WERMClassifier(w=1.0).fit(X, y)  # only training rows, all weight on reference
+    # a weighted group with no rows: explicit groups, all training but w = 1 (or 0.5)
+    with pytest.raises(ValueError, match=r"\['1'\] have positive weight but no rows"):
+        WERMClassifier(w=1.0).fit(X, y, sample_group=np.zeros(len(y), int))
+    with pytest.raises(ValueError, match="positive weight but no rows"):
+        WERMClassifier(group_weights={0: 0.5, 1: 0.2, 2: 0.3}).fit(
+            X, y, sample_group=np.arange(len(y)) % 2)
+    # weights that leave no rows for a weighted group
+    g = np.arange(len(y)) % 2
+    with pytest.raises(ValueError, match="all their sample_weight is 0"):
+        WERMClassifier(w=0.5).fit(X, y, sample_group=g, sample_weight=(g == 0).astype(float))
+    # a base estimator without sample_weight
+    with pytest.raises(TypeError, match="does not accept sample_weight"):
+        WERMClassifier(KNeighborsClassifier()).fit(X, y, sample_group=g)
     with pytest.raises(ValueError, match="w"):
         WERMClassifier(w=1.5).fit(X, y)
     with pytest.raises(ValueError, match="non-negative"):
@@ -225,3 +257,30 @@ def test_study_mnist_tradeoff(tmp_path):
     assert abs(rows[0.5]["mia_train"] - rows[0.5]["mia_ref"]) < 0.03
     assert rows[0.5]["test_acc"] > rows[0.0]["test_acc"]
     assert out["correlations"]["MNIST"]["accuracy_ratio"] > 0.8
+
+
+class _AuxSpy(ClassifierMixin, BaseEstimator):
+    def fit(self, X, y, sample_weight=None, aux=None):
+        self.aux_ = aux
+        self.classes_ = np.unique(y)
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.classes_[0])
+
+
+@pytest.mark.parametrize("routing", [False, True])
+def test_other_fit_params_reach_inner_estimator_on_kept_rows(routing):
+    X, y = _data()
+    g = np.arange(len(y)) % 2
+    aux = np.arange(len(y))
+    with sklearn.config_context(enable_metadata_routing=routing):
+        inner = _AuxSpy()
+        if routing:
+            inner.set_fit_request(aux=True)
+        clf = WERMClassifier(inner, w=0.0).fit(X, y, sample_group=g, aux=aux)
+        # reference rows have weight 0 and are dropped, with their aux entries
+        assert np.array_equal(clf.estimator_.aux_, aux[g == 0])
+        if routing:
+            with pytest.raises(Exception, match="aux"):
+                WERMClassifier(_AuxSpy(), w=0.0).fit(X, y, sample_group=g, aux=aux)

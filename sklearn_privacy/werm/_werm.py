@@ -20,6 +20,7 @@ from sklearn.utils.validation import (
     _check_sample_weight,
     check_is_fitted,
     column_or_1d,
+    has_fit_parameter,
     validate_data,
 )
 
@@ -171,27 +172,42 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             )
         return gw
 
-    def _row_weights(self, groups, sample_weight, n):
+    def _row_weights(self, groups, sample_weight, explicit):
         labels = np.unique(groups)
-        gmap = self._group_weight_map(labels)
-        sizes = np.array([sample_weight[groups == g].sum() for g in labels])
+        if not explicit:
+            # no sample_group: every row is a training row, plain (weighted) ERM
+            if self.group_weights is not None:
+                self._group_weight_map(np.array([]))  # validates the values only
+            gmap = {labels[0].item(): 1.0}
+        else:
+            gmap = self._group_weight_map(labels)
+            empty = sorted(str(g) for g, wg in gmap.items()
+                           if wg > 0 and not np.any(groups == g))
+            if empty:
+                raise ValueError(
+                    f"Group(s) {empty} have positive weight but no rows in sample_group. "
+                    "Pass rows of every weighted group (in cross-validation, use a splitter "
+                    "stratified on the group, e.g. StratifiedKFold on sample_group), or set "
+                    "its weight to 0 with w / group_weights."
+                )
         weights = np.array([gmap[g.item() if hasattr(g, "item") else g] for g in labels])
-        if np.any(sizes <= 0):
-            raise ValueError("Every group in sample_group needs positive total sample_weight.")
-        per_row = np.zeros(n)
-        for g, size, wg in zip(labels, sizes, weights, strict=True):
-            mask = groups == g
-            per_row[mask] = wg * sample_weight[mask] / size
-        total = per_row.sum()
-        if total <= 0:
+        sizes = np.array([sample_weight[groups == g].sum() for g in labels])
+        starved = [str(g) for g, size, wg in zip(labels, sizes, weights, strict=True)
+                   if wg > 0 and size <= 0]
+        if starved:
             raise ValueError(
-                "All rows have weight 0 (the groups present in sample_group all have "
-                f"weight 0: {dict(zip(labels.tolist(), weights.tolist(), strict=True))}). "
-                "Pass rows of a group with positive weight, or change w / group_weights."
+                f"Group(s) {starved} have positive weight but all their sample_weight is 0, "
+                "which leaves no row to fit that group's loss; give them positive "
+                "sample_weight or weight 0."
             )
+        per_row = np.zeros(groups.shape[0])
+        for g, size, wg in zip(labels, sizes, weights, strict=True):
+            if wg > 0:
+                mask = groups == g
+                per_row[mask] = wg * sample_weight[mask] / size
         # rescale to the total user weight: mean 1 over the rows without sample_weight,
         # and integer sample_weight stays equivalent to repeated rows
-        return labels, sizes, weights, per_row * (sample_weight.sum() / total)
+        return labels, sizes, weights, per_row * (sample_weight.sum() / per_row.sum())
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y, sample_group=None, sample_weight=None, **fit_params):
@@ -203,7 +219,9 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         y : array-like of shape (n_samples,)
         sample_group : array-like of shape (n_samples,), default=None
             Data set of each row: 0 = training, 1 = reference (or the keys of
-            ``group_weights``). ``None``: every row is a training row (plain ERM).
+            ``group_weights``). ``None``: every row is a training row and the fit is plain
+            (optionally ``sample_weight``-weighted) ERM. Every group of positive weight
+            must have rows; groups of weight 0 may be absent.
         sample_weight : array-like of shape (n_samples,), default=None
             Extra non-negative per-row weights, multiplied into the WERM weights.
         **fit_params : dict
@@ -232,9 +250,17 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
         if np.any(sw < 0) or not np.all(np.isfinite(sw)):
             raise ValueError("sample_weight must be finite and non-negative.")
-        labels, sizes, weights, per_row = self._row_weights(groups, sw, n)
+        labels, sizes, weights, per_row = self._row_weights(
+            groups, sw, explicit=sample_group is not None)
 
         estimator = clone(self.estimator if self.estimator is not None else LogisticRegression())
+        if not has_fit_parameter(estimator, "sample_weight"):
+            raise TypeError(
+                f"estimator {type(estimator).__name__} does not accept sample_weight in fit; "
+                "WERM needs per-row weights. Use a classifier whose fit takes sample_weight "
+                "(e.g. LogisticRegression, MLPClassifier, SGDClassifier, HistGradientBoosting"
+                "Classifier)."
+            )
         if self.max_iter is not None:
             if "max_iter" not in estimator.get_params():
                 raise ValueError(
@@ -247,13 +273,16 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         else:
             routed = fit_params
         keep = per_row > 0
-        idx = np.flatnonzero(keep)
-        routed = {
-            k: (_safe_indexing(v, idx) if hasattr(v, "__len__") and len(v) == n else v)
-            for k, v in routed.items()
-        }
-        estimator.fit(_safe_indexing(X, idx), _safe_indexing(y, idx),
-                      sample_weight=per_row[keep], **routed)
+        if keep.all():  # no copy of X when every row has positive weight
+            estimator.fit(X, y, sample_weight=per_row, **routed)
+        else:
+            idx = np.flatnonzero(keep)
+            routed = {
+                k: (_safe_indexing(v, idx) if hasattr(v, "__len__") and len(v) == n else v)
+                for k, v in routed.items()
+            }
+            estimator.fit(_safe_indexing(X, idx), _safe_indexing(y, idx),
+                          sample_weight=per_row[keep], **routed)
         self.estimator_ = estimator
         self.classes_ = estimator.classes_
         if hasattr(estimator, "n_iter_"):
@@ -264,7 +293,7 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.sample_weight_ = per_row
         active = weights > 0
         self.n_eff_ = effective_sample_size(sizes[active], weights[active] / weights.sum())
-        exposure = weights / sizes
+        exposure = np.divide(weights, sizes, out=np.zeros_like(weights), where=sizes > 0)
         self.relative_epsilon_ = exposure / exposure.max()
         if labels.tolist() == [0, 1]:
             w_t, w_r = weights
