@@ -72,7 +72,7 @@ _IRFIL_DOC = """
         ``"mean"``, ``"std"``, ``"max"``, ``"min"`` and ``"cv"`` (std/mean) of the
         equalised per-individual eta, one entry per fit (entry ``t`` describes the fit with
         :math:`\\omega^{{t}}`: entry 0 is the unweighted model, the last entry the released
-        one), and ``"eta"`` (n_iter_ + 1, n_samples) when ``store_eta``.
+        one), and ``"eta"`` of shape ``(n_iter_ + 1, n_samples)`` when ``store_eta``.
     eta_ : ndarray of shape (n_samples,)
         Per-example (all attributes and label) Fisher information loss of the released
         model (audit state, not serialised).
