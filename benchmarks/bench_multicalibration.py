@@ -24,8 +24,10 @@ import time
 import warnings
 
 import numpy as np
+from sklearn.compose import ColumnTransformer
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import log_loss
+from sklearn.pipeline import make_pipeline
 
 from sklearn_privacy import PrivateMulticalibrator
 from sklearn_privacy.datasets import load_adult
@@ -35,23 +37,6 @@ from sklearn_privacy.multicalibration import (
     conjunction_groups,
     membership_matrix,
 )
-
-
-class _Fixed:
-    """A fitted probability model on the feature columns only (groups appended after)."""
-
-    def __init__(self, model, d):
-        self.model, self.d = model, d
-        self.classes_ = model.classes_
-
-    def fit(self, X, y):
-        return self
-
-    def predict_proba(self, X):
-        return self.model.predict_proba(X[:, : self.d])
-
-    def __sklearn_is_fitted__(self):
-        return True
 
 
 def main():
@@ -71,8 +56,8 @@ def main():
     print("|---|---|---|---|---|---|")
     for base_name, model in (("weak (GD, no intercept)", GradientDescentLogisticRegression()),
                              ("sklearn LogisticRegression", LogisticRegression(max_iter=1000))):
-        model.fit(Xtr[:, :d], ytr)
-        base = _Fixed(model, d)
+        keep = ColumnTransformer([("features", "passthrough", list(range(d)))])
+        base = make_pipeline(keep, model).fit(Xtr, ytr)
         p_tr = base.predict_proba(Xtr)[:, 1]
         p_te = base.predict_proba(Xte)[:, 1]
         M_tr = membership_matrix([*groups], Xtr)
