@@ -1,4 +1,4 @@
-"""Multicalibration on Adult: sklearn_privacy vs the `multicalibration` (HKRR) and `mcgrad` packages.
+"""Multicalibration on Adult: sklearn_privacy vs the `multicalibration` and `mcgrad` packages.
 
 Calibration on the 30,162 training rows, evaluation on the 15,060 test rows. Groups: the
 whole population, race (5), sex (2) and race x sex (10) -- 18 groups. Two bases: the
@@ -64,7 +64,7 @@ def main():
         M_te = membership_matrix([*groups], Xte)
         G_te = np.column_stack([np.ones(len(yte), bool), M_te])
 
-        def report(name, seconds, p):
+        def report(name, seconds, p, G_te=G_te, base_name=base_name):
             p = np.clip(p, 0, 1)
             err = multicalibration_error(yte, p, G_te, min_size=20)
             print(f"| {base_name} | {name} | {seconds:.2f} | {np.mean((p > 0.5) == yte):.4f} | "
