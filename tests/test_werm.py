@@ -84,6 +84,61 @@ def test_no_sample_group_is_plain_erm_and_weight_zero_groups_may_be_absent():
     assert np.allclose(a.group_sizes_, b.group_sizes_) and a.n_eff_ == pytest.approx(b.n_eff_)
 
 
+def test_three_groups_plain_equal_explicit_weights():
+    X, y = _data(n=360)
+    g = np.repeat([0, 1, 2], [60, 120, 180])
+    gw = {0: 0.5, 1: 0.3, 2: 0.2}
+    clf = WERMClassifier(_lr(), group_weights=gw).fit(X, y, sample_group=g)
+    sizes = np.array([60, 120, 180])
+    explicit = np.array([gw[k] for k in g]) / sizes[g]
+    explicit *= len(y) / explicit.sum()
+    ref = _lr().fit(X, y, sample_weight=explicit)
+    assert np.allclose(clf.estimator_.coef_, ref.coef_, rtol=1e-8, atol=1e-10)
+    assert np.allclose(clf.estimator_.intercept_, ref.intercept_, rtol=1e-8, atol=1e-10)
+    assert clf.n_eff_ == pytest.approx(1 / np.sum(np.array([0.5, 0.3, 0.2]) ** 2 / sizes))
+    # the weights really differ from the size-proportional ones (not plain ERM)
+    assert not np.allclose(clf.estimator_.coef_, _lr().fit(X, y).coef_, rtol=1e-3)
+
+
+def test_weight_zero_group_is_dropped_and_scale_is_mean_one_over_kept_rows():
+    X, y = _data()
+    g = np.r_[np.zeros(100, int), np.ones(200, int)]
+    for w, rows in ((0.0, g == 0), (1.0, g == 1)):
+        # C = 0.1 makes the regularisation strength visible: a weight scale other than
+        # mean 1 over the rows actually fitted would change the coefficients
+        clf = WERMClassifier(LogisticRegression(C=0.1, tol=1e-12, max_iter=10_000), w=w)
+        clf.fit(X, y, sample_group=g)
+        plain = LogisticRegression(C=0.1, tol=1e-12, max_iter=10_000).fit(X[rows], y[rows])
+        assert np.allclose(clf.estimator_.coef_, plain.coef_, rtol=1e-8)
+        assert np.allclose(clf.sample_weight_[rows], 1.0)
+        assert np.all(clf.sample_weight_[~rows] == 0)
+    # user sample_weight with zeros: the remaining rows keep their total user weight
+    sw = np.where(np.arange(len(y)) % 3 == 0, 0.0, 2.0)
+    clf = WERMClassifier(_lr(), w=0.5).fit(X, y, sample_group=g, sample_weight=sw)
+    assert clf.sample_weight_.sum() == pytest.approx(sw.sum())
+    assert np.all(clf.sample_weight_[sw == 0] == 0)
+
+
+def test_delegation_and_clone():
+    X, y = _data()
+    y3 = np.digitize(X[:, 0], [-0.5, 0.5])  # three classes
+    g = np.arange(len(y)) % 2
+    inner = _lr()
+    clf = WERMClassifier(inner, w=0.3).fit(X, y3, sample_group=g)
+    assert not hasattr(inner, "coef_")  # the given estimator is cloned, not fitted
+    assert clf.estimator_ is not inner
+    np.testing.assert_array_equal(clf.classes_, [0, 1, 2])
+    for method in ("predict", "predict_proba", "predict_log_proba", "decision_function"):
+        np.testing.assert_array_equal(getattr(clf, method)(X),
+                                      getattr(clf.estimator_, method)(X))
+    assert clf.predict_proba(X).shape == (len(y), 3)
+    # methods the inner estimator lacks are not exposed
+    nb = WERMClassifier(GaussianNB(), w=0.3).fit(X, y, sample_group=g)
+    assert not hasattr(nb, "decision_function") and hasattr(nb, "predict_proba")
+    with pytest.raises(ValueError, match="features"):
+        clf.predict(X[:, :2])
+
+
 def test_zero_weight_rows_are_dropped():
     class Spy(ClassifierMixin, BaseEstimator):
         def fit(self, X, y, sample_weight=None):
@@ -193,8 +248,11 @@ def test_bad_input():
     # a base estimator without sample_weight
     with pytest.raises(TypeError, match="does not accept sample_weight"):
         WERMClassifier(KNeighborsClassifier()).fit(X, y, sample_group=g)
-    with pytest.raises(ValueError, match="w"):
-        WERMClassifier(w=1.5).fit(X, y)
+    for bad_w in (1.5, -0.1):
+        with pytest.raises(ValueError, match=r"'w' parameter of WERMClassifier.*\[0.0, 1.0\]"):
+            WERMClassifier(w=bad_w).fit(X, y, sample_group=g)
+    with pytest.raises(ValueError, match="non-negative weights summing to 1"):
+        WERMClassifier(group_weights={0: 1.2, 1: -0.2}).fit(X, y, sample_group=g)
     with pytest.raises(ValueError, match="non-negative"):
         WERMClassifier().fit(X, y, sample_weight=-np.ones(len(y)))
 
@@ -233,6 +291,16 @@ def _study():
     return module
 
 
+_MLP_TAKES_WEIGHTS = "sample_weight" in __import__("inspect").signature(
+    __import__("sklearn.neural_network", fromlist=["MLPClassifier"]).MLPClassifier.fit
+).parameters
+needs_weighted_mlp = pytest.mark.skipif(
+    not _MLP_TAKES_WEIGHTS,
+    reason="MLPClassifier.fit takes sample_weight from scikit-learn 1.7 on",
+)
+
+
+@needs_weighted_mlp
 def test_study_example_smoke(tmp_path, capsys):
     out = _study().main(["--quick", "--n-per-part", "40", "--epochs", "3", "--n-jobs", "1",
                          "--out", str(tmp_path)])
@@ -246,6 +314,7 @@ def test_study_example_smoke(tmp_path, capsys):
         assert 0 <= r["mia_train"] <= 1 and 0 <= r["mia_ref"] <= 1
 
 
+@needs_weighted_mlp
 @pytest.mark.slow
 def test_study_mnist_tradeoff(tmp_path):
     """One seed of the study at full size: the leakage moves from training to reference."""

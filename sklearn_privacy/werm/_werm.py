@@ -48,10 +48,11 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     ``sum_g w_g L_g`` and each row of group ``g`` weighs ``w_g / N_g``.
 
     The per-row weights are multiplied by any user ``sample_weight`` (within a group,
-    ``L_g`` is then the weighted average), rescaled so that they sum to the number of rows
-    (to the total ``sample_weight`` when one is given) -- so the inner estimator's
-    regularisation keeps its meaning -- and rows of weight 0 are dropped before the inner
-    fit.
+    ``L_g`` is then the weighted average), rows of weight 0 (groups of weight 0, rows of
+    ``sample_weight`` 0) are dropped before the inner fit, and the weights of the remaining
+    rows are rescaled to mean 1 over them (to their total ``sample_weight`` when one is
+    given), so the inner estimator's regularisation (``C``, ``alpha``) keeps its meaning:
+    ``w = 0`` is exactly the inner estimator fitted on the training rows alone.
 
     Parameters
     ----------
@@ -89,7 +90,7 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         ``(w_g / N_g) / max_h (w_h / N_h)`` per group: the privacy loss of each group
         relative to the most exposed one.
     sample_weight_ : ndarray of shape (n_samples,)
-        Per-row weights passed to the inner estimator (before dropping zeros).
+        Per-row weights given to the inner estimator, 0 for the rows it does not receive.
     n_iter_ : int or ndarray
         The inner estimator's ``n_iter_``, when it has one.
     n_features_in_ : int
@@ -205,9 +206,12 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             if wg > 0:
                 mask = groups == g
                 per_row[mask] = wg * sample_weight[mask] / size
-        # rescale to the total user weight: mean 1 over the rows without sample_weight,
-        # and integer sample_weight stays equivalent to repeated rows
-        return labels, sizes, weights, per_row * (sample_weight.sum() / per_row.sum())
+        # rescale to the total user weight of the rows the inner estimator receives (those
+        # of positive weight): mean 1 over them without sample_weight, so regularisation
+        # (C, alpha) keeps its meaning, and integer sample_weight stays equivalent to
+        # repeated rows
+        kept = per_row > 0
+        return labels, sizes, weights, per_row * (sample_weight[kept].sum() / per_row.sum())
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y, sample_group=None, sample_weight=None, **fit_params):
@@ -258,8 +262,8 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             raise TypeError(
                 f"estimator {type(estimator).__name__} does not accept sample_weight in fit; "
                 "WERM needs per-row weights. Use a classifier whose fit takes sample_weight "
-                "(e.g. LogisticRegression, MLPClassifier, SGDClassifier, HistGradientBoosting"
-                "Classifier)."
+                "(e.g. LogisticRegression, SGDClassifier, HistGradientBoostingClassifier, "
+                "or MLPClassifier from scikit-learn 1.7 on)."
             )
         if self.max_iter is not None:
             if "max_iter" not in estimator.get_params():
