@@ -6,6 +6,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, KFold, cross_validate
 from sklearn.naive_bayes import GaussianNB
 from sklearn.neighbors import KNeighborsClassifier
+from sklearn.neural_network import MLPClassifier
+from sklearn.utils.validation import has_fit_parameter
 
 from sklearn_privacy import WERMClassifier
 from sklearn_privacy.werm import (
@@ -291,11 +293,8 @@ def _study():
     return module
 
 
-_MLP_TAKES_WEIGHTS = "sample_weight" in __import__("inspect").signature(
-    __import__("sklearn.neural_network", fromlist=["MLPClassifier"]).MLPClassifier.fit
-).parameters
 needs_weighted_mlp = pytest.mark.skipif(
-    not _MLP_TAKES_WEIGHTS,
+    not has_fit_parameter(MLPClassifier(), "sample_weight"),
     reason="MLPClassifier.fit takes sample_weight from scikit-learn 1.7 on",
 )
 

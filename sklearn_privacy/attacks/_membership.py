@@ -181,7 +181,8 @@ def evaluate_scores(s_in, s_out, *, y_in=None, y_out=None, thresholds="global",
             pred_out[y_out[e_out] == c] = s_out[e_out][y_out[e_out] == c] >= t
     bal = 0.5 * (pred_in.mean() + 1.0 - pred_out.mean())
     fpr, tpr = roc_points(s_in[e_in], s_out[e_out])
-    auc = float(np.trapezoid(tpr, fpr))
+    # Trapezoidal area under the ROC polyline (np.trapezoid needs numpy >= 2).
+    auc = float(np.sum(np.diff(fpr) * (tpr[1:] + tpr[:-1])) / 2.0)
     at = {}
     for level in (0.001, 0.01):
         ok = fpr <= level

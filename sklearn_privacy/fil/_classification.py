@@ -73,8 +73,8 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
     >>> clf.predict_proba(X[:2]).shape
     (2, 2)
     >>> sigma = clf.sigma_for_eta(0.5)          # noise giving max per-example eta 0.5
-    >>> clf.set_params(sigma=sigma).fit(X, y).eta_.max().round(6)
-    np.float64(0.5)
+    >>> float(clf.set_params(sigma=sigma).fit(X, y).eta_.max().round(6))
+    0.5
     """.replace("{THREAT_MODEL_DOC}", THREAT_MODEL_DOC)
 
     _loss = LOGISTIC
