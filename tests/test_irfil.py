@@ -9,7 +9,8 @@ from sklearn_privacy import (
     IRFILLinearRegression,
     IRFILLogisticRegression,
 )
-from sklearn_privacy.demo._s1_fil import exact_accuracy, fit_mnist01_models
+from sklearn_privacy.demo._s1_fil import LAMBDA_GRID, exact_accuracy, fit_mnist01_models
+from sklearn_privacy.fil import _base
 from sklearn_privacy.fil._glm import LOGISTIC, SQUARED, fit_minimiser
 
 
@@ -44,10 +45,22 @@ def test_mnist01_irfil_equalises_eta(mnist_models):
     plain_acc = exact_accuracy(models["linear"][0], Xte, yte)
     assert abs(exact_accuracy(lin, Xte, yte) - plain_acc) <= 0.01
 
+    # the paper's rule: the largest lambda whose training accuracy equals the linear
+    # model's to two significant digits (checked here against the grid directly)
     lam = models["logistic"][1]
+
+    def acc2(alpha):
+        est = FILLogisticRegression(alpha=alpha, random_state=0).fit(X, y)
+        return f"{exact_accuracy(est, X, y):.2g}"
+
+    target = f"{exact_accuracy(models['linear'][0], X, y):.2g}"
+    k = LAMBDA_GRID.index(lam)
+    assert acc2(lam) == target
+    assert all(acc2(larger) != target for larger in LAMBDA_GRID[:k])
     log = IRFILLogisticRegression(sigma=1.0, alpha=lam, n_iter=10, random_state=0).fit(X, y)
     assert log.eta_history_["cv"][0] > 0.3
     assert log.eta_history_["cv"][-1] <= 1e-3
+    assert log.eta_history_["max"][-1] < 0.5 * log.eta_history_["max"][0]
     assert abs(exact_accuracy(log, Xte, yte) - exact_accuracy(models["logistic"][0], Xte, yte)) \
         <= 0.01
 
@@ -137,6 +150,69 @@ def test_tol_stops_early_and_store_eta():
     assert np.allclose(est.eta_history_["eta"][-1], est.eta_)
 
 
+@pytest.mark.parametrize("Est,classification",
+                         [(IRFILLinearRegression, False), (IRFILLogisticRegression, True)])
+def test_noise_is_drawn_once(Est, classification):
+    X, y = _data(classification=classification)
+    rng = np.random.RandomState(3)
+    est = Est(sigma=0.7, alpha=1e-2, n_iter=5, random_state=rng).fit(X, y)
+    theta = est._audit_engine().theta
+    released = np.append(est.coef_, est.intercept_)
+    reference = np.random.RandomState(3)
+    # the release is theta + sigma * (the first p draws of the generator) ...
+    assert np.allclose(released - theta, 0.7 * reference.standard_normal(theta.size),
+                       rtol=0, atol=1e-12)
+    # ... and nothing else was drawn from it
+    assert rng.standard_normal() == reference.standard_normal()
+
+
+def test_logistic_refits_are_warm_started(monkeypatch):
+    X, y = _data(classification=True, n=400)
+    calls = []
+    original = _base.fit_minimiser
+
+    def recording(*args, **kwargs):
+        theta, n_newton = original(*args, **kwargs)
+        calls.append((kwargs.get("theta_init"), theta.copy(), n_newton))
+        return theta, n_newton
+
+    monkeypatch.setattr(_base, "fit_minimiser", recording)
+    est = IRFILLogisticRegression(alpha=1e-2, n_iter=6, random_state=0).fit(X, y)
+    assert len(calls) == est.n_iter_ + 1 == 7
+    assert calls[0][0] is None
+    for prev, cur in zip(calls[:-1], calls[1:], strict=True):
+        assert np.array_equal(cur[0], prev[1])  # starts from the previous minimiser
+    # late iterations change the weights little, so warm starts need fewer Newton steps
+    assert calls[-1][2] < calls[0][2]
+    # the warm start does not change the minimiser: a cold fit with the same weights agrees
+    cold, _ = original(X, y, loss=LOGISTIC, alpha=1e-2, fit_intercept=True,
+                       sample_weight=est.sample_weight_)
+    assert np.allclose(cold, calls[-1][1], rtol=1e-10, atol=1e-12)
+
+
+def test_history_matches_direct_statistics():
+    X, y = _data()
+    est = IRFILLinearRegression(sigma=0.5, alpha=1e-2, n_iter=4, store_eta=True,
+                                random_state=0).fit(X, y)
+    h = est.eta_history_
+    assert set(h) == {"mean", "std", "max", "min", "cv", "eta"}
+    assert all(h[k].shape == (5,) for k in ("mean", "std", "max", "min", "cv"))
+    # entry 0 is the plain FIL model, entry t the fit with the weights after t updates
+    plain = FILLinearRegression(sigma=0.5, alpha=1e-2, random_state=0).fit(X, y)
+    assert np.allclose(h["eta"][0], plain.eta_, rtol=1e-12)
+    for t in range(5):
+        e = h["eta"][t]
+        assert h["mean"][t] == pytest.approx(e.mean(), rel=1e-12)
+        assert h["std"][t] == pytest.approx(e.std(), rel=1e-10)
+        assert h["max"][t] == pytest.approx(e.max(), rel=1e-12)
+        assert h["cv"][t] == pytest.approx(e.std() / e.mean(), rel=1e-10)
+    # the weights follow the update rule omega <- n (omega / eta) / sum(omega / eta)
+    omega = np.ones(len(y))
+    for t in range(4):
+        omega = len(y) * (omega / h["eta"][t]) / np.sum(omega / h["eta"][t])
+    assert np.allclose(est.sample_weight_, omega, rtol=1e-10)
+
+
 def test_release_drops_audit_state_keeps_weights():
     X, y = _data()
     est = IRFILLinearRegression(n_iter=3, random_state=0).fit(X, y)
@@ -156,6 +232,8 @@ def test_bad_input(Est):
         Est(n_iter=0).fit(X, y)
     with pytest.raises(ValueError, match="out of range"):
         Est(attributes=[0, X.shape[1] + 1]).fit(X, y)
+    with pytest.raises(ValueError, match="out of range"):
+        Est(attributes=[-1]).fit(X, y)
     with pytest.raises(ValueError, match="integer column indices"):
         Est(attributes=[0.5]).fit(X, y)
     with pytest.raises(ValueError, match="constrained=True needs attributes"):
