@@ -1,16 +1,22 @@
+import pickle
+
 import numpy as np
 import pytest
 from scipy.stats import beta
 from sklearn.compose import ColumnTransformer
 from sklearn.dummy import DummyClassifier
 from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import KFold, cross_val_score
 from sklearn.pipeline import make_pipeline
+from sklearn.svm import LinearSVC
+from sklearn.utils.estimator_checks import check_estimator
 
 from sklearn_privacy import PrivateMulticalibrator
 from sklearn_privacy.datasets import load_adult
 from sklearn_privacy.mechanisms import NumericSparse
-from sklearn_privacy.metrics import multicalibration_error
+from sklearn_privacy.metrics import make_multicalibration_scorer, multicalibration_error
 from sklearn_privacy.multicalibration import (
+    ColumnPredicate,
     GradientDescentLogisticRegression,
     Group,
     conjunction_groups,
@@ -197,13 +203,179 @@ def test_bad_input():
     y = np.arange(50) % 2
     with pytest.raises(ValueError, match="binary"):
         PrivateMulticalibrator().fit(X, np.arange(50) % 3)
-    with pytest.raises(ValueError, match="alpha"):
-        PrivateMulticalibrator(alpha=0).fit(X, y)
+    with pytest.raises(ValueError, match="2 classes"):
+        PrivateMulticalibrator().fit(X, np.zeros(50, dtype=int))
+    with pytest.raises(ValueError, match="Unknown label type"):
+        PrivateMulticalibrator().fit(X, np.linspace(0, 1, 50))
+    for alpha in (0, 1, -0.1, 1.5):
+        with pytest.raises(ValueError, match="'alpha' parameter"):
+            PrivateMulticalibrator(alpha=alpha).fit(X, y)
+    for n_bins in (0, -3):
+        with pytest.raises(ValueError, match="'n_bins' parameter"):
+            PrivateMulticalibrator(n_bins=n_bins).fit(X, y)
+    for eps in (0.0, -1.0):
+        with pytest.raises(ValueError, match="'epsilon' parameter"):
+            PrivateMulticalibrator(mechanism="numeric_sparse", epsilon=eps).fit(X, y)
     with pytest.raises(ValueError, match="mechanism"):
         PrivateMulticalibrator(mechanism="laplace").fit(X, y)
     with pytest.raises(ValueError, match="out of range"):
         PrivateMulticalibrator(groups=[5]).fit(X, y)
     with pytest.raises(TypeError, match="A group must be"):
         PrivateMulticalibrator(groups=["sex"]).fit(X, y)
+    with pytest.raises(ValueError, match="non-empty tuple"):
+        PrivateMulticalibrator(groups=[()]).fit(X, y)
     with pytest.raises(ValueError, match="epsilon"):
         NumericSparse(0.0, 1, 1.0, 1.0, [1.0])
+    # base estimators without predict_proba, unfitted or fitted
+    with pytest.raises(ValueError, match="'estimator' parameter.*predict_proba"):
+        PrivateMulticalibrator(LinearSVC()).fit(X, y)
+    with pytest.raises(ValueError, match="'estimator' parameter.*predict_proba"):
+        PrivateMulticalibrator(LinearSVC().fit(X, y), prefit=True).fit(X, y)
+
+
+def test_empty_groups_are_rejected_without_privacy():
+    rng = np.random.RandomState(0)
+    X = np.column_stack([rng.normal(size=100), rng.randint(0, 2, 100), np.zeros(100)])
+    y = (rng.uniform(size=100) < 0.5).astype(int)
+    never = ColumnPredicate(0, ">", 100.0)
+    with pytest.raises(ValueError, match=r"without any member.*x2"):
+        PrivateMulticalibrator(groups=[1, 2]).fit(X, y)
+    with pytest.raises(ValueError, match="All 2 groups are empty"):
+        PrivateMulticalibrator(groups=[2, never]).fit(X, y)
+    with pytest.raises(ValueError, match="without any member"):
+        # (membership is evaluated on the noisy features, here with noise std 2.9)
+        PrivateMulticalibrator(groups=[1, ColumnPredicate(0, ">", 1e6)],
+                               mechanism="input_perturbation",
+                               random_state=0).fit(X, y)
+    # NumericSparse does not read group sizes (it would be an uncounted access): an empty
+    # group is accepted and costs nothing beyond the budget
+    base = LogisticRegression().fit(X, y)
+    mc = PrivateMulticalibrator(base, [1, 2], mechanism="numeric_sparse", prefit=True,
+                                random_state=0).fit(X, y)
+    assert mc.epsilon_spent_ == 1.0
+    assert all(g != 2 for g, _, _ in mc.updates_)
+
+
+def test_epsilon_spent_is_honest_about_the_base_model():
+    rng = np.random.RandomState(0)
+    X = np.column_stack([rng.normal(size=400), rng.randint(0, 2, 400)])
+    y = (rng.uniform(size=400) < 0.3 + 0.4 * X[:, 1]).astype(int)
+    refit = PrivateMulticalibrator(LogisticRegression(), [1], mechanism="numeric_sparse",
+                                   epsilon=0.5, random_state=0).fit(X, y)
+    assert refit.epsilon_spent_ == np.inf  # base fitted on the calibration data
+    prefit = PrivateMulticalibrator(refit.estimator_, [1], mechanism="numeric_sparse",
+                                    epsilon=0.5, prefit=True, random_state=0).fit(X, y)
+    assert prefit.epsilon_spent_ == 0.5 and prefit.delta_spent_ == 0.0
+    plain = PrivateMulticalibrator(refit.estimator_, [1], prefit=True).fit(X, y)
+    assert plain.epsilon_spent_ == np.inf
+
+
+def test_numeric_sparse_noise_scales_match_the_derivation():
+    # PrivateMulticalibrator's split: eps1 = eps/2 for the tests, eps/4 per answer
+    eps, c = 2.0, 3
+    ns = NumericSparse(eps, c, 10.0, test_sensitivity=2.0, answer_sensitivities=[2.0, 1.0],
+                       test_fraction=0.5, random_state=0)
+    assert ns.threshold_scale == pytest.approx(8 * c / eps)
+    assert ns.test_scale == pytest.approx(16 * c / eps)
+    np.testing.assert_allclose(ns.answer_scales, [8 * c / eps, 4 * c / eps])
+    # empirical answer noise: mean absolute deviation of a Laplace draw is its scale
+    draws = np.array([NumericSparse(eps, c, -1e9, 2.0, [2.0, 1.0], test_fraction=0.5,
+                                    random_state=s).query(0.0, [0.0, 0.0])
+                      for s in range(4000)])
+    np.testing.assert_allclose(np.abs(draws).mean(0), [12.0, 6.0], rtol=0.06)
+    # halts after exactly c positive answers (the paper's count >= i should be >= j)
+    ns = NumericSparse(eps, c, -1e9, 2.0, [2.0, 1.0], random_state=0)
+    answers = [ns.query(0.0, [0.0, 0.0]) for _ in range(10)]
+    assert sum(a is not None for a in answers) == c and ns.halted_
+
+
+def test_fit_attributes_and_history():
+    rng = np.random.RandomState(1)
+    X = np.column_stack([rng.normal(size=3000), rng.randint(0, 2, 3000)])
+    y = (rng.uniform(size=3000) < 0.2 + 0.6 * (X[:, 1] * (X[:, 0] > 0))).astype(int)
+    base = LogisticRegression().fit(X, y)
+    mc = PrivateMulticalibrator(base, [1], alpha=0.05, prefit=True).fit(X, y)
+    assert mc.n_updates_ == len(mc.updates_) == sum(h["n_updates"] for h in mc.history_)
+    assert mc.n_rounds_ == len(mc.history_) and mc.history_[-1]["n_updates"] == 0
+    assert mc.history_[-1]["max_cell_error_seen"] <= 0.05 < mc.history_[0][
+        "max_cell_error_seen"]
+    assert mc.n_queries_ == mc.n_rounds_ * 2 * mc.n_bins
+    # the first update is on the whole population (group 0)
+    assert mc.updates_[0][0] == 0
+    # max_updates caps the number of steps
+    capped = PrivateMulticalibrator(base, [1], alpha=0.05, max_updates=2,
+                                    prefit=True).fit(X, y)
+    assert capped.n_updates_ == 2 and capped.updates_ == mc.updates_[:2]
+
+
+def test_conjunction_groups_min_size_and_column_predicates():
+    X = np.array([[1, 0, 1, 0], [1, 0, 0, 1], [0, 1, 1, 0], [1, 0, 1, 0]], float)
+    kept = conjunction_groups([[0, 1], [2, 3]], X=X, min_size=2)
+    assert [g.spec for g in kept] == [(0,), (2,), (0, 2)]
+    sizes = membership_matrix(kept, X).sum(0)
+    assert sizes.tolist() == [3, 3, 2]
+    with pytest.raises(ValueError, match="min_size"):
+        conjunction_groups([[0, 1]], X=X, min_size=0)
+    pred = ColumnPredicate(2, "<=", 0.5)
+    assert Group(pred).mask(X).tolist() == [False, True, False, False]
+    assert pickle.loads(pickle.dumps(pred))(X).tolist() == [False, True, False, False]
+    with pytest.raises(ValueError, match="op must be"):
+        ColumnPredicate(0, "=>", 1.0)
+    with pytest.raises(ValueError, match="out of range"):
+        ColumnPredicate(7, ">", 0.0)(X)
+
+
+def test_multicalibration_scorer_matches_the_metric():
+    rng = np.random.RandomState(0)
+    X = np.column_stack([rng.normal(size=900), rng.randint(0, 2, 900)])
+    y = np.where(rng.uniform(size=900) < 0.3 + 0.4 * X[:, 1], "yes", "no")
+    scorer = make_multicalibration_scorer(groups=[1], n_bins=5, min_size=10,
+                                          weighting="size_weighted")
+    cv = KFold(3, shuffle=True, random_state=0)
+    scores = cross_val_score(LogisticRegression(), X, y, cv=cv, scoring=scorer)
+    expected = []
+    for tr, te in cv.split(X):
+        model = LogisticRegression().fit(X[tr], y[tr])
+        G = np.column_stack([np.ones(len(te), bool), X[te, 1] > 0.5])
+        expected.append(-multicalibration_error(
+            (y[te] == "yes").astype(int), model.predict_proba(X[te])[:, 1], G, n_bins=5,
+            min_size=10, weighting="size_weighted"))
+    np.testing.assert_allclose(scores, expected)
+    assert np.all(scores < 0)
+    with pytest.raises(ValueError, match="one number"):
+        make_multicalibration_scorer(weighting="per_group_ece")
+
+
+def test_metric_weightings_against_a_hand_computation():
+    y = np.array([1, 0, 1, 1, 0, 0])
+    p = np.array([0.9, 0.8, 0.2, 0.1, 0.1, 0.6])
+    G = np.array([[1, 1], [1, 0], [1, 1], [0, 1], [0, 1], [1, 0]], bool)
+    # n_bins = 2: group 0 cells {0.2} (resid .8) and {.9,.8,.6} (resid .1,-.8,-.6)
+    # group 1 cells {.2,.1,.1} (resid .8,.9,-.1) and {.9} (resid .1)
+    e = {(0, 0): (0.8, 1), (0, 1): (abs(0.1 - 0.8 - 0.6) / 3, 3),
+         (1, 0): (1.6 / 3, 3), (1, 1): (0.1, 1)}
+    assert multicalibration_error(y, p, G, n_bins=2) == pytest.approx(0.8)
+    assert multicalibration_error(y, p, G, n_bins=2, min_size=2) == pytest.approx(1.6 / 3)
+    sw = sum(v * n for v, n in e.values()) / sum(n for _, n in e.values())
+    assert multicalibration_error(y, p, G, n_bins=2, weighting="size_weighted") == \
+        pytest.approx(sw)
+    per = [(0.8 * 1 + 1.3 / 3 * 3) / 4, (1.6 / 3 * 3 + 0.1) / 4]
+    np.testing.assert_allclose(
+        multicalibration_error(y, p, G, n_bins=2, weighting="per_group_ece"), per)
+    assert multicalibration_error(y, p, G, n_bins=2, weighting="mean_group_ece") == \
+        pytest.approx(np.mean(per))
+    with pytest.raises(ValueError, match="binary"):
+        multicalibration_error(np.array([0, 2, 1, 1, 0, 0]), p)
+
+
+def _last_column_positive(X):
+    return X[:, -1] > 0
+
+
+@pytest.mark.parametrize("estimator", [
+    PrivateMulticalibrator(groups=[ColumnPredicate(0, ">", 0.0)], random_state=0),
+    PrivateMulticalibrator(groups=[Group(_last_column_positive)], n_bins=3,
+                           mechanism="numeric_sparse", random_state=0),
+], ids=["predicate", "callable-numeric-sparse"])
+def test_check_estimator_with_groups(estimator):
+    check_estimator(estimator)

@@ -1,5 +1,5 @@
 """Metrics: multicalibration error."""
 
-from ._multicalibration import multicalibration_error
+from ._multicalibration import make_multicalibration_scorer, multicalibration_error
 
-__all__ = ["multicalibration_error"]
+__all__ = ["make_multicalibration_scorer", "multicalibration_error"]

@@ -39,6 +39,10 @@ def multicalibration_error(y_true, y_prob, groups=None, *, n_bins=10, min_size=1
     -------
     error : float or ndarray of shape (n_groups,)
 
+    See Also
+    --------
+    make_multicalibration_scorer : the same error as a scorer for model selection.
+
     Examples
     --------
     >>> import numpy as np
@@ -89,3 +93,80 @@ def multicalibration_error(y_true, y_prob, groups=None, *, n_bins=10, min_size=1
     if weighting == "per_group_ece":
         return ece
     return float(ece[group_sizes > 0].mean())
+
+
+class _MulticalibrationScorer:
+    def __init__(self, groups, n_bins, min_size, weighting):
+        if weighting not in WEIGHTINGS or weighting == "per_group_ece":
+            raise ValueError(
+                "weighting must be one of ('max', 'size_weighted', 'mean_group_ece') for a "
+                f"scorer (a scorer returns one number); got {weighting!r}."
+            )
+        from ..multicalibration._groups import as_groups
+
+        self.groups = as_groups(groups)
+        self.n_bins, self.min_size, self.weighting = n_bins, min_size, weighting
+
+    def __call__(self, estimator, X, y):
+        from ..multicalibration._groups import membership_matrix
+
+        X = check_array(X, dtype=float, accept_sparse="csr")
+        y = column_or_1d(y)
+        classes = getattr(estimator, "classes_", None)
+        if classes is None or len(classes) != 2:
+            raise ValueError("The multicalibration scorer needs a fitted binary classifier "
+                             "with classes_ of length 2.")
+        y01 = (y == classes[1]).astype(int)
+        if not np.all((y == classes[0]) | (y == classes[1])):
+            raise ValueError(f"y holds labels outside the classifier's classes "
+                             f"{list(classes)}.")
+        p = np.asarray(estimator.predict_proba(X), dtype=float)[:, 1]
+        G = membership_matrix(self.groups, X)
+        return -multicalibration_error(y01, p, G, n_bins=self.n_bins, min_size=self.min_size,
+                                       weighting=self.weighting)
+
+    def __repr__(self):
+        return (f"make_multicalibration_scorer(groups={[g.name for g in self.groups]}, "
+                f"n_bins={self.n_bins}, min_size={self.min_size}, "
+                f"weighting={self.weighting!r})")
+
+
+def make_multicalibration_scorer(groups=(), *, n_bins=10, min_size=1, weighting="max"):
+    """Scorer ``(estimator, X, y) -> -multicalibration_error`` for model selection.
+
+    The groups are evaluated on the rows being scored (for instance each held-out fold of
+    a cross-validation), always with the whole population as the first group, exactly as
+    :class:`~sklearn_privacy.PrivateMulticalibrator` does. The score is the *negated*
+    error, so that greater is better as scikit-learn expects.
+
+    Parameters
+    ----------
+    groups : sequence, default=()
+        Group specifications as for :class:`~sklearn_privacy.PrivateMulticalibrator`
+        (column index, tuple of column indices, callable or
+        :class:`~sklearn_privacy.multicalibration.Group`).
+    n_bins : int, default=10
+    min_size : int, default=1
+        Cells with fewer members in the scored rows are ignored.
+    weighting : {"max", "size_weighted", "mean_group_ece"}, default="max"
+        See :func:`multicalibration_error`.
+
+    Returns
+    -------
+    scorer : callable
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.model_selection import cross_val_score
+    >>> from sklearn_privacy.metrics import make_multicalibration_scorer
+    >>> rng = np.random.RandomState(0)
+    >>> X = np.column_stack([rng.normal(size=600), rng.randint(0, 2, size=600)])
+    >>> y = (rng.uniform(size=600) < 0.3 + 0.4 * X[:, 1]).astype(int)
+    >>> scorer = make_multicalibration_scorer(groups=[1], min_size=10)
+    >>> scores = cross_val_score(LogisticRegression(), X, y, cv=3, scoring=scorer)
+    >>> bool(np.all((scores <= 0) & (scores > -1)))
+    True
+    """
+    return _MulticalibrationScorer(groups, n_bins, min_size, weighting)

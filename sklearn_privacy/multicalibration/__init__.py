@@ -1,10 +1,11 @@
 """Multicalibration post-processing with differential privacy."""
 
-from ._groups import Group, conjunction_groups, membership_matrix
+from ._groups import ColumnPredicate, Group, conjunction_groups, membership_matrix
 from ._multicalibrator import PrivateMulticalibrator
 from ._weak_base import GradientDescentLogisticRegression
 
 __all__ = [
+    "ColumnPredicate",
     "GradientDescentLogisticRegression",
     "Group",
     "PrivateMulticalibrator",

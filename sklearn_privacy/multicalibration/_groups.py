@@ -15,7 +15,8 @@ class Group:
     ----------
     spec : int, tuple of int, callable or "all"
         ``int``: rows whose binary column ``spec`` is set (value > 0.5); a tuple of ints:
-        the conjunction of such columns; a callable ``X -> bool array``; ``"all"``: every
+        the conjunction of such columns; a callable ``X -> bool array`` (for instance a
+        :class:`ColumnPredicate`, which, unlike a lambda, can be pickled); ``"all"``: every
         row.
     name : str, default=None
     """
@@ -63,6 +64,49 @@ class Group:
         return f"Group({self.name!r})"
 
 
+class ColumnPredicate:
+    """Picklable predicate on one column: ``X[:, column] <op> value``.
+
+    Parameters
+    ----------
+    column : int
+        Column index.
+    op : {"<", "<=", ">", ">=", "==", "!="}
+    value : float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_privacy.multicalibration import ColumnPredicate, Group
+    >>> g = Group(ColumnPredicate(0, ">=", 40.0))
+    >>> g.name, g.mask(np.array([[25.0], [40.0], [61.0]])).tolist()
+    ('x0>=40.0', [False, True, True])
+    """
+
+    _OPS = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
+            "==": np.equal, "!=": np.not_equal}
+
+    def __init__(self, column, op, value):
+        if not isinstance(column, Integral):
+            raise TypeError(f"column must be an integer index; got {column!r}.")
+        if op not in self._OPS:
+            raise ValueError(f"op must be one of {sorted(self._OPS)}; got {op!r}.")
+        self.column, self.op, self.value = int(column), op, float(value)
+        self.__name__ = f"x{self.column}{op}{self.value!r}"
+
+    def __call__(self, X):
+        if not -X.shape[1] <= self.column < X.shape[1]:
+            raise ValueError(f"Group {self.__name__}: column index out of range for X with "
+                             f"{X.shape[1]} columns.")
+        col = X[:, self.column]
+        if hasattr(col, "toarray"):
+            col = col.toarray().ravel()
+        return self._OPS[self.op](np.asarray(col, dtype=float), self.value)
+
+    def __repr__(self):
+        return f"ColumnPredicate({self.column}, {self.op!r}, {self.value!r})"
+
+
 def as_groups(groups):
     """Normalise a group collection; the whole population always comes first."""
     out = [Group("all")]
@@ -79,8 +123,13 @@ def membership_matrix(groups, X):
     return np.column_stack([g.mask(X) for g in groups])
 
 
-def conjunction_groups(columns, max_order=2, names=None):
+def conjunction_groups(columns, max_order=2, names=None, *, X=None, min_size=1):
     """All conjunctions of up to ``max_order`` binary columns from different blocks.
+
+    With ``X``, only the conjunctions with at least ``min_size`` members in ``X`` are
+    kept. Under differential privacy ``X`` must not be the private calibration set (the
+    selection would access it outside the budget): use public data or the data the base
+    model was trained on.
 
     Parameters
     ----------
@@ -91,6 +140,10 @@ def conjunction_groups(columns, max_order=2, names=None):
     max_order : int, default=2
     names : list of str, default=None
         Column names for readable group names.
+    X : array-like of shape (n_samples, n_features), default=None
+        Data on which group sizes are counted (None: keep every conjunction).
+    min_size : int, default=1
+        Minimum number of members in ``X`` for a conjunction to be kept.
 
     Returns
     -------
@@ -102,7 +155,16 @@ def conjunction_groups(columns, max_order=2, names=None):
     >>> gs = conjunction_groups({"sex": [0, 1], "race": [2, 3, 4]}, max_order=2)
     >>> len(gs)                 # 2 + 3 singles and 2 x 3 pairs
     11
+    >>> X = np.array([[1, 0, 1, 0, 0], [0, 1, 1, 0, 0], [1, 0, 0, 1, 0]])
+    >>> [g.name for g in conjunction_groups([[0, 1], [2, 3, 4]], X=X, min_size=2)]
+    ['x0', 'x2']
     """
+    if int(min_size) != min_size or min_size < 1:
+        raise ValueError(f"min_size must be a positive integer; got {min_size!r}.")
+    if X is not None and not hasattr(X, "toarray"):
+        X = np.asarray(X, dtype=float)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-dimensional; got shape {X.shape}.")
     blocks = list(columns.values()) if isinstance(columns, dict) else list(columns)
     out = []
     for order in range(1, max_order + 1):
@@ -111,7 +173,10 @@ def conjunction_groups(columns, max_order=2, names=None):
                 name = None
                 if names is not None:
                     name = "&".join(str(names[j]) for j in combo)
-                out.append(Group(tuple(combo), name=name))
+                grp = Group(tuple(combo), name=name)
+                if X is not None and int(grp.mask(X).sum()) < min_size:
+                    continue
+                out.append(grp)
     return out
 
 

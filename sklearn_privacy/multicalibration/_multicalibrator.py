@@ -51,26 +51,47 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
       ``threshold`` (default ``alpha * min_cell_size``). There is no separate, uncounted
       size check: cells with fewer than ``threshold`` members cannot reach the threshold
       except through noise. (The paper's size check :math:`|S_i| + Lap(\\epsilon\\sqrt{j})`
-      accesses the data outside the budget and its noise grows with epsilon; its
-      threshold uses the exact cell count; it is not implemented.)
+      accesses the data outside the budget and its noise grows with epsilon instead of
+      shrinking; its threshold :math:`2\\omega N` uses the exact, private cell count;
+      neither is implemented.)
     * A positive test releases the noisy residual sum (sensitivity 2) and the noisy cell
       count (sensitivity 1); if the noisy count is at least ``min_cell_size`` the update is
       ``clip(sum / count, -1, 1)``, computed from released values only (the paper divides
       by the exact count); otherwise the answer is discarded (post-processing; it still
       counts towards ``max_updates``).
-    * NumericSparse accounting (``eps1 = eps/2`` for the tests, the rest split over the
-      two answers, Laplace scales proportional to ``max_updates``) gives
-      ``epsilon``-DP for the whole fit, however many queries are asked;
-      ``epsilon_spent_`` reports it. The base estimator must not have seen the
-      calibration data (``prefit=True`` with a model trained elsewhere), otherwise its
-      own leakage adds to this.
+    * Budget: one NumericSparse run with ``c = max_updates_`` positive answers,
+      ``eps1 = eps / 2`` for the threshold tests and ``eps / 4`` for each of the two
+      answer coordinates. Noise: threshold ``T + Lap(2 c 2 / eps1) = T + Lap(8c/eps)``,
+      redrawn after every positive answer; test ``|sum| + Lap(4 c 2 / eps1) =
+      |sum| + Lap(16c/eps)``; answers ``sum + Lap(c 2 / (eps/4)) = sum + Lap(8c/eps)`` and
+      ``count + Lap(c 1 / (eps/4)) = count + Lap(4c/eps)``. The tests are ``c`` runs of
+      AboveThreshold with budget ``eps1 / c`` each (Dwork & Roth, Theorem 3.23) and the
+      answers ``2c`` Laplace releases with budget ``eps / (4c)`` each, so by basic
+      composition the whole fit is ``(eps1 + eps/4 + eps/4, 0) = (epsilon, 0)``-DP, however
+      many cells are queried below the threshold; the mechanism halts after exactly ``c``
+      positive answers (the paper's ``q.count >= i`` should read ``>= j``).
+      ``epsilon_spent_`` reports ``epsilon`` once a query is made.
+    * Threat model: the adversary sees ``updates_`` (hence every prediction) and knows
+      everything except whether one individual's (features, label) row was replaced. The
+      groups, ``n_bins``, ``alpha``, ``min_cell_size``, ``threshold``, ``max_updates`` and
+      the base model are public: they must not be chosen by looking at the calibration
+      data, and the base model must not have been trained on it (``prefit=True`` with a
+      model trained elsewhere). With ``prefit=False`` the base model is fitted on the same
+      data without privacy and ``epsilon_spent_`` is ``inf``. The number of calibration
+      rows and the label set are treated as public (input validation reads them). A fixed
+      ``random_state`` makes the noise reproducible and the release non-private.
+    * Defaults follow the paper: ``min_cell_size`` from Theorem 2, ``max_updates`` from
+      Figure 1 (both functions of public quantities only).
 
     ``mechanism="input_perturbation"``: the paper's alternative -- Gaussian noise of
     variance :math:`c\\,G^2 T \\log(1/\\delta) / (n(n-1)\\epsilon^2)` is added to the
     calibration *features* (after Kang et al.'s DP-ERM analysis) and the non-private loop
-    runs on the noisy features with the **exact labels**. Labels are not protected and the
-    loop is not the ERM that analysis covers, so no end-to-end guarantee is claimed:
-    ``epsilon_spent_`` is ``inf``; ``feature_noise_std_`` reports the noise used.
+    runs on the noisy features with the **exact labels** (group membership and the base
+    model's scores are computed on the noisy features; with ``prefit=False`` the base
+    model is fitted on them too). Labels are not protected and the loop is not the ERM
+    that analysis covers, so no end-to-end guarantee is claimed: ``epsilon_spent_`` is
+    ``inf`` and ``delta_spent_`` is 1; ``feature_noise_std_`` reports the noise used
+    (``c = 8``, ``G = 1``, ``T = 1500``, the paper's settings).
 
     Parameters
     ----------
@@ -113,11 +134,14 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     n_queries_ : int
     n_rounds_ : int
     epsilon_spent_ : float
+        Privacy budget of the whole fit (``inf`` when no guarantee holds: no mechanism,
+        input perturbation, or a base model fitted on the calibration data).
     delta_spent_ : float
     min_cell_size_ : int
     max_updates_ : int or None
     history_ : list of dict
-        Per pass: number of updates and the largest calibration-data cell error before it.
+        Per pass over the cells: ``round``, ``n_updates`` and (without privacy)
+        ``max_cell_error_seen``, the largest cell error met during the pass.
     feature_noise_std_ : float
         Input perturbation only.
 
@@ -250,6 +274,22 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         p = self._base_proba(Xc)
         n_cells = len(self.groups_) * self.n_bins
         private = self.mechanism == "numeric_sparse"
+        if not private:
+            # (under NumericSparse this check would itself read the calibration data
+            # outside the budget: empty groups are allowed there and simply never update)
+            sizes = M[:, 1:].sum(axis=0)
+            empty = [self.groups_[1 + k].name for k in np.flatnonzero(sizes == 0)]
+            if empty and len(empty) == len(self.groups_) - 1:
+                raise ValueError(
+                    f"All {len(empty)} groups are empty on the calibration data (no row is a "
+                    "member of any of them): check the column indices and predicates, or "
+                    "pass groups=() to calibrate the whole population only."
+                )
+            if empty:
+                raise ValueError(
+                    f"Groups without any member in the calibration data: {empty}. Drop them, "
+                    "for instance with conjunction_groups(..., X=X, min_size=...)."
+                )
         if self.min_cell_size is not None:
             m = int(self.min_cell_size)
         elif private:
@@ -315,8 +355,11 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                 break
         self.n_rounds_ = rounds
         self.n_updates_ = len(self.updates_)
-        if private:
+        if private and self.prefit:
             self.epsilon_spent_, self.delta_spent_ = ns.epsilon_spent_, 0.0
+        elif private:
+            # the base model was fitted on the same data without any privacy
+            self.epsilon_spent_, self.delta_spent_ = float("inf"), 1.0
         elif self.mechanism == "input_perturbation":
             self.epsilon_spent_, self.delta_spent_ = float("inf"), 1.0
         else:
