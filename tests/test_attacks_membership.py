@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.metrics import roc_auc_score
+from sklearn.svm import LinearSVC
 from sklearn.tree import DecisionTreeClassifier
 
 from sklearn_privacy.attacks import evaluate_scores, membership_inference, membership_scores
@@ -84,6 +85,13 @@ def test_bad_input():
     reg = LinearRegression().fit(X, X[:, 0])
     with pytest.raises(ValueError, match="attack='loss'"):
         membership_scores(reg, X, X[:, 0], attack="confidence")
+    svc = LinearSVC().fit(X, y)
+    for attack in ("confidence", "entropy", "modified_entropy"):
+        with pytest.raises(ValueError, match="needs a classifier with predict_proba"):
+            membership_inference(svc, X[:200], y[:200], X[200:], y[200:], attack=attack)
+    # without probabilities the gap attack still runs
+    assert np.array_equal(membership_scores(svc, X, y, attack="gap"),
+                          (svc.predict(X) == y).astype(float))
     with pytest.raises(ValueError, match="thresholds must be"):
         membership_inference(clf, X, y, X, y, thresholds="none")
     with pytest.raises(ValueError, match="known_fraction"):

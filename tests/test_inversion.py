@@ -76,6 +76,9 @@ def test_iwpc_published_accuracies(iwpc):
         if sigma == 1e-3:
             fred = fredrikson_inversion(est, X, y, cols, cand)
     assert accs[0] == 1.0
+    # sigma = 0: the exact minimiser itself is released
+    theta = est._audit_engine().theta
+    assert whitebox_inversion(est, cols, cand, released=theta).accuracy == 1.0
     assert accs[2] == pytest.approx(0.54, abs=0.03)
     assert all(a >= b for a, b in zip(accs, accs[1:], strict=False))
     assert all(m >= base for m in maps)
@@ -118,3 +121,16 @@ def test_bad_input(iwpc):
         whitebox_inversion(est, d.attribute_columns, prior=[0.5, 0.5])
     with pytest.raises(ValueError, match="method"):
         candidate_minimisers(est, d.attribute_columns, method="exact")
+    # a continuous column, and two binary columns that are not a one-hot group
+    Xb = X.copy()
+    Xb[:5, 0], Xb[:5, 1] = 1.0, 1.0
+    Xb[5:, :2] = 0.0
+    for attack in (lambda c: whitebox_inversion(est, c),
+                   lambda c: fredrikson_inversion(est, X, y, c),
+                   lambda c: prior_baseline(X, c)):
+        with pytest.raises(ValueError, match="not a binary column or a one-hot group"):
+            attack([0])
+    with pytest.raises(ValueError, match="not a binary column or a one-hot group"):
+        prior_baseline(Xb, [0, 1])
+    with pytest.raises(ValueError, match="at least two candidate"):
+        prior_baseline(X, d.attribute_columns, [[0, 0]])

@@ -120,10 +120,12 @@ def test_large_sigma_defeats_attacks():
     members[::2] = True
     est = FILLogisticRegression(sigma=100.0, alpha=1e-5, random_state=0)
     est.fit(X[members], y[members])
-    conf = membership_inference(est, X[members], y[members], X[~members], y[~members],
-                                random_state=0)
-    res = lira(est, X, y, members, n_shadow=8, online=False, random_state=0)
-    for r in (conf, res):
+    thr = [membership_inference(est, X[members], y[members], X[~members], y[~members],
+                                attack=a, random_state=0)
+           for a in ("confidence", "entropy", "modified_entropy", "loss")]
+    offline = lira(est, X, y, members, n_shadow=8, online=False, random_state=0)
+    online = lira(est, X, y, members, n_shadow=8, random_state=0)
+    for r in (*thr, offline, online):
         assert abs(r.auc - 0.5) < 0.1
         assert abs(r.balanced_accuracy - 0.5) < 0.1
 

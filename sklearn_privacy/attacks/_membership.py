@@ -149,7 +149,31 @@ def evaluate_scores(s_in, s_out, *, y_in=None, y_out=None, thresholds="global",
 
     Members and non-members are each split at random into a known part (fraction
     ``known_fraction``, used to choose the threshold(s)) and an evaluation part.
-    See :func:`membership_inference` for the parameters.
+
+    Parameters
+    ----------
+    s_in, s_out : array-like of shape (n_members,) and (n_nonmembers,)
+        Scores of the members and of the non-members.
+    y_in, y_out : array-like, default=None
+        Their labels (needed for ``thresholds="per_class"``).
+    thresholds, known_fraction, random_state
+        See :func:`membership_inference`.
+    attack : str, default="custom"
+        Name stored in the result.
+
+    Returns
+    -------
+    result : :class:`MembershipInferenceResult`
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_privacy.attacks import evaluate_scores
+    >>> rng = np.random.RandomState(0)
+    >>> res = evaluate_scores(rng.normal(1.0, 1, 2000), rng.normal(0.0, 1, 2000),
+    ...                       random_state=0)
+    >>> bool(abs(res.auc - 0.760) < 0.02)  # Phi(1 / sqrt(2)) for unit-variance Gaussians
+    True
     """
     if thresholds not in ("global", "per_class"):
         raise ValueError(f"thresholds must be 'global' or 'per_class'; got {thresholds!r}.")

@@ -75,6 +75,11 @@ def make_membership_scorer(X_population, y_population, *, attack="confidence",
     routing is needed and the scorer works in ``GridSearchCV``, ``cross_validate`` and
     multi-metric ``refit``; the price is that the population is held by the scorer and the
     fold's rows are looked up by value (duplicated rows are matched as a multiset).
+    The alternative -- audit state recorded on the fitted estimator -- would need the
+    training rows kept on every estimator; this scorer works with any estimator, including
+    pipelines and third-party models. Train scores (``return_train_score=True``) of this
+    scorer are meaningless: called on the training fold it would take the held-out rows as
+    the members.
 
     Parameters
     ----------
