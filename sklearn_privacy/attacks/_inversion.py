@@ -260,6 +260,8 @@ def whitebox_inversion(estimator, columns, candidates=None, *, rows=None, prior=
     theta = engine.theta
     delta = theta[None, None, :] - thetas                      # (m, C, p)
     sq = np.einsum("mcp,mcp->mc", delta, delta)
+    # one stream: the calibration's simulated releases follow (never repeat) the attacked ones
+    rng = check_random_state(random_state)
     if released is not None or n_draws is None:
         if released is None:
             released = np.r_[estimator.coef_, [estimator.intercept_] if
@@ -271,7 +273,7 @@ def whitebox_inversion(estimator, columns, candidates=None, *, rows=None, prior=
     else:
         if int(n_draws) < 1:
             raise ValueError(f"n_draws must be a positive integer; got {n_draws!r}.")
-        Z = check_random_state(random_state).standard_normal((int(n_draws), theta.size))
+        Z = rng.standard_normal((int(n_draws), theta.size))
     with np.errstate(divide="ignore"):
         logp = np.log(p)
 
@@ -282,7 +284,7 @@ def whitebox_inversion(estimator, columns, candidates=None, *, rows=None, prior=
     inv_temp = np.ones(len(truth))
     if prior is not None and calibrate:
         inv_temp = _calibrated_inverse_temperature(distances, logp, truth, sigma, theta.size,
-                                                   check_random_state(random_state))
+                                                   rng)
     preds = np.empty((len(Z), len(truth)), dtype=int)
     for k, z in enumerate(Z):
         score = logp[None, :] - inv_temp[:, None] * distances(z) / (2.0 * sigma**2)
