@@ -97,6 +97,23 @@ def test_eta_matches_dense_oracle_and_scales_with_sigma(Est, data, loss):
     assert np.allclose(F, JS.T @ JS / 0.25, rtol=1e-10, atol=1e-14)
 
 
+def test_fisher_information_is_an_operator_for_large_subsets():
+    from scipy.sparse.linalg import LinearOperator, eigsh
+
+    X, y = _classification(n=600, d=4)  # 600 rows x 5 values = 3000 > 2048
+    est = FILLogisticRegression(sigma=0.5, alpha=0.01, random_state=0).fit(X, y)
+    op = est.fisher_information()
+    assert isinstance(op, LinearOperator) and op.shape == (3000, 3000)
+    # its top eigenvalue is the squared eta of the whole data set
+    top = eigsh(op, k=1, which="LA", return_eigenvectors=False, tol=1e-12)[0]
+    assert np.sqrt(top) == pytest.approx(est.eta(), rel=1e-8)
+    small = est.fisher_information(rows=np.arange(400))  # 2000 values: dense
+    assert isinstance(small, np.ndarray) and small.shape == (2000, 2000)
+    u = np.random.default_rng(0).normal(size=2000)
+    part = est.fisher_information(rows=np.arange(400), dense=False)
+    assert np.allclose(part @ u, small @ u, rtol=1e-10, atol=1e-12)
+
+
 def test_sigma_for_eta():
     X, y = _classification()
     est = FILLogisticRegression(sigma=1.0, alpha=0.01, random_state=0).fit(X, y)
@@ -121,7 +138,11 @@ def test_dumps_hold_no_training_values_and_no_exact_minimiser(Est, data):
     est = Est(sigma=0.1, random_state=0).fit(X, y)
     _ = est.eta_  # populate the cache too
     exact = _exact(est)
-    secret = _float_bytes(X) | _float_bytes(exact)
+    engine = est._audit_engine()
+    # training rows, the exact minimiser, the Hessian (it holds X^T X) and its inverse
+    secret = (_float_bytes(X) | _float_bytes(exact) | _float_bytes(engine.H)
+              | _float_bytes(engine.H_inv))
+    secret.discard(np.float64(0.0).tobytes())
     if Est is FILLinearRegression:
         secret |= _float_bytes(y)
     buf = io.BytesIO()
@@ -186,6 +207,8 @@ def test_bad_y_and_lengths_and_weights(Est):
         Est().fit(X, y[:-1])
     with pytest.raises(ValueError, match="NaN"):
         Est().fit(X, np.where(y == 1, np.nan, 0.0))
+    with pytest.raises(ValueError, match="infinity"):
+        Est().fit(X, np.where(y == 1, np.inf, 0.0))
     with pytest.raises(ValueError, match="non-negative"):
         Est().fit(X, y, sample_weight=-np.ones(20))
     with pytest.raises(ValueError, match="non-zero|all weights are zero"):

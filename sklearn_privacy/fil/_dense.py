@@ -12,28 +12,40 @@ import numpy as np
 from ._glm import augment, penalty_diagonal
 
 
-def dense_jacobians(X, y, theta, *, loss, alpha, fit_intercept, sample_weight=None, rows=None):
-    """Per-example Jacobians of the minimiser, shape (len(rows), p, d + 1).
-
-    ``rows`` (default: all) selects the examples whose Jacobians are built; the Hessian
-    always uses every example.
-    """
+def dense_hessian_inverse(X, y, theta, *, loss, alpha, fit_intercept, sample_weight=None):
+    """Inverse of the Hessian of the objective, formed and inverted explicitly."""
     n, d = X.shape
     omega = np.ones(n) if sample_weight is None else np.asarray(sample_weight, float)
     Xt = augment(X, fit_intercept)
-    z = Xt @ theta
-    l1, l2, l3 = loss.derivatives(z, y)
+    _, l2, _ = loss.derivatives(Xt @ theta, y)
     H = Xt.T @ np.diag(omega * l2) @ Xt + np.diag(
         omega.sum() * alpha * penalty_diagonal(d, fit_intercept)
     )
-    H_inv = np.linalg.inv(H)
+    return np.linalg.inv(H)
+
+
+def dense_jacobians(X, y, theta, *, loss, alpha, fit_intercept, sample_weight=None, rows=None,
+                    H_inv=None):
+    """Per-example Jacobians of the minimiser, shape (len(rows), p, d + 1).
+
+    ``rows`` (default: all) selects the examples whose Jacobians are built; the Hessian
+    always uses every example. ``H_inv`` (default: formed by
+    :func:`dense_hessian_inverse`) lets a caller share the inverse between calls.
+    """
+    n, d = X.shape
+    omega = np.ones(n) if sample_weight is None else np.asarray(sample_weight, float)
+    if H_inv is None:
+        H_inv = dense_hessian_inverse(X, y, theta, loss=loss, alpha=alpha,
+                                      fit_intercept=fit_intercept, sample_weight=omega)
+    rows = np.arange(n) if rows is None else np.asarray(rows)
+    Xt = augment(X[rows], fit_intercept)
+    l1, l2, l3 = loss.derivatives(Xt @ theta, y[rows])
     E = np.vstack([np.eye(d), np.zeros((Xt.shape[1] - d, d))])
     w = theta[:d]
-    rows = np.arange(n) if rows is None else np.asarray(rows)
     J = np.empty((rows.size, Xt.shape[1], d + 1))
     for k, i in enumerate(rows):
-        xi = Xt[i][:, None]
-        block = np.hstack([l2[i] * xi @ w[None, :] + l1[i] * E, l3[i] * xi])
+        xi = Xt[k][:, None]
+        block = np.hstack([l2[k] * xi @ w[None, :] + l1[k] * E, l3[k] * xi])
         J[k] = -omega[i] * H_inv @ block
     return J
 
