@@ -32,11 +32,12 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     The fitted predictor is the ordered list of updates ``updates_``, replayed on any X at
     prediction time (vectorised over rows).
 
-    Mechanisms
-    ----------
-    ``mechanism=None`` (no privacy): a cell with at least ``min_cell_size`` members is
-    updated by its exact mean residual when that exceeds ``alpha`` in absolute value. At
-    convergence every such cell has ``|mean(y - p)| <= alpha`` on the calibration data.
+    Notes
+    -----
+    **Mechanisms.** ``mechanism=None`` (no privacy): a cell with at least
+    ``min_cell_size`` members is updated by its exact mean residual when that exceeds
+    ``alpha`` in absolute value. At convergence every such cell has
+    ``|mean(y - p)| <= alpha`` on the calibration data.
 
     ``mechanism="numeric_sparse"``: every cell query goes through one
     :class:`~sklearn_privacy.mechanisms.NumericSparse` instance with budget ``epsilon``
@@ -111,7 +112,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     max_updates : int or None, default=None
         NumericSparse's ``c``. None: the paper's Figure 1 choice
         :math:`\\sqrt{m\\epsilon}/\\sqrt{\\ln(|C|/\\beta) + \\ln|C|}` with beta = 0.05,
-        |C| the number of cells, at least 1.
+        :math:`|C|` the number of cells, at least 1.
     min_cell_size : int or None, default=None
         ``m``. None: 20 without privacy; Theorem 2's :math:`\\ln|C| / (\\alpha^2\\epsilon)`
         with NumericSparse.
