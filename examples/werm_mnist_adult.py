@@ -5,7 +5,10 @@ reference weight ``w`` and seed, a WERM-wrapped ``MLPClassifier`` (which overfit
 trained on training + reference rows, and the per-class confidence-threshold membership
 attack (thresholds chosen on half of the members and non-members, scored on the other
 half) is run on training vs test rows and on reference vs test rows. WERM-ES is the same
-with training cut short (``max_iter`` epochs).
+with training cut short (``max_iter`` epochs). Every fit takes the same number of Adam
+steps: at ``w = 0`` and ``w = 1`` WERM drops the rows of weight 0, and the batch size is
+halved so that the fitted group contributes as many rows per step as in the mixed batches
+of the interior weights (see ``run_one``).
 
 Outputs (``examples/output/``): ``werm_tradeoff.png`` (Fig. 3: test accuracy against MIA
 accuracy on training and on reference data, one point per w) and ``werm_results.csv``;
@@ -61,9 +64,12 @@ def load(name, n_per_part):
     return X[keep].astype(np.float32), y[keep]
 
 
-def mlp(seed, epochs):
+BATCH = 200
+
+
+def mlp(seed, epochs, batch_size=BATCH):
     return MLPClassifier(hidden_layer_sizes=(128,), max_iter=epochs, alpha=1e-5,
-                         random_state=seed)
+                         batch_size=batch_size, random_state=seed)
 
 
 def run_one(X, y, w, seed, epochs, early_stop=None):
@@ -74,7 +80,16 @@ def run_one(X, y, w, seed, epochs, early_stop=None):
     Xfit = np.vstack([X[tr], X[rf]])
     yfit = np.r_[y[tr], y[rf]]
     group = np.r_[np.zeros(tr.size, int), np.ones(rf.size, int)]
-    clf = WERMClassifier(mlp(seed, epochs), w=w, max_iter=early_stop)
+    # Same optimiser budget at every w. WERM drops the rows of a group of weight 0, so at
+    # w = 0 (w = 1) the MLP sees only the training (reference) rows; with the batch size
+    # unchanged it would take half as many Adam steps per epoch and leak less than at
+    # w = 0.03 (0.97). As in a training loop that draws each step's batch from both data
+    # sets and weights the reference part by w (the paper's setting), the endpoints keep
+    # the same number of steps per epoch and the same number of rows of the fitted group
+    # per batch: the batch size shrinks in proportion to the rows kept.
+    n_kept = {0.0: tr.size, 1.0: rf.size}.get(float(w), len(yfit))
+    batch = max(1, round(BATCH * n_kept / len(yfit)))
+    clf = WERMClassifier(mlp(seed, epochs, batch), w=w, max_iter=early_stop)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf.fit(Xfit, yfit, sample_group=group)

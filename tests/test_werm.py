@@ -159,20 +159,27 @@ def test_zero_weight_rows_are_dropped():
     assert clf.epsilon_ratio_ == np.inf
 
 
-class _GroupSpy(ClassifierMixin, BaseEstimator):
-    """Checks that every row's weight matches the group encoded in column 0 of X."""
+_SEEN = []
 
-    def __init__(self, w=0.5):
-        self.w = w
+
+class _GroupSpy(ClassifierMixin, BaseEstimator):
+    """Checks that every row's weight matches the group encoded in column 0 of X.
+
+    The true group of a row travels inside X, so it is split exactly like X. WERM's weights
+    come from ``sample_group``; they are constant within each true group and in the ratio
+    ``(1 - w) / N_T : w / N_R`` only if each fold's ``sample_group`` holds exactly the
+    groups of that fold's rows. The implied ``w`` and the fold size are recorded.
+    """
 
     def fit(self, X, y, sample_weight=None):
         groups = X[:, 0].astype(int)
-        n_t, n_r = np.sum(groups == 0), np.sum(groups == 1)
-        expected = np.where(groups == 0, (1 - self.w) / n_t, self.w / n_r)
-        expected *= len(groups) / expected.sum()
-        np.testing.assert_allclose(sample_weight, expected)
+        n_r = np.sum(groups == 1)
+        a, b = sample_weight[groups == 0], sample_weight[groups == 1]
+        np.testing.assert_allclose(a, a[0])
+        np.testing.assert_allclose(b, b[0])
+        assert sample_weight.mean() == pytest.approx(1.0)
+        _SEEN.append((round(b[0] * n_r / len(groups), 10), len(groups)))
         self.classes_ = np.unique(y)
-        self.n_fit_rows_ = len(y)
         return self
 
     def predict(self, X):
@@ -184,26 +191,27 @@ def test_grid_search_splits_sample_group_per_fold(routing):
     X, y = _data(n=240)
     g = np.random.RandomState(0).randint(0, 2, size=len(y))
     Xg = np.column_stack([g, X])  # the spy reads the true group of each row from X
-    results = []
+    _SEEN.clear()
     with sklearn.config_context(enable_metadata_routing=routing):
-        for w in (0.2, 0.7):
-            est = WERMClassifier(_GroupSpy(w=w), w=w)
-            if routing:
-                est.set_fit_request(sample_group=True)
-            grid = GridSearchCV(est, {"w": [w]}, cv=KFold(4, shuffle=True, random_state=0),
-                                error_score="raise")
-            grid.fit(Xg, y, sample_group=g)
-            results.append(grid.best_estimator_.estimator_.n_fit_rows_)
+        est = WERMClassifier(_GroupSpy())
+        if routing:
+            est.set_fit_request(sample_group=True)
+        grid = GridSearchCV(est, {"w": [0.2, 0.5, 0.7]}, error_score="raise",
+                            cv=KFold(4, shuffle=True, random_state=0))
+        grid.fit(Xg, y, sample_group=g)
+        # a misaligned sample_group is caught by the spy (the check can fail)
+        with pytest.raises(AssertionError):
+            WERMClassifier(_GroupSpy(), w=0.2).fit(Xg, y, sample_group=g[::-1])
         # cross_validate: the estimator of each fold saw exactly its training rows' groups
         est = WERMClassifier(_lr(), w=0.25)
         if routing:
             est.set_fit_request(sample_group=True)
-            params = {"params": {"sample_group": g}}
-        else:
-            params = {"params": {"sample_group": g}}
         cv = cross_validate(est, X, y, cv=KFold(3), return_estimator=True,
-                            return_indices=True, **params)
-    assert results == [240, 240]
+                            return_indices=True, params={"sample_group": g})
+    # 3 candidates x 4 folds of 180 rows, then the refit on all 240 rows
+    seen = _SEEN[:13]
+    assert sorted(seen[:12]) == sorted((w, 180) for w in (0.2, 0.5, 0.7) for _ in range(4))
+    assert seen[12] == (grid.best_params_["w"], 240)
     for fold_est, train in zip(cv["estimator"], cv["indices"]["train"], strict=True):
         sizes = np.bincount(g[train], minlength=2).astype(float)
         assert np.array_equal(fold_est.group_sizes_, sizes)
