@@ -82,6 +82,14 @@ def test_as_frame():
     assert list(iwpc.data.columns[11:13]) == ["vkorc1=CT", "vkorc1=TT"]
     raw = load_iwpc(raw=True, as_frame=True)
     assert raw.data["Therapeutic Dose of Warfarin"].isna().sum() > 0
+    m01 = load_mnist01(n_components=20, as_frame=True)
+    arr = load_mnist01(n_components=20)
+    assert isinstance(m01.data_train, pd.DataFrame) and m01.frame.shape == (1000, 21)
+    assert list(m01.data_train.columns) == arr.feature_names == [f"pc_{j}" for j in range(20)]
+    assert np.array_equal(m01.data_train.to_numpy(), arr.data_train)
+    assert np.array_equal(m01.target_test.to_numpy(), arr.target_test)
+    assert np.array_equal(m01.data_test.index, arr.test_index)
+    assert load_mnist(as_frame=True).data.shape == (5000, 784)
 
 
 def test_loaders_return_copies():

@@ -63,6 +63,7 @@ def load_mnist(*, as_frame: bool = False) -> Bunch:
         "n_components": [Interval(Integral, 1, 784, closed="both"), None],
         "train_size": [Interval(Integral, 2, 998, closed="both")],
         "random_state": ["random_state"],
+        "as_frame": ["boolean"],
     },
     prefer_skip_nested_validation=True,
 )
@@ -72,6 +73,7 @@ def load_mnist01(
     n_components: int | None = None,
     train_size: int = 800,
     random_state=0,
+    as_frame: bool = False,
 ) -> Bunch:
     """Load digits 0 and 1 of the bundled MNIST subset, preprocessed as in the FIL paper.
 
@@ -100,12 +102,16 @@ def load_mnist01(
         Number of training rows.
     random_state : int, RandomState instance or None, default=0
         Seed of the train/test split.
+    as_frame : bool, default=False
+        Return ``data``, ``data_train`` and ``data_test`` as pandas DataFrames and the
+        targets as Series (requires pandas); ``frame`` joins ``data`` and ``target``.
 
     Returns
     -------
     data : :class:`~sklearn.utils.Bunch`
         ``data``/``target`` (all 1,000 rows, target 0/1), ``data_train``, ``target_train``,
         ``data_test``, ``target_test``, ``train_index``, ``test_index`` (rows of ``data``),
+        ``feature_names`` (``pixel_0`` ... or ``pc_0`` ... after PCA),
         ``images`` (1000, 28, 28 raw pixels in [0, 1], for display), ``pca`` (the fitted
         :class:`~sklearn.decomposition.PCA` or None), ``scale`` (the divisor of step 2) and
         ``DESCR``.
@@ -137,9 +143,14 @@ def load_mnist01(
     if n_components is not None:
         pca = PCA(n_components=n_components, svd_solver="full").fit(X[train_index])
         X = pca.transform(X)
-    return Bunch(
+    feature_names = (
+        [f"pixel_{j}" for j in range(784)] if pca is None
+        else [f"pc_{j}" for j in range(n_components)]
+    )
+    bunch = Bunch(
         data=X,
         target=y,
+        feature_names=feature_names,
         data_train=X[train_index],
         target_train=y[train_index],
         data_test=X[test_index],
@@ -151,3 +162,12 @@ def load_mnist01(
         scale=scale,
         DESCR=load_descr("mnist.rst"),
     )
+    if as_frame:
+        from ._base import require_pandas
+
+        pd = require_pandas("load_mnist01")
+        for part, index in (("train", train_index), ("test", test_index)):
+            bunch[f"data_{part}"] = pd.DataFrame(X[index], columns=feature_names, index=index)
+            bunch[f"target_{part}"] = pd.Series(y[index], name="digit", index=index)
+        bunch = frame_bunch(bunch, "load_mnist01", "digit")
+    return bunch
