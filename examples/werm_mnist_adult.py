@@ -88,7 +88,7 @@ def run_one(X, y, w, seed, epochs, early_stop=None):
     # the same number of steps per epoch and the same number of rows of the fitted group
     # per batch: the batch size shrinks in proportion to the rows kept.
     n_kept = {0.0: tr.size, 1.0: rf.size}.get(float(w), len(yfit))
-    batch = max(1, round(BATCH * n_kept / len(yfit)))
+    batch = max(1, round(min(BATCH, len(yfit)) * n_kept / len(yfit)))
     clf = WERMClassifier(mlp(seed, epochs, batch), w=w, max_iter=early_stop)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
