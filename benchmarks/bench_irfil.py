@@ -15,7 +15,7 @@ Data: bundled MNIST 0 vs 1 (800 rows, unit ball + PCA-20; least squares without 
 logistic with lambda 1e-3) and Adult (30,162 training rows, the FIL paper's 86-column
 encoding; lambda 1e-3).
 
-Run: ``python benchmarks/bench_irfil.py`` (a few minutes, dominated by the baseline).
+Run: ``python benchmarks/bench_irfil.py`` (about 12 minutes, almost all of it the baseline).
 """
 
 from __future__ import annotations
