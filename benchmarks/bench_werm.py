@@ -4,8 +4,9 @@ For each inner estimator, data set and reference weight ``w``,
 ``WERMClassifier(est, w).fit(X, y, sample_group=g)`` (``g`` a random half of the rows) is
 timed against ``clone(est).fit(X[keep], y[keep], sample_weight=W[keep])`` with the per-row
 weights ``W`` WERM computes and the rows it keeps (all rows for ``0 < w < 1``, the training
-rows for ``w = 0``; the baseline gets them already extracted). The two models must be
-identical. Best of ``--repeat`` runs each, interleaved. The last column times WERM around
+rows for ``w = 0``; the baseline gets them already extracted, or the very arrays WERM
+receives when every row is kept). The two models must be identical. Best of ``--repeat``
+runs each, interleaved. The last column times WERM around
 an inner estimator whose ``fit`` does nothing: the wrapper's own cost (validation, weights,
 row selection), which does not depend on the load of a shared machine.
 
@@ -66,7 +67,10 @@ def main(argv=None):
             warnings.simplefilter("ignore", ConvergenceWarning)
             werm.fit(X, y, sample_group=g)
             keep = werm.sample_weight_ > 0
-            Xk, yk, Wk = X[keep], y[keep], werm.sample_weight_[keep]
+            if keep.all():  # the very arrays WERM receives (no copy, same memory layout)
+                Xk, yk, Wk = X, y, werm.sample_weight_
+            else:
+                Xk, yk, Wk = X[keep], y[keep], werm.sample_weight_[keep]
             for _ in range(args.repeat):
                 t = time.perf_counter()
                 inner = clone(est).fit(Xk, yk, sample_weight=Wk)
