@@ -20,7 +20,7 @@ attack advantages, over all interior weights and over w <= 0.5 as the paper's pu
 computes it; see ``table3``).
 
 Run: ``python examples/werm_mnist_adult.py`` (5 seeds x 9 weights x 2 defenses x 2 data
-sets = 180 fits, about 20-30 minutes on 2 cores with ``--n-jobs 2``; ``--quick`` runs one
+sets = 180 fits, about 15 minutes on 2 shared cores with ``--n-jobs 2``; ``--quick`` runs one
 seed and five weights). ``--n-per-part`` and ``--epochs`` shrink the study further (the
 test suite runs a tiny version).
 """
