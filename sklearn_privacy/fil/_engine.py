@@ -35,6 +35,9 @@ from ._secular import largest_eigenvalue_rank2
 _GRAM_MAX_COLUMNS = 16
 #: Dense FIM up to this many data values, a LinearOperator beyond.
 DENSE_FIM_MAX = 2048
+#: Row-chunk size (bytes per chunk array) of the secular route: small enough that the
+#: iterated arrays of a chunk stay in cache between Newton iterations.
+_SECULAR_CHUNK_BYTES = 2_000_000
 
 
 def _chunk_rows(n, p, budget_bytes=32_000_000):
@@ -191,7 +194,7 @@ class FILEngine:
         st = self._eig_structure(feats, has_label)
         out = np.empty(idx.size)
         l1, l2, l3, om = self.l1[idx], self.l2[idx], self.l3[idx], self.omega[idx]
-        for sl in _chunk_rows(idx.size, self.p):
+        for sl in _chunk_rows(idx.size, self.p, _SECULAR_CHUNK_BYTES):
             rows = idx[sl]
             At = augment(self.X[rows], self.fit_intercept) @ st["K"]
             s = l1[sl] ** 2

@@ -37,9 +37,10 @@ import numpy as np
 _EPS = np.finfo(float).eps
 
 
-def _secular_terms(lam, s, d, A2, Av, vv, alpha, beta, with_derivative=True):
-    # r = 1 / (lam - s d), built in one buffer that is squared in place for the derivatives
-    r = np.multiply.outer(s, d)
+def _secular_terms(lam, s, d, A2, Av, vv, alpha, beta, with_derivative=True, buf=None):
+    # r = 1 / (lam - s d), built in one buffer that is squared in place for the derivatives;
+    # ``buf`` (at least len(lam) rows) is reused across calls to avoid fresh large arrays
+    r = np.multiply.outer(s, d, out=None if buf is None else buf[: lam.size])
     np.subtract(lam[:, None], r, out=r)
     np.reciprocal(r, out=r)
     faa = np.einsum("ij,ij->i", A2, r)
@@ -54,9 +55,15 @@ def _secular_terms(lam, s, d, A2, Av, vv, alpha, beta, with_derivative=True):
     return faa, fav, fvv, dfaa, dfav, dfvv
 
 
-def _mu(lam, s, d, A2, Av, vv, alpha, beta):
-    """Positive eigenvalue of S F(lam) and its derivative in lam."""
-    faa, fav, fvv, dfaa, dfav, dfvv = _secular_terms(lam, s, d, A2, Av, vv, alpha, beta)
+def _mu(lam, s, d, A2, Av, vv, alpha, beta, buf=None, with_derivative=True):
+    """Positive eigenvalue of S F(lam) and its derivative in lam (or None)."""
+    terms = _secular_terms(lam, s, d, A2, Av, vv, alpha, beta, with_derivative, buf)
+    if not with_derivative:
+        faa, fav, fvv = terms
+        tr = alpha * faa + 2.0 * beta * fav
+        det = -beta * beta * (faa * fvv - fav * fav)
+        return 0.5 * tr + np.sqrt(np.maximum(0.25 * tr * tr - det, 0.0)), None
+    faa, fav, fvv, dfaa, dfav, dfvv = terms
     tr = alpha * faa + 2.0 * beta * fav
     dtr = alpha * dfaa + 2.0 * beta * dfav
     b2 = beta * beta
@@ -70,9 +77,9 @@ def _mu(lam, s, d, A2, Av, vv, alpha, beta):
     return mu, dmu
 
 
-def _count_above(lam, s, d, A2, Av, vv, alpha, beta):
+def _count_above(lam, s, d, A2, Av, vv, alpha, beta, buf=None):
     """Number of eigenvalues of A strictly above ``lam`` (rows: arrays of equal length)."""
-    faa, fav, fvv = _secular_terms(lam, s, d, A2, Av, vv, alpha, beta, with_derivative=False)
+    faa, fav, fvv = _secular_terms(lam, s, d, A2, Av, vv, alpha, beta, False, buf)
     n_pole = np.sum(s[:, None] * d[None, :] > lam[:, None], axis=1)
     b2 = beta * beta
     n11 = -b2 * faa
@@ -144,13 +151,15 @@ def largest_eigenvalue_rank2(s, d, At, vt, alpha, beta, *, max_iter=100):
     def take(sel):
         return tuple(a[sel] for a in rows)
 
-    def mu_of(lam_, r):
+    buf = np.empty((todo.size, p))
+
+    def mu_of(lam_, r, with_derivative=True):
         s_, A2_, Av_, al_, be_ = r
-        return _mu(lam_, s_, d, A2_, Av_, vv, al_, be_)
+        return _mu(lam_, s_, d, A2_, Av_, vv, al_, be_, buf, with_derivative)
 
     # Does the root lie above the pole?  Probe mu just above it.
     probe = lo + 1e-9 * (hi - lo) + 4 * _EPS * lo
-    mu_probe, _ = mu_of(probe, rows)
+    mu_probe, _ = mu_of(probe, rows, with_derivative=False)
     above = (mu_probe > 1.0) & (top_update[todo] > 0)
 
     # --- safeguarded Newton on h = 1/mu - 1 for rows whose root is above the pole.
@@ -200,7 +209,7 @@ def largest_eigenvalue_rank2(s, d, At, vt, alpha, beta, *, max_iter=100):
         bhi = probe[idx].copy()
         for _ in range(200):
             mid = 0.5 * (blo + bhi)
-            count = _count_above(mid, s_, d, A2_, Av_, vv, al_, be_)
+            count = _count_above(mid, s_, d, A2_, Av_, vv, al_, be_, buf)
             blo = np.where(count >= 1, mid, blo)
             bhi = np.where(count >= 1, bhi, mid)
             if np.all(bhi - blo <= 2 * _EPS * np.abs(bhi)):
