@@ -23,7 +23,7 @@ Data: the bundled MNIST subset (digits 0-9, pixels in [0, 1], target: even digit
 projected by PCA on ``d`` components when ``d < 784``; for ``n`` above 5,000 rows are
 resampled with small Gaussian jitter (MNIST-sized synthetic data).
 
-Run: ``python benchmarks/bench_fil_eta.py`` (about 10 minutes; ``--quick`` for a smaller grid).
+Run: ``python benchmarks/bench_fil_eta.py`` (about 12 minutes; ``--quick`` for a smaller grid).
 """
 
 from __future__ import annotations
