@@ -28,6 +28,13 @@ class AttributeInversionResult:
     accuracy: float
     accuracy_per_row: np.ndarray = field(repr=False)
 
+    @classmethod
+    def from_predictions(cls, predictions, truth, candidates):
+        """Score ``predictions`` (n_draws, n_rows) of candidate indices against ``truth``."""
+        correct = predictions == truth[None, :]
+        return cls(predictions=predictions, truth=truth, candidates=candidates,
+                   accuracy=float(correct.mean()), accuracy_per_row=correct.mean(axis=0))
+
 
 def _check_fil_estimator(estimator):
     if not isinstance(estimator, BaseFILEstimator):
@@ -37,6 +44,13 @@ def _check_fil_estimator(estimator):
             f"objective. Got {type(estimator).__name__}."
         )
     return estimator._audit_engine()
+
+
+def _reference_truth(X_prior, truth, columns, candidates):
+    """Levels of the rows that define the prior: ``X_prior``, or the attacked rows."""
+    if X_prior is None:
+        return truth
+    return _attribute_setup(np.asarray(X_prior, dtype=float), columns, candidates)[2]
 
 
 def _attribute_setup(X, columns, candidates):
@@ -289,10 +303,7 @@ def whitebox_inversion(estimator, columns, candidates=None, *, rows=None, prior=
     for k, z in enumerate(Z):
         score = logp[None, :] - inv_temp[:, None] * distances(z) / (2.0 * sigma**2)
         preds[k] = np.argmax(score, axis=1)
-    correct = preds == truth[None, :]
-    return AttributeInversionResult(predictions=preds, truth=truth, candidates=candidates,
-                                    accuracy=float(correct.mean()),
-                                    accuracy_per_row=correct.mean(axis=0))
+    return AttributeInversionResult.from_predictions(preds, truth, candidates)
 
 
 #: Inverse temperatures tried by the calibrated MAP attack (0 = the prior's mode alone).
@@ -373,10 +384,7 @@ def fredrikson_inversion(estimator, X, y, columns, candidates=None, *, prior="em
     X = np.asarray(X, dtype=float)
     y = np.asarray(y)
     cols, candidates, truth = _attribute_setup(X, columns, candidates)
-    if X_prior is None:
-        prior_truth = truth
-    else:
-        _, _, prior_truth = _attribute_setup(np.asarray(X_prior, float), columns, candidates)
+    prior_truth = _reference_truth(X_prior, truth, columns, candidates)
     p = _prior(prior, prior_truth, len(candidates))
     with np.errstate(divide="ignore"):
         logp = np.log(p)
@@ -402,10 +410,7 @@ def fredrikson_inversion(estimator, X, y, columns, candidates=None, *, prior="em
             Xc[:, cols] = candidates[c]
             scores[:, c] = logp[c] - (estimator.predict(Xc) - yf) ** 2 / (2 * residual_std**2)
     preds = np.argmax(scores, axis=1)[None, :]
-    correct = preds == truth[None, :]
-    return AttributeInversionResult(predictions=preds, truth=truth, candidates=candidates,
-                                    accuracy=float(correct.mean()),
-                                    accuracy_per_row=correct.mean(axis=0))
+    return AttributeInversionResult.from_predictions(preds, truth, candidates)
 
 
 def prior_baseline(X, columns, candidates=None, *, X_prior=None) -> AttributeInversionResult:
@@ -436,11 +441,7 @@ def prior_baseline(X, columns, candidates=None, *, X_prior=None) -> AttributeInv
     """
     X = np.asarray(X, dtype=float)
     cols, candidates, truth = _attribute_setup(X, columns, candidates)
-    ref = truth if X_prior is None else _attribute_setup(
-        np.asarray(X_prior, float), columns, candidates)[2]
+    ref = _reference_truth(X_prior, truth, columns, candidates)
     mode = int(np.argmax(np.bincount(ref, minlength=len(candidates))))
     preds = np.full((1, len(truth)), mode)
-    correct = preds == truth[None, :]
-    return AttributeInversionResult(predictions=preds, truth=truth, candidates=candidates,
-                                    accuracy=float(correct.mean()),
-                                    accuracy_per_row=correct.mean(axis=0))
+    return AttributeInversionResult.from_predictions(preds, truth, candidates)
