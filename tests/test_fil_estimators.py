@@ -250,3 +250,21 @@ def test_singular_hessian_suggests_a_penalty():
     ys = np.r_[np.ones(10), np.zeros(10)]  # linearly separable
     with pytest.raises(ValueError, match="alpha > 0"):
         FILLogisticRegression(alpha=0.0).fit(Xs, ys)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("Est", [FILLinearRegression, FILLogisticRegression])
+def test_fit_and_audit_leave_the_data_untouched(Est, fit_intercept):
+    X, y = _regression() if Est is FILLinearRegression else _classification()
+    X0, y0 = X.copy(), y.copy()
+    w = np.linspace(0.5, 2.0, len(y))
+    est = Est(sigma=0.1, fit_intercept=fit_intercept, random_state=0).fit(X, y, sample_weight=w)
+    est.eta(columns=[0, 1], per_example=True)
+    est.fisher_information(rows=[0, 1])
+    assert np.array_equal(X, X0) and np.array_equal(y, y0)
+    # the Hessian is the weighted Gram matrix plus the penalty, built from the same data
+    Xt = np.hstack([X, np.ones((len(X), 1))]) if fit_intercept else X
+    engine = est._audit_engine()
+    expected = (Xt * (w * engine.l2)[:, None]).T @ Xt
+    reg = w.sum() * est.alpha * np.r_[np.ones(X.shape[1]), np.zeros(int(fit_intercept))]
+    np.testing.assert_allclose(engine.H, expected + np.diag(reg), rtol=1e-12, atol=1e-12)
