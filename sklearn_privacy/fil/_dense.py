@@ -18,7 +18,7 @@ def dense_hessian_inverse(X, y, theta, *, loss, alpha, fit_intercept, sample_wei
     omega = np.ones(n) if sample_weight is None else np.asarray(sample_weight, float)
     Xt = augment(X, fit_intercept)
     _, l2, _ = loss.derivatives(Xt @ theta, y)
-    H = Xt.T @ np.diag(omega * l2) @ Xt + np.diag(
+    H = (Xt * (omega * l2)[:, None]).T @ Xt + np.diag(
         omega.sum() * alpha * penalty_diagonal(d, fit_intercept)
     )
     return np.linalg.inv(H)
