@@ -10,3 +10,13 @@ class AuditStateUnavailableError(AttributeError, RuntimeError):
     rows or the exact minimiser. Refit the estimator on the training data, in the
     session that owns the data, to audit it.
     """
+
+
+class PrivacyWarning(UserWarning):
+    """A setting voids (part of) the privacy guarantee the caller may expect.
+
+    Emitted when a call runs but cannot deliver what its parameters suggest: for
+    example a differentially private mechanism whose base model was fitted on the
+    protected rows (``epsilon_spent_`` becomes infinite), or rows scaled to a norm
+    bound. Turn it into an error with ``warnings.simplefilter("error", PrivacyWarning)``.
+    """

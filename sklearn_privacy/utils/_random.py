@@ -1,0 +1,102 @@
+"""The one source of randomness of the package: noise generators and child seeds.
+
+Every random draw of the package -- the Gaussian noise of a FIL release, the Laplace noise
+of NumericSparse, input perturbation, the splits and shadow seeds of the attacks -- goes
+through :func:`noise_generator`. With ``random_state=None`` it returns a
+:class:`numpy.random.Generator` seeded from fresh operating-system entropy: the draw
+neither depends on nor advances numpy's global random state (``np.random.seed`` has no
+effect on it). A fixed ``random_state`` makes the draws reproducible, which makes any
+privacy noise predictable and the release non-private (use it for tests only).
+"""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+import numpy as np
+
+__all__ = ["noise_generator", "child_seeds"]
+
+#: Child seeds are drawn below this bound (fits every estimator's ``random_state``).
+_SEED_BOUND = 2**31 - 1
+
+
+def noise_generator(random_state):
+    """Random generator for a noise draw, never numpy's global state for ``None``.
+
+    Parameters
+    ----------
+    random_state : None, int, numpy.random.RandomState or numpy.random.Generator
+        ``None``: a new :class:`numpy.random.Generator` seeded from OS entropy. An int:
+        ``numpy.random.RandomState(random_state)`` (the same stream as scikit-learn's
+        ``check_random_state``, so fixed-seed results do not depend on this helper). A
+        ``RandomState`` or ``Generator`` instance is used as given (the caller's own
+        stream; passing ``numpy.random.mtrand._rand`` explicitly is the caller's choice).
+
+    Returns
+    -------
+    rng : numpy.random.Generator or numpy.random.RandomState
+        Callers use only the methods both classes share (``normal``, ``standard_normal``,
+        ``laplace``, ``uniform``, ``permutation``, ``choice``, ``shuffle``) and
+        :func:`child_seeds` for integers.
+
+    Raises
+    ------
+    TypeError
+        If ``random_state`` is of any other type (a float, a string, ...).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_privacy.utils import noise_generator
+    >>> np.random.seed(0)
+    >>> a = noise_generator(None).standard_normal(3)
+    >>> np.random.seed(0)
+    >>> b = noise_generator(None).standard_normal(3)
+    >>> bool(np.all(a != b))                   # fresh entropy: the global seed is ignored
+    True
+    >>> noise_generator(0).standard_normal(2).round(3)   # a seed: reproducible (not private)
+    array([1.764, 0.4  ])
+    """
+    if random_state is None:
+        return np.random.default_rng()
+    if isinstance(random_state, (np.random.RandomState, np.random.Generator)):
+        return random_state
+    if isinstance(random_state, Integral) and not isinstance(random_state, bool):
+        if not 0 <= int(random_state) <= 2**32 - 1:
+            raise ValueError(
+                f"random_state must be an integer in [0, 2**32 - 1]; got {random_state!r}."
+            )
+        return np.random.RandomState(int(random_state))
+    raise TypeError(
+        "random_state must be None (fresh OS entropy), an int seed, a "
+        f"numpy.random.RandomState or a numpy.random.Generator; got {random_state!r}."
+    )
+
+
+def child_seeds(rng, size: int) -> np.ndarray:
+    """``size`` integer seeds in ``[0, 2**31 - 1)`` drawn from ``rng``.
+
+    For the ``random_state`` of sub-estimators (shadow models, refits): each child gets
+    its own reproducible stream when ``rng`` is seeded, fresh entropy when it is not.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator or numpy.random.RandomState
+        As returned by :func:`noise_generator`.
+    size : int
+        Number of seeds.
+
+    Returns
+    -------
+    seeds : ndarray of int64, shape (size,)
+
+    Examples
+    --------
+    >>> from sklearn_privacy.utils import child_seeds, noise_generator
+    >>> child_seeds(noise_generator(0), 3).shape
+    (3,)
+    """
+    if isinstance(rng, np.random.Generator):
+        return rng.integers(0, _SEED_BOUND, size=size, dtype=np.int64)
+    return rng.randint(0, _SEED_BOUND, size=size).astype(np.int64)
