@@ -96,6 +96,19 @@ class FILEngine:
         self.H_inv = 0.5 * (self.H_inv + self.H_inv.T)
         self._cache = {}
 
+    # ------------------------------------------------------------------ data access
+    def dense_rows(self, idx) -> np.ndarray:
+        """Training rows ``idx`` as a dense float array of shape (len(idx), d) (a copy).
+
+        The one way for code outside the engine (the attacks) to read training rows:
+        it works whatever the engine stores internally.
+        """
+        return np.array(self.X[np.asarray(idx)], dtype=np.float64)
+
+    def dense_columns(self, cols) -> np.ndarray:
+        """Training columns ``cols`` (feature indices) as a dense array (n, len(cols))."""
+        return np.array(self.X[:, np.asarray(cols)], dtype=np.float64)
+
     # ------------------------------------------------------------------ helpers
     def _columns(self, columns):
         """Validate ``columns`` -> (feature indices, has_label)."""
