@@ -20,3 +20,11 @@ class PrivacyWarning(UserWarning):
     protected rows (``epsilon_spent_`` becomes infinite), or rows scaled to a norm
     bound. Turn it into an error with ``warnings.simplefilter("error", PrivacyWarning)``.
     """
+
+
+class NumericalPrecisionWarning(UserWarning):
+    """A reported figure may be inaccurate because of floating-point limits.
+
+    For example an ill-conditioned Hessian: the relative error of eta is about
+    ``cond(H) * machine epsilon``.
+    """
