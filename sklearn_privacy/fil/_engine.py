@@ -37,7 +37,7 @@ _GRAM_MAX_COLUMNS = 16
 DENSE_FIM_MAX = 2048
 #: Row-chunk size (bytes per chunk array) of the secular route: small enough that the
 #: iterated arrays of a chunk stay in cache between Newton iterations.
-_SECULAR_CHUNK_BYTES = 2_000_000
+_SECULAR_CHUNK_BYTES = 1_000_000
 
 
 def _chunk_rows(n, p, budget_bytes=32_000_000):
@@ -217,7 +217,7 @@ class FILEngine:
             s = l1[sl] ** 2
             a = l2[sl] ** 2 * st["w2"] + (l3[sl] ** 2 if has_label else 0.0)
             b = l2[sl] * l1[sl]
-            lam = largest_eigenvalue_rank2(s, st["d"], At, st["vt"], a, b)
+            lam = largest_eigenvalue_rank2(s, st["d"], At, st["vt"], a, b, overwrite_a=True)
             out[sl] = om[sl] ** 2 * np.maximum(lam, 0.0)
         return out
 

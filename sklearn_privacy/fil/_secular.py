@@ -37,38 +37,47 @@ import numpy as np
 _EPS = np.finfo(float).eps
 
 
-def _secular_terms(lam, s, d, A2, Av, vv, alpha, beta, with_derivative=True, buf=None):
+def _secular_terms(lam, s, d, A2, Av, Q2, Qv, vv, with_derivative=True, buf=None):
     # r = 1 / (lam - s d), built in one buffer that is squared in place for the derivatives;
-    # ``buf`` (at least len(lam) rows) is reused across calls to avoid fresh large arrays
+    # ``buf`` (at least len(lam) rows) is reused across calls to avoid fresh large arrays.
+    # Returns f_aa, f_av, f_vv and the Gram determinant f_aa f_vv - f_av^2 (then the
+    # derivatives of the four). The determinant is formed as f_qq f_vv - f_qv^2 with
+    # q = a - c v orthogonal to v (unimodular change of basis, same determinant): with a
+    # nearly parallel to v -- an ill-conditioned Hessian turns every H^-1 x towards its
+    # top eigenvector -- the direct difference cancels catastrophically.
     r = np.multiply.outer(s, d, out=None if buf is None else buf[: lam.size])
     np.subtract(lam[:, None], r, out=r)
     np.reciprocal(r, out=r)
     faa = np.einsum("ij,ij->i", A2, r)
     fav = np.einsum("ij,ij->i", Av, r)
+    fqq = np.einsum("ij,ij->i", Q2, r)
+    fqv = np.einsum("ij,ij->i", Qv, r)
     fvv = r @ vv
+    gram = fqq * fvv - fqv * fqv
     if not with_derivative:
-        return faa, fav, fvv
+        return faa, fav, fvv, gram
     np.square(r, out=r)
     dfaa = -np.einsum("ij,ij->i", A2, r)
     dfav = -np.einsum("ij,ij->i", Av, r)
+    dfqq = -np.einsum("ij,ij->i", Q2, r)
+    dfqv = -np.einsum("ij,ij->i", Qv, r)
     dfvv = -(r @ vv)
-    return faa, fav, fvv, dfaa, dfav, dfvv
+    dgram = dfqq * fvv + fqq * dfvv - 2.0 * fqv * dfqv
+    return faa, fav, fvv, gram, dfaa, dfav, dgram
 
 
-def _mu(lam, s, d, A2, Av, vv, alpha, beta, buf=None, with_derivative=True):
+def _mu(lam, s, d, A2, Av, Q2, Qv, vv, alpha, beta, buf=None, with_derivative=True):
     """Positive eigenvalue of S F(lam) and its derivative in lam (or None)."""
-    terms = _secular_terms(lam, s, d, A2, Av, vv, alpha, beta, with_derivative, buf)
-    if not with_derivative:
-        faa, fav, fvv = terms
-        tr = alpha * faa + 2.0 * beta * fav
-        det = -beta * beta * (faa * fvv - fav * fav)
-        return 0.5 * tr + np.sqrt(np.maximum(0.25 * tr * tr - det, 0.0)), None
-    faa, fav, fvv, dfaa, dfav, dfvv = terms
+    terms = _secular_terms(lam, s, d, A2, Av, Q2, Qv, vv, with_derivative, buf)
+    faa, fav, _, gram = terms[:4]
     tr = alpha * faa + 2.0 * beta * fav
-    dtr = alpha * dfaa + 2.0 * beta * dfav
     b2 = beta * beta
-    det = -b2 * (faa * fvv - fav * fav)
-    ddet = -b2 * (dfaa * fvv + faa * dfvv - 2.0 * fav * dfav)
+    det = -b2 * gram
+    if not with_derivative:
+        return 0.5 * tr + np.sqrt(np.maximum(0.25 * tr * tr - det, 0.0)), None
+    dfaa, dfav, dgram = terms[4:]
+    dtr = alpha * dfaa + 2.0 * beta * dfav
+    ddet = -b2 * dgram
     disc = np.maximum(0.25 * tr * tr - det, 0.0)
     sq = np.sqrt(disc)
     mu = 0.5 * tr + sq
@@ -77,15 +86,16 @@ def _mu(lam, s, d, A2, Av, vv, alpha, beta, buf=None, with_derivative=True):
     return mu, dmu
 
 
-def _count_above(lam, s, d, A2, Av, vv, alpha, beta, buf=None):
+def _count_above(lam, s, d, A2, Av, Q2, Qv, vv, alpha, beta, buf=None):
     """Number of eigenvalues of A strictly above ``lam`` (rows: arrays of equal length)."""
-    faa, fav, fvv = _secular_terms(lam, s, d, A2, Av, vv, alpha, beta, False, buf)
+    faa, fav, fvv, gram = _secular_terms(lam, s, d, A2, Av, Q2, Qv, vv, False, buf)
     n_pole = np.sum(s[:, None] * d[None, :] > lam[:, None], axis=1)
     b2 = beta * beta
     n11 = -b2 * faa
-    n12 = beta - b2 * fav
     n22 = -alpha - b2 * fvv
-    detn = n11 * n22 - n12 * n12
+    # det N = n11 n22 - n12^2 with n12 = beta - b2 f_av, expanded so that the Gram
+    # determinant enters in its stable form
+    detn = alpha * b2 * faa + b2 * b2 * gram - b2 + 2.0 * beta * b2 * fav
     trn = n11 + n22
     neg = np.where(detn < 0, 1, np.where(detn > 0, np.where(trn < 0, 2, 0), (trn < 0) * 1))
     rank2 = n_pole + neg - 1
@@ -93,7 +103,7 @@ def _count_above(lam, s, d, A2, Av, vv, alpha, beta, buf=None):
     return np.where(beta != 0, rank2, rank1)
 
 
-def largest_eigenvalue_rank2(s, d, At, vt, alpha, beta, *, max_iter=100):
+def largest_eigenvalue_rank2(s, d, At, vt, alpha, beta, *, max_iter=100, overwrite_a=False):
     """Largest eigenvalue of ``s_i diag(d) + alpha_i a_i a_i^T + beta_i (a_i v^T + v a_i^T)``.
 
     Parameters
@@ -105,6 +115,8 @@ def largest_eigenvalue_rank2(s, d, At, vt, alpha, beta, *, max_iter=100):
     vt : ndarray of shape (p,)
         The vector ``v`` in the same basis.
     alpha, beta : ndarray of shape (m,); ``alpha >= 0``.
+    overwrite_a : bool, default=False
+        Allow ``At`` to be overwritten (saves one m x p array).
 
     Returns
     -------
@@ -118,15 +130,23 @@ def largest_eigenvalue_rank2(s, d, At, vt, alpha, beta, *, max_iter=100):
     order = np.argsort(d)
     d_max = d[order[-1]]
     d_second = d[order[-2]] if p > 1 else 0.0
+    vv = vt * vt
+    nvv = vv.sum()
+    # a_i = q_i + c_i v with q_i orthogonal to v: the 2 x 2 Gram determinants are formed
+    # from q (no cancellation when a_i is nearly parallel to v)
     A2 = At * At
     Av = At * vt[None, :]
-    vv = vt * vt
     na2 = A2.sum(axis=1)
     nav = Av.sum(axis=1)
-    nvv = vv.sum()
+    c = nav / nvv if nvv > 0 else np.zeros(m)
+    Qv = At if overwrite_a else At.copy()
+    Qv -= c[:, None] * vt[None, :]
+    Q2 = Qv * Qv
+    Qv *= vt[None, :]
+    nq2 = Q2.sum(axis=1)
     # Eigenvalues of the rank-2 part = eigenvalues of S P^T P (2 x 2).
     tr = alpha * na2 + 2.0 * beta * nav
-    det = -beta * beta * (na2 * nvv - nav * nav)
+    det = -beta * beta * (nq2 * nvv)
     top_update = 0.5 * tr + np.sqrt(np.maximum(0.25 * tr * tr - det, 0.0))
     pole = s * d_max
     lam = np.empty(m)
@@ -146,16 +166,18 @@ def largest_eigenvalue_rank2(s, d, At, vt, alpha, beta, *, max_iter=100):
     hi = hi * (1.0 + 1e-12) + 1e-300
     lo = pole[todo]
     # per-row arrays of the rows still to solve; d and vv are shared by all rows
-    rows = (s[todo], A2[todo], Av[todo], alpha[todo], beta[todo])
+    rows = (s[todo], A2[todo], Av[todo], Q2[todo], Qv[todo], alpha[todo], beta[todo])
 
     def take(sel):
+        if sel.size == todo.size:  # every row: no copies
+            return rows
         return tuple(a[sel] for a in rows)
 
     buf = np.empty((todo.size, p))
 
     def mu_of(lam_, r, with_derivative=True):
-        s_, A2_, Av_, al_, be_ = r
-        return _mu(lam_, s_, d, A2_, Av_, vv, al_, be_, buf, with_derivative)
+        s_, A2_, Av_, Q2_, Qv_, al_, be_ = r
+        return _mu(lam_, s_, d, A2_, Av_, Q2_, Qv_, vv, al_, be_, buf, with_derivative)
 
     # Does the root lie above the pole?  Probe mu just above it.
     probe = lo + 1e-9 * (hi - lo) + 4 * _EPS * lo
@@ -204,12 +226,12 @@ def largest_eigenvalue_rank2(s, d, At, vt, alpha, beta, *, max_iter=100):
     # --- inertia bisection for rows whose largest eigenvalue is at or below the pole
     idx = np.flatnonzero(~above)
     if idx.size:
-        s_, A2_, Av_, al_, be_ = take(idx)
+        s_, A2_, Av_, Q2_, Qv_, al_, be_ = take(idx)
         blo = s_ * d_second
         bhi = probe[idx].copy()
         for _ in range(200):
             mid = 0.5 * (blo + bhi)
-            count = _count_above(mid, s_, d, A2_, Av_, vv, al_, be_, buf)
+            count = _count_above(mid, s_, d, A2_, Av_, Q2_, Qv_, vv, al_, be_, buf)
             blo = np.where(count >= 1, mid, blo)
             bhi = np.where(count >= 1, bhi, mid)
             if np.all(bhi - blo <= 2 * _EPS * np.abs(bhi)):
