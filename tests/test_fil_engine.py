@@ -169,11 +169,11 @@ def test_bad_subsets_raise_clear_errors():
         eng.per_example_sq_norms([d + 1])
     with pytest.raises(ValueError, match="out of range"):
         eng.group_sq_norm(rows=[10_000])
-    with pytest.raises(ValueError, match="duplicates"):
+    with pytest.raises(ValueError, match="duplicate"):
         eng.per_example_sq_norms([0, 0])
     with pytest.raises(ValueError, match="boolean mask"):
         eng.group_sq_norm(rows=np.ones(3, bool))
-    with pytest.raises(ValueError, match="integer"):
+    with pytest.raises(TypeError, match="integer"):  # a float is not an index
         eng.per_example_sq_norms([0.5])
 
 

@@ -234,7 +234,7 @@ def test_bad_input(Est):
         Est(attributes=[0, X.shape[1] + 1]).fit(X, y)
     with pytest.raises(ValueError, match="out of range"):
         Est(attributes=[-1]).fit(X, y)
-    with pytest.raises(ValueError, match="integer column indices"):
+    with pytest.raises(TypeError, match="integer indices or column names"):
         Est(attributes=[0.5]).fit(X, y)
     with pytest.raises(ValueError, match="constrained=True needs attributes"):
         Est(constrained=True).fit(X, y)

@@ -6,14 +6,58 @@ import copy
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from ..exceptions import AuditStateUnavailableError
-from ._engine import FILEngine
+from ..utils import noise_generator, resolve_columns
+from ._engine import FILEngine, check_sigma_scaled
 from ._glm import fit_minimiser
+
+
+def _buffers(a):
+    """Memory buffers of an array-like input (None when they cannot be enumerated)."""
+    if sp.issparse(a):
+        return [np.asarray(getattr(a, name)) for name in ("data", "indices", "indptr", "row",
+                                                           "col", "offsets")
+                if isinstance(getattr(a, name, None), np.ndarray)]
+    if isinstance(a, np.ndarray):
+        return [a]
+    if hasattr(a, "iloc") and hasattr(a, "columns"):  # pandas DataFrame
+        out = []
+        for j in range(a.shape[1]):
+            col = a.iloc[:, j].to_numpy()
+            if isinstance(col, np.ndarray):
+                out.append(col)
+        return out
+    if isinstance(a, (list, tuple)):
+        return []
+    return None
+
+
+def private_copy(validated, original):
+    """``validated`` unless it may share memory with the caller's ``original``, else a copy.
+
+    ``validate_data`` returns the caller's own array when it is already float64 (and a
+    view of a DataFrame's block under copy-on-write); the audit state must not see later
+    in-place changes of the caller's data, so such arrays are copied -- once. Arrays that
+    validation converted (ints, lists, mixed frames) are already private.
+    """
+    if sp.issparse(validated):
+        validated = sp.csr_matrix(validated)  # the engine's layout (no copy when CSR)
+    mine = _buffers(validated)
+    theirs = _buffers(original)
+    if theirs is None:
+        shared = sp.issparse(validated) or validated.base is not None
+    else:
+        shared = any(np.may_share_memory(m, t) for m in mine for t in theirs)
+    if not shared:
+        return validated
+    if sp.issparse(validated):
+        return validated.copy()
+    return np.array(validated, dtype=np.float64, order="C", copy=True)
 
 THREAT_MODEL_DOC = """
     Notes
@@ -54,7 +98,7 @@ class BaseFILEstimator(BaseEstimator):
         "fit_intercept": ["boolean"],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "random_state": ["random_state"],
+        "random_state": ["random_state", np.random.Generator],
     }
 
     _loss = None  # GLMLoss, set by subclasses
@@ -74,7 +118,7 @@ class BaseFILEstimator(BaseEstimator):
         return getattr(self, "tol", 1e-12)
 
     def _fit_exact(self, X, y, sample_weight, theta_init=None):
-        """Exact minimiser and its audit engine."""
+        """Exact minimiser and its audit engine (``X`` must be private: see private_copy)."""
         theta, n_iter = fit_minimiser(
             X,
             y,
@@ -94,19 +138,34 @@ class BaseFILEstimator(BaseEstimator):
             alpha=self.alpha,
             fit_intercept=self.fit_intercept,
             sample_weight=sample_weight,
+            copy=False,
         )
         return theta, n_iter, engine
 
     def _release(self, theta):
-        """Set ``coef_``/``intercept_`` to ``theta + N(0, sigma^2 I)``."""
-        if self.random_state is None:
-            noise = np.random.default_rng().standard_normal(theta.shape)
-        else:
-            noise = check_random_state(self.random_state).standard_normal(theta.shape)
-        released = theta + self.sigma * noise
+        """Set ``coef_``/``intercept_`` to ``theta + N(0, sigma^2 I)``.
+
+        The noise comes from :func:`sklearn_privacy.utils.noise_generator`: fresh OS
+        entropy for ``random_state=None`` (numpy's global state is neither read nor
+        advanced), the RandomState stream of an integer seed otherwise.
+        """
+        noise = noise_generator(self.random_state).standard_normal(theta.shape)
+        with np.errstate(over="ignore", invalid="ignore"):
+            released = theta + self.sigma * noise
+        if not np.all(np.isfinite(released)):
+            raise ValueError(
+                f"sigma={self.sigma!r} is so large that the released parameters overflow "
+                "float64; use a smaller sigma."
+            )
+        self._sigma_fit = float(self.sigma)
         d = self.n_features_in_
         self.coef_ = released[:d]
         self.intercept_ = float(released[d]) if self.fit_intercept else 0.0
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
 
     # ------------------------------------------------------------------ audit state
     def __getstate__(self):
@@ -140,6 +199,26 @@ class BaseFILEstimator(BaseEstimator):
             )
         return engine
 
+    def _audit_sigma(self) -> float:
+        """The sigma of the released model (a later ``set_params`` without refit does not
+        change what was released, so it must not change the reported eta)."""
+        return self.__dict__.get("_sigma_fit", self.sigma)
+
+    def _resolve_columns(self, columns, param="columns"):
+        """Names of ``feature_names_in_`` / indices / mask -> int indices (order kept)."""
+        if columns is None:
+            return None
+        return resolve_columns(columns, self.n_features_in_,
+                               getattr(self, "feature_names_in_", None), label=True,
+                               param=param)
+
+    def _scaled(self, norms, what):
+        """``norms / sigma`` with a clear error if it over- or underflows."""
+        sigma = self._audit_sigma()
+        with np.errstate(over="ignore", under="ignore"):
+            out = norms / sigma
+        return check_sigma_scaled(out, np.max(norms, initial=0.0), sigma, what)
+
     @property
     def eta_(self) -> np.ndarray:
         """Per-example Fisher information loss at ``sigma`` (all attributes and label).
@@ -151,7 +230,7 @@ class BaseFILEstimator(BaseEstimator):
         cache = self.__dict__.setdefault("_eta_cache", {})
         if "eta" not in cache:
             cache["eta"] = np.sqrt(engine.per_example_sq_norms())
-        return cache["eta"] / self.sigma
+        return self._scaled(cache["eta"], "eta_")
 
     def eta(self, rows=None, columns=None, *, per_example: bool = False,
             constrained: bool = False):
@@ -160,10 +239,17 @@ class BaseFILEstimator(BaseEstimator):
         Parameters
         ----------
         rows : None, int, array-like of int or boolean mask, default=None
-            Training rows of the subset (``None``: every row).
-        columns : None or array-like of int, default=None
-            Attributes of the subset: feature indices ``0..n_features_in_ - 1`` and
-            ``n_features_in_`` for the label (``None``: every feature and the label).
+            Training rows of the subset (``None``: every row). Negative indices count
+            from the end, as in numpy. With ``per_example=True`` the result follows
+            ``rows`` exactly (order kept, one value per entry, duplicates allowed);
+            for the eta of a set (``per_example=False``) duplicates are refused.
+        columns : None, int, str, array-like of int / str, or boolean mask, default=None
+            Attributes of the subset: feature indices ``0..n_features_in_ - 1`` or names
+            of ``feature_names_in_`` (e.g. ``"cat__race_White"`` after a
+            ``ColumnTransformer``), and ``n_features_in_`` or ``"label"`` for the label
+            (``None``: every feature and the label). A boolean mask has length
+            ``n_features_in_ + 1`` (last entry: the label). No negative indices, no
+            duplicates.
         per_example : bool, default=False
             If True, return one eta per row (the attribute-level eta of each example,
             e.g. the eta of one sensitive attribute); if False, the eta of the whole
@@ -175,13 +261,20 @@ class BaseFILEstimator(BaseEstimator):
         Returns
         -------
         eta : float or ndarray of shape (n_rows,)
+
+        Raises
+        ------
+        ValueError
+            Unknown column name, index out of range, duplicate rows for a set, or a
+            ``sigma`` so extreme that eta is not representable in float64.
         """
         engine = self._audit_engine()
+        columns = self._resolve_columns(columns)
         if per_example:
             sq = engine.per_example_sq_norms(columns, constrained=constrained, rows=rows)
-            return np.sqrt(sq) / self.sigma
-        return float(np.sqrt(engine.group_sq_norm(rows, columns, constrained=constrained))
-                     / self.sigma)
+            return self._scaled(np.sqrt(sq), "eta")
+        value = np.sqrt(engine.group_sq_norm(rows, columns, constrained=constrained))
+        return float(self._scaled(value, "eta"))
 
     def fisher_information(self, rows=None, columns=None, *, dense=None):
         """Fisher information matrix ``J_S^T J_S / sigma^2`` of a subset of values.
@@ -189,8 +282,9 @@ class BaseFILEstimator(BaseEstimator):
         Parameters
         ----------
         rows, columns
-            As in :meth:`eta`. The data values are ordered row-major: all selected
-            columns of the first selected row, then the next row.
+            As in :meth:`eta` (duplicate rows refused). The data values are ordered
+            row-major, in the order given: all selected columns (in the order of
+            ``columns``) of the first row of ``rows``, then the next row.
         dense : bool or None, default=None
             ``None`` returns a dense array when the subset has at most 2048 values and
             a symmetric :class:`scipy.sparse.linalg.LinearOperator` (matrix-free,
@@ -200,7 +294,9 @@ class BaseFILEstimator(BaseEstimator):
         -------
         fim : ndarray or LinearOperator of shape (n_values, n_values)
         """
-        return self._audit_engine().fim(rows, columns, sigma=self.sigma, dense=dense)
+        engine = self._audit_engine()
+        return engine.fim(rows, self._resolve_columns(columns), sigma=self._audit_sigma(),
+                          dense=dense)
 
     def sigma_for_eta(self, target_eta: float, *, statistic: str = "max",
                       columns=None, constrained: bool = False) -> float:
@@ -216,7 +312,7 @@ class BaseFILEstimator(BaseEstimator):
         statistic : {"max", "mean"}, default="max"
             Which statistic of the per-example eta must equal ``target_eta``.
         columns, constrained
-            As in :meth:`eta` (attribute-level target).
+            As in :meth:`eta` (attribute-level target; indices or names).
 
         Returns
         -------
@@ -227,8 +323,17 @@ class BaseFILEstimator(BaseEstimator):
         if statistic not in ("max", "mean"):
             raise ValueError(f"statistic must be 'max' or 'mean'; got {statistic!r}.")
         engine = self._audit_engine()
-        norms = np.sqrt(engine.per_example_sq_norms(columns, constrained=constrained))
+        norms = np.sqrt(engine.per_example_sq_norms(self._resolve_columns(columns),
+                                                    constrained=constrained))
         value = norms.max() if statistic == "max" else norms.mean()
-        return float(value / target_eta)
+        with np.errstate(over="ignore", under="ignore"):
+            sigma = value / target_eta
+        if not (np.isfinite(sigma) and sigma > 0):
+            raise ValueError(
+                f"target_eta={target_eta!r}: the noise scale reaching it ({value!r} / "
+                f"{target_eta!r}) is not a positive finite float64"
+                + (" (every eta is zero for these columns)." if value == 0 else ".")
+            )
+        return float(sigma)
 
 

@@ -8,7 +8,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import THREAT_MODEL_DOC, BaseFILEstimator
+from ._base import THREAT_MODEL_DOC, BaseFILEstimator, private_copy
 from ._glm import LOGISTIC
 
 
@@ -121,7 +121,10 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         self : object
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        X_in = X
+        X, y = validate_data(self, X, y, dtype=np.float64,
+                             accept_sparse=["csr", "csc"])
+        X = private_copy(X, X_in)
         self.classes_, y01 = self._encode_target(y)
         sw = self._validated_sample_weight(sample_weight, X)
         if np.unique(y01[sw > 0]).size < 2:
@@ -148,8 +151,8 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         scores : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        return X @ self.coef_ + self.intercept_
+        X = validate_data(self, X, dtype=np.float64, reset=False, accept_sparse=["csr", "csc"])
+        return np.asarray(X @ self.coef_).ravel() + self.intercept_
 
     def predict_proba(self, X):
         """Class probabilities under the released parameters.
@@ -162,8 +165,9 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         -------
         proba : ndarray of shape (n_samples, 2)
         """
-        p = expit(self.decision_function(X))
-        return np.column_stack([1.0 - p, p])
+        z = self.decision_function(X)
+        # expit(-z), not 1 - expit(z): keeps P(classes_[0]) ~ e^-z accurate for large z
+        return np.column_stack([expit(-z), expit(z)])
 
     def predict_log_proba(self, X):
         """Log of :meth:`predict_proba`.

@@ -24,11 +24,17 @@ is done in row chunks so memory stays O(chunk * p + p^2).
 
 from __future__ import annotations
 
+import warnings
+from collections import OrderedDict
+
 import numpy as np
+import scipy.sparse as sp
 from scipy import linalg
 from scipy.sparse.linalg import LinearOperator
 
-from ._glm import augment, cholesky, penalty_diagonal
+from ..exceptions import NumericalPrecisionWarning
+from ..utils import resolve_columns
+from ._glm import augment, cholesky, penalty_diagonal, scale_note, weighted_gram
 from ._secular import largest_eigenvalue_rank2
 
 #: Subsets of at most this many columns use the per-example Gram matrix route.
@@ -38,6 +44,16 @@ DENSE_FIM_MAX = 2048
 #: Row-chunk size (bytes per chunk array) of the secular route: small enough that the
 #: iterated arrays of a chunk stay in cache between Newton iterations.
 _SECULAR_CHUNK_BYTES = 1_000_000
+#: At most this many column subsets keep their structure (B, eigenbasis, ...) cached; the
+#: least recently used is evicted first. Memory of the cache: O(_CACHE_MAX_SUBSETS * p^2).
+_CACHE_MAX_SUBSETS = 8
+#: Warn (NumericalPrecisionWarning) when the estimated 1-norm condition number of the
+#: Jacobi-equilibrated Hessian exceeds this. Measured on collinear least-squares problems
+#: (conditions 1e2..1e12, exact rational oracle): the per-example eta has relative error at
+#: most ~35 cond eps (normwise ~3 cond eps), so at 1e8 it is still below ~1e-6.
+COND_WARN = 1e8
+#: Reported bound on the relative error of eta: this factor times cond * eps.
+_ERROR_FACTOR = 100.0
 
 
 def _chunk_rows(n, p, budget_bytes=32_000_000):
@@ -49,12 +65,15 @@ def _chunk_rows(n, p, budget_bytes=32_000_000):
 class FILEngine:
     """Fisher information loss of every subset of a training set (audit state).
 
-    Holds the training data, the exact minimiser and the factorised Hessian; it is the
-    part of a fitted FIL estimator that must never be released.
+    Holds a private copy of the training data, the exact minimiser and the factorised
+    Hessian; it is the part of a fitted FIL estimator that must never be released. The
+    data are frozen at construction: changing the caller's arrays afterwards changes
+    nothing here.
 
     Parameters
     ----------
-    X : ndarray of shape (n, d)
+    X : ndarray or sparse matrix (CSR/CSC) of shape (n, d)
+        Stored as a float64 C-ordered array, or as CSR when sparse.
     y : ndarray of shape (n,)
         Regression target, or 0/1 labels for the logistic loss.
     theta : ndarray of shape (p,)
@@ -65,111 +84,174 @@ class FILEngine:
         ``n`` the total sample weight.
     fit_intercept : bool
     sample_weight : ndarray of shape (n,)
+    copy : bool, default=True
+        Copy ``X``. Pass False only when ``X`` is already private to the engine (the
+        estimators copy once, at fit, and only when validation did not copy already).
+        ``y``, ``sample_weight`` and ``theta`` are always copied (O(n)).
+
+    Attributes
+    ----------
+    cond : float
+        Estimated condition number of the (equilibrated) Hessian.
+    eta_error_bound : float
+        ``100 * cond * eps``: bound on the relative error of the per-example eta observed
+        in the measurements behind ``COND_WARN``.
     """
 
-    def __init__(self, X, y, theta, *, loss, alpha, fit_intercept, sample_weight):
+    def __init__(self, X, y, theta, *, loss, alpha, fit_intercept, sample_weight,
+                 copy=True):
+        if sp.issparse(X):
+            X = sp.csr_matrix(X, dtype=np.float64, copy=copy)
+            X.sort_indices()
+        else:
+            X = np.array(X, dtype=np.float64, order="C", copy=copy or None)
         self.X = X
-        self.y = y
-        self.theta = np.asarray(theta, float)
+        self.y = np.array(y, dtype=np.float64)
+        self.theta = np.array(theta, dtype=np.float64)
         self.loss = loss
         self.alpha = float(alpha)
         self.fit_intercept = bool(fit_intercept)
-        self.omega = np.asarray(sample_weight, float)
+        self.omega = np.array(sample_weight, dtype=np.float64)
         self.n, self.d = X.shape
         self.p = self.d + int(self.fit_intercept)
         self.w = self.theta[: self.d]
         z = X @ self.w + (self.theta[-1] if self.fit_intercept else 0.0)
-        self.l1, self.l2, self.l3 = loss.derivatives(z, y)
+        self.l1, self.l2, self.l3 = loss.derivatives(np.asarray(z).ravel(), self.y)
         reg = self.omega.sum() * self.alpha * penalty_diagonal(self.d, self.fit_intercept)
-        # H = sum_i omega_i l''_i x~_i x~_i^T with omega, l'' >= 0: rows scaled by the square
-        # root make every chunk a symmetric rank-k update A^T A (numpy calls BLAS syrk,
-        # half the flops of a general product)
-        root = np.sqrt(self.omega * self.l2)
-        H = np.zeros((self.p, self.p))
-        for sl in _chunk_rows(self.n, self.p):
-            Xt = augment(X[sl], self.fit_intercept) * root[sl][:, None]  # never a view of X
-            H += Xt.T @ Xt
+        c = self.omega * self.l2
+        if sp.issparse(X):
+            H = weighted_gram(augment(X, self.fit_intercept), c)
+        else:
+            # H = sum_i omega_i l''_i x~_i x~_i^T with omega, l'' >= 0: rows scaled by the
+            # square root make every chunk a symmetric rank-k update A^T A (numpy calls
+            # BLAS syrk, half the flops of a general product)
+            root = np.sqrt(c)
+            H = np.zeros((self.p, self.p))
+            for sl in _chunk_rows(self.n, self.p):
+                Xt = augment(X[sl], self.fit_intercept) * root[sl][:, None]
+                H += Xt.T @ Xt
         H[np.diag_indices_from(H)] += reg
         self.H = H
         self._factor = cholesky(H)
-        self.H_inv = linalg.cho_solve(self._factor, np.eye(self.p))
-        self.H_inv = 0.5 * (self.H_inv + self.H_inv.T)
-        self._cache = {}
+        self.H_inv = self._factor.inverse()
+        self.cond = self._factor.cond
+        self.eta_error_bound = _ERROR_FACTOR * self.cond * np.finfo(float).eps
+        if self.cond > COND_WARN:
+            warnings.warn(
+                f"The Hessian of the training objective is ill-conditioned (estimated "
+                f"condition number {self.cond:.1e} after equilibration): eta_, eta() and "
+                f"fisher_information may have relative errors up to about "
+                f"{self.eta_error_bound:.0e}. Increase alpha or remove nearly collinear "
+                "columns." + scale_note(self._factor.scale_ratio),
+                NumericalPrecisionWarning,
+                stacklevel=4,
+            )
+        self._cache = OrderedDict()
 
     # ------------------------------------------------------------------ data access
     def dense_rows(self, idx) -> np.ndarray:
         """Training rows ``idx`` as a dense float array of shape (len(idx), d) (a copy).
 
         The one way for code outside the engine (the attacks) to read training rows:
-        it works whatever the engine stores internally.
+        it works whatever the engine stores internally (dense or CSR). ``idx`` is read
+        as by :meth:`_rows` (order kept, duplicates allowed, negative indices from the
+        end).
         """
-        return np.array(self.X[np.asarray(idx)], dtype=np.float64)
+        rows = self._rows(idx)
+        if sp.issparse(self.X):
+            return np.asarray(self.X[rows].toarray(), dtype=np.float64)
+        return np.array(self.X[rows], dtype=np.float64)
 
     def dense_columns(self, cols) -> np.ndarray:
-        """Training columns ``cols`` (feature indices) as a dense array (n, len(cols))."""
-        return np.array(self.X[:, np.asarray(cols)], dtype=np.float64)
+        """Training columns ``cols`` (feature indices, order kept) as a dense (n, k) array."""
+        cols = np.atleast_1d(np.asarray(cols))
+        if cols.ndim != 1 or not (cols.size == 0 or np.issubdtype(cols.dtype, np.integer)):
+            raise ValueError(f"cols must be a 1-D sequence of feature indices; got {cols!r}.")
+        if cols.size and (cols.min() < 0 or cols.max() >= self.d):
+            raise ValueError(f"cols: index out of range 0..{self.d - 1}; got {cols.tolist()}.")
+        if sp.issparse(self.X):
+            return np.asarray(self.X[:, cols].toarray(), dtype=np.float64)
+        return np.array(self.X[:, cols], dtype=np.float64)
+
+    def _aug_rows(self, rows) -> np.ndarray:
+        """Dense ``X~`` of the given rows (one chunk)."""
+        Xr = self.X[rows]
+        if sp.issparse(Xr):
+            Xr = Xr.toarray()
+        return augment(Xr, self.fit_intercept)
 
     # ------------------------------------------------------------------ helpers
     def _columns(self, columns):
-        """Validate ``columns`` -> (feature indices, has_label)."""
-        if columns is None:
-            return np.arange(self.d), True
-        cols = np.atleast_1d(np.asarray(columns))
-        if cols.dtype == bool:
-            if cols.shape != (self.d + 1,):
-                raise ValueError(
-                    f"columns: a boolean mask must have length n_features + 1 = "
-                    f"{self.d + 1} (the last entry is the label); got {cols.shape[0]}."
-                )
-            cols = np.flatnonzero(cols)
-        if cols.size == 0 or not np.issubdtype(cols.dtype, np.integer):
-            raise ValueError(
-                "columns must be a non-empty sequence of integer column indices in "
-                f"[0, {self.d}] (index {self.d} is the label) or a boolean mask."
-            )
-        if cols.min() < 0 or cols.max() > self.d:
-            raise ValueError(
-                f"columns: index out of range; valid indices are 0..{self.d - 1} for the "
-                f"features and {self.d} for the label, got {cols.tolist()}."
-            )
-        if np.unique(cols).size != cols.size:
-            raise ValueError(f"columns contains duplicates: {cols.tolist()}.")
-        feats = np.sort(cols[cols < self.d])
-        return feats, bool(np.any(cols == self.d))
+        """Validate ``columns`` -> (sorted feature indices, has_label, indices in order).
 
-    def _rows(self, rows):
-        """Validate ``rows`` -> integer index array."""
+        ``columns``: None (every feature and the label), integer indices
+        ``0..d`` (``d`` is the label; order kept, no duplicates, no negative indices) or
+        a boolean mask of length ``d + 1``. Names are resolved by the estimators.
+        """
+        if columns is None:
+            return np.arange(self.d), True, np.arange(self.d + 1)
+        cols = resolve_columns(columns, self.d, None, label=True, param="columns")
+        feats = np.sort(cols[cols < self.d])
+        return feats, bool(np.any(cols == self.d)), cols
+
+    def _rows(self, rows, *, unique=False, param="rows"):
+        """Validate ``rows`` -> integer index array in the caller's order.
+
+        ``None``: every row. An integer, a 1-D sequence of integers (order kept;
+        negative indices count from the end, as in numpy; duplicates allowed unless
+        ``unique``) or a boolean mask of length n. With ``unique=True`` (set-valued
+        quantities: group eta, FIM) duplicates -- also ``i`` and ``i - n`` -- and an empty
+        selection are refused.
+        """
         if rows is None:
             return np.arange(self.n)
         r = np.asarray(rows)
         if r.dtype == bool:
             if r.shape != (self.n,):
                 raise ValueError(
-                    f"rows: a boolean mask must have length n_samples = {self.n}; got "
+                    f"{param}: a boolean mask must have length n_samples = {self.n}; got "
                     f"shape {r.shape}."
                 )
-            return np.flatnonzero(r)
-        r = np.atleast_1d(r)
-        if not np.issubdtype(r.dtype, np.integer) or r.ndim != 1:
-            raise ValueError(
-                "rows must be None, an integer index, a 1-D sequence of integer indices "
-                "or a boolean mask over the training rows."
-            )
-        if r.size and (r.min() < -self.n or r.max() >= self.n):
-            raise ValueError(
-                f"rows: index out of range for {self.n} training rows (valid: "
-                f"{-self.n}..{self.n - 1}); got min {r.min()}, max {r.max()}."
-            )
-        return np.unique(np.where(r < 0, r + self.n, r))
+            idx = np.flatnonzero(r)
+        else:
+            r = np.atleast_1d(r)
+            if r.ndim != 1 or not (r.size == 0 or np.issubdtype(r.dtype, np.integer)):
+                raise ValueError(
+                    f"{param} must be None, an integer index, a 1-D sequence of integer "
+                    "indices or a boolean mask over the training rows; got an array of "
+                    f"dtype {r.dtype} and shape {r.shape}."
+                )
+            if r.size and (r.min() < -self.n or r.max() >= self.n):
+                raise ValueError(
+                    f"{param}: index out of range for {self.n} training rows (valid: "
+                    f"{-self.n}..{self.n - 1}); got min {r.min()}, max {r.max()}."
+                )
+            idx = np.where(r < 0, r + self.n, r).astype(np.intp)
+        if unique:
+            if idx.size == 0:
+                raise ValueError(f"{param} selects no training row.")
+            if np.unique(idx).size != idx.size:
+                raise ValueError(
+                    f"{param} contains duplicate rows (after wrapping negative indices); a "
+                    "set of training values cannot hold a row twice. Pass each row once, "
+                    "or use per_example=True for one value per entry."
+                )
+        return idx
 
     def _subset_structure(self, feats, has_label):
         key = (feats.tobytes(), has_label)
-        if key not in self._cache:
+        st = self._cache.get(key)
+        if st is None:
             B = self.H_inv[:, feats]  # H^{-1} E restricted to the columns
             w = self.w[feats]
             v = B @ w
-            self._cache[key] = {"B": B, "w": w, "v": v, "w2": float(w @ w)}
-        return self._cache[key]
+            st = {"B": B, "w": w, "v": v, "w2": float(w @ w)}
+            self._cache[key] = st
+            while len(self._cache) > _CACHE_MAX_SUBSETS:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(key)
+        return st
 
     def _eig_structure(self, feats, has_label):
         st = self._subset_structure(feats, has_label)
@@ -200,7 +282,7 @@ class FILEngine:
     # ------------------------------------------------------------------ per example
     def per_example_sq_norms(self, columns=None, *, constrained=False, rows=None):
         """``||J_i[:, C]||_2^2`` for the rows (unscaled by sigma)."""
-        feats, has_label = self._columns(columns)
+        feats, has_label, _ = self._columns(columns)
         idx = self._rows(rows)
         k = feats.size + int(has_label)
         if constrained or k <= min(_GRAM_MAX_COLUMNS, self.p - 1):
@@ -213,7 +295,7 @@ class FILEngine:
         l1, l2, l3, om = self.l1[idx], self.l2[idx], self.l3[idx], self.omega[idx]
         for sl in _chunk_rows(idx.size, self.p, _SECULAR_CHUNK_BYTES):
             rows = idx[sl]
-            At = augment(self.X[rows], self.fit_intercept) @ st["K"]
+            At = self._aug_rows(rows) @ st["K"]
             s = l1[sl] ** 2
             a = l2[sl] ** 2 * st["w2"] + (l3[sl] ** 2 if has_label else 0.0)
             b = l2[sl] * l1[sl]
@@ -231,7 +313,7 @@ class FILEngine:
         out = np.empty(idx.size)
         for sl in _chunk_rows(idx.size, self.p):
             rows = idx[sl]
-            Xt = augment(self.X[rows], self.fit_intercept)
+            Xt = self._aug_rows(rows)
             A = Xt @ self.H_inv
             na2 = np.einsum("ij,ij->i", A, A)
             ab = Xt @ C  # (m, |F|)
@@ -262,8 +344,8 @@ class FILEngine:
     # ------------------------------------------------------------------ groups
     def group_gram(self, rows=None, columns=None, *, constrained=False):
         """``J_S J_S^T = sum_{i in rows} J_i[:, C] J_i[:, C]^T`` (p x p), structured."""
-        feats, has_label = self._columns(columns)
-        idx = self._rows(rows)
+        feats, has_label, _ = self._columns(columns)
+        idx = self._rows(rows, unique=True)
         st = self._subset_structure(feats, has_label)
         B, w, v = st["B"], st["w"], st["v"]
         G = np.zeros((self.p, self.p))
@@ -276,7 +358,7 @@ class FILEngine:
             w_sum = w.sum()
         for sl in _chunk_rows(idx.size, self.p):
             rows = idx[sl]
-            A = augment(self.X[rows], self.fit_intercept) @ self.H_inv
+            A = self._aug_rows(rows) @ self.H_inv
             om2 = self.omega[rows] ** 2
             l1, l2, l3 = self.l1[rows], self.l2[rows], self.l3[rows]
             coef_aa = om2 * (l2**2 * st["w2"] + (l3**2 if has_label else 0.0))
@@ -299,9 +381,13 @@ class FILEngine:
         return float(max(linalg.eigvalsh(G, subset_by_index=[self.p - 1, self.p - 1])[0], 0.0))
 
     # ------------------------------------------------------------------ Jacobians
-    def jacobian_columns(self, rows, feats, has_label):
-        """Dense ``J_i[:, C]`` for the given rows: ndarray (m, p, |C|)."""
-        A = augment(self.X[rows], self.fit_intercept) @ self.H_inv
+    def jacobian_columns(self, rows, feats, has_label, *, label_position=None):
+        """Dense ``J_i[:, C]`` for the given rows: ndarray (m, p, |C|).
+
+        Columns: ``feats`` in the order given, then the label (or the label at
+        ``label_position`` among the columns).
+        """
+        A = self._aug_rows(rows) @ self.H_inv
         B = self.H_inv[:, feats]
         w = self.w[feats]
         om, l1, l2, l3 = (self.omega[rows], self.l1[rows], self.l2[rows], self.l3[rows])
@@ -310,19 +396,29 @@ class FILEngine:
             + (om * l1)[:, None, None] * B[None]
         )
         if has_label:
-            J = np.concatenate([J, -(om * l3)[:, None, None] * A[:, :, None]], axis=2)
+            Jl = -(om * l3)[:, None, None] * A[:, :, None]
+            pos = feats.size if label_position is None else int(label_position)
+            J = np.concatenate([J[:, :, :pos], Jl, J[:, :, pos:]], axis=2)
         return J
 
     def fim(self, rows=None, columns=None, *, sigma, dense=None):
         """FIM ``J_S^T J_S / sigma^2`` of the data values ``rows x columns``.
 
-        Ordering of the data values: row-major (all columns of the first row, then
-        the next row). Dense ndarray when small, else a symmetric ``LinearOperator``.
+        Ordering of the data values: row-major (all columns of the first row, then the
+        next row), rows and columns in the order given (duplicate rows are refused).
+        Dense ndarray when small, else a symmetric ``LinearOperator``. ``J_S^T J_S`` is
+        divided by ``sigma`` twice (never by ``sigma**2``), so a tiny or huge ``sigma``
+        fails only when the FIM itself is not representable -- then a ValueError names
+        sigma.
         """
-        feats, has_label = self._columns(columns)
-        idx = self._rows(rows)
-        k = feats.size + int(has_label)
+        _, _, order = self._columns(columns)
+        idx = self._rows(rows, unique=True)
+        feats = order[order < self.d]
+        has_label = bool(np.any(order == self.d))
+        label_pos = int(np.flatnonzero(order == self.d)[0]) if has_label else None
+        k = order.size
         size = idx.size * k
+        sigma = float(sigma)
         if dense is None:
             dense = size <= DENSE_FIM_MAX
         if dense:
@@ -331,23 +427,30 @@ class FILEngine:
                     f"fisher_information: the dense FIM would be {size} x {size}; "
                     "use dense=False (a LinearOperator) for large subsets."
                 )
-            J = self.jacobian_columns(idx, feats, has_label)  # (m, p, k)
+            J = self.jacobian_columns(idx, feats, has_label, label_position=label_pos)
             JS = J.transpose(1, 0, 2).reshape(self.p, size)
-            return JS.T @ JS / sigma**2
+            F0 = JS.T @ JS
+            with np.errstate(over="ignore", under="ignore"):
+                F = F0 / sigma / sigma  # never sigma**2: that alone overflows
+            return check_sigma_scaled(F, np.abs(F0).max(initial=0.0), sigma,
+                                      "the Fisher information matrix")
 
         B = self.H_inv[:, feats]
         w = self.w[feats]
         om, l1, l2, l3 = (self.omega[idx], self.l1[idx], self.l2[idx], self.l3[idx])
         f = feats.size
+        # caller's column order -> internal order [features in order..., label]
+        internal = np.r_[np.flatnonzero(order < self.d), [label_pos] if has_label else []]
+        internal = internal.astype(np.intp)
 
         def js(u):  # J_S u  -> (p,)
-            U = np.asarray(u, float).reshape(idx.size, k)
+            U = np.asarray(u, float).reshape(idx.size, k)[:, internal]
             coeff = om * (l2 * (U[:, :f] @ w))
             if has_label:
                 coeff = coeff + om * l3 * U[:, f]
             out = np.zeros(self.p)
             for sl in _chunk_rows(idx.size, self.p):
-                out += augment(self.X[idx[sl]], self.fit_intercept).T @ coeff[sl]
+                out += self._aug_rows(idx[sl]).T @ coeff[sl]
             out = self.H_inv @ out + B @ (U[:, :f].T @ (om * l1))
             return -out
 
@@ -356,16 +459,43 @@ class FILEngine:
             hg = self.H_inv @ g
             ag = np.empty(idx.size)
             for sl in _chunk_rows(idx.size, self.p):
-                ag[sl] = augment(self.X[idx[sl]], self.fit_intercept) @ hg
+                ag[sl] = self._aug_rows(idx[sl]) @ hg
             U = np.empty((idx.size, k))
-            U[:, :f] = -(om * l2 * ag)[:, None] * w[None, :] - (om * l1)[:, None] * (B.T @ g)[None]
+            Ui = np.empty((idx.size, k))
+            Ui[:, :f] = (-(om * l2 * ag)[:, None] * w[None, :]
+                         - (om * l1)[:, None] * (B.T @ g)[None])
             if has_label:
-                U[:, f] = -om * l3 * ag
+                Ui[:, f] = -om * l3 * ag
+            U[:, internal] = Ui
             return U.ravel()
 
         def matvec(u):
-            return jst(js(u)) / sigma**2
+            raw = jst(js(u))
+            with np.errstate(over="ignore", under="ignore"):
+                out = raw / sigma / sigma
+            return check_sigma_scaled(out, np.abs(raw).max(initial=0.0), sigma,
+                                      "a Fisher information product")
 
         return LinearOperator(
             (size, size), matvec=matvec, rmatvec=matvec, dtype=float
         )
+
+
+def check_sigma_scaled(value, raw_scale, sigma, what):
+    """Refuse a ``sigma``-scaled result that overflowed or underflowed float64.
+
+    ``raw_scale`` is a positive number when the unscaled quantity is nonzero (0 when it
+    is exactly zero: then a zero result is right).
+    """
+    value = np.asarray(value, dtype=float) if not np.isscalar(value) else value
+    if not np.all(np.isfinite(value)):
+        raise ValueError(
+            f"sigma={sigma!r} is so small that {what} overflows float64. Use a larger "
+            "sigma (eta scales exactly as 1/sigma: compute at sigma=1 and divide)."
+        )
+    if raw_scale > 0 and np.max(np.abs(value), initial=0.0) < np.finfo(float).tiny:
+        raise ValueError(
+            f"sigma={sigma!r} is so large that {what} underflows float64 (it would be "
+            "reported as 0). Use a smaller sigma (eta scales exactly as 1/sigma)."
+        )
+    return value

@@ -19,6 +19,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 from scipy import linalg
 from scipy.special import expit
 from sklearn.exceptions import ConvergenceWarning
@@ -51,11 +52,23 @@ class SingularHessianError(ValueError):
     """The Hessian of the objective is (numerically) singular."""
 
 
-def augment(X: np.ndarray, fit_intercept: bool) -> np.ndarray:
-    """Return ``X~``: ``X`` with a trailing column of ones when ``fit_intercept``."""
+def augment(X, fit_intercept: bool):
+    """Return ``X~``: ``X`` with a trailing column of ones when ``fit_intercept``.
+
+    A sparse ``X`` gives a sparse CSR ``X~`` (the column of ones is stored sparse too).
+    """
     if not fit_intercept:
         return X
+    if sp.issparse(X):
+        return sp.hstack([X, np.ones((X.shape[0], 1), dtype=X.dtype)], format="csr")
     return np.hstack([X, np.ones((X.shape[0], 1), dtype=X.dtype)])
+
+
+def weighted_gram(Xt, c) -> np.ndarray:
+    """Dense ``X~^T diag(c) X~`` for a dense or sparse ``X~`` (``c >= 0``)."""
+    if sp.issparse(Xt):
+        return np.asarray((Xt.T @ (sp.diags(c) @ Xt)).toarray())
+    return (Xt * c[:, None]).T @ Xt
 
 
 def penalty_diagonal(n_features: int, fit_intercept: bool) -> np.ndarray:
@@ -69,28 +82,96 @@ def penalty_diagonal(n_features: int, fit_intercept: bool) -> np.ndarray:
 def hessian(Xt, theta, y, loss, reg_diag, sample_weight):
     """Hessian ``X~^T diag(omega l'') X~ + n alpha R`` of the objective at ``theta``."""
     _, l2, _ = loss.derivatives(Xt @ theta, y)
-    H = (Xt * (sample_weight * l2)[:, None]).T @ Xt
+    H = weighted_gram(Xt, sample_weight * l2)
     H[np.diag_indices_from(H)] += reg_diag
     return H
 
 
-def cholesky(H: np.ndarray, *, what: str = "Hessian"):
-    """Cholesky factor of ``H`` with a clear error when ``H`` is (nearly) singular."""
+#: A condition number (1-norm, of the Jacobi-equilibrated Hessian) above this is refused.
+COND_MAX = 1e13
+#: Features whose Hessian diagonals differ by more than this factor (in square root) are
+#: called badly scaled in the messages.
+_SCALE_RATIO_NOTE = 1e4
+
+
+class HessianFactor:
+    """Cholesky factor of a Jacobi-equilibrated symmetric positive definite matrix.
+
+    ``H = S^-1 (L L^T) S^-1`` with ``S = diag(2^k_j)`` chosen so that ``S H S`` has a
+    unit-order diagonal (powers of two: the scaling is exact in floating point). Only the
+    *solve* is rescaled; every solution is returned in the caller's parametrisation.
+
+    Attributes
+    ----------
+    cond : float
+        Estimated 1-norm condition number of the equilibrated matrix (LAPACK ``dpocon``);
+        the relative error of a solve is about ``cond * machine epsilon``.
+    scale_ratio : float
+        Ratio of the largest to the smallest ``sqrt(H_jj)`` over the positive diagonal
+        entries (how differently the features are scaled).
+    """
+
+    def __init__(self, c, scale, cond, scale_ratio):
+        self.c = c
+        self.scale = scale
+        self.cond = cond
+        self.scale_ratio = scale_ratio
+
+    def solve(self, b):
+        """``H^-1 b`` (b of shape (p,) or (p, k))."""
+        b = np.asarray(b, float)
+        s = self.scale if b.ndim == 1 else self.scale[:, None]
+        return s * linalg.cho_solve((self.c, True), s * b, check_finite=False)
+
+    def inverse(self) -> np.ndarray:
+        """``H^-1``, symmetrised."""
+        inv = self.solve(np.eye(self.c.shape[0]))
+        return 0.5 * (inv + inv.T)
+
+
+def scale_note(scale_ratio: float) -> str:
+    """Sentence diagnosing badly scaled features (empty when they are not)."""
+    if not np.isfinite(scale_ratio) or scale_ratio < _SCALE_RATIO_NOTE:
+        return ""
+    k = int(np.floor(np.log10(scale_ratio)))
+    return (f" The features differ in scale by ~1e{k}; standardise them (for example "
+            "with sklearn.preprocessing.StandardScaler in a Pipeline).")
+
+
+def cholesky(H: np.ndarray, *, what: str = "Hessian") -> HessianFactor:
+    """Equilibrated Cholesky factor of ``H`` with a clear error when ``H`` is singular.
+
+    The matrix is scaled by powers of two to a unit diagonal before factorising (Jacobi
+    equilibration), so features on very different scales (an income in dollars next to
+    0/1 columns) are not mistaken for collinear ones. ``H`` is refused when the estimated
+    condition number of the equilibrated matrix exceeds ``COND_MAX`` (1e13).
+    """
+    H = np.asarray(H, float)
+    diag = np.diag(H).copy()
+    pos = diag > 0
+    root = np.sqrt(np.where(pos, diag, 1.0))
+    scale_ratio = float(root[pos].max() / root[pos].min()) if np.count_nonzero(pos) else 1.0
+    scale = np.where(pos, np.exp2(-np.round(np.log2(root))), 1.0)
+    Hs = H * scale[:, None] * scale[None, :]
     msg = (
         f"The {what} of the training objective is singular or too ill-conditioned to "
         "invert (for example fewer informative rows than parameters, duplicated or "
         "constant columns, or linearly separable classes). Use a positive L2 penalty "
-        "(alpha > 0) or remove redundant columns."
+        "(alpha > 0) or remove redundant columns." + scale_note(scale_ratio)
     )
+    if not np.all(np.isfinite(Hs)):
+        raise SingularHessianError(
+            f"The {what} of the training objective is not finite (overflow): the "
+            "features or weights are too large." + scale_note(scale_ratio))
     try:
-        c, lower = linalg.cho_factor(H, lower=True, check_finite=False)
+        c, _ = linalg.cho_factor(Hs, lower=True, check_finite=False)
     except linalg.LinAlgError as exc:
         raise SingularHessianError(msg) from exc
-    anorm = np.abs(H).sum(axis=0).max()
+    anorm = np.abs(Hs).sum(axis=0).max()
     rcond, info = linalg.lapack.dpocon(c, anorm, uplo="L")
-    if info != 0 or not np.isfinite(rcond) or rcond < 1e-13:
+    if info != 0 or not np.isfinite(rcond) or rcond < 1.0 / COND_MAX:
         raise SingularHessianError(msg)
-    return c, lower
+    return HessianFactor(c, scale, float(1.0 / rcond), scale_ratio)
 
 
 def _check_not_separable(Xt, y, theta, sample_weight, reg_diag):
@@ -134,10 +215,13 @@ def fit_minimiser(
     Xt = augment(X, fit_intercept)
     reg_diag = sample_weight.sum() * alpha * penalty_diagonal(X.shape[1], fit_intercept)
     if loss.name == "squared":
-        H = (Xt * sample_weight[:, None]).T @ Xt
+        H = weighted_gram(Xt, sample_weight)
         H[np.diag_indices_from(H)] += reg_diag
-        factor = cholesky(H)
-        return linalg.cho_solve(factor, Xt.T @ (sample_weight * y)), 0
+        return cholesky(H).solve(Xt.T @ (sample_weight * y)), 0
+    # The objective scales with the weights: the absolute floors of the stopping rules
+    # are in units of the mean positive weight (1 for unit weights), so multiplying every
+    # weight by a constant changes neither the iterates nor the stopping point.
+    unit = float(sample_weight.sum() / max(np.count_nonzero(sample_weight), 1))
 
     theta = np.zeros(Xt.shape[1]) if theta_init is None else np.array(theta_init, float)
 
@@ -151,14 +235,14 @@ def fit_minimiser(
         z = Xt @ theta
         l1, l2, _ = loss.derivatives(z, y)
         grad = Xt.T @ (sample_weight * l1) + reg_diag * theta
-        H = (Xt * (sample_weight * l2)[:, None]).T @ Xt
+        H = weighted_gram(Xt, sample_weight * l2)
         H[np.diag_indices_from(H)] += reg_diag
-        step = linalg.cho_solve(cholesky(H), grad)
+        step = cholesky(H).solve(grad)
         decrement = grad @ step
         t = 1.0
         # Close to the minimiser the predicted decrease is below what the objective
         # can resolve in floating point: take full Newton steps (quadratic region).
-        while decrement > 1e-10 * max(1.0, abs(f)):
+        while decrement > 1e-10 * max(unit, abs(f)):
             candidate = theta - t * step
             f_new = objective(candidate)
             if f_new <= f - 1e-4 * t * decrement or t < 1e-10:
@@ -172,7 +256,7 @@ def fit_minimiser(
         # quadratic region a step that stops shrinking has hit the rounding floor
         step_norm = np.max(np.abs(step))
         if step_norm <= tol * max(1.0, np.max(np.abs(theta))) or (
-            t == 1.0 and decrement <= 1e-10 * max(1.0, abs(f)) and step_norm >= 0.5 * prev_step
+            t == 1.0 and decrement <= 1e-10 * max(unit, abs(f)) and step_norm >= 0.5 * prev_step
         ):
             _check_not_separable(Xt, y, theta, sample_weight, reg_diag)
             return theta, it
@@ -185,7 +269,7 @@ def fit_minimiser(
             "logistic minimiser does not exist. Use a positive L2 penalty (alpha > 0)."
         )
     warnings.warn(
-        f"Newton's method did not reach tol={tol} in {max_iter} iterations; the "
+        f"Newton's method did not reach tol={tol} in max_iter={max_iter} iterations; the "
         "Jacobians and etas assume an exact minimiser. Increase max_iter or alpha.",
         ConvergenceWarning,
         stacklevel=3,

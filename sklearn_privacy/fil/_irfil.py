@@ -8,7 +8,9 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import validate_data
 
+from ._base import private_copy
 from ._classification import FILLogisticRegression
+from ._engine import check_sigma_scaled
 from ._regression import FILLinearRegression
 
 _IRFIL_DOC = """
@@ -44,10 +46,11 @@ _IRFIL_DOC = """
     tol : float or None, default=None
         Stop early once the coefficient of variation std(eta)/mean(eta) of the equalised
         eta is at most ``tol``.
-    attributes : None or array-like of int, default=None
+    attributes : None, int, str or array-like of int / str, default=None
         ``None`` equalises the example-level eta (all features and the label). A set of
-        column indices (``n_features_in_`` is the label) equalises the attribute-level
-        eta of those columns, e.g. a one-hot sensitive attribute.
+        column indices (``n_features_in_`` is the label) or names of
+        ``feature_names_in_`` (``"label"`` for the label; resolved at fit) equalises the
+        attribute-level eta of those columns, e.g. a one-hot sensitive attribute.
     constrained : bool, default=False
         With a one-hot ``attributes`` block: use the constrained attribute eta (changes
         that move an individual between the encoded levels).
@@ -105,7 +108,7 @@ class _IRFILMixin:
     _irfil_constraints: dict = {
         "n_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left"), None],
-        "attributes": ["array-like", None],
+        "attributes": ["array-like", str, Integral, None],
         "constrained": ["boolean"],
         "store_eta": ["boolean"],
     }
@@ -118,6 +121,7 @@ class _IRFILMixin:
         return engine.per_example_sq_norms(columns, constrained=self.constrained)
 
     def _check_attributes(self):
+        """Resolve ``attributes`` (indices or names of ``feature_names_in_``) at fit."""
         if self.attributes is None:
             if self.constrained:
                 raise ValueError(
@@ -126,19 +130,13 @@ class _IRFILMixin:
                 )
             self._attribute_columns = None
             return
-        cols = np.asarray(self.attributes)
-        if cols.ndim != 1 or cols.size == 0 or not np.issubdtype(cols.dtype, np.integer):
-            raise ValueError(
-                "attributes must be None or a non-empty 1-D list of integer column indices "
-                f"(0..n_features_in_, the last one being the label); got {self.attributes!r}."
-            )
-        d = self.n_features_in_
-        if cols.min() < 0 or cols.max() > d:
-            raise ValueError(
-                f"attributes index out of range: valid indices are 0..{d - 1} for the "
-                f"features and {d} for the label; got {cols.tolist()}."
-            )
-        self._attribute_columns = cols
+        self._attribute_columns = self._resolve_columns(self.attributes, param="attributes")
+
+    def _history_scaled(self, values):
+        with np.errstate(over="ignore", under="ignore"):
+            out = values / self.sigma
+        return check_sigma_scaled(out, np.max(values, initial=0.0), self.sigma,
+                                  "eta_history_")
 
     def _irfil_fit(self, X, y, s):
         """Run Algorithm 1; ``s`` are the validated user weights (individual counts)."""
@@ -163,7 +161,7 @@ class _IRFILMixin:
                                ("min", e.min()), ("cv", std / mean if mean > 0 else 0.0)):
                 stats[key].append(value)
             if self.store_eta:
-                etas.append(eta_ind / self.sigma)
+                etas.append(self._history_scaled(eta_ind))
             if t == self.n_iter or (self.tol is not None and stats["cv"][-1] <= self.tol):
                 break
             if np.any(e <= 0):
@@ -178,7 +176,7 @@ class _IRFILMixin:
         self._audit = engine
         self.sample_weight_ = omega
         self.n_iter_ = t
-        history = {k: np.asarray(v) / (self.sigma if k != "cv" else 1.0)
+        history = {k: (self._history_scaled(np.asarray(v)) if k != "cv" else np.asarray(v))
                    for k, v in stats.items()}
         if self.store_eta:
             history["eta"] = np.vstack(etas)
@@ -218,7 +216,10 @@ class IRFILLinearRegression(_IRFILMixin, FILLinearRegression):
         self : object
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        X_in = X
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
+                             accept_sparse=["csr", "csc"])
+        X = private_copy(X, X_in)
         s = self._validated_sample_weight(sample_weight, X)
         theta, _ = self._irfil_fit(X, y.astype(np.float64), s)
         self._release(theta)
@@ -263,7 +264,9 @@ class IRFILLogisticRegression(_IRFILMixin, FILLogisticRegression):
         self : object
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        X_in = X
+        X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=["csr", "csc"])
+        X = private_copy(X, X_in)
         self.classes_, y01 = self._encode_target(y)
         s = self._validated_sample_weight(sample_weight, X)
         if np.unique(y01[s > 0]).size < 2:

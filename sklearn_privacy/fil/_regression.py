@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import THREAT_MODEL_DOC, BaseFILEstimator
+from ._base import THREAT_MODEL_DOC, BaseFILEstimator, private_copy
 from ._glm import SQUARED
 
 
@@ -95,7 +95,10 @@ class FILLinearRegression(RegressorMixin, BaseFILEstimator):
         self : object
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        X_in = X
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
+                             accept_sparse=["csr", "csc"])
+        X = private_copy(X, X_in)
         sw = self._validated_sample_weight(sample_weight, X)
         self.__dict__.pop("_eta_cache", None)
         theta, _, engine = self._fit_exact(X, y.astype(np.float64), sw)
@@ -115,5 +118,5 @@ class FILLinearRegression(RegressorMixin, BaseFILEstimator):
         y_pred : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        return X @ self.coef_ + self.intercept_
+        X = validate_data(self, X, dtype=np.float64, reset=False, accept_sparse=["csr", "csc"])
+        return np.asarray(X @ self.coef_).ravel() + self.intercept_
