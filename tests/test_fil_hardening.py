@@ -66,13 +66,13 @@ def test_release_noise_comes_from_the_package_generator(Est, monkeypatch):
 @pytest.mark.parametrize("Est", [FILLinearRegression, FILLogisticRegression])
 def test_fresh_noise_ignores_and_keeps_numpy_global_state(Est):
     X, y = _fit_data(Est)
-    np.random.seed(1)
+    np.random.seed(1)  # noqa: NPY002 (the global state is the subject)
     a = Est(random_state=None).fit(X, y).coef_
-    after = np.random.random()
-    np.random.seed(1)
+    after = np.random.random()  # noqa: NPY002
+    np.random.seed(1)  # noqa: NPY002 (the global state is the subject)
     b = Est(random_state=None).fit(X, y).coef_
     assert not np.allclose(a, b)
-    assert np.random.random() == after  # the global stream was not advanced
+    assert np.random.random() == after  # noqa: NPY002 (global stream not advanced)
     # a generator instance is used as given
     c = Est(random_state=np.random.default_rng(5)).fit(X, y).coef_
     d = Est(random_state=np.random.default_rng(5)).fit(X, y).coef_
@@ -249,7 +249,7 @@ def _exact_eta_linear(X, y, alpha=0.0):
         for r in range(p):
             if r != c and aug[r][c] != 0:
                 g = aug[r][c]
-                aug[r] = [vr - g * vc for vr, vc in zip(aug[r], aug[c])]
+                aug[r] = [vr - g * vc for vr, vc in zip(aug[r], aug[c], strict=True)]
     Hi = [row[p:] for row in aug]
     rhs = [sum(Xt[i][a] * yt[i] for i in range(n)) for a in range(p)]
     theta = [sum(Hi[a][b] * rhs[b] for b in range(p)) for a in range(p)]
