@@ -43,7 +43,7 @@ _GRAM_MAX_COLUMNS = 16
 DENSE_FIM_MAX = 2048
 #: Row-chunk size (bytes per chunk array) of the secular route: small enough that the
 #: iterated arrays of a chunk stay in cache between Newton iterations.
-_SECULAR_CHUNK_BYTES = 1_000_000
+_SECULAR_CHUNK_BYTES = 2_000_000
 #: At most this many column subsets keep their structure (B, eigenbasis, ...) cached; the
 #: least recently used is evicted first. Memory of the cache: O(_CACHE_MAX_SUBSETS * p^2).
 _CACHE_MAX_SUBSETS = 8
