@@ -400,3 +400,15 @@ def test_one_row_linear_fit_is_exact():
     J = dense_jacobians(X, y.astype(float), est._audit_engine().theta, loss=SQUARED,
                         alpha=0.5, fit_intercept=True)
     assert _rel(est.eta_, [np.linalg.norm(J[0], 2)]) <= 1e-10
+
+
+def test_eta_describes_the_released_model_after_set_params():
+    X, y = _data()
+    est = FILLinearRegression(sigma=0.5, random_state=0).fit(X, y)
+    eta = est.eta_.copy()
+    est.set_params(sigma=50.0)  # not refitted: the release still has sigma = 0.5
+    assert np.array_equal(est.eta_, eta)
+    assert est.eta() == pytest.approx(float(np.sqrt(est._audit_engine().group_sq_norm()))
+                                      / 0.5, rel=1e-12)
+    est.fit(X, y)
+    assert np.allclose(est.eta_ * 100.0, eta, rtol=1e-12)

@@ -110,7 +110,7 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix (CSR/CSC)} of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
             Exactly two classes.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -144,7 +144,7 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix (CSR/CSC)} of shape (n_samples, n_features)
 
         Returns
         -------
@@ -159,7 +159,7 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix (CSR/CSC)} of shape (n_samples, n_features)
 
         Returns
         -------
@@ -174,7 +174,7 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix (CSR/CSC)} of shape (n_samples, n_features)
 
         Returns
         -------
@@ -188,7 +188,7 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix (CSR/CSC)} of shape (n_samples, n_features)
 
         Returns
         -------

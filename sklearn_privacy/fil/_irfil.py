@@ -206,7 +206,7 @@ class IRFILLinearRegression(_IRFILMixin, FILLinearRegression):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix (CSR/CSC)} of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative starting weights, read as numbers of identical individuals.
@@ -253,7 +253,7 @@ class IRFILLogisticRegression(_IRFILMixin, FILLogisticRegression):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix (CSR/CSC)} of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
             Exactly two classes.
         sample_weight : array-like of shape (n_samples,), default=None

@@ -85,7 +85,7 @@ class FILLinearRegression(RegressorMixin, BaseFILEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix (CSR/CSC)} of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights :math:`\\omega_i` (they enter the Jacobians too).
@@ -111,7 +111,7 @@ class FILLinearRegression(RegressorMixin, BaseFILEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix (CSR/CSC)} of shape (n_samples, n_features)
 
         Returns
         -------
