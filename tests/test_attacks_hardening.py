@@ -40,7 +40,7 @@ def _random_calls():
     X, y = _clf_data()
     clf = LogisticRegression().fit(X[:40], y[:40])
     Xr, yr, cols, cand = _onehot_data()
-    reg = FILLinearRegression(sigma=10.0, alpha=1e-2, random_state=0).fit(Xr, yr)
+    reg = FILLinearRegression(sigma=0.2, alpha=1e-2, random_state=0).fit(Xr, yr)
     members = np.zeros(len(y), bool)
     members[:40] = True
     s_in = np.linspace(0, 1, 40)
@@ -80,8 +80,6 @@ def test_random_state_none_ignores_and_keeps_global_state(name):
 
 
 def test_fixed_seed_reproducible():
-    for call in _random_calls().values():
-        pass  # the calls above use None; seeded reproducibility:
     s_in, s_out = np.linspace(0, 1, 40), np.linspace(0.2, 1.2, 40)
     a = evaluate_scores(s_in, s_out, random_state=3)
     b = evaluate_scores(s_in, s_out, random_state=3)
@@ -114,7 +112,7 @@ def test_candidate_minimisers_and_whitebox_keep_row_order():
 def test_membership_scores_length_and_shape():
     X, y = _clf_data()
     clf = LogisticRegression().fit(X, y)
-    with pytest.raises(ValueError, match="y.*80.*X.*|X.*80.*y"):
+    with pytest.raises(ValueError, match="y has 50 entries but X has 80 rows"):
         membership_scores(clf, X, y[:50])
     with pytest.raises(ValueError, match="1-D"):
         membership_scores(clf, X, y[:, None])
