@@ -312,3 +312,20 @@ def test_lira_and_inversion_scorer_on_raw_frames():
     inv = gs.cv_results_["mean_test_inv"]
     assert inv[0] == -1.0 and inv[1] > -0.6
     assert gs.best_params_ == {"fillinearregression__sigma": 10.0}
+
+
+def test_membership_scorer_on_sparse_and_lists_equals_dense():
+    import scipy.sparse as sp
+
+    rng = np.random.RandomState(0)
+    X = rng.binomial(1, 0.2, size=(120, 15)).astype(float)
+    X[:10] = X[10:20]  # duplicated rows are matched as a multiset
+    y = (X[:, 0] + rng.normal(size=120) > 0.5).astype(int)
+    cv = KFold(3, shuffle=True, random_state=0)
+    dense = cross_validate(LogisticRegression(C=100), X, y, cv=cv,
+                           scoring=make_membership_scorer(X, y))["test_score"]
+    Xs = sp.csr_matrix(X)
+    sparse = cross_validate(LogisticRegression(C=100), Xs, y, cv=cv,
+                            scoring=make_membership_scorer(Xs, y))["test_score"]
+    np.testing.assert_allclose(sparse, dense, rtol=1e-9)
+    assert np.all(dense < 0)

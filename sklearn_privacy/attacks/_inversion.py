@@ -531,6 +531,8 @@ def whitebox_inversion(estimator, columns, candidates=None, *, rows=None, prior=
     rng = noise_generator(random_state)
     _, final, engine, cols, candidates, truth_all, levels = _whitebox_attribute(
         estimator, columns, candidates, X)
+    if rows is not None and resolve_rows(rows, engine.n).size == 0:
+        raise ValueError("rows selects no training row; pass at least one row to attack.")
     thetas, truth, candidates = _candidate_minimisers(engine, cols, candidates, truth_all,
                                                       rows, method)
     # prior from the whole training set, not only the attacked rows

@@ -104,6 +104,8 @@ def _members_mask(members, n):
     members = np.asarray(members)
     if members.ndim != 1:
         raise ValueError(f"members must be 1-D; got shape {members.shape}.")
+    if members.size == 0:
+        raise ValueError("members is empty; pass a boolean mask or integer row indices.")
     if members.dtype == bool:
         if members.shape != (n,):
             raise ValueError(

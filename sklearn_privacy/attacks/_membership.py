@@ -210,6 +210,9 @@ def evaluate_scores(s_in, s_out, *, y_in=None, y_out=None, thresholds: str = "gl
     """
     check_choice(thresholds, ("global", "per_class"), "thresholds")
     known_fraction = check_fraction(known_fraction, "known_fraction")
+    if not isinstance(attack, str):
+        raise TypeError(f"attack must be a string (the name stored in the result); got "
+                        f"{attack!r}.")
     s_in = check_finite_scores(s_in, "s_in (member scores)")
     s_out = check_finite_scores(s_out, "s_out (non-member scores)")
     if s_in.size < 2 or s_out.size < 2:

@@ -116,14 +116,12 @@ class _MembershipScorer:
         self.cv, self.group = cv, group
         self.sample_group = sample_group
         self._keys = _row_keys(X)
-        ytype = np.asarray(self.y)
-        self._y_keys = ytype
 
     def _positions(self, X, y):
         m = n_rows(X)
         y = check_target(y, m)
         kx_pop, kx_fold = _ids(self._keys, _row_keys(X))
-        ky_pop, ky_fold = _ids(self._y_keys, y)
+        ky_pop, ky_fold = _ids(self.y, y)
         base = int(max(ky_pop.max(initial=0), ky_fold.max(initial=0))) + 1
         return _fold_positions(kx_pop * base + ky_pop, kx_fold * base + ky_fold), y
 
