@@ -145,7 +145,7 @@ def test_bad_input():
         lira(clf, X, y, np.arange(20), n_shadow=1)
     with pytest.raises(ValueError, match="global_variance=True"):
         lira(clf, X, y, np.arange(20), n_shadow=2)
-    with pytest.raises(ValueError, match="different numbers of rows"):
+    with pytest.raises(ValueError, match="y has 39 entries but X has 40 rows"):
         lira(clf, X, y[:-1], np.arange(20))
     svc = LinearSVC().fit(X[:20], y[:20])
     with pytest.raises(ValueError, match="predict_proba"):

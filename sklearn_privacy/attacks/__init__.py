@@ -14,7 +14,11 @@ from ._membership import (
     membership_inference,
     membership_scores,
 )
-from ._scorers import make_attribute_inversion_scorer, make_membership_scorer
+from ._scorers import (
+    make_attribute_inversion_scorer,
+    make_membership_scorer,
+    make_werm_membership_scorer,
+)
 
 __all__ = [
     "LiRAResult",
@@ -28,6 +32,7 @@ __all__ = [
     "evaluate_scores",
     "make_attribute_inversion_scorer",
     "make_membership_scorer",
+    "make_werm_membership_scorer",
     "membership_inference",
     "membership_scores",
 ]

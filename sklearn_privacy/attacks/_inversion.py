@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import is_classifier
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ..fil._base import BaseFILEstimator
 from ..fil._glm import augment, fit_minimiser
+from ..utils import noise_generator, resolve_columns
+from ..utils._pipeline import feature_columns, split_pipeline
+from ._validation import (
+    check_bool,
+    check_choice,
+    check_positive_int,
+    check_target,
+    is_frame,
+    n_rows,
+    resolve_rows,
+    take_rows,
+)
 
 
 @dataclass
@@ -19,7 +32,10 @@ class AttributeInversionResult:
 
     ``predictions`` has shape (n_draws, n_rows) (one row per simulated release);
     ``accuracy`` is the mean over draws of the fraction of rows whose level is recovered;
-    ``accuracy_per_row`` averages over draws.
+    ``accuracy_per_row`` averages over draws. ``candidates`` are the values the attack
+    chose among: rows of the encoded attribute columns, or the levels of a raw DataFrame
+    column for the black-box attacks; ``levels`` holds the original-space levels when
+    they were given through a pipeline (else None).
     """
 
     predictions: np.ndarray = field(repr=False)
@@ -27,58 +43,64 @@ class AttributeInversionResult:
     candidates: np.ndarray = field(repr=False)
     accuracy: float
     accuracy_per_row: np.ndarray = field(repr=False)
+    levels: np.ndarray | None = field(default=None, repr=False)
 
     @classmethod
-    def from_predictions(cls, predictions, truth, candidates):
+    def from_predictions(cls, predictions, truth, candidates, levels=None):
         """Score ``predictions`` (n_draws, n_rows) of candidate indices against ``truth``."""
         correct = predictions == truth[None, :]
         return cls(predictions=predictions, truth=truth, candidates=candidates,
-                   accuracy=float(correct.mean()), accuracy_per_row=correct.mean(axis=0))
+                   accuracy=float(correct.mean()), accuracy_per_row=correct.mean(axis=0),
+                   levels=levels)
 
 
 def _check_fil_estimator(estimator):
-    if not isinstance(estimator, BaseFILEstimator):
+    """``(preprocessing steps, final FIL estimator, audit engine)``."""
+    steps, final = split_pipeline(estimator)
+    if not isinstance(final, BaseFILEstimator):
         raise TypeError(
             "The white-box attack needs a fitted FIL estimator (FILLinearRegression, "
-            "FILLogisticRegression or their IRFIL variants): it replays the training "
-            f"objective. Got {type(estimator).__name__}."
+            "FILLogisticRegression or their IRFIL variants), possibly as the last step of a "
+            "Pipeline: it replays the training objective. Got "
+            f"{type(final).__name__}."
         )
-    return estimator._audit_engine()
+    return steps, final, final._audit_engine()
 
 
-def _reference_truth(X_prior, truth, columns, candidates):
-    """Levels of the rows that define the prior: ``X_prior``, or the attacked rows."""
-    if X_prior is None:
-        return truth
-    return _attribute_setup(np.asarray(X_prior, dtype=float), columns, candidates)[2]
+#: Most distinct encoded values of an attribute read from the training data.
+_MAX_LEVELS = 64
 
 
-def _attribute_setup(X, columns, candidates):
-    cols = np.atleast_1d(np.asarray(columns))
-    if cols.size == 0 or not np.issubdtype(cols.dtype, np.integer):
-        raise ValueError(f"columns must be a non-empty list of integer indices; got {columns!r}.")
-    if cols.min() < 0 or cols.max() >= X.shape[1]:
+def _is_scalar_column(columns):
+    return isinstance(columns, (str, Integral)) and not isinstance(columns, (bool, np.bool_))
+
+
+def _check_candidates(candidates, width):
+    try:
+        cand = np.atleast_2d(np.asarray(candidates, dtype=float))
+    except (TypeError, ValueError):
+        raise TypeError(
+            "candidates must be numbers (one row per level, one column per attribute "
+            "column); pass levels of an original feature through a pipeline instead."
+        ) from None
+    if cand.ndim != 2 or cand.shape[1] != width:
         raise ValueError(
-            f"columns: index out of range for {X.shape[1]} features; got {cols.tolist()}."
+            f"candidates must have one column per attribute column ({width}); got shape "
+            f"{cand.shape}."
         )
-    values = X[:, cols]
-    if candidates is None:
-        if not (np.all((values == 0) | (values == 1)) and np.all(values.sum(axis=1) <= 1)):
-            raise ValueError(
-                f"columns {cols.tolist()} are not a binary column or a one-hot group (0/1 "
-                "values, at most one 1 per row). Invert a binary or one-hot encoded "
-                "attribute, or pass its possible values explicitly in candidates."
-            )
-        candidates = np.unique(values, axis=0)
-    candidates = np.atleast_2d(np.asarray(candidates, dtype=float))
-    if candidates.shape[1] != cols.size:
-        raise ValueError(
-            f"candidates must have one column per attribute column ({cols.size}); got shape "
-            f"{candidates.shape}."
-        )
-    if len(candidates) < 2:
+    if not np.all(np.isfinite(cand)):
+        raise ValueError("candidates contain NaN or infinity; pass finite values.")
+    if len(cand) < 2:
         raise ValueError("An attribute needs at least two candidate values to be inverted.")
-    match = np.all(values[:, None, :] == candidates[None, :, :], axis=2)
+    if np.unique(cand, axis=0).shape[0] != len(cand):
+        raise ValueError("candidates contains duplicate levels; pass each level once.")
+    return cand
+
+
+def _match(values, candidates):
+    """Index of each row's level among ``candidates`` (tolerant to rounding)."""
+    tol = 1e-9 * (1.0 + np.abs(candidates))
+    match = np.all(np.abs(values[:, None, :] - candidates[None, :, :]) <= tol[None], axis=2)
     if not np.all(match.any(axis=1)):
         bad = np.flatnonzero(~match.any(axis=1))[:5]
         raise ValueError(
@@ -86,7 +108,207 @@ def _attribute_setup(X, columns, candidates):
             "pass every possible level in candidates (for a one-hot block with a dropped "
             "level, include the all-zero row)."
         )
-    return cols, candidates, match.argmax(axis=1)
+    return match.argmax(axis=1)
+
+
+def _encoded_setup(values, candidates, cols, *, require_onehot=True):
+    """``(candidates, truth)`` of an encoded attribute whose values are ``values``."""
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"columns {cols.tolist()} contain NaN or infinity.")
+    if candidates is None:
+        if require_onehot and not (np.all((values == 0) | (values == 1))
+                                   and np.all(values.sum(axis=1) <= 1)):
+            raise ValueError(
+                f"columns {cols.tolist()} are not a binary column or a one-hot group (0/1 "
+                "values, at most one 1 per row). Invert a binary or one-hot encoded "
+                "attribute, or pass its possible values explicitly in candidates."
+            )
+        candidates = np.unique(values, axis=0)
+        if len(candidates) > _MAX_LEVELS:
+            raise ValueError(
+                f"columns {cols.tolist()} take {len(candidates)} distinct values in the data: "
+                "too many to be read as the levels of a categorical attribute. Pass the "
+                "possible values explicitly in candidates."
+            )
+    candidates = _check_candidates(candidates, cols.size)
+    return candidates, _match(values, candidates)
+
+
+def _set_feature(X, feature, level):
+    """Copy of the raw rows ``X`` with input feature ``feature`` set to ``level``."""
+    if is_frame(X):
+        name = feature if isinstance(feature, str) else X.columns[int(feature)]
+        Xc = X.copy()
+        dtype = X[name].dtype
+        if getattr(dtype, "name", "") == "category":
+            if level not in dtype.categories:
+                raise ValueError(
+                    f"candidates: {level!r} is not a category of column {name!r} "
+                    f"({list(dtype.categories)[:10]})."
+                )
+            import pandas as pd
+
+            Xc[name] = pd.Categorical([level] * len(X), dtype=dtype)
+        else:
+            Xc[name] = level
+        return Xc
+    if isinstance(feature, str):
+        raise ValueError(
+            f"columns={feature!r} names a feature but X has no column names; pass a "
+            "DataFrame or the feature's position."
+        )
+    Xc = np.array(X, dtype=object if np.asarray(X).dtype.kind in "OUS" else float)
+    Xc[:, int(feature)] = level
+    return Xc
+
+
+def _transform(steps, X):
+    for step in steps:
+        X = step.transform(X)
+    return X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
+
+
+def _push_levels(steps, X, feature, levels, cols):
+    """Encoded candidates: each level pushed through the preprocessing ``steps``.
+
+    Transforms reference rows of ``X`` with the feature set to every level; the derived
+    columns must not depend on the other features of the row, and the other columns must
+    not depend on the level.
+    """
+    if X is None:
+        raise ValueError(
+            "candidates given as levels of the original feature need X: raw rows in the "
+            "pipeline's input (e.g. the training frame) through which the levels are pushed."
+        )
+    n = n_rows(X)
+    if n == 0:
+        raise ValueError("X is empty; pass raw rows of the pipeline's input.")
+    ref = take_rows(X, np.arange(min(n, 8)))
+    blocks, rests = [], []
+    for level in levels:
+        try:
+            T = _transform(steps, _set_feature(ref, feature, level))
+        except (ValueError, TypeError, KeyError) as exc:
+            raise ValueError(
+                f"candidates: the level {level!r} of feature {feature!r} cannot be pushed "
+                f"through the pipeline ({exc})."
+            ) from exc
+        block = T[:, cols]
+        if not np.allclose(block, block[:1], rtol=1e-9, atol=1e-12):
+            raise ValueError(
+                f"The columns derived from feature {feature!r} depend on other features of "
+                "the row (their transformed value differs between rows with the same level); "
+                "the attribute cannot be inverted column-wise through this pipeline."
+            )
+        blocks.append(block[0])
+        rests.append(np.delete(T, cols, axis=1))
+    for rest in rests[1:]:
+        if not np.allclose(rest, rests[0], rtol=1e-9, atol=1e-12, equal_nan=True):
+            raise ValueError(
+                f"Changing feature {feature!r} changes columns outside the ones traced to it; "
+                "the attribute cannot be inverted through this pipeline."
+            )
+    return np.vstack(blocks)
+
+
+def _whitebox_attribute(estimator, columns, candidates, X):
+    """``(steps, final, engine, cols, candidates, truth_all, levels)`` for the white box."""
+    steps, final, engine = _check_fil_estimator(estimator)
+    levels = None
+    if steps and _is_scalar_column(columns):
+        feature = columns
+        cols = feature_columns(estimator, feature)
+        values = engine.dense_columns(cols)
+        if candidates is None:
+            cand, truth = _encoded_setup(values, None, cols, require_onehot=False)
+        else:
+            levels = np.asarray(candidates, dtype=object).ravel()
+            if len(levels) < 2:
+                raise ValueError("An attribute needs at least two candidate values.")
+            cand = _check_candidates(_push_levels(steps, X, feature, levels, cols), cols.size)
+            truth = _match(values, cand)
+        return steps, final, engine, cols, cand, truth, levels
+    cols = resolve_columns(columns, engine.d, getattr(final, "feature_names_in_", None))
+    cand, truth = _encoded_setup(engine.dense_columns(cols), candidates, cols)
+    return steps, final, engine, cols, cand, truth, levels
+
+
+def _blackbox_attribute(X, columns, candidates, *, param="X"):
+    """``(mode, column(s), candidates/levels, truth)`` of attacked rows ``X``.
+
+    ``mode`` is ``"raw"`` for one column of a DataFrame (levels are its values: strings,
+    categories or numbers) and ``"encoded"`` otherwise (numeric columns, candidate rows).
+    """
+    n = n_rows(X, param)
+    if n == 0:
+        raise ValueError(f"{param} is empty; pass at least one attacked row.")
+    if is_frame(X) and _is_scalar_column(columns):
+        name = columns if isinstance(columns, str) else X.columns[
+            int(resolve_columns(columns, X.shape[1], param="columns")[0])]
+        if name not in X.columns:
+            raise ValueError(f"columns: {name!r} is not a column of {param}.")
+        values = X[name].to_numpy(dtype=object)
+        missing = np.array([v is None or (isinstance(v, float) and np.isnan(v))
+                            for v in values])
+        if missing.any():
+            raise ValueError(f"column {name!r} has missing values in rows "
+                             f"{np.flatnonzero(missing)[:5].tolist()}.")
+        if candidates is None:
+            dtype = X[name].dtype
+            if getattr(dtype, "name", "") == "category":
+                present = set(values.tolist())
+                levels = np.array([c for c in dtype.categories if c in present], dtype=object)
+            else:
+                levels = np.array(sorted(set(values.tolist())), dtype=object)
+        else:
+            levels = np.asarray(candidates, dtype=object).ravel()
+        if len(levels) < 2:
+            raise ValueError("An attribute needs at least two candidate values to be inverted.")
+        lookup = {}
+        for k, lev in enumerate(levels.tolist()):
+            if lev in lookup:
+                raise ValueError("candidates contains duplicate levels; pass each level once.")
+            lookup[lev] = k
+        truth = np.array([lookup.get(v, -1) for v in values.tolist()], dtype=np.int64)
+        if np.any(truth < 0):
+            bad = np.flatnonzero(truth < 0)[:5]
+            raise ValueError(
+                f"Rows {bad.tolist()} have attribute values that are not among the "
+                "candidates; pass every possible level in candidates."
+            )
+        return "raw", name, levels, truth
+    names = [str(c) for c in X.columns] if is_frame(X) else None
+    n_features = X.shape[1] if hasattr(X, "shape") else np.asarray(X).shape[1]
+    cols = resolve_columns(columns, n_features, names)
+    values = (X.iloc[:, cols].to_numpy() if is_frame(X)
+              else (X[:, cols].toarray() if sp.issparse(X) else np.asarray(X)[:, cols]))
+    try:
+        values = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"columns {cols.tolist()} are not numeric; name one column of a DataFrame to "
+            "invert a categorical feature by its levels."
+        ) from None
+    cand, truth = _encoded_setup(values, candidates, cols)
+    return "encoded", cols, cand, truth
+
+
+def _with_attribute(X, mode, cols, value):
+    """Copy of ``X`` with the attribute set to ``value`` (a level or an encoded row)."""
+    if mode == "raw":
+        return _set_feature(X, cols, value)
+    if is_frame(X):
+        Xc = X.copy()
+        for j, v in zip(cols, value, strict=True):
+            Xc.iloc[:, int(j)] = v
+        return Xc
+    if sp.issparse(X):
+        Xc = X.tolil(copy=True)
+        Xc[:, cols] = np.broadcast_to(value, (X.shape[0], len(cols)))
+        return Xc.tocsr()
+    Xc = np.array(X, dtype=float)
+    Xc[:, cols] = value
+    return Xc
 
 
 def _prior(prior, truth, n_candidates):
@@ -97,26 +319,41 @@ def _prior(prior, truth, n_candidates):
             raise ValueError(f"prior must be None, 'empirical' or an array; got {prior!r}.")
         counts = np.bincount(truth, minlength=n_candidates).astype(float)
         return counts / counts.sum()
-    p = np.asarray(prior, dtype=float)
-    if p.shape != (n_candidates,) or np.any(p < 0) or not np.isclose(p.sum(), 1):
+    try:
+        p = np.asarray(prior, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"prior must be None, 'empirical' or an array; got {prior!r}.") from None
+    if (p.shape != (n_candidates,) or not np.all(np.isfinite(p)) or np.any(p < 0)
+            or not np.isclose(p.sum(), 1)):
         raise ValueError(
             f"prior must be {n_candidates} non-negative probabilities summing to 1; got {prior!r}."
         )
     return p
 
 
-def candidate_minimisers(estimator, columns, candidates=None, *, rows=None, method="auto"):
+def candidate_minimisers(estimator, columns, candidates=None, *, rows=None, method="auto",
+                         X=None):
     """Minimiser of the training objective with row ``i``'s attribute set to each candidate.
 
     Parameters
     ----------
-    estimator : fitted FIL estimator (audit state available)
-    columns : array-like of int
-        The attribute's feature columns (a binary column or a one-hot block).
-    candidates : array-like of shape (n_candidates, len(columns)), default=None
-        Possible values of the attribute (default: the distinct values in the data).
-    rows : array-like of int, default=None
-        Attacked training rows (default: all).
+    estimator : fitted FIL estimator, or a Pipeline ending in one (audit state available)
+    columns : int, str or array-like of int / str
+        The attribute. Integer indices or names (``feature_names_in_``) of the columns the
+        FIL estimator sees: a binary column or a one-hot block. Through a
+        :class:`~sklearn.pipeline.Pipeline` a single name (or position) is an
+        **original input feature** (e.g. ``"race"`` of the raw frame): its derived columns
+        are found with :func:`sklearn_privacy.utils.feature_columns`; pass a list to
+        address the final step's columns instead.
+    candidates : array-like, default=None
+        Possible values of the attribute. For encoded columns: shape
+        (n_candidates, len(columns)); default the distinct values in the data (which must
+        be 0/1 one-hot). For an original feature through a pipeline: its levels in the
+        original space (e.g. ``["Black", "White"]``), pushed through the preprocessing
+        steps with ``X``; default the distinct values its derived columns take in the
+        training data (at most 64).
+    rows : array-like of int or boolean mask, default=None
+        Attacked training rows (default: all), in the order given (duplicates kept).
     method : {"auto", "woodbury", "refit"}, default="auto"
         ``"woodbury"``: one Newton step from the exact minimiser, with the candidate's
         Hessian obtained by a rank-2 Woodbury update of ``H^-1`` -- no refit, O(p^2) per
@@ -128,6 +365,11 @@ def candidate_minimisers(estimator, columns, candidates=None, *, rows=None, meth
         in both (tested).
         ``"refit"``: refit the exact minimiser for every (row, candidate), warm-started
         (slow; the reference). ``"auto"``: ``"woodbury"``.
+    X : array-like or DataFrame, default=None
+        Raw rows in the pipeline's input (any rows with valid values, e.g. the training
+        frame): needed only when ``candidates`` are levels of an original feature. Each
+        level is set in a few of these rows and transformed; the derived columns must not
+        depend on the rest of the row (checked).
 
     Returns
     -------
@@ -135,6 +377,15 @@ def candidate_minimisers(estimator, columns, candidates=None, *, rows=None, meth
     truth : ndarray of shape (n_rows,)
         Index of each row's true candidate.
     candidates : ndarray of shape (n_candidates, len(columns))
+        Encoded candidates (values of the final step's attribute columns).
+
+    Raises
+    ------
+    TypeError
+        The final estimator is not a FIL estimator.
+    ValueError
+        Unknown columns, candidates that miss a level present in the data, rows out of
+        range, a pipeline step whose derivation cannot be traced.
 
     Examples
     --------
@@ -150,16 +401,20 @@ def candidate_minimisers(estimator, columns, candidates=None, *, rows=None, meth
     >>> fast.shape, bool(np.allclose(fast, slow, rtol=1e-10, atol=1e-12))
     ((2, 2, 4), True)
     """
-    engine = _check_fil_estimator(estimator)
-    if method not in ("auto", "woodbury", "refit"):
-        raise ValueError(f"method must be 'auto', 'woodbury' or 'refit'; got {method!r}.")
-    X, y, theta = engine.X, engine.y, engine.theta
-    cols, candidates, truth_all = _attribute_setup(X, columns, candidates)
-    idx = engine._rows(rows)
+    check_choice(method, ("auto", "woodbury", "refit"), "method")
+    _, _, engine, cols, candidates, truth_all, _ = _whitebox_attribute(
+        estimator, columns, candidates, X)
+    return _candidate_minimisers(engine, cols, candidates, truth_all, rows, method)
+
+
+def _candidate_minimisers(engine, cols, candidates, truth_all, rows, method):
+    y, theta = engine.y, engine.theta
+    idx = resolve_rows(rows, engine.n)
     truth = truth_all[idx]
     n_c, p = len(candidates), engine.p
     out = np.empty((idx.size, n_c, p))
     if method == "refit":
+        X = engine.dense_rows(np.arange(engine.n))
         for k, i in enumerate(idx):
             for c in range(n_c):
                 if c == truth[k]:
@@ -174,14 +429,15 @@ def candidate_minimisers(estimator, columns, candidates=None, *, rows=None, meth
                 )
         return out, truth, candidates
     loss, H_inv, om = engine.loss, engine.H_inv, engine.omega[idx]
-    Xi = augment(X[idx], engine.fit_intercept)
+    X_idx = engine.dense_rows(idx)
+    Xi = augment(X_idx, engine.fit_intercept)
     A = Xi @ H_inv                       # a_i = H^-1 x_i
     B = H_inv[:, cols]                   # H^-1 E_A
     zi = Xi @ theta
     l1_i, l2_i, _ = loss.derivatives(zi, y[idx])
     xa = np.einsum("ij,ij->i", Xi, A)
     for c in range(n_c):
-        delta = candidates[c][None, :] - X[idx][:, cols]    # (m, k)
+        delta = candidates[c][None, :] - X_idx[:, cols]      # (m, k)
         Xc = Xi.copy()
         Xc[:, cols] = candidates[c][None, :]
         U = A + delta @ B.T                                  # H^-1 x_c
@@ -210,7 +466,7 @@ def candidate_minimisers(estimator, columns, candidates=None, *, rows=None, meth
 
 def whitebox_inversion(estimator, columns, candidates=None, *, rows=None, prior=None,
                        calibrate=True, n_draws=None, released=None, method="auto",
-                       random_state=None) -> AttributeInversionResult:
+                       X=None, random_state=None) -> AttributeInversionResult:
     """White-box attribute inversion under the FIL threat model (FIL paper, eq. 30).
 
     The adversary knows every training value except the attribute of row ``i``, the
@@ -222,13 +478,15 @@ def whitebox_inversion(estimator, columns, candidates=None, *, rows=None, prior=
     maximum a posteriori (MAP) attack.
 
     This is an audit tool: it uses the estimator's in-memory audit state (training data,
-    exact minimiser, Hessian) to play the adversary.
+    exact minimiser, Hessian) to play the adversary. Through a pipeline, the adversary
+    knows the fitted preprocessing (it is part of the released model) and attacks the
+    FIL estimator's release; the attribute is an original input feature.
 
     Parameters
     ----------
-    estimator : fitted FIL estimator
-    columns, candidates, rows, method
-        See :func:`candidate_minimisers`.
+    estimator : fitted FIL estimator, or a Pipeline ending in one
+    columns, candidates, rows, method, X
+        See :func:`candidate_minimisers`. Rows keep the order given.
     prior : None, "empirical" or array-like of shape (n_candidates,)
         Prior of the adversary; "empirical" = level frequencies in the training data.
     calibrate : bool, default=True
@@ -240,13 +498,15 @@ def whitebox_inversion(estimator, columns, candidates=None, *, rows=None, prior=
         the other features, and on IWPC at sigma = 1e-2 the plain rule scores 0.357 against
         a prior baseline of 0.365. Calibrated, it stays at or above the baseline.
     n_draws : int or None, default=None
-        ``None``: attack the actual release (``coef_``, ``intercept_``). An int: simulate
-        that many independent releases :math:`\\theta^* + \\sigma z` (how the paper averages
-        over noise); with ``sigma`` tiny this approaches the noiseless attack.
+        ``None``: attack the actual release (``coef_``, ``intercept_``). An int >= 1:
+        simulate that many independent releases :math:`\\theta^* + \\sigma z` (how the
+        paper averages over noise); with ``sigma`` tiny this approaches the noiseless
+        attack.
     released : array-like of shape (p,), default=None
         Attack these released parameters instead (coefficients then intercept).
-    random_state : int, RandomState instance or None
-        Noise of the simulated releases.
+    random_state : int, RandomState, Generator or None
+        Noise of the simulated releases and of the MAP calibration; ``None`` draws from
+        fresh OS entropy (never numpy's global state).
 
     Returns
     -------
@@ -264,30 +524,38 @@ def whitebox_inversion(estimator, columns, candidates=None, *, rows=None, prior=
     >>> whitebox_inversion(reg, [3], n_draws=10, random_state=0).accuracy
     1.0
     """
-    engine = _check_fil_estimator(estimator)
-    thetas, truth, candidates = candidate_minimisers(estimator, columns, candidates,
-                                                     rows=rows, method=method)
+    check_choice(method, ("auto", "woodbury", "refit"), "method")
+    calibrate = check_bool(calibrate, "calibrate")
+    if n_draws is not None:
+        n_draws = check_positive_int(n_draws, "n_draws")
+    rng = noise_generator(random_state)
+    _, final, engine, cols, candidates, truth_all, levels = _whitebox_attribute(
+        estimator, columns, candidates, X)
+    if rows is not None and resolve_rows(rows, engine.n).size == 0:
+        raise ValueError("rows selects no training row; pass at least one row to attack.")
+    thetas, truth, candidates = _candidate_minimisers(engine, cols, candidates, truth_all,
+                                                      rows, method)
     # prior from the whole training set, not only the attacked rows
-    _, _, truth_all = _attribute_setup(engine.X, columns, candidates)
     p = _prior(prior, truth_all, len(candidates))
-    sigma = estimator.sigma
+    sigma = final.sigma
     theta = engine.theta
     delta = theta[None, None, :] - thetas                      # (m, C, p)
     sq = np.einsum("mcp,mcp->mc", delta, delta)
     # one stream: the calibration's simulated releases follow (never repeat) the attacked ones
-    rng = check_random_state(random_state)
     if released is not None or n_draws is None:
         if released is None:
-            released = np.r_[estimator.coef_, [estimator.intercept_] if
-                             engine.fit_intercept else []]
-        released = np.asarray(released, dtype=float)
+            released = np.r_[final.coef_, [final.intercept_] if engine.fit_intercept else []]
+        try:
+            released = np.asarray(released, dtype=float)
+        except (TypeError, ValueError):
+            raise TypeError("released must be an array of numbers.") from None
         if released.shape != theta.shape:
             raise ValueError(f"released must have shape {theta.shape}; got {released.shape}.")
+        if not np.all(np.isfinite(released)):
+            raise ValueError("released contains NaN or infinity; pass finite parameters.")
         Z = ((released - theta) / sigma)[None, :]
     else:
-        if int(n_draws) < 1:
-            raise ValueError(f"n_draws must be a positive integer; got {n_draws!r}.")
-        Z = rng.standard_normal((int(n_draws), theta.size))
+        Z = rng.standard_normal((n_draws, theta.size))
     with np.errstate(divide="ignore"):
         logp = np.log(p)
 
@@ -296,14 +564,14 @@ def whitebox_inversion(estimator, columns, candidates=None, *, rows=None, prior=
         return sq + 2.0 * sigma * np.einsum("mcp,p->mc", delta, z)
 
     inv_temp = np.ones(len(truth))
-    if prior is not None and calibrate:
+    if prior is not None and calibrate and len(truth) >= 2:
         inv_temp = _calibrated_inverse_temperature(distances, logp, truth, sigma, theta.size,
                                                    rng)
     preds = np.empty((len(Z), len(truth)), dtype=int)
     for k, z in enumerate(Z):
         score = logp[None, :] - inv_temp[:, None] * distances(z) / (2.0 * sigma**2)
         preds[k] = np.argmax(score, axis=1)
-    return AttributeInversionResult.from_predictions(preds, truth, candidates)
+    return AttributeInversionResult.from_predictions(preds, truth, candidates, levels)
 
 
 #: Inverse temperatures tried by the calibrated MAP attack (0 = the prior's mode alone).
@@ -356,17 +624,35 @@ def fredrikson_inversion(estimator, X, y, columns, candidates=None, *, prior="em
 
     Parameters
     ----------
-    estimator : fitted regressor or classifier
-    X, y : the attacked examples (their true attribute is in ``X[:, columns]``) and labels
-    columns, candidates : see :func:`candidate_minimisers`
+    estimator : fitted regressor or classifier (any pipeline)
+    X : array-like, DataFrame or sparse matrix
+        The attacked examples (their true attribute is in ``X``), in the estimator's input
+        space; passed to ``predict`` with the attribute replaced by each candidate.
+    y : array-like of shape (n_samples,)
+        Their labels.
+    columns : int, str or array-like of int / str
+        With a DataFrame ``X``, a single column name (or position) is a **raw feature**:
+        its levels are its distinct values (strings, categories, numbers) and the
+        candidates, if given, are levels. Otherwise integer indices or names of numeric
+        columns holding a binary column or a one-hot block (candidates: rows of values).
+    candidates : array-like, default=None
+        See ``columns``.
     prior : "empirical", None or array-like, default="empirical"
         Prior over candidates ("empirical": frequencies in ``X_prior``, default ``X``).
-    residual_std : float, default=None
+    residual_std : float > 0, default=None
+        Standard deviation of the regression residuals (default: estimated on ``X, y``).
     X_prior : array-like, default=None
+        Rows (in the same space as ``X``) whose levels define the empirical prior.
 
     Returns
     -------
     result : :class:`AttributeInversionResult`
+
+    Raises
+    ------
+    ValueError
+        ``residual_std`` not a positive finite number, ``y`` of the wrong shape, attribute
+        values missing from ``candidates``.
 
     Examples
     --------
@@ -381,34 +667,55 @@ def fredrikson_inversion(estimator, X, y, columns, candidates=None, *, prior="em
     1.0
     """
     check_is_fitted(estimator)
-    X = np.asarray(X, dtype=float)
-    y = np.asarray(y)
-    cols, candidates, truth = _attribute_setup(X, columns, candidates)
-    prior_truth = _reference_truth(X_prior, truth, columns, candidates)
+    if residual_std is not None:
+        if isinstance(residual_std, (bool, np.bool_)) or not isinstance(residual_std, Real):
+            raise TypeError(f"residual_std must be a positive number; got {residual_std!r}.")
+        if not (np.isfinite(residual_std) and residual_std > 0):
+            raise ValueError(
+                f"residual_std must be a positive finite number; got {residual_std!r}."
+            )
+    mode, cols, candidates, truth = _blackbox_attribute(X, columns, candidates)
+    y = check_target(y, len(truth))
+    prior_truth = truth
+    if X_prior is not None:
+        prior_truth = _blackbox_attribute(X_prior, columns, candidates, param="X_prior")[3]
     p = _prior(prior, prior_truth, len(candidates))
     with np.errstate(divide="ignore"):
         logp = np.log(p)
     scores = np.empty((len(y), len(candidates)))
     if is_classifier(estimator):
-        classes = estimator.classes_
+        classes = np.asarray(estimator.classes_)
         pred = estimator.predict(X)
-        conf = np.ones((len(classes), len(classes)))  # Laplace smoothing
-        np.add.at(conf, (np.searchsorted(classes, y), np.searchsorted(classes, pred)), 1.0)
-        conf /= conf.sum(axis=0, keepdims=True)         # P(true | predicted)
         yi = np.searchsorted(classes, y)
+        if np.any(yi >= len(classes)) or not np.all(classes[np.minimum(yi, len(classes) - 1)]
+                                                    == y):
+            raise ValueError("y contains labels the estimator was not trained on.")
+        conf = np.ones((len(classes), len(classes)))  # Laplace smoothing
+        np.add.at(conf, (yi, np.searchsorted(classes, pred)), 1.0)
+        conf /= conf.sum(axis=0, keepdims=True)         # P(true | predicted)
         for c in range(len(candidates)):
-            Xc = X.copy()
-            Xc[:, cols] = candidates[c]
-            pc = np.searchsorted(classes, estimator.predict(Xc))
+            pc = np.searchsorted(classes, estimator.predict(
+                _with_attribute(X, mode, cols, candidates[c])))
             scores[:, c] = logp[c] + np.log(conf[yi, pc])
     else:
-        yf = y.astype(float)
+        try:
+            yf = y.astype(float)
+        except (TypeError, ValueError):
+            raise ValueError("y must be numeric for a regressor.") from None
         if residual_std is None:
-            residual_std = float(np.sqrt(np.mean((estimator.predict(X) - yf) ** 2)))
+            residual_std = float(np.sqrt(np.mean((np.asarray(estimator.predict(X), float)
+                                                  - yf) ** 2)))
+            if not (np.isfinite(residual_std) and residual_std > 0):
+                raise ValueError(
+                    "The model's residuals on X, y are all zero (or not finite): pass "
+                    "residual_std, the noise level the adversary assumes."
+                )
         for c in range(len(candidates)):
-            Xc = X.copy()
-            Xc[:, cols] = candidates[c]
-            scores[:, c] = logp[c] - (estimator.predict(Xc) - yf) ** 2 / (2 * residual_std**2)
+            pred_c = np.asarray(estimator.predict(_with_attribute(X, mode, cols,
+                                                                  candidates[c])), float)
+            scores[:, c] = logp[c] - (pred_c - yf) ** 2 / (2 * residual_std**2)
+    if not np.all(np.isfinite(scores[:, np.isfinite(logp)])):
+        raise ValueError("The model's predictions are NaN or infinite on some rows.")
     preds = np.argmax(scores, axis=1)[None, :]
     return AttributeInversionResult.from_predictions(preds, truth, candidates)
 
@@ -421,9 +728,10 @@ def prior_baseline(X, columns, candidates=None, *, X_prior=None) -> AttributeInv
 
     Parameters
     ----------
-    X : array-like of shape (n_samples, n_features)
-        Attacked rows; their true attribute is in ``X[:, columns]``.
-    columns, candidates : see :func:`candidate_minimisers`
+    X : array-like of shape (n_samples, n_features) or DataFrame
+        Attacked rows; their true attribute is in ``X``.
+    columns, candidates : see :func:`fredrikson_inversion`
+        With a raw DataFrame, one column name (e.g. ``"race"``) and, optionally, its levels.
     X_prior : array-like, default=None
         Rows whose level frequencies define the mode (default: ``X``).
 
@@ -439,9 +747,10 @@ def prior_baseline(X, columns, candidates=None, *, X_prior=None) -> AttributeInv
     >>> prior_baseline(X, [1]).accuracy
     0.75
     """
-    X = np.asarray(X, dtype=float)
-    cols, candidates, truth = _attribute_setup(X, columns, candidates)
-    ref = _reference_truth(X_prior, truth, columns, candidates)
+    _, _, candidates, truth = _blackbox_attribute(X, columns, candidates)
+    ref = truth
+    if X_prior is not None:
+        ref = _blackbox_attribute(X_prior, columns, candidates, param="X_prior")[3]
     mode = int(np.argmax(np.bincount(ref, minlength=len(candidates))))
     preds = np.full((1, len(truth)), mode)
     return AttributeInversionResult.from_predictions(preds, truth, candidates)

@@ -9,10 +9,18 @@ from joblib import Parallel, delayed
 from scipy.special import logsumexp
 from scipy.stats import norm
 from sklearn.base import clone, is_classifier
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from ..utils import child_seeds, noise_generator
 from ._membership import MembershipInferenceResult, evaluate_scores
+from ._validation import (
+    check_bool,
+    check_fraction,
+    check_positive_int,
+    check_target,
+    n_rows,
+    take_rows,
+)
 
 _SD_FLOOR = 1e-6
 _LOG_TINY = float(np.log(np.finfo(float).tiny))
@@ -56,7 +64,8 @@ def _fit_shadow(estimator, X, y, in_mask, seed, fit_params):
     est = clone(estimator)
     if "random_state" in est.get_params():
         est.set_params(random_state=seed)
-    est.fit(X[in_mask], y[in_mask], **fit_params)
+    idx = np.flatnonzero(in_mask)
+    est.fit(take_rows(X, idx), y[idx], **fit_params)
     return _statistic(est, X, y)
 
 
@@ -88,6 +97,48 @@ def _gaussian_params(stats, mask, global_variance):
     return mean, np.maximum(std, _SD_FLOOR), count
 
 
+def _members_mask(members, n):
+    """Boolean membership mask from a mask or distinct integer positions."""
+    if members is None:
+        raise ValueError("members is None; pass a boolean mask or integer row indices.")
+    members = np.asarray(members)
+    if members.ndim != 1:
+        raise ValueError(f"members must be 1-D; got shape {members.shape}.")
+    if members.size == 0:
+        raise ValueError("members is empty; pass a boolean mask or integer row indices.")
+    if members.dtype == bool:
+        if members.shape != (n,):
+            raise ValueError(
+                f"members as a boolean mask must have shape ({n},); got {members.shape}."
+            )
+        mask = members.copy()
+    else:
+        if members.size and not np.issubdtype(members.dtype, np.integer):
+            raise TypeError(
+                "members must be a boolean mask over the population or integer row indices; "
+                f"got dtype {members.dtype}."
+            )
+        if members.size == n and n > 0 and np.all((members == 0) | (members == 1)):
+            raise ValueError(
+                "members is an integer array of 0/1 values with one entry per population "
+                "row: it looks like a membership mask, but integer arrays are read as row "
+                "indices. Pass a boolean mask (members.astype(bool)) or the indices "
+                "(np.flatnonzero(members))."
+            )
+        if members.size and (members.min() < 0 or members.max() >= n):
+            raise ValueError(
+                f"members must be a boolean mask over the population or integer row indices "
+                f"in [0, {n}); got min {members.min()}, max {members.max()}."
+            )
+        if np.unique(members).size != members.size:
+            raise ValueError("members contains duplicate row indices; pass each member once.")
+        mask = np.zeros(n, bool)
+        mask[members] = True
+    if mask.sum() < 2 or (~mask).sum() < 2:
+        raise ValueError("members must leave at least 2 members and 2 non-members.")
+    return mask
+
+
 def lira(estimator, X, y, members, *, n_shadow: int = 16, online: bool = True,
          global_variance: bool = False, fit_params: dict | None = None,
          known_fraction: float = 0.5, n_jobs=None, verbose: int = 0,
@@ -112,10 +163,15 @@ def lira(estimator, X, y, members, *, n_shadow: int = 16, online: bool = True,
         The target model; it is cloned (hyper-parameters only) for the shadow models.
         A ``random_state`` parameter is re-seeded per shadow.
     X, y : array-like
-        The population. Shadow models are trained on random halves of it.
+        The population. Shadow models are trained on random halves of it. ``X`` may be an
+        array, a DataFrame (strings, categories: use a pipeline as the estimator) or a
+        sparse matrix; it is passed to the models untouched and indexed by position.
     members : array-like of bool of shape (n_population,) or of int indices
         Rows of the population in the target model's training set (ground truth used to
-        score the attack; the shadow models never see it).
+        score the attack; the shadow models never see it): a boolean mask, or distinct
+        integer row positions. An integer array of length ``n_population`` holding only
+        0 and 1 is refused as ambiguous (it looks like a 0/1 mask; pass it as
+        ``members.astype(bool)``).
     n_shadow : int, default=16
         Number of shadow models (at least 4 with per-example variances).
     online : bool, default=True
@@ -130,11 +186,19 @@ def lira(estimator, X, y, members, *, n_shadow: int = 16, online: bool = True,
     n_jobs : int, default=None
         Shadow fits run in parallel through joblib.
     verbose : int, default=0
-    random_state : int, RandomState instance or None
+    random_state : int, RandomState, Generator or None
+        Shadow splits, shadow seeds and the known/evaluation split. ``None`` draws them
+        from fresh OS entropy (never numpy's global state).
 
     Returns
     -------
     result : :class:`LiRAResult`
+
+    Raises
+    ------
+    ValueError
+        ``y`` not 1-D or of the wrong length, ``members`` ambiguous, out of range, with
+        duplicates or leaving fewer than 2 members / non-members, bad ``n_shadow``.
 
     Examples
     --------
@@ -150,42 +214,25 @@ def lira(estimator, X, y, members, *, n_shadow: int = 16, online: bool = True,
     True
     """
     check_is_fitted(estimator)
-    X = np.asarray(X)
-    y = np.asarray(y)
-    n = X.shape[0]
-    if y.shape[0] != n:
-        raise ValueError(f"X and y have different numbers of rows ({n} and {y.shape[0]}).")
-    members = np.asarray(members)
-    if members.dtype == bool:
-        if members.shape != (n,):
-            raise ValueError(
-                f"members as a boolean mask must have shape ({n},); got {members.shape}."
-            )
-        mask = members
-    else:
-        if members.size and (not np.issubdtype(members.dtype, np.integer)
-                             or members.min() < 0 or members.max() >= n):
-            raise ValueError(
-                "members must be a boolean mask over the population or integer row indices "
-                f"in [0, {n})."
-            )
-        mask = np.zeros(n, bool)
-        mask[members] = True
-    if mask.sum() < 2 or (~mask).sum() < 2:
-        raise ValueError("members must leave at least 2 members and 2 non-members.")
-    if int(n_shadow) != n_shadow or n_shadow < 2:
-        raise ValueError(f"n_shadow must be an integer >= 2; got {n_shadow!r}.")
-    n_shadow = int(n_shadow)
+    n = n_rows(X)
+    y = check_target(y, n)
+    mask = _members_mask(members, n)
+    n_shadow = check_positive_int(n_shadow, "n_shadow", minimum=2)
+    online = check_bool(online, "online")
+    global_variance = check_bool(global_variance, "global_variance")
+    known_fraction = check_fraction(known_fraction, "known_fraction")
+    if fit_params is not None and not isinstance(fit_params, dict):
+        raise TypeError(f"fit_params must be a dict or None; got {type(fit_params).__name__}.")
     if not global_variance and n_shadow < 4:
         raise ValueError(
             "Per-example variances need at least 2 IN and 2 OUT shadow models per example: "
             f"use n_shadow >= 4 or global_variance=True (got n_shadow={n_shadow})."
         )
-    rng = check_random_state(random_state)
+    rng = noise_generator(random_state)
     # balanced design (Carlini et al.): every example is IN exactly half of the shadows
     order = rng.uniform(size=(n_shadow, n)).argsort(axis=0)
     shadow_in = order < n_shadow // 2
-    seeds = rng.randint(np.iinfo(np.int32).max, size=n_shadow)
+    seeds = child_seeds(rng, n_shadow)
     stats = np.vstack(Parallel(n_jobs=n_jobs, verbose=verbose)(
         delayed(_fit_shadow)(estimator, X, y, shadow_in[k], int(seeds[k]), fit_params or {})
         for k in range(n_shadow)
@@ -197,6 +244,11 @@ def lira(estimator, X, y, members, *, n_shadow: int = 16, online: bool = True,
         score = norm.logpdf(target, mu_in, sd_in) - norm.logpdf(target, mu_out, sd_out)
     else:
         score = norm.logcdf(target, mu_out, sd_out)
+    if not np.all(np.isfinite(score)):
+        raise ValueError(
+            "LiRA scores are NaN or infinite for some examples (the target or shadow models "
+            "returned NaN outputs); check the models' predictions on X."
+        )
     res = evaluate_scores(score[mask], score[~mask], thresholds="global",
                           known_fraction=known_fraction, random_state=rng,
                           attack="lira_online" if online else "lira_offline")

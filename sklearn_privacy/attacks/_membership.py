@@ -6,8 +6,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.base import is_classifier
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
+
+from ..utils import noise_generator
+from ._validation import (
+    check_choice,
+    check_finite_scores,
+    check_fraction,
+    check_target,
+    n_rows,
+)
 
 ATTACKS = ("gap", "confidence", "entropy", "modified_entropy", "loss")
 _TINY = 1e-30
@@ -16,6 +24,11 @@ _TINY = 1e-30
 def _true_class_proba(estimator, X, y):
     proba = np.asarray(estimator.predict_proba(X), dtype=float)
     classes = np.asarray(estimator.classes_)
+    if proba.shape != (len(y), len(classes)):
+        raise ValueError(
+            f"predict_proba returned shape {proba.shape}; expected ({len(y)}, {len(classes)}) "
+            "(one probability per example and class)."
+        )
     pos = np.searchsorted(classes, y)
     pos = np.clip(pos, 0, len(classes) - 1)
     known = classes[pos] == y
@@ -34,9 +47,10 @@ def membership_scores(estimator, X, y, *, attack: str = "confidence") -> np.ndar
     Parameters
     ----------
     estimator : fitted classifier (``predict_proba``) or regressor (``predict``)
-    X : array-like of shape (n_samples, n_features)
+    X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+        Passed untouched to the estimator (which validates it).
     y : array-like of shape (n_samples,)
-        True labels / targets of the queried examples.
+        True labels / targets of the queried examples (1-D, one per row of ``X``).
     attack : {"gap", "confidence", "entropy", "modified_entropy", "loss"}
         ``"gap"``: 1 if the prediction is correct, else 0 (the gap attack);
         ``"confidence"``: the probability of the true class :math:`p_y`;
@@ -50,6 +64,12 @@ def membership_scores(estimator, X, y, *, attack: str = "confidence") -> np.ndar
     -------
     scores : ndarray of shape (n_samples,)
 
+    Raises
+    ------
+    ValueError
+        Unknown ``attack``; ``y`` not 1-D or not one entry per row of ``X``; empty ``X``;
+        labels the estimator was not trained on.
+
     Examples
     --------
     >>> import numpy as np
@@ -60,10 +80,12 @@ def membership_scores(estimator, X, y, *, attack: str = "confidence") -> np.ndar
     >>> membership_scores(clf, X, y, attack="gap")
     array([1., 1., 1., 1.])
     """
-    if attack not in ATTACKS:
-        raise ValueError(f"attack must be one of {ATTACKS}; got {attack!r}.")
+    check_choice(attack, ATTACKS, "attack")
     check_is_fitted(estimator)
-    y = np.asarray(y)
+    n = n_rows(X)
+    if n == 0:
+        raise ValueError("X is empty; membership scores need at least one example.")
+    y = check_target(y, n)
     if not is_classifier(estimator) or not hasattr(estimator, "predict_proba"):
         if attack == "loss":
             return -(np.asarray(estimator.predict(X), dtype=float) - y.astype(float)) ** 2
@@ -143,27 +165,38 @@ def _split_known(n, rng, known_fraction):
     return np.sort(perm[:k]), np.sort(perm[k:])
 
 
-def evaluate_scores(s_in, s_out, *, y_in=None, y_out=None, thresholds="global",
-                    known_fraction=0.5, random_state=None, attack="custom"):
+def evaluate_scores(s_in, s_out, *, y_in=None, y_out=None, thresholds: str = "global",
+                    known_fraction: float = 0.5, random_state=None,
+                    attack: str = "custom") -> MembershipInferenceResult:
     """Score a membership attack from per-example scores (higher = member).
 
     Members and non-members are each split at random into a known part (fraction
-    ``known_fraction``, used to choose the threshold(s)) and an evaluation part.
+    ``known_fraction``, used to choose the threshold(s)) and an evaluation part. Each
+    part needs at least one member and one non-member: with ``n`` members the known part
+    holds ``round(known_fraction * n)`` of them, which must lie in ``1 .. n - 1`` (and
+    likewise for the non-members); at least 2 members and 2 non-members in any case.
 
     Parameters
     ----------
     s_in, s_out : array-like of shape (n_members,) and (n_nonmembers,)
-        Scores of the members and of the non-members.
+        Finite scores of the members and of the non-members.
     y_in, y_out : array-like, default=None
-        Their labels (needed for ``thresholds="per_class"``).
+        Their labels (needed for ``thresholds="per_class"``), one per score.
     thresholds, known_fraction, random_state
-        See :func:`membership_inference`.
+        See :func:`membership_inference`. ``random_state=None`` draws the split from fresh
+        OS entropy (never numpy's global state).
     attack : str, default="custom"
         Name stored in the result.
 
     Returns
     -------
     result : :class:`MembershipInferenceResult`
+
+    Raises
+    ------
+    ValueError
+        NaN or infinite scores (a model returning NaN would otherwise read as "no
+        leakage"), inputs too small for both parts, labels of the wrong length.
 
     Examples
     --------
@@ -175,14 +208,32 @@ def evaluate_scores(s_in, s_out, *, y_in=None, y_out=None, thresholds="global",
     >>> bool(abs(res.auc - 0.760) < 0.02)  # Phi(1 / sqrt(2)) for unit-variance Gaussians
     True
     """
-    if thresholds not in ("global", "per_class"):
-        raise ValueError(f"thresholds must be 'global' or 'per_class'; got {thresholds!r}.")
-    if not 0 < known_fraction < 1:
-        raise ValueError(f"known_fraction must be in (0, 1); got {known_fraction!r}.")
-    s_in, s_out = np.asarray(s_in, float), np.asarray(s_out, float)
+    check_choice(thresholds, ("global", "per_class"), "thresholds")
+    known_fraction = check_fraction(known_fraction, "known_fraction")
+    if not isinstance(attack, str):
+        raise TypeError(f"attack must be a string (the name stored in the result); got "
+                        f"{attack!r}.")
+    s_in = check_finite_scores(s_in, "s_in (member scores)")
+    s_out = check_finite_scores(s_out, "s_out (non-member scores)")
     if s_in.size < 2 or s_out.size < 2:
-        raise ValueError("Membership attacks need at least 2 members and 2 non-members.")
-    rng = check_random_state(random_state)
+        raise ValueError(
+            "Membership attacks need at least 2 members and 2 non-members; got "
+            f"{s_in.size} and {s_out.size}."
+        )
+    for size, who in ((s_in.size, "members"), (s_out.size, "non-members")):
+        k = int(round(known_fraction * size))
+        if not 1 <= k <= size - 1:
+            part = "known (threshold-choosing)" if k < 1 else "evaluation"
+            raise ValueError(
+                f"known_fraction={known_fraction} leaves the {part} part of the {size} "
+                f"{who} empty: round(known_fraction * {size}) must be in 1..{size - 1}. "
+                "Pass more examples or a known_fraction closer to 0.5."
+            )
+    if y_in is not None:
+        y_in = check_target(y_in, s_in.size, param="y_in", x_param="s_in")
+    if y_out is not None:
+        y_out = check_target(y_out, s_out.size, param="y_out", x_param="s_out")
+    rng = noise_generator(random_state)
     k_in, e_in = _split_known(s_in.size, rng, known_fraction)
     k_out, e_out = _split_known(s_out.size, rng, known_fraction)
     if thresholds == "global":
@@ -192,7 +243,6 @@ def evaluate_scores(s_in, s_out, *, y_in=None, y_out=None, thresholds="global",
     else:
         if y_in is None or y_out is None:
             raise ValueError("thresholds='per_class' needs the labels of both sets.")
-        y_in, y_out = np.asarray(y_in), np.asarray(y_out)
         chosen = {}
         pred_in = np.zeros(e_in.size, bool)
         pred_out = np.zeros(e_out.size, bool)
@@ -234,14 +284,17 @@ def membership_inference(estimator, X_members, y_members, X_nonmembers, y_nonmem
     ----------
     estimator : fitted classifier or regressor
     X_members, y_members : training examples of ``estimator`` and their labels
+        ``X`` may be an array, a DataFrame (strings, categories) or a sparse matrix: it is
+        passed untouched to the estimator.
     X_nonmembers, y_nonmembers : examples from the same distribution not used in training
     attack : {"gap", "confidence", "entropy", "modified_entropy", "loss"}, default="confidence"
         See :func:`membership_scores`.
     thresholds : {"global", "per_class"}, default="per_class"
         One threshold, or one per true class (Song & Mittal; the WERM evaluation).
     known_fraction : float in (0, 1), default=0.5
-    random_state : int, RandomState instance or None
-        Split into known and evaluation parts.
+    random_state : int, RandomState, Generator or None
+        Split into known and evaluation parts; ``None`` draws it from fresh OS entropy
+        (never numpy's global state).
 
     Returns
     -------
@@ -263,6 +316,12 @@ def membership_inference(estimator, X_members, y_members, X_nonmembers, y_nonmem
     >>> bool(res.balanced_accuracy > 0.6), bool(res.advantage > 0.2)
     (True, True)
     """
+    check_choice(attack, ATTACKS, "attack")
+    check_choice(thresholds, ("global", "per_class"), "thresholds")
+    y_members = check_target(y_members, n_rows(X_members, "X_members"), param="y_members",
+                             x_param="X_members")
+    y_nonmembers = check_target(y_nonmembers, n_rows(X_nonmembers, "X_nonmembers"),
+                                param="y_nonmembers", x_param="X_nonmembers")
     if attack == "gap" and thresholds == "per_class":
         thresholds = "global"  # a 0/1 score has nothing to tune per class
     s_in = membership_scores(estimator, X_members, y_members, attack=attack)

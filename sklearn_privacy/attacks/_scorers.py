@@ -3,53 +3,176 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.pipeline import Pipeline
-from sklearn.utils.validation import check_array
+import scipy.sparse as sp
+from sklearn.base import is_classifier
+from sklearn.model_selection import check_cv
 
+from ..utils import noise_generator
+from ..utils._pipeline import split_pipeline
 from ._inversion import fredrikson_inversion, whitebox_inversion
 from ._membership import ATTACKS, membership_inference
+from ._validation import (
+    check_choice,
+    check_fraction,
+    check_positive_int,
+    check_target,
+    is_frame,
+    n_rows,
+    take_rows,
+)
 
 _METRICS = ("advantage", "balanced_accuracy", "auc")
 
 
-def _row_keys(X, y):
-    X = np.ascontiguousarray(np.asarray(X, dtype=float))
-    y = np.asarray(y)
-    return [X[i].tobytes() + repr(y[i]).encode() for i in range(X.shape[0])]
+# ---------------------------------------------------------------- row identification
+def _row_keys(X):
+    """One sortable key per row; equal rows (by value) get equal keys."""
+    if is_frame(X):
+        import pandas as pd
+
+        return pd.util.hash_pandas_object(X, index=False).to_numpy()
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, copy=True)
+        X.sum_duplicates()
+        X.sort_indices()
+        ind, dat, ptr = X.indices, X.data, X.indptr
+        keys = np.empty(X.shape[0], dtype=object)
+        for i in range(X.shape[0]):
+            keys[i] = ind[ptr[i]:ptr[i + 1]].tobytes() + b"|" + dat[ptr[i]:ptr[i + 1]].tobytes()
+        return keys
+    arr = np.asarray(X)
+    if arr.ndim != 2:
+        raise ValueError(f"X must be 2-D; got shape {arr.shape}.")
+    if arr.dtype.kind in "biuf":
+        arr = np.ascontiguousarray(arr, dtype=np.float64) + 0.0  # -0.0 -> 0.0
+        return arr.view(np.dtype((np.void, 8 * arr.shape[1]))).ravel()
+    keys = np.empty(arr.shape[0], dtype=object)
+    for i, row in enumerate(arr):
+        keys[i] = repr(tuple(row.tolist()))
+    return keys
+
+
+def _ids(keys_pop, keys_fold):
+    """Integer ids shared by equal keys of the two arrays."""
+    both = np.concatenate([keys_pop, keys_fold])
+    _, inv = np.unique(both, return_inverse=True)
+    inv = inv.ravel()
+    return inv[: len(keys_pop)], inv[len(keys_pop):]
+
+
+def _fold_positions(ids_pop, ids_fold):
+    """Positions in the population of the fold rows, equal rows matched as a multiset."""
+    order = np.argsort(ids_pop, kind="stable")
+    sorted_pop = ids_pop[order]
+    fo = np.argsort(ids_fold, kind="stable")
+    sf = ids_fold[fo]
+    occ = np.empty(len(sf), dtype=np.int64)
+    occ[fo] = np.arange(len(sf)) - np.searchsorted(sf, sf, side="left")
+    start = np.searchsorted(sorted_pop, ids_fold, side="left")
+    stop = np.searchsorted(sorted_pop, ids_fold, side="right")
+    if not np.all(start + occ < stop):
+        raise ValueError(
+            "The evaluated rows are not rows of X_population: the membership scorer "
+            "takes the members to be the population rows outside the evaluated "
+            "fold, so pass the same X, y to the scorer and to fit / GridSearchCV."
+        )
+    return order[start + occ]
+
+
+def _n_training_rows(estimator):
+    """Number of rows the fitted estimator was trained on, when it says so reliably."""
+    from ..fil._base import BaseFILEstimator
+
+    _, final = split_pipeline(estimator)
+    if isinstance(final, BaseFILEstimator):
+        engine = final.__dict__.get("_audit")
+        return None if engine is None else int(engine.n)
+    if type(final).__name__ == "WERMClassifier" and hasattr(final, "sample_weight_"):
+        return int(len(final.sample_weight_))
+    n = getattr(final, "n_samples_fit_", None)
+    if n is not None:
+        return int(n)
+    tree = getattr(final, "tree_", None)
+    if tree is not None and not hasattr(final, "estimators_"):
+        return int(tree.n_node_samples[0])
+    return None
 
 
 class _MembershipScorer:
-    def __init__(self, X, y, attack, thresholds, metric, known_fraction, random_state):
-        self.X = check_array(X, dtype=float)
-        self.y = np.asarray(y)
-        if self.y.shape[0] != self.X.shape[0]:
-            raise ValueError("X_population and y_population have different numbers of rows.")
+    def __init__(self, X, y, attack, thresholds, metric, known_fraction, random_state,
+                 cv=None, sample_group=None, group=None):
+        n = n_rows(X, "X_population")
+        try:
+            self.y = check_target(y, n, param="y_population", x_param="X_population")
+        except ValueError as exc:
+            raise ValueError(f"X_population and y_population have different numbers of "
+                             f"rows: {exc}") from None
+        if n < 4:
+            raise ValueError(f"X_population has {n} rows; a membership scorer needs at "
+                             "least 4.")
+        self.X = X
         self.attack, self.thresholds, self.metric = attack, thresholds, metric
         self.known_fraction, self.random_state = known_fraction, random_state
-        self._keys = {}
-        for i, key in enumerate(_row_keys(self.X, self.y)):
-            self._keys.setdefault(key, []).append(i)
+        self.cv, self.group = cv, group
+        self.sample_group = sample_group
+        self._keys = _row_keys(X)
+
+    def _positions(self, X, y):
+        m = n_rows(X)
+        y = check_target(y, m)
+        kx_pop, kx_fold = _ids(self._keys, _row_keys(X))
+        ky_pop, ky_fold = _ids(self.y, y)
+        base = int(max(ky_pop.max(initial=0), ky_fold.max(initial=0))) + 1
+        return _fold_positions(kx_pop * base + ky_pop, kx_fold * base + ky_fold), y
+
+    def _members(self, estimator, held):
+        n = len(self.y)
+        if self.cv is not None:
+            cv = check_cv(self.cv, self.y, classifier=is_classifier(estimator))
+            target = np.sort(held)
+            for train, test in cv.split(np.zeros((n, 1)), self.y):
+                if test.size == target.size and np.array_equal(np.sort(test), target):
+                    mask = np.zeros(n, bool)
+                    mask[train] = True
+                    return mask
+            raise ValueError(
+                "The evaluated fold is not one of the test folds of cv: pass the same "
+                "splitter (with a fixed random_state) to the scorer and to the search."
+            )
+        mask = np.ones(n, bool)
+        mask[held] = False
+        seen = _n_training_rows(estimator)
+        if seen is not None and seen != mask.sum():
+            raise ValueError(
+                f"The estimator was trained on {seen} rows but the population minus the "
+                f"evaluated fold has {int(mask.sum())}: the folds are not complements of "
+                "the training sets (e.g. ShuffleSplit with train_size + test_size < 1), so "
+                "never-trained rows would count as members. Use a splitter whose test folds "
+                "partition the data (KFold, StratifiedKFold, ...), or pass the splitter as "
+                "cv= to the scorer so it reproduces each training set."
+            )
+        return mask
 
     def __call__(self, estimator, X, y):
-        X = check_array(X, dtype=float)
-        used = {}
-        held_out = np.zeros(len(self.y), dtype=bool)
-        for key in _row_keys(X, y):
-            slots = self._keys.get(key)
-            k = used.get(key, 0)
-            if slots is None or k >= len(slots):
+        held, y = self._positions(X, y)
+        members = self._members(estimator, held)
+        nonmember_rows = np.arange(len(held))
+        if self.sample_group is not None:
+            members &= self.sample_group == self.group
+            nonmember_rows = np.flatnonzero(self.sample_group[held] == self.group)
+            if nonmember_rows.size < 2 or members.sum() < 2:
                 raise ValueError(
-                    "The evaluated rows are not rows of X_population: the membership scorer "
-                    "takes the members to be the population rows outside the evaluated "
-                    "fold, so pass the same X, y to the scorer and to fit / GridSearchCV."
+                    f"group {self.group!r}: the fold holds {nonmember_rows.size} held-out "
+                    f"rows and the training set {int(members.sum())} rows of this group; "
+                    "the attack needs at least 2 of each (stratify the folds on the group)."
                 )
-            held_out[slots[k]] = True
-            used[key] = k + 1
-        members = ~held_out
+        member_idx = np.flatnonzero(members)
+        X_out = X if nonmember_rows.size == len(held) else take_rows(X, nonmember_rows)
         result = membership_inference(
-            estimator, self.X[members], self.y[members], X, y, attack=self.attack,
-            thresholds=self.thresholds, known_fraction=self.known_fraction,
-            random_state=self.random_state,
+            estimator, take_rows(self.X, member_idx), self.y[member_idx], X_out,
+            y[nonmember_rows], attack=self.attack, thresholds=self.thresholds,
+            known_fraction=self.known_fraction,
+            random_state=noise_generator(self.random_state),
         )
         if self.metric == "advantage":
             return -result.advantage
@@ -58,42 +181,76 @@ class _MembershipScorer:
         return 0.5 - result.auc
 
     def __repr__(self):
+        extra = "" if self.sample_group is None else f", group={self.group!r}"
         return (f"make_membership_scorer(attack={self.attack!r}, thresholds="
-                f"{self.thresholds!r}, metric={self.metric!r})")
+                f"{self.thresholds!r}, metric={self.metric!r}{extra})")
+
+
+def _check_scorer_params(attack, thresholds, metric, known_fraction, random_state):
+    # validate now: inside a search, errors at scoring time become error_score (nan)
+    check_choice(metric, _METRICS, "metric")
+    check_choice(attack, ATTACKS, "attack")
+    check_choice(thresholds, ("global", "per_class"), "thresholds")
+    check_fraction(known_fraction, "known_fraction")
+    noise_generator(random_state)
 
 
 def make_membership_scorer(X_population, y_population, *, attack="confidence",
                            thresholds="per_class", metric="advantage", known_fraction=0.5,
-                           random_state=0):
+                           cv=None, random_state=0):
     """Scorer measuring membership-inference leakage inside cross-validation.
 
     Design: the scorer is built on the population ``X_population, y_population`` that is
     passed to ``fit`` / ``GridSearchCV.fit``. When called on a fitted estimator and the
-    evaluated fold ``(X, y)``, it takes the fold as the non-members and the rest of the
-    population -- the rows the estimator was trained on -- as the members, and runs
-    :func:`membership_inference`. Nothing private to scikit-learn is used, no metadata
-    routing is needed and the scorer works in ``GridSearchCV``, ``cross_validate`` and
-    multi-metric ``refit``; the price is that the population is held by the scorer and the
-    fold's rows are looked up by value (duplicated rows are matched as a multiset).
-    The alternative -- audit state recorded on the fitted estimator -- would need the
-    training rows kept on every estimator; this scorer works with any estimator, including
-    pipelines and third-party models. Train scores (``return_train_score=True``) of this
-    scorer are meaningless: called on the training fold it would take the held-out rows as
-    the members.
+    evaluated fold ``(X, y)``, it locates the fold's rows in the population (by value:
+    duplicated rows are matched as a multiset, so the fold's index is irrelevant), takes
+    the fold as the non-members and the rows the estimator was trained on as the
+    members, and runs :func:`membership_inference`. ``X`` is passed untouched to the
+    estimator: a DataFrame with string or categorical columns works with any pipeline,
+    and no feature-name warning is raised when frames are used consistently. Nothing
+    private to scikit-learn is used, no metadata routing is needed and the scorer works
+    in ``GridSearchCV``, ``cross_validate`` and multi-metric ``refit``.
+
+    **Which rows are members.** By default the members are the population rows outside
+    the fold, which is right only when the training set is the fold's complement
+    (``KFold``, ``StratifiedKFold``, ``GroupKFold``, an integer ``cv``). A splitter whose
+    training sets are smaller (``ShuffleSplit(train_size=0.2, test_size=0.2)``) would
+    silently count never-trained rows as members; the scorer refuses it with a
+    ``ValueError`` when the estimator reports how many rows it was trained on (FIL and
+    IRFIL estimators, ``WERMClassifier``, nearest neighbours, single decision trees,
+    also as the last step of a pipeline). For other estimators such a splitter cannot be
+    detected: pass it as ``cv`` (with a fixed ``random_state``), and the scorer reproduces
+    each split and takes its actual training rows as the members, for any splitter.
+
+    Train scores (``return_train_score=True``) of this scorer are meaningless: called on
+    the training fold it would take the held-out rows as the members.
 
     Parameters
     ----------
-    X_population, y_population : array-like
+    X_population, y_population : array-like, DataFrame or sparse matrix
         Everything given to ``fit`` of the search.
-    attack, thresholds, known_fraction, random_state
+    attack, thresholds, known_fraction
         See :func:`membership_inference`.
     metric : {"advantage", "balanced_accuracy", "auc"}, default="advantage"
         The score is ``-advantage``, ``0.5 - balanced_accuracy`` or ``0.5 - auc``: higher is
         better privacy (0 = the attack does no better than chance).
+    cv : int, cross-validation generator or None, default=None
+        The splitter of the search, to reproduce the training sets (see above). Splitters
+        that need ``groups`` are not supported here.
+    random_state : int, RandomState, Generator or None, default=0
+        Known/evaluation split of the attack. ``None`` draws it from fresh OS entropy at
+        every call (never numpy's global state).
 
     Returns
     -------
     scorer : callable ``scorer(estimator, X, y) -> float``
+
+    Raises
+    ------
+    ValueError
+        Bad parameters (at construction); at scoring time, a fold that is not part of the
+        population or, as described above, a splitter whose training sets are not the
+        folds' complements.
 
     Examples
     --------
@@ -109,21 +266,70 @@ def make_membership_scorer(X_population, y_population, *, attack="confidence",
     >>> bool(np.all(scores < -0.1))    # a fully grown tree leaks membership
     True
     """
-    if metric not in _METRICS:
-        raise ValueError(f"metric must be one of {_METRICS}; got {metric!r}.")
-    # validate now: inside a search, errors at scoring time become error_score (nan)
-    if attack not in ATTACKS:
-        raise ValueError(f"attack must be one of {ATTACKS}; got {attack!r}.")
-    if thresholds not in ("global", "per_class"):
-        raise ValueError(f"thresholds must be 'global' or 'per_class'; got {thresholds!r}.")
-    if not 0 < known_fraction < 1:
-        raise ValueError(f"known_fraction must be in (0, 1); got {known_fraction!r}.")
+    _check_scorer_params(attack, thresholds, metric, known_fraction, random_state)
     return _MembershipScorer(X_population, y_population, attack, thresholds, metric,
-                             known_fraction, random_state)
+                             known_fraction, random_state, cv=cv)
 
 
-def _final_estimator(estimator):
-    return estimator[-1] if isinstance(estimator, Pipeline) else estimator
+def make_werm_membership_scorer(X_population, y_population, sample_group, *, group=0,
+                                attack="confidence", thresholds="per_class",
+                                metric="advantage", known_fraction=0.5, cv=None,
+                                random_state=0):
+    """Membership leakage of one group of rows (WERM's training or reference data).
+
+    For a :class:`~sklearn_privacy.WERMClassifier` searched over ``w`` (the estimator
+    receives ``sample_group`` as a fit parameter, split with the folds), this scorer
+    attacks only the rows of group ``group``: members are that group's rows of the
+    training set, non-members that group's rows of the evaluated fold (the same
+    distribution). ``group=0`` measures the training data's leakage, ``group=1`` the
+    reference data's: WERM trades one for the other (Kaplan et al., Section 2.2). Rows of
+    a group with weight 0 (``w = 0`` drops the reference rows) are given to ``fit`` but
+    not learnt from; their measured leakage is then that of non-members.
+
+    Parameters
+    ----------
+    X_population, y_population : array-like or DataFrame
+        Everything given to ``fit`` of the search.
+    sample_group : array-like of shape (n_samples,)
+        Group of every population row, as passed to ``fit`` (0 = training, 1 =
+        reference).
+    group : int, default=0
+        The group whose membership is attacked.
+    attack, thresholds, metric, known_fraction, cv, random_state
+        See :func:`make_membership_scorer`.
+
+    Returns
+    -------
+    scorer : callable ``scorer(estimator, X, y) -> float``
+        Minus the advantage (or the chosen metric) of the attack on the group's rows;
+        higher is better privacy.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.model_selection import KFold, cross_validate
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> from sklearn_privacy import WERMClassifier
+    >>> from sklearn_privacy.attacks import make_werm_membership_scorer
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.normal(size=(400, 4)); y = (X[:, 0] + rng.normal(size=400) > 0).astype(int)
+    >>> g = rng.randint(0, 2, size=400)
+    >>> scoring = {f"group{k}": make_werm_membership_scorer(X, y, g, group=k) for k in (0, 1)}
+    >>> out = cross_validate(WERMClassifier(DecisionTreeClassifier(random_state=0), w=0.0),
+    ...                      X, y, cv=KFold(2, shuffle=True, random_state=0),
+    ...                      scoring=scoring, params={"sample_group": g})
+    >>> bool(out["test_group0"].mean() < -0.1), bool(out["test_group1"].mean() > -0.1)
+    (True, True)
+    """
+    _check_scorer_params(attack, thresholds, metric, known_fraction, random_state)
+    n = n_rows(X_population, "X_population")
+    groups = check_target(sample_group, n, param="sample_group", x_param="X_population")
+    if not np.any(groups == group):
+        raise ValueError(f"group {group!r} does not occur in sample_group "
+                         f"({np.unique(groups)[:10].tolist()}).")
+    return _MembershipScorer(X_population, y_population, attack, thresholds, metric,
+                             known_fraction, random_state, cv=cv, sample_group=groups,
+                             group=group)
 
 
 class _InversionScorer:
@@ -135,11 +341,10 @@ class _InversionScorer:
         if self.attack == "fredrikson":
             result = fredrikson_inversion(estimator, X, y, self.columns, self.candidates)
             return -result.accuracy
-        final = _final_estimator(estimator)
         result = whitebox_inversion(
-            final, self.columns, self.candidates,
+            estimator, self.columns, self.candidates,
             prior="empirical" if self.attack == "map" else None,
-            n_draws=self.n_draws, random_state=self.random_state,
+            n_draws=self.n_draws, X=X, random_state=self.random_state,
         )
         return -result.accuracy
 
@@ -153,11 +358,29 @@ def make_attribute_inversion_scorer(columns, candidates=None, *, attack="whitebo
 
     ``attack="whitebox"`` and ``"map"`` play the adversary of the FIL threat model against
     the fitted estimator's own training rows, using its in-memory audit state (so they
-    need a FIL estimator, possibly as the last step of a pipeline; ``columns`` index the
-    features that estimator sees). The audit state lives only on the in-memory fitted
-    estimator, never in a dump, and the scorer ignores the evaluated fold. ``n_draws``
-    simulated releases are averaged. ``attack="fredrikson"`` is the black-box attack of
-    :func:`fredrikson_inversion` on the evaluated rows.
+    need a FIL estimator, possibly as the last step of a pipeline). ``columns`` are the
+    columns that estimator sees (indices or names of its ``feature_names_in_``) or,
+    through a pipeline, one original feature of the raw input (e.g. ``"race"``; see
+    :func:`whitebox_inversion`): levels given in ``candidates`` are then pushed through
+    the preprocessing with the evaluated rows. The audit state lives only on the
+    in-memory fitted estimator, never in a dump, and the white-box scorer attacks the
+    training rows (the evaluated fold serves only to push levels). ``n_draws`` simulated
+    releases are averaged. ``attack="fredrikson"`` is the black-box attack of
+    :func:`fredrikson_inversion` on the evaluated rows (any estimator or pipeline).
+
+    Parameters
+    ----------
+    columns, candidates
+        See :func:`whitebox_inversion` and :func:`fredrikson_inversion`.
+    attack : {"whitebox", "map", "fredrikson"}, default="whitebox"
+    n_draws : int >= 1 or None, default=20
+        Simulated releases (``None``: attack the actual release).
+    random_state : int, RandomState, Generator or None, default=0
+        Noise of the simulated releases; ``None`` draws from fresh OS entropy.
+
+    Returns
+    -------
+    scorer : callable ``scorer(estimator, X, y) -> float``
 
     Examples
     --------
@@ -175,6 +398,8 @@ def make_attribute_inversion_scorer(columns, candidates=None, *, attack="whitebo
     >>> grid.best_params_["sigma"], round(float(grid.cv_results_["mean_test_inv"][0]), 2)
     (1.0, -1.0)
     """
-    if attack not in ("whitebox", "map", "fredrikson"):
-        raise ValueError(f"attack must be 'whitebox', 'map' or 'fredrikson'; got {attack!r}.")
+    check_choice(attack, ("whitebox", "map", "fredrikson"), "attack")
+    if n_draws is not None:
+        check_positive_int(n_draws, "n_draws")
+    noise_generator(random_state)
     return _InversionScorer(columns, candidates, attack, n_draws, random_state)

@@ -1,0 +1,122 @@
+"""Audit functions that accept a pipeline ending in a FIL estimator."""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+import numpy as np
+
+from ..utils._columns import resolve_columns
+from ..utils._pipeline import feature_columns, split_pipeline
+from ._base import BaseFILEstimator
+
+__all__ = ["eta", "fisher_information"]
+
+
+def _final_and_columns(estimator, columns):
+    """The final FIL estimator and ``columns`` as indices into its input (+ label)."""
+    steps, final = split_pipeline(estimator)
+    if not isinstance(final, BaseFILEstimator):
+        raise TypeError(
+            "eta / fisher_information need a fitted FIL estimator (FILLinearRegression, "
+            "FILLogisticRegression or their IRFIL variants), possibly as the last step of a "
+            f"Pipeline; got {type(final).__name__}."
+        )
+    final._audit_engine()  # fitted, audit state available
+    if columns is None:
+        return final, None
+    d = final.n_features_in_
+    if not steps:
+        return final, resolve_columns(columns, d, getattr(final, "feature_names_in_", None),
+                                      label=True)
+    items = ([columns] if isinstance(columns, (str, Integral))
+             and not isinstance(columns, (bool, np.bool_)) else list(columns))
+    if not items:
+        raise ValueError("columns is empty; select at least one feature.")
+    out = []
+    for item in items:
+        if isinstance(item, str) and item == "label":
+            out.append(np.array([d]))
+        else:
+            out.append(feature_columns(estimator, item))
+    cols = np.concatenate(out)
+    if np.unique(cols).size != cols.size:
+        raise ValueError(
+            f"columns: {items} select some final-step columns twice (a feature listed twice, "
+            "or two features sharing derived columns)."
+        )
+    return final, cols
+
+
+def eta(estimator, rows=None, columns=None, *, per_example: bool = False,
+        constrained: bool = False):
+    """Fisher information loss of training values of a FIL estimator or pipeline.
+
+    Parameters
+    ----------
+    estimator : fitted FIL estimator, or a Pipeline ending in one
+    rows : None, int, array-like of int or boolean mask, default=None
+        Training rows (see :meth:`FILLinearRegression.eta`).
+    columns : None, or one or several features, default=None
+        For a FIL estimator: indices or names of its ``feature_names_in_`` (index
+        ``n_features_in_`` or ``"label"`` for the label). For a pipeline: **original input
+        features** of the pipeline (names of the raw frame, or positions), each expanded
+        to every column of the final step derived from it (e.g. all one-hot columns of
+        ``"race"``, see :func:`sklearn_privacy.utils.feature_columns`), and ``"label"``.
+        ``None``: every feature and the label.
+    per_example, constrained : bool, default=False
+        As in :meth:`FILLinearRegression.eta`; ``constrained`` applies to a one-hot
+        attribute (e.g. an original categorical feature encoded without a dropped level).
+
+    Returns
+    -------
+    eta : float or ndarray of shape (n_rows,)
+
+    Raises
+    ------
+    TypeError
+        The (final) estimator is not a FIL estimator.
+    ValueError
+        Unknown feature, or a pipeline step whose derivation cannot be traced.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sklearn.compose import make_column_transformer
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import OneHotEncoder, StandardScaler
+    >>> from sklearn_privacy import FILLinearRegression
+    >>> from sklearn_privacy.fil import eta
+    >>> rng = np.random.RandomState(0)
+    >>> df = pd.DataFrame({"age": rng.normal(40, 10, 60),
+    ...                    "race": rng.choice(["a", "b", "c"], 60)})
+    >>> pipe = make_pipeline(make_column_transformer((StandardScaler(), ["age"]),
+    ...                                              (OneHotEncoder(), ["race"])),
+    ...                      FILLinearRegression(sigma=1.0, random_state=0))
+    >>> pipe = pipe.fit(df, rng.normal(size=60))
+    >>> direct = pipe[-1].eta(columns=[1, 2, 3], per_example=True)
+    >>> bool(np.allclose(eta(pipe, columns="race", per_example=True), direct))
+    True
+    """
+    final, cols = _final_and_columns(estimator, columns)
+    return final.eta(rows, cols, per_example=per_example, constrained=constrained)
+
+
+def fisher_information(estimator, rows=None, columns=None, *, dense=None):
+    """Fisher information matrix of training values of a FIL estimator or pipeline.
+
+    Parameters
+    ----------
+    estimator : fitted FIL estimator, or a Pipeline ending in one
+    rows, columns
+        As in :func:`eta` (original features through a pipeline).
+    dense : bool or None, default=None
+        As in :meth:`FILLinearRegression.fisher_information`.
+
+    Returns
+    -------
+    fim : ndarray or LinearOperator of shape (n_values, n_values)
+        Data values ordered row-major over the final step's columns (ascending).
+    """
+    final, cols = _final_and_columns(estimator, columns)
+    return final.fisher_information(rows, cols, dense=dense)
