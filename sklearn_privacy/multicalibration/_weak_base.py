@@ -98,8 +98,8 @@ class GradientDescentLogisticRegression(ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X):
         """Probabilities of both classes."""
-        p = expit(self.decision_function(X))
-        return np.column_stack([1 - p, p])
+        z = self.decision_function(X)
+        return np.column_stack([expit(-z), expit(z)])  # each side exact, no 1 - p
 
     def predict(self, X):
         """Most probable class."""
