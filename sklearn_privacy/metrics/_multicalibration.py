@@ -240,7 +240,7 @@ class _MulticalibrationScorer:
             p = estimator.predict_proba(X)
             Z = as_2d_data(X, "X")
         else:
-            Z = as_2d_data(sensitive_features, "sensitive_features")
+            Z = as_2d_data(sensitive_features, "sensitive_features", allow_1d=True)
             if Z.shape[0] != n:
                 raise ValueError(f"sensitive_features has {Z.shape[0]} rows but X has {n}.")
             try:
@@ -251,6 +251,36 @@ class _MulticalibrationScorer:
         G = membership_matrix(self.groups, Z)
         return -multicalibration_error(y01, p, G, n_bins=self.n_bins, min_size=self.min_size,
                                        weighting=self.weighting)
+
+    def set_score_request(self, *, sensitive_features=None):
+        """Request ``sensitive_features`` from a metadata-routing caller (GridSearchCV).
+
+        Parameters
+        ----------
+        sensitive_features : bool, str or None, default=None
+            ``True`` to receive them, ``False`` not to, a string to receive them under an
+            alias, None to raise if they are given (scikit-learn's convention).
+
+        Returns
+        -------
+        self : the scorer
+        """
+        from sklearn.utils.metadata_routing import MetadataRequest
+
+        request = MetadataRequest(owner=self)
+        request.score.add_request(param="sensitive_features", alias=sensitive_features)
+        self._metadata_request = request
+        return self
+
+    def get_metadata_routing(self):
+        """The metadata this scorer requests (see :meth:`set_score_request`)."""
+        from sklearn.utils.metadata_routing import MetadataRequest
+
+        request = getattr(self, "_metadata_request", None)
+        if request is None:
+            request = MetadataRequest(owner=self)
+            request.score.add_request(param="sensitive_features", alias=None)
+        return request
 
     def __repr__(self):
         return (f"make_multicalibration_scorer(groups={[g.name for g in self.groups]}, "
@@ -267,7 +297,8 @@ def make_multicalibration_scorer(groups=(), *, n_bins=10, min_size=1, weighting=
     estimator untouched (DataFrames with string columns work); groups named by column
     are evaluated on it, or on ``sensitive_features`` when the scorer is called with
     them (``scorer(est, X, y, sensitive_features=S)``; they are forwarded to the
-    estimator's ``predict_proba`` when it accepts them). The score is the *negated*
+    estimator's ``predict_proba`` when it accepts them). Under metadata routing, request
+    them with ``scorer.set_score_request(sensitive_features=True)``. The score is the *negated*
     error, so that greater is better as scikit-learn expects.
 
     Parameters

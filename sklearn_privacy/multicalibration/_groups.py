@@ -22,8 +22,11 @@ def _is_frame(X) -> bool:
     return hasattr(X, "columns") and hasattr(X, "iloc")
 
 
-def as_2d_data(X, param="X"):
-    """``X`` as something with ``shape == (n, p)``: DataFrame and sparse kept, else ndarray."""
+def as_2d_data(X, param="X", *, allow_1d=False):
+    """``X`` as something with ``shape == (n, p)``: DataFrame and sparse kept, else ndarray.
+
+    With ``allow_1d``, a 1-D array is one column (for ``sensitive_features``).
+    """
     if _is_frame(X):
         return X
     if sp.issparse(X):
@@ -34,6 +37,8 @@ def as_2d_data(X, param="X"):
     if hasattr(X, "to_frame") and hasattr(X, "iloc"):  # a pandas Series: one column
         return X.to_frame()
     arr = np.asarray(X)
+    if allow_1d and arr.ndim == 1:
+        arr = arr.reshape(-1, 1)
     if arr.ndim != 2:
         raise ValueError(f"{param} must be 2-dimensional (n_samples, n_features); got an "
                          f"array of shape {arr.shape}.")

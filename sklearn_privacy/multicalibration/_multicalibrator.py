@@ -290,7 +290,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                     "columns for these rows too."
                 )
             return as_2d_data(X, "X")
-        S = as_2d_data(sensitive_features, "sensitive_features")
+        S = as_2d_data(sensitive_features, "sensitive_features", allow_1d=True)
         if S.shape[0] != n:
             raise ValueError(f"sensitive_features has {S.shape[0]} rows but X has {n}; they "
                              "must be aligned row by row.")
