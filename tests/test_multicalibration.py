@@ -610,3 +610,27 @@ def test_weak_base_complement_probability_is_exact():
     proba = gd.predict_proba(np.array([[1.0], [-1.0]]))
     assert proba[0, 0] == pytest.approx(np.exp(-50.0), rel=1e-12, abs=0)  # not 1 - 1.0 = 0
     assert proba[1, 1] == pytest.approx(np.exp(-50.0), rel=1e-12, abs=0)
+
+
+def test_extreme_privacy_parameters_give_clear_errors():
+    X, y = _toy(n=300)
+    frozen = FrozenEstimator(LogisticRegression().fit(X, y))
+    for kwargs in (dict(epsilon=1e-320), dict(alpha=1e-300)):
+        with pytest.raises(ValueError, match="min_cell_size"):
+            PrivateMulticalibrator(frozen, [1], mechanism="numeric_sparse",
+                                   **kwargs).fit(X, y)
+    # an explicit min_cell_size makes the same setting valid (nothing passes the threshold)
+    mc = PrivateMulticalibrator(frozen, [1], mechanism="numeric_sparse", epsilon=1e-300,
+                                min_cell_size=20, random_state=0).fit(X, y)
+    assert mc.epsilon_spent_ == 1e-300
+    # a tiny delta is a large but finite log(1/delta): a finite noise scale
+    with pytest.warns(PrivacyWarning):
+        ip = PrivateMulticalibrator(LogisticRegression(), [1], mechanism="input_perturbation",
+                                    delta=1e-320, random_state=0).fit(X, y)
+    assert ip.feature_noise_std_ == pytest.approx(
+        np.sqrt(8 * 1500 * 1e-320 ** 0 * -np.log(1e-320) / (300 * 299)))
+    with pytest.raises(TypeError, match="groups"):
+        membership_matrix(None, X)
+    with pytest.raises(ValueError, match="diverged"):
+        GradientDescentLogisticRegression(learning_rate=1e300).fit(
+            np.array([[1e10], [-1e10]]), [0, 1])

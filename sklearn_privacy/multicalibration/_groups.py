@@ -318,7 +318,8 @@ class ColumnPredicate:
 # ---------------------------------------------------------------- helpers
 def as_groups(groups):
     """Normalise a group collection; the whole population always comes first."""
-    if isinstance(groups, (Group, str)) or callable(groups):
+    if isinstance(groups, (Group, str)) or callable(groups) or \
+            not hasattr(groups, "__iter__"):
         raise TypeError(f"groups must be a sequence of group specifications; got {groups!r} "
                         "(wrap a single group in a list).")
     out = [Group("all")]
@@ -354,7 +355,8 @@ def membership_matrix(groups, X):
     >>> membership_matrix([0, (0, 1)], np.array([[1, 0], [1, 1]])).tolist()
     [[True, False], [True, True]]
     """
-    if isinstance(groups, (Group, str)) or callable(groups):
+    if isinstance(groups, (Group, str)) or callable(groups) or \
+            not hasattr(groups, "__iter__"):
         raise TypeError(f"groups must be a sequence of groups; got {groups!r}.")
     groups = [g if isinstance(g, Group) else Group(g) for g in groups]
     if not groups:

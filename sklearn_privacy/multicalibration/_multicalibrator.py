@@ -328,7 +328,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         # Kang et al.: sigma^2 = c G^2 T log(1/delta) / (n (n - 1) eps^2), c = 8, G = 1,
         # T = 1500 (the paper's settings); divided in float64 so that extreme epsilon
         # gives inf (refused below) rather than ZeroDivisionError / OverflowError
-        unit = math.sqrt(8.0 * 1500 * math.log(1 / self.delta) / (n * (n - 1)))
+        unit = math.sqrt(8.0 * 1500 * -math.log(self.delta) / (n * (n - 1)))
         with np.errstate(over="ignore", divide="ignore"):
             std = float(np.float64(unit) / np.float64(self.epsilon))
         if not math.isfinite(std):
@@ -480,7 +480,19 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         if self.min_cell_size is not None:
             m = int(self.min_cell_size)
         elif private:
-            m = max(1, math.ceil(math.log(max(n_cells, 2)) / (self.alpha**2 * self.epsilon)))
+            # Theorem 2's ln|C| / (alpha^2 epsilon), in float64 so that extreme alpha or
+            # epsilon give a clear error instead of ZeroDivisionError / OverflowError
+            with np.errstate(over="ignore", divide="ignore", under="ignore"):
+                m_float = float(np.float64(math.log(max(n_cells, 2)))
+                                / (np.float64(self.alpha) ** 2 * np.float64(self.epsilon)))
+            if not m_float <= 2.0**53:
+                raise ValueError(
+                    f"alpha={self.alpha!r} and epsilon={self.epsilon!r} give a default "
+                    f"min_cell_size ln|C| / (alpha^2 epsilon) = {m_float:.3g}, beyond any "
+                    "data set (no cell could ever be updated). Use larger alpha or epsilon, "
+                    "or pass min_cell_size explicitly."
+                )
+            m = max(1, math.ceil(m_float))
         else:
             m = 20
         self.min_cell_size_ = m
