@@ -35,6 +35,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from sklearn.frozen import FrozenEstimator  # noqa: E402
 from sklearn.metrics import log_loss  # noqa: E402
 
 from sklearn_privacy import PrivateMulticalibrator  # noqa: E402
@@ -75,9 +76,9 @@ def figure2(data, seeds):
                 if mechanism == "base":
                     model = base
                 else:
-                    model = PrivateMulticalibrator(base, groups, alpha=alpha,
+                    model = PrivateMulticalibrator(FrozenEstimator(base), groups, alpha=alpha,
                                                    mechanism=mechanism, epsilon=1.0,
-                                                   delta=1e-3, prefit=True,
+                                                   delta=1e-3,
                                                    random_state=seed).fit(Xtr, ytr)
                 tr, te = scores(model, Xtr, ytr, Gtr), scores(model, Xte, yte, Gte)
                 draws.append([tr["bce"], tr["acc"], te["bce"], te["acc"], te["mc"]])
@@ -111,9 +112,9 @@ def reliability(data):
     Xtr, ytr, Xte, yte, groups, bases = data
     base = bases["weak base (paper)"]
     models = {"uncalibrated": base,
-              "no privacy": PrivateMulticalibrator(base, groups, prefit=True).fit(Xtr, ytr),
+              "no privacy": PrivateMulticalibrator(FrozenEstimator(base), groups).fit(Xtr, ytr),
               "NumericSparse eps=1": PrivateMulticalibrator(
-                  base, groups, mechanism="numeric_sparse", epsilon=1.0, prefit=True,
+                  FrozenEstimator(base), groups, mechanism="numeric_sparse", epsilon=1.0,
                   random_state=0).fit(Xtr, ytr)}
     shown = [g for g in as_groups(groups) if "&" not in g.name]  # all, race, sex
     G = membership_matrix(shown, Xte)
@@ -152,8 +153,8 @@ def epsilon_sweep(data, seeds, epsilons):
         for eps in epsilons:
             draws = []
             for seed in seeds:
-                mc = PrivateMulticalibrator(base, groups, mechanism="numeric_sparse",
-                                            epsilon=eps, prefit=True,
+                mc = PrivateMulticalibrator(FrozenEstimator(base), groups,
+                                            mechanism="numeric_sparse", epsilon=eps,
                                             random_state=seed).fit(Xtr, ytr)
                 s = scores(mc, Xte, yte, Gte)
                 draws.append([s["acc"], s["mc"], mc.n_updates_, mc.min_cell_size_])

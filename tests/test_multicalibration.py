@@ -1,18 +1,22 @@
 import pickle
+import time
+import warnings
 
 import numpy as np
 import pytest
-from scipy.stats import beta
+from scipy.stats import beta, ks_2samp
 from sklearn.compose import ColumnTransformer
 from sklearn.dummy import DummyClassifier
+from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import KFold, cross_val_score
+from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.svm import LinearSVC
 from sklearn.utils.estimator_checks import check_estimator
 
 from sklearn_privacy import PrivateMulticalibrator
 from sklearn_privacy.datasets import load_adult
+from sklearn_privacy.exceptions import PrivacyWarning
 from sklearn_privacy.mechanisms import NumericSparse
 from sklearn_privacy.metrics import make_multicalibration_scorer, multicalibration_error
 from sklearn_privacy.multicalibration import (
@@ -48,7 +52,7 @@ def adult():
 def test_non_private_weak_base_reaches_paper_accuracy(adult):
     Xtr, ytr, Xte, yte, groups, weak, strong = adult
     assert weak.score(Xte, yte) == pytest.approx(0.80, abs=0.01)  # the weak base
-    mc = PrivateMulticalibrator(weak, groups, alpha=0.1, prefit=True).fit(Xtr, ytr)
+    mc = PrivateMulticalibrator(FrozenEstimator(weak), groups, alpha=0.1).fit(Xtr, ytr)
     assert mc.score(Xte, yte) >= 0.835
     M = membership_matrix(mc.groups_, Xtr)
     err = multicalibration_error(ytr, mc.predict_proba(Xtr)[:, 1], M,
@@ -57,7 +61,7 @@ def test_non_private_weak_base_reaches_paper_accuracy(adult):
     before = multicalibration_error(ytr, weak.predict_proba(Xtr)[:, 1], M,
                                     min_size=mc.min_cell_size_)
     assert before > 0.1
-    mc2 = PrivateMulticalibrator(strong, groups, alpha=0.1, prefit=True).fit(Xtr, ytr)
+    mc2 = PrivateMulticalibrator(FrozenEstimator(strong), groups, alpha=0.1).fit(Xtr, ytr)
     assert abs(mc2.score(Xte, yte) - strong.score(Xte, yte)) <= 0.002
 
 
@@ -65,10 +69,10 @@ def test_numeric_sparse_accuracy_and_budget(adult):
     Xtr, ytr, Xte, yte, groups, weak, strong = adult
     weak_acc, strong_acc = [], []
     for seed in range(20):
-        a = PrivateMulticalibrator(weak, groups, mechanism="numeric_sparse", epsilon=1.0,
-                                   prefit=True, random_state=seed).fit(Xtr, ytr)
-        b = PrivateMulticalibrator(strong, groups, mechanism="numeric_sparse", epsilon=1.0,
-                                   prefit=True, random_state=seed).fit(Xtr, ytr)
+        a = PrivateMulticalibrator(FrozenEstimator(weak), groups, mechanism="numeric_sparse",
+                                   epsilon=1.0, random_state=seed).fit(Xtr, ytr)
+        b = PrivateMulticalibrator(FrozenEstimator(strong), groups, mechanism="numeric_sparse",
+                                   epsilon=1.0, random_state=seed).fit(Xtr, ytr)
         assert a.epsilon_spent_ <= 1.0 and b.epsilon_spent_ <= 1.0
         assert a.n_updates_ <= a.max_updates_
         weak_acc.append(a.score(Xte, yte))
@@ -82,7 +86,7 @@ def test_replay_equals_fit_time_predictions():
     X = np.column_stack([rng.normal(size=3000), rng.randint(0, 2, 3000), rng.randint(0, 2, 3000)])
     y = (rng.uniform(size=3000) < 0.2 + 0.6 * (X[:, 1] * (X[:, 0] > 0))).astype(int)
     base = LogisticRegression().fit(X, y)
-    mc = PrivateMulticalibrator(base, [1, 2, (1, 2)], alpha=0.02, prefit=True).fit(X, y)
+    mc = PrivateMulticalibrator(FrozenEstimator(base), [1, 2, (1, 2)], alpha=0.02).fit(X, y)
     assert mc.n_updates_ > 0
     # independent replay, one row at a time
     p = base.predict_proba(X)[:, 1].copy()
@@ -122,9 +126,10 @@ def _events(data, runs, seed0):
     out = np.empty(runs, dtype=int)
     edges = np.array([-0.2, 0.0, 0.2])
     for r in range(runs):
-        mc = PrivateMulticalibrator(base, (), n_bins=1, mechanism="numeric_sparse",
-                                    epsilon=1.0, max_updates=1, min_cell_size=1,
-                                    threshold=5.0, max_rounds=1, prefit=True,
+        mc = PrivateMulticalibrator(FrozenEstimator(base), (), n_bins=1,
+                                    mechanism="numeric_sparse", epsilon=1.0, max_updates=1,
+                                    min_cell_size=1,
+                                    threshold=5.0, max_rounds=1,
                                     random_state=seed0 + r).fit(X, y)
         out[r] = 0 if not mc.updates_ else 1 + np.searchsorted(edges, mc.updates_[0][2])
     return np.bincount(out, minlength=5)
@@ -173,8 +178,9 @@ def test_input_perturbation_is_reported_honestly():
     rng = np.random.RandomState(0)
     X = np.column_stack([rng.normal(size=2000), rng.randint(0, 2, 2000)])
     y = (rng.uniform(size=2000) < 0.3 + 0.4 * X[:, 1]).astype(int)
-    mc = PrivateMulticalibrator(LogisticRegression(), [1], mechanism="input_perturbation",
-                                epsilon=1.0, delta=1e-3, random_state=0).fit(X, y)
+    with pytest.warns(PrivacyWarning, match="labels are used exactly"):
+        mc = PrivateMulticalibrator(LogisticRegression(), [1], mechanism="input_perturbation",
+                                    epsilon=1.0, delta=1e-3, random_state=0).fit(X, y)
     expected = np.sqrt(8 * 1500 * np.log(1e3) / (2000 * 1999))
     assert mc.feature_noise_std_ == pytest.approx(expected)
     assert mc.epsilon_spent_ == np.inf  # labels are used exactly: no end-to-end claim
@@ -220,8 +226,10 @@ def test_bad_input():
         PrivateMulticalibrator(mechanism="laplace").fit(X, y)
     with pytest.raises(ValueError, match="out of range"):
         PrivateMulticalibrator(groups=[5]).fit(X, y)
-    with pytest.raises(TypeError, match="A group must be"):
+    with pytest.raises(ValueError, match="'sex' needs data with column names"):
         PrivateMulticalibrator(groups=["sex"]).fit(X, y)
+    with pytest.raises(TypeError, match="A group must be"):
+        PrivateMulticalibrator(groups=[1.5]).fit(X, y)
     with pytest.raises(ValueError, match="non-empty tuple"):
         PrivateMulticalibrator(groups=[()]).fit(X, y)
     with pytest.raises(ValueError, match="epsilon"):
@@ -230,7 +238,7 @@ def test_bad_input():
     with pytest.raises(ValueError, match="'estimator' parameter.*predict_proba"):
         PrivateMulticalibrator(LinearSVC()).fit(X, y)
     with pytest.raises(ValueError, match="'estimator' parameter.*predict_proba"):
-        PrivateMulticalibrator(LinearSVC().fit(X, y), prefit=True).fit(X, y)
+        PrivateMulticalibrator(FrozenEstimator(LinearSVC().fit(X, y))).fit(X, y)
 
 
 def test_empty_groups_are_rejected_without_privacy():
@@ -250,7 +258,7 @@ def test_empty_groups_are_rejected_without_privacy():
     # NumericSparse does not read group sizes (it would be an uncounted access): an empty
     # group is accepted and costs nothing beyond the budget
     base = LogisticRegression().fit(X, y)
-    mc = PrivateMulticalibrator(base, [1, 2], mechanism="numeric_sparse", prefit=True,
+    mc = PrivateMulticalibrator(FrozenEstimator(base), [1, 2], mechanism="numeric_sparse",
                                 random_state=0).fit(X, y)
     assert mc.epsilon_spent_ == 1.0
     assert all(g != 2 for g, _, _ in mc.updates_)
@@ -260,13 +268,15 @@ def test_epsilon_spent_is_honest_about_the_base_model():
     rng = np.random.RandomState(0)
     X = np.column_stack([rng.normal(size=400), rng.randint(0, 2, 400)])
     y = (rng.uniform(size=400) < 0.3 + 0.4 * X[:, 1]).astype(int)
-    refit = PrivateMulticalibrator(LogisticRegression(), [1], mechanism="numeric_sparse",
-                                   epsilon=0.5, random_state=0).fit(X, y)
+    with pytest.warns(PrivacyWarning, match="no guarantee"):
+        refit = PrivateMulticalibrator(LogisticRegression(), [1], mechanism="numeric_sparse",
+                                       epsilon=0.5, random_state=0).fit(X, y)
     assert refit.epsilon_spent_ == np.inf  # base fitted on the calibration data
-    prefit = PrivateMulticalibrator(refit.estimator_, [1], mechanism="numeric_sparse",
-                                    epsilon=0.5, prefit=True, random_state=0).fit(X, y)
+    prefit = PrivateMulticalibrator(FrozenEstimator(refit.estimator_), [1],
+                                    mechanism="numeric_sparse",
+                                    epsilon=0.5, random_state=0).fit(X, y)
     assert prefit.epsilon_spent_ == 0.5 and prefit.delta_spent_ == 0.0
-    plain = PrivateMulticalibrator(refit.estimator_, [1], prefit=True).fit(X, y)
+    plain = PrivateMulticalibrator(FrozenEstimator(refit.estimator_), [1]).fit(X, y)
     assert plain.epsilon_spent_ == np.inf
 
 
@@ -294,7 +304,7 @@ def test_fit_attributes_and_history():
     X = np.column_stack([rng.normal(size=3000), rng.randint(0, 2, 3000)])
     y = (rng.uniform(size=3000) < 0.2 + 0.6 * (X[:, 1] * (X[:, 0] > 0))).astype(int)
     base = LogisticRegression().fit(X, y)
-    mc = PrivateMulticalibrator(base, [1], alpha=0.05, prefit=True).fit(X, y)
+    mc = PrivateMulticalibrator(FrozenEstimator(base), [1], alpha=0.05).fit(X, y)
     assert mc.n_updates_ == len(mc.updates_) == sum(h["n_updates"] for h in mc.history_)
     assert mc.n_rounds_ == len(mc.history_) and mc.history_[-1]["n_updates"] == 0
     assert mc.history_[-1]["max_cell_error_seen"] <= 0.05 < mc.history_[0][
@@ -303,8 +313,7 @@ def test_fit_attributes_and_history():
     # the first update is on the whole population (group 0)
     assert mc.updates_[0][0] == 0
     # max_updates caps the number of steps
-    capped = PrivateMulticalibrator(base, [1], alpha=0.05, max_updates=2,
-                                    prefit=True).fit(X, y)
+    capped = PrivateMulticalibrator(FrozenEstimator(base), [1], alpha=0.05, max_updates=2).fit(X, y)
     assert capped.n_updates_ == 2 and capped.updates_ == mc.updates_[:2]
 
 
@@ -369,7 +378,9 @@ def test_metric_weightings_against_a_hand_computation():
 
 
 def _last_column_positive(X):
-    return X[:, -1] > 0
+    # groups see the data as passed (array, sparse matrix or DataFrame)
+    col = X.iloc[:, -1].to_numpy() if hasattr(X, "iloc") else X[:, -1]
+    return col > 0
 
 
 @pytest.mark.parametrize("estimator", [
@@ -379,3 +390,247 @@ def _last_column_positive(X):
 ], ids=["predicate", "callable-numeric-sparse"])
 def test_check_estimator_with_groups(estimator):
     check_estimator(estimator)
+
+
+# ---------------------------------------------------------------- hardening (issue 10)
+def _toy(n=2000, seed=0):
+    rng = np.random.RandomState(seed)
+    X = np.column_stack([rng.normal(size=n), rng.randint(0, 2, n)])
+    y = (rng.uniform(size=n) < 0.2 + 0.6 * (X[:, 1] * (X[:, 0] > 0))).astype(int)
+    return X, y
+
+
+class _RecordingClassifier(LogisticRegression):
+    """Stores the features it was fitted on (to read the input-perturbation noise)."""
+
+    def fit(self, X, y, sample_weight=None):
+        self.seen_ = np.array(X, dtype=float, copy=True)
+        return super().fit(X, y, sample_weight)
+
+
+def test_random_state_none_neither_reads_nor_advances_the_global_stream():
+    X, y = _toy()
+    base = FrozenEstimator(LogisticRegression().fit(X, y))
+    np.random.seed(1)  # noqa: NPY002
+    before = np.random.get_state()  # noqa: NPY002
+    a = PrivateMulticalibrator(base, [1], alpha=0.02, mechanism="numeric_sparse",
+                               epsilon=5.0, min_cell_size=20).fit(X, y)
+    after = np.random.get_state()  # noqa: NPY002
+    np.testing.assert_array_equal(before[1], after[1])
+    assert before[2] == after[2]
+    np.random.seed(1)  # noqa: NPY002
+    b = PrivateMulticalibrator(base, [1], alpha=0.02, mechanism="numeric_sparse",
+                               epsilon=5.0, min_cell_size=20).fit(X, y)
+    assert a.n_updates_ > 0 and b.n_updates_ > 0
+    assert [u[2] for u in a.updates_] != [u[2] for u in b.updates_]
+
+
+def test_input_perturbation_noise_is_fresh_gaussian_whatever_the_global_seed():
+    X, y = _toy(n=200)
+    draws = []
+    for _ in range(6):
+        np.random.seed(3)  # noqa: NPY002
+        mc = PrivateMulticalibrator(_RecordingClassifier(), [1],
+                                    mechanism="input_perturbation", epsilon=1.0)
+        with pytest.warns(PrivacyWarning):
+            mc.fit(X, y)
+        draws.append(((mc.estimator_.seen_ - X) / mc.feature_noise_std_).ravel())
+    draws = np.asarray(draws)
+    assert not np.any(draws[0] == draws[1])          # not the same noise twice
+    reference = np.random.default_rng(7).standard_normal(10_000)
+    assert ks_2samp(draws.ravel(), reference).pvalue > 1e-4   # N(0, std^2) noise
+
+
+def test_int_seeds_keep_their_streams():
+    X, y = _toy()
+    base = LogisticRegression().fit(X, y)
+    a = PrivateMulticalibrator(FrozenEstimator(base), [1], alpha=0.02, min_cell_size=20,
+                               mechanism="numeric_sparse", epsilon=5.0,
+                               random_state=3).fit(X, y)
+    b = PrivateMulticalibrator(FrozenEstimator(base), [1], alpha=0.02, min_cell_size=20,
+                               mechanism="numeric_sparse", epsilon=5.0,
+                               random_state=np.random.RandomState(3)).fit(X, y)
+    assert a.updates_ == b.updates_ and a.n_updates_ > 0
+    ip = PrivateMulticalibrator(_RecordingClassifier(), [1], mechanism="input_perturbation",
+                                random_state=5)
+    with pytest.warns(PrivacyWarning):
+        ip.fit(X, y)
+    np.testing.assert_array_equal(
+        ip.estimator_.seen_,
+        X + np.random.RandomState(5).normal(0.0, ip.feature_noise_std_, size=X.shape))
+
+
+def _reference_loop(p, M, y, n_bins, alpha, m, max_rounds=100):
+    """The HKRR loop over every (group, bucket) cell, written independently."""
+    p = p.copy()
+    updates = []
+    for _ in range(max_rounds):
+        changed = 0
+        for g in range(M.shape[1]):
+            for bucket in range(n_bins):
+                b = np.minimum((p * n_bins).astype(int), n_bins - 1)
+                cell = M[:, g] & (b == bucket)
+                if cell.sum() < m:
+                    continue
+                r = np.mean(y[cell] - p[cell])
+                if abs(r) > alpha:
+                    p[cell] = np.clip(p[cell] + r, 0, 1)
+                    updates.append((g, bucket, r))
+                    changed += 1
+        if not changed:
+            break
+    return p, updates
+
+
+@pytest.mark.parametrize("n_bins", [1, 7, 40])
+def test_non_private_loop_equals_the_full_cell_loop(n_bins):
+    X, y = _toy(n=1500, seed=2)
+    Xg = np.column_stack([X, X[:, 1] * (X[:, 0] > 0)])
+    base = make_pipeline(ColumnTransformer([("x", "passthrough", [0])]),
+                         LogisticRegression()).fit(Xg, y)   # misses the group effect
+    frozen = FrozenEstimator(base)
+    mc = PrivateMulticalibrator(frozen, [1, 2], alpha=0.03, n_bins=n_bins,
+                                min_cell_size=15).fit(Xg, y)
+    M = membership_matrix(mc.groups_, Xg)
+    p_ref, upd_ref = _reference_loop(base.predict_proba(Xg)[:, 1], M, y, n_bins,
+                                     0.03, 15)
+    assert [(g, b) for g, b, _ in mc.updates_] == [(g, b) for g, b, _ in upd_ref]
+    np.testing.assert_allclose([s for *_, s in mc.updates_], [s for *_, s in upd_ref],
+                               rtol=1e-12)
+    np.testing.assert_allclose(mc.predict_proba(Xg)[:, 1], p_ref, rtol=1e-12, atol=1e-15)
+
+
+def test_huge_n_bins_without_privacy_is_fast_and_calibrated():
+    X, y = _toy(n=3000)
+    frozen = FrozenEstimator(LogisticRegression().fit(X, y))
+    t0 = time.perf_counter()
+    mc = PrivateMulticalibrator(frozen, [1], alpha=0.3, n_bins=10**9, min_cell_size=1,
+                                max_rounds=3).fit(X, y)
+    assert time.perf_counter() - t0 < 20
+    assert mc.n_updates_ > 0
+    assert mc.n_queries_ == mc.n_rounds_ * 2 * 10**9   # every cell counts as examined
+    # at 1e9 buckets each occupied cell is one row; the first pass moves each one within
+    # alpha of its label (shift = its residual) unless another row shares its bucket
+    p = mc.predict_proba(X)[:, 1]
+    M = membership_matrix(mc.groups_, X)
+    err = multicalibration_error(y, p, M, n_bins=10**9, min_size=1)
+    assert err <= 0.3 or mc.n_rounds_ == 3
+
+
+def test_huge_n_bins_under_numeric_sparse_is_refused_clearly():
+    X, y = _toy(n=300)
+    frozen = FrozenEstimator(LogisticRegression().fit(X, y))
+    with pytest.raises(ValueError, match="n_bins"):
+        PrivateMulticalibrator(frozen, [1], n_bins=10**9,
+                               mechanism="numeric_sparse").fit(X, y)
+
+
+def test_frozen_base_in_grid_search_reports_a_finite_epsilon():
+    X, y = _toy()
+    Xpub, ypub = _toy(seed=9)
+    base = LogisticRegression().fit(Xpub, ypub)    # trained on other (public) rows
+    search = GridSearchCV(
+        PrivateMulticalibrator(FrozenEstimator(base), [1], mechanism="numeric_sparse",
+                               epsilon=1.0),
+        {"alpha": [0.05, 0.1]}, cv=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyWarning)
+        warnings.simplefilter("error", FutureWarning)
+        search.fit(X, y)
+    best = search.best_estimator_
+    assert best.epsilon_spent_ == 1.0 and best.delta_spent_ == 0.0
+    assert best.estimator_.estimator is base        # never refitted
+    np.testing.assert_array_equal(base.coef_, LogisticRegression().fit(Xpub, ypub).coef_)
+
+
+def test_prefit_is_deprecated_but_keeps_working():
+    X, y = _toy()
+    base = LogisticRegression().fit(X, y)
+    with pytest.warns(FutureWarning, match="FrozenEstimator"):
+        old = PrivateMulticalibrator(base, [1], mechanism="numeric_sparse", prefit=True,
+                                     random_state=0).fit(X, y)
+    new = PrivateMulticalibrator(FrozenEstimator(base), [1], mechanism="numeric_sparse",
+                                 random_state=0).fit(X, y)
+    assert old.epsilon_spent_ == new.epsilon_spent_ == 1.0
+    assert old.updates_ == new.updates_
+
+
+def test_privacy_warning_when_the_base_is_fitted_on_the_calibration_rows():
+    X, y = _toy()
+    with pytest.warns(PrivacyWarning, match="FrozenEstimator"):
+        mc = PrivateMulticalibrator(LogisticRegression(), [1], mechanism="numeric_sparse",
+                                    random_state=0).fit(X, y)
+    assert mc.epsilon_spent_ == np.inf
+    with pytest.warns(PrivacyWarning, match="labels"):
+        PrivateMulticalibrator(LogisticRegression(), [1], mechanism="input_perturbation",
+                               random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        frozen = FrozenEstimator(LogisticRegression().fit(*_toy(seed=4)))
+        ok = PrivateMulticalibrator(frozen, [1], mechanism="numeric_sparse",
+                                    random_state=0).fit(X, y)
+        PrivateMulticalibrator(LogisticRegression(), [1]).fit(X, y)  # no claim, no warning
+    assert ok.epsilon_spent_ == 1.0
+
+
+@pytest.mark.parametrize("eps", [1e-300, 1e-320, 1e300, 1.7e308])
+def test_input_perturbation_at_extreme_epsilon(eps):
+    X, y = _toy(n=300)
+    mc = PrivateMulticalibrator(LogisticRegression(), [1], mechanism="input_perturbation",
+                                epsilon=eps, random_state=0)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyWarning)
+            mc.fit(X, y)
+    except ValueError as exc:
+        assert "epsilon" in str(exc)
+        return
+    assert np.isfinite(mc.feature_noise_std_)
+    assert np.all(np.isfinite(mc.predict_proba(X)))
+
+
+def test_groups_helpers_refuse_bad_input_clearly():
+    with pytest.raises(ValueError, match="groups"):
+        membership_matrix([], np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="names"):
+        conjunction_groups([[0, 1], [2, 3]], names=["a", "b"])
+    with pytest.raises(ValueError, match="X"):
+        membership_matrix([Group(0)], np.zeros(3))
+    with pytest.raises(ValueError, match="max_order"):
+        conjunction_groups([[0, 1]], max_order=0)
+    with pytest.raises(ValueError, match="value"):
+        ColumnPredicate(0, ">", np.nan)
+    with pytest.raises(TypeError, match="column"):
+        ColumnPredicate(1.5, ">", 0.0)
+
+
+def test_weak_base_complement_probability_is_exact():
+    gd = GradientDescentLogisticRegression().fit(np.array([[-1.0], [1.0]]), [0, 1])
+    gd.coef_ = np.array([[50.0]])
+    proba = gd.predict_proba(np.array([[1.0], [-1.0]]))
+    assert proba[0, 0] == pytest.approx(np.exp(-50.0), rel=1e-12, abs=0)  # not 1 - 1.0 = 0
+    assert proba[1, 1] == pytest.approx(np.exp(-50.0), rel=1e-12, abs=0)
+
+
+def test_extreme_privacy_parameters_give_clear_errors():
+    X, y = _toy(n=300)
+    frozen = FrozenEstimator(LogisticRegression().fit(X, y))
+    for kwargs in (dict(epsilon=1e-320), dict(alpha=1e-300)):
+        with pytest.raises(ValueError, match="min_cell_size"):
+            PrivateMulticalibrator(frozen, [1], mechanism="numeric_sparse",
+                                   **kwargs).fit(X, y)
+    # an explicit min_cell_size makes the same setting valid (nothing passes the threshold)
+    mc = PrivateMulticalibrator(frozen, [1], mechanism="numeric_sparse", epsilon=1e-300,
+                                min_cell_size=20, random_state=0).fit(X, y)
+    assert mc.epsilon_spent_ == 1e-300
+    # a tiny delta is a large but finite log(1/delta): a finite noise scale
+    with pytest.warns(PrivacyWarning):
+        ip = PrivateMulticalibrator(LogisticRegression(), [1], mechanism="input_perturbation",
+                                    delta=1e-320, random_state=0).fit(X, y)
+    assert ip.feature_noise_std_ == pytest.approx(
+        np.sqrt(8 * 1500 * 1e-320 ** 0 * -np.log(1e-320) / (300 * 299)))
+    with pytest.raises(TypeError, match="groups"):
+        membership_matrix(None, X)
+    with pytest.raises(ValueError, match="diverged"):
+        GradientDescentLogisticRegression(learning_rate=1e300).fit(
+            np.array([[1e10], [-1e10]]), [0, 1])

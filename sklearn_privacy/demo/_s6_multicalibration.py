@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.compose import ColumnTransformer
+from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import log_loss
 from sklearn.pipeline import make_pipeline
@@ -55,9 +56,9 @@ def run() -> str:
     G = membership_matrix(as_groups(groups), Xte)
     for base_name, base in bases.items():
         configs = [("uncalibrated", None),
-                   ("no privacy", PrivateMulticalibrator(base, groups, prefit=True)),
+                   ("no privacy", PrivateMulticalibrator(FrozenEstimator(base), groups)),
                    ("NumericSparse eps=1", PrivateMulticalibrator(
-                       base, groups, mechanism="numeric_sparse", epsilon=1.0, prefit=True,
+                       FrozenEstimator(base), groups, mechanism="numeric_sparse", epsilon=1.0,
                        random_state=0))]
         for name, mc in configs:
             model = base if mc is None else mc.fit(Xtr, ytr)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
-from sklearn.utils import check_random_state
+
+from ..utils import noise_generator
 
 
 class NumericSparse:
@@ -41,7 +44,16 @@ class NumericSparse:
     answer_sensitivities : sequence of float > 0
     test_fraction : float in (0, 1), default=8/9
         Share of the budget spent on the threshold tests.
-    random_state : int, RandomState instance or None
+    random_state : None, int, RandomState or Generator, default=None
+        Noise source, see :func:`~sklearn_privacy.utils.noise_generator`: ``None`` draws
+        from fresh OS entropy (never numpy's global state), which a private release
+        requires; a fixed seed makes the noise reproducible and the release non-private.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Non-finite, non-positive or non-numeric parameters (booleans and strings are
+        refused), ``max_answers`` not an integer, ``test_fraction`` outside (0, 1).
 
     Attributes
     ----------
@@ -65,28 +77,40 @@ class NumericSparse:
 
     def __init__(self, epsilon, max_answers, threshold, test_sensitivity,
                  answer_sensitivities, test_fraction=8.0 / 9.0, random_state=None):
-        if not (np.isfinite(epsilon) and epsilon > 0):
-            raise ValueError(f"epsilon must be a positive finite number; got {epsilon!r}.")
-        if int(max_answers) != max_answers or max_answers < 1:
-            raise ValueError(f"max_answers must be a positive integer; got {max_answers!r}.")
-        sens = np.asarray(answer_sensitivities, dtype=float)
-        if test_sensitivity <= 0 or sens.ndim != 1 or np.any(sens <= 0):
-            raise ValueError("Sensitivities must be positive.")
-        self.epsilon = float(epsilon)
+        self.epsilon = _positive_finite(epsilon, "epsilon")
+        if isinstance(max_answers, (bool, np.bool_)) or not isinstance(max_answers, Integral):
+            raise TypeError(f"max_answers must be an integer >= 1 (the number of positive "
+                            f"answers c); got {max_answers!r}.")
+        if max_answers < 1:
+            raise ValueError(f"max_answers must be an integer >= 1; got {max_answers!r}.")
         self.max_answers = int(max_answers)
-        self.threshold = float(threshold)
-        self.test_sensitivity = float(test_sensitivity)
-        self.answer_sensitivities = sens
-        self._rng = check_random_state(random_state)
-        if not 0 < test_fraction < 1:
-            raise ValueError(f"test_fraction must be in (0, 1); got {test_fraction!r}.")
-        self.eps1 = test_fraction * self.epsilon
+        self.threshold = _finite_real(threshold, "threshold")
+        self.test_sensitivity = _positive_finite(test_sensitivity, "test_sensitivity")
+        self.answer_sensitivities = _sensitivities(answer_sensitivities)
+        frac = _finite_real(test_fraction, "test_fraction")
+        if not 0 < frac < 1:
+            raise ValueError(f"test_fraction must be in (0, 1) (the share of epsilon spent on "
+                             f"the threshold tests); got {test_fraction!r}.")
+        self.test_fraction = frac
+        try:
+            self._rng = noise_generator(random_state)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"random_state: {exc}") from None
+        self.eps1 = frac * self.epsilon
         self.eps2 = self.epsilon - self.eps1
         c, d = self.max_answers, self.test_sensitivity
+        sens = self.answer_sensitivities
         self.threshold_scale = 2.0 * c * d / self.eps1
         self.test_scale = 4.0 * c * d / self.eps1
         eps2_k = self.eps2 / sens.size
         self.answer_scales = c * sens / eps2_k
+        scales = np.r_[self.threshold_scale, self.test_scale, self.answer_scales]
+        if not np.all(np.isfinite(scales) & (scales > 0)):
+            raise ValueError(
+                "epsilon, max_answers and the sensitivities give a Laplace scale that is not "
+                f"a positive finite float (scales {scales.tolist()}); use a larger epsilon "
+                "or smaller sensitivities."
+            )
         self.n_answers_ = 0
         self.n_queries_ = 0
         self.halted_ = False
@@ -94,15 +118,43 @@ class NumericSparse:
         self._noisy_threshold = self.threshold + self._rng.laplace(0.0, self.threshold_scale)
 
     def query(self, test_value, answer_values):
-        """Test ``test_value`` against the noisy threshold; return noisy answers or None."""
+        """Test ``test_value`` against the noisy threshold; return noisy answers or None.
+
+        Parameters
+        ----------
+        test_value : float
+            ``f_t(D)``, finite.
+        answer_values : array-like of shape (len(answer_sensitivities),)
+            ``g_t(D)``, finite; one value per answer sensitivity (each coordinate gets its
+            own Laplace draw).
+
+        Returns
+        -------
+        answer : ndarray of shape (len(answer_sensitivities),) or None
+            Noisy answers if the noisy test passed the noisy threshold, else None (always
+            None once halted).
+
+        Raises
+        ------
+        ValueError, TypeError
+            Non-finite or non-numeric values, or a number of answer values different from
+            the number of sensitivities. A refused query is not asked (no noise drawn).
+        """
+        test = _finite_real(test_value, "test_value")
+        values = _finite_vector(answer_values, "answer_values")
+        k = self.answer_sensitivities.size
+        if values.size != k:
+            raise ValueError(
+                f"answer_values has {values.size} values but answer_sensitivities has {k}: "
+                "each answer coordinate needs its own sensitivity (its noise and budget)."
+            )
         if self.halted_:
             return None
         self.n_queries_ += 1
         self.epsilon_spent_ = self.epsilon
-        noisy = float(test_value) + self._rng.laplace(0.0, self.test_scale)
+        noisy = test + self._rng.laplace(0.0, self.test_scale)
         if noisy < self._noisy_threshold:
             return None
-        values = np.asarray(answer_values, dtype=float)
         answer = values + self._rng.laplace(0.0, self.answer_scales)
         self.n_answers_ += 1
         if self.n_answers_ >= self.max_answers:
@@ -110,3 +162,43 @@ class NumericSparse:
         else:
             self._noisy_threshold = self.threshold + self._rng.laplace(0.0, self.threshold_scale)
         return answer
+
+
+def _finite_real(value, name):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, Real):
+        raise TypeError(f"{name} must be a real number; got {type(value).__name__} {value!r}.")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite; got {value!r}.")
+    return value
+
+
+def _positive_finite(value, name):
+    value = _finite_real(value, name)
+    if value <= 0:
+        raise ValueError(f"{name} must be a positive finite number; got {value!r}.")
+    return value
+
+
+def _finite_vector(values, name):
+    arr = np.asarray(values)
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer)
+                                 or np.issubdtype(arr.dtype, np.floating)):
+        raise TypeError(f"{name} must hold real numbers; got {values!r}.")
+    arr = arr.astype(float)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D sequence of numbers; got shape "
+                         f"{arr.shape}.")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite; got {arr.tolist()}.")
+    return arr
+
+
+def _sensitivities(values):
+    if values is None or isinstance(values, str):
+        raise TypeError(f"answer_sensitivities must be a sequence of positive numbers; got "
+                        f"{values!r}.")
+    arr = _finite_vector(values, "answer_sensitivities")
+    if np.any(arr <= 0):
+        raise ValueError(f"answer_sensitivities must be positive; got {arr.tolist()}.")
+    return arr

@@ -2,15 +2,109 @@
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
-from sklearn.utils.validation import check_array, check_consistent_length, column_or_1d
+import scipy.sparse as sp
+from sklearn.utils.validation import _num_samples, column_or_1d
 
 WEIGHTINGS = ("max", "size_weighted", "mean_group_ece", "per_group_ece")
 
 
+#: Largest accepted ``n_bins``: ``p * n_bins`` stays an exact integer-valued float and fits
+#: in int64 for every probability ``p``; larger values would not change any bucket of a
+#: float64 probability in a meaningful way.
+MAX_N_BINS = 2**53
+
+
 def score_buckets(p, n_bins):
     """Bucket index of each probability: ``[0, 1/k), [1/k, 2/k), ..., [(k-1)/k, 1]``."""
-    return np.minimum((np.asarray(p) * n_bins).astype(int), n_bins - 1)
+    return np.minimum((np.asarray(p) * n_bins).astype(np.int64), n_bins - 1)
+
+
+def check_n_bins(n_bins, param="n_bins"):
+    """Validate a number of equal-width score buckets (1 .. MAX_N_BINS)."""
+    if isinstance(n_bins, (bool, np.bool_)) or not isinstance(n_bins, Integral):
+        raise TypeError(f"{param} must be an integer >= 1; got {n_bins!r}.")
+    if not 1 <= n_bins <= MAX_N_BINS:
+        raise ValueError(f"{param} must be an integer in [1, 2**53]; got {n_bins!r}.")
+    return int(n_bins)
+
+
+def check_min_size(min_size, param="min_size"):
+    """Validate a minimum cell size (integer >= 1)."""
+    if isinstance(min_size, (bool, np.bool_)) or not isinstance(min_size, Integral):
+        raise TypeError(f"{param} must be an integer >= 1; got {min_size!r}.")
+    if min_size < 1:
+        raise ValueError(f"{param} must be an integer >= 1; got {min_size!r}.")
+    return int(min_size)
+
+
+def _check_weighting(weighting, allowed=WEIGHTINGS):
+    if not isinstance(weighting, str) or weighting not in allowed:
+        raise ValueError(f"weighting must be one of {allowed}; got {weighting!r}.")
+    return weighting
+
+
+def _check_vector(values, name):
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-dimensional of shape (n_samples,); got shape "
+                         f"{arr.shape}.")
+    if arr.dtype == object:
+        try:
+            arr = arr.astype(float)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must hold numbers; got values like {arr[:3]!r}.") from None
+    if not (arr.dtype == bool or np.issubdtype(arr.dtype, np.number)):
+        raise ValueError(f"{name} must hold numbers; got dtype {arr.dtype}.")
+    return arr.astype(float)
+
+
+def _check_groups(groups, n):
+    if groups is None:
+        return np.ones((n, 1), dtype=bool)
+    if sp.issparse(groups):
+        groups = groups.toarray()
+    G = np.asarray(groups)
+    if G.ndim == 1:
+        G = G[:, None]
+    if G.ndim != 2:
+        raise ValueError(f"groups must be a membership matrix of shape (n_samples, n_groups); "
+                         f"got shape {G.shape}.")
+    if G.shape[0] != n:
+        raise ValueError(f"groups has {G.shape[0]} rows but y_true has {n}.")
+    if G.shape[1] == 0:
+        raise ValueError("groups has no column; pass None for the whole population only.")
+    if G.dtype != bool:
+        if not np.issubdtype(G.dtype, np.number):
+            raise ValueError(f"groups must be boolean (or 0/1); got dtype {G.dtype}.")
+        ok = (G == 0) | (G == 1)
+        if not np.all(ok):
+            bad = G[~ok].ravel()[:3]
+            raise ValueError(f"groups must be boolean (or 0/1); got entries such as "
+                             f"{bad.tolist()} (NaN is not a membership).")
+        G = G.astype(bool)
+    return G
+
+
+def cell_statistics(buckets, resid, G):
+    """Per-group occupied buckets with the residual sum and size of each cell.
+
+    Only occupied cells are materialised (``np.unique`` over the members' bucket codes),
+    so the cost is O(n log n) per group whatever ``n_bins``.
+
+    Returns
+    -------
+    stats : list of (buckets, sums, sizes), one triple per column of ``G``
+    """
+    out = []
+    for g in range(G.shape[1]):
+        m = G[:, g]
+        codes, inv = np.unique(buckets[m], return_inverse=True)
+        out.append((codes, np.bincount(inv, weights=resid[m], minlength=codes.size),
+                    np.bincount(inv, minlength=codes.size)))
+    return out
 
 
 def multicalibration_error(y_true, y_prob, groups=None, *, n_bins=10, min_size=1,
@@ -18,26 +112,40 @@ def multicalibration_error(y_true, y_prob, groups=None, *, n_bins=10, min_size=1
     """Calibration error of ``y_prob`` within every (group, score bucket) cell.
 
     For a cell :math:`S` (members of a group whose predicted probability falls in one of
-    ``n_bins`` equal-width buckets) the error is :math:`|\\mathrm{mean}_S(y - p)|`.
+    ``n_bins`` equal-width buckets) the error is :math:`|\\mathrm{mean}_S(y - p)|`. Only
+    occupied cells are computed, so ``n_bins`` may be large (up to ``2**53``) without
+    allocating anything of that size.
 
     Parameters
     ----------
     y_true : array-like of shape (n_samples,), values in {0, 1}
     y_prob : array-like of shape (n_samples,), values in [0, 1]
-    groups : array-like of bool, shape (n_samples, n_groups), default=None
-        Membership matrix (None: the whole population only).
-    n_bins : int, default=10
-    min_size : int, default=1
+    groups : array-like or sparse matrix of bool or 0/1, shape (n_samples, n_groups), \
+            default=None
+        Membership matrix (None: the whole population only). NaN entries are refused.
+    n_bins : int in [1, 2**53], default=10
+    min_size : int >= 1, default=1
         Cells with fewer members are ignored.
     weighting : {"max", "size_weighted", "mean_group_ece", "per_group_ece"}, default="max"
         ``"max"``: the largest cell error (the alpha of alpha-multicalibration);
         ``"size_weighted"``: cell errors averaged with weights the cell sizes;
-        ``"mean_group_ece"``: the expected calibration error of each group, averaged
-        over groups; ``"per_group_ece"``: the array of those per-group errors.
+        ``"mean_group_ece"``: the expected calibration error of each group (over its cells
+        with at least ``min_size`` members), averaged over the groups that have such a
+        cell; ``"per_group_ece"``: the array of those per-group errors, NaN for a group
+        without any cell of ``min_size`` members.
 
     Returns
     -------
     error : float or ndarray of shape (n_groups,)
+
+    Raises
+    ------
+    ValueError
+        Empty input, lengths that differ, labels other than 0/1, probabilities outside
+        [0, 1] or not finite, a malformed membership matrix, or no cell with at least
+        ``min_size`` members (the error is undefined then, not 0).
+    TypeError
+        Non-integer ``n_bins`` or ``min_size``.
 
     See Also
     --------
@@ -54,76 +162,125 @@ def multicalibration_error(y_true, y_prob, groups=None, *, n_bins=10, min_size=1
     >>> multicalibration_error(y, p, g, weighting="per_group_ece").round(3)
     array([0.1, 0.1])
     """
-    y = column_or_1d(y_true).astype(float)
-    p = column_or_1d(y_prob).astype(float)
-    check_consistent_length(y, p)
-    if np.any((p < 0) | (p > 1)) or not np.all(np.isfinite(p)):
-        raise ValueError("y_prob must hold probabilities in [0, 1].")
-    if not np.all(np.isin(y, (0.0, 1.0))):
-        raise ValueError("y_true must be binary with values 0 and 1.")
-    if weighting not in WEIGHTINGS:
-        raise ValueError(f"weighting must be one of {WEIGHTINGS}; got {weighting!r}.")
-    if int(n_bins) != n_bins or n_bins < 1:
-        raise ValueError(f"n_bins must be a positive integer; got {n_bins!r}.")
-    if groups is None:
-        G = np.ones((len(y), 1), dtype=bool)
-    else:
-        G = check_array(groups, dtype=bool, ensure_2d=False)
-        if G.ndim == 1:
-            G = G[:, None]
-        if G.shape[0] != len(y):
-            raise ValueError(f"groups has {G.shape[0]} rows but y has {len(y)}.")
-    b = score_buckets(p, n_bins)
-    resid = y - p
-    n_groups = G.shape[1]
-    sums = np.zeros((n_groups, n_bins))
-    sizes = np.zeros((n_groups, n_bins))
-    for g in range(n_groups):
-        m = G[:, g]
-        sums[g] = np.bincount(b[m], weights=resid[m], minlength=n_bins)
-        sizes[g] = np.bincount(b[m], minlength=n_bins)
-    valid = sizes >= max(min_size, 1)
-    err = np.where(valid, np.abs(sums) / np.maximum(sizes, 1), 0.0)
+    y = _check_vector(y_true, "y_true")
+    p = _check_vector(y_prob, "y_prob")
+    if y.size != p.size:
+        raise ValueError(f"y_true and y_prob have different lengths ({y.size} and "
+                         f"{p.size}).")
+    if y.size == 0:
+        raise ValueError("y_true and y_prob are empty; need at least one sample.")
+    if not np.all(np.isfinite(p)) or np.any((p < 0) | (p > 1)):
+        raise ValueError("y_prob must hold finite probabilities in [0, 1].")
+    if not np.all((y == 0) | (y == 1)):
+        raise ValueError("y_true must be binary with values 0 and 1 (NaN is refused).")
+    weighting = _check_weighting(weighting)
+    n_bins = check_n_bins(n_bins)
+    min_size = check_min_size(min_size)
+    G = _check_groups(groups, y.size)
+    stats = cell_statistics(score_buckets(p, n_bins), y - p, G)
+    errs, sizes, owner = [], [], []
+    for g, (_, sums, counts) in enumerate(stats):
+        keep = counts >= min_size
+        errs.append(np.abs(sums[keep]) / counts[keep])
+        sizes.append(counts[keep])
+        owner.append(np.full(int(keep.sum()), g))
+    err, size, owner = np.concatenate(errs), np.concatenate(sizes), np.concatenate(owner)
+    if err.size == 0:
+        raise ValueError(
+            f"No (group, bucket) cell has at least min_size={min_size} members; the error "
+            "is undefined. Lower min_size or n_bins."
+        )
     if weighting == "max":
-        return float(err[valid].max()) if np.any(valid) else 0.0
+        return float(err.max())
     if weighting == "size_weighted":
-        return float((err * sizes)[valid].sum() / max(sizes[valid].sum(), 1))
-    group_sizes = np.where(valid, sizes, 0).sum(axis=1)
-    ece = (err * np.where(valid, sizes, 0)).sum(axis=1) / np.maximum(group_sizes, 1)
+        return float((err * size).sum() / size.sum())
+    group_sizes = np.bincount(owner, weights=size, minlength=G.shape[1])
+    weighted = np.bincount(owner, weights=err * size, minlength=G.shape[1])
+    has = group_sizes > 0
+    ece = np.full(G.shape[1], np.nan)
+    ece[has] = weighted[has] / group_sizes[has]
     if weighting == "per_group_ece":
         return ece
-    return float(ece[group_sizes > 0].mean())
+    return float(ece[has].mean())
 
 
 class _MulticalibrationScorer:
     def __init__(self, groups, n_bins, min_size, weighting):
-        if weighting not in WEIGHTINGS or weighting == "per_group_ece":
-            raise ValueError(
-                "weighting must be one of ('max', 'size_weighted', 'mean_group_ece') for a "
-                f"scorer (a scorer returns one number); got {weighting!r}."
-            )
+        if isinstance(weighting, str) and weighting == "per_group_ece":
+            raise ValueError("weighting must be one of ('max', 'size_weighted', "
+                             "'mean_group_ece') for a scorer (a scorer returns one number); "
+                             "got 'per_group_ece'.")
+        _check_weighting(weighting, tuple(w for w in WEIGHTINGS if w != "per_group_ece"))
         from ..multicalibration._groups import as_groups
 
         self.groups = as_groups(groups)
-        self.n_bins, self.min_size, self.weighting = n_bins, min_size, weighting
+        self.n_bins = check_n_bins(n_bins)
+        self.min_size = check_min_size(min_size)
+        self.weighting = weighting
 
-    def __call__(self, estimator, X, y):
-        from ..multicalibration._groups import membership_matrix
+    def __call__(self, estimator, X, y, sample_weight=None, *, sensitive_features=None):
+        from ..multicalibration._groups import as_2d_data, membership_matrix
 
-        X = check_array(X, dtype=float, accept_sparse="csr")
+        if sample_weight is not None:
+            raise ValueError("The multicalibration scorer does not support sample_weight "
+                             "(cell errors are unweighted means).")
         y = column_or_1d(y)
+        n = _num_samples(X)
+        if y.shape[0] != n:
+            raise ValueError(f"X has {n} rows but y has {y.shape[0]}.")
         classes = getattr(estimator, "classes_", None)
         if classes is None or len(classes) != 2:
             raise ValueError("The multicalibration scorer needs a fitted binary classifier "
                              "with classes_ of length 2.")
-        y01 = (y == classes[1]).astype(int)
         if not np.all((y == classes[0]) | (y == classes[1])):
             raise ValueError(f"y holds labels outside the classifier's classes "
                              f"{list(classes)}.")
-        p = np.asarray(estimator.predict_proba(X), dtype=float)[:, 1]
-        G = membership_matrix(self.groups, X)
+        y01 = (y == classes[1]).astype(int)
+        if sensitive_features is None:
+            p = estimator.predict_proba(X)
+            Z = as_2d_data(X, "X")
+        else:
+            Z = as_2d_data(sensitive_features, "sensitive_features", allow_1d=True)
+            if Z.shape[0] != n:
+                raise ValueError(f"sensitive_features has {Z.shape[0]} rows but X has {n}.")
+            try:
+                p = estimator.predict_proba(X, sensitive_features=sensitive_features)
+            except TypeError:  # a plain classifier: its predict_proba takes X only
+                p = estimator.predict_proba(X)
+        p = np.asarray(p, dtype=float)[:, 1]
+        G = membership_matrix(self.groups, Z)
         return -multicalibration_error(y01, p, G, n_bins=self.n_bins, min_size=self.min_size,
                                        weighting=self.weighting)
+
+    def set_score_request(self, *, sensitive_features=None):
+        """Request ``sensitive_features`` from a metadata-routing caller (GridSearchCV).
+
+        Parameters
+        ----------
+        sensitive_features : bool, str or None, default=None
+            ``True`` to receive them, ``False`` not to, a string to receive them under an
+            alias, None to raise if they are given (scikit-learn's convention).
+
+        Returns
+        -------
+        self : the scorer
+        """
+        from sklearn.utils.metadata_routing import MetadataRequest
+
+        request = MetadataRequest(owner=self)
+        request.score.add_request(param="sensitive_features", alias=sensitive_features)
+        self._metadata_request = request
+        return self
+
+    def get_metadata_routing(self):
+        """The metadata this scorer requests (see :meth:`set_score_request`)."""
+        from sklearn.utils.metadata_routing import MetadataRequest
+
+        request = getattr(self, "_metadata_request", None)
+        if request is None:
+            request = MetadataRequest(owner=self)
+            request.score.add_request(param="sensitive_features", alias=None)
+        return request
 
     def __repr__(self):
         return (f"make_multicalibration_scorer(groups={[g.name for g in self.groups]}, "
@@ -136,16 +293,21 @@ def make_multicalibration_scorer(groups=(), *, n_bins=10, min_size=1, weighting=
 
     The groups are evaluated on the rows being scored (for instance each held-out fold of
     a cross-validation), always with the whole population as the first group, exactly as
-    :class:`~sklearn_privacy.PrivateMulticalibrator` does. The score is the *negated*
+    :class:`~sklearn_privacy.PrivateMulticalibrator` does. ``X`` is passed to the
+    estimator untouched (DataFrames with string columns work); groups named by column
+    are evaluated on it, or on ``sensitive_features`` when the scorer is called with
+    them (``scorer(est, X, y, sensitive_features=S)``; they are forwarded to the
+    estimator's ``predict_proba`` when it accepts them). Under metadata routing, request
+    them with ``scorer.set_score_request(sensitive_features=True)``. The score is the *negated*
     error, so that greater is better as scikit-learn expects.
 
     Parameters
     ----------
     groups : sequence, default=()
         Group specifications as for :class:`~sklearn_privacy.PrivateMulticalibrator`
-        (column index, tuple of column indices, callable or
+        (column position or name, tuple of those or of predicates, callable or
         :class:`~sklearn_privacy.multicalibration.Group`).
-    n_bins : int, default=10
+    n_bins : int in [1, 2**53], default=10
     min_size : int, default=1
         Cells with fewer members in the scored rows are ignored.
     weighting : {"max", "size_weighted", "mean_group_ece"}, default="max"

@@ -2,20 +2,35 @@
 
 from __future__ import annotations
 
+import heapq
 import math
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
+from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
-from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.metrics import accuracy_score
+from sklearn.utils import check_array, get_tags
+from sklearn.utils._param_validation import HasMethods, Hidden, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    _num_samples,
+    check_is_fitted,
+    column_or_1d,
+    validate_data,
+)
 
+from ..exceptions import PrivacyWarning
 from ..mechanisms import NumericSparse
-from ..metrics._multicalibration import score_buckets
-from ._groups import as_groups, membership_matrix
+from ..metrics._multicalibration import MAX_N_BINS, score_buckets
+from ..utils import noise_generator
+from ._groups import as_2d_data, as_groups, membership_matrix
+
+#: Largest number of (group, bucket) cells per pass under NumericSparse (each is a query).
+MAX_PRIVATE_CELLS = 100_000
 
 
 class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
@@ -31,6 +46,17 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     cell, clipped to [0, 1]. Passes repeat until one makes no update (or ``max_rounds``).
     The fitted predictor is the ordered list of updates ``updates_``, replayed on any X at
     prediction time (vectorised over rows).
+
+    ``X`` is passed to the base estimator untouched (a pandas DataFrame with string or
+    ``category`` columns and a :class:`~sklearn.compose.ColumnTransformer` pipeline work),
+    and the groups are evaluated on the same frame -- or, when given, on
+    ``sensitive_features``: columns the base model does not see (as fairlearn's
+    ``ThresholdOptimizer`` does), passed to ``fit``, ``predict_proba``, ``predict`` and
+    ``score`` alike (metadata routing: ``set_fit_request(sensitive_features=True)`` etc.).
+
+    A model trained on other data is passed as
+    ``estimator=sklearn.frozen.FrozenEstimator(model)``: it is used as is (never refitted,
+    also after ``clone`` in ``GridSearchCV``), which the private guarantee requires.
 
     Notes
     -----
@@ -76,11 +102,20 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
       everything except whether one individual's (features, label) row was replaced. The
       groups, ``n_bins``, ``alpha``, ``min_cell_size``, ``threshold``, ``max_updates`` and
       the base model are public: they must not be chosen by looking at the calibration
-      data, and the base model must not have been trained on it (``prefit=True`` with a
-      model trained elsewhere). With ``prefit=False`` the base model is fitted on the same
-      data without privacy and ``epsilon_spent_`` is ``inf``. The number of calibration
-      rows and the label set are treated as public (input validation reads them). A fixed
-      ``random_state`` makes the noise reproducible and the release non-private.
+      data, and the base model must not have been trained on it: pass
+      ``FrozenEstimator(model)`` of a model trained on other rows. The estimator cannot
+      check where a frozen model came from; the guarantee holds only if it was not
+      trained (or selected) on the calibration rows. An unfrozen base is fitted on the
+      calibration rows without privacy: ``epsilon_spent_`` is ``inf`` and a
+      :class:`~sklearn_privacy.exceptions.PrivacyWarning` says so. The number of
+      calibration rows and the label set are treated as public (input validation reads
+      them). A fixed ``random_state`` makes the noise reproducible and the release
+      non-private.
+    * Every (group, bucket) cell is a query, empty or not (skipping empty cells would read
+      the data outside the budget), so a pass costs ``(len(groups) + 1) * n_bins``
+      queries; it is limited to ``MAX_PRIVATE_CELLS`` (100,000) and a larger product is
+      refused with a ValueError. Without privacy only the occupied cells are visited
+      (an empty cell never updates), so ``n_bins`` may be as large as ``2**53``.
     * Defaults follow the paper: ``min_cell_size`` from Theorem 2, ``max_updates`` from
       Figure 1 (both functions of public quantities only).
 
@@ -88,23 +123,32 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     variance :math:`c\\,G^2 T \\log(1/\\delta) / (n(n-1)\\epsilon^2)` is added to the
     calibration *features* (after Kang et al.'s DP-ERM analysis) and the non-private loop
     runs on the noisy features with the **exact labels** (group membership and the base
-    model's scores are computed on the noisy features; with ``prefit=False`` the base
-    model is fitted on them too). Labels are not protected and the loop is not the ERM
-    that analysis covers, so no end-to-end guarantee is claimed: ``epsilon_spent_`` is
-    ``inf`` and ``delta_spent_`` is 1; ``feature_noise_std_`` reports the noise used
-    (``c = 8``, ``G = 1``, ``T = 1500``, the paper's settings).
+    model's scores are computed on the noisy features; an unfrozen base model is fitted
+    on them too; groups on ``sensitive_features`` use the exact values). Labels are not
+    protected and the loop is not the ERM that analysis covers, so no end-to-end
+    guarantee is claimed: ``epsilon_spent_`` is ``inf``, ``delta_spent_`` is 1 and a
+    :class:`~sklearn_privacy.exceptions.PrivacyWarning` says so; ``feature_noise_std_``
+    reports the noise used (``c = 8``, ``G = 1``, ``T = 1500``, the paper's settings). It
+    needs numeric features (an array, a sparse matrix is refused, or a numeric
+    DataFrame, passed on as a DataFrame with the same columns).
 
     Parameters
     ----------
     estimator : classifier with ``predict_proba``, default=None
-        Binary base classifier (``None``: :class:`~sklearn.linear_model.LogisticRegression`).
+        Binary base classifier (``None``: :class:`~sklearn.linear_model.LogisticRegression`),
+        fitted on the calibration data, or a :class:`sklearn.frozen.FrozenEstimator` of a
+        fitted model, used as is.
     groups : sequence, default=()
-        Group specifications: a binary column index, a tuple of column indices (their
-        conjunction), a callable ``X -> bool mask`` or a
+        Group specifications: a binary column (position or DataFrame column name), a
+        tuple of columns and/or predicates (their conjunction), a callable
+        ``data -> bool mask`` (e.g. :class:`~sklearn_privacy.multicalibration.ColumnPredicate`
+        such as ``ColumnPredicate("race", "==", "Black")``) or a
         :class:`~sklearn_privacy.multicalibration.Group` (see
-        :func:`~sklearn_privacy.multicalibration.conjunction_groups`).
+        :func:`~sklearn_privacy.multicalibration.conjunction_groups`). Evaluated on
+        ``sensitive_features`` when given, else on ``X``.
     alpha : float in (0, 1), default=0.1
-    n_bins : int, default=10
+    n_bins : int in [1, 2**53], default=10
+        Under NumericSparse, ``(len(groups) + 1) * n_bins`` may not exceed 100,000.
     mechanism : {None, "numeric_sparse", "input_perturbation"}, default=None
     epsilon : float, default=1.0
     delta : float, default=1e-3
@@ -120,10 +164,13 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         NumericSparse's public threshold on the residual sum (None: ``alpha * m``).
     max_rounds : int, default=100
         Maximum passes over the cells.
-    prefit : bool, default=False
-        Use ``estimator`` as fitted; otherwise a clone is fitted on ``X, y`` first.
-    random_state : int, RandomState instance or None, default=None
-        Noise source (``None``: fresh entropy, required for a private release).
+    prefit : bool, default="deprecated"
+        Use ``estimator`` as fitted. Deprecated: it breaks in ``clone``/``GridSearchCV``
+        (the clone is unfitted); pass ``FrozenEstimator(estimator)`` instead. Setting it
+        emits a FutureWarning; it keeps working until its removal.
+    random_state : None, int, RandomState or Generator, default=None
+        Noise source, see :func:`~sklearn_privacy.utils.noise_generator` (``None``: fresh
+        OS entropy, never numpy's global state; required for a private release).
 
     Attributes
     ----------
@@ -145,10 +192,17 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         ``max_cell_error_seen``, the largest cell error met during the pass.
     feature_noise_std_ : float
         Input perturbation only.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when ``X`` has string column names.
+    sensitive_features_in_ : dict or None
+        ``{"n_columns": k, "names": [...] or None}`` when fitted with
+        ``sensitive_features``; None otherwise.
 
     Examples
     --------
     >>> import numpy as np
+    >>> from sklearn.frozen import FrozenEstimator
     >>> from sklearn.linear_model import LogisticRegression
     >>> from sklearn_privacy import PrivateMulticalibrator
     >>> from sklearn_privacy.metrics import multicalibration_error
@@ -158,7 +212,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     >>> y = (rng.uniform(size=4000) < np.where(g == 1, 0.8, 0.2) * (X[:, 0] > 0) + 0.1)
     >>> y = y.astype(int)
     >>> base = LogisticRegression().fit(X, y)       # linear: misses the interaction
-    >>> mc = PrivateMulticalibrator(base, groups=[1], alpha=0.05, prefit=True)
+    >>> mc = PrivateMulticalibrator(FrozenEstimator(base), groups=[1], alpha=0.05)
     >>> _ = mc.fit(X, y)
     >>> G = np.column_stack([np.ones(4000, bool), g == 1])
     >>> before = multicalibration_error(y, base.predict_proba(X)[:, 1], G, min_size=20)
@@ -171,7 +225,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         "estimator": [HasMethods(["fit", "predict_proba"]), None],
         "groups": ["array-like", list, tuple],
         "alpha": [Interval(Real, 0, 1, closed="neither")],
-        "n_bins": [Interval(Integral, 1, None, closed="left")],
+        "n_bins": [Interval(Integral, 1, MAX_N_BINS, closed="both")],
         "mechanism": [StrOptions({"numeric_sparse", "input_perturbation"}), None],
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "delta": [Interval(Real, 0, 1, closed="neither")],
@@ -179,13 +233,13 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         "min_cell_size": [Interval(Integral, 1, None, closed="left"), None],
         "threshold": [Interval(Real, 0, None, closed="left"), None],
         "max_rounds": [Interval(Integral, 1, None, closed="left")],
-        "prefit": ["boolean"],
-        "random_state": ["random_state"],
+        "prefit": ["boolean", Hidden(StrOptions({"deprecated"}))],
+        "random_state": ["random_state", np.random.Generator],
     }
 
     def __init__(self, estimator=None, groups=(), *, alpha=0.1, n_bins=10, mechanism=None,
                  epsilon=1.0, delta=1e-3, max_updates=None, min_cell_size=None,
-                 threshold=None, max_rounds=100, prefit=False, random_state=None):
+                 threshold=None, max_rounds=100, prefit="deprecated", random_state=None):
         self.estimator = estimator
         self.groups = groups
         self.alpha = alpha
@@ -203,12 +257,20 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
+        base = self.estimator if self.estimator is not None else LogisticRegression()
+        tags.input_tags.sparse = (get_tags(base).input_tags.sparse
+                                  and self.mechanism != "input_perturbation")
         return tags
 
     # ------------------------------------------------------------------ helpers
     def _base_proba(self, X):
-        proba = self.estimator_.predict_proba(X)
-        return np.asarray(proba, dtype=float)[:, 1].copy()
+        proba = np.asarray(self.estimator_.predict_proba(X), dtype=float)
+        if proba.ndim != 2 or proba.shape[1] != 2 or not np.all(np.isfinite(proba)):
+            raise ValueError(
+                "The base estimator's predict_proba must return finite probabilities of "
+                f"shape (n_samples, 2); got shape {proba.shape}."
+            )
+        return np.clip(proba[:, 1], 0.0, 1.0)
 
     def _replay(self, p, M):
         b = score_buckets(p, self.n_bins)
@@ -218,63 +280,187 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             b[cell] = score_buckets(p[cell], self.n_bins)
         return p
 
+    def _group_data(self, X, sensitive_features, n, *, fitting):
+        """Data on which the groups are evaluated: sensitive_features if given, else X."""
+        if sensitive_features is None:
+            if not fitting and getattr(self, "sensitive_features_in_", None) is not None:
+                raise ValueError(
+                    "This PrivateMulticalibrator was fitted with sensitive_features (its "
+                    "groups are evaluated on them): pass sensitive_features= with the same "
+                    "columns for these rows too."
+                )
+            return as_2d_data(X, "X")
+        S = as_2d_data(sensitive_features, "sensitive_features", allow_1d=True)
+        if S.shape[0] != n:
+            raise ValueError(f"sensitive_features has {S.shape[0]} rows but X has {n}; they "
+                             "must be aligned row by row.")
+        names = [str(c) for c in S.columns] if hasattr(S, "columns") else None
+        info = {"n_columns": int(S.shape[1]), "names": names}
+        if fitting:
+            self.sensitive_features_in_ = info
+        else:
+            fitted = getattr(self, "sensitive_features_in_", None)
+            if fitted is None:
+                raise ValueError(
+                    "sensitive_features were given but this PrivateMulticalibrator was "
+                    "fitted without them (its groups are evaluated on X); drop the argument "
+                    "or refit with sensitive_features."
+                )
+            if fitted != info:
+                raise ValueError(
+                    f"sensitive_features has columns {info} but the fit used {fitted}; pass "
+                    "the same columns."
+                )
+        return S
+
+    def _input_perturbation(self, X, n, rng):
+        """Noisy copy of the features (same container type) and the noise std."""
+        if sp.issparse(X):
+            raise ValueError("mechanism='input_perturbation' adds dense Gaussian noise to "
+                             "every feature; pass dense numeric X (not a sparse matrix).")
+        try:
+            Xf = check_array(X, dtype=np.float64, ensure_min_samples=2, input_name="X")
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"mechanism='input_perturbation' needs numeric, finite features: {exc} "
+                "(encode categorical columns first, or use groups on sensitive_features)."
+            ) from None
+        # Kang et al.: sigma^2 = c G^2 T log(1/delta) / (n (n - 1) eps^2), c = 8, G = 1,
+        # T = 1500 (the paper's settings); divided in float64 so that extreme epsilon
+        # gives inf (refused below) rather than ZeroDivisionError / OverflowError
+        unit = math.sqrt(8.0 * 1500 * -math.log(self.delta) / (n * (n - 1)))
+        with np.errstate(over="ignore", divide="ignore"):
+            std = float(np.float64(unit) / np.float64(self.epsilon))
+        if not math.isfinite(std):
+            raise ValueError(
+                f"epsilon={self.epsilon!r} is too small for input perturbation: the feature "
+                "noise standard deviation overflows float64. Use a larger epsilon."
+            )
+        noise = rng.normal(0.0, std, size=Xf.shape) if std > 0 else np.zeros(Xf.shape)
+        with np.errstate(over="ignore", invalid="ignore"):
+            Xn = Xf + noise
+        if not np.all(np.isfinite(Xn)):
+            raise ValueError(
+                f"epsilon={self.epsilon!r} is too small for input perturbation: features plus "
+                f"noise (std {std:.3g}) overflow float64. Use a larger epsilon."
+            )
+        if hasattr(X, "columns") and hasattr(X, "iloc"):
+            import pandas as pd
+
+            Xn = pd.DataFrame(Xn, columns=X.columns, index=X.index)
+        return Xn, std
+
+    def _resolve_base(self):
+        """(base estimator, used as fitted?) with the deprecated ``prefit`` handled."""
+        base = self.estimator if self.estimator is not None else LogisticRegression()
+        if not (isinstance(self.prefit, str) and self.prefit == "deprecated"):
+            warnings.warn(
+                "`prefit` is deprecated and will be removed in a future release: it fails "
+                "in clone/GridSearchCV. Pass estimator=FrozenEstimator(model) (from "
+                "sklearn.frozen) to use a fitted model as is.",
+                FutureWarning, stacklevel=3,
+            )
+            if self.prefit:
+                check_is_fitted(base)
+                return base, True
+        if isinstance(base, FrozenEstimator):
+            check_is_fitted(base)
+            return base, True
+        return base, False
+
     # ------------------------------------------------------------------ fit
-    def fit(self, X, y):
-        """Fit (or take) the base classifier and run the multicalibration loop.
+    def fit(self, X, y, *, sensitive_features=None):
+        """Fit (or take a frozen) base classifier and run the multicalibration loop.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Calibration features (group columns included).
+        X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
+            Calibration features, passed to the base estimator untouched.
         y : array-like of shape (n_samples,)
             Binary labels.
+        sensitive_features : array-like or DataFrame of shape (n_samples, n_sensitive), \
+                default=None
+            Columns on which the groups are evaluated instead of ``X`` (the base model
+            does not see them). If given, pass them to ``predict_proba`` too.
 
         Returns
         -------
         self : object
+
+        Raises
+        ------
+        ValueError
+            Fewer than 2 rows, labels not binary, rows of ``X``, ``y`` and
+            ``sensitive_features`` not aligned, groups referring to unknown columns,
+            ``(len(groups) + 1) * n_bins`` above 100,000 under NumericSparse, an epsilon
+            too small for input perturbation.
+
+        Warns
+        -----
+        PrivacyWarning
+            ``mechanism="numeric_sparse"`` with a base fitted on the calibration rows, or
+            ``mechanism="input_perturbation"``: no differential-privacy guarantee.
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        if X.shape[0] < 2:
+        _check_2d(X)
+        validate_data(self, X, skip_check_array=True)
+        n = _num_samples(X)
+        y = column_or_1d(y, warn=True)
+        if y.shape[0] != n:
+            raise ValueError(f"X has {n} rows but y has {y.shape[0]}.")
+        if n < 2:
             raise ValueError("Multicalibration needs calibration data with at least 2 "
-                             f"samples; got n_samples = {X.shape[0]}.")
+                             f"samples; got n_samples = {n}.")
+        check_classification_targets(y)
         classes, y01 = np.unique(y, return_inverse=True)
         if classes.size != 2:
             raise ValueError(
                 "Only binary classification is supported. PrivateMulticalibrator needs y "
                 f"with exactly 2 classes; got {classes.size}."
             )
-        rng = check_random_state(self.random_state)
-        n = X.shape[0]
+        base, frozen = self._resolve_base()
+        private = self.mechanism == "numeric_sparse"
+        rng = noise_generator(self.random_state)
         Xc = X
         self.feature_noise_std_ = 0.0
         if self.mechanism == "input_perturbation":
-            # Kang et al.: sigma^2 = c G^2 T log(1/delta) / (n (n - 1) eps^2), c = 8, G = 1,
-            # T = 1500 (the paper's settings)
-            var = 8.0 * 1.0 * 1500 * math.log(1 / self.delta) / (n * max(n - 1, 1)
-                                                                 * self.epsilon**2)
-            self.feature_noise_std_ = math.sqrt(var)
-            Xc = X + rng.normal(0.0, self.feature_noise_std_, size=X.shape)
-
-        base = self.estimator if self.estimator is not None else LogisticRegression()
-        if self.prefit:
-            check_is_fitted(base)
-            self.estimator_ = base
-        else:
-            self.estimator_ = clone(base).fit(Xc, y)
-        base_classes = np.asarray(self.estimator_.classes_)
+            Xc, self.feature_noise_std_ = self._input_perturbation(X, n, rng)
+            warnings.warn(
+                "mechanism='input_perturbation' adds noise to the features only: the labels "
+                "are used exactly, so no differential-privacy guarantee is claimed "
+                "(epsilon_spent_ = inf). Use mechanism='numeric_sparse' with a "
+                "FrozenEstimator base for an (epsilon, 0)-DP release.",
+                PrivacyWarning, stacklevel=2,
+            )
+        elif private and not frozen:
+            warnings.warn(
+                "mechanism='numeric_sparse' with a base estimator fitted on the calibration "
+                "rows: the base model sees them without any privacy, so the release has no "
+                "guarantee (epsilon_spent_ = inf). Train the base model on other data and "
+                "pass estimator=FrozenEstimator(model).",
+                PrivacyWarning, stacklevel=2,
+            )
+        self.estimator_ = base if frozen else clone(base).fit(Xc, y)
+        base_classes = np.asarray(getattr(self.estimator_, "classes_", []))
         if base_classes.size != 2 or not np.array_equal(base_classes, classes):
             raise ValueError(
                 f"The base classifier's classes {base_classes.tolist()} differ from the "
                 f"labels of the calibration data {classes.tolist()}."
             )
         self.classes_ = classes
+        self.sensitive_features_in_ = None
+        Z = self._group_data(Xc, sensitive_features, n, fitting=True)
         self.groups_ = as_groups(self.groups)
-        M = membership_matrix(self.groups_, Xc)
-        p = self._base_proba(Xc)
         n_cells = len(self.groups_) * self.n_bins
-        private = self.mechanism == "numeric_sparse"
+        if private and n_cells > MAX_PRIVATE_CELLS:
+            raise ValueError(
+                f"Under mechanism='numeric_sparse' every (group, bucket) cell is a query, "
+                f"empty or not: {len(self.groups_)} groups (whole population included) x "
+                f"n_bins={self.n_bins} = {n_cells} cells per pass exceeds the limit of "
+                f"{MAX_PRIVATE_CELLS:,}. Use fewer bins (n_bins=10 is usual) or fewer groups."
+            )
+        M = membership_matrix(self.groups_, Z)
+        p = self._base_proba(Xc)
         if not private:
             # (under NumericSparse this check would itself read the calibration data
             # outside the budget: empty groups are allowed there and simply never update)
@@ -294,14 +480,23 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         if self.min_cell_size is not None:
             m = int(self.min_cell_size)
         elif private:
-            m = max(1, math.ceil(math.log(max(n_cells, 2)) / (self.alpha**2 * self.epsilon)))
+            # Theorem 2's ln|C| / (alpha^2 epsilon), in float64 so that extreme alpha or
+            # epsilon give a clear error instead of ZeroDivisionError / OverflowError
+            with np.errstate(over="ignore", divide="ignore", under="ignore"):
+                m_float = float(np.float64(math.log(max(n_cells, 2)))
+                                / (np.float64(self.alpha) ** 2 * np.float64(self.epsilon)))
+            if not m_float <= 2.0**53:
+                raise ValueError(
+                    f"alpha={self.alpha!r} and epsilon={self.epsilon!r} give a default "
+                    f"min_cell_size ln|C| / (alpha^2 epsilon) = {m_float:.3g}, beyond any "
+                    "data set (no cell could ever be updated). Use larger alpha or epsilon, "
+                    "or pass min_cell_size explicitly."
+                )
+            m = max(1, math.ceil(m_float))
         else:
             m = 20
         self.min_cell_size_ = m
-        self.updates_ = []
-        self.history_ = []
-        self.n_queries_ = 0
-        resid_y = y01.astype(float)
+        ns = None
         if private:
             c = self.max_updates
             if c is None:
@@ -315,19 +510,59 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                                random_state=rng)
         else:
             self.max_updates_ = self.max_updates
-        b = score_buckets(p, self.n_bins)
+        self._run_loop(p, M, y01.astype(float), m, ns)
+        if private and frozen:
+            self.epsilon_spent_, self.delta_spent_ = ns.epsilon_spent_, 0.0
+        else:
+            # no mechanism, input perturbation (exact labels) or a base model fitted on
+            # the calibration rows without privacy: no guarantee
+            self.epsilon_spent_, self.delta_spent_ = float("inf"), 1.0
+        return self
+
+    def _run_loop(self, p, M, resid_y, m, ns):
+        """Passes over the cells; updates ``p`` in place and records ``updates_``."""
+        private = ns is not None
+        n_bins = self.n_bins
+        self.updates_ = []
+        self.history_ = []
+        self.n_queries_ = 0
+        b = score_buckets(p, n_bins)
         rounds = 0
         for rounds in range(1, self.max_rounds + 1):
             n_upd = 0
             worst = 0.0
-            for g in range(len(self.groups_)):
-                for bucket in range(self.n_bins):
-                    cell = M[:, g] & (b == bucket)
-                    self.n_queries_ += 1
+            # every (group, bucket) cell of the pass counts as queried (under NumericSparse
+            # each is; without privacy an empty cell is examined trivially)
+            self.n_queries_ += M.shape[1] * n_bins
+            for g in range(M.shape[1]):
+                members = np.flatnonzero(M[:, g])
+                # occupied cells of this group: bucket -> sorted row indices; rows moved by
+                # an update into a later bucket join that bucket's cell within this pass
+                codes = b[members]
+                order = np.argsort(codes, kind="stable")
+                sorted_codes = codes[order]
+                cuts = np.flatnonzero(np.diff(sorted_codes)) + 1
+                cells = {}
+                if members.size:
+                    keys = sorted_codes[np.r_[0, cuts]].tolist()
+                    cells = dict(zip(keys, np.split(members[order], cuts), strict=True))
+                pending = list(cells)  # ascending
+                heapq.heapify(pending)
+                # NumericSparse: every bucket is a query, in order, empty or not; without
+                # privacy only the occupied ones (an empty cell never updates)
+                bucket_iter = range(n_bins) if private else _drain(pending)
+                for bucket in bucket_iter:
+                    rows = cells.pop(bucket, None)
                     if private:
-                        resid = float(np.sum(resid_y[cell] - p[cell]))
-                        answer = ns.query(abs(resid), [resid, cell.sum()])
+                        if rows is None:
+                            answer = ns.query(0.0, [0.0, 0.0])
+                        else:
+                            rows = np.sort(rows)
+                            resid = float(np.sum(resid_y[rows] - p[rows]))
+                            answer = ns.query(abs(resid), [resid, rows.size])
                         if answer is None:
+                            if ns.halted_:
+                                break
                             continue
                         # skip cells whose released size is below m (post-processing of a
                         # noisy answer); the shift divides by released values only
@@ -335,10 +570,10 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                             continue
                         shift = float(np.clip(answer[0] / answer[1], -1.0, 1.0))
                     else:
-                        size = int(cell.sum())
-                        if size < m:
+                        rows = np.sort(rows)
+                        if rows.size < m:
                             continue
-                        r = float(np.mean(resid_y[cell] - p[cell]))
+                        r = float(np.mean(resid_y[rows] - p[rows]))
                         worst = max(worst, abs(r))
                         if abs(r) <= self.alpha:
                             continue
@@ -346,37 +581,78 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                                 self.max_updates:
                             continue
                         shift = r
-                    p[cell] = np.clip(p[cell] + shift, 0.0, 1.0)
-                    b[cell] = score_buckets(p[cell], self.n_bins)
+                    if rows is not None and rows.size:
+                        p[rows] = np.clip(p[rows] + shift, 0.0, 1.0)
+                        new = score_buckets(p[rows], n_bins)
+                        b[rows] = new
+                        later = new > bucket
+                        for nb in np.unique(new[later]).tolist():
+                            moved = rows[new == nb]
+                            if nb in cells:
+                                cells[nb] = np.concatenate([cells[nb], moved])
+                            else:
+                                cells[nb] = moved
+                                if not private:
+                                    heapq.heappush(pending, nb)
                     self.updates_.append((g, bucket, shift))
                     n_upd += 1
+                if private and ns.halted_:
+                    break
             self.history_.append({"round": rounds, "n_updates": n_upd,
                                   "max_cell_error_seen": worst})
             if n_upd == 0 or (private and ns.halted_):
                 break
         self.n_rounds_ = rounds
         self.n_updates_ = len(self.updates_)
-        if private and self.prefit:
-            self.epsilon_spent_, self.delta_spent_ = ns.epsilon_spent_, 0.0
-        elif private:
-            # the base model was fitted on the same data without any privacy
-            self.epsilon_spent_, self.delta_spent_ = float("inf"), 1.0
-        elif self.mechanism == "input_perturbation":
-            self.epsilon_spent_, self.delta_spent_ = float("inf"), 1.0
-        else:
-            self.epsilon_spent_, self.delta_spent_ = float("inf"), 1.0
-        return self
 
     # ------------------------------------------------------------------ predict
-    def predict_proba(self, X):
-        """Multicalibrated probabilities: the base model's, with the updates replayed."""
+    def predict_proba(self, X, *, sensitive_features=None):
+        """Multicalibrated probabilities: the base model's, with the updates replayed.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
+            Passed to the base estimator untouched.
+        sensitive_features : array-like or DataFrame, default=None
+            Required (same columns) if and only if the fit used them.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2)
+        """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        M = membership_matrix(self.groups_, X)
+        _check_2d(X)
+        validate_data(self, X, skip_check_array=True, reset=False)
+        n = _num_samples(X)
+        Z = self._group_data(X, sensitive_features, n, fitting=False)
+        M = membership_matrix(self.groups_, Z)
         p = self._replay(self._base_proba(X), M)
         return np.column_stack([1.0 - p, p])
 
-    def predict(self, X):
-        """Class with probability above 1/2."""
-        p = self.predict_proba(X)[:, 1]
+    def predict(self, X, *, sensitive_features=None):
+        """Class with probability above 1/2 (see :meth:`predict_proba`)."""
+        p = self.predict_proba(X, sensitive_features=sensitive_features)[:, 1]
         return self.classes_[(p > 0.5).astype(int)]
+
+    def score(self, X, y, sample_weight=None, *, sensitive_features=None):
+        """Accuracy of :meth:`predict` (with ``sensitive_features`` when fitted with them)."""
+        return accuracy_score(y, self.predict(X, sensitive_features=sensitive_features),
+                              sample_weight=sample_weight)
+
+
+def _check_2d(X):
+    ndim = getattr(X, "ndim", None)
+    if ndim is None and not hasattr(X, "shape"):
+        ndim = np.ndim(X) if isinstance(X, (list, tuple)) else 2
+    if ndim is not None and ndim != 2:
+        raise ValueError(
+            f"Expected a 2-dimensional X (n_samples, n_features), got {ndim} dimension(s). "
+            "Reshape your data with X.reshape(-1, 1) for a single feature or "
+            "X.reshape(1, -1) for a single sample."
+        )
+
+
+def _drain(heap):
+    """Pop a heap in ascending order while it may still grow."""
+    while heap:
+        yield heapq.heappop(heap)

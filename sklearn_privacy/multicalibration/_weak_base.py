@@ -80,11 +80,17 @@ class GradientDescentLogisticRegression(ClassifierMixin, BaseEstimator):
         sw = sw / sw.sum()
         w = np.zeros(d)
         b = 0.0
-        for _ in range(self.max_iter):
-            r = sw * (expit(X @ w + b) - y01)
-            w -= self.learning_rate * (X.T @ r)
-            if self.fit_intercept:
-                b -= self.learning_rate * r.sum()
+        with np.errstate(over="ignore", invalid="ignore"):  # divergence checked below
+            for _ in range(self.max_iter):
+                r = sw * (expit(X @ w + b) - y01)
+                w -= self.learning_rate * (X.T @ r)
+                if self.fit_intercept:
+                    b -= self.learning_rate * r.sum()
+        if not (np.all(np.isfinite(w)) and np.isfinite(b)):
+            raise ValueError(
+                "Gradient descent diverged (non-finite coefficients): standardise X or "
+                f"lower learning_rate (got {self.learning_rate!r})."
+            )
         self.coef_ = w[None, :]
         self.intercept_ = np.array([b])
         self.n_iter_ = self.max_iter
@@ -98,8 +104,8 @@ class GradientDescentLogisticRegression(ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X):
         """Probabilities of both classes."""
-        p = expit(self.decision_function(X))
-        return np.column_stack([1 - p, p])
+        z = self.decision_function(X)
+        return np.column_stack([expit(-z), expit(z)])  # each side exact, no 1 - p
 
     def predict(self, X):
         """Most probable class."""
