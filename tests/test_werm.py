@@ -265,6 +265,8 @@ def test_bad_input():
         WERMClassifier(group_weights={0: 1.2, 1: -0.2}).fit(X, y, sample_group=g)
     with pytest.raises(ValueError, match="non-negative"):
         WERMClassifier().fit(X, y, sample_weight=-np.ones(len(y)))
+    with pytest.raises(ValueError, match="[Ss]ample weights must contain at least one non-zero"):
+        WERMClassifier().fit(X, y, sample_weight=np.zeros(len(y)))
 
 
 def test_theory_functions():
