@@ -1,6 +1,7 @@
-"""Utilities shared by the components: randomness, column arguments."""
+"""Utilities shared by the components: randomness, column arguments, releases."""
 
 from ._columns import resolve_columns
 from ._random import child_seeds, noise_generator
+from ._release import strip_for_release
 
-__all__ = ["child_seeds", "noise_generator", "resolve_columns"]
+__all__ = ["child_seeds", "noise_generator", "resolve_columns", "strip_for_release"]
