@@ -69,7 +69,7 @@ def test_three_groups_and_user_weights():
 def test_no_sample_group_is_plain_erm_and_weight_zero_groups_may_be_absent():
     X, y = _data()
     plain = _lr().fit(X, y)
-    for clf in (WERMClassifier(_lr(), w=0.7).fit(X, y),
+    for clf in (WERMClassifier(_lr()).fit(X, y),
                 WERMClassifier(_lr(), w=0.0).fit(X, y, sample_group=np.zeros(len(y), int))):
         assert np.allclose(clf.estimator_.coef_, plain.coef_, rtol=1e-8)
         assert clf.n_eff_ == pytest.approx(len(y))
@@ -240,7 +240,7 @@ def test_bad_input():
     with pytest.raises(ValueError, match="entries but X has"):
         WERMClassifier().fit(X, y, sample_group=np.zeros(10))
     with pytest.raises(ValueError, match="group_weights"):
-        WERMClassifier().fit(X, y, sample_group=np.arange(len(y)) % 3)
+        WERMClassifier(w=0.5).fit(X, y, sample_group=np.arange(len(y)) % 3)
     with pytest.raises(ValueError, match="summing to 1"):
         WERMClassifier(group_weights={0: 0.5, 1: 0.6}).fit(X, y, sample_group=np.arange(300) % 2)
     with pytest.raises(ValueError, match="not keys of"):
@@ -265,6 +265,8 @@ def test_bad_input():
         WERMClassifier(group_weights={0: 1.2, 1: -0.2}).fit(X, y, sample_group=g)
     with pytest.raises(ValueError, match="non-negative"):
         WERMClassifier().fit(X, y, sample_weight=-np.ones(len(y)))
+    with pytest.raises(ValueError, match="[Ss]ample weights must contain at least one non-zero"):
+        WERMClassifier().fit(X, y, sample_weight=np.zeros(len(y)))
 
 
 def test_theory_functions():
@@ -382,3 +384,233 @@ def test_other_fit_params_reach_inner_estimator_on_kept_rows(routing):
         if routing:
             with pytest.raises(Exception, match="aux"):
                 WERMClassifier(_AuxSpy(), w=0.0).fit(X, y, sample_group=g, aux=aux)
+
+
+# ---------------------------------------------------------------- misconfiguration
+
+
+def test_numeric_w_without_sample_group_raises():
+    # a numeric w cannot mean anything without reference rows: refuse instead of plain ERM
+    X, y = _data()
+    for kwargs in ({"w": 0.3}, {"w": 0.5}, {"w": 0.0}, {"group_weights": {0: 0.4, 1: 0.6}}):
+        with pytest.raises(ValueError, match="sample_group"):
+            WERMClassifier(_lr(), **kwargs).fit(X, y)
+
+
+def test_grid_over_w_without_sample_group_fails_loudly():
+    # the trap of the issue: every w scoring the same; now each fit raises
+    X, y = _data()
+    grid = GridSearchCV(WERMClassifier(_lr()), {"w": [0.2, 0.5, 0.8]}, cv=2,
+                        error_score="raise")
+    with pytest.raises(ValueError, match="sample_group"):
+        grid.fit(X, y)
+
+
+def test_default_w_is_size_proportional_plain_erm():
+    # w=None (default): each group weighs its share of the rows, i.e. plain ERM on all rows,
+    # with or without sample_group, and with any group labels
+    X, y = _data()
+    plain = _lr().fit(X, y)
+    g = np.r_[np.zeros(100, int), np.ones(200, int)]
+    for clf in (WERMClassifier(_lr()).fit(X, y),
+                WERMClassifier(_lr()).fit(X, y, sample_group=g)):
+        assert np.allclose(clf.estimator_.coef_, plain.coef_, rtol=1e-8)
+        assert clf.n_eff_ == pytest.approx(len(y))
+        np.testing.assert_allclose(clf.sample_weight_, 1.0)
+    clf = WERMClassifier(_lr()).fit(X, y, sample_group=g)
+    # the size-proportional weight is weight_for_setting("equal_privacy", ...)
+    np.testing.assert_allclose(clf.group_weights_, [1 / 3, 2 / 3])
+    assert clf.epsilon_ratio_ == pytest.approx(1.0)
+    assert weight_for_setting("equal_privacy", 100, 200) == pytest.approx(2 / 3)
+
+
+def test_inner_estimator_must_be_a_weighted_classifier():
+    from sklearn.linear_model import LinearRegression
+
+    X, y = _data()
+    g = np.arange(len(y)) % 2
+    with pytest.raises(TypeError, match="estimator.*classifier.*LinearRegression"):
+        WERMClassifier(LinearRegression(), w=0.3).fit(X, y, sample_group=g)
+    with pytest.raises(TypeError, match="estimator.*sample_weight"):
+        WERMClassifier(KNeighborsClassifier(), w=0.3).fit(X, y, sample_group=g)
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [np.array([0, 1]), np.array([False, True]), np.array(["train", "reference"])],
+    ids=["int", "bool", "str"],
+)
+def test_group_labels_accepted(labels):
+    X, y = _data()
+    g = np.r_[np.zeros(100, int), np.ones(200, int)]
+    ref = WERMClassifier(_lr(), w=0.3).fit(X, y, sample_group=g)
+    clf = WERMClassifier(_lr(), w=0.3).fit(X, y, sample_group=labels[g])
+    np.testing.assert_allclose(clf.estimator_.coef_, ref.estimator_.coef_, rtol=1e-10)
+    # training group first, whatever the sort order of the labels
+    assert list(clf.group_labels_) == list(labels)
+    np.testing.assert_allclose(clf.group_sizes_, [100, 200])
+    assert clf.epsilon_ratio_ == pytest.approx(ref.epsilon_ratio_)
+
+
+@pytest.mark.parametrize(
+    "group,match",
+    [
+        (np.r_[np.zeros(299), np.nan], "sample_group.*NaN"),
+        (np.array([0, 1, None] * 100, dtype=object), "sample_group.*missing"),
+        (np.array([0.0, 1.0, np.nan] * 100, dtype=object), "sample_group.*missing"),
+        (np.array(["train", "reference", "other"] * 100), "group_weights"),
+        (np.array([0, 1, "reference"] * 100, dtype=object), "sample_group"),
+        (np.zeros((300, 2)), "sample_group.*1-D"),
+        (np.zeros(299), "sample_group.*299"),
+    ],
+)
+def test_bad_sample_group(group, match):
+    X, y = _data()
+    with pytest.raises(ValueError, match=match):
+        WERMClassifier(_lr(), w=0.3).fit(X, y, sample_group=group)
+
+
+@pytest.mark.parametrize(
+    "params,error",
+    [
+        ({"w": True}, TypeError),
+        ({"w": np.nan}, ValueError),
+        ({"group_weights": {0: "a", 1: 0.5}}, TypeError),
+        ({"group_weights": {0: np.nan, 1: 0.5}}, ValueError),
+        ({"group_weights": {0: True, 1: False}}, TypeError),
+    ],
+)
+def test_bad_weight_parameters(params, error):
+    X, y = _data()
+    name = next(iter(params))
+    with pytest.raises(error, match=name):
+        WERMClassifier(_lr(), **params).fit(X, y, sample_group=np.arange(len(y)) % 2)
+
+
+@pytest.mark.parametrize(
+    "call,error,match",
+    [
+        (lambda: generalization_bound(100, 0.05, [10, 10], [0.5, 0.5]), ValueError, "vc_dim"),
+        (lambda: generalization_bound(True, 0.05, [10, 10], [0.5, 0.5]), TypeError, "vc_dim"),
+        (lambda: generalization_bound(3, 0.05, ["a", "b"], [0.5, 0.5]), TypeError,
+         "group_sizes"),
+        (lambda: generalization_bound(3, 0.05, [10, 10], ["a", "b"]), TypeError,
+         "group_weights"),
+        (lambda: effective_sample_size([True, True], [0.5, 0.5]), TypeError, "group_sizes"),
+        (lambda: effective_sample_size([10, 10], [True, False]), TypeError, "group_weights"),
+        (lambda: effective_sample_size([10, 10], [np.inf, 0.5]), ValueError, "group_weights"),
+        (lambda: effective_sample_size([10, -10], [0.5, 0.5]), ValueError, "group_sizes"),
+        (lambda: effective_sample_size([10, 0], [0.5, 0.5]), ValueError, "group_sizes"),
+        (lambda: effective_sample_size([10, 10, 10], [0.5, 0.5]), ValueError, "same"),
+        (lambda: effective_sample_size([], []), ValueError, "group_sizes"),
+        (lambda: effective_sample_size([10, 10], [0.5, 0.4]), ValueError, "sum to 1"),
+        (lambda: effective_sample_size([10, 10], [1.5, -0.5]), ValueError, "non-negative"),
+        (lambda: epsilon_ratio(True, 10, 10), TypeError, "w"),
+        (lambda: epsilon_ratio(np.nan, 10, 10), ValueError, "w"),
+        (lambda: epsilon_ratio(0.5, np.inf, 10), ValueError, "n_train"),
+        (lambda: epsilon_ratio(0.5, 10, True), TypeError, "n_reference"),
+        (lambda: epsilon_ratio(0.5, 0, 10), ValueError, "n_train"),
+        (lambda: epsilon_ratio("0.5", 10, 10), TypeError, "w"),
+        (lambda: weight_for_setting("equal_privacy", True, 10), TypeError, "n_train"),
+        (lambda: weight_for_setting("equal_privacy", 10, np.nan), ValueError, "n_reference"),
+        (lambda: weight_for_setting("equal", 10, 10), ValueError, "setting"),
+    ],
+)
+def test_theory_functions_refuse_impossible_inputs(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+def test_theory_functions_accept_numpy_scalars():
+    assert epsilon_ratio(np.float32(0.5), np.int64(10), 10) == pytest.approx(1.0)
+    assert effective_sample_size(np.array([10, 30]), np.array([0.25, 0.75])) == pytest.approx(40)
+    assert weight_for_setting("equal_privacy", np.int64(10), np.int64(30)) == 0.75
+    # a bound at N = VC is finite (log term 0); weight-0 groups do not enter N_eff
+    assert np.isfinite(generalization_bound(20, 0.05, [10, 10], [0.5, 0.5]))
+    assert effective_sample_size([10, 10], [1.0, 0.0]) == pytest.approx(10)
+
+
+# ---------------------------------------------------------------- data frames and pipelines
+
+
+def _raw_frame(n=300, seed=0):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.RandomState(seed)
+    age = rng.uniform(20, 70, size=n)
+    city = rng.choice(["Paris", "Lyon", "Nice"], size=n)
+    kind = pd.Categorical(rng.choice(["a", "b"], size=n), categories=["a", "b", "c"])
+    logit = 0.08 * (age - 45) + np.where(city == "Paris", 1.0, -0.5) + rng.normal(size=n)
+    X = pd.DataFrame({"age": age, "city": pd.array(city, dtype="str"), "kind": kind})
+    y = (logit > 0).astype(int)
+    return X, y
+
+
+def _frame_pipeline(routing):
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    scaler = StandardScaler()
+    if routing:
+        scaler.set_fit_request(sample_weight=False)  # StandardScaler.fit takes weights too
+    ct = ColumnTransformer([("cat", OneHotEncoder(handle_unknown="ignore"), ["city", "kind"]),
+                            ("num", scaler, ["age"])])
+    return Pipeline([("ct", ct), ("lr", LogisticRegression(tol=1e-10, max_iter=1000))])
+
+
+@pytest.mark.parametrize("routing,as_series", [(False, False), (True, True)])
+def test_pipeline_on_raw_frame_in_grid_search(routing, as_series):
+    import warnings
+
+    pd = pytest.importorskip("pandas")
+    X, y = _raw_frame()
+    g = np.r_[np.zeros(120, int), np.ones(180, int)]
+    group = pd.Series(g, name="group") if as_series else g
+    with warnings.catch_warnings(), sklearn.config_context(enable_metadata_routing=routing):
+        warnings.simplefilter("error")  # no feature-name (or any other) warning
+        est = WERMClassifier(_frame_pipeline(routing), w=0.3)
+        if routing:
+            est.set_fit_request(sample_group=True)
+        clf = sklearn.base.clone(est).fit(X, y, sample_group=group)
+        np.testing.assert_array_equal(clf.feature_names_in_, ["age", "city", "kind"])
+        assert clf.n_features_in_ == 3
+        # the same weights given by hand to the pipeline's classifier
+        explicit = np.where(g == 0, 0.7 / 120, 0.3 / 180)
+        explicit *= len(g) / explicit.sum()
+        ref = _frame_pipeline(False)
+        with sklearn.config_context(enable_metadata_routing=False):
+            ref.fit(X, y, lr__sample_weight=explicit)
+        np.testing.assert_allclose(clf.estimator_[-1].coef_, ref[-1].coef_, rtol=1e-6)
+        np.testing.assert_allclose(clf.predict_proba(X), ref.predict_proba(X),
+                                   rtol=1e-6)
+        # unseen category at predict time, frame in, labels out
+        X_new = X.head(5).copy()
+        X_new["city"] = pd.array(["Rome"] * 5, dtype="str")
+        assert clf.predict(X_new).shape == (5,)
+        grid = GridSearchCV(est, {"w": [0.1, 0.9]}, cv=KFold(2, shuffle=True, random_state=0),
+                            error_score="raise")
+        grid.fit(X, y, sample_group=group)
+    # the refit best estimator is the plain fit at the selected w
+    fresh = WERMClassifier(_frame_pipeline(False), w=grid.best_params_["w"])
+    fresh.fit(X, y, sample_group=g)
+    np.testing.assert_allclose(grid.best_estimator_.estimator_[-1].coef_,
+                               fresh.estimator_[-1].coef_, rtol=1e-6)
+    np.testing.assert_array_equal(grid.best_estimator_.feature_names_in_, X.columns)
+
+
+def test_pipeline_weights_differ_by_w_on_frame():
+    X, y = _raw_frame()
+    g = np.r_[np.zeros(120, int), np.ones(180, int)]
+    coefs = [WERMClassifier(_frame_pipeline(False), w=w).fit(X, y, sample_group=g)
+             .estimator_[-1].coef_ for w in (0.1, 0.9)]
+    assert not np.allclose(coefs[0], coefs[1], rtol=1e-3)
+
+
+def test_pipeline_whose_classifier_lacks_sample_weight_is_refused():
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = _data()
+    with pytest.raises(TypeError, match="estimator.*sample_weight"):
+        WERMClassifier(make_pipeline(StandardScaler(), KNeighborsClassifier()), w=0.5).fit(
+            X, y, sample_group=np.arange(len(y)) % 2)

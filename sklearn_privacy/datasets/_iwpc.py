@@ -36,6 +36,31 @@ def _raw():
     return rows[0], rows[1:]
 
 
+_MAX_CATEGORIES = 100
+
+
+def _typed_frame(pd, table, header):
+    """The raw table with column dtypes: numbers numeric, short vocabularies categorical."""
+    frame = pd.DataFrame(table, columns=header).replace("", np.nan)
+    columns = {}
+    for name in header:
+        col = frame[name]
+        present = col.notna()
+        numbers = pd.to_numeric(col, errors="coerce")
+        if numbers[present].notna().all():
+            values = numbers.to_numpy(dtype=np.float64)
+            complete = bool(present.all())
+            integral = complete and np.all(values == np.round(values))
+            columns[name] = values.astype(np.int64) if integral else values
+            continue
+        n_levels = col[present].nunique()
+        if n_levels <= _MAX_CATEGORIES and n_levels < present.sum():
+            columns[name] = pd.Categorical(col, categories=sorted(col[present].unique()))
+        else:  # identifiers and free text stay strings
+            columns[name] = col
+    return pd.DataFrame(columns, index=frame.index)
+
+
 @validate_params(
     {"raw": ["boolean"], "as_frame": ["boolean"]}, prefer_skip_nested_validation=True
 )
@@ -53,7 +78,11 @@ def load_iwpc(*, raw: bool = False, as_frame: bool = False) -> Bunch:
     ----------
     raw : bool, default=False
         Return the raw consortium table instead (6,256 rows, 68 columns, strings; missing
-        values are empty strings, or NaN when ``as_frame=True``).
+        values are empty strings, or NaN when ``as_frame=True``). With ``as_frame=True``
+        the columns are typed: a column whose every present value is a number is
+        ``float64`` (``int64`` when complete and integral, e.g. ``Project Site``); a
+        column with at most 100 distinct values that repeat is ``category`` (sex, race,
+        age band, genotypes, ...); identifiers and free text stay strings.
     as_frame : bool, default=False
         Return pandas objects (requires pandas).
 
@@ -84,8 +113,7 @@ def load_iwpc(*, raw: bool = False, as_frame: bool = False) -> Bunch:
             from ._base import require_pandas
 
             pd = require_pandas("load_iwpc")
-            frame = pd.DataFrame(table, columns=header).replace("", np.nan)
-            bunch.data = bunch.frame = frame
+            bunch.data = bunch.frame = _typed_frame(pd, table, header)
         return bunch
 
     data, dose, genotype = _preprocessed()

@@ -2,25 +2,53 @@
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
 
+def _check_number(value, name: str, *, low: float, high: float = np.inf,
+                  low_open: bool = True, high_open: bool = False) -> float:
+    """A finite real number in the given interval; bools and strings are refused."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, Real):
+        raise TypeError(f"{name} must be a real number; got {value!r} of type "
+                        f"{type(value).__name__}.")
+    value = float(value)
+    below = value <= low if low_open else value < low
+    above = value >= high if high_open else value > high
+    if not np.isfinite(value) or below or above:
+        left, right = "(" if low_open else "[", ")" if high_open or high == np.inf else "]"
+        raise ValueError(f"{name} must be a finite number in {left}{low:g}, {high:g}{right}; "
+                         f"got {value!r}.")
+    return value
+
+
+def _as_real_vector(values, name: str) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must hold real numbers (not booleans or strings); got dtype "
+                        f"{arr.dtype}.")
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D array, one entry per group; got "
+                         f"shape {arr.shape}.")
+    return arr.astype(np.float64)
+
+
 def _check_groups(group_sizes, group_weights):
-    sizes = np.asarray(group_sizes, dtype=float)
-    weights = np.asarray(group_weights, dtype=float)
-    if sizes.ndim != 1 or sizes.shape != weights.shape or sizes.size == 0:
+    sizes = _as_real_vector(group_sizes, "group_sizes")
+    weights = _as_real_vector(group_weights, "group_weights")
+    if sizes.shape != weights.shape:
         raise ValueError(
-            "group_sizes and group_weights must be 1-D arrays of the same, non-zero length; "
-            f"got shapes {sizes.shape} and {weights.shape}."
+            "group_sizes and group_weights must have the same length (one entry per group); "
+            f"got {sizes.size} and {weights.size}."
         )
-    if np.any(sizes <= 0) or not np.all(np.isfinite(sizes)):
+    if np.any(~np.isfinite(sizes)) or np.any(sizes <= 0):
         raise ValueError(f"group_sizes must be positive and finite; got {sizes.tolist()}.")
-    if np.any(weights < 0) or not np.isclose(weights.sum(), 1.0):
+    if (np.any(~np.isfinite(weights)) or np.any(weights < 0)
+            or not np.isclose(weights.sum(), 1.0)):
         raise ValueError(
-            f"group_weights must be non-negative and sum to 1; got {weights.tolist()}."
+            f"group_weights must be finite, non-negative and sum to 1; got {weights.tolist()}."
         )
     return sizes, weights
 
@@ -43,6 +71,14 @@ def effective_sample_size(group_sizes, group_weights) -> float:
     -------
     n_eff : float
 
+    Raises
+    ------
+    TypeError
+        If the sizes or weights are not real numbers (booleans and strings are refused).
+    ValueError
+        If the arrays are empty, not 1-D or of different lengths, a size is not positive
+        and finite, or the weights are negative, not finite or do not sum to 1.
+
     Examples
     --------
     >>> from sklearn_privacy.werm import effective_sample_size
@@ -64,6 +100,24 @@ def epsilon_ratio(w: float, n_train: int, n_reference: int) -> float:
     for a non-private learner it is the ratio the empirical attack advantages are
     expected to track, not a guarantee. ``inf`` when ``w = 0``.
 
+    Parameters
+    ----------
+    w : float in [0, 1]
+        Weight of the reference group.
+    n_train, n_reference : float
+        Positive, finite sizes of the training and reference groups.
+
+    Returns
+    -------
+    ratio : float
+
+    Raises
+    ------
+    TypeError
+        If an argument is not a real number (booleans and strings are refused).
+    ValueError
+        If ``w`` is outside [0, 1] or a size is not positive and finite.
+
     Examples
     --------
     >>> from sklearn_privacy.werm import epsilon_ratio
@@ -72,25 +126,14 @@ def epsilon_ratio(w: float, n_train: int, n_reference: int) -> float:
     >>> epsilon_ratio(0.9, 1000, 3000)
     0.333...
     """
-    if not (isinstance(w, Real) and 0 <= w <= 1):
-        raise ValueError(f"w must be a number in [0, 1]; got {w!r}.")
-    for name, value in (("n_train", n_train), ("n_reference", n_reference)):
-        if not (isinstance(value, Integral | Real) and value > 0):
-            raise ValueError(f"{name} must be a positive number of samples; got {value!r}.")
+    w = _check_number(w, "w", low=0.0, high=1.0, low_open=False)
+    n_train = _check_number(n_train, "n_train", low=0.0)
+    n_reference = _check_number(n_reference, "n_reference", low=0.0)
     if w == 0:
         return float("inf")
     return float((1 - w) / w * n_reference / n_train)
 
 
-@validate_params(
-    {
-        "vc_dim": [Interval(Real, 0, None, closed="neither")],
-        "delta": [Interval(Real, 0, 1, closed="neither")],
-        "group_sizes": ["array-like"],
-        "group_weights": ["array-like"],
-    },
-    prefer_skip_nested_validation=True,
-)
 def generalization_bound(vc_dim, delta, group_sizes, group_weights) -> float:
     """Excess-risk term of Theorem 3.2 of the WERM paper (losses bounded in [0, 1]).
 
@@ -114,6 +157,16 @@ def generalization_bound(vc_dim, delta, group_sizes, group_weights) -> float:
     -------
     bound : float
 
+    Raises
+    ------
+    TypeError
+        If an argument is not real-valued (booleans and strings are refused).
+    ValueError
+        If ``vc_dim`` is not positive and finite or exceeds the total sample size
+        ``sum(group_sizes)`` (the theorem needs ``N >= VC``; below it the bound is
+        vacuous and its formula undefined), ``delta`` is not in (0, 1), or the groups are
+        invalid as in :func:`effective_sample_size`.
+
     Examples
     --------
     >>> from sklearn_privacy.werm import generalization_bound
@@ -122,10 +175,17 @@ def generalization_bound(vc_dim, delta, group_sizes, group_weights) -> float:
     >>> bool(equal < skewed)
     True
     """
+    vc_dim = _check_number(vc_dim, "vc_dim", low=0.0)
+    delta = _check_number(delta, "delta", low=0.0, high=1.0, high_open=True)
     sizes, _ = _check_groups(group_sizes, group_weights)
+    n = sizes.sum()
+    if vc_dim > n:
+        raise ValueError(
+            f"vc_dim={vc_dim:g} exceeds the total sample size sum(group_sizes)={n:g}; the "
+            "bound of Theorem 3.2 needs at least as many samples as the VC dimension."
+        )
     n_eff = effective_sample_size(group_sizes, group_weights)
     gamma2 = max(4.0 / vc_dim, 1.0)
-    n = sizes.sum()
     return float(2 * np.sqrt(vc_dim / n_eff) * np.sqrt(gamma2 + np.log(n / vc_dim))
                  + np.sqrt(2 * np.log(2 / delta) / n_eff))
 
@@ -151,12 +211,31 @@ def weight_for_setting(setting, n_train, n_reference) -> float:
     The paper selects its reported models empirically (attack-accuracy thresholds, see
     the evaluation example); these are the theory's starting points for the search.
 
+    Parameters
+    ----------
+    setting : {"public_reference", "equal_privacy", "high_reference_privacy"}
+    n_train, n_reference : float
+        Positive, finite sizes of the training and reference groups.
+
+    Returns
+    -------
+    w : float in [0, 1]
+
+    Raises
+    ------
+    TypeError
+        If a size is not a real number (booleans are refused).
+    ValueError
+        If ``setting`` is unknown or a size is not positive and finite.
+
     Examples
     --------
     >>> from sklearn_privacy.werm import weight_for_setting
     >>> weight_for_setting("equal_privacy", 1000, 3000)
     0.75
     """
+    n_train = _check_number(n_train, "n_train", low=0.0)
+    n_reference = _check_number(n_reference, "n_reference", low=0.0)
     if setting == "public_reference":
         return 1.0
     if setting == "high_reference_privacy":

@@ -5,8 +5,15 @@ from __future__ import annotations
 from numbers import Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    MetaEstimatorMixin,
+    clone,
+    is_classifier,
+)
 from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import Pipeline
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.metadata_routing import (
@@ -18,6 +25,8 @@ from sklearn.utils.metadata_routing import (
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import (
     _check_sample_weight,
+    _num_samples,
+    check_consistent_length,
     check_is_fitted,
     column_or_1d,
     has_fit_parameter,
@@ -25,6 +34,23 @@ from sklearn.utils.validation import (
 )
 
 from ._theory import effective_sample_size
+
+
+def _is_frame(X) -> bool:
+    """A pandas/polars-like data frame (passed through to the inner estimator)."""
+    return hasattr(X, "columns") and hasattr(X, "shape") and not hasattr(X, "tocsr")
+
+
+def _two_group_roles(labels):
+    """(training label, reference label) when ``labels`` name the two WERM groups."""
+    present = labels.tolist()
+    if labels.dtype.kind in "biuf" and set(present) <= {0, 1}:
+        return (present[present.index(0)] if 0 in present else 0,
+                present[present.index(1)] if 1 in present else 1)
+    if labels.dtype.kind in "UO" and all(isinstance(v, str) for v in present) \
+            and set(present) <= {"train", "reference"}:
+        return "train", "reference"
+    return None
 
 
 def _estimator_has(attr):
@@ -57,13 +83,24 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     estimator : classifier, default=None
-        Classifier whose ``fit`` accepts ``sample_weight``; cloned. ``None`` means
-        :class:`~sklearn.linear_model.LogisticRegression`.
-    w : float in [0, 1], default=0.5
-        Weight of the reference group (group 1) when ``group_weights`` is None.
+        Classifier whose ``fit`` accepts ``sample_weight``, or a
+        :class:`~sklearn.pipeline.Pipeline` whose final step is one (the weights go to
+        that step only: ``<last step>__sample_weight`` with metadata routing off; with
+        routing on the final step is set to request ``sample_weight`` and preprocessing
+        steps that accept weights need an explicit request, as usual in scikit-learn);
+        cloned. ``None`` means :class:`~sklearn.linear_model.LogisticRegression`.
+    w : float in [0, 1] or None, default=None
+        Weight of the reference group when ``group_weights`` is None. A number requires
+        ``sample_group`` in ``fit``, with groups labelled 0 (training) and 1 (reference),
+        ``False``/``True``, or ``"train"``/``"reference"``. ``None`` weighs each group by
+        its share of the rows (``w = N_R / N``, the ``"equal_privacy"`` setting of
+        :func:`~sklearn_privacy.werm.weight_for_setting`, which maximises ``N_eff``): the
+        fit is then plain ERM over all rows, ``sample_group`` is optional and may hold any
+        labels. A number given without ``sample_group`` is an error rather than a silent
+        plain ERM, so a grid search over ``w`` that forgot to pass the groups fails loudly.
     group_weights : dict or None, default=None
         ``{group label: weight}`` for any number of groups; weights non-negative, summing
-        to 1. Overrides ``w``.
+        to 1. Overrides ``w``; requires ``sample_group``.
     max_iter : int or None, default=None
         Early stopping (WERM-ES): sets the inner estimator's ``max_iter`` (epochs for
         :class:`~sklearn.neural_network.MLPClassifier`, iterations for solvers) to this
@@ -76,7 +113,8 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     classes_ : ndarray
         Class labels (those seen by the inner estimator).
     group_labels_ : ndarray
-        Groups present in the fit data, sorted.
+        Groups present in the fit data, sorted (for the two WERM groups, the training
+        label first: ``["train", "reference"]``).
     group_sizes_ : ndarray
         Total user weight (number of rows without ``sample_weight``) of each group.
     group_weights_ : ndarray
@@ -85,16 +123,21 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Effective sample size ``1 / sum_g w_g^2 / N_g`` (Theorem 3.2).
     epsilon_ratio_ : float
         ``eps_T / eps_R = (1 - w) / w * N_R / N_T`` for the two-group setting (``nan`` when
-        the fit data do not hold exactly groups 0 and 1; ``inf`` when ``w = 0``).
+        the fit data do not hold exactly a training and a reference group; ``inf`` when
+        ``w = 0``).
     relative_epsilon_ : ndarray
         ``(w_g / N_g) / max_h (w_h / N_h)`` per group: the privacy loss of each group
         relative to the most exposed one.
     sample_weight_ : ndarray of shape (n_samples,)
         Per-row weights given to the inner estimator, 0 for the rows it does not receive.
+        Data-dependent: it reveals the group of every training row (see
+        :func:`sklearn_privacy.utils.strip_for_release`).
     n_iter_ : int or ndarray
         The inner estimator's ``n_iter_``, when it has one.
     n_features_in_ : int
     feature_names_in_ : ndarray
+        Column names, when ``X`` is a DataFrame (which reaches the inner estimator as it
+        is).
 
     Notes
     -----
@@ -107,7 +150,13 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     resulting membership-inference accuracy empirically, and its threat model is the
     black-box adversary of its Section 2.2 who sees model outputs and knows half of the
     members and non-members. Reference rows *are* used for training: with ``w > 0`` they
-    leak too.
+    leak too (no warning is raised for this: it is the trade-off the method exposes, and
+    no guarantee is claimed for them).
+
+    **What the fitted model holds.** ``sample_weight_`` (the group of every row) and
+    whatever the inner estimator stores; an SVC keeps its support vectors and a
+    nearest-neighbours model every row. See the user guide's "What a fitted model holds"
+    and :func:`sklearn_privacy.utils.strip_for_release` before publishing a model.
 
     Examples
     --------
@@ -129,12 +178,12 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "predict"]), None],
-        "w": [Interval(Real, 0, 1, closed="both")],
+        "w": [Interval(Real, 0, 1, closed="both"), None],
         "group_weights": [dict, None],
         "max_iter": [Interval(Real, 1, None, closed="left"), None],
     }
 
-    def __init__(self, estimator=None, w=0.5, *, group_weights=None, max_iter=None):
+    def __init__(self, estimator=None, w=None, *, group_weights=None, max_iter=None):
         self.estimator = estimator
         self.w = w
         self.group_weights = group_weights
@@ -149,50 +198,75 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return tags
 
     # ------------------------------------------------------------------ weights
-    def _group_weight_map(self, labels):
+    def _check_weight_params(self):
+        if isinstance(self.w, bool | np.bool_):
+            raise TypeError(f"w must be a number in [0, 1] or None; got the boolean {self.w!r}.")
         if self.group_weights is None:
-            unknown = set(labels.tolist()) - {0, 1}
-            if unknown:
-                raise ValueError(
-                    f"sample_group has labels {sorted(unknown)} besides 0 (training) and 1 "
-                    "(reference); give their weights with group_weights={label: weight}."
+            return None
+        gw = {}
+        for key, value in self.group_weights.items():
+            if isinstance(value, bool | np.bool_) or not isinstance(value, Real):
+                raise TypeError(
+                    f"group_weights must map group labels to real weights; got {value!r} "
+                    f"(type {type(value).__name__}) for group {key!r}."
                 )
-            return {0: 1.0 - self.w, 1: float(self.w)}
-        gw = {k: float(v) for k, v in self.group_weights.items()}
+            gw[key] = float(value)
         values = np.array(list(gw.values()))
-        if np.any(~np.isfinite(values)) or np.any(values < 0) or not np.isclose(values.sum(), 1):
+        if (values.size == 0 or np.any(~np.isfinite(values)) or np.any(values < 0)
+                or not np.isclose(values.sum(), 1)):
             raise ValueError(
                 "group_weights must map group labels to non-negative weights summing to 1; "
                 f"got {self.group_weights!r}."
             )
-        missing = set(labels.tolist()) - set(gw)
-        if missing:
-            raise ValueError(
-                f"sample_group has labels {sorted(missing)} that are not keys of "
-                "group_weights; give every group a weight (0 to ignore it)."
-            )
         return gw
 
-    def _row_weights(self, groups, sample_weight, explicit):
-        labels = np.unique(groups)
-        if not explicit:
-            # no sample_group: every row is a training row, plain (weighted) ERM
-            if self.group_weights is not None:
-                self._group_weight_map(np.array([]))  # validates the values only
-            gmap = {labels[0].item(): 1.0}
-        else:
-            gmap = self._group_weight_map(labels)
-            empty = sorted(str(g) for g, wg in gmap.items()
-                           if wg > 0 and not np.any(groups == g))
-            if empty:
+    def _group_weight_map(self, labels, gw, sizes):
+        """Weight of each present label (``labels`` ordered, ``sizes`` aligned)."""
+        if gw is not None:
+            missing = [g for g in labels.tolist() if g not in gw]
+            if missing:
                 raise ValueError(
-                    f"Group(s) {empty} have positive weight but no rows in sample_group. "
-                    "Pass rows of every weighted group (in cross-validation, use a splitter "
-                    "stratified on the group, e.g. StratifiedKFold on sample_group), or set "
-                    "its weight to 0 with w / group_weights."
+                    f"sample_group has labels {missing} that are not keys of "
+                    "group_weights; give every group a weight (0 to ignore it)."
                 )
-        weights = np.array([gmap[g.item() if hasattr(g, "item") else g] for g in labels])
-        sizes = np.array([sample_weight[groups == g].sum() for g in labels])
+            empty = sorted(str(g) for g, wg in gw.items()
+                           if wg > 0 and g not in set(labels.tolist()))
+            weights = np.array([gw[g] for g in labels.tolist()])
+        elif self.w is None:
+            # size-proportional weights: plain ERM over every row, whatever the labels
+            return np.asarray(sizes / sizes.sum(), dtype=float)
+        else:
+            roles = _two_group_roles(labels)
+            if roles is None:
+                raise ValueError(
+                    f"sample_group has labels {labels.tolist()}; with w, the two groups must "
+                    "be labelled 0 (training) and 1 (reference), False/True, or 'train' and "
+                    "'reference'. Give other labels their weights with "
+                    "group_weights={label: weight}."
+                )
+            train, ref = roles
+            gmap = {train: 1.0 - float(self.w), ref: float(self.w)}
+            empty = [str(k) for k, wg in gmap.items()
+                     if wg > 0 and k not in set(labels.tolist())]
+            weights = np.array([gmap[g] for g in labels.tolist()])
+        if empty:
+            raise ValueError(
+                f"Group(s) {sorted(empty)} have positive weight but no rows in sample_group. "
+                "Pass rows of every weighted group (in cross-validation, use a splitter "
+                "stratified on the group, e.g. StratifiedKFold on sample_group), or set "
+                "its weight to 0 with w / group_weights."
+            )
+        return weights
+
+    def _row_weights(self, groups, sample_weight):
+        gw = self._check_weight_params()
+        labels, inverse = np.unique(groups, return_inverse=True)
+        roles = _two_group_roles(labels)
+        if roles is not None and len(labels) == 2 and labels[0] != roles[0]:
+            # training group first, whatever the sort order of the labels
+            labels, inverse = labels[::-1], 1 - inverse
+        sizes = np.bincount(inverse, weights=sample_weight, minlength=len(labels))
+        weights = self._group_weight_map(labels, gw, sizes)
         starved = [str(g) for g, size, wg in zip(labels, sizes, weights, strict=True)
                    if wg > 0 and size <= 0]
         if starved:
@@ -201,11 +275,8 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 "which leaves no row to fit that group's loss; give them positive "
                 "sample_weight or weight 0."
             )
-        per_row = np.zeros(groups.shape[0])
-        for g, size, wg in zip(labels, sizes, weights, strict=True):
-            if wg > 0:
-                mask = groups == g
-                per_row[mask] = wg * sample_weight[mask] / size
+        per_group = np.divide(weights, sizes, out=np.zeros_like(weights), where=sizes > 0)
+        per_row = per_group[inverse] * sample_weight
         # rescale to the total user weight of the rows the inner estimator receives (those
         # of positive weight): mean 1 over them without sample_weight, so regularisation
         # (C, alpha) keeps its meaning, and integer sample_weight stays equivalent to
@@ -213,19 +284,117 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         kept = per_row > 0
         return labels, sizes, weights, per_row * (sample_weight[kept].sum() / per_row.sum())
 
+    def _check_sample_group(self, sample_group, n):
+        if sample_group is None:
+            if self.w is not None or self.group_weights is not None:
+                setting = (f"w={self.w!r}" if self.group_weights is None
+                           else "group_weights")
+                raise ValueError(
+                    f"{setting} weighs groups of rows, but fit received no sample_group, so "
+                    "there are no reference rows to weigh. Pass sample_group (0 = training, "
+                    "1 = reference) to fit; in GridSearchCV / cross_validate pass "
+                    "it as a fit parameter (params={'sample_group': g}) and, with metadata "
+                    "routing on, call set_fit_request(sample_group=True); in a Pipeline pass "
+                    "<step>__sample_group=g. For plain ERM over all rows leave w=None."
+                )
+            return np.zeros(n, dtype=int)
+        groups = np.asarray(sample_group)
+        if groups.ndim == 2 and groups.shape[1] == 1:
+            groups = groups.ravel()
+        if groups.ndim != 1:
+            raise ValueError(
+                f"sample_group must be 1-D (one group label per row); got shape {groups.shape}."
+            )
+        if groups.shape[0] != n:
+            raise ValueError(
+                f"sample_group has {groups.shape[0]} entries but X has {n} rows; pass one "
+                "group label per row (0 = training, 1 = reference)."
+            )
+        if groups.dtype.kind == "f" and not np.all(np.isfinite(groups)):
+            raise ValueError("sample_group contains NaN or infinity; give every row a group.")
+        if groups.dtype.kind == "O":
+            missing = np.equal(groups, None) | (groups != groups)
+            if np.any(missing):
+                raise ValueError(
+                    f"sample_group has {int(missing.sum())} missing labels (None or NaN); "
+                    "give every row a group."
+                )
+            try:
+                np.unique(groups)
+            except TypeError:
+                kinds = sorted({type(v).__name__ for v in groups.tolist()})
+                raise ValueError(
+                    f"sample_group mixes label types {kinds}; use labels of one type "
+                    "(e.g. 0/1 or 'train'/'reference')."
+                ) from None
+        elif groups.dtype.kind not in "biuU":
+            if groups.dtype.kind != "f":
+                raise TypeError(
+                    f"sample_group must hold integer, boolean or string labels; got dtype "
+                    f"{groups.dtype}."
+                )
+        return groups
+
+    def _check_inner(self):
+        estimator = clone(self.estimator if self.estimator is not None else LogisticRegression())
+        if not is_classifier(estimator):
+            raise TypeError(
+                f"estimator must be a classifier whose fit accepts sample_weight; got "
+                f"{type(estimator).__name__}, which is not a classifier. Use e.g. "
+                "LogisticRegression, SGDClassifier or a Pipeline ending in a classifier."
+            )
+        if has_fit_parameter(estimator, "sample_weight"):
+            return estimator, "sample_weight"
+        if isinstance(estimator, Pipeline):
+            name, last = estimator.steps[-1]
+            if has_fit_parameter(last, "sample_weight"):
+                if _routing_enabled():
+                    # the WERM weights must reach the final classifier of our own clone
+                    last.set_fit_request(sample_weight=True)
+                    return estimator, "sample_weight"
+                return estimator, f"{name}__sample_weight"
+        raise TypeError(
+            f"estimator {type(estimator).__name__} does not accept sample_weight in fit; "
+            "WERM needs per-row weights. Use a classifier whose fit takes sample_weight "
+            "(e.g. LogisticRegression, SGDClassifier, HistGradientBoostingClassifier, "
+            "or MLPClassifier from scikit-learn 1.7 on), or a Pipeline ending in one."
+        )
+
+    def _validate_X(self, X, y="no_validation", *, reset):
+        allow_nan = self.__sklearn_tags__().input_tags.allow_nan
+        if _is_frame(X):
+            # frames go to the inner estimator untouched (a ColumnTransformer selects columns
+            # by name); only the number and names of the columns are checked here
+            if isinstance(y, str) and y == "no_validation":
+                return validate_data(self, X, skip_check_array=True, reset=reset)
+            X, y = validate_data(self, X, y, skip_check_array=True, reset=reset)
+            check_consistent_length(X, y)
+            return X, column_or_1d(y, warn=True)
+        kwargs = {"accept_sparse": ["csr", "csc"], "dtype": None, "reset": reset,
+                  "ensure_all_finite": not allow_nan}
+        if isinstance(y, str) and y == "no_validation":
+            return validate_data(self, X, **kwargs)
+        return validate_data(self, X, y, **kwargs)
+
     # ------------------------------------------------------------------ fit
     def fit(self, X, y, sample_group=None, sample_weight=None, **fit_params):
         """Fit the inner estimator on the weighted rows.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            A DataFrame is passed to the inner estimator as it is (string and category
+            columns included), so a ``Pipeline`` with a ``ColumnTransformer`` can select
+            columns by name.
         y : array-like of shape (n_samples,)
         sample_group : array-like of shape (n_samples,), default=None
-            Data set of each row: 0 = training, 1 = reference (or the keys of
-            ``group_weights``). ``None``: every row is a training row and the fit is plain
-            (optionally ``sample_weight``-weighted) ERM. Every group of positive weight
-            must have rows; groups of weight 0 may be absent.
+            Data set of each row: 0 = training, 1 = reference (``False``/``True`` and
+            ``"train"``/``"reference"`` are accepted too), or the keys of
+            ``group_weights``. Required whenever ``w`` or ``group_weights`` is set. With
+            ``w=None`` and no ``group_weights`` it may be omitted (every row is a
+            training row) and any labels are accepted: the fit is plain (optionally
+            ``sample_weight``-weighted) ERM. Every group of positive weight must have rows;
+            groups of weight 0 may be absent.
         sample_weight : array-like of shape (n_samples,), default=None
             Extra non-negative per-row weights, multiplied into the WERM weights.
         **fit_params : dict
@@ -235,36 +404,28 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Returns
         -------
         self : object
+
+        Raises
+        ------
+        ValueError
+            If ``w`` or ``group_weights`` is set but ``sample_group`` is not given, if
+            ``sample_group`` has missing or unknown labels or the wrong length, or if a
+            group of positive weight has no rows (or only rows of ``sample_weight`` 0).
+        TypeError
+            If ``estimator`` is not a classifier accepting ``sample_weight`` (directly, or
+            in the final step of a ``Pipeline``), or ``w`` / ``group_weights`` values are
+            not real numbers.
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=None,
-                             ensure_all_finite=not self.__sklearn_tags__().input_tags.allow_nan)
-        n = X.shape[0]
-        if sample_group is None:
-            groups = np.zeros(n, dtype=int)
-        else:
-            groups = column_or_1d(sample_group, warn=True)
-            if groups.shape[0] != n:
-                raise ValueError(
-                    f"sample_group has {groups.shape[0]} entries but X has {n} rows; pass one "
-                    "group label per row (0 = training, 1 = reference)."
-                )
-            if groups.dtype.kind == "f" and not np.all(np.isfinite(groups)):
-                raise ValueError("sample_group contains NaN or infinity.")
+        X, y = self._validate_X(X, y, reset=True)
+        n = _num_samples(X)
+        groups = self._check_sample_group(sample_group, n)
         sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
         if np.any(sw < 0) or not np.all(np.isfinite(sw)):
             raise ValueError("sample_weight must be finite and non-negative.")
-        labels, sizes, weights, per_row = self._row_weights(
-            groups, sw, explicit=sample_group is not None)
+        labels, sizes, weights, per_row = self._row_weights(groups, sw)
 
-        estimator = clone(self.estimator if self.estimator is not None else LogisticRegression())
-        if not has_fit_parameter(estimator, "sample_weight"):
-            raise TypeError(
-                f"estimator {type(estimator).__name__} does not accept sample_weight in fit; "
-                "WERM needs per-row weights. Use a classifier whose fit takes sample_weight "
-                "(e.g. LogisticRegression, SGDClassifier, HistGradientBoostingClassifier, "
-                "or MLPClassifier from scikit-learn 1.7 on)."
-            )
+        estimator, weight_key = self._check_inner()
         if self.max_iter is not None:
             if "max_iter" not in estimator.get_params():
                 raise ValueError(
@@ -278,7 +439,7 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             routed = fit_params
         keep = per_row > 0
         if keep.all():  # no copy of X when every row has positive weight
-            estimator.fit(X, y, sample_weight=per_row, **routed)
+            estimator.fit(X, y, **{weight_key: per_row}, **routed)
         else:
             idx = np.flatnonzero(keep)
             routed = {
@@ -286,7 +447,7 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 for k, v in routed.items()
             }
             estimator.fit(_safe_indexing(X, idx), _safe_indexing(y, idx),
-                          sample_weight=per_row[keep], **routed)
+                          **{weight_key: per_row[keep]}, **routed)
         self.estimator_ = estimator
         self.classes_ = estimator.classes_
         if hasattr(estimator, "n_iter_"):
@@ -299,7 +460,8 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.n_eff_ = effective_sample_size(sizes[active], weights[active] / weights.sum())
         exposure = np.divide(weights, sizes, out=np.zeros_like(weights), where=sizes > 0)
         self.relative_epsilon_ = exposure / exposure.max()
-        if labels.tolist() == [0, 1]:
+        roles = _two_group_roles(labels)
+        if roles is not None and len(labels) == 2:
             w_t, w_r = weights
             self.epsilon_ratio_ = (float("inf") if w_r == 0
                                    else float(w_t / w_r * sizes[1] / sizes[0]))
@@ -318,8 +480,7 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ delegation
     def _inner_X(self, X):
         check_is_fitted(self)
-        return validate_data(self, X, accept_sparse=["csr", "csc"], dtype=None, reset=False,
-                             ensure_all_finite=not self.__sklearn_tags__().input_tags.allow_nan)
+        return self._validate_X(X, reset=False)
 
     def predict(self, X):
         """Predict class labels with the inner estimator."""
