@@ -228,7 +228,7 @@ def test_bad_input():
         PrivateMulticalibrator(groups=[5]).fit(X, y)
     with pytest.raises(ValueError, match="'sex' needs data with column names"):
         PrivateMulticalibrator(groups=["sex"]).fit(X, y)
-    with pytest.raises(TypeError, match="A group must be"):
+    with pytest.raises(TypeError, match="Group spec: a group must be"):
         PrivateMulticalibrator(groups=[1.5]).fit(X, y)
     with pytest.raises(ValueError, match="non-empty tuple"):
         PrivateMulticalibrator(groups=[()]).fit(X, y)

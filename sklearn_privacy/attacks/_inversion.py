@@ -14,6 +14,7 @@ from ..fil._base import BaseFILEstimator
 from ..fil._glm import augment, fit_minimiser
 from ..utils import noise_generator, resolve_columns
 from ..utils._pipeline import feature_columns, split_pipeline
+from ..utils._validation import errors_name
 from ._validation import (
     check_bool,
     check_choice,
@@ -114,7 +115,8 @@ def _match(values, candidates):
 def _encoded_setup(values, candidates, cols, *, require_onehot=True):
     """``(candidates, truth)`` of an encoded attribute whose values are ``values``."""
     if not np.all(np.isfinite(values)):
-        raise ValueError(f"columns {cols.tolist()} contain NaN or infinity.")
+        raise ValueError(f"The values of columns {cols.tolist()} in X contain NaN or infinity; "
+                         "the attacked attribute must be finite.")
     if candidates is None:
         if require_onehot and not (np.all((values == 0) | (values == 1))
                                    and np.all(values.sum(axis=1) <= 1)):
@@ -217,7 +219,8 @@ def _whitebox_attribute(estimator, columns, candidates, X):
     levels = None
     if steps and _is_scalar_column(columns):
         feature = columns
-        cols = feature_columns(estimator, feature)
+        with errors_name("columns"):
+            cols = feature_columns(estimator, feature)
         values = engine.dense_columns(cols)
         if candidates is None:
             cand, truth = _encoded_setup(values, None, cols, require_onehot=False)

@@ -9,6 +9,7 @@ from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils import noise_generator
+from ..utils._validation import errors_name
 from ._validation import (
     check_choice,
     check_finite_scores,
@@ -22,7 +23,8 @@ _TINY = 1e-30
 
 
 def _true_class_proba(estimator, X, y):
-    proba = np.asarray(estimator.predict_proba(X), dtype=float)
+    with errors_name("X"):   # X reaches the model untouched: its messages may not name X
+        proba = np.asarray(estimator.predict_proba(X), dtype=float)
     classes = np.asarray(estimator.classes_)
     if proba.shape != (len(y), len(classes)):
         raise ValueError(
@@ -88,7 +90,9 @@ def membership_scores(estimator, X, y, *, attack: str = "confidence") -> np.ndar
     y = check_target(y, n)
     if not is_classifier(estimator) or not hasattr(estimator, "predict_proba"):
         if attack == "loss":
-            return -(np.asarray(estimator.predict(X), dtype=float) - y.astype(float)) ** 2
+            with errors_name("X"):
+                pred = np.asarray(estimator.predict(X), dtype=float)
+            return -(pred - y.astype(float)) ** 2
         if attack == "gap" and is_classifier(estimator):
             return (estimator.predict(X) == y).astype(float)
         raise ValueError(
@@ -218,7 +222,7 @@ def evaluate_scores(s_in, s_out, *, y_in=None, y_out=None, thresholds: str = "gl
     if s_in.size < 2 or s_out.size < 2:
         raise ValueError(
             "Membership attacks need at least 2 members and 2 non-members; got "
-            f"{s_in.size} and {s_out.size}."
+            f"{s_in.size} member scores (s_in) and {s_out.size} non-member scores (s_out)."
         )
     for size, who in ((s_in.size, "members"), (s_out.size, "non-members")):
         k = int(round(known_fraction * size))

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..utils._columns import resolve_columns
 from ..utils._pipeline import feature_columns, split_pipeline
+from ..utils._validation import errors_name
 from ._base import BaseFILEstimator
 
 __all__ = ["eta", "fisher_information"]
@@ -29,8 +30,15 @@ def _final_and_columns(estimator, columns):
     if not steps:
         return final, resolve_columns(columns, d, getattr(final, "feature_names_in_", None),
                                       label=True)
-    items = ([columns] if isinstance(columns, (str, Integral))
-             and not isinstance(columns, (bool, np.bool_)) else list(columns))
+    if isinstance(columns, (str, Integral)) and not isinstance(columns, (bool, np.bool_)):
+        items = [columns]
+    elif isinstance(columns, (bool, np.bool_, float, np.floating)) or not np.iterable(columns):
+        raise TypeError(
+            "columns must be an original feature name or position, or a list of them; got "
+            f"{columns!r}."
+        )
+    else:
+        items = list(columns)
     if not items:
         raise ValueError("columns is empty; select at least one feature.")
     out = []
@@ -38,7 +46,8 @@ def _final_and_columns(estimator, columns):
         if isinstance(item, str) and item == "label":
             out.append(np.array([d]))
         else:
-            out.append(feature_columns(estimator, item))
+            with errors_name("columns"):
+                out.append(feature_columns(estimator, item))
     cols = np.concatenate(out)
     if np.unique(cols).size != cols.size:
         raise ValueError(

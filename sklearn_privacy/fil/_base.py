@@ -13,6 +13,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from ..exceptions import AuditStateUnavailableError
 from ..utils import noise_generator, resolve_columns
+from ..utils._validation import errors_name
 from ._engine import FILEngine, check_sigma_scaled
 from ._glm import fit_minimiser
 
@@ -115,7 +116,8 @@ class BaseFILEstimator(BaseEstimator):
 
     # ------------------------------------------------------------------ fitting
     def _validated_sample_weight(self, sample_weight, X):
-        sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        with errors_name("sample_weight"):
+            sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
         if not np.all(np.isfinite(sw)):
             raise ValueError("sample_weight contains NaN or infinity; pass finite weights.")
         if np.any(sw < 0):

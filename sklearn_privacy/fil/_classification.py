@@ -6,8 +6,9 @@ import numpy as np
 from scipy.special import expit
 from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
+from ..utils._validation import errors_name, validate_named
 from ._base import THREAT_MODEL_DOC, BaseFILEstimator, private_copy
 from ._glm import LOGISTIC
 
@@ -94,8 +95,9 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         return tags
 
     def _encode_target(self, y):
-        check_classification_targets(y)
-        classes, y01 = np.unique(y, return_inverse=True)
+        with errors_name("y"):
+            check_classification_targets(y)
+            classes, y01 = np.unique(y, return_inverse=True)
         if classes.size != 2:
             raise ValueError(
                 "Only binary classification is supported. "
@@ -122,7 +124,7 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         """
         self._validate_params()
         X_in = X
-        X, y = validate_data(self, X, y, dtype=np.float64,
+        X, y = validate_named(self, X, y, dtype=np.float64,
                              accept_sparse=["csr", "csc"])
         X = private_copy(X, X_in)
         self.classes_, y01 = self._encode_target(y)
@@ -151,7 +153,7 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         scores : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False, accept_sparse=["csr", "csc"])
+        X = validate_named(self, X, dtype=np.float64, reset=False, accept_sparse=["csr", "csc"])
         return np.asarray(X @ self.coef_).ravel() + self.intercept_
 
     def predict_proba(self, X):

@@ -6,8 +6,8 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import validate_data
 
+from ..utils._validation import validate_named
 from ._base import private_copy
 from ._classification import FILLogisticRegression
 from ._engine import check_sigma_scaled
@@ -217,7 +217,7 @@ class IRFILLinearRegression(_IRFILMixin, FILLinearRegression):
         """
         self._validate_params()
         X_in = X
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
+        X, y = validate_named(self, X, y, dtype=np.float64, y_numeric=True,
                              accept_sparse=["csr", "csc"])
         X = private_copy(X, X_in)
         s = self._validated_sample_weight(sample_weight, X)
@@ -265,7 +265,7 @@ class IRFILLogisticRegression(_IRFILMixin, FILLogisticRegression):
         """
         self._validate_params()
         X_in = X
-        X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=["csr", "csc"])
+        X, y = validate_named(self, X, y, dtype=np.float64, accept_sparse=["csr", "csc"])
         X = private_copy(X, X_in)
         self.classes_, y01 = self._encode_target(y)
         s = self._validated_sample_weight(sample_weight, X)

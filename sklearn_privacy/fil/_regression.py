@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import RegressorMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
+from ..utils._validation import validate_named
 from ._base import THREAT_MODEL_DOC, BaseFILEstimator, private_copy
 from ._glm import SQUARED
 
@@ -96,7 +97,7 @@ class FILLinearRegression(RegressorMixin, BaseFILEstimator):
         """
         self._validate_params()
         X_in = X
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
+        X, y = validate_named(self, X, y, dtype=np.float64, y_numeric=True,
                              accept_sparse=["csr", "csc"])
         X = private_copy(X, X_in)
         sw = self._validated_sample_weight(sample_weight, X)
@@ -118,5 +119,5 @@ class FILLinearRegression(RegressorMixin, BaseFILEstimator):
         y_pred : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False, accept_sparse=["csr", "csc"])
+        X = validate_named(self, X, dtype=np.float64, reset=False, accept_sparse=["csr", "csc"])
         return np.asarray(X @ self.coef_).ravel() + self.intercept_

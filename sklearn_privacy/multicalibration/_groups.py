@@ -151,8 +151,8 @@ def _check_item(item):
     if isinstance(item, str) or callable(item):
         return item
     raise TypeError(
-        "A group must be a column index, a column name, a tuple of those or of predicates "
-        f"(conjunction), a callable X -> boolean mask or 'all'; got {item!r}."
+        "Group spec: a group must be a column index, a column name, a tuple of those or of "
+        f"predicates (conjunction), a callable X -> boolean mask or 'all'; got {item!r}."
     )
 
 
@@ -193,7 +193,7 @@ class Group:
             spec = (_check_item(spec),)
         elif not callable(spec):
             raise TypeError(
-                "A group must be a column index, a column name, a tuple of those or of "
+                "Group spec: a group must be a column index, a column name, a tuple of those or of "
                 f"predicates (conjunction), a callable X -> boolean mask or 'all'; got "
                 f"{spec!r}."
             )

@@ -411,6 +411,8 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         if n < 2:
             raise ValueError("Multicalibration needs calibration data with at least 2 "
                              f"samples; got n_samples = {n}.")
+        if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
+            raise ValueError("y contains NaN or infinity; pass finite binary labels.")
         check_classification_targets(y)
         classes, y01 = np.unique(y, return_inverse=True)
         if classes.size != 2:

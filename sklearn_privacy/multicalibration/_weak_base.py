@@ -9,7 +9,9 @@ from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+
+from ..utils._validation import errors_name, validate_named
 
 
 class GradientDescentLogisticRegression(ClassifierMixin, BaseEstimator):
@@ -64,7 +66,7 @@ class GradientDescentLogisticRegression(ClassifierMixin, BaseEstimator):
     def fit(self, X, y, sample_weight=None):
         """Run gradient descent on the (weighted) mean log loss."""
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        X, y = validate_named(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         if X.shape[0] < 2:
             raise ValueError(f"Logistic regression needs at least 2 samples; got n_samples = "
@@ -76,7 +78,8 @@ class GradientDescentLogisticRegression(ClassifierMixin, BaseEstimator):
                 f"needs y with exactly 2 classes; got {self.classes_.size}."
             )
         n, d = X.shape
-        sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        with errors_name("sample_weight"):
+            sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         sw = sw / sw.sum()
         w = np.zeros(d)
         b = 0.0
@@ -99,7 +102,7 @@ class GradientDescentLogisticRegression(ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         """Log-odds of ``classes_[1]``."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_named(self, X, dtype=np.float64, reset=False)
         return X @ self.coef_[0] + self.intercept_[0]
 
     def predict_proba(self, X):

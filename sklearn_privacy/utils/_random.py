@@ -97,6 +97,10 @@ def child_seeds(rng, size: int) -> np.ndarray:
     >>> child_seeds(noise_generator(0), 3).shape
     (3,)
     """
+    if isinstance(size, (bool, np.bool_)) or not isinstance(size, (Integral, np.integer)):
+        raise TypeError(f"size must be a non-negative integer; got {size!r}.")
+    if size < 0:
+        raise ValueError(f"size must be a non-negative integer; got {size}.")
     if isinstance(rng, np.random.Generator):
         return rng.integers(0, _SEED_BOUND, size=size, dtype=np.int64)
     return rng.randint(0, _SEED_BOUND, size=size).astype(np.int64)

@@ -33,6 +33,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from ..utils._validation import errors_name, validate_named
 from ._theory import effective_sample_size
 
 
@@ -372,9 +373,7 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             return X, column_or_1d(y, warn=True)
         kwargs = {"accept_sparse": ["csr", "csc"], "dtype": None, "reset": reset,
                   "ensure_all_finite": not allow_nan}
-        if isinstance(y, str) and y == "no_validation":
-            return validate_data(self, X, **kwargs)
-        return validate_data(self, X, y, **kwargs)
+        return validate_named(self, X, y, **kwargs)
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y, sample_group=None, sample_weight=None, **fit_params):
@@ -420,7 +419,8 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         X, y = self._validate_X(X, y, reset=True)
         n = _num_samples(X)
         groups = self._check_sample_group(sample_group, n)
-        sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        with errors_name("sample_weight"):
+            sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
         if np.any(sw < 0) or not np.all(np.isfinite(sw)):
             raise ValueError("sample_weight must be finite and non-negative.")
         labels, sizes, weights, per_row = self._row_weights(groups, sw)

@@ -1,0 +1,62 @@
+"""Input validation whose errors name the argument at fault."""
+
+from __future__ import annotations
+
+import re
+from contextlib import contextmanager
+
+from sklearn.utils.validation import check_array, validate_data
+
+__all__ = ["errors_name", "validate_named"]
+
+
+def _prefixed(exc: Exception, param: str) -> Exception:
+    msg = str(exc)
+    if re.search(rf"(?<![A-Za-z_]){re.escape(param)}(?![A-Za-z_])", msg):
+        return exc
+    try:
+        new = type(exc)(f"{param}: {msg}")
+    except Exception:  # an exception class with another signature
+        new = (TypeError if isinstance(exc, TypeError) else ValueError)(f"{param}: {msg}")
+    return new
+
+
+@contextmanager
+def errors_name(param: str):
+    """Re-raise a ``ValueError``/``TypeError`` with ``param`` in its message.
+
+    scikit-learn's and numpy's validation messages ("could not convert string to float",
+    "Complex data not supported", "Found array with dim 3") do not say which argument
+    they are about; inside this context they are prefixed with ``param``.
+    """
+    try:
+        yield
+    except (ValueError, TypeError) as exc:
+        new = _prefixed(exc, param)
+        if new is exc:
+            raise
+        raise new from exc
+
+
+def validate_named(estimator, X, y="no_validation", **kwargs):
+    """:func:`sklearn.utils.validation.validate_data` whose errors name ``X`` or ``y``.
+
+    When validating ``X`` and ``y`` together fails with a message naming neither, ``X``
+    is checked alone to find the culprit, and the message is prefixed with its name.
+    """
+    try:
+        return validate_data(estimator, X, y, **kwargs)
+    except (ValueError, TypeError) as exc:
+        culprit = "X"
+        if not (isinstance(y, str) and y == "no_validation") and y is not None:
+            try:
+                check_array(X, accept_sparse=kwargs.get("accept_sparse", False),
+                            dtype=kwargs.get("dtype", "numeric"))
+            except (ValueError, TypeError):
+                culprit = "X"
+            else:
+                culprit = "y"
+        new = _prefixed(exc, culprit)
+        if new is exc:
+            raise
+        raise new from exc
