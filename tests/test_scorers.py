@@ -150,3 +150,23 @@ def test_bad_input(mnist35):
         make_attribute_inversion_scorer([0])(reg, Xr, yr)
     with pytest.raises(ValueError, match="not among the candidates"):
         make_attribute_inversion_scorer(cols, cand[1:])(reg, Xr, yr)
+
+
+def test_cv_scorer_with_duplicated_rows():
+    """Identical rows are interchangeable: a fold is found by its multiset of rows.
+
+    Regression: with ``cv=`` given, folds were compared by the positions the scorer
+    assigned to their rows, so a population with duplicated rows (common in real tables)
+    made every fold "not one of the test folds of cv".
+    """
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import KFold, cross_val_score
+
+    rng = np.random.RandomState(0)
+    X = rng.randint(0, 2, size=(200, 3)).astype(float)   # 8 distinct rows, many copies
+    y = (X[:, 0] + rng.uniform(size=200) > 1).astype(int)
+    cv = KFold(4, shuffle=True, random_state=0)
+    scorer = make_membership_scorer(X, y, cv=cv, metric="auc")
+    scores = cross_val_score(LogisticRegression(), X, y, cv=cv, scoring=scorer,
+                             error_score="raise")
+    assert scores.shape == (4,) and np.all(np.abs(scores) <= 0.5)

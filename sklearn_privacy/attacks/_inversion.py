@@ -723,6 +723,22 @@ def fredrikson_inversion(estimator, X, y, columns, candidates=None, *, prior="em
     return AttributeInversionResult.from_predictions(preds, truth, candidates)
 
 
+def _stack_rows(A, B):
+    """Rows of ``A`` then ``B`` (same kind of container), or None when they differ."""
+    if is_frame(A) and is_frame(B):
+        import pandas as pd
+
+        return pd.concat([A, B], ignore_index=True)
+    if is_frame(A) or is_frame(B):
+        return None
+    if sp.issparse(A) or sp.issparse(B):
+        return sp.vstack([sp.csr_matrix(A), sp.csr_matrix(B)])
+    A, B = np.asarray(A), np.asarray(B)
+    if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[1]:
+        return None
+    return np.vstack([A, B])
+
+
 def prior_baseline(X, columns, candidates=None, *, X_prior=None) -> AttributeInversionResult:
     """Guess the most frequent level (in ``X_prior``, default ``X``) for every row.
 
@@ -750,6 +766,12 @@ def prior_baseline(X, columns, candidates=None, *, X_prior=None) -> AttributeInv
     >>> prior_baseline(X, [1]).accuracy
     0.75
     """
+    if candidates is None and X_prior is not None:
+        # the levels are those of the prior's rows and of the attacked rows together (a
+        # level absent from a small attacked subset is still a level of the attribute)
+        both = _stack_rows(X_prior, X)
+        if both is not None:
+            candidates = _blackbox_attribute(both, columns, None, param="X_prior")[2]
     _, _, candidates, truth = _blackbox_attribute(X, columns, candidates)
     ref = truth
     if X_prior is not None:

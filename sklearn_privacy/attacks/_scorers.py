@@ -123,15 +123,19 @@ class _MembershipScorer:
         kx_pop, kx_fold = _ids(self._keys, _row_keys(X))
         ky_pop, ky_fold = _ids(self.y, y)
         base = int(max(ky_pop.max(initial=0), ky_fold.max(initial=0))) + 1
-        return _fold_positions(kx_pop * base + ky_pop, kx_fold * base + ky_fold), y
+        pop_keys = kx_pop * base + ky_pop
+        return _fold_positions(pop_keys, kx_fold * base + ky_fold), y, pop_keys
 
-    def _members(self, estimator, held):
+    def _members(self, estimator, held, pop_keys):
         n = len(self.y)
         if self.cv is not None:
             cv = check_cv(self.cv, self.y, classifier=is_classifier(estimator))
-            target = np.sort(held)
+            # compare folds as multisets of row values: identical rows (frequent in real
+            # tables) are interchangeable, so positions alone could mismatch
+            target = np.sort(pop_keys[held])
             for train, test in cv.split(np.zeros((n, 1)), self.y):
-                if test.size == target.size and np.array_equal(np.sort(test), target):
+                if test.size == target.size and np.array_equal(np.sort(pop_keys[test]),
+                                                               target):
                     mask = np.zeros(n, bool)
                     mask[train] = True
                     return mask
@@ -154,8 +158,8 @@ class _MembershipScorer:
         return mask
 
     def __call__(self, estimator, X, y):
-        held, y = self._positions(X, y)
-        members = self._members(estimator, held)
+        held, y, pop_keys = self._positions(X, y)
+        members = self._members(estimator, held, pop_keys)
         nonmember_rows = np.arange(len(held))
         if self.sample_group is not None:
             members &= self.sample_group == self.group

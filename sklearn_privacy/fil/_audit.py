@@ -14,6 +14,19 @@ from ._base import BaseFILEstimator
 __all__ = ["eta", "fisher_information"]
 
 
+def _final_input_names(steps, final):
+    """Column names of the final step's input, or None when they cannot be known."""
+    names = getattr(final, "feature_names_in_", None)
+    if names is None and steps:
+        try:
+            names = steps[-1].get_feature_names_out()
+        except (AttributeError, ValueError, TypeError):
+            return None
+    if names is None or len(names) != final.n_features_in_:
+        return None
+    return [str(n) for n in names]
+
+
 def _final_and_columns(estimator, columns):
     """The final FIL estimator and ``columns`` as indices into its input (+ label)."""
     steps, final = split_pipeline(estimator)
@@ -46,8 +59,17 @@ def _final_and_columns(estimator, columns):
         if isinstance(item, str) and item == "label":
             out.append(np.array([d]))
         else:
-            with errors_name("columns"):
-                out.append(feature_columns(estimator, item))
+            try:
+                with errors_name("columns"):
+                    out.append(feature_columns(estimator, item))
+            except ValueError:
+                # not an original input feature: a name of the final step's input (the
+                # preprocessing's output, e.g. "cat__race_White"), even when that input
+                # was a sparse matrix or an array without column names
+                names = _final_input_names(steps, final)
+                if not isinstance(item, str) or names is None or item not in names:
+                    raise
+                out.append(np.array([names.index(item)]))
     cols = np.concatenate(out)
     if np.unique(cols).size != cols.size:
         raise ValueError(
@@ -71,7 +93,9 @@ def eta(estimator, rows=None, columns=None, *, per_example: bool = False,
         ``n_features_in_`` or ``"label"`` for the label). For a pipeline: **original input
         features** of the pipeline (names of the raw frame, or positions), each expanded
         to every column of the final step derived from it (e.g. all one-hot columns of
-        ``"race"``, see :func:`sklearn_privacy.utils.feature_columns`), and ``"label"``.
+        ``"race"``, see :func:`sklearn_privacy.utils.feature_columns`), names of the
+        final step's input columns (the preprocessing's ``get_feature_names_out()``, e.g.
+        ``"cat__race_White"``, also when that input is sparse), and ``"label"``.
         ``None``: every feature and the label.
     per_example, constrained : bool, default=False
         As in :meth:`FILLinearRegression.eta`; ``constrained`` applies to a one-hot
