@@ -70,7 +70,7 @@ def test_raw_data_section_figures(capsys):
         assert race_max <= eta_max and race_med <= eta_med  # a subset of the values
         assert 0.0 <= mia < 0.1                 # a linear model on 3,000 rows
         assert 0.0 <= wb <= 1.0
-        assert 0.6 < acc <= plain_acc + 0.01  # noise never helps beyond rounding
+        assert 0.6 < acc <= plain_acc + 0.01  # noise does not beat the noiseless fit
     small, mid, big = rows[0.01], rows[0.1], rows[1.0]
     # eta is proportional to 1 / sigma (printed with three significant digits)
     for j in range(4):
