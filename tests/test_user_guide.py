@@ -53,3 +53,39 @@ def test_own_data_page_has_snippets_for_every_component():
                  "WERMClassifier", "make_werm_membership_scorer", "PrivateMulticalibrator",
                  "FrozenEstimator", "ColumnPredicate", "strip_for_release"):
         assert name in source, name
+
+
+def _code_blocks(text):
+    """The bodies of the ``.. code-block:: python`` directives of a page, dedented."""
+    import textwrap
+
+    blocks, lines, i = [], text.splitlines(), 0
+    while i < len(lines):
+        if lines[i].strip() == ".. code-block:: python":
+            indent = len(lines[i]) - len(lines[i].lstrip())
+            body, i = [], i + 1
+            while i < len(lines) and (not lines[i].strip()
+                                      or len(lines[i]) - len(lines[i].lstrip()) > indent):
+                body.append(lines[i])
+                i += 1
+            blocks.append(textwrap.dedent("\n".join(body)).strip())
+        else:
+            i += 1
+    return blocks
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
+def test_page_code_blocks_compile(page):
+    """Illustrative ``code-block`` snippets (not run: they use the reader's own data)
+    must at least be valid Python."""
+    for block in _code_blocks(page.read_text()):
+        assert block, f"empty code-block in {page.name}"
+        compile(block, f"{page.name}:code-block", "exec")
+
+
+def test_code_block_extraction():
+    text = ("Intro\n\n.. code-block:: python\n\n   x = 1\n\n   y = x +\n\nAfter\n\n"
+            "  .. code-block:: python\n\n     z = 2\n")
+    assert _code_blocks(text) == ["x = 1\n\ny = x +", "z = 2"]
+    with pytest.raises(SyntaxError):
+        compile(_code_blocks(text)[0], "t", "exec")
