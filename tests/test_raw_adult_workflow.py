@@ -125,7 +125,7 @@ def test_whitebox_inversion_of_race_through_the_pipeline(adult):
         attack = whitebox_inversion(pipe, "race", rows=rows, prior="empirical", X=X,
                                     n_draws=20, random_state=0)
         prior = prior_baseline(X.iloc[rows], "race", X_prior=X)
-        assert attack.accuracy >= prior.accuracy - 0.02
+        assert attack.accuracy >= prior.accuracy     # 0.995 and 0.845 vs 0.845
         if expect_high:
             assert attack.accuracy > 0.95
     # the prior baseline is the majority level's share among the attacked rows
