@@ -7,6 +7,12 @@ from ._inversion import (
     prior_baseline,
     whitebox_inversion,
 )
+from ._audit import (
+    CanaryAuditResult,
+    EpsilonLowerBoundResult,
+    canary_audit,
+    epsilon_lower_bound,
+)
 from ._lira import LiRAResult, lira
 from ._membership import (
     MembershipInferenceResult,
@@ -14,6 +20,7 @@ from ._membership import (
     membership_inference,
     membership_scores,
 )
+from ._rmia import RMIAResult, rmia
 from ._scorers import (
     make_attribute_inversion_scorer,
     make_membership_scorer,
@@ -21,8 +28,14 @@ from ._scorers import (
 )
 
 __all__ = [
+    "CanaryAuditResult",
+    "EpsilonLowerBoundResult",
+    "canary_audit",
+    "epsilon_lower_bound",
     "LiRAResult",
     "lira",
+    "RMIAResult",
+    "rmia",
     "AttributeInversionResult",
     "candidate_minimisers",
     "fredrikson_inversion",

@@ -5,21 +5,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from joblib import Parallel, delayed
 from scipy.special import logsumexp
 from scipy.stats import norm
-from sklearn.base import clone, is_classifier
+from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import child_seeds, noise_generator
+from ..utils import noise_generator
 from ._membership import MembershipInferenceResult, evaluate_scores
+from ._reference import fit_reference_models
 from ._validation import (
     check_bool,
     check_fraction,
     check_positive_int,
     check_target,
     n_rows,
-    take_rows,
 )
 
 _SD_FLOOR = 1e-6
@@ -58,15 +57,6 @@ def _statistic(estimator, X, y):
         others[rows, pos] = -np.inf
         return log_py - logsumexp(others, axis=1)
     return -(np.asarray(estimator.predict(X), dtype=float) - y.astype(float)) ** 2
-
-
-def _fit_shadow(estimator, X, y, in_mask, seed, fit_params):
-    est = clone(estimator)
-    if "random_state" in est.get_params():
-        est.set_params(random_state=seed)
-    idx = np.flatnonzero(in_mask)
-    est.fit(take_rows(X, idx), y[idx], **fit_params)
-    return _statistic(est, X, y)
 
 
 @dataclass
@@ -184,7 +174,10 @@ def lira(estimator, X, y, members, *, n_shadow: int = 16, online: bool = True,
         Fraction of members / non-members on which the balanced-accuracy threshold is
         chosen; the other metrics use the remaining rows.
     n_jobs : int, default=None
-        Shadow fits run in parallel through joblib.
+        Shadow fits run in parallel through :class:`joblib.Parallel`; inside
+        ``with joblib.parallel_config(backend="dask"):`` (a ``dask.distributed`` client
+        running) they are distributed over the cluster. The result depends on
+        ``random_state`` only, not on the backend or ``n_jobs``.
     verbose : int, default=0
     random_state : int, RandomState, Generator or None
         Shadow splits, shadow seeds and the known/evaluation split. ``None`` draws them
@@ -230,13 +223,9 @@ def lira(estimator, X, y, members, *, n_shadow: int = 16, online: bool = True,
         )
     rng = noise_generator(random_state)
     # balanced design (Carlini et al.): every example is IN exactly half of the shadows
-    order = rng.uniform(size=(n_shadow, n)).argsort(axis=0)
-    shadow_in = order < n_shadow // 2
-    seeds = child_seeds(rng, n_shadow)
-    stats = np.vstack(Parallel(n_jobs=n_jobs, verbose=verbose)(
-        delayed(_fit_shadow)(estimator, X, y, shadow_in[k], int(seeds[k]), fit_params or {})
-        for k in range(n_shadow)
-    ))
+    shadow_in, stats = fit_reference_models(estimator, X, y, n_shadow, outputs=_statistic,
+                                            rng=rng, fit_params=fit_params, n_jobs=n_jobs,
+                                            verbose=verbose)
     target = _statistic(estimator, X, y)
     mu_out, sd_out, _ = _gaussian_params(stats, ~shadow_in, global_variance)
     if online:

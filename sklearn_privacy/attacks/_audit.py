@@ -1,0 +1,485 @@
+"""Empirical privacy audits: Clopper-Pearson lower bounds on epsilon and canary audits."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from joblib import Parallel, delayed
+from scipy.stats import beta
+from sklearn.base import clone
+
+from ..utils import child_seeds, noise_generator
+from ._membership import MembershipInferenceResult, _split_known
+from ._validation import check_finite_scores, check_fraction, check_positive_int, is_frame, n_rows
+
+
+@dataclass
+class EpsilonLowerBoundResult:
+    """A one-sided Clopper-Pearson lower bound on epsilon and the counts behind it.
+
+    Attributes
+    ----------
+    epsilon : float
+        The lower bound (0 when the test shows nothing).
+    delta, confidence : float
+        The delta the bound is for and the confidence level of the bound.
+    threshold : float
+        The test: "positive" when ``score >= threshold`` (``orientation="greater"``) or
+        ``score <= threshold`` (``"less"``), chosen on the known part.
+    orientation : {"greater", "less"}
+    true_positives, false_positives, n_positive, n_negative : int
+        Counts on the evaluation part (positives: members / releases with the canary).
+    tpr_lower, fpr_upper : float
+        One-sided Clopper-Pearson bounds, each at level ``(1 - confidence) / 2``.
+    """
+
+    epsilon: float
+    delta: float
+    confidence: float
+    threshold: float
+    orientation: str
+    true_positives: int
+    false_positives: int
+    n_positive: int
+    n_negative: int
+    tpr_lower: float
+    fpr_upper: float
+
+
+def _cp_upper(k, n, level):
+    """One-sided Clopper-Pearson upper bound of a binomial proportion (k of n)."""
+    k = np.asarray(k, dtype=float)
+    full = k >= n
+    out = beta.ppf(1.0 - level, np.where(full, 1.0, k + 1.0), np.where(full, 1.0, n - k))
+    return np.where(full, 1.0, out)
+
+
+def _bound(tp, fp, n_pos, n_neg, delta, level):
+    """Lower bound of epsilon from the counts (vectorised over thresholds).
+
+    With ``FPR_hi`` and ``FNR_hi`` one-sided upper bounds at level ``level`` each,
+    ``max(log((1 - delta - FNR_hi) / FPR_hi), log((1 - delta - FPR_hi) / FNR_hi), 0)``.
+    """
+    fpr_hi = _cp_upper(fp, n_neg, level)
+    fnr_hi = _cp_upper(n_pos - np.asarray(tp), n_pos, level)
+    num1, num2 = 1.0 - delta - fnr_hi, 1.0 - delta - fpr_hi
+    e1 = np.where(num1 > 0, np.log(np.where(num1 > 0, num1, 1.0) / fpr_hi), -np.inf)
+    e2 = np.where(num2 > 0, np.log(np.where(num2 > 0, num2, 1.0) / fnr_hi), -np.inf)
+    return np.maximum(np.maximum(e1, e2), 0.0), 1.0 - fnr_hi, fpr_hi
+
+
+def _choose_test(s_pos, s_neg, delta, level):
+    """(orientation, threshold) maximising the bound on the known part."""
+    best = (-np.inf, "greater", -np.inf)
+    for orientation, sign in (("greater", 1.0), ("less", -1.0)):
+        a, b = sign * s_pos, sign * s_neg
+        values = np.unique(np.concatenate([a, b]))
+        tp = a.size - np.searchsorted(np.sort(a), values, side="left")
+        fp = b.size - np.searchsorted(np.sort(b), values, side="left")
+        eps, _, _ = _bound(tp, fp, a.size, b.size, delta, level)
+        i = int(np.argmax(eps))
+        if eps[i] > best[0]:
+            # cut midway to the next lower value: same decisions on the known part
+            t = values[i] if i == 0 else 0.5 * (values[i] + values[i - 1])
+            best = (float(eps[i]), orientation, sign * t)
+    return best[1], float(best[2])
+
+
+def _check_probability(value, name, *, low_open, high_open):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, Real):
+        raise TypeError(f"{name} must be a real number; got {value!r}.")
+    value = float(value)
+    ok = (np.isfinite(value) and (value > 0 if low_open else value >= 0)
+          and (value < 1 if high_open else value <= 1))
+    if not ok:
+        interval = f"{'(' if low_open else '['}0, 1{')' if high_open else ']'}"
+        raise ValueError(f"{name} must be in {interval}; got {value!r}.")
+    return value
+
+
+def epsilon_lower_bound(result: MembershipInferenceResult | None = None, *, scores=None,
+                        labels=None, delta: float = 0.0, confidence: float = 0.95,
+                        known_fraction: float = 0.5,
+                        random_state=None) -> EpsilonLowerBoundResult:
+    """One-sided Clopper-Pearson lower bound on epsilon from a distinguishing test.
+
+    For an ``(epsilon, delta)``-DP mechanism ``M``, neighbouring data sets ``D, D'`` and
+    every event ``S``: ``P[M(D') in S] <= exp(epsilon) P[M(D) in S] + delta``, and the
+    same with ``D, D'`` swapped. A test that calls "positive" (``D'``) when the score
+    passes a threshold has a true-positive rate ``TPR = P[M(D') in S]`` and a
+    false-positive rate ``FPR = P[M(D) in S]``; applying the inequality to ``S`` and to
+    its complement gives (Kairouz et al., 2015; Jagielski et al., 2020; Nasr et al., 2021)
+
+    .. math::
+
+        \\epsilon \\ge \\max\\Big(\\log\\frac{1 - \\delta - \\mathrm{FNR}}{\\mathrm{FPR}},\\;
+                              \\log\\frac{1 - \\delta - \\mathrm{FPR}}{\\mathrm{FNR}}\\Big).
+
+    The rates are replaced by one-sided Clopper-Pearson upper bounds ``FPR_hi`` and
+    ``FNR_hi``, each at level ``(1 - confidence) / 2``: by the union bound both hold at
+    once with probability at least ``confidence``, and then both terms (the right-hand
+    sides decrease in ``FPR`` and ``FNR``) are valid lower bounds, so their maximum is.
+    The test (threshold and whether high or low scores point to ``D'``) is chosen on a
+    known part of the trials to maximise the same bound there; the counts come from the
+    remaining evaluation part only, so the choice does not bias the bound.
+
+    What the figure means depends on where the trials come from. From independent
+    releases on a fixed pair ``D, D'`` (:func:`canary_audit`) it is a statistically valid
+    lower bound on the epsilon of the mechanism (at the given delta). From one model and
+    many member / non-member examples (a :class:`MembershipInferenceResult`) the trials
+    are not independent runs of one neighbouring pair; the figure then measures the
+    average-example leakage of that model and is not a formal bound on its epsilon.
+
+    Parameters
+    ----------
+    result : MembershipInferenceResult, optional
+        Scores of members (positives) and non-members (negatives) with the result's own
+        known / evaluation split (``eval_members``, ``eval_nonmembers``). Exclusive with
+        ``scores``.
+    scores : array-like of shape (n_trials,), optional
+        One finite score per trial.
+    labels : array-like of shape (n_trials,), optional
+        With ``scores``: 1 / True for trials on ``D'`` (members), 0 / False for trials on
+        ``D`` (non-members).
+    delta : float in [0, 1), default=0.0
+    confidence : float in (0, 1), default=0.95
+    known_fraction : float in (0, 1), default=0.5
+        With ``scores``: share of each class used to choose the test (at least one trial
+        of each class in each part).
+    random_state : int, RandomState, Generator or None
+        With ``scores``: the known / evaluation split (``None``: fresh OS entropy).
+
+    Returns
+    -------
+    result : :class:`EpsilonLowerBoundResult`
+
+    Raises
+    ------
+    ValueError
+        Neither or both of ``result`` and ``scores``; NaN scores; labels not binary or of
+        the wrong length; too few trials for a known and an evaluation part; ``delta`` or
+        ``confidence`` out of range.
+    TypeError
+        ``result`` not a membership result; non-numeric parameters.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_privacy.attacks import epsilon_lower_bound
+    >>> rng = np.random.RandomState(0)
+    >>> eps = 1.0  # randomised response: P[1 | D'] = e / (1 + e), P[1 | D] = 1 / (1 + e)
+    >>> p = np.exp(eps) / (1 + np.exp(eps))
+    >>> scores = np.r_[rng.uniform(size=4000) < p, rng.uniform(size=4000) < 1 - p]
+    >>> labels = np.r_[np.ones(4000), np.zeros(4000)]
+    >>> res = epsilon_lower_bound(scores=scores, labels=labels, random_state=0)
+    >>> bool(0.7 < res.epsilon <= 1.0)
+    True
+    """
+    delta = _check_probability(delta, "delta", low_open=False, high_open=True)
+    confidence = _check_probability(confidence, "confidence", low_open=True, high_open=True)
+    level = (1.0 - confidence) / 2.0
+    if result is not None and scores is not None:
+        raise ValueError("Pass either result or scores (with labels), not both.")
+    if result is not None:
+        if not isinstance(result, MembershipInferenceResult):
+            raise TypeError(
+                "result must be a MembershipInferenceResult (from membership_inference, "
+                f"evaluate_scores, lira or rmia); got {type(result).__name__}. Pass raw "
+                "scores as scores=..., labels=...."
+            )
+        s_pos = np.asarray(result.scores_members, dtype=float)
+        s_neg = np.asarray(result.scores_nonmembers, dtype=float)
+        e_pos = np.asarray(result.eval_members, dtype=int)
+        e_neg = np.asarray(result.eval_nonmembers, dtype=int)
+        k_pos = np.setdiff1d(np.arange(s_pos.size), e_pos)
+        k_neg = np.setdiff1d(np.arange(s_neg.size), e_neg)
+        if min(k_pos.size, k_neg.size, e_pos.size, e_neg.size) == 0:
+            raise ValueError("result has an empty known or evaluation part; rerun the attack "
+                             "with a known_fraction closer to 0.5.")
+    else:
+        if scores is None:
+            raise ValueError("Pass result (a membership result) or scores and labels.")
+        s = check_finite_scores(scores, "scores")
+        if labels is None:
+            raise ValueError("labels is None; pass 1 / True for trials on D' (members) and "
+                             "0 / False for trials on D (non-members), one per score.")
+        lab = np.asarray(labels)
+        if lab.ndim != 1 or lab.shape[0] != s.shape[0]:
+            raise ValueError(f"labels must be 1-D with one entry per score ({s.shape[0]}); "
+                             f"got shape {lab.shape}.")
+        if lab.dtype.kind not in "biuf" or not np.all(np.isin(lab, (0, 1))):
+            raise ValueError("labels must be binary: 1 / True for D' (members), 0 / False "
+                             "for D (non-members).")
+        lab = lab.astype(bool)
+        known_fraction = check_fraction(known_fraction, "known_fraction")
+        s_pos, s_neg = s[lab], s[~lab]
+        for size, who in ((s_pos.size, "positive (label 1)"), (s_neg.size, "negative (label 0)")):
+            k = int(round(known_fraction * size))
+            if not 1 <= k <= size - 1:
+                raise ValueError(
+                    f"labels: {size} {who} trials with known_fraction={known_fraction} leave "
+                    "the known or the evaluation part empty; pass more trials of each class."
+                )
+        rng = noise_generator(random_state)
+        k_pos, e_pos = _split_known(s_pos.size, rng, known_fraction)
+        k_neg, e_neg = _split_known(s_neg.size, rng, known_fraction)
+    orientation, threshold = _choose_test(s_pos[k_pos], s_neg[k_neg], delta, level)
+    a, b = s_pos[e_pos], s_neg[e_neg]
+    if orientation == "greater":
+        tp, fp = int(np.sum(a >= threshold)), int(np.sum(b >= threshold))
+    else:
+        tp, fp = int(np.sum(a <= threshold)), int(np.sum(b <= threshold))
+    eps, tpr_lo, fpr_hi = _bound(tp, fp, a.size, b.size, delta, level)
+    return EpsilonLowerBoundResult(
+        epsilon=float(eps), delta=delta, confidence=confidence, threshold=threshold,
+        orientation=orientation, true_positives=tp, false_positives=fp,
+        n_positive=int(a.size), n_negative=int(b.size), tpr_lower=float(tpr_lo),
+        fpr_upper=float(fpr_hi),
+    )
+
+
+# --------------------------------------------------------------------------- canary audit
+@dataclass
+class CanaryAuditResult:
+    """Outcome of :func:`canary_audit`.
+
+    Attributes
+    ----------
+    epsilon_lower_bound : float
+        The empirical lower bound (``bound.epsilon``).
+    claimed_epsilon, claimed_delta : float or None
+        What the releases report (largest ``epsilon_`` / ``epsilon_spent_`` and
+        ``delta_`` / ``delta_spent_`` over the releases), None if they report nothing.
+    bound : EpsilonLowerBoundResult
+        The test and the counts.
+    statistics_original, statistics_replaced : ndarray of shape (n_releases,)
+        The statistic of every release trained on ``D`` and on ``D'``.
+    """
+
+    epsilon_lower_bound: float
+    claimed_epsilon: float | None
+    claimed_delta: float | None
+    bound: EpsilonLowerBoundResult
+    statistics_original: np.ndarray = field(repr=False)
+    statistics_replaced: np.ndarray = field(repr=False)
+
+    @property
+    def violates_claim(self) -> bool:
+        """Whether the lower bound exceeds the claimed epsilon (the claim is refuted)."""
+        return self.claimed_epsilon is not None and self.epsilon_lower_bound > \
+            self.claimed_epsilon
+
+
+def _output_at(estimator, x_row):
+    """Default statistic: the release's output at the replacement row."""
+    for method in ("decision_function", "predict_proba", "predict"):
+        if hasattr(estimator, method):
+            out = np.asarray(getattr(estimator, method)(x_row), dtype=float)
+            return float(out.reshape(out.shape[0], -1)[0, -1])
+    raise ValueError("statistic=None needs decision_function, predict_proba or predict; "
+                     f"{type(estimator).__name__} has none. Pass statistic=callable.")
+
+
+def _release(estimator, X, y, seed, fit_params, statistic):
+    est = clone(estimator)
+    if "random_state" in est.get_params():
+        est.set_params(random_state=seed)
+    est.fit(X, y, **fit_params)
+    value = statistic(est)
+    try:
+        value = float(np.asarray(value, dtype=float).reshape(()))
+    except (TypeError, ValueError):
+        raise ValueError(f"statistic must return one real number per release; got "
+                         f"{value!r}.") from None
+    if not np.isfinite(value):
+        raise ValueError(f"statistic returned {value!r}; it must return a finite number.")
+    claims = []
+    for names in (("epsilon_", "epsilon_spent_"), ("delta_", "delta_spent_")):
+        got = None
+        for name in names:
+            v = getattr(est, name, None)
+            if isinstance(v, Real) and not isinstance(v, bool):
+                got = float(v)
+                break
+        claims.append(got)
+    return value, claims[0], claims[1]
+
+
+def _replace_row(X, y, index, x_new, y_new):
+    """``D'``: copies of ``X, y`` with row ``index`` replaced by ``(x_new, y_new)``."""
+    n = n_rows(X)
+    if isinstance(index, (bool, np.bool_)) or not isinstance(index, Integral):
+        raise TypeError(f"index must be an integer row position; got {index!r}.")
+    if not -n <= index < n:
+        raise ValueError(f"index={index} is out of range for {n} rows (valid: {-n}..{n - 1}).")
+    index = int(index) % n
+    if is_frame(X):
+        Xp = X.copy()
+        row = x_new.iloc[0] if is_frame(x_new) else list(np.ravel(np.asarray(x_new,
+                                                                              dtype=object)))
+        if len(row) != X.shape[1]:
+            raise ValueError(f"x_replacement has {len(row)} values; X has {X.shape[1]} "
+                             "columns.")
+        Xp.iloc[index] = row if not is_frame(x_new) else row.to_numpy()
+        x_row = Xp.iloc[[index]]
+    else:
+        if sp.issparse(x_new):
+            x_new = x_new.toarray()
+        row = np.asarray(x_new)
+        if row.ndim == 2 and row.shape[0] == 1:
+            row = row[0]
+        d = X.shape[1] if hasattr(X, "shape") else len(np.asarray(X)[0])
+        if row.ndim != 1 or row.shape[0] != d:
+            raise ValueError(f"x_replacement must be one row of {d} values; got shape "
+                             f"{row.shape}.")
+        if sp.issparse(X):
+            Xp = sp.lil_matrix(X, copy=True)
+            Xp[index] = row
+            Xp = Xp.tocsr().astype(X.dtype)
+            x_row = Xp[[index]]
+        else:
+            Xp = np.array(X, copy=True)
+            if Xp.dtype.kind in "fc" and row.dtype.kind not in "biufc":
+                raise TypeError("x_replacement must hold numbers like X; got dtype "
+                                f"{row.dtype}.")
+            Xp[index] = row
+            x_row = Xp[index:index + 1]
+    yp = np.array(y, copy=True)
+    yp[index] = y_new
+    if not np.all(yp[index] == np.asarray(y_new)):
+        raise ValueError(f"y_replacement={y_new!r} cannot be stored in y of dtype {yp.dtype} "
+                         "without changing it; pass a label of the same type as y.")
+    return Xp, yp, x_row
+
+
+def canary_audit(estimator, X, y, index: int, x_replacement, y_replacement, *,
+                 statistic=None, n_releases: int = 200, delta: float | None = None,
+                 confidence: float = 0.95, known_fraction: float = 0.5,
+                 fit_params: dict | None = None, n_jobs=None, verbose: int = 0,
+                 random_state=None) -> CanaryAuditResult:
+    """Audit a randomised training algorithm on one neighbouring pair ``D, D'``.
+
+    ``D = (X, y)``; ``D'`` is ``D`` with row ``index`` replaced by ``(x_replacement,
+    y_replacement)`` -- the replace-one neighbouring relation of the library's DP
+    components. ``n_releases`` releases are trained on each (``clone(estimator)``, its
+    ``random_state`` parameter, if any, set to a distinct seed per release), ``statistic``
+    maps every release to one number, and :func:`epsilon_lower_bound` turns the two samples
+    into a lower bound on epsilon (``D'`` the positives). Its confidence statement holds
+    for the fixed pair whatever the statistic, provided the statistic and the pair are
+    chosen without looking at these releases: a bound above the estimator's claimed
+    epsilon (``claimed_epsilon``, read from ``epsilon_`` or ``epsilon_spent_``) refutes the
+    claim at that confidence. A bound below the claim proves nothing about the claim: it
+    reports how much of it this pair and this test can exhibit. Strong audits use a
+    worst-case pair (a row that moves the released quantity by the full sensitivity) and
+    a statistic that follows the release's most sensitive coordinate.
+
+    Parameters
+    ----------
+    estimator : estimator
+        Unfitted template (cloned per release); a ``random_state`` parameter is re-seeded.
+        The claim is read from the fitted releases' ``epsilon_`` / ``epsilon_spent_`` and
+        ``delta_`` / ``delta_spent_``, so any estimator reporting them can be audited.
+    X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+    index : int
+        Row of ``D`` replaced in ``D'``.
+    x_replacement : array-like of shape (n_features,) (or a one-row DataFrame)
+    y_replacement : scalar
+    statistic : callable, default=None
+        ``statistic(fitted_release) -> float``, e.g. the projection of the released
+        coefficients on the direction the replacement moves them, or the release's output
+        at the canary. ``None``: the output at the replacement row (``decision_function``,
+        else the last column of ``predict_proba``, else ``predict``). Must be picklable
+        for process / cluster backends (a module-level function or a
+        :func:`functools.partial` of one).
+    n_releases : int, default=200
+        Releases per data set (at least 4).
+    delta : float in [0, 1) or None, default=None
+        ``None``: the releases' reported delta (``delta_`` / ``delta_spent_``), else 0.
+    confidence : float in (0, 1), default=0.95
+    known_fraction : float in (0, 1), default=0.5
+        Share of the releases used to choose the test.
+    fit_params : dict, default=None
+    n_jobs : int, default=None
+        Releases are trained through :class:`joblib.Parallel` (any backend, e.g. dask).
+    verbose : int, default=0
+    random_state : int, RandomState, Generator or None
+        Release seeds and the known / evaluation split.
+
+    Returns
+    -------
+    result : :class:`CanaryAuditResult`
+
+    Raises
+    ------
+    ValueError, TypeError
+        Bad ``index``, a replacement of the wrong width or type, a statistic that does not
+        return one finite number, bad ``n_releases``, ``delta`` or ``confidence``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.base import BaseEstimator
+    >>> from sklearn_privacy.attacks import canary_audit
+    >>> class NoisyMean(BaseEstimator):  # Laplace mechanism on a mean of values in [0, 1]
+    ...     def __init__(self, epsilon=1.0, random_state=None):
+    ...         self.epsilon, self.random_state = epsilon, random_state
+    ...     def fit(self, X, y=None):
+    ...         rng = np.random.RandomState(self.random_state)
+    ...         self.mean_ = X[:, 0].mean() + rng.laplace(0, 1 / (len(X) * self.epsilon))
+    ...         self.epsilon_ = self.epsilon
+    ...         return self
+    >>> X = np.zeros((10, 1)); y = np.zeros(10)
+    >>> res = canary_audit(NoisyMean(epsilon=1.0), X, y, 0, [1.0], 0.0,
+    ...                    statistic=lambda est: est.mean_, n_releases=1000, random_state=0)
+    >>> bool(0.5 < res.epsilon_lower_bound <= 1.0), res.claimed_epsilon  # true value: 1
+    (True, 1.0)
+    """
+    n = n_rows(X)
+    if y is None:
+        raise ValueError("y is None; pass the labels / targets of X.")
+    y = np.asarray(y)
+    if y.ndim != 1 or y.shape[0] != n:
+        raise ValueError(f"y must be 1-D with one entry per row of X ({n}); got shape "
+                         f"{y.shape}.")
+    Xp, yp, x_row = _replace_row(X, y, index, x_replacement, y_replacement)
+    n_releases = check_positive_int(n_releases, "n_releases", minimum=4)
+    if statistic is None:
+        statistic = functools.partial(_output_at, x_row=x_row)
+    elif not callable(statistic):
+        raise TypeError(f"statistic must be a callable statistic(fitted_estimator) -> float "
+                        f"or None; got {statistic!r}.")
+    if delta is not None:
+        delta = _check_probability(delta, "delta", low_open=False, high_open=True)
+    confidence = _check_probability(confidence, "confidence", low_open=True, high_open=True)
+    known_fraction = check_fraction(known_fraction, "known_fraction")
+    if fit_params is not None and not isinstance(fit_params, dict):
+        raise TypeError(f"fit_params must be a dict or None; got {type(fit_params).__name__}.")
+    rng = noise_generator(random_state)
+    seeds = child_seeds(rng, 2 * n_releases)
+    jobs = [(X, y, int(seeds[k])) for k in range(n_releases)]
+    jobs += [(Xp, yp, int(seeds[n_releases + k])) for k in range(n_releases)]
+    out = Parallel(n_jobs=n_jobs, verbose=verbose)(
+        delayed(_release)(estimator, A, b, seed, fit_params or {}, statistic)
+        for A, b, seed in jobs
+    )
+    stats = np.array([o[0] for o in out])
+    eps_claims = [o[1] for o in out if o[1] is not None]
+    delta_claims = [o[2] for o in out if o[2] is not None]
+    claimed_eps = max(eps_claims) if len(eps_claims) == len(out) else None
+    claimed_delta = max(delta_claims) if len(delta_claims) == len(out) else None
+    if delta is None:
+        delta = min(claimed_delta, 1.0 - 1e-12) if claimed_delta is not None else 0.0
+    labels = np.r_[np.zeros(n_releases, bool), np.ones(n_releases, bool)]
+    bound = epsilon_lower_bound(scores=stats, labels=labels, delta=delta,
+                                confidence=confidence, known_fraction=known_fraction,
+                                random_state=rng)
+    return CanaryAuditResult(
+        epsilon_lower_bound=bound.epsilon, claimed_epsilon=claimed_eps,
+        claimed_delta=claimed_delta, bound=bound, statistics_original=stats[:n_releases],
+        statistics_replaced=stats[n_releases:],
+    )
