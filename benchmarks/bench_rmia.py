@@ -51,7 +51,7 @@ def main():
         args.seeds, args.components = 2, 30
     warnings.simplefilter("ignore")  # lbfgs convergence notes of the interpolating fits
     d = load_mnist()
-    X = PCA(args.components, random_state=0).fit_transform(d.data / 255.0)
+    X = PCA(args.components, random_state=0).fit_transform(d.data)
     y = d.target
     n = len(y)
     rng = np.random.RandomState(0)

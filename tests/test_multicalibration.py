@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
-from scipy.stats import beta, ks_2samp
+from scipy.stats import ks_2samp
 from sklearn.compose import ColumnTransformer
 from sklearn.dummy import DummyClassifier
 from sklearn.frozen import FrozenEstimator
@@ -15,6 +15,7 @@ from sklearn.svm import LinearSVC
 from sklearn.utils.estimator_checks import check_estimator
 
 from sklearn_privacy import PrivateMulticalibrator
+from sklearn_privacy.attacks import canary_audit
 from sklearn_privacy.datasets import load_adult
 from sklearn_privacy.exceptions import PrivacyWarning
 from sklearn_privacy.mechanisms import NumericSparse
@@ -120,31 +121,9 @@ class _StepBase(DummyClassifier):
         return np.column_stack([1 - p, p])
 
 
-def _events(data, runs, seed0):
-    (X, y) = data
-    base = _StepBase().fit(X, y)
-    out = np.empty(runs, dtype=int)
-    edges = np.array([-0.2, 0.0, 0.2])
-    for r in range(runs):
-        mc = PrivateMulticalibrator(FrozenEstimator(base), (), n_bins=1,
-                                    mechanism="numeric_sparse", epsilon=1.0, max_updates=1,
-                                    min_cell_size=1,
-                                    threshold=5.0, max_rounds=1,
-                                    random_state=seed0 + r).fit(X, y)
-        out[r] = 0 if not mc.updates_ else 1 + np.searchsorted(edges, mc.updates_[0][2])
-    return np.bincount(out, minlength=5)
-
-
-def _max_log_ratio_lower_bound(a, b, runs, conf=1e-3):
-    best = -np.inf
-    for k1, k2 in ((a, b), (b, a)):
-        for e in range(len(k1)):
-            if k1[e] == 0:
-                continue
-            lo = beta.ppf(conf, k1[e], runs - k1[e] + 1)          # lower bound of p
-            hi = beta.ppf(1 - conf, k2[e] + 1, runs - k2[e])       # upper bound of q
-            best = max(best, np.log(lo / hi))
-    return best
+def _first_shift(mc):
+    """The released update of the single cell (-2 when no update passed the test)."""
+    return mc.updates_[0][2] if mc.updates_ else -2.0
 
 
 class _BrokenNumericSparse(NumericSparse):
@@ -164,14 +143,17 @@ class _BrokenNumericSparse(NumericSparse):
 def test_privacy_audit_on_neighbouring_calibration_sets(broken, monkeypatch):
     if broken:
         monkeypatch.setattr(mc_module, "NumericSparse", _BrokenNumericSparse)
-    runs = 1500
-    d1, d2 = _audit_datasets()
-    a, b = _events(d1, runs, 0), _events(d2, runs, 10_000)
-    bound = _max_log_ratio_lower_bound(a, b, runs)
+    (X, y), (X2, y2) = _audit_datasets()
+    est = PrivateMulticalibrator(FrozenEstimator(_StepBase().fit(X, y)), (), n_bins=1,
+                                 mechanism="numeric_sparse", epsilon=1.0, max_updates=1,
+                                 min_cell_size=1, threshold=5.0, max_rounds=1)
+    res = canary_audit(est, X, y, -1, X2[-1], y2[-1], statistic=_first_shift,
+                       n_releases=500, random_state=0)
+    assert res.claimed_epsilon == 1.0
     if broken:
-        assert bound > 1.0       # the audit catches a mechanism that under-noises
+        assert res.epsilon_lower_bound > 1.0    # the audit catches a mechanism that under-noises
     else:
-        assert bound <= 1.0      # empirical privacy loss within the claimed epsilon
+        assert res.epsilon_lower_bound <= 1.0   # empirical privacy loss within the claimed epsilon
 
 
 def test_input_perturbation_is_reported_honestly():

@@ -257,6 +257,10 @@ def _fil_cases():
     return cases
 
 
+def _first_coef(est):
+    return float(np.ravel(est.coef_)[0])
+
+
 def _attack_cases():
     lin_oh, sk = _fitted("lin_oh"), _fitted("sk")
     half = N // 2
@@ -286,6 +290,42 @@ def _attack_cases():
              arrays={"X": ("nan", "inf", "wrong_length"), "y": ("nan", "wrong_length"),
                      "members": ("nan", "huge_index", "ndim3", "strings")},
              scalars={"n_shadow": ("nan_scalar", "neg", "zero", "str_scalar")}),
+        Case("rmia", attacks.rmia,
+             lambda: {"estimator": LogisticRegression().fit(X0[:half], YCLF[:half]),
+                      "X": X0, "y": YCLF, "members": np.arange(half), "n_reference": 2,
+                      "random_state": 0},
+             arrays={"X": ("nan", "inf", "wrong_length"), "y": ("nan", "wrong_length"),
+                     "members": ("nan", "huge_index", "ndim3", "strings")},
+             scalars={"n_reference": ("nan_scalar", "neg", "zero", "str_scalar"),
+                      "offline_a": ("nan_scalar", "inf_scalar", "neg", "huge", "str_scalar"),
+                      "gamma": ("nan_scalar", "inf_scalar", "neg", "zero", "str_scalar"),
+                      "n_population": ("nan_scalar", "neg", "zero", "huge", "str_scalar")}),
+        Case("epsilon_lower_bound", attacks.epsilon_lower_bound,
+             lambda: {"scores": np.linspace(0, 1, N), "labels": np.arange(N) % 2,
+                      "random_state": 0},
+             arrays={"scores": ("nan", "inf", "empty", "one_row", "wrong_length", "ndim3",
+                                "strings", "complex"),
+                     "labels": ("nan", "wrong_length", "ndim3", "strings", "neg")},
+             scalars={"delta": ("nan_scalar", "inf_scalar", "neg", "huge", "str_scalar"),
+                      "confidence": ("nan_scalar", "neg", "zero", "huge", "str_scalar"),
+                      "known_fraction": ("nan_scalar", "neg", "zero", "huge")},
+             aliases={"labels": ("scores",)}),
+        Case("canary_audit", attacks.canary_audit,
+             lambda: {"estimator": FILLinearRegression(alpha=1e-2), "X": X0, "y": YREG,
+                      "index": 0, "x_replacement": -X0[0], "y_replacement": -YREG[0],
+                      "statistic": _first_coef, "n_releases": 4, "random_state": 0},
+             arrays={"X": ("nan", "inf", "wrong_length", "ndim3"),
+                     "y": ("nan", "wrong_length", "ndim3"),
+                     "x_replacement": ("nan", "inf", "empty", "wrong_length", "ndim3",
+                                       "strings")},
+             scalars={"index": ("nan_scalar", "neg", "huge", "str_scalar", "bool_scalar"),
+                      "n_releases": ("nan_scalar", "neg", "zero", "str_scalar"),
+                      "y_replacement": ("nan_scalar", "inf_scalar", "str_scalar"),
+                      "confidence": ("nan_scalar", "neg", "zero", "huge")},
+             aliases={"X": ("Input X", "Input contains"), "y": ("Input y", "Input contains"),
+                      "x_replacement": ("X", "Input contains"),
+                      "y_replacement": ("y", "Input contains"),
+                      "index": ("out of range",)}),
         Case("whitebox_inversion", attacks.whitebox_inversion,
              lambda: {"estimator": lin_oh, "columns": [2, 3], "n_draws": 2,
                       "random_state": 0},

@@ -1,17 +1,17 @@
 """Privacy attacks: membership inference and attribute inversion, and their scorers."""
 
+from ._audit import (
+    CanaryAuditResult,
+    EpsilonLowerBoundResult,
+    canary_audit,
+    epsilon_lower_bound,
+)
 from ._inversion import (
     AttributeInversionResult,
     candidate_minimisers,
     fredrikson_inversion,
     prior_baseline,
     whitebox_inversion,
-)
-from ._audit import (
-    CanaryAuditResult,
-    EpsilonLowerBoundResult,
-    canary_audit,
-    epsilon_lower_bound,
 )
 from ._lira import LiRAResult, lira
 from ._membership import (

@@ -207,10 +207,13 @@ def epsilon_lower_bound(result: MembershipInferenceResult | None = None, *, scor
         if labels is None:
             raise ValueError("labels is None; pass 1 / True for trials on D' (members) and "
                              "0 / False for trials on D (non-members), one per score.")
+        if s.size < 4:
+            raise ValueError(f"scores has {s.size} entries; an audit needs at least 2 trials "
+                             "of each class (one to choose the test, one to count).")
         lab = np.asarray(labels)
         if lab.ndim != 1 or lab.shape[0] != s.shape[0]:
-            raise ValueError(f"labels must be 1-D with one entry per score ({s.shape[0]}); "
-                             f"got shape {lab.shape}.")
+            raise ValueError(f"labels must be 1-D with one entry per score (scores has "
+                             f"{s.shape[0]}); got shape {lab.shape}.")
         if lab.dtype.kind not in "biuf" or not np.all(np.isin(lab, (0, 1))):
             raise ValueError("labels must be binary: 1 / True for D' (members), 0 / False "
                              "for D (non-members).")

@@ -72,6 +72,8 @@ def check_target(y, n, *, param="y", x_param="X") -> np.ndarray:
 
 def check_finite_scores(s, param) -> np.ndarray:
     """1-D float scores without NaN/inf."""
+    if np.asarray(s).dtype.kind == "c":
+        raise TypeError(f"{param} must hold real numbers; got complex values.")
     try:
         s = np.asarray(s, dtype=float)
     except (TypeError, ValueError):

@@ -1,0 +1,284 @@
+import numpy as np
+import pytest
+from scipy.stats import beta
+from sklearn.base import BaseEstimator
+from sklearn.dummy import DummyClassifier
+from sklearn.frozen import FrozenEstimator
+
+from sklearn_privacy import PrivateMulticalibrator
+from sklearn_privacy.attacks import (
+    CanaryAuditResult,
+    canary_audit,
+    epsilon_lower_bound,
+    evaluate_scores,
+)
+from sklearn_privacy.mechanisms import NumericSparse
+
+
+# ------------------------------------------------------------------ epsilon_lower_bound
+def _hand_bound(tp, fp, n_pos, n_neg, delta, confidence):
+    """The bound by hand: Clopper-Pearson upper limits at level (1 - confidence) / 2."""
+    a = (1 - confidence) / 2
+    fpr_hi = 1.0 if fp == n_neg else beta.ppf(1 - a, fp + 1, n_neg - fp)
+    fn = n_pos - tp
+    fnr_hi = 1.0 if fn == n_pos else beta.ppf(1 - a, fn + 1, n_pos - fn)
+    cands = [0.0]
+    if 1 - delta - fnr_hi > 0:
+        cands.append(np.log((1 - delta - fnr_hi) / fpr_hi))
+    if 1 - delta - fpr_hi > 0:
+        cands.append(np.log((1 - delta - fpr_hi) / fnr_hi))
+    return max(cands), 1 - fnr_hi, fpr_hi
+
+
+@pytest.mark.parametrize("delta, confidence", [(0.0, 0.95), (1e-3, 0.99), (0.05, 0.9)])
+def test_bound_equals_hand_computation(delta, confidence):
+    rng = np.random.RandomState(0)
+    scores = np.r_[rng.normal(2.0, 1.0, 300), rng.normal(0.0, 1.0, 300)]
+    labels = np.r_[np.ones(300, int), np.zeros(300, int)]
+    res = epsilon_lower_bound(scores=scores, labels=labels, delta=delta,
+                              confidence=confidence, random_state=1)
+    # recount the evaluation part independently: the split is the documented one
+    split = np.random.RandomState(1)
+    pos, neg = scores[:300], scores[300:]
+    e_pos = np.sort(split.permutation(300)[150:])
+    e_neg = np.sort(split.permutation(300)[150:])
+    assert res.orientation == "greater"
+    tp = int(np.sum(pos[e_pos] >= res.threshold))
+    fp = int(np.sum(neg[e_neg] >= res.threshold))
+    assert (res.true_positives, res.false_positives) == (tp, fp)
+    assert (res.n_positive, res.n_negative) == (150, 150)
+    eps, tpr_lo, fpr_hi = _hand_bound(tp, fp, 150, 150, delta, confidence)
+    assert res.epsilon == pytest.approx(eps, abs=1e-12)
+    assert res.tpr_lower == pytest.approx(tpr_lo, abs=1e-12)
+    assert res.fpr_upper == pytest.approx(fpr_hi, abs=1e-12)
+    assert res.epsilon > 0.5  # a separation of 2 standard deviations shows
+
+
+def test_known_counts_and_reversed_orientation():
+    # hand-made counts: perfect separation with low scores pointing to D'
+    scores = np.r_[np.zeros(40), np.ones(40)]
+    labels = np.r_[np.ones(40), np.zeros(40)]
+    res = epsilon_lower_bound(scores=scores, labels=labels, random_state=0)
+    assert res.orientation == "less"
+    assert (res.true_positives, res.false_positives) == (20, 0)
+    # FPR_hi = 1 - 0.025^(1/20) (zero false positives), TPR_lo = 0.025^(1/20)
+    fpr_hi = 1 - 0.025 ** (1 / 20)
+    assert res.fpr_upper == pytest.approx(fpr_hi, rel=1e-10)
+    assert res.epsilon == pytest.approx(np.log((1 - fpr_hi) / fpr_hi), rel=1e-10)
+
+
+def test_from_membership_result_uses_its_split():
+    rng = np.random.RandomState(0)
+    mi = evaluate_scores(rng.normal(1.0, 1, 400), rng.normal(0.0, 1, 400), random_state=0)
+    res = epsilon_lower_bound(mi, delta=1e-5)
+    a = mi.scores_members[mi.eval_members]
+    b = mi.scores_nonmembers[mi.eval_nonmembers]
+    tp, fp = int(np.sum(a >= res.threshold)), int(np.sum(b >= res.threshold))
+    assert (res.true_positives, res.false_positives) == (tp, fp)
+    assert res.epsilon == pytest.approx(
+        _hand_bound(tp, fp, a.size, b.size, 1e-5, 0.95)[0], abs=1e-12)
+
+
+def test_no_signal_gives_a_bound_near_zero():
+    rng = np.random.RandomState(3)
+    s = rng.normal(size=2000)
+    res = epsilon_lower_bound(scores=s, labels=np.r_[np.ones(1000), np.zeros(1000)],
+                              random_state=0)
+    assert res.epsilon < 0.15
+
+
+def test_coverage_on_randomised_response():
+    """Over repeated audits of an exactly eps-DP mechanism, the bound stays below eps."""
+    eps = 1.0
+    p = np.exp(eps) / (1 + np.exp(eps))
+    rng = np.random.RandomState(0)
+    bounds = []
+    for r in range(40):
+        s = np.r_[rng.uniform(size=500) < p, rng.uniform(size=500) < 1 - p].astype(float)
+        lab = np.r_[np.ones(500), np.zeros(500)]
+        bounds.append(epsilon_lower_bound(scores=s, labels=lab, random_state=r).epsilon)
+    bounds = np.array(bounds)
+    assert np.mean(bounds > eps) <= 0.05 + 1e-12  # at most the 5% allowed
+    assert np.median(bounds) > 0.5                 # and the test is not vacuous
+
+
+def test_epsilon_lower_bound_bad_input():
+    s, lab = np.arange(10.0), np.r_[np.ones(5), np.zeros(5)]
+    with pytest.raises(ValueError, match="delta"):
+        epsilon_lower_bound(scores=s, labels=lab, delta=1.0)
+    with pytest.raises(ValueError, match="confidence"):
+        epsilon_lower_bound(scores=s, labels=lab, confidence=1.0)
+    with pytest.raises(ValueError, match="labels"):
+        epsilon_lower_bound(scores=s, labels=lab[:-1])
+    with pytest.raises(ValueError, match="labels"):
+        epsilon_lower_bound(scores=s, labels=np.arange(10))
+    with pytest.raises(ValueError, match="labels"):
+        epsilon_lower_bound(scores=s, labels=None)
+    with pytest.raises(ValueError, match="scores"):
+        epsilon_lower_bound(scores=np.r_[s[:-1], np.nan], labels=lab)
+    with pytest.raises(ValueError, match="or scores and labels"):
+        epsilon_lower_bound()
+    with pytest.raises(TypeError, match="result"):
+        epsilon_lower_bound({"auc": 1.0})
+    with pytest.raises(ValueError, match="labels"):
+        epsilon_lower_bound(scores=s[:3], labels=lab[[0, 5, 6]])
+
+
+# ------------------------------------------------------------------ canary_audit
+class _NoisyMean(BaseEstimator):
+    """Laplace mechanism on the mean of the first column (values in [0, 1])."""
+
+    def __init__(self, epsilon=1.0, random_state=None):
+        self.epsilon = epsilon
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        rng = np.random.RandomState(self.random_state)
+        self.mean_ = np.asarray(X)[:, 0].mean() + rng.laplace(0, 1 / (len(X) * self.epsilon))
+        self.epsilon_ = self.epsilon
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.mean_)
+
+
+def _mean(est):
+    return est.mean_
+
+
+def test_canary_audit_of_a_laplace_mechanism_is_tight_and_catches_a_lie():
+    X, y = np.zeros((10, 1)), np.zeros(10)
+    ok = canary_audit(_NoisyMean(1.0), X, y, 3, [1.0], 0.0, statistic=_mean,
+                      n_releases=1000, random_state=0)
+    assert isinstance(ok, CanaryAuditResult)
+    assert ok.claimed_epsilon == 1.0 and ok.claimed_delta is None
+    assert 0.6 < ok.epsilon_lower_bound <= 1.0 and not ok.violates_claim
+    # the releases: D' moves the mean by exactly 1/10
+    assert abs(np.median(ok.statistics_replaced) - np.median(ok.statistics_original)
+               - 0.1) < 0.02
+
+    class _Liar(_NoisyMean):
+        def fit(self, X, y=None):
+            super().fit(X, y)
+            self.epsilon_ = self.epsilon / 4   # claims 4x more privacy than it gives
+            return self
+
+    lie = canary_audit(_Liar(1.0), X, y, 3, [1.0], 0.0, statistic=_mean, n_releases=1000,
+                       random_state=0)
+    assert lie.claimed_epsilon == 0.25 and lie.violates_claim
+    # the default statistic (the output at the canary) sees the same thing
+    default = canary_audit(_NoisyMean(1.0), X, y, 3, [1.0], 0.0, n_releases=1000,
+                           random_state=0)
+    np.testing.assert_array_equal(default.statistics_original, ok.statistics_original)
+
+
+class _StepBase(DummyClassifier):
+    """A public base model: p = 1 at x = 1, p = 0 at x = 2, else 1/2."""
+
+    def predict_proba(self, X):
+        p = np.where(X[:, 0] == 1.0, 1.0, np.where(X[:, 0] == 2.0, 0.0, 0.5))
+        return np.column_stack([1 - p, p])
+
+
+def _first_shift(mc):
+    """The released update of the single cell (-2 when no update passed the test)."""
+    return mc.updates_[0][2] if mc.updates_ else -2.0
+
+
+def _multicalibration_audit(n_releases, seed):
+    # One cell (whole population, one bucket). In D the canary row (x = 1, y = 0, p = 1)
+    # has residual -1; in D' it is (x = 2, y = 1, p = 0), residual +1: the cell's residual
+    # sum moves by the full sensitivity 2 (4.5 -> 6.5), which both the threshold test
+    # and the released sum see.
+    X = np.zeros((30, 1))
+    y = np.r_[np.ones(20), np.zeros(10)].astype(int)
+    X[-1, 0], y[-1] = 1.0, 0
+    base = _StepBase().fit(X, y)
+    est = PrivateMulticalibrator(FrozenEstimator(base), (), n_bins=1,
+                                 mechanism="numeric_sparse", epsilon=1.0, max_updates=1,
+                                 min_cell_size=1, threshold=5.0, max_rounds=1)
+    return canary_audit(est, X, y, -1, [2.0], 1, statistic=_first_shift,
+                        n_releases=n_releases, random_state=seed)
+
+
+def _cut_noise_tenfold(monkeypatch):
+    """A broken NumericSparse: the noise of 10 epsilon, the accounting of epsilon."""
+    original = NumericSparse.__init__
+
+    def init(self, epsilon, *args, **kwargs):
+        original(self, epsilon * 10, *args, **kwargs)   # every Laplace scale / 10
+        self.epsilon = epsilon                           # reported as spent
+
+    monkeypatch.setattr(NumericSparse, "__init__", init)
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_canary_audit_of_numeric_sparse_multicalibration(broken, monkeypatch):
+    if broken:
+        _cut_noise_tenfold(monkeypatch)
+    res = _multicalibration_audit(500, seed=0)
+    assert res.claimed_epsilon == 1.0 and res.claimed_delta == 0.0
+    if broken:
+        assert res.epsilon_lower_bound > 1.0    # the audit catches the under-noised release
+        assert res.violates_claim
+    else:
+        assert res.epsilon_lower_bound <= 1.0   # within the claim
+        assert not res.violates_claim
+
+
+def test_canary_audit_parallel_and_sequential_agree():
+    X, y = np.zeros((10, 1)), np.zeros(10)
+    a = canary_audit(_NoisyMean(1.0), X, y, 0, [1.0], 0.0, statistic=_mean, n_releases=20,
+                     random_state=5)
+    b = canary_audit(_NoisyMean(1.0), X, y, 0, [1.0], 0.0, statistic=_mean, n_releases=20,
+                     random_state=5, n_jobs=2)
+    np.testing.assert_array_equal(a.statistics_original, b.statistics_original)
+    np.testing.assert_array_equal(a.statistics_replaced, b.statistics_replaced)
+    # distinct seeds per release
+    assert np.unique(np.r_[a.statistics_original, a.statistics_replaced]).size == 40
+
+
+def test_canary_audit_on_frames_and_sparse():
+    pd = pytest.importorskip("pandas")
+    import scipy.sparse as sp
+
+    X = np.zeros((10, 2))
+    frame = pd.DataFrame(X, columns=["a", "b"])
+    r = canary_audit(_NoisyMean(1.0), frame, np.zeros(10), 2, [1.0, 0.0], 0.0,
+                     statistic=lambda e: e.mean_, n_releases=10, random_state=0)
+    dense = canary_audit(_NoisyMean(1.0), X, np.zeros(10), 2, [1.0, 0.0], 0.0,
+                         statistic=lambda e: e.mean_, n_releases=10, random_state=0)
+    np.testing.assert_allclose(r.statistics_replaced, dense.statistics_replaced)
+
+    class _SparseMean(_NoisyMean):
+        def fit(self, X, y=None):
+            return super().fit(np.asarray(X.todense()), y)
+
+    s = canary_audit(_SparseMean(1.0), sp.csr_matrix(X), np.zeros(10), 2, [1.0, 0.0], 0.0,
+                     statistic=lambda e: e.mean_, n_releases=10, random_state=0)
+    np.testing.assert_allclose(s.statistics_replaced, dense.statistics_replaced)
+
+
+def test_canary_audit_bad_input():
+    X, y = np.zeros((10, 1)), np.zeros(10)
+    est = _NoisyMean(1.0)
+    with pytest.raises(ValueError, match="index"):
+        canary_audit(est, X, y, 10, [1.0], 0.0)
+    with pytest.raises(TypeError, match="index"):
+        canary_audit(est, X, y, 1.5, [1.0], 0.0)
+    with pytest.raises(ValueError, match="x_replacement"):
+        canary_audit(est, X, y, 0, [1.0, 2.0], 0.0)
+    with pytest.raises(ValueError, match="y_replacement"):
+        canary_audit(est, X, y.astype(int), 0, [1.0], 0.5)
+    with pytest.raises(ValueError, match="n_releases"):
+        canary_audit(est, X, y, 0, [1.0], 0.0, n_releases=2)
+    with pytest.raises(TypeError, match="statistic"):
+        canary_audit(est, X, y, 0, [1.0], 0.0, statistic="mean_")
+    with pytest.raises(ValueError, match="statistic"):
+        canary_audit(est, X, y, 0, [1.0], 0.0, statistic=lambda e: np.nan, n_releases=4)
+    with pytest.raises(ValueError, match="statistic"):
+        canary_audit(est, X, y, 0, [1.0], 0.0, statistic=lambda e: [1.0, 2.0], n_releases=4)
+    with pytest.raises(ValueError, match="y must be 1-D"):
+        canary_audit(est, X, y[:-1], 0, [1.0], 0.0)
+    with pytest.raises(ValueError, match="delta"):
+        canary_audit(est, X, y, 0, [1.0], 0.0, delta=-0.1)
