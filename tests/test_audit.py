@@ -121,7 +121,7 @@ def test_epsilon_lower_bound_bad_input():
     with pytest.raises(TypeError, match="result"):
         epsilon_lower_bound({"auc": 1.0})
     with pytest.raises(ValueError, match="labels"):
-        epsilon_lower_bound(scores=s[:3], labels=lab[[0, 5, 6]])
+        epsilon_lower_bound(scores=s[:5], labels=lab[[0, 5, 6, 7, 8]])
 
 
 # ------------------------------------------------------------------ canary_audit
