@@ -1,5 +1,6 @@
 """Privacy attacks: membership inference and attribute inversion, and their scorers."""
 
+from ._display import MembershipROCDisplay
 from ._inversion import (
     AttributeInversionResult,
     candidate_minimisers,
@@ -22,6 +23,7 @@ from ._scorers import (
 
 __all__ = [
     "LiRAResult",
+    "MembershipROCDisplay",
     "lira",
     "AttributeInversionResult",
     "candidate_minimisers",
