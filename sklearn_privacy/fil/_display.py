@@ -13,6 +13,8 @@ from ._base import BaseFILEstimator
 
 KINDS = ("hist", "ecdf", "history")
 _HISTORY_KEYS = ("max", "mean", "min")
+#: Largest number of histogram bins (each bin is an artist).
+MAX_BINS = 10_000
 
 
 def _check_kind(kind):
@@ -69,8 +71,12 @@ def _labels(values):
                          else str(v) for v in values], dtype=object)
         uniq, codes = np.unique(text.astype(str), return_inverse=True)
         return [str(u) for u in uniq], codes
-    if values.dtype.kind == "f" and np.any(np.isnan(values)):
-        raise ValueError("by holds NaN values; fill or drop them before grouping.")
+    if values.dtype.kind == "f" and not np.all(np.isfinite(values)):
+        raise ValueError("by holds NaN or infinite values; fill or drop them before "
+                         "grouping.")
+    if values.dtype.kind == "c":
+        raise ValueError(f"by must hold labels (numbers, strings, booleans); got dtype "
+                         f"{values.dtype}.")
     uniq, codes = np.unique(values, return_inverse=True)
     return [format_value(u.item() if hasattr(u, "item") else u) for u in uniq], codes
 
@@ -175,7 +181,7 @@ class EtaDisplay:
             As in :func:`sklearn_privacy.fil.eta`.
         top_k : int, default=5
             Mark the ``top_k`` most leaking rows (0: none).
-        bins : int, default=30
+        bins : int in [1, 10000], default=30
         log_scale : bool, default=False
             Log-scaled eta axis (and log-spaced bins).
         ax : matplotlib Axes, default=None
@@ -294,8 +300,9 @@ class EtaDisplay:
             ``self``, with ``ax_``, ``figure_`` and the artists set.
         """
         kind = _check_kind(self.kind)
-        if isinstance(bins, bool | np.bool_) or not isinstance(bins, Integral) or bins < 1:
-            raise ValueError(f"bins must be an integer >= 1; got {bins!r}.")
+        if (isinstance(bins, bool | np.bool_) or not isinstance(bins, Integral)
+                or not 1 <= bins <= MAX_BINS):
+            raise ValueError(f"bins must be an integer in [1, {MAX_BINS}]; got {bins!r}.")
         ax, fig = get_axes(ax, f"{type(self).__name__}.plot")
         self.bars_, self.counts_, self.lines_ = {}, {}, {}
         self.band_ = self.top_k_markers_ = self.bin_edges_ = None

@@ -131,6 +131,9 @@ class PrivacyUtilityDisplay:
                     f"({varying}); pass param=... (one of them)."
                 )
             param = varying[0]
+        if not isinstance(param, str):
+            raise TypeError(f"param must be the name of the searched parameter; got "
+                            f"{param!r}.")
         if param.startswith("param_"):
             param = param[len("param_"):]
         if any(param not in p for p in params):

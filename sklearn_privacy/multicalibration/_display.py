@@ -21,8 +21,14 @@ from ._groups import membership_matrix
 STAGES = ("before", "after")
 
 
+def _vector(values, name):
+    if np.asarray(values).dtype.kind == "c":
+        raise ValueError(f"{name} must hold real numbers; got complex values.")
+    return _check_vector(values, name)
+
+
 def _check_probabilities(p, name, n=None):
-    p = _check_vector(p, name)
+    p = _vector(p, name)
     if n is not None and p.size != n:
         raise ValueError(f"{name} has {p.size} entries but y_true has {n}.")
     if not np.all(np.isfinite(p)) or np.any((p < 0) | (p > 1)):
@@ -125,7 +131,7 @@ class MulticalibrationDisplay:
             Labels other than 0/1, probabilities outside [0, 1], lengths that differ, a
             malformed membership matrix or ``group_names`` of the wrong length.
         """
-        y = _check_vector(y_true, "y_true")
+        y = _vector(y_true, "y_true")
         if y.size == 0:
             raise ValueError("y_true is empty; need at least one sample.")
         if not np.all((y == 0) | (y == 1)):
