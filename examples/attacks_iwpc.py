@@ -1,4 +1,6 @@
-"""Attribute inversion against FIL noise, IRFIL, and privacy-constrained model selection.
+"""
+Attribute inversion against FIL noise, IRFIL, and privacy-constrained model selection
+=====================================================================================
 
 1. FIL paper, Figure 6 (IWPC, least squares, no intercept, 3,855 training rows): mean
    eta, test MSE, and the accuracy of the white-box attack (eq. 30), its MAP variant, the
@@ -16,6 +18,10 @@
 Figures: ``examples/output/attacks_iwpc_fig6.png``, ``examples/output/attacks_irfil_fig7.png``.
 Run: ``python examples/attacks_iwpc.py`` (a few minutes; ``--quick`` well under one).
 """
+
+# %%
+# Imports and settings
+# --------------------
 
 import argparse
 from pathlib import Path
@@ -167,6 +173,13 @@ def main(argv=None):
     grid_search(args.quick)
     print(f"figures written to {OUT}")
 
+
+# %%
+# Run
+# ---
+#
+# ``python examples/attacks_iwpc.py`` runs it as a script; the rendered gallery
+# runs it with the (smaller) arguments set in ``doc/conf.py``.
 
 if __name__ == "__main__":
     main()

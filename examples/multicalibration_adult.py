@@ -1,4 +1,6 @@
-"""Multicalibration on Adult: the paper's Figure 2 on two bases, reliability, epsilon sweep.
+"""
+Multicalibration on Adult: the paper's Figure 2 on two bases, reliability, epsilon sweep
+========================================================================================
 
 Fishman, Mugunthan & Tanzer calibrate on the Adult training set (30,162 rows) over the
 collection of race and sex indicators and all their pairwise conjunctions (17 groups, plus
@@ -26,6 +28,10 @@ Figures (``examples/output/``):
 
 Run: ``python examples/multicalibration_adult.py`` (a few minutes; ``--quick`` under one).
 """
+
+# %%
+# Imports and settings
+# --------------------
 
 import argparse
 from pathlib import Path
@@ -105,7 +111,6 @@ def figure2(data, seeds):
     fig.suptitle("Adult, Figure 2 of Fishman et al. on two bases")
     fig.tight_layout()
     fig.savefig(OUT / "multicalibration_fig2.png", dpi=120)
-    plt.close(fig)
 
 
 def reliability(data):
@@ -140,7 +145,6 @@ def reliability(data):
     fig.suptitle("Weak base, test reliability per group (buckets with >= 10 members)")
     fig.tight_layout()
     fig.savefig(OUT / "multicalibration_reliability.png", dpi=120)
-    plt.close(fig)
 
 
 def epsilon_sweep(data, seeds, epsilons):
@@ -177,7 +181,6 @@ def epsilon_sweep(data, seeds, epsilons):
     fig.suptitle(f"NumericSparse, alpha = 0.1, median over {len(seeds)} seeds")
     fig.tight_layout()
     fig.savefig(OUT / "multicalibration_epsilon.png", dpi=120)
-    plt.close(fig)
 
 
 def main(argv=None):
@@ -193,6 +196,13 @@ def main(argv=None):
     epsilon_sweep(data, seeds, epsilons)
     print(f"figures written to {OUT}")
 
+
+# %%
+# Run
+# ---
+#
+# ``python examples/multicalibration_adult.py`` runs it as a script; the rendered gallery
+# runs it with the (smaller) arguments set in ``doc/conf.py``.
 
 if __name__ == "__main__":
     main()
