@@ -48,7 +48,8 @@ from sklearn_privacy.datasets import load_adult  # noqa: E402
 from sklearn_privacy.demo import format_table  # noqa: E402
 from sklearn_privacy.demo._s4_attacks import inversion_curve, iwpc_split  # noqa: E402
 
-OUT = Path(__file__).resolve().parent / "output"
+# the gallery runs the examples from their own directory, without __file__
+OUT = (Path(__file__).resolve().parent if "__file__" in globals() else Path.cwd()) / "output"
 BOUND = 0.05  # allowed white-box accuracy above the prior baseline
 
 

@@ -34,7 +34,8 @@ from sklearn_privacy import IRFILLinearRegression  # noqa: E402
 from sklearn_privacy.datasets import load_adult, load_iwpc  # noqa: E402
 from sklearn_privacy.demo import format_table  # noqa: E402
 
-OUT = Path(__file__).resolve().parent / "output"
+# the gallery runs the examples from their own directory, without __file__
+OUT = (Path(__file__).resolve().parent if "__file__" in globals() else Path.cwd()) / "output"
 SIGMA = 1e-3
 
 

@@ -28,7 +28,8 @@ from sklearn_privacy.demo import _s2_irfil  # noqa: E402
 from sklearn_privacy.demo._s2_irfil import fit_irfil_models  # noqa: E402
 from sklearn_privacy.fil import EtaDisplay  # noqa: E402
 
-OUT = Path(__file__).resolve().parent / "output"
+# the gallery runs the examples from their own directory, without __file__
+OUT = (Path(__file__).resolve().parent if "__file__" in globals() else Path.cwd()) / "output"
 
 
 def main():

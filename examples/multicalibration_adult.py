@@ -51,7 +51,8 @@ from sklearn_privacy.metrics import multicalibration_error  # noqa: E402
 from sklearn_privacy.multicalibration import membership_matrix  # noqa: E402
 from sklearn_privacy.multicalibration._groups import as_groups  # noqa: E402
 
-OUT = Path(__file__).resolve().parent / "output"
+# the gallery runs the examples from their own directory, without __file__
+OUT = (Path(__file__).resolve().parent if "__file__" in globals() else Path.cwd()) / "output"
 CONFIGS = [  # (label, mechanism, alpha)
     ("uncalibrated", "base", None),
     ("no privacy, alpha=0.1", None, 0.1),

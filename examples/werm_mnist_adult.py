@@ -51,7 +51,8 @@ from sklearn_privacy.datasets import load_adult, load_mnist  # noqa: E402
 from sklearn_privacy.demo import format_table  # noqa: E402
 from sklearn_privacy.werm import epsilon_ratio  # noqa: E402
 
-OUT = Path(__file__).resolve().parent / "output"
+# the gallery runs the examples from their own directory, without __file__
+OUT = (Path(__file__).resolve().parent if "__file__" in globals() else Path.cwd()) / "output"
 WEIGHTS = (0.0, 0.03, 0.1, 0.3, 0.5, 0.7, 0.9, 0.97, 1.0)
 EPOCHS = 60
 ES_EPOCHS = {"MNIST": 8, "Adult": 3}
