@@ -102,4 +102,4 @@ class _IntersphinxOffline(logging.Filter):
 
 def setup(app):
     app.connect("autodoc-skip-member", _skip_generated_request_methods)
-    logging.getLogger("sphinx.sphinx.ext.intersphinx._load").addFilter(_IntersphinxOffline())
+    logging.getLogger("sphinx.sphinx.ext.intersphinx").addFilter(_IntersphinxOffline())

@@ -165,7 +165,7 @@ def grid_search(quick):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").strip().split("\n")[0])
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
     OUT.mkdir(exist_ok=True)

@@ -185,7 +185,7 @@ def epsilon_sweep(data, seeds, epsilons):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").strip().split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer seeds and epsilons")
     args = parser.parse_args(argv)
     OUT.mkdir(parents=True, exist_ok=True)
