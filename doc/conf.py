@@ -29,6 +29,9 @@ numpydoc_class_members_toctree = False
 exclude_patterns = ["_build", "generated/*.examples"]
 html_theme = "alabaster"
 nitpicky = False
+# sphinx_gallery_conf holds a function (reset_argv): Sphinx cannot cache it, which only
+# means a full re-read when conf.py changes.
+suppress_warnings = ["config.cache"]
 
 # Cross-references to the projects the library builds on. The inventories are fetched over
 # the network at build time; without network access Sphinx cannot reach them, references
