@@ -225,7 +225,7 @@ class MembershipROCDisplay:
         lo = min(float(positive.min()) if positive.size else 1e-4, 1e-2) / 2
         fpr = np.maximum(self.fpr, lo)
         tpr = np.maximum(self.tpr, lo)
-        (self.line_,) = ax.plot(fpr, tpr, drawstyle="steps-post", label=label, **kwargs)
+        (self.line_,) = ax.plot(fpr, tpr, label=label, **kwargs)
         self.chance_level_ = None
         if plot_chance_level:
             (self.chance_level_,) = ax.plot([lo, 1], [lo, 1], "k--", lw=0.8,

@@ -263,6 +263,6 @@ class MulticalibrationDisplay:
         ax.set_ylabel("observed fraction of positives")
         ax.set_title(f"reliability per group ({self.n_bins} buckets; marker area = cell size)",
                      fontsize=9)
-        ax.legend(fontsize=7, loc="upper left")
+        ax.legend(fontsize=7, loc="lower right")
         self.ax_, self.figure_ = ax, fig
         return self
