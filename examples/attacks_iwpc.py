@@ -1,4 +1,6 @@
-"""Attribute inversion against FIL noise, IRFIL, and privacy-constrained model selection.
+"""
+Attribute inversion against FIL noise, IRFIL, and privacy-constrained model selection
+=====================================================================================
 
 1. FIL paper, Figure 6 (IWPC, least squares, no intercept, 3,855 training rows): mean
    eta, test MSE, and the accuracy of the white-box attack (eq. 30), its MAP variant, the
@@ -16,6 +18,10 @@
 Figures: ``examples/output/attacks_iwpc_fig6.png``, ``examples/output/attacks_irfil_fig7.png``.
 Run: ``python examples/attacks_iwpc.py`` (a few minutes; ``--quick`` well under one).
 """
+
+# %%
+# Imports and settings
+# --------------------
 
 import argparse
 from pathlib import Path
@@ -42,7 +48,8 @@ from sklearn_privacy.datasets import load_adult  # noqa: E402
 from sklearn_privacy.demo import format_table  # noqa: E402
 from sklearn_privacy.demo._s4_attacks import inversion_curve, iwpc_split  # noqa: E402
 
-OUT = Path(__file__).resolve().parent / "output"
+# the gallery runs the examples from their own directory, without __file__
+OUT = (Path(__file__).resolve().parent if "__file__" in globals() else Path.cwd()) / "output"
 BOUND = 0.05  # allowed white-box accuracy above the prior baseline
 
 
@@ -158,7 +165,7 @@ def grid_search(quick):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").strip().split("\n")[0])
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
     OUT.mkdir(exist_ok=True)
@@ -167,6 +174,13 @@ def main(argv=None):
     grid_search(args.quick)
     print(f"figures written to {OUT}")
 
+
+# %%
+# Run
+# ---
+#
+# ``python examples/attacks_iwpc.py`` runs it as a script; the rendered gallery
+# runs it with the (smaller) arguments set in ``doc/conf.py``.
 
 if __name__ == "__main__":
     main()

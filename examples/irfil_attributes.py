@@ -1,4 +1,6 @@
-"""Attribute-level IRFIL on IWPC and Adult (FIL paper, Figure 7a and 7c).
+"""
+Attribute-level IRFIL on IWPC and Adult (FIL paper, Figure 7a and 7c)
+=====================================================================
 
 IWPC: least squares (lambda = 1e-2, no intercept) on the 3,855 training patients; the
 equalised quantity is each patient's eta for the VKORC1 genotype (one-hot pair).
@@ -15,6 +17,10 @@ eta shrank. On both data sets the deciles merge; IWPC converges faster than Adul
 Run: ``python examples/irfil_attributes.py`` (under a minute).
 """
 
+# %%
+# Imports and settings
+# --------------------
+
 from pathlib import Path
 
 import matplotlib
@@ -28,7 +34,8 @@ from sklearn_privacy import IRFILLinearRegression  # noqa: E402
 from sklearn_privacy.datasets import load_adult, load_iwpc  # noqa: E402
 from sklearn_privacy.demo import format_table  # noqa: E402
 
-OUT = Path(__file__).resolve().parent / "output"
+# the gallery runs the examples from their own directory, without __file__
+OUT = (Path(__file__).resolve().parent if "__file__" in globals() else Path.cwd()) / "output"
 SIGMA = 1e-3
 
 
@@ -65,6 +72,13 @@ def main():
                         "std shrink factor"], rows))
     print(f"figure written to {OUT / 'irfil_attributes.png'}")
 
+
+# %%
+# Run
+# ---
+#
+# ``python examples/irfil_attributes.py`` runs it as a script; the rendered gallery
+# runs it with the (smaller) arguments set in ``doc/conf.py``.
 
 if __name__ == "__main__":
     main()

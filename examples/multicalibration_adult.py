@@ -1,4 +1,6 @@
-"""Multicalibration on Adult: the paper's Figure 2 on two bases, reliability, epsilon sweep.
+"""
+Multicalibration on Adult: the paper's Figure 2 on two bases, reliability, epsilon sweep
+========================================================================================
 
 Fishman, Mugunthan & Tanzer calibrate on the Adult training set (30,162 rows) over the
 collection of race and sex indicators and all their pairwise conjunctions (17 groups, plus
@@ -27,6 +29,10 @@ Figures (``examples/output/``):
 Run: ``python examples/multicalibration_adult.py`` (a few minutes; ``--quick`` under one).
 """
 
+# %%
+# Imports and settings
+# --------------------
+
 import argparse
 from pathlib import Path
 
@@ -45,7 +51,8 @@ from sklearn_privacy.metrics import multicalibration_error  # noqa: E402
 from sklearn_privacy.multicalibration import membership_matrix  # noqa: E402
 from sklearn_privacy.multicalibration._groups import as_groups  # noqa: E402
 
-OUT = Path(__file__).resolve().parent / "output"
+# the gallery runs the examples from their own directory, without __file__
+OUT = (Path(__file__).resolve().parent if "__file__" in globals() else Path.cwd()) / "output"
 CONFIGS = [  # (label, mechanism, alpha)
     ("uncalibrated", "base", None),
     ("no privacy, alpha=0.1", None, 0.1),
@@ -105,7 +112,6 @@ def figure2(data, seeds):
     fig.suptitle("Adult, Figure 2 of Fishman et al. on two bases")
     fig.tight_layout()
     fig.savefig(OUT / "multicalibration_fig2.png", dpi=120)
-    plt.close(fig)
 
 
 def reliability(data):
@@ -140,7 +146,6 @@ def reliability(data):
     fig.suptitle("Weak base, test reliability per group (buckets with >= 10 members)")
     fig.tight_layout()
     fig.savefig(OUT / "multicalibration_reliability.png", dpi=120)
-    plt.close(fig)
 
 
 def epsilon_sweep(data, seeds, epsilons):
@@ -177,11 +182,10 @@ def epsilon_sweep(data, seeds, epsilons):
     fig.suptitle(f"NumericSparse, alpha = 0.1, median over {len(seeds)} seeds")
     fig.tight_layout()
     fig.savefig(OUT / "multicalibration_epsilon.png", dpi=120)
-    plt.close(fig)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").strip().split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer seeds and epsilons")
     args = parser.parse_args(argv)
     OUT.mkdir(parents=True, exist_ok=True)
@@ -193,6 +197,13 @@ def main(argv=None):
     epsilon_sweep(data, seeds, epsilons)
     print(f"figures written to {OUT}")
 
+
+# %%
+# Run
+# ---
+#
+# ``python examples/multicalibration_adult.py`` runs it as a script; the rendered gallery
+# runs it with the (smaller) arguments set in ``doc/conf.py``.
 
 if __name__ == "__main__":
     main()

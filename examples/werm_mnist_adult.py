@@ -1,4 +1,6 @@
-"""WERM utility-privacy study on MNIST (5k) and Adult (WERM paper, Fig. 3, Tables 2 and 3).
+"""
+WERM utility-privacy study on MNIST (5k) and Adult (WERM paper, Fig. 3, Tables 2 and 3)
+=======================================================================================
 
 Each data set is split at random into equal training, reference and test parts. For every
 reference weight ``w`` and seed, a WERM-wrapped ``MLPClassifier`` (which overfits) is
@@ -25,6 +27,10 @@ seed and five weights). ``--n-per-part`` and ``--epochs`` shrink the study furth
 test suite runs a tiny version).
 """
 
+# %%
+# Imports and settings
+# --------------------
+
 import argparse
 import csv
 import warnings
@@ -45,7 +51,8 @@ from sklearn_privacy.datasets import load_adult, load_mnist  # noqa: E402
 from sklearn_privacy.demo import format_table  # noqa: E402
 from sklearn_privacy.werm import epsilon_ratio  # noqa: E402
 
-OUT = Path(__file__).resolve().parent / "output"
+# the gallery runs the examples from their own directory, without __file__
+OUT = (Path(__file__).resolve().parent if "__file__" in globals() else Path.cwd()) / "output"
 WEIGHTS = (0.0, 0.03, 0.1, 0.3, 0.5, 0.7, 0.9, 0.97, 1.0)
 EPOCHS = 60
 ES_EPOCHS = {"MNIST": 8, "Adult": 3}
@@ -168,6 +175,52 @@ def table3(records, weights, datasets=("MNIST", "Adult")):
     return correlations
 
 
+def run_study(datasets, weights, seeds, defenses=("WERM", "WERM-ES"), *, n_per_part=5000,
+              epochs=EPOCHS, n_jobs=1, verbose=0):
+    """Every (data set, defense, w, seed) fit of the study, as a list of records.
+
+    Parameters
+    ----------
+    datasets : sequence of {"MNIST", "Adult"}
+    weights : sequence of float
+        Reference weights ``w``.
+    seeds : sequence of int
+    defenses : sequence of {"WERM", "WERM-ES"}, default=("WERM", "WERM-ES")
+    n_per_part : int, default=5000
+        Rows per part (training, reference, test).
+    epochs : int, default=60
+    n_jobs : int, default=1
+    verbose : int, default=0
+        0: silent; 1: one line per fit (data set, defense, w, seed, test accuracy and the
+        two attack accuracies) as the fits complete; 2 and more: joblib's progress too.
+
+    Returns
+    -------
+    records : list of dict
+    """
+    unknown = sorted(set(datasets) - {"MNIST", "Adult"})
+    if unknown:
+        raise ValueError(f"datasets must be among ('MNIST', 'Adult'); got {unknown}.")
+    records = []
+    for name in datasets:
+        X, y = load(name, n_per_part)
+        jobs = [(variant, es, w, seed)
+                for variant, es in (("WERM", None), ("WERM-ES", ES_EPOCHS[name]))
+                if variant in defenses
+                for w in weights for seed in seeds]
+        results = Parallel(n_jobs=n_jobs, return_as="generator",
+                           verbose=max(0, 10 * (verbose - 1)))(
+            delayed(run_one)(X, y, w, seed, epochs, early_stop=es)
+            for _, es, w, seed in jobs)
+        for (variant, _, w, seed), r in zip(jobs, results, strict=True):
+            records.append({"data": name, "defense": variant, "w": w, "seed": seed, **r})
+            if verbose >= 1:
+                print(f"[{len(records)}/{len(jobs) * len(datasets)}] {name} {variant} w={w} "
+                      f"seed={seed}: test {r['test_acc']:.3f} MIA train "
+                      f"{r['mia_train']:.3f} ref {r['mia_ref']:.3f}", flush=True)
+    return records
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description="WERM utility-privacy study")
     parser.add_argument("--quick", action="store_true",
@@ -178,26 +231,19 @@ def main(argv=None):
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--no-es", action="store_true", help="skip WERM-ES")
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--datasets", nargs="+", default=["MNIST", "Adult"],
+                        choices=["MNIST", "Adult"])
+    parser.add_argument("--verbose", type=int, default=1,
+                        help="0: silent, 1: one line per fit (default)")
     args = parser.parse_args(argv)
     defenses = ("WERM",) if args.no_es else ("WERM", "WERM-ES")
     weights = (0.0, 0.1, 0.5, 0.9, 1.0) if args.quick else WEIGHTS
     seeds = (0,) if args.quick else (0, 1, 2, 3, 4)
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
-    records = []
-    for name in ("MNIST", "Adult"):
-        X, y = load(name, args.n_per_part)
-        jobs = [(variant, es, w, seed)
-                for variant, es in (("WERM", None), ("WERM-ES", ES_EPOCHS[name]))
-                if variant in defenses
-                for w in weights for seed in seeds]
-        results = Parallel(n_jobs=args.n_jobs)(
-            delayed(run_one)(X, y, w, seed, args.epochs, early_stop=es)
-            for _, es, w, seed in jobs)
-        for (variant, _, w, seed), r in zip(jobs, results, strict=True):
-            records.append({"data": name, "defense": variant, "w": w, "seed": seed, **r})
-            print(f"{name} {variant} w={w} seed={seed}: test {r['test_acc']:.3f} "
-                  f"MIA train {r['mia_train']:.3f} ref {r['mia_ref']:.3f}", flush=True)
+    datasets = tuple(args.datasets)
+    records = run_study(datasets, weights, seeds, defenses, n_per_part=args.n_per_part,
+                        epochs=args.epochs, n_jobs=args.n_jobs, verbose=args.verbose)
     with open(out / "werm_results.csv", "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(records[0]))
         writer.writeheader()
@@ -206,8 +252,9 @@ def main(argv=None):
     def mean_rows(data, defense):
         return mean_over_seeds(records, data, defense, weights)
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-    for ax, data in zip(axes, ("MNIST", "Adult"), strict=True):
+    fig, axes = plt.subplots(1, len(datasets), figsize=(5 * len(datasets), 3.8),
+                             squeeze=False)
+    for ax, data in zip(axes[0], datasets, strict=True):
         for defense, style in zip(defenses, ("-", ":"), strict=False):
             rows = mean_rows(data, defense)
             # Fig. 3: test accuracy against MIA accuracy, one point per w
@@ -227,7 +274,7 @@ def main(argv=None):
     fig.tight_layout()
     fig.savefig(out / "werm_tradeoff.png", dpi=120)
 
-    for data in ("MNIST", "Adult"):
+    for data in datasets:
         for defense in defenses:
             rows = mean_rows(data, defense)
             print(f"\n{data}, {defense} (mean over {len(seeds)} seed(s))")
@@ -242,7 +289,7 @@ def main(argv=None):
             lambda r: abs(r["mia_train"] - r["mia_ref"]) <= 0.04,
         "high reference privacy (MIA ref <= 51%)": lambda r: r["mia_ref"] <= 0.51,
     }
-    for data in ("MNIST", "Adult"):
+    for data in datasets:
         for defense in defenses:
             rows = mean_rows(data, defense)
             for setting, rule in rules.items():
@@ -254,10 +301,17 @@ def main(argv=None):
     print("\nTable 2: selected model per privacy setting")
     print(format_table(["data", "defense", "setting", "w", "test acc %", "MIA train %",
                         "MIA ref %"], table2))
-    correlations = table3(records, weights)
+    correlations = table3(records, weights, datasets)
     print(f"\noutputs written to {out}")
     return {"records": records, "correlations": correlations}
 
+
+# %%
+# Run
+# ---
+#
+# ``python examples/werm_mnist_adult.py`` runs it as a script; the rendered gallery
+# runs it with the (smaller) arguments set in ``doc/conf.py``.
 
 if __name__ == "__main__":
     main()

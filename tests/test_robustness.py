@@ -542,9 +542,65 @@ def _pipeline_cases():
     ]
 
 
+def _closed(make, attribute):
+    """Run a Display constructor on the Agg backend, close its figure, return its data."""
+    def call(**kwargs):
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        disp = make(**kwargs)
+        plt.close(disp.figure_)
+        return getattr(disp, attribute)
+    return call
+
+
+def _display_cases():
+    from sklearn_privacy import (
+        EtaDisplay,
+        MembershipROCDisplay,
+        MulticalibrationDisplay,
+        PrivacyUtilityDisplay,
+    )
+
+    log = _fitted("log")
+    scores = np.r_[YREG[:N // 2], YREG[N // 2:] + 1.0]
+    members = np.r_[np.zeros(N // 2), np.ones(N - N // 2)]
+    prob = 1.0 / (1.0 + np.exp(-YREG))
+    cv_results = {"params": [{"sigma": 0.1}, {"sigma": 1.0}],
+                  "mean_test_accuracy": [0.9, 0.8], "mean_test_advantage": [-0.2, -0.05]}
+    return [
+        Case("EtaDisplay.from_estimator", _closed(EtaDisplay.from_estimator, "eta"),
+             lambda: {"estimator": log, "by": YCLF, "top_k": 3, "bins": 10},
+             arrays={"by": ("nan", "inf", "wrong_length", "ndim3", "empty")},
+             scalars={"top_k": ("nan_scalar", "str_scalar", "neg", "huge", "bool_scalar"),
+                      "bins": ("nan_scalar", "str_scalar", "neg", "zero", "huge")}),
+        Case("MembershipROCDisplay.from_predictions",
+             _closed(MembershipROCDisplay.from_predictions, "tpr"),
+             lambda: {"y_true": members, "y_score": scores},
+             arrays={"y_true": ARRAY_KINDS, "y_score": ARRAY_KINDS},
+             scalars={"fpr_levels": ("nan_scalar", "inf_scalar", "str_scalar", "neg", "zero",
+                                     "huge", "bool_scalar")}),
+        Case("MulticalibrationDisplay.from_predictions",
+             _closed(MulticalibrationDisplay.from_predictions, "cells"),
+             lambda: {"y_true": YCLF, "y_prob": prob, "y_prob_before": np.full(N, 0.5)},
+             arrays={"y_true": ARRAY_KINDS, "y_prob": ARRAY_KINDS,
+                     "y_prob_before": ("nan", "inf", "wrong_length", "ndim3", "strings")},
+             scalars={"n_bins": ("nan_scalar", "str_scalar", "neg", "zero", "huge"),
+                      "min_size": ("nan_scalar", "str_scalar", "neg", "zero")}),
+        Case("PrivacyUtilityDisplay.from_cv_results",
+             _closed(PrivacyUtilityDisplay.from_cv_results, "leakage"),
+             lambda: {"cv_results": cv_results, "utility": "accuracy", "leakage": "advantage"},
+             scalars={"utility": ("nan_scalar", "str_scalar", "bool_scalar"),
+                      "leakage": ("nan_scalar", "str_scalar", "bool_scalar"),
+                      "param": ("nan_scalar", "str_scalar", "bool_scalar")}),
+    ]
+
+
 def _all_cases():
     return (_fil_cases() + _attack_cases() + _mc_cases() + _werm_cases() + _utils_cases()
-            + _pipeline_cases())
+            + _pipeline_cases() + _display_cases())
 
 
 CASES = {c.name: c for c in _all_cases()}

@@ -6,6 +6,7 @@ from ._audit import (
     canary_audit,
     epsilon_lower_bound,
 )
+from ._display import MembershipROCDisplay
 from ._inversion import (
     AttributeInversionResult,
     candidate_minimisers,
@@ -33,6 +34,7 @@ __all__ = [
     "canary_audit",
     "epsilon_lower_bound",
     "LiRAResult",
+    "MembershipROCDisplay",
     "lira",
     "RMIAResult",
     "rmia",

@@ -1,5 +1,6 @@
 """Multicalibration post-processing with differential privacy."""
 
+from ._display import MulticalibrationDisplay
 from ._groups import ColumnPredicate, Group, conjunction_groups, membership_matrix
 from ._multicalibrator import PrivateMulticalibrator
 from ._weak_base import GradientDescentLogisticRegression
@@ -7,6 +8,7 @@ from ._weak_base import GradientDescentLogisticRegression
 __all__ = [
     "ColumnPredicate",
     "GradientDescentLogisticRegression",
+    "MulticalibrationDisplay",
     "Group",
     "PrivateMulticalibrator",
     "conjunction_groups",

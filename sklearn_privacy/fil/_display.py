@@ -1,0 +1,385 @@
+"""Visualisation of the per-example Fisher information loss (eta) of a FIL estimator."""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+import numpy as np
+
+from ..utils._display import format_value, get_axes
+from ..utils._pipeline import split_pipeline
+from ._audit import eta as _pipeline_eta
+from ._base import BaseFILEstimator
+
+KINDS = ("hist", "ecdf", "history")
+_HISTORY_KEYS = ("max", "mean", "min")
+#: Largest number of histogram bins (each bin is an artist).
+MAX_BINS = 10_000
+
+
+def _check_kind(kind):
+    if not isinstance(kind, str) or kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}; got {kind!r}.")
+    return kind
+
+
+def _final_fil(estimator):
+    _, final = split_pipeline(estimator)
+    if not isinstance(final, BaseFILEstimator):
+        raise TypeError(
+            "EtaDisplay needs a fitted FIL estimator (FILLinearRegression, "
+            "FILLogisticRegression or their IRFIL variants), possibly as the last step of a "
+            f"Pipeline; got {type(final).__name__}."
+        )
+    return final
+
+
+def _column_of(X, by, n):
+    """Values of column ``by`` (name or position) of ``X`` (array or DataFrame)."""
+    if hasattr(X, "iloc") and hasattr(X, "columns"):
+        if isinstance(by, str):
+            if by not in X.columns:
+                raise ValueError(f"by={by!r} is not a column of X; columns are "
+                                 f"{list(X.columns)[:10]}.")
+            values = X[by].to_numpy()
+        else:
+            if not 0 <= by < X.shape[1]:
+                raise ValueError(f"by={by!r} is out of range for X with {X.shape[1]} columns.")
+            values = X.iloc[:, int(by)].to_numpy()
+    else:
+        if isinstance(by, str):
+            raise ValueError(f"by={by!r} names a column, but X has no column names; pass a "
+                             "DataFrame or a column position.")
+        A = np.asarray(X)
+        if A.ndim != 2:
+            raise ValueError(f"X must be 2-D to read the column by={by!r}; got shape "
+                             f"{A.shape}.")
+        if not 0 <= by < A.shape[1]:
+            raise ValueError(f"by={by!r} is out of range for X with {A.shape[1]} columns.")
+        values = A[:, int(by)]
+    if values.shape[0] != n:
+        raise ValueError(f"X has {values.shape[0]} rows but the estimator was trained on {n}; "
+                         "pass the training data.")
+    return values
+
+
+def _labels(values):
+    """Group labels and the per-row group code of a 1-D array of categorical values."""
+    values = np.asarray(values)
+    if values.dtype == object:
+        text = np.array(["nan" if v is None or (isinstance(v, float) and np.isnan(v))
+                         else str(v) for v in values], dtype=object)
+        uniq, codes = np.unique(text.astype(str), return_inverse=True)
+        return [str(u) for u in uniq], codes
+    if values.dtype.kind == "f" and not np.all(np.isfinite(values)):
+        raise ValueError("by holds NaN or infinite values; fill or drop them before "
+                         "grouping.")
+    if values.dtype.kind == "c":
+        raise ValueError(f"by must hold labels (numbers, strings, booleans); got dtype "
+                         f"{values.dtype}.")
+    uniq, codes = np.unique(values, return_inverse=True)
+    return [format_value(u.item() if hasattr(u, "item") else u) for u in uniq], codes
+
+
+class EtaDisplay:
+    """Per-example Fisher information loss of a FIL estimator, or IRFIL's convergence.
+
+    Create it with :meth:`from_estimator` (a fitted FIL/IRFIL estimator or a pipeline
+    ending in one); the constructor takes precomputed values. The plot shows what the
+    estimator reports: ``eta`` is the Cramér-Rao leakage of each training example under
+    the FIL threat model of :class:`~sklearn_privacy.FILLinearRegression` (unbiased
+    adversary knowing every other training value), not a differential privacy bound.
+
+    Parameters
+    ----------
+    eta : ndarray of shape (n_samples,)
+        Per-example eta (``kind`` "hist" or "ecdf").
+    groups : ndarray of int of shape (n_samples,) or None, default=None
+        Group code of each example (an index into ``group_names``).
+    group_names : list of str or None, default=None
+    top_k_index : ndarray of int or None, default=None
+        Rows to mark (the most leaking ones).
+    history : dict of ndarray or None, default=None
+        IRFIL ``eta_history_`` (``kind="history"``).
+    kind : {"hist", "ecdf", "history"}, default="hist"
+    estimator_name : str or None, default=None
+
+    Attributes
+    ----------
+    ax_ : matplotlib Axes
+    figure_ : matplotlib Figure
+    bars_ : dict of str -> BarContainer
+        One histogram per group (``kind="hist"``).
+    counts_ : dict of str -> ndarray
+        Bar heights of each histogram.
+    bin_edges_ : ndarray
+        Shared bin edges (``kind="hist"``).
+    lines_ : dict of str -> Line2D
+        ECDF per group (``kind="ecdf"``) or history statistic (``kind="history"``).
+    band_ : PolyCollection or None
+        mean +- std of the history (``kind="history"``).
+    top_k_markers_ : PathCollection or None
+        Markers of the ``top_k_index`` rows.
+
+    See Also
+    --------
+    sklearn_privacy.FILLinearRegression.eta : the values shown.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np
+    >>> from sklearn_privacy import FILLogisticRegression
+    >>> from sklearn_privacy.fil import EtaDisplay
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.normal(size=(200, 3)); y = (X[:, 0] > 0).astype(int)
+    >>> clf = FILLogisticRegression(random_state=0).fit(X, y)
+    >>> disp = EtaDisplay.from_estimator(clf, y=y, by="class", top_k=3)
+    >>> sorted(disp.counts_), int(sum(c.sum() for c in disp.counts_.values()))
+    (['0', '1'], 200)
+    """
+
+    def __init__(self, eta=None, *, groups=None, group_names=None, top_k_index=None,
+                 history=None, kind="hist", estimator_name=None):
+        self.eta = None if eta is None else np.asarray(eta, dtype=float)
+        self.groups = None if groups is None else np.asarray(groups)
+        self.group_names = group_names
+        self.top_k_index = None if top_k_index is None else np.asarray(top_k_index)
+        self.history = history
+        self.kind = kind
+        self.estimator_name = estimator_name
+
+    # ------------------------------------------------------------------ constructors
+    @classmethod
+    def from_estimator(cls, estimator, *, kind="hist", by=None, X=None, y=None, columns=None,
+                       constrained=False, top_k=5, bins=30, log_scale=False, ax=None,
+                       name=None):
+        """Plot the per-example eta (or the IRFIL history) of a fitted estimator.
+
+        Parameters
+        ----------
+        estimator : fitted FIL/IRFIL estimator, or a Pipeline ending in one
+        kind : {"hist", "ecdf", "history"}, default="hist"
+            ``"hist"``: histogram of eta per group (shared bins); ``"ecdf"``: empirical
+            CDF per group; ``"history"``: IRFIL's ``eta_history_`` (max, mean, min and
+            mean +- std of the equalised eta per reweighting iteration).
+        by : None, "class", array-like of shape (n_samples,), str or int, default=None
+            Split the examples: ``"class"`` by label (``y`` if given, else the labels the
+            classifier was trained on); a boolean mask (``True``: "in group"); an array
+            of labels (one per training row); or a column -- a name or position of ``X``
+            when ``X`` is given (categorical values work), otherwise of the final FIL
+            estimator's input (``feature_names_in_`` or position).
+        X : array-like or DataFrame of shape (n_samples, n_features), default=None
+            The training data, only to read the column ``by``.
+        y : array-like of shape (n_samples,), default=None
+            Training labels, for ``by="class"``.
+        columns : None or columns, default=None
+            Attribute-level eta of these columns (as in :func:`sklearn_privacy.fil.eta`,
+            original feature names through a pipeline); ``None``: example-level eta.
+        constrained : bool, default=False
+            As in :func:`sklearn_privacy.fil.eta`.
+        top_k : int, default=5
+            Mark the ``top_k`` most leaking rows (0: none).
+        bins : int in [1, 10000], default=30
+        log_scale : bool, default=False
+            Log-scaled eta axis (and log-spaced bins).
+        ax : matplotlib Axes, default=None
+        name : str, default=None
+            Title (default: the estimator's class name).
+
+        Returns
+        -------
+        display : EtaDisplay
+
+        Raises
+        ------
+        TypeError
+            Not a FIL estimator.
+        ValueError
+            Unknown ``kind``, ``by`` of the wrong length or naming an unknown column,
+            ``by="class"`` for a regressor without ``y``, ``kind="history"`` on a
+            non-IRFIL estimator.
+        """
+        kind = _check_kind(kind)
+        final = _final_fil(estimator)
+        name = type(final).__name__ if name is None else name
+        if kind == "history":
+            history = getattr(final, "eta_history_", None)
+            if history is None:
+                raise ValueError(
+                    "kind='history' needs an IRFIL estimator (IRFILLinearRegression or "
+                    f"IRFILLogisticRegression) with eta_history_; {name} has none."
+                )
+            disp = cls(history=history, kind=kind, estimator_name=name)
+            return disp.plot(ax=ax)
+        if isinstance(top_k, bool | np.bool_) or not isinstance(top_k, Integral) or top_k < 0:
+            raise ValueError(f"top_k must be an integer >= 0; got {top_k!r}.")
+        values = np.asarray(_pipeline_eta(estimator, columns=columns, per_example=True,
+                                          constrained=constrained), dtype=float)
+        n = values.size
+        groups, names = cls._resolve_by(final, by, X, y, n)
+        order = np.argsort(-values, kind="stable")
+        disp = cls(values, groups=groups, group_names=names, top_k_index=order[:top_k],
+                   kind=kind, estimator_name=name)
+        return disp.plot(ax=ax, bins=bins, log_scale=log_scale)
+
+    @classmethod
+    def from_history(cls, estimator, *, ax=None, name=None):
+        """Shortcut for ``from_estimator(estimator, kind="history")``.
+
+        Parameters
+        ----------
+        estimator : fitted IRFIL estimator, or a Pipeline ending in one
+        ax : matplotlib Axes, default=None
+        name : str, default=None
+
+        Returns
+        -------
+        display : EtaDisplay
+        """
+        return cls.from_estimator(estimator, kind="history", ax=ax, name=name)
+
+    @staticmethod
+    def _resolve_by(final, by, X, y, n):
+        if by is None:
+            return None, None
+        if isinstance(by, str) and by == "class":
+            if y is None:
+                classes = getattr(final, "classes_", None)
+                if classes is None:
+                    raise ValueError("by='class' needs class labels: the estimator is a "
+                                     "regressor; pass y or a mask/column as by.")
+                labels = np.asarray(classes)[final._audit_engine().y.astype(int)]
+            else:
+                labels = np.asarray(y)
+                if labels.ndim != 1 or labels.shape[0] != n:
+                    raise ValueError(f"y must be 1-D with one label per training row ({n}); "
+                                     f"got shape {labels.shape}.")
+            names, codes = _labels(labels)
+            return codes, names
+        if isinstance(by, str | Integral) and not isinstance(by, bool | np.bool_):
+            if X is not None:
+                values = _column_of(X, by, n)
+            else:
+                from ..utils import resolve_columns
+
+                col = resolve_columns(by, final.n_features_in_,
+                                      getattr(final, "feature_names_in_", None), param="by")
+                values = final._audit_engine().dense_columns(col)[:, 0]
+            names, codes = _labels(values)
+            return codes, names
+        arr = np.asarray(by)
+        if arr.ndim != 1 or arr.shape[0] != n:
+            raise ValueError(
+                f"by must be 'class', a column name/position, or an array with one entry per "
+                f"training row ({n}); got {type(by).__name__} of shape {arr.shape}."
+            )
+        if arr.dtype == bool:
+            return (~arr).astype(int), ["in group", "rest"]
+        return _labels(arr)[::-1]
+
+    # ------------------------------------------------------------------ drawing
+    def plot(self, ax=None, *, bins=30, log_scale=False, name=None):
+        """Draw the display.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Axes to draw into (a new figure when None).
+        bins : int, default=30
+            Number of shared histogram bins (``kind="hist"``).
+        log_scale : bool, default=False
+            Log-scaled eta axis.
+        name : str, default=None
+            Title (default: ``estimator_name``).
+
+        Returns
+        -------
+        display : EtaDisplay
+            ``self``, with ``ax_``, ``figure_`` and the artists set.
+        """
+        kind = _check_kind(self.kind)
+        if (isinstance(bins, bool | np.bool_) or not isinstance(bins, Integral)
+                or not 1 <= bins <= MAX_BINS):
+            raise ValueError(f"bins must be an integer in [1, {MAX_BINS}]; got {bins!r}.")
+        ax, fig = get_axes(ax, f"{type(self).__name__}.plot")
+        self.bars_, self.counts_, self.lines_ = {}, {}, {}
+        self.band_ = self.top_k_markers_ = self.bin_edges_ = None
+        title = name if name is not None else self.estimator_name
+        if kind == "history":
+            self._plot_history(ax)
+        else:
+            self._plot_eta(ax, kind, bins, log_scale)
+        if title:
+            ax.set_title(title)
+        self.ax_, self.figure_ = ax, fig
+        return self
+
+    def _split(self):
+        if self.groups is None:
+            return [("all", self.eta)]
+        names = self.group_names
+        return [(str(names[g]) if names is not None else str(g), self.eta[self.groups == g])
+                for g in np.unique(self.groups)]
+
+    def _plot_eta(self, ax, kind, bins, log_scale):
+        if self.eta is None or self.eta.size == 0:
+            raise ValueError("EtaDisplay has no eta values to plot.")
+        eta = self.eta
+        parts = self._split()
+        if kind == "hist":
+            lo, hi = float(eta.min()), float(eta.max())
+            if log_scale:
+                if lo <= 0:
+                    raise ValueError("log_scale=True needs positive eta values.")
+                edges = np.geomspace(lo, hi if hi > lo else lo * 1.01, bins + 1)
+            else:
+                edges = np.histogram_bin_edges(eta, bins=bins)
+            self.bin_edges_ = edges
+            for label, values in parts:
+                counts, _, bars = ax.hist(values, bins=edges, alpha=0.6,
+                                          label=f"{label} (n={values.size})")
+                self.counts_[label] = np.asarray(counts)
+                self.bars_[label] = bars
+            ax.set_ylabel("number of examples")
+        else:
+            for label, values in parts:
+                xs = np.sort(values)
+                ys = np.arange(1, xs.size + 1) / xs.size
+                (line,) = ax.step(xs, ys, where="post", label=f"{label} (n={values.size})")
+                self.lines_[label] = line
+            ax.set_ylabel("fraction of examples with eta <= x")
+            ax.set_ylim(0, 1.02)
+        if log_scale:
+            ax.set_xscale("log")
+        ax.set_xlabel("per-example eta (Fisher information loss)")
+        top = self.top_k_index
+        if top is not None and top.size:
+            xs = eta[top]
+            self.top_k_markers_ = ax.scatter(
+                xs, np.full(xs.size, 0.03), transform=ax.get_xaxis_transform(), marker="v",
+                color="crimson", zorder=3, label=f"top {top.size} rows")
+            for i, x in zip(top[:5], xs[:5], strict=False):
+                ax.annotate(str(int(i)), (x, 0.06), xycoords=ax.get_xaxis_transform(),
+                            fontsize=7, color="crimson", ha="center")
+        ax.legend(fontsize=8)
+
+    def _plot_history(self, ax):
+        h = self.history
+        if not isinstance(h, dict) or any(k not in h for k in _HISTORY_KEYS):
+            raise ValueError("history must be IRFIL's eta_history_ (a dict with 'max', "
+                             "'mean', 'min' and 'std').")
+        t = np.arange(len(h["mean"]))
+        for key, style in zip(_HISTORY_KEYS, ("^-", "o-", "v-"), strict=True):
+            (line,) = ax.plot(t, h[key], style, label=key)
+            self.lines_[key] = line
+        if "std" in h:
+            mean, std = np.asarray(h["mean"]), np.asarray(h["std"])
+            self.band_ = ax.fill_between(t, mean - std, mean + std, alpha=0.2,
+                                         label="mean +- std")
+        ax.set_xlabel("reweighting iteration (0 = unweighted fit)")
+        ax.set_ylabel("equalised eta")
+        if len(t) < 20:
+            ax.set_xticks(t)
+        ax.legend(fontsize=8)

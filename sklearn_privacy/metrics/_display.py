@@ -1,0 +1,252 @@
+"""Privacy-utility trade-off of a hyper-parameter search."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..utils._display import format_value, get_axes
+
+
+def _sort_key(value):
+    if isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool):
+        return (0, float(value), "")
+    return (1, 0.0, str(value))
+
+
+def _score_column(cv_results, score, which):
+    if not isinstance(score, str):
+        raise TypeError(f"{which} must be the name of a score; got {score!r}.")
+    for key in (f"mean_test_{score}", score if score.startswith("mean_test_") else None,
+                f"test_{score}"):
+        if key is not None and key in cv_results:
+            return key
+    available = sorted(k[len("mean_test_"):] for k in cv_results if k.startswith("mean_test_"))
+    available += sorted(k[len("test_"):] for k in cv_results if k.startswith("test_"))
+    raise ValueError(f"{which}={score!r} is not a score of the search; available: {available}. "
+                     "Use multi-metric scoring, e.g. scoring={'accuracy': 'accuracy', "
+                     "'advantage': make_membership_scorer(...)}.")
+
+
+def _varying_param(params):
+    keys = sorted({k for p in params for k in p})
+    varying = [k for k in keys
+               if len({repr(p.get(k)) for p in params}) > 1]
+    return varying
+
+
+class PrivacyUtilityDisplay:
+    """Privacy-utility trade-off curve over a searched parameter (sigma, w, epsilon ...).
+
+    One point per candidate: the mean cross-validated leakage score on the x axis, the
+    mean utility score on the y axis, labelled by the value of the searched parameter
+    and joined in parameter order. The leakage scorers of
+    :mod:`sklearn_privacy.attacks` are *negated* (greater is better, as scikit-learn
+    expects): with ``negate_leakage=True`` (default) the plot shows the leakage itself
+    (e.g. the membership advantage), so that more leakage is to the right. The figures are
+    empirical attack outcomes on held-out folds; they are not privacy guarantees.
+
+    Parameters
+    ----------
+    leakage, utility : ndarray of shape (n_candidates,)
+        Plotted coordinates (already negated when ``negate_leakage``), in parameter order.
+    param_values : list
+        Value of the searched parameter at each point.
+    leakage_std, utility_std : ndarray or None, default=None
+        Standard deviations over folds (error bars).
+    leakage_name, utility_name, param_name : str
+
+    Attributes
+    ----------
+    line_ : Line2D
+    errorbar_ : ErrorbarContainer or None
+    annotations_ : list of Annotation
+    ax_ : matplotlib Axes
+    figure_ : matplotlib Figure
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from sklearn_privacy.metrics import PrivacyUtilityDisplay
+    >>> cv_results = {"params": [{"sigma": 0.1}, {"sigma": 1.0}],
+    ...               "mean_test_accuracy": [0.9, 0.8], "mean_test_advantage": [-0.2, -0.05]}
+    >>> disp = PrivacyUtilityDisplay.from_cv_results(
+    ...     cv_results, utility="accuracy", leakage="advantage")
+    >>> disp.leakage.tolist(), disp.param_values
+    ([0.2, 0.05], [0.1, 1.0])
+    """
+
+    def __init__(self, leakage, utility, param_values, *, leakage_std=None, utility_std=None,
+                 leakage_name="leakage", utility_name="utility", param_name=None):
+        self.leakage = np.asarray(leakage, dtype=float)
+        self.utility = np.asarray(utility, dtype=float)
+        self.param_values = list(param_values)
+        self.leakage_std = leakage_std
+        self.utility_std = utility_std
+        self.leakage_name = leakage_name
+        self.utility_name = utility_name
+        self.param_name = param_name
+
+    @classmethod
+    def from_cv_results(cls, cv_results, *, utility, leakage, param=None,
+                        negate_leakage=True, ax=None):
+        """Trade-off from a ``cv_results_`` dict (GridSearchCV, RandomizedSearchCV).
+
+        Parameters
+        ----------
+        cv_results : dict
+            ``search.cv_results_`` of a multi-metric search (``mean_test_<name>`` and
+            ``params`` entries).
+        utility, leakage : str
+            Names of the utility and leakage scores (keys of the ``scoring`` dict).
+        param : str, default=None
+            Searched parameter labelling the points (e.g. ``"sigma"``,
+            ``"estimator__w"``). Default: the only parameter that varies.
+        negate_leakage : bool, default=True
+            Plot ``-score`` of the leakage (the library's leakage scorers are negated).
+        ax : matplotlib Axes, default=None
+
+        Returns
+        -------
+        display : PrivacyUtilityDisplay
+
+        Raises
+        ------
+        ValueError
+            Unknown score names, no ``params`` entry, or several varying parameters
+            without ``param``.
+        """
+        if not isinstance(cv_results, dict) or "params" not in cv_results:
+            raise ValueError("cv_results must be a search's cv_results_ dict (with 'params').")
+        params = list(cv_results["params"])
+        if not params:
+            raise ValueError("cv_results has no candidate (empty 'params').")
+        u_key = _score_column(cv_results, utility, "utility")
+        l_key = _score_column(cv_results, leakage, "leakage")
+        if param is None:
+            varying = _varying_param(params)
+            if len(varying) != 1:
+                raise ValueError(
+                    f"param must name the searched parameter: {len(varying)} parameters vary "
+                    f"({varying}); pass param=... (one of them)."
+                )
+            param = varying[0]
+        if not isinstance(param, str):
+            raise TypeError(f"param must be the name of the searched parameter; got "
+                            f"{param!r}.")
+        if param.startswith("param_"):
+            param = param[len("param_"):]
+        if any(param not in p for p in params):
+            raise ValueError(f"param={param!r} is not a parameter of every candidate; "
+                             f"parameters are {sorted({k for p in params for k in p})}.")
+        values = [p[param] for p in params]
+        order = sorted(range(len(values)), key=lambda i: _sort_key(values[i]))
+        sign = -1.0 if negate_leakage else 1.0
+
+        def column(key):
+            return np.asarray(cv_results[key], dtype=float)[order]
+
+        def std(key):
+            sk = key.replace("mean_", "std_", 1)
+            return column(sk) if key.startswith("mean_") and sk in cv_results else None
+
+        disp = cls(sign * column(l_key), column(u_key), [values[i] for i in order],
+                   leakage_std=std(l_key), utility_std=std(u_key),
+                   leakage_name=leakage if negate_leakage else f"{leakage} (score)",
+                   utility_name=utility, param_name=param)
+        return disp.plot(ax=ax)
+
+    @classmethod
+    def from_estimator(cls, search, *, utility, leakage, param=None, negate_leakage=True,
+                       ax=None):
+        """Trade-off of a fitted GridSearchCV / RandomizedSearchCV.
+
+        Parameters
+        ----------
+        search : fitted search with ``cv_results_``
+        utility, leakage, param, negate_leakage, ax
+            See :meth:`from_cv_results`.
+
+        Returns
+        -------
+        display : PrivacyUtilityDisplay
+        """
+        cv_results = getattr(search, "cv_results_", None)
+        if cv_results is None:
+            raise ValueError(f"{type(search).__name__} has no cv_results_: pass a fitted "
+                             "GridSearchCV/RandomizedSearchCV (multi-metric scoring).")
+        return cls.from_cv_results(cv_results, utility=utility, leakage=leakage, param=param,
+                                   negate_leakage=negate_leakage, ax=ax)
+
+    @classmethod
+    def from_cross_validate(cls, results, *, utility, leakage, param="parameter",
+                            negate_leakage=True, ax=None):
+        """Trade-off from ``cross_validate`` results, one per parameter value.
+
+        Parameters
+        ----------
+        results : dict of value -> dict
+            ``{value: sklearn.model_selection.cross_validate(...)}``: each entry holds
+            ``test_<utility>`` and ``test_<leakage>`` arrays (one score per fold).
+        utility, leakage : str
+        param : str, default="parameter"
+            Name of the parameter (axis annotation only).
+        negate_leakage, ax
+            See :meth:`from_cv_results`.
+
+        Returns
+        -------
+        display : PrivacyUtilityDisplay
+        """
+        if not isinstance(results, dict) or not results:
+            raise ValueError("results must be a non-empty dict {parameter value: "
+                             "cross_validate result}.")
+        cv_results = {"params": [], f"mean_test_{utility}": [], f"std_test_{utility}": [],
+                      f"mean_test_{leakage}": [], f"std_test_{leakage}": []}
+        for value, res in results.items():
+            if not isinstance(res, dict):
+                raise ValueError(f"results[{value!r}] must be a cross_validate result dict.")
+            cv_results["params"].append({param: value})
+            for score in (utility, leakage):
+                key = _score_column(res, score, "utility" if score == utility else "leakage")
+                scores = np.asarray(res[key], dtype=float)
+                cv_results[f"mean_test_{score}"].append(scores.mean())
+                cv_results[f"std_test_{score}"].append(scores.std())
+        return cls.from_cv_results(cv_results, utility=utility, leakage=leakage, param=param,
+                                   negate_leakage=negate_leakage, ax=ax)
+
+    def plot(self, ax=None, *, errorbars=True, **kwargs):
+        """Draw the trade-off curve.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+        errorbars : bool, default=True
+            Standard deviations over folds, when known.
+        **kwargs
+            Passed to ``ax.plot``.
+
+        Returns
+        -------
+        display : PrivacyUtilityDisplay
+        """
+        ax, fig = get_axes(ax, f"{type(self).__name__}.plot")
+        kwargs.setdefault("marker", "o")
+        (self.line_,) = ax.plot(self.leakage, self.utility,
+                                label=self.param_name or None, **kwargs)
+        self.errorbar_ = None
+        if errorbars and self.leakage_std is not None and self.utility_std is not None:
+            self.errorbar_ = ax.errorbar(self.leakage, self.utility, xerr=self.leakage_std,
+                                         yerr=self.utility_std, fmt="none", alpha=0.4,
+                                         color=self.line_.get_color())
+        self.annotations_ = [
+            ax.annotate(format_value(v), (x, y), textcoords="offset points", xytext=(4, 4),
+                        fontsize=7)
+            for v, x, y in zip(self.param_values, self.leakage, self.utility, strict=True)
+        ]
+        ax.set_xlabel(f"leakage: {self.leakage_name} (mean over folds)")
+        ax.set_ylabel(f"utility: {self.utility_name} (mean over folds)")
+        if self.param_name:
+            ax.set_title(f"privacy-utility trade-off over {self.param_name}", fontsize=9)
+        self.ax_, self.figure_ = ax, fig
+        return self

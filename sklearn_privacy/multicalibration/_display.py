@@ -1,0 +1,268 @@
+"""Per-group reliability diagram, before and after multicalibration."""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from ..metrics._multicalibration import (
+    _check_groups,
+    _check_vector,
+    cell_statistics,
+    check_min_size,
+    check_n_bins,
+    score_buckets,
+)
+from ..utils._display import get_axes
+from ._groups import membership_matrix
+
+STAGES = ("before", "after")
+
+
+def _vector(values, name):
+    if np.asarray(values).dtype.kind == "c":
+        raise ValueError(f"{name} must hold real numbers; got complex values.")
+    return _check_vector(values, name)
+
+
+def _check_probabilities(p, name, n=None):
+    p = _vector(p, name)
+    if n is not None and p.size != n:
+        raise ValueError(f"{name} has {p.size} entries but y_true has {n}.")
+    if not np.all(np.isfinite(p)) or np.any((p < 0) | (p > 1)):
+        raise ValueError(f"{name} must hold finite probabilities in [0, 1].")
+    return p
+
+
+def reliability_cells(y, p, G, n_bins, min_size=1):
+    """Per group: (mean predicted, mean observed, size) of every occupied score bucket.
+
+    The buckets are those of :func:`~sklearn_privacy.metrics.multicalibration_error` and
+    of :class:`~sklearn_privacy.PrivateMulticalibrator` (equal width, ``n_bins``); cells
+    with fewer than ``min_size`` members are left out.
+    """
+    buckets = score_buckets(p, n_bins)
+    pred = cell_statistics(buckets, p, G)
+    obs = cell_statistics(buckets, y, G)
+    out = []
+    for (codes, p_sum, size), (_, y_sum, _) in zip(pred, obs, strict=True):
+        keep = size >= min_size
+        out.append({"bucket": codes[keep], "predicted": p_sum[keep] / size[keep],
+                    "observed": y_sum[keep] / size[keep], "size": size[keep]})
+    return out
+
+
+class MulticalibrationDisplay:
+    """Reliability diagram per group: mean predicted vs observed rate in each score bucket.
+
+    A model is multicalibrated when, in every group and every bucket of predicted
+    probability, the observed rate of positives matches the mean prediction: every point
+    lies on the diagonal. Create it with :meth:`from_estimator` (a fitted
+    :class:`~sklearn_privacy.PrivateMulticalibrator`: its base model "before", the
+    multicalibrated model "after", on the groups it was fitted with) or
+    :meth:`from_predictions`. Marker areas are proportional to the cell sizes. The points
+    are computed on the rows passed (use held-out rows to judge generalisation); they
+    release the exact cell means of those rows and carry no privacy guarantee.
+
+    Parameters
+    ----------
+    cells : dict of str -> list of dict
+        ``cells[stage][g]`` holds arrays ``bucket``, ``predicted``, ``observed``,
+        ``size`` (stage "before" and/or "after").
+    group_names : list of str
+    n_bins : int
+
+    Attributes
+    ----------
+    lines_ : dict of (str, str) -> Line2D
+        Keyed by (group name, stage).
+    scatters_ : dict of (str, str) -> PathCollection
+    ax_ : matplotlib Axes
+    figure_ : matplotlib Figure
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np
+    >>> from sklearn_privacy.multicalibration import MulticalibrationDisplay
+    >>> y = np.array([0, 1, 0, 1, 1, 1]); p = np.array([.1, .2, .3, .7, .8, .9])
+    >>> disp = MulticalibrationDisplay.from_predictions(y, p, n_bins=2)
+    >>> disp.cells["after"][0]["observed"].tolist(), disp.cells["after"][0]["size"].tolist()
+    ([0.333..., 1.0], [3, 3])
+    """
+
+    def __init__(self, cells, *, group_names, n_bins):
+        self.cells = cells
+        self.group_names = list(group_names)
+        self.n_bins = n_bins
+
+    @classmethod
+    def from_predictions(cls, y_true, y_prob, groups=None, *, y_prob_before=None,
+                         group_names=None, n_bins=10, min_size=1, show_groups=None, ax=None):
+        """Reliability per group of probabilities (and optionally of earlier ones).
+
+        Parameters
+        ----------
+        y_true : array-like of shape (n_samples,), values in {0, 1}
+        y_prob : array-like of shape (n_samples,)
+            Probabilities of the positive class ("after").
+        groups : array-like of bool of shape (n_samples, n_groups), default=None
+            Membership matrix (None: the whole population only).
+        y_prob_before : array-like of shape (n_samples,), default=None
+            Probabilities before post-processing (drawn dashed with open markers).
+        group_names : sequence of str, default=None
+        n_bins : int, default=10
+        min_size : int, default=1
+            Cells with fewer members are not drawn.
+        show_groups : sequence of int or str, default=None
+            Groups to draw (positions or names; default: all).
+        ax : matplotlib Axes, default=None
+
+        Returns
+        -------
+        display : MulticalibrationDisplay
+
+        Raises
+        ------
+        ValueError
+            Labels other than 0/1, probabilities outside [0, 1], lengths that differ, a
+            malformed membership matrix or ``group_names`` of the wrong length.
+        """
+        y = _vector(y_true, "y_true")
+        if y.size == 0:
+            raise ValueError("y_true is empty; need at least one sample.")
+        if not np.all((y == 0) | (y == 1)):
+            raise ValueError("y_true must be binary with values 0 and 1.")
+        n_bins = check_n_bins(n_bins)
+        min_size = check_min_size(min_size)
+        G = _check_groups(groups, y.size)
+        if group_names is None:
+            group_names = (["all"] if groups is None else
+                           [f"group {g}" for g in range(G.shape[1])])
+        group_names = [str(g) for g in group_names]
+        if len(group_names) != G.shape[1]:
+            raise ValueError(f"group_names has {len(group_names)} entries but groups has "
+                             f"{G.shape[1]} columns.")
+        cells = {}
+        if y_prob_before is not None:
+            before = _check_probabilities(y_prob_before, "y_prob_before", y.size)
+            cells["before"] = reliability_cells(y, before, G, n_bins, min_size)
+        after = _check_probabilities(y_prob, "y_prob", y.size)
+        cells["after"] = reliability_cells(y, after, G, n_bins, min_size)
+        disp = cls(cells, group_names=group_names, n_bins=n_bins)
+        return disp.plot(ax=ax, show_groups=show_groups)
+
+    @classmethod
+    def from_estimator(cls, estimator, X, y, *, sensitive_features=None, min_size=1,
+                       show_groups=None, ax=None):
+        """Reliability of a fitted PrivateMulticalibrator and of its base model.
+
+        Parameters
+        ----------
+        estimator : fitted :class:`~sklearn_privacy.PrivateMulticalibrator`
+            "before" is its base model ``estimator_``, "after" the multicalibrated
+            predictions; the groups are its ``groups_`` (the first is the whole
+            population) and the buckets its ``n_bins``.
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Rows to evaluate (passed to the models untouched).
+        y : array-like of shape (n_samples,)
+            Their labels (``estimator.classes_``).
+        sensitive_features : array-like or DataFrame, default=None
+            Required if and only if the multicalibrator was fitted with them.
+        min_size, show_groups, ax
+            See :meth:`from_predictions`.
+
+        Returns
+        -------
+        display : MulticalibrationDisplay
+        """
+        check_is_fitted(estimator, "updates_")
+        classes = np.asarray(estimator.classes_)
+        y = np.asarray(y)
+        if y.ndim != 1:
+            raise ValueError(f"y must be 1-D; got shape {y.shape}.")
+        if not np.all(np.isin(y, classes)):
+            raise ValueError(f"y holds labels outside the estimator's classes "
+                             f"{classes.tolist()}.")
+        y01 = (y == classes[1]).astype(int)
+        after = estimator.predict_proba(X, sensitive_features=sensitive_features)[:, 1]
+        before = np.clip(np.asarray(estimator.estimator_.predict_proba(X), float)[:, 1], 0, 1)
+        Z = X if sensitive_features is None else sensitive_features
+        if sensitive_features is not None and np.ndim(sensitive_features) == 1:
+            Z = np.asarray(sensitive_features).reshape(-1, 1)
+        G = membership_matrix(estimator.groups_, Z)
+        names = [g.name for g in estimator.groups_]
+        return cls.from_predictions(y01, after, G, y_prob_before=before, group_names=names,
+                                    n_bins=estimator.n_bins, min_size=min_size,
+                                    show_groups=show_groups, ax=ax)
+
+    def _selected(self, show_groups):
+        if show_groups is None:
+            return list(range(len(self.group_names)))
+        if isinstance(show_groups, str | Integral):
+            show_groups = [show_groups]
+        out = []
+        for g in show_groups:
+            if isinstance(g, str):
+                if g not in self.group_names:
+                    raise ValueError(f"show_groups: unknown group {g!r}; groups are "
+                                     f"{self.group_names}.")
+                out.append(self.group_names.index(g))
+            elif isinstance(g, Integral) and not isinstance(g, bool | np.bool_) \
+                    and 0 <= g < len(self.group_names):
+                out.append(int(g))
+            else:
+                raise ValueError(f"show_groups: {g!r} is neither a group name nor a position "
+                                 f"in 0..{len(self.group_names) - 1}.")
+        return out
+
+    def plot(self, ax=None, *, show_groups=None, max_marker_size=200.0):
+        """Draw the reliability diagram.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+        show_groups : sequence of int or str, default=None
+            Groups to draw (default: all).
+        max_marker_size : float, default=200.0
+            Marker area (points^2) of the largest cell.
+
+        Returns
+        -------
+        display : MulticalibrationDisplay
+        """
+        ax, fig = get_axes(ax, f"{type(self).__name__}.plot")
+        selected = self._selected(show_groups)
+        sizes = [c["size"].max() for stage in self.cells.values() for c in stage if c["size"].size]
+        scale = max_marker_size / max(sizes) if sizes else 1.0
+        self.lines_, self.scatters_ = {}, {}
+        colors = [f"C{i % 10}" for i in range(len(self.group_names))]
+        (self.diagonal_,) = ax.plot([0, 1], [0, 1], "k:", lw=0.8, label="perfectly calibrated")
+        for g in selected:
+            name = self.group_names[g]
+            for stage in STAGES:
+                if stage not in self.cells:
+                    continue
+                c = self.cells[stage][g]
+                before = stage == "before"
+                label = f"{name} ({stage})" if len(self.cells) > 1 else name
+                (line,) = ax.plot(c["predicted"], c["observed"], "--" if before else "-",
+                                  color=colors[g], lw=0.9, alpha=0.6 if before else 0.9,
+                                  label=label)
+                sc = ax.scatter(c["predicted"], c["observed"], s=scale * c["size"],
+                                facecolors="none" if before else colors[g],
+                                edgecolors=colors[g], alpha=0.8, zorder=3)
+                self.lines_[(name, stage)] = line
+                self.scatters_[(name, stage)] = sc
+        ax.set_xlim(-0.02, 1.02)
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_xlabel("mean predicted probability in the bucket")
+        ax.set_ylabel("observed fraction of positives")
+        ax.set_title(f"reliability per group ({self.n_bins} buckets; marker area = cell size)",
+                     fontsize=9)
+        ax.legend(fontsize=7, loc="lower right")
+        self.ax_, self.figure_ = ax, fig
+        return self
