@@ -8,12 +8,12 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import AuditStateUnavailableError
 from ..utils import noise_generator, resolve_columns
-from ..utils._validation import errors_name
+from ..utils._validation import errors_name, validate_named
+from ..utils.fixes import Interval, _check_sample_weight, _fit_context
 from ._engine import FILEngine, check_sigma_scaled
 from ._glm import fit_minimiser
 
@@ -113,8 +113,54 @@ class BaseFILEstimator(BaseEstimator):
     }
 
     _loss = None  # GLMLoss, set by subclasses
+    _y_numeric = False  # validate y as numeric (regressors)
+    _coef_2d = False  # coef_ of shape (1, n_features), intercept_ of shape (1,) (classifiers)
 
     # ------------------------------------------------------------------ fitting
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the exact minimiser and release it with Gaussian noise.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix (CSR/CSC)} of shape (n_samples, n_features)
+            Training data (converted once to a private float64 copy).
+        y : array-like of shape (n_samples,)
+            Targets: real values for the regressors, exactly two classes for the
+            classifiers.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights :math:`\\omega_i` (they enter the Jacobians too). For
+            the IRFIL estimators they are the starting weights, read as numbers of
+            identical individuals.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        X_in = X
+        X, y = validate_named(self, X, y, dtype=np.float64, y_numeric=self._y_numeric,
+                              accept_sparse=["csr", "csc"])
+        X = private_copy(X, X_in)
+        sw = self._validated_sample_weight(sample_weight, X)
+        y = self._encode_target(y, sw)
+        self.__dict__.pop("_eta_cache", None)
+        theta = self._fit(X, y, sw)
+        self._release(theta)
+        return self
+
+    def _encode_target(self, y, sample_weight):
+        """Validated ``y`` as the float64 target of the loss (regression: as given)."""
+        return np.asarray(y, dtype=np.float64)
+
+    def _fit(self, X, y, sample_weight):
+        """Exact minimiser ``theta`` of the objective; sets the audit state."""
+        theta, n_iter, engine = self._fit_exact(X, y, sample_weight)
+        self._audit = engine
+        if self._loss.name != "squared":
+            self.n_iter_ = n_iter
+        return theta
+
     def _validated_sample_weight(self, sample_weight, X):
         with errors_name("sample_weight"):
             sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
@@ -171,8 +217,18 @@ class BaseFILEstimator(BaseEstimator):
             )
         self._sigma_fit = float(self.sigma)
         d = self.n_features_in_
-        self.coef_ = released[:d]
-        self.intercept_ = float(released[d]) if self.fit_intercept else 0.0
+        intercept = float(released[d]) if self.fit_intercept else 0.0
+        if self._coef_2d:  # as LogisticRegression
+            self.coef_ = released[None, :d]
+            self.intercept_ = np.array([intercept])
+        else:  # as LinearRegression
+            self.coef_ = released[:d]
+            self.intercept_ = intercept
+
+    def _released_theta(self) -> np.ndarray:
+        """The released parameters as one flat vector (intercept last when fitted)."""
+        coef = np.ravel(self.coef_)
+        return np.r_[coef, np.ravel(self.intercept_)[:1]] if self.fit_intercept else coef
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

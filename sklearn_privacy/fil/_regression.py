@@ -7,7 +7,7 @@ from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils._validation import validate_named
-from ._base import THREAT_MODEL_DOC, BaseFILEstimator, private_copy
+from ._base import THREAT_MODEL_DOC, BaseFILEstimator
 from ._glm import SQUARED
 
 
@@ -69,6 +69,7 @@ class FILLinearRegression(RegressorMixin, BaseFILEstimator):
     """.replace("{THREAT_MODEL_DOC}", THREAT_MODEL_DOC)
 
     _loss = SQUARED
+    _y_numeric = True
 
     _parameter_constraints: dict = {
         k: v for k, v in BaseFILEstimator._parameter_constraints.items()
@@ -80,32 +81,6 @@ class FILLinearRegression(RegressorMixin, BaseFILEstimator):
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.random_state = random_state
-
-    def fit(self, X, y, sample_weight=None):
-        """Fit the exact minimiser and release it with Gaussian noise.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix (CSR/CSC)} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights :math:`\\omega_i` (they enter the Jacobians too).
-
-        Returns
-        -------
-        self : object
-        """
-        self._validate_params()
-        X_in = X
-        X, y = validate_named(self, X, y, dtype=np.float64, y_numeric=True,
-                             accept_sparse=["csr", "csc"])
-        X = private_copy(X, X_in)
-        sw = self._validated_sample_weight(sample_weight, X)
-        self.__dict__.pop("_eta_cache", None)
-        theta, _, engine = self._fit_exact(X, y.astype(np.float64), sw)
-        self._audit = engine
-        self._release(theta)
-        return self
 
     def predict(self, X):
         """Predict with the released (perturbed) parameters.
