@@ -3,9 +3,11 @@
 from ._audit import eta, fisher_information
 from ._base import BaseFILEstimator
 from ._classification import FILLogisticRegression
+from ._dp import analytic_gaussian_delta, analytic_gaussian_epsilon, analytic_gaussian_sigma
 from ._engine import FILEngine
 from ._irfil import IRFILLinearRegression, IRFILLogisticRegression
 from ._regression import FILLinearRegression
 
 __all__ = ["BaseFILEstimator", "FILEngine", "FILLinearRegression", "FILLogisticRegression",
-           "IRFILLinearRegression", "IRFILLogisticRegression", "eta", "fisher_information"]
+           "IRFILLinearRegression", "IRFILLogisticRegression", "analytic_gaussian_delta",
+           "analytic_gaussian_epsilon", "analytic_gaussian_sigma", "eta", "fisher_information"]

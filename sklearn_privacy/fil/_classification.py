@@ -9,7 +9,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils._validation import errors_name, validate_named
-from ._base import THREAT_MODEL_DOC, BaseFILEstimator
+from ._base import DP_ATTRS_DOC, DP_PARAMS_DOC, THREAT_MODEL_DOC, BaseFILEstimator
 from ._glm import LOGISTIC
 
 
@@ -37,7 +37,7 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         parameters.
     max_iter : int, default=100
         Maximum number of Newton iterations.
-    random_state : int, RandomState instance or None, default=None
+{DP_PARAMS}    random_state : int, RandomState instance or None, default=None
         Source of the noise. ``None`` draws from fresh OS entropy (required for a
         private release); a fixed seed makes the noise reproducible (tests only).
 
@@ -53,7 +53,7 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         Per-example Fisher information loss (audit state, not serialised).
     n_iter_ : int
         Newton iterations used.
-    n_features_in_ : int
+{DP_ATTRS}    n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when ``X`` has string feature names.
 {THREAT_MODEL_DOC}
@@ -77,18 +77,21 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
     >>> sigma = clf.sigma_for_eta(0.5)          # noise giving max per-example eta 0.5
     >>> float(clf.set_params(sigma=sigma).fit(X, y).eta_.max().round(6))
     0.5
-    """.replace("{THREAT_MODEL_DOC}", THREAT_MODEL_DOC)
+    """.replace("{THREAT_MODEL_DOC}", THREAT_MODEL_DOC).replace(
+        "{DP_PARAMS}", DP_PARAMS_DOC).replace("{DP_ATTRS}", DP_ATTRS_DOC)
 
     _loss = LOGISTIC
     _coef_2d = True
 
     def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, tol=1e-12,
-                 max_iter=100, random_state=None):
+                 max_iter=100, data_norm=None, delta=1e-5, random_state=None):
         self.sigma = sigma
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.tol = tol
         self.max_iter = max_iter
+        self.data_norm = data_norm
+        self.delta = delta
         self.random_state = random_state
 
     def __sklearn_tags__(self):

@@ -8,6 +8,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from ..utils.fixes import Hidden, Interval, StrOptions
+from ._base import DP_ATTRS_DOC, DP_PARAMS_DOC, TARGET_BOUND_DOC
 from ._classification import FILLogisticRegression
 from ._engine import check_sigma_scaled
 from ._regression import FILLinearRegression
@@ -56,7 +57,7 @@ _IRFIL_DOC = """
         that move an individual between the encoded levels).
     store_eta : bool, default=False
         Keep the full per-example eta array of every iteration in ``eta_history_``.
-    random_state : int, RandomState instance or None, default=None
+{dp_params}    random_state : int, RandomState instance or None, default=None
         Source of the noise. ``None`` draws from fresh OS entropy (required for a private
         release); a fixed seed makes the release reproducible and non-private.
 
@@ -79,7 +80,7 @@ _IRFIL_DOC = """
     eta_ : ndarray of shape (n_samples,)
         Per-example (all attributes and label) Fisher information loss of the released
         model (audit state, not serialised).
-    n_features_in_ : int
+{dp_attrs}    n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
 
     Notes
@@ -95,7 +96,9 @@ _IRFIL_DOC = """
     paper, the eta of the released model are computed treating the final weights as
     fixed constants; the information the data leak *through the weights* (a change of
     one row changes every weight) is not accounted for, so the reported eta are not a
-    bound for an adversary who differentiates through the reweighting. The audit state
+    bound for an adversary who differentiates through the reweighting. For the same
+    reason there is no (epsilon, delta)-DP guarantee: ``epsilon_`` is always ``inf``
+    (``data_norm`` still scales the rows). The audit state
     (training data, weights, minimiser, Hessian) is never serialised; ``sample_weight_``
     is part of the fitted estimator and *is* data-dependent -- drop it before releasing a
     model if the weights themselves are sensitive.
@@ -104,6 +107,8 @@ _IRFIL_DOC = """
 
 class _IRFILMixin:
     """Algorithm 1 on top of a FIL estimator (shared by both models)."""
+
+    _data_dependent_weights = True
 
     _irfil_constraints: dict = {
         "n_iter": [Interval(Integral, 1, None, closed="left")],
@@ -201,8 +206,8 @@ class IRFILLinearRegression(_IRFILMixin, FILLinearRegression):
     }
 
     def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, n_iter=10, cv_tol=None,
-                 attributes=None, constrained=False, store_eta=False, random_state=None,
-                 tol=None):
+                 attributes=None, constrained=False, store_eta=False, data_norm=None,
+                 target_bound=None, delta=1e-5, random_state=None, tol=None):
         self.sigma = sigma
         self.alpha = alpha
         self.fit_intercept = fit_intercept
@@ -211,6 +216,9 @@ class IRFILLinearRegression(_IRFILMixin, FILLinearRegression):
         self.attributes = attributes
         self.constrained = constrained
         self.store_eta = store_eta
+        self.data_norm = data_norm
+        self.target_bound = target_bound
+        self.delta = delta
         self.random_state = random_state
         self.tol = tol
 
@@ -243,7 +251,7 @@ class IRFILLogisticRegression(_IRFILMixin, FILLogisticRegression):
 
     def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, tol=None, max_iter=100,
                  n_iter=10, cv_tol=None, attributes=None, constrained=False, store_eta=False,
-                 random_state=None, newton_tol="deprecated"):
+                 data_norm=None, delta=1e-5, random_state=None, newton_tol="deprecated"):
         self.sigma = sigma
         self.alpha = alpha
         self.fit_intercept = fit_intercept
@@ -254,6 +262,8 @@ class IRFILLogisticRegression(_IRFILMixin, FILLogisticRegression):
         self.attributes = attributes
         self.constrained = constrained
         self.store_eta = store_eta
+        self.data_norm = data_norm
+        self.delta = delta
         self.random_state = random_state
         self.newton_tol = newton_tol
 
@@ -316,7 +326,8 @@ _LOGISTIC_TOL = """    newton_tol : float, default="deprecated"
 IRFILLinearRegression.__doc__ = (
     """Least squares with iteratively reweighted FIL: equal leakage for every individual.
 """ + _IRFIL_DOC.format(alpha_default="1e-3", extra_params=_LINEAR_EXTRA,
-                        tol_param=_LINEAR_TOL, base="FILLinearRegression") + """
+                        tol_param=_LINEAR_TOL, base="FILLinearRegression",
+                        dp_params=DP_PARAMS_DOC + TARGET_BOUND_DOC, dp_attrs=DP_ATTRS_DOC) + """
     See Also
     --------
     FILLinearRegression : the unweighted estimator.
@@ -341,7 +352,8 @@ IRFILLinearRegression.__doc__ = (
 IRFILLogisticRegression.__doc__ = (
     """Binary logistic regression with iteratively reweighted FIL.
 """ + _IRFIL_DOC.format(alpha_default="1e-3", extra_params=_LOGISTIC_EXTRA,
-                        tol_param=_LOGISTIC_TOL, base="FILLogisticRegression") + """
+                        tol_param=_LOGISTIC_TOL, base="FILLogisticRegression",
+                        dp_params=DP_PARAMS_DOC, dp_attrs=DP_ATTRS_DOC) + """
     See Also
     --------
     FILLogisticRegression : the unweighted estimator.
