@@ -62,7 +62,7 @@ def test_analytic_gaussian_epsilon_meets_theorem_8(eps, delta):
 
 def test_analytic_gaussian_edge_cases_and_errors():
     assert analytic_gaussian_epsilon(1.0, 0.0, 1e-5) == 0.0
-    assert analytic_gaussian_epsilon(1.0, np.inf, 1e-5) == np.inf
+    assert analytic_gaussian_epsilon(1e-7, 1.0, 1e-5) == np.inf  # no epsilon below 1e12
     # so much noise that delta(0) <= delta: epsilon is exactly 0
     assert analytic_gaussian_epsilon(1e7, 1.0, 1e-5) == 0.0
     for bad in (0.0, -1.0, 1.0, np.nan):

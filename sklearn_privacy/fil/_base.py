@@ -276,8 +276,9 @@ class BaseFILEstimator(BaseEstimator):
             target_bound=getattr(self, "target_bound", None),
             data_dependent_weights=self._data_dependent_weights)
         self.sensitivity_ = float(sensitivity)
-        self.epsilon_ = analytic_gaussian_epsilon(self._sigma_fit, sensitivity,
-                                                  float(self.delta))
+        self.epsilon_ = (analytic_gaussian_epsilon(self._sigma_fit, sensitivity,
+                                                   float(self.delta))
+                         if np.isfinite(sensitivity) else np.inf)
         self.epsilon_reason_ = reason
 
     def sigma_for_epsilon(self, epsilon: float, delta: float | None = None) -> float:

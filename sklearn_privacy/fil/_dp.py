@@ -87,9 +87,11 @@ def _log_delta(epsilon: float, ratio: float) -> float:
     a = 0.5 / ratio
     b = epsilon * ratio
     l1 = log_ndtr(a - b)
+    if l1 == -np.inf:
+        return -np.inf
     l2 = epsilon + log_ndtr(-a - b)
     diff = l2 - l1
-    if diff >= 0.0:  # rounding: delta(epsilon) is positive but below what float64 resolves
+    if not diff < 0.0:  # rounding: delta(epsilon) is positive but below what float64 resolves
         return -np.inf
     return float(l1 + np.log(-np.expm1(diff)))
 
@@ -103,6 +105,7 @@ def analytic_gaussian_delta(epsilon: float, sigma: float, sensitivity: float) ->
     Parameters
     ----------
     epsilon : float >= 0
+        Privacy loss at which delta is evaluated (finite).
     sigma : float > 0
         Standard deviation of the noise added to every coordinate.
     sensitivity : float > 0
@@ -119,10 +122,9 @@ def analytic_gaussian_delta(epsilon: float, sigma: float, sensitivity: float) ->
     >>> float(analytic_gaussian_delta(1.0, sigma=3.73, sensitivity=1.0))
     1.002...e-05
     """
-    if isinstance(epsilon, bool) or not isinstance(epsilon, Real) or not epsilon >= 0:
-        raise ValueError(f"epsilon must be a number >= 0; got {epsilon!r}.")
-    if epsilon == np.inf:
-        return 0.0
+    if isinstance(epsilon, bool) or not isinstance(epsilon, Real) \
+            or not 0 <= epsilon < np.inf:
+        raise ValueError(f"epsilon must be a finite number >= 0; got {epsilon!r}.")
     sigma = _check_positive(sigma, "sigma")
     sensitivity = _check_positive(sensitivity, "sensitivity")
     return float(np.exp(_log_delta(float(epsilon), sigma / sensitivity)))
@@ -136,16 +138,17 @@ def analytic_gaussian_epsilon(sigma: float, sensitivity: float, delta: float) ->
     sigma : float > 0
         Standard deviation of the noise added to every coordinate.
     sensitivity : float >= 0
-        L2 sensitivity of the released vector (``0``: epsilon is 0; ``inf``: epsilon is
-        inf).
+        L2 sensitivity of the released vector (``0``: epsilon is 0).
     delta : float in (0, 1)
+        Target delta.
 
     Returns
     -------
     epsilon : float
         The smallest ``epsilon >= 0`` with ``analytic_gaussian_delta(epsilon) <= delta``
         (Balle & Wang 2018, Theorem 8; the root is found to a relative accuracy of a
-        few machine epsilons).
+        few machine epsilons). ``inf`` when ``sigma / sensitivity`` is so small (below
+        about 1e-6) that no epsilon up to 1e12 holds.
 
     Examples
     --------
@@ -156,12 +159,10 @@ def analytic_gaussian_epsilon(sigma: float, sensitivity: float, delta: float) ->
     sigma = _check_positive(sigma, "sigma")
     delta = _check_positive(delta, "delta", upper=1.0)
     if isinstance(sensitivity, bool) or not isinstance(sensitivity, Real) \
-            or not sensitivity >= 0:
-        raise ValueError(f"sensitivity must be a number >= 0; got {sensitivity!r}.")
+            or not 0 <= sensitivity < np.inf:
+        raise ValueError(f"sensitivity must be a finite number >= 0; got {sensitivity!r}.")
     if sensitivity == 0:
         return 0.0
-    if sensitivity == np.inf:
-        return np.inf
     ratio = sigma / float(sensitivity)
     target = np.log(delta)
     if _log_delta(0.0, ratio) <= target:
@@ -187,13 +188,16 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) ->
     Parameters
     ----------
     epsilon : float > 0
+        Target epsilon.
     delta : float in (0, 1)
+        Target delta.
     sensitivity : float > 0
         L2 sensitivity of the released vector.
 
     Returns
     -------
     sigma : float
+        The smallest standard deviation (per coordinate) meeting Theorem 8's condition.
 
     Examples
     --------
@@ -210,10 +214,14 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) ->
         return _log_delta(epsilon, np.exp(log_ratio)) - target
 
     lo, hi = -1.0, 1.0
-    while f(lo) <= 0:
+    while f(lo) <= 0 and lo > -700:
         lo -= 2.0
-    while f(hi) > 0:
+    while f(hi) > 0 and hi < 700:
         hi += 2.0
+    if not (f(lo) > 0 >= f(hi)):
+        raise ValueError(
+            f"epsilon={epsilon!r}, delta={delta!r}: no float64 noise scale is calibrated "
+            "to them; use a moderate epsilon (e.g. 1e-6 to 1e6).")
     log_ratio = brentq(f, lo, hi, xtol=1e-15, rtol=_RTOL, maxiter=1000)
     ratio = np.exp(log_ratio)
     # the root is accurate to rounding; step up to the side where the condition holds
@@ -232,6 +240,7 @@ def minimiser_sensitivity(*, loss: str, alpha: float, data_norm, fit_intercept: 
     Parameters
     ----------
     loss : {"logistic", "squared"}
+        The loss of the model.
     alpha : float
         The L2 penalty of the objective (``(W alpha / 2) ||theta||^2``).
     data_norm : float or None
