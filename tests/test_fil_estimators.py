@@ -56,12 +56,12 @@ def test_release_is_minimiser_plus_gaussian_noise(Est, data):
     X, y = data()
     sigma = 0.3
     est = Est(sigma=sigma, random_state=42).fit(X, y)
-    released = np.r_[est.coef_, est.intercept_]
+    released = np.r_[np.ravel(est.coef_), np.ravel(est.intercept_)]
     noise = np.random.RandomState(42).standard_normal(released.size)
     assert np.allclose(released, _exact(est) + sigma * noise, rtol=0, atol=1e-12)
     # fresh entropy by default: two fits differ, and the noise has scale sigma
     draws = np.array([
-        np.r_[e.coef_, e.intercept_] - _exact(e)
+        np.r_[np.ravel(e.coef_), np.ravel(e.intercept_)] - _exact(e)
         for e in (Est(sigma=sigma).fit(X, y) for _ in range(200))
     ])
     assert not np.allclose(draws[0], draws[1])
@@ -151,7 +151,7 @@ def test_dumps_hold_no_training_values_and_no_exact_minimiser(Est, data):
         leaked = [s for s in secret if s in blob]
         assert not leaked, f"{len(leaked)} secret float64 values found in the dump"
         # sanity of the detector: the released parameters are in the dump
-        assert np.float64(est.coef_[0]).tobytes() in blob
+        assert np.float64(np.ravel(est.coef_)[0]).tobytes() in blob
     loaded = pickle.loads(pickle.dumps(est))
     assert np.array_equal(loaded.predict(X), est.predict(X))
     for access in (lambda e: e.eta_, lambda e: e.eta(), lambda e: e.fisher_information([0]),

@@ -222,7 +222,7 @@ def test_predict_proba_keeps_tiny_probabilities():
     clf = FILLogisticRegression(sigma=1e-6, random_state=0).fit(X, y)
     z = 40.0
     x = np.zeros((1, X.shape[1]))
-    x[0, 0] = (z - clf.intercept_) / clf.coef_[0]
+    x[0, 0] = (z - clf.intercept_[0]) / clf.coef_[0, 0]
     proba = clf.predict_proba(x)
     assert proba[0, 0] == pytest.approx(np.exp(-40.0), rel=1e-6)
     assert proba[0, 1] == 1.0

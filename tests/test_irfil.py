@@ -98,7 +98,7 @@ def test_weighted_jacobian_matches_finite_differences(Est, loss, classification)
                          [(IRFILLinearRegression, False), (IRFILLogisticRegression, True)])
 def test_converged_fit_has_equal_eta(Est, classification):
     X, y = _data(classification=classification, seed=1)
-    est = Est(sigma=0.5, alpha=1e-2, n_iter=200, tol=1e-12, random_state=0).fit(X, y)
+    est = Est(sigma=0.5, alpha=1e-2, n_iter=200, cv_tol=1e-12, random_state=0).fit(X, y)
     assert est.n_iter_ < 200
     assert est.eta_.std() / est.eta_.mean() <= 1e-12
     # independent check: a plain FIL fit with the final weights has the same etas
@@ -143,7 +143,7 @@ def test_iwpc_attribute_level_irfil():
 
 def test_tol_stops_early_and_store_eta():
     X, y = _data()
-    est = IRFILLinearRegression(n_iter=50, tol=1e-3, store_eta=True, random_state=0).fit(X, y)
+    est = IRFILLinearRegression(n_iter=50, cv_tol=1e-3, store_eta=True, random_state=0).fit(X, y)
     assert est.n_iter_ < 50 and est.eta_history_["cv"][-1] <= 1e-3
     assert est.eta_history_["cv"][-2] > 1e-3
     assert est.eta_history_["eta"].shape == (est.n_iter_ + 1, len(y))

@@ -547,7 +547,7 @@ def whitebox_inversion(estimator, columns, candidates=None, *, rows=None, prior=
     # one stream: the calibration's simulated releases follow (never repeat) the attacked ones
     if released is not None or n_draws is None:
         if released is None:
-            released = np.r_[final.coef_, [final.intercept_] if engine.fit_intercept else []]
+            released = final._released_theta()
         try:
             released = np.asarray(released, dtype=float)
         except (TypeError, ValueError):

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import copy
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
-from ..exceptions import AuditStateUnavailableError
+from ..exceptions import AuditStateUnavailableError, PrivacyWarning
 from ..utils import noise_generator, resolve_columns
-from ..utils._validation import errors_name
+from ..utils._validation import errors_name, validate_named
+from ..utils.fixes import Interval, _check_sample_weight, _fit_context
+from ._dp import analytic_gaussian_epsilon, analytic_gaussian_sigma, minimiser_sensitivity
 from ._engine import FILEngine, check_sigma_scaled
 from ._glm import fit_minimiser
 
@@ -97,7 +99,95 @@ THREAT_MODEL_DOC = """
     error up to about ``35 cond eps`` (the warning quotes ``100 cond eps``); above
     ``1e13`` the fit is refused. The audit state is a private copy of the training data
     (sparse input is kept as CSR and densified one row chunk at a time).
+
+    **Differential privacy view** (:attr:`epsilon_`). Neighbouring data sets differ in
+    the values :math:`(x_j, y_j)` of one row (replacement; the number of rows, the
+    sample weights and every hyperparameter are public and fixed). The adversary sees
+    only the released :math:`\\theta'`, knows everything else, including every other
+    row, and is computationally unbounded. When ``fit_intercept=False``, ``alpha > 0``,
+    ``data_norm`` is set (and, for least squares, ``target_bound``), the objective divided
+    by the total weight :math:`W` is ``alpha``-strongly convex in every coordinate, and
+    replacing one row moves the exact minimiser by at most
+    :math:`\\Delta = 2 L R \\max_j \\omega_j / (W \\alpha)` in L2 (Chaudhuri, Monteleoni &
+    Sarwate, 2011), with :math:`R` = ``data_norm``, :math:`L = 1` for the logistic loss
+    and :math:`L = B (1 + R/\\sqrt{\\alpha})` for least squares with :math:`|y| \\le B` =
+    ``target_bound`` (the minimiser's norm is at most :math:`B/\\sqrt\\alpha`). The release
+    is then the Gaussian mechanism with sensitivity :math:`\\Delta` and noise ``sigma``
+    on every coordinate, and :attr:`epsilon_` is its exact epsilon at ``delta`` (analytic
+    Gaussian mechanism, Balle & Wang, 2018; :meth:`sigma_for_epsilon` inverts it). With
+    unit weights :math:`\\Delta = 2 L R / (n \\alpha)`. Otherwise ``epsilon_`` is
+    ``inf`` and ``epsilon_reason_`` says why: an unpenalised intercept (one row can move
+    it without bound -- use ``fit_intercept=False`` with a constant column counted in
+    ``data_norm``), no ``data_norm``, ``alpha=0``, least squares without
+    ``target_bound``, or data-dependent weights (IRFIL). Not covered: the audit state and
+    any other data-dependent attribute (``eta_``, ``sample_weight_``,
+    ``eta_history_``), the Newton solve's rounding-level distance from the exact
+    minimiser, the floating-point sampling of the noise, and fixed ``random_state``.
 """
+
+DP_PARAMS_DOC = """    data_norm : float or None, default=None
+        Bound :math:`R` on the L2 norm of every row of ``X`` for the (epsilon, delta)-DP
+        view: rows with a larger norm are scaled to norm ``data_norm`` before fitting,
+        with a :class:`~sklearn_privacy.exceptions.PrivacyWarning` (the guarantee then
+        holds for the scaled rows, hence for the original data; the model and ``eta_``
+        describe the scaled rows). ``None``: no scaling, ``epsilon_`` is inf.
+    delta : float in (0, 1), default=1e-5
+        The delta at which ``epsilon_`` is reported.
+"""
+
+TARGET_BOUND_DOC = """    target_bound : float or None, default=None
+        Bound :math:`B` on ``|y|`` for the DP view of least squares: targets outside
+        ``[-target_bound, target_bound]`` are clipped before fitting, with a
+        :class:`~sklearn_privacy.exceptions.PrivacyWarning`. ``None``: no clipping,
+        ``epsilon_`` is inf.
+"""
+
+DP_ATTRS_DOC = """    epsilon_ : float
+        Epsilon of the released parameters at ``delta`` in the (epsilon, delta)-DP view
+        (see Notes); ``inf`` when no guarantee holds. A plain fitted attribute: kept by
+        pickling and present on ``GridSearchCV``'s ``best_estimator_``.
+    sensitivity_ : float
+        L2 sensitivity of the exact minimiser to replacing one row (``inf`` when none is
+        derived); depends on the data only through the total and largest weight.
+    epsilon_reason_ : str
+        What the guarantee covers, or why ``epsilon_`` is inf.
+"""
+
+
+def _scale_rows(X, data_norm):
+    """Rows of ``X`` with L2 norm above ``data_norm`` scaled to it (with a PrivacyWarning).
+
+    ``X`` is the estimator's private copy (dense) or a private CSR matrix.
+    """
+    if sp.issparse(X):
+        Xa = abs(X)
+        m = np.asarray(Xa.max(axis=1).todense()).ravel()
+        safe = np.where(m > 0, m, 1.0)
+        Y = sp.diags(1.0 / safe) @ X
+        norms = m * np.sqrt(np.asarray(Y.multiply(Y).sum(axis=1)).ravel())
+    else:
+        m = np.max(np.abs(X), axis=1, initial=0.0)
+        safe = np.where(m > 0, m, 1.0)
+        norms = m * np.linalg.norm(X / safe[:, None], axis=1)  # no overflow
+    over = norms > data_norm
+    if not np.any(over):
+        return X
+    factor = np.ones_like(norms)
+    factor[over] = data_norm / norms[over]
+    if np.any(norms > data_norm * (1.0 + 1e-12)):
+        warnings.warn(
+            f"{np.count_nonzero(over)} of {norms.size} rows of X have an L2 norm above "
+            f"data_norm={data_norm!r} (largest {float(norms.max())!r}); they were scaled to norm "
+            "data_norm before fitting. The DP guarantee (epsilon_) holds for the scaled "
+            "rows (and, the scaling acting row by row, for the original data); the "
+            "model, eta_ and fisher_information describe the scaled rows.",
+            PrivacyWarning,
+            stacklevel=5,
+        )
+    if sp.issparse(X):
+        return sp.csr_matrix(sp.diags(factor) @ X)
+    X *= factor[:, None]
+    return X
 
 
 class BaseFILEstimator(BaseEstimator):
@@ -109,12 +199,133 @@ class BaseFILEstimator(BaseEstimator):
         "fit_intercept": ["boolean"],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "data_norm": [Interval(Real, 0, None, closed="neither"), None],
+        "delta": [Interval(Real, 0, 1, closed="neither")],
         "random_state": ["random_state", np.random.Generator],
     }
 
     _loss = None  # GLMLoss, set by subclasses
+    _y_numeric = False  # validate y as numeric (regressors)
+    _coef_2d = False  # coef_ of shape (1, n_features), intercept_ of shape (1,) (classifiers)
+    _data_dependent_weights = False  # IRFIL: the weights are a function of the data
 
     # ------------------------------------------------------------------ fitting
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the exact minimiser and release it with Gaussian noise.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix (CSR/CSC)} of shape (n_samples, n_features)
+            Training data (converted once to a private float64 copy).
+        y : array-like of shape (n_samples,)
+            Targets: real values for the regressors, exactly two classes for the
+            classifiers.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights :math:`\\omega_i` (they enter the Jacobians too). For
+            the IRFIL estimators they are the starting weights, read as numbers of
+            identical individuals.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        X_in = X
+        X, y = validate_named(self, X, y, dtype=np.float64, y_numeric=self._y_numeric,
+                              accept_sparse=["csr", "csc"])
+        X = private_copy(X, X_in)
+        sw = self._validated_sample_weight(sample_weight, X)
+        y = self._encode_target(y, sw)
+        X, y = self._bounded(X, y)
+        self.__dict__.pop("_eta_cache", None)
+        theta = self._fit(X, y, sw)
+        self._release(theta)
+        self._account(sw)
+        return self
+
+    def _bounded(self, X, y):
+        """Rows scaled to norm ``data_norm`` (and targets clipped to ``target_bound``).
+
+        Both act row by row, so a DP guarantee for the bounded data is also one for the
+        caller's data; the fitted model and its audit figures describe the bounded data.
+        """
+        if self.data_norm is not None:
+            X = _scale_rows(X, float(self.data_norm))
+        bound = getattr(self, "target_bound", None)
+        if bound is not None:
+            outside = np.abs(y) > bound
+            if np.any(outside):
+                warnings.warn(
+                    f"{np.count_nonzero(outside)} of {y.size} targets exceed target_bound="
+                    f"{bound!r} in absolute value (largest {float(np.abs(y).max())!r}); they were "
+                    "clipped to [-target_bound, target_bound] before fitting. The DP "
+                    "guarantee (epsilon_) holds for the clipped targets (hence for the "
+                    "original data); the model and eta_ describe the clipped targets.",
+                    PrivacyWarning,
+                    stacklevel=4,
+                )
+                y = np.clip(y, -bound, bound)
+        return X, y
+
+    def _account(self, sample_weight):
+        """``sensitivity_``, ``epsilon_`` and ``epsilon_reason_`` of the release."""
+        sensitivity, reason = minimiser_sensitivity(
+            loss=self._loss.name, alpha=float(self.alpha), data_norm=self.data_norm,
+            fit_intercept=self.fit_intercept, sample_weight=sample_weight,
+            target_bound=getattr(self, "target_bound", None),
+            data_dependent_weights=self._data_dependent_weights)
+        self.sensitivity_ = float(sensitivity)
+        self.epsilon_ = (analytic_gaussian_epsilon(self._sigma_fit, sensitivity,
+                                                   float(self.delta))
+                         if np.isfinite(sensitivity) else np.inf)
+        self.epsilon_reason_ = reason
+
+    def sigma_for_epsilon(self, epsilon: float, delta: float | None = None) -> float:
+        """Smallest ``sigma`` making the release (epsilon, delta)-DP.
+
+        Uses the L2 sensitivity ``sensitivity_`` of the fitted estimator (it depends on
+        the data only through the number of rows / total and largest weight) and the
+        exact calibration of the analytic Gaussian mechanism (Balle & Wang 2018). The
+        minimiser does not depend on ``sigma``, so ``set_params(sigma=...)`` and a refit
+        releases a model whose ``epsilon_`` equals ``epsilon`` at that ``delta``.
+
+        Parameters
+        ----------
+        epsilon : float > 0
+            Target privacy loss.
+        delta : float in (0, 1) or None, default=None
+            Target delta (``None``: the estimator's ``delta``).
+
+        Returns
+        -------
+        sigma : float
+            The noise scale, in the units of the released parameters.
+
+        Raises
+        ------
+        ValueError
+            When no DP guarantee holds for this estimator (``epsilon_reason_`` says why),
+            or ``epsilon``/``delta`` out of range.
+        """
+        check_is_fitted(self)
+        if not np.isfinite(self.sensitivity_):
+            raise ValueError(f"sigma_for_epsilon: {self.epsilon_reason_}")
+        delta = self.delta if delta is None else delta
+        return analytic_gaussian_sigma(epsilon, delta, self.sensitivity_)
+
+    def _encode_target(self, y, sample_weight):
+        """Validated ``y`` as the float64 target of the loss (regression: as given)."""
+        return np.asarray(y, dtype=np.float64)
+
+    def _fit(self, X, y, sample_weight):
+        """Exact minimiser ``theta`` of the objective; sets the audit state."""
+        theta, n_iter, engine = self._fit_exact(X, y, sample_weight)
+        self._audit = engine
+        if self._loss.name != "squared":
+            self.n_iter_ = n_iter
+        return theta
+
     def _validated_sample_weight(self, sample_weight, X):
         with errors_name("sample_weight"):
             sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
@@ -171,8 +382,18 @@ class BaseFILEstimator(BaseEstimator):
             )
         self._sigma_fit = float(self.sigma)
         d = self.n_features_in_
-        self.coef_ = released[:d]
-        self.intercept_ = float(released[d]) if self.fit_intercept else 0.0
+        intercept = float(released[d]) if self.fit_intercept else 0.0
+        if self._coef_2d:  # as LogisticRegression
+            self.coef_ = released[None, :d]
+            self.intercept_ = np.array([intercept])
+        else:  # as LinearRegression
+            self.coef_ = released[:d]
+            self.intercept_ = intercept
+
+    def _released_theta(self) -> np.ndarray:
+        """The released parameters as one flat vector (intercept last when fitted)."""
+        coef = np.ravel(self.coef_)
+        return np.r_[coef, np.ravel(self.intercept_)[:1]] if self.fit_intercept else coef
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

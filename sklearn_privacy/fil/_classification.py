@@ -9,7 +9,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils._validation import errors_name, validate_named
-from ._base import THREAT_MODEL_DOC, BaseFILEstimator, private_copy
+from ._base import DP_ATTRS_DOC, DP_PARAMS_DOC, THREAT_MODEL_DOC, BaseFILEstimator
 from ._glm import LOGISTIC
 
 
@@ -37,22 +37,23 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         parameters.
     max_iter : int, default=100
         Maximum number of Newton iterations.
-    random_state : int, RandomState instance or None, default=None
+{DP_PARAMS}    random_state : int, RandomState instance or None, default=None
         Source of the noise. ``None`` draws from fresh OS entropy (required for a
         private release); a fixed seed makes the noise reproducible (tests only).
 
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
-    coef_ : ndarray of shape (n_features,)
-        Released (noise-perturbed) coefficients.
-    intercept_ : float
-        Released (noise-perturbed) intercept; 0.0 when ``fit_intercept=False``.
+    coef_ : ndarray of shape (1, n_features)
+        Released (noise-perturbed) coefficients (shaped as in
+        :class:`~sklearn.linear_model.LogisticRegression`).
+    intercept_ : ndarray of shape (1,)
+        Released (noise-perturbed) intercept; ``[0.0]`` when ``fit_intercept=False``.
     eta_ : ndarray of shape (n_samples,)
         Per-example Fisher information loss (audit state, not serialised).
     n_iter_ : int
         Newton iterations used.
-    n_features_in_ : int
+{DP_ATTRS}    n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when ``X`` has string feature names.
 {THREAT_MODEL_DOC}
@@ -76,17 +77,21 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
     >>> sigma = clf.sigma_for_eta(0.5)          # noise giving max per-example eta 0.5
     >>> float(clf.set_params(sigma=sigma).fit(X, y).eta_.max().round(6))
     0.5
-    """.replace("{THREAT_MODEL_DOC}", THREAT_MODEL_DOC)
+    """.replace("{THREAT_MODEL_DOC}", THREAT_MODEL_DOC).replace(
+        "{DP_PARAMS}", DP_PARAMS_DOC).replace("{DP_ATTRS}", DP_ATTRS_DOC)
 
     _loss = LOGISTIC
+    _coef_2d = True
 
     def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, tol=1e-12,
-                 max_iter=100, random_state=None):
+                 max_iter=100, data_norm=None, delta=1e-5, random_state=None):
         self.sigma = sigma
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.tol = tol
         self.max_iter = max_iter
+        self.data_norm = data_norm
+        self.delta = delta
         self.random_state = random_state
 
     def __sklearn_tags__(self):
@@ -94,7 +99,12 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         tags.classifier_tags.multi_class = False
         return tags
 
-    def _encode_target(self, y):
+    def _encode_target(self, y, sample_weight):
+        """Classes to ``classes_`` and ``y`` to 0/1 (``classes_[1]`` is 1).
+
+        Refuses anything but two classes, and two classes of which only one has positive
+        weight (the logistic minimiser does not exist then).
+        """
         with errors_name("y"):
             check_classification_targets(y)
             classes, y01 = np.unique(y, return_inverse=True)
@@ -105,41 +115,14 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
                 f"{classes.size} class(es). For multiclass problems, wrap it in "
                 "sklearn.multiclass.OneVsRestClassifier."
             )
-        return classes, y01.astype(np.float64)
-
-    def fit(self, X, y, sample_weight=None):
-        """Fit the exact minimiser and release it with Gaussian noise.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix (CSR/CSC)} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Exactly two classes.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights :math:`\\omega_i` (they enter the Jacobians too).
-
-        Returns
-        -------
-        self : object
-        """
-        self._validate_params()
-        X_in = X
-        X, y = validate_named(self, X, y, dtype=np.float64,
-                             accept_sparse=["csr", "csc"])
-        X = private_copy(X, X_in)
-        self.classes_, y01 = self._encode_target(y)
-        sw = self._validated_sample_weight(sample_weight, X)
-        if np.unique(y01[sw > 0]).size < 2:
+        y01 = y01.astype(np.float64)
+        if np.unique(y01[sample_weight > 0]).size < 2:
             raise ValueError(
                 "Only one class has positive sample_weight; the logistic minimiser does "
                 "not exist. Give both classes positive weight."
             )
-        self.__dict__.pop("_eta_cache", None)
-        theta, n_iter, engine = self._fit_exact(X, y01, sw)
-        self._audit = engine
-        self.n_iter_ = n_iter
-        self._release(theta)
-        return self
+        self.classes_ = classes
+        return y01
 
     def decision_function(self, X):
         """Log-odds of ``classes_[1]`` under the released parameters.
@@ -154,7 +137,7 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         """
         check_is_fitted(self)
         X = validate_named(self, X, dtype=np.float64, reset=False, accept_sparse=["csr", "csc"])
-        return np.asarray(X @ self.coef_).ravel() + self.intercept_
+        return np.asarray(X @ self.coef_[0]).ravel() + self.intercept_[0]
 
     def predict_proba(self, X):
         """Class probabilities under the released parameters.

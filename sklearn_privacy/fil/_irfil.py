@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
 
-from ..utils._validation import validate_named
-from ._base import private_copy
+from ..utils.fixes import Hidden, Interval, StrOptions
+from ._base import DP_ATTRS_DOC, DP_PARAMS_DOC, TARGET_BOUND_DOC
 from ._classification import FILLogisticRegression
 from ._engine import check_sigma_scaled
 from ._regression import FILLinearRegression
@@ -43,10 +43,11 @@ _IRFIL_DOC = """
         Fit an unpenalised intercept (it is perturbed too).
 {extra_params}    n_iter : int, default=10
         Number of reweighting iterations :math:`T` (at least 1); ``T + 1`` weighted fits.
-    tol : float or None, default=None
-        Stop early once the coefficient of variation std(eta)/mean(eta) of the equalised
-        eta is at most ``tol``.
-    attributes : None, int, str or array-like of int / str, default=None
+    cv_tol : float or None, default=None
+        Stop the reweighting early once the coefficient of variation
+        std(eta)/mean(eta) of the equalised eta is at most ``cv_tol`` (``None``: run all
+        ``n_iter`` iterations). Called ``tol`` before version 0.3.
+{tol_param}    attributes : None, int, str or array-like of int / str, default=None
         ``None`` equalises the example-level eta (all features and the label). A set of
         column indices (``n_features_in_`` is the label) or names of
         ``feature_names_in_`` (``"label"`` for the label; resolved at fit) equalises the
@@ -56,7 +57,7 @@ _IRFIL_DOC = """
         that move an individual between the encoded levels).
     store_eta : bool, default=False
         Keep the full per-example eta array of every iteration in ``eta_history_``.
-    random_state : int, RandomState instance or None, default=None
+{dp_params}    random_state : int, RandomState instance or None, default=None
         Source of the noise. ``None`` draws from fresh OS entropy (required for a private
         release); a fixed seed makes the release reproducible and non-private.
 
@@ -69,8 +70,8 @@ _IRFIL_DOC = """
     sample_weight_ : ndarray of shape (n_samples,)
         Final weights :math:`\\omega` (those of the released model).
     n_iter_ : int
-        Number of reweighting iterations run (fewer than ``n_iter`` when ``tol`` stopped
-        the loop).
+        Number of reweighting iterations run (fewer than ``n_iter`` when ``cv_tol``
+        stopped the loop).
     eta_history_ : dict of ndarray
         ``"mean"``, ``"std"``, ``"max"``, ``"min"`` and ``"cv"`` (std/mean) of the
         equalised per-individual eta, one entry per fit (entry ``t`` describes the fit with
@@ -79,7 +80,7 @@ _IRFIL_DOC = """
     eta_ : ndarray of shape (n_samples,)
         Per-example (all attributes and label) Fisher information loss of the released
         model (audit state, not serialised).
-    n_features_in_ : int
+{dp_attrs}    n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
 
     Notes
@@ -87,7 +88,7 @@ _IRFIL_DOC = """
     **What IRFIL guarantees.** The reported eta are those of the released model, under the
     FIL threat model of :class:`{base}` (unbiased adversary who knows every other training
     value; Cramér-Rao bound :math:`\\mathrm{{Var}} \\geq 1/\\eta^2`). IRFIL makes them
-    equal across individuals (up to ``tol`` or the iteration budget, see
+    equal across individuals (up to ``cv_tol`` or the iteration budget, see
     ``eta_history_["cv"]``); it does not lower the largest eta by itself -- pick ``sigma``
     for that (:meth:`sigma_for_eta`).
 
@@ -95,7 +96,9 @@ _IRFIL_DOC = """
     paper, the eta of the released model are computed treating the final weights as
     fixed constants; the information the data leak *through the weights* (a change of
     one row changes every weight) is not accounted for, so the reported eta are not a
-    bound for an adversary who differentiates through the reweighting. The audit state
+    bound for an adversary who differentiates through the reweighting. For the same
+    reason there is no (epsilon, delta)-DP guarantee: ``epsilon_`` is always ``inf``
+    (``data_norm`` still scales the rows). The audit state
     (training data, weights, minimiser, Hessian) is never serialised; ``sample_weight_``
     is part of the fitted estimator and *is* data-dependent -- drop it before releasing a
     model if the weights themselves are sensitive.
@@ -105,16 +108,28 @@ _IRFIL_DOC = """
 class _IRFILMixin:
     """Algorithm 1 on top of a FIL estimator (shared by both models)."""
 
+    _data_dependent_weights = True
+
     _irfil_constraints: dict = {
         "n_iter": [Interval(Integral, 1, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="left"), None],
+        "cv_tol": [Interval(Real, 0, None, closed="left"), None],
         "attributes": ["array-like", str, Integral, None],
         "constrained": ["boolean"],
         "store_eta": ["boolean"],
     }
 
     def _newton_tol(self):
-        return getattr(self, "newton_tol", 1e-12)
+        return self._tolerances()[0]
+
+    def _tolerances(self):
+        """``(Newton tolerance, reweighting stop)`` (see ``_resolve_tolerances``)."""
+        return self.__dict__.get("_tols", (1e-12, self.cv_tol))
+
+    def _fit(self, X, y, sample_weight):
+        self._tols = self._resolve_tolerances()
+        self._cv_tol = self._tols[1]
+        theta, _ = self._irfil_fit(X, y, sample_weight)
+        return theta
 
     def _equalised_sq_norms(self, engine):
         columns = None if self.attributes is None else self._attribute_columns
@@ -162,7 +177,7 @@ class _IRFILMixin:
                 stats[key].append(value)
             if self.store_eta:
                 etas.append(self._history_scaled(eta_ind))
-            if t == self.n_iter or (self.tol is not None and stats["cv"][-1] <= self.tol):
+            if t == self.n_iter or (self._cv_tol is not None and stats["cv"][-1] <= self._cv_tol):
                 break
             if np.any(e <= 0):
                 raise ValueError(
@@ -186,110 +201,133 @@ class _IRFILMixin:
 
 class IRFILLinearRegression(_IRFILMixin, FILLinearRegression):
     _parameter_constraints: dict = {
-        **FILLinearRegression._parameter_constraints, **_IRFILMixin._irfil_constraints
+        **FILLinearRegression._parameter_constraints, **_IRFILMixin._irfil_constraints,
+        "tol": [Interval(Real, 0, None, closed="left"), None],
     }
 
-    def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, n_iter=10, tol=None,
-                 attributes=None, constrained=False, store_eta=False, random_state=None):
+    def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, n_iter=10, cv_tol=None,
+                 attributes=None, constrained=False, store_eta=False, data_norm=None,
+                 target_bound=None, delta=1e-5, random_state=None, tol=None):
         self.sigma = sigma
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.n_iter = n_iter
-        self.tol = tol
+        self.cv_tol = cv_tol
         self.attributes = attributes
         self.constrained = constrained
         self.store_eta = store_eta
+        self.data_norm = data_norm
+        self.target_bound = target_bound
+        self.delta = delta
         self.random_state = random_state
+        self.tol = tol
 
-    def fit(self, X, y, sample_weight=None):
-        """Run IRFIL and release the last weighted minimiser with Gaussian noise.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix (CSR/CSC)} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative starting weights, read as numbers of identical individuals.
-
-        Returns
-        -------
-        self : object
-        """
-        self._validate_params()
-        X_in = X
-        X, y = validate_named(self, X, y, dtype=np.float64, y_numeric=True,
-                             accept_sparse=["csr", "csc"])
-        X = private_copy(X, X_in)
-        s = self._validated_sample_weight(sample_weight, X)
-        theta, _ = self._irfil_fit(X, y.astype(np.float64), s)
-        self._release(theta)
-        return self
+    def _resolve_tolerances(self):
+        """Least squares is solved exactly; ``tol`` is the deprecated name of ``cv_tol``."""
+        if self.tol is None:
+            return 1e-12, self.cv_tol
+        if self.cv_tol is not None:
+            raise ValueError(
+                "IRFILLinearRegression: pass only cv_tol (the reweighting stop); tol is its "
+                "deprecated name."
+            )
+        warnings.warn(
+            "IRFILLinearRegression(tol=...) is deprecated since 0.3 and will be removed in "
+            "0.4: it is the reweighting stop, now called cv_tol (least squares is solved "
+            f"exactly and has no optimisation tolerance). Use cv_tol={self.tol!r}.",
+            FutureWarning,
+            stacklevel=5,
+        )
+        return 1e-12, self.tol
 
 
 class IRFILLogisticRegression(_IRFILMixin, FILLogisticRegression):
     _parameter_constraints: dict = {
-        **FILLogisticRegression._parameter_constraints, **_IRFILMixin._irfil_constraints
+        **FILLogisticRegression._parameter_constraints, **_IRFILMixin._irfil_constraints,
+        "tol": [Interval(Real, 0, None, closed="neither"), None],
+        "newton_tol": [Interval(Real, 0, None, closed="neither"),
+                       Hidden(StrOptions({"deprecated"}))],
     }
-    # ``tol`` of the IRFIL loop replaces the Newton tolerance of the base estimator
-    _parameter_constraints["newton_tol"] = [Interval(Real, 0, None, closed="neither")]
 
-    def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, newton_tol=1e-12,
-                 max_iter=100, n_iter=10, tol=None, attributes=None, constrained=False,
-                 store_eta=False, random_state=None):
+    def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, tol=None, max_iter=100,
+                 n_iter=10, cv_tol=None, attributes=None, constrained=False, store_eta=False,
+                 data_norm=None, delta=1e-5, random_state=None, newton_tol="deprecated"):
         self.sigma = sigma
         self.alpha = alpha
         self.fit_intercept = fit_intercept
-        self.newton_tol = newton_tol
+        self.tol = tol
         self.max_iter = max_iter
         self.n_iter = n_iter
-        self.tol = tol
+        self.cv_tol = cv_tol
         self.attributes = attributes
         self.constrained = constrained
         self.store_eta = store_eta
+        self.data_norm = data_norm
+        self.delta = delta
         self.random_state = random_state
+        self.newton_tol = newton_tol
 
-    def fit(self, X, y, sample_weight=None):
-        """Run IRFIL and release the last weighted minimiser with Gaussian noise.
+    def _resolve_tolerances(self):
+        """``(Newton tolerance, reweighting stop)`` under the deprecation rules of 0.3.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix (CSR/CSC)} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Exactly two classes.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative starting weights, read as numbers of identical individuals.
-
-        Returns
-        -------
-        self : object
+        ``tol`` is the Newton tolerance (as in :class:`FILLogisticRegression`) whenever
+        ``cv_tol`` is given. A ``tol`` given *without* ``cv_tol`` keeps its pre-0.3 meaning
+        (the reweighting stop) for one release, with a FutureWarning, so that no result
+        changes silently; ``newton_tol`` is the deprecated name of the Newton tolerance.
         """
-        self._validate_params()
-        X_in = X
-        X, y = validate_named(self, X, y, dtype=np.float64, accept_sparse=["csr", "csc"])
-        X = private_copy(X, X_in)
-        self.classes_, y01 = self._encode_target(y)
-        s = self._validated_sample_weight(sample_weight, X)
-        if np.unique(y01[s > 0]).size < 2:
-            raise ValueError(
-                "Only one class has positive sample_weight; the logistic minimiser does "
-                "not exist. Give both classes positive weight."
+        newton = None if self.newton_tol == "deprecated" else float(self.newton_tol)
+        if newton is not None:
+            warnings.warn(
+                "IRFILLogisticRegression(newton_tol=...) is deprecated since 0.3 and will be "
+                "removed in 0.4: the Newton tolerance is tol, as in FILLogisticRegression "
+                "(give the reweighting stop as cv_tol, possibly None, to use the new "
+                f"meaning of tol now). Use tol={self.newton_tol!r}.",
+                FutureWarning,
+                stacklevel=5,
             )
-        theta, n_newton = self._irfil_fit(X, y01, s)
-        self._release(theta)
-        return self
+        if self.tol is not None and self.cv_tol is None:
+            warnings.warn(
+                f"IRFILLogisticRegression(tol={self.tol!r}) without cv_tol keeps its pre-0.3 "
+                "meaning for this release: the reweighting stop (coefficient of variation of "
+                "eta). From 0.4, tol is the Newton tolerance as in FILLogisticRegression. "
+                f"Pass cv_tol={self.tol!r} for the reweighting stop (and tol only for the "
+                "Newton tolerance).",
+                FutureWarning,
+                stacklevel=5,
+            )
+            return (1e-12 if newton is None else newton), self.tol
+        if self.tol is not None and newton is not None:
+            raise ValueError(
+                "IRFILLogisticRegression: pass only tol (the Newton tolerance); newton_tol is "
+                "its deprecated name."
+            )
+        tol = self.tol if self.tol is not None else newton
+        return (1e-12 if tol is None else tol), self.cv_tol
 
 
 _LINEAR_EXTRA = ""
-_LOGISTIC_EXTRA = """    newton_tol : float, default=1e-12
-        Tolerance of each Newton solve (``tol`` of :class:`FILLogisticRegression`).
+_LOGISTIC_EXTRA = """    tol : float or None, default=None
+        Tolerance of each Newton solve, as in :class:`FILLogisticRegression` (``None``:
+        ``1e-12``). Transition in 0.3: a ``tol`` given without ``cv_tol`` keeps its old
+        meaning (the reweighting stop) with a FutureWarning; give ``cv_tol`` too to use
+        the new meaning now (``cv_tol=0.0`` stops only when every eta is equal).
     max_iter : int, default=100
         Maximum Newton iterations per fit.
+"""
+_LINEAR_TOL = """    tol : float or None, default=None
+        Deprecated since 0.3 (removed in 0.4): the old name of ``cv_tol`` (least squares
+        is solved exactly, so there is no optimisation tolerance). Setting it warns and
+        acts as ``cv_tol``.
+"""
+_LOGISTIC_TOL = """    newton_tol : float, default="deprecated"
+        Deprecated since 0.3 (removed in 0.4): the old name of ``tol``.
 """
 
 IRFILLinearRegression.__doc__ = (
     """Least squares with iteratively reweighted FIL: equal leakage for every individual.
 """ + _IRFIL_DOC.format(alpha_default="1e-3", extra_params=_LINEAR_EXTRA,
-                        base="FILLinearRegression") + """
+                        tol_param=_LINEAR_TOL, base="FILLinearRegression",
+                        dp_params=DP_PARAMS_DOC + TARGET_BOUND_DOC, dp_attrs=DP_ATTRS_DOC) + """
     See Also
     --------
     FILLinearRegression : the unweighted estimator.
@@ -314,7 +352,8 @@ IRFILLinearRegression.__doc__ = (
 IRFILLogisticRegression.__doc__ = (
     """Binary logistic regression with iteratively reweighted FIL.
 """ + _IRFIL_DOC.format(alpha_default="1e-3", extra_params=_LOGISTIC_EXTRA,
-                        base="FILLogisticRegression") + """
+                        tol_param=_LOGISTIC_TOL, base="FILLogisticRegression",
+                        dp_params=DP_PARAMS_DOC, dp_attrs=DP_ATTRS_DOC) + """
     See Also
     --------
     FILLogisticRegression : the unweighted estimator.

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+from numbers import Real
+
 import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils._validation import validate_named
-from ._base import THREAT_MODEL_DOC, BaseFILEstimator, private_copy
+from ..utils.fixes import Interval
+from ._base import (
+    DP_ATTRS_DOC,
+    DP_PARAMS_DOC,
+    TARGET_BOUND_DOC,
+    THREAT_MODEL_DOC,
+    BaseFILEstimator,
+)
 from ._glm import SQUARED
 
 
@@ -31,7 +40,7 @@ class FILLinearRegression(RegressorMixin, BaseFILEstimator):
         ``alpha=0`` is ordinary least squares and needs a full-rank design.
     fit_intercept : bool, default=True
         Fit an unpenalised intercept (it is perturbed too).
-    random_state : int, RandomState instance or None, default=None
+{DP_PARAMS}    random_state : int, RandomState instance or None, default=None
         Source of the noise. ``None`` draws from fresh OS entropy (required for a
         private release); a fixed seed makes the noise reproducible (tests only).
 
@@ -43,7 +52,7 @@ class FILLinearRegression(RegressorMixin, BaseFILEstimator):
         Released (noise-perturbed) intercept; 0.0 when ``fit_intercept=False``.
     eta_ : ndarray of shape (n_samples,)
         Per-example Fisher information loss (audit state, not serialised).
-    n_features_in_ : int
+{DP_ATTRS}    n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when ``X`` has string feature names.
 {THREAT_MODEL_DOC}
@@ -66,46 +75,27 @@ class FILLinearRegression(RegressorMixin, BaseFILEstimator):
     (200,)
     >>> bool(reg.eta(rows=[0, 1]) >= reg.eta_[:2].max())   # a group leaks at least its worst member
     True
-    """.replace("{THREAT_MODEL_DOC}", THREAT_MODEL_DOC)
+    """.replace("{THREAT_MODEL_DOC}", THREAT_MODEL_DOC).replace(
+        "{DP_PARAMS}", DP_PARAMS_DOC + TARGET_BOUND_DOC).replace("{DP_ATTRS}", DP_ATTRS_DOC)
 
     _loss = SQUARED
+    _y_numeric = True
 
     _parameter_constraints: dict = {
         k: v for k, v in BaseFILEstimator._parameter_constraints.items()
         if k not in ("tol", "max_iter")
     }
+    _parameter_constraints["target_bound"] = [Interval(Real, 0, None, closed="neither"), None]
 
-    def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, random_state=None):
+    def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, data_norm=None,
+                 target_bound=None, delta=1e-5, random_state=None):
         self.sigma = sigma
         self.alpha = alpha
         self.fit_intercept = fit_intercept
+        self.data_norm = data_norm
+        self.target_bound = target_bound
+        self.delta = delta
         self.random_state = random_state
-
-    def fit(self, X, y, sample_weight=None):
-        """Fit the exact minimiser and release it with Gaussian noise.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix (CSR/CSC)} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights :math:`\\omega_i` (they enter the Jacobians too).
-
-        Returns
-        -------
-        self : object
-        """
-        self._validate_params()
-        X_in = X
-        X, y = validate_named(self, X, y, dtype=np.float64, y_numeric=True,
-                             accept_sparse=["csr", "csc"])
-        X = private_copy(X, X_in)
-        sw = self._validated_sample_weight(sample_weight, X)
-        self.__dict__.pop("_eta_cache", None)
-        theta, _, engine = self._fit_exact(X, y.astype(np.float64), sw)
-        self._audit = engine
-        self._release(theta)
-        return self
 
     def predict(self, X):
         """Predict with the released (perturbed) parameters.
