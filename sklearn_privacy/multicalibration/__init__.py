@@ -1,6 +1,6 @@
 """Multicalibration post-processing with differential privacy."""
 
-from ._groups import ColumnPredicate, Group, conjunction_groups, membership_matrix
+from ..utils._groups import ColumnPredicate, Group, conjunction_groups, membership_matrix
 from ._multicalibrator import PrivateMulticalibrator
 from ._weak_base import GradientDescentLogisticRegression
 

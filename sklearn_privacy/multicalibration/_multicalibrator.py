@@ -25,9 +25,9 @@ from sklearn.utils.validation import (
 
 from ..exceptions import PrivacyWarning
 from ..mechanisms import NumericSparse
-from ..metrics._multicalibration import MAX_N_BINS, score_buckets
 from ..utils import noise_generator
-from ._groups import as_2d_data, as_groups, membership_matrix
+from ..utils._buckets import MAX_N_BINS, score_buckets
+from ..utils._groups import as_2d_data, as_groups, membership_matrix
 
 #: Largest number of (group, bucket) cells per pass under NumericSparse (each is a query).
 MAX_PRIVATE_CELLS = 100_000
