@@ -214,3 +214,86 @@ def test_pinned_outputs():
 
 PINNED = {"non_private": (141, 13, "0x1.89ab9e5a5667cp+8"),
           "private": (5, 1, 2000.0, "0x1.1ec9c73d063e8p+9")}
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_clip_proba_equals_oracle_with_projection(seed):
+    X, y = _data(seed)
+    delta = 0.02
+    mc, M = _fit_both(X, y, alpha=0.03, min_cell_size=5, clip_proba=delta)
+    p0 = np.clip(X[:, 0], delta, 1 - delta)
+    ref = _reference(p0, M, y.astype(float), alpha=0.03, n_bins=10, m=5, max_updates=None,
+                     max_rounds=100, ns=None, lo=delta, hi=1 - delta)
+    assert mc.updates_ == ref["updates"] and mc.n_updates_ > 0
+    p = mc.predict_proba(X)[:, 1]
+    np.testing.assert_array_equal(p, ref["p"])
+    assert p.min() >= delta and p.max() <= 1 - delta
+    # converged: every calibration cell with >= m members within alpha (dense check)
+    assert mc.history_[-1]["n_updates"] == 0
+    b = score_buckets(p, 10)
+    for g in range(M.shape[1]):
+        for k in range(10):
+            cell = M[:, g] & (b == k)
+            if cell.sum() >= 5:
+                assert abs(np.mean(y[cell] - p[cell])) <= 0.03
+
+
+def test_clip_proba_keeps_predictions_off_zero():
+    """An overshooting update drives rows to exactly 0 with clip_proba=0, not with 0.01."""
+    rng = np.random.RandomState(0)
+    n = 400
+    score = rng.uniform(0.1, 0.2, size=n)  # one bucket, true rate about 0.02
+    y = (rng.uniform(size=n) < 0.02).astype(int)
+    X = np.column_stack([score, np.ones(n)])
+    base = FrozenEstimator(ScoreColumn().fit(X, y))
+    plain = PrivateMulticalibrator(base, [1], alpha=0.05).fit(X, y)
+    clipped = PrivateMulticalibrator(base, [1], alpha=0.05, clip_proba=0.01).fit(X, y)
+    p0, p1 = plain.predict_proba(X)[:, 1], clipped.predict_proba(X)[:, 1]
+    assert np.sum(p0 == 0.0) > 50
+    assert p1.min() >= 0.01 and np.sum(p1 == 0.01) > 50
+    bce = [-np.mean(y * np.log(np.clip(p, 1e-15, 1)) + (1 - y) * np.log(np.clip(1 - p, 1e-15,
+                                                                                 1)))
+           for p in (p0, p1)]
+    assert bce[1] < bce[0]
+
+
+def test_verbose_prints_one_line_per_round(capsys):
+    X, y = _data(2)
+    mc, _ = _fit_both(X, y, alpha=0.02, min_cell_size=5, verbose=1)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == mc.n_rounds_ > 1
+    for line, h in zip(lines, mc.history_, strict=True):
+        assert line.startswith(f"[PrivateMulticalibrator] round {h['round']}: "
+                               f"{h['n_updates']} updates, max cell error ")
+        assert f"{h['max_cell_error_seen']:.4g}" in line
+    _fit_both(X, y, alpha=0.02, min_cell_size=5)  # verbose=0: silent
+    assert capsys.readouterr().out == ""
+    mc, _ = _fit_both(X, y, alpha=0.05, mechanism="numeric_sparse", epsilon=2000.0,
+                      min_cell_size=30, max_updates=6, random_state=4, verbose=1)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == mc.n_rounds_
+    assert "noisy answers left" in lines[-1] and "max cell error" not in lines[-1]
+
+
+def test_membership_matrix_shares_column_evaluations_correctly():
+    import pandas as pd
+
+    from sklearn_privacy.multicalibration import (
+        ColumnPredicate,
+        conjunction_groups,
+        membership_matrix,
+    )
+
+    rng = np.random.RandomState(1)
+    df = pd.DataFrame({"a": rng.randint(0, 2, 300), "b": rng.randint(0, 2, 300),
+                       "c": rng.choice(["x", "y", "z"], 300), "v": rng.normal(size=300)})
+    groups = conjunction_groups({"ab": ["a", "b"], "c": "c",
+                                 "v": [ColumnPredicate("v", ">", 0.0),
+                                       ColumnPredicate("v", "<=", 0.0)]}, max_order=3, X=df)
+    M = membership_matrix(groups, df)
+    assert M.flags.f_contiguous
+    np.testing.assert_array_equal(M, np.column_stack([g.mask(df) for g in groups]))
+    # against a direct pandas evaluation of one triple conjunction
+    name = "a&c=='y'&v>0.0"
+    j = [g.name for g in groups].index(name)
+    np.testing.assert_array_equal(M[:, j], ((df.a == 1) & (df.c == "y") & (df.v > 0)).values)

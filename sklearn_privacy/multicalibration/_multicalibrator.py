@@ -118,6 +118,21 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     * Defaults follow the paper: ``min_cell_size`` from Theorem 2, ``max_updates`` from
       Figure 1 (both functions of public quantities only).
 
+    **Computation.** Each group's bucket sums and counts come from one ``bincount`` over
+    its members per pass and are kept current as updates move rows; a cell's mean is
+    recomputed from its rows only when it may be updated (or hold the largest error of
+    the pass), so a pass costs O(total group size) plus O(group size) per update, and the
+    updates equal those of a direct cell-by-cell scan bit for bit.
+
+    **Comparison with the `multicalibration` package (HKRR).** Its fit uses the same
+    additive update projected onto [0, 1], but its ``predict`` ends by replacing every
+    prediction with the mean *calibration* prediction of its bucket (whole population).
+    That mapping is what keeps its predictions away from exactly 0 and 1 (a prediction
+    driven to 0 by an overshooting update becomes the bucket mean), hence its lower test
+    log-loss on a poorly calibrated base; it also merges the groups' predictions within a
+    bucket and raises the log-loss of a well calibrated base. ``clip_proba`` keeps the
+    useful part (no prediction at exactly 0 or 1) without that merge.
+
     ``mechanism="input_perturbation"``: the paper's alternative -- Gaussian noise of
     variance :math:`c\\,G^2 T \\log(1/\\delta) / (n(n-1)\\epsilon^2)` is added to the
     calibration *features* (after Kang et al.'s DP-ERM analysis) and the non-private loop
@@ -163,6 +178,18 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         NumericSparse's public threshold on the residual sum (None: ``alpha * m``).
     max_rounds : int, default=100
         Maximum passes over the cells.
+    clip_proba : float in [0, 0.5), default=0.0
+        Every prediction -- the base model's, and each one after an update -- is
+        projected onto ``[clip_proba, 1 - clip_proba]`` instead of [0, 1]. With 0 an update
+        that overshoots sets predictions to exactly 0 or 1, and each such row whose label
+        disagrees costs an unbounded log-loss (34.5 nats under scikit-learn's
+        ``log_loss`` clipping); a small positive value (e.g. 0.01) avoids that without
+        changing the stopping rule: at convergence every cell with at least
+        ``min_cell_size`` members still has ``|mean(y - p)| <= alpha``, and for
+        ``clip_proba < alpha`` each update still lowers the squared error on the
+        calibration data by at least ``size * (alpha**2 - clip_proba**2)``, so the loop
+        terminates. A public constant: it does not change the privacy accounting.
+        See the Notes on the `multicalibration` package's final mapping.
     prefit : bool, default="deprecated"
         Use ``estimator`` as fitted. Deprecated: it breaks in ``clone``/``GridSearchCV``
         (the clone is unfitted); pass ``FrozenEstimator(estimator)`` instead. Setting it
@@ -170,6 +197,11 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     random_state : None, int, RandomState or Generator, default=None
         Noise source, see :func:`~sklearn_privacy.utils.noise_generator` (``None``: fresh
         OS entropy, never numpy's global state; required for a private release).
+    verbose : int, default=0
+        With 1 or more, one line per pass over the cells: the pass number, the number of
+        updates and, without privacy, the largest cell error met during the pass (under
+        NumericSparse the number of noisy answers left instead: the cell errors are not
+        computed, that would read the data outside the budget).
 
     Attributes
     ----------

@@ -144,6 +144,14 @@ def _call_mask(fn, X, n, who):
     return m
 
 
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
 def _check_item(item):
     if isinstance(item, (bool, np.bool_)):
         raise TypeError(f"A group item cannot be a boolean; got {item!r}.")
@@ -212,17 +220,30 @@ class Group:
 
     def mask(self, X):
         """Boolean membership of each row of ``X`` (array, sparse matrix or DataFrame)."""
-        X = as_2d_data(X)
+        return self._mask(as_2d_data(X), {})
+
+    def _mask(self, X, cache):
+        """:meth:`mask` on validated ``X``; ``cache`` holds the masks of columns and
+        :class:`ColumnPredicate` items already evaluated on this ``X`` (shared by the
+        groups of one :func:`membership_matrix` call)."""
         n = X.shape[0]
         if isinstance(self.spec, str):
             return np.ones(n, dtype=bool)
         if isinstance(self.spec, tuple):
             out = np.ones(n, dtype=bool)
             for item in self.spec:
-                if callable(item):
+                if type(item) is ColumnPredicate and _hashable(item.value):
+                    key = ("predicate", item.column, item.op, type(item.value), item.value)
+                    if key not in cache:
+                        cache[key] = _call_mask(item, X, n, self.name)
+                    out &= cache[key]
+                elif callable(item):
                     out &= _call_mask(item, X, n, self.name)
                 else:
-                    out &= _binary_member(X, item, self.name)
+                    key = ("column", item)
+                    if key not in cache:
+                        cache[key] = _binary_member(X, item, self.name)
+                    out &= cache[key]
             return out
         return _call_mask(self.spec, X, n, self.name)
 
@@ -363,7 +384,12 @@ def membership_matrix(groups, X):
     if not groups:
         raise ValueError("groups is empty; pass at least one group.")
     X = as_2d_data(X)
-    return np.column_stack([g.mask(X) for g in groups])
+    # column-major: each group's column is contiguous (members are read per group)
+    out = np.empty((X.shape[0], len(groups)), dtype=bool, order="F")
+    cache: dict = {}
+    for j, g in enumerate(groups):
+        out[:, j] = g._mask(X, cache)
+    return out
 
 
 def _category_values(X, column):
