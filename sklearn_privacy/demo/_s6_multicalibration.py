@@ -17,7 +17,7 @@ from ..multicalibration import (
     conjunction_groups,
     membership_matrix,
 )
-from ..utils._groups import as_groups
+from ..multicalibration._groups import as_groups
 
 TITLE = ("Multicalibration, Adult (30,162 calibration / 15,060 test rows, race x sex groups, "
          "alpha = 0.1)")
