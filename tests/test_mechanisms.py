@@ -152,3 +152,32 @@ def test_constructor_accepts_numpy_scalars():
                        np.array([1.0, 2.0]), random_state=np.random.default_rng(0))
     assert ns.max_answers == 2 and isinstance(ns.max_answers, int)
     assert ns.query(1e9, np.array([1.0, 2.0])) is not None
+
+
+def test_lazy_query_equals_query_on_exact_values():
+    """_query_lazy with an approximation within its tolerance: same answers, same noise
+    stream, same accounting as query on the exact values; exact() only called near or
+    above the noisy threshold."""
+    rng = np.random.RandomState(3)
+    exact_vals = np.r_[rng.uniform(0, 15, 300), np.full(40, 40.0)]  # some near T = 40
+    rng.shuffle(exact_vals)
+    kw = dict(epsilon=50.0, max_answers=25, threshold=40.0, test_sensitivity=2.0,
+              answer_sensitivities=[2.0, 1.0], test_fraction=0.5)
+    a, b = NumericSparse(**kw, random_state=7), NumericSparse(**kw, random_state=7)
+    calls = 0
+    for v in exact_vals:
+        tol = 1e-6
+        approx = v + rng.uniform(-tol, tol)
+
+        def exact(v=v):
+            nonlocal calls
+            calls += 1
+            return v, [v, 3.0]
+
+        ra, rb = a.query(v, [v, 3.0]), b._query_lazy(approx, tol, exact)
+        assert (ra is None) == (rb is None)
+        if ra is not None:
+            np.testing.assert_array_equal(ra, rb)
+    assert (a.n_queries_, a.n_answers_, a.halted_) == (b.n_queries_, b.n_answers_, b.halted_)
+    assert a.n_answers_ > 5 and a.n_queries_ > 100
+    assert calls < a.n_queries_  # far-below tests never computed the exact value

@@ -155,6 +155,35 @@ class NumericSparse:
         noisy = test + self._rng.laplace(0.0, self.test_scale)
         if noisy < self._noisy_threshold:
             return None
+        return self._answer(values)
+
+    def _query_lazy(self, approx_test, tolerance, exact):
+        """``query(*exact())``, calling ``exact`` only when ``approx_test`` cannot decide.
+
+        Same noise draws, same result and same accounting as :meth:`query` on the exact
+        values, for a caller that holds an approximation ``approx_test`` of the test value
+        with ``|approx_test - exact test value| <= tolerance``: a test that fails even
+        with the tolerance added (the usual case far below the threshold) returns None
+        without computing the exact values; otherwise ``exact()`` gives
+        ``(test_value, answer_values)`` and the comparison is made on them. Values are
+        trusted (internal use: finite by construction).
+        """
+        if self.halted_:
+            return None
+        self.n_queries_ += 1
+        self.epsilon_spent_ = self.epsilon
+        noise = self._rng.laplace(0.0, self.test_scale)
+        thr = self._noisy_threshold
+        margin = tolerance + 1e-12 * (1.0 + abs(approx_test) + abs(noise) + abs(thr))
+        if approx_test + noise < thr - margin:
+            return None
+        test, values = exact()
+        if test + noise < thr:
+            return None
+        return self._answer(np.asarray(values, dtype=float))
+
+    def _answer(self, values):
+        """Noisy answers after a positive test; halt or redraw the threshold."""
         answer = values + self._rng.laplace(0.0, self.answer_scales)
         self.n_answers_ += 1
         if self.n_answers_ >= self.max_answers:

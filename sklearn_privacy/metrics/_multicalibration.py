@@ -2,109 +2,27 @@
 
 from __future__ import annotations
 
-from numbers import Integral
-
 import numpy as np
-import scipy.sparse as sp
 from sklearn.utils.validation import _num_samples, column_or_1d
 
+from ..utils._buckets import (  # noqa: F401  (re-exported for older imports)
+    MAX_N_BINS,
+    _check_groups,
+    _check_vector,
+    cell_statistics,
+    check_min_size,
+    check_n_bins,
+    score_buckets,
+)
+from ..utils._groups import as_2d_data, as_groups, membership_matrix
+
 WEIGHTINGS = ("max", "size_weighted", "mean_group_ece", "per_group_ece")
-
-
-#: Largest accepted ``n_bins``: ``p * n_bins`` stays an exact integer-valued float and fits
-#: in int64 for every probability ``p``; larger values would not change any bucket of a
-#: float64 probability in a meaningful way.
-MAX_N_BINS = 2**53
-
-
-def score_buckets(p, n_bins):
-    """Bucket index of each probability: ``[0, 1/k), [1/k, 2/k), ..., [(k-1)/k, 1]``."""
-    return np.minimum((np.asarray(p) * n_bins).astype(np.int64), n_bins - 1)
-
-
-def check_n_bins(n_bins, param="n_bins"):
-    """Validate a number of equal-width score buckets (1 .. MAX_N_BINS)."""
-    if isinstance(n_bins, (bool, np.bool_)) or not isinstance(n_bins, Integral):
-        raise TypeError(f"{param} must be an integer >= 1; got {n_bins!r}.")
-    if not 1 <= n_bins <= MAX_N_BINS:
-        raise ValueError(f"{param} must be an integer in [1, 2**53]; got {n_bins!r}.")
-    return int(n_bins)
-
-
-def check_min_size(min_size, param="min_size"):
-    """Validate a minimum cell size (integer >= 1)."""
-    if isinstance(min_size, (bool, np.bool_)) or not isinstance(min_size, Integral):
-        raise TypeError(f"{param} must be an integer >= 1; got {min_size!r}.")
-    if min_size < 1:
-        raise ValueError(f"{param} must be an integer >= 1; got {min_size!r}.")
-    return int(min_size)
 
 
 def _check_weighting(weighting, allowed=WEIGHTINGS):
     if not isinstance(weighting, str) or weighting not in allowed:
         raise ValueError(f"weighting must be one of {allowed}; got {weighting!r}.")
     return weighting
-
-
-def _check_vector(values, name):
-    arr = np.asarray(values)
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-dimensional of shape (n_samples,); got shape "
-                         f"{arr.shape}.")
-    if arr.dtype == object:
-        try:
-            arr = arr.astype(float)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} must hold numbers; got values like {arr[:3]!r}.") from None
-    if not (arr.dtype == bool or np.issubdtype(arr.dtype, np.number)):
-        raise ValueError(f"{name} must hold numbers; got dtype {arr.dtype}.")
-    return arr.astype(float)
-
-
-def _check_groups(groups, n):
-    if groups is None:
-        return np.ones((n, 1), dtype=bool)
-    if sp.issparse(groups):
-        groups = groups.toarray()
-    G = np.asarray(groups)
-    if G.ndim == 1:
-        G = G[:, None]
-    if G.ndim != 2:
-        raise ValueError(f"groups must be a membership matrix of shape (n_samples, n_groups); "
-                         f"got shape {G.shape}.")
-    if G.shape[0] != n:
-        raise ValueError(f"groups has {G.shape[0]} rows but y_true has {n}.")
-    if G.shape[1] == 0:
-        raise ValueError("groups has no column; pass None for the whole population only.")
-    if G.dtype != bool:
-        if not np.issubdtype(G.dtype, np.number):
-            raise ValueError(f"groups must be boolean (or 0/1); got dtype {G.dtype}.")
-        ok = (G == 0) | (G == 1)
-        if not np.all(ok):
-            bad = G[~ok].ravel()[:3]
-            raise ValueError(f"groups must be boolean (or 0/1); got entries such as "
-                             f"{bad.tolist()} (NaN is not a membership).")
-        G = G.astype(bool)
-    return G
-
-
-def cell_statistics(buckets, resid, G):
-    """Per-group occupied buckets with the residual sum and size of each cell.
-
-    Only occupied cells are materialised (``np.unique`` over the members' bucket codes),
-    so the cost is O(n log n) per group whatever ``n_bins``.
-
-    Returns
-    -------
-    stats : list of (buckets, sums, sizes), one triple per column of ``G``
-    """
-    out = []
-    for g in range(G.shape[1]):
-        m = G[:, g]
-        codes, inv = np.unique(buckets[m], return_inverse=True)
-        out.append((codes, np.bincount(inv, weights=resid[m], minlength=codes.size),
-                    np.bincount(inv, minlength=codes.size)))
-    return out
 
 
 def multicalibration_error(y_true, y_prob, groups=None, *, n_bins=10, min_size=1,
@@ -211,16 +129,12 @@ class _MulticalibrationScorer:
                              "'mean_group_ece') for a scorer (a scorer returns one number); "
                              "got 'per_group_ece'.")
         _check_weighting(weighting, tuple(w for w in WEIGHTINGS if w != "per_group_ece"))
-        from ..multicalibration._groups import as_groups
-
         self.groups = as_groups(groups)
         self.n_bins = check_n_bins(n_bins)
         self.min_size = check_min_size(min_size)
         self.weighting = weighting
 
     def __call__(self, estimator, X, y, sample_weight=None, *, sensitive_features=None):
-        from ..multicalibration._groups import as_2d_data, membership_matrix
-
         if sample_weight is not None:
             raise ValueError("The multicalibration scorer does not support sample_weight "
                              "(cell errors are unweighted means).")

@@ -1,7 +1,7 @@
 """Multicalibration post-processing with differential privacy."""
 
+from ..utils._groups import ColumnPredicate, Group, conjunction_groups, membership_matrix
 from ._display import MulticalibrationDisplay
-from ._groups import ColumnPredicate, Group, conjunction_groups, membership_matrix
 from ._multicalibrator import PrivateMulticalibrator
 from ._weak_base import GradientDescentLogisticRegression
 

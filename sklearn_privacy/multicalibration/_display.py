@@ -7,7 +7,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ..metrics._multicalibration import (
+from ..utils._buckets import (
     _check_groups,
     _check_vector,
     cell_statistics,
@@ -16,7 +16,7 @@ from ..metrics._multicalibration import (
     score_buckets,
 )
 from ..utils._display import get_axes
-from ._groups import membership_matrix
+from ..utils._groups import membership_matrix
 
 STAGES = ("before", "after")
 

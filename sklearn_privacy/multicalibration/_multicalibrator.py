@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import heapq
 import math
 import warnings
 from numbers import Integral, Real
@@ -25,9 +24,9 @@ from sklearn.utils.validation import (
 
 from ..exceptions import PrivacyWarning
 from ..mechanisms import NumericSparse
-from ..metrics._multicalibration import MAX_N_BINS, score_buckets
 from ..utils import noise_generator
-from ._groups import as_2d_data, as_groups, membership_matrix
+from ..utils._buckets import MAX_N_BINS, score_buckets
+from ..utils._groups import as_2d_data, as_groups, membership_matrix
 
 #: Largest number of (group, bucket) cells per pass under NumericSparse (each is a query).
 MAX_PRIVATE_CELLS = 100_000
@@ -119,6 +118,21 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     * Defaults follow the paper: ``min_cell_size`` from Theorem 2, ``max_updates`` from
       Figure 1 (both functions of public quantities only).
 
+    **Computation.** Each group's bucket sums and counts come from one ``bincount`` over
+    its members per pass and are kept current as updates move rows; a cell's mean is
+    recomputed from its rows only when it may be updated (or hold the largest error of
+    the pass), so a pass costs O(total group size) plus O(group size) per update, and the
+    updates equal those of a direct cell-by-cell scan bit for bit.
+
+    **Comparison with the `multicalibration` package (HKRR).** Its fit uses the same
+    additive update projected onto [0, 1], but its ``predict`` ends by replacing every
+    prediction with the mean *calibration* prediction of its bucket (whole population).
+    That mapping is what keeps its predictions away from exactly 0 and 1 (a prediction
+    driven to 0 by an overshooting update becomes the bucket mean), hence its lower test
+    log-loss on a poorly calibrated base; it also merges the groups' predictions within a
+    bucket and raises the log-loss of a well calibrated base. ``clip_proba`` keeps the
+    useful part (no prediction at exactly 0 or 1) without that merge.
+
     ``mechanism="input_perturbation"``: the paper's alternative -- Gaussian noise of
     variance :math:`c\\,G^2 T \\log(1/\\delta) / (n(n-1)\\epsilon^2)` is added to the
     calibration *features* (after Kang et al.'s DP-ERM analysis) and the non-private loop
@@ -164,6 +178,18 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         NumericSparse's public threshold on the residual sum (None: ``alpha * m``).
     max_rounds : int, default=100
         Maximum passes over the cells.
+    clip_proba : float in [0, 0.5), default=0.0
+        Every prediction -- the base model's, and each one after an update -- is
+        projected onto ``[clip_proba, 1 - clip_proba]`` instead of [0, 1]. With 0 an update
+        that overshoots sets predictions to exactly 0 or 1, and each such row whose label
+        disagrees costs an unbounded log-loss (34.5 nats under scikit-learn's
+        ``log_loss`` clipping); a small positive value (e.g. 0.01) avoids that without
+        changing the stopping rule: at convergence every cell with at least
+        ``min_cell_size`` members still has ``|mean(y - p)| <= alpha``, and for
+        ``clip_proba < alpha`` each update still lowers the squared error on the
+        calibration data by at least ``size * (alpha**2 - clip_proba**2)``, so the loop
+        terminates. A public constant: it does not change the privacy accounting.
+        See the Notes on the `multicalibration` package's final mapping.
     prefit : bool, default="deprecated"
         Use ``estimator`` as fitted. Deprecated: it breaks in ``clone``/``GridSearchCV``
         (the clone is unfitted); pass ``FrozenEstimator(estimator)`` instead. Setting it
@@ -171,6 +197,11 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     random_state : None, int, RandomState or Generator, default=None
         Noise source, see :func:`~sklearn_privacy.utils.noise_generator` (``None``: fresh
         OS entropy, never numpy's global state; required for a private release).
+    verbose : int, default=0
+        With 1 or more, one line per pass over the cells: the pass number, the number of
+        updates and, without privacy, the largest cell error met during the pass (under
+        NumericSparse the number of noisy answers left instead: the cell errors are not
+        computed, that would read the data outside the budget).
 
     Attributes
     ----------
@@ -233,13 +264,16 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         "min_cell_size": [Interval(Integral, 1, None, closed="left"), None],
         "threshold": [Interval(Real, 0, None, closed="left"), None],
         "max_rounds": [Interval(Integral, 1, None, closed="left")],
+        "clip_proba": [Interval(Real, 0, 0.5, closed="left")],
         "prefit": ["boolean", Hidden(StrOptions({"deprecated"}))],
         "random_state": ["random_state", np.random.Generator],
+        "verbose": ["verbose"],
     }
 
     def __init__(self, estimator=None, groups=(), *, alpha=0.1, n_bins=10, mechanism=None,
                  epsilon=1.0, delta=1e-3, max_updates=None, min_cell_size=None,
-                 threshold=None, max_rounds=100, prefit="deprecated", random_state=None):
+                 threshold=None, max_rounds=100, clip_proba=0.0, prefit="deprecated",
+                 random_state=None, verbose=0):
         self.estimator = estimator
         self.groups = groups
         self.alpha = alpha
@@ -251,8 +285,10 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         self.min_cell_size = min_cell_size
         self.threshold = threshold
         self.max_rounds = max_rounds
+        self.clip_proba = clip_proba
         self.prefit = prefit
         self.random_state = random_state
+        self.verbose = verbose
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -273,12 +309,20 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         return np.clip(proba[:, 1], 0.0, 1.0)
 
     def _replay(self, p, M):
+        """Apply ``updates_`` in order to base probabilities ``p`` (rows of ``M``)."""
+        lo, hi = self._proba_bounds()
+        p = np.clip(p, lo, hi)
         b = score_buckets(p, self.n_bins)
+        indptr, members = _group_members(M)
         for g, bucket, shift in self.updates_:
-            cell = M[:, g] & (b == bucket)
-            p[cell] = np.clip(p[cell] + shift, 0.0, 1.0)
+            rows_g = members[indptr[g]:indptr[g + 1]]
+            cell = rows_g[b[rows_g] == bucket]
+            p[cell] = np.clip(p[cell] + shift, lo, hi)
             b[cell] = score_buckets(p[cell], self.n_bins)
         return p
+
+    def _proba_bounds(self):
+        return float(self.clip_proba), 1.0 - float(self.clip_proba)
 
     def _group_data(self, X, sensitive_features, n, *, fitting):
         """Data on which the groups are evaluated: sensitive_features if given, else X."""
@@ -522,90 +566,170 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         return self
 
     def _run_loop(self, p, M, resid_y, m, ns):
-        """Passes over the cells; updates ``p`` in place and records ``updates_``."""
+        """Passes over the cells; updates ``p`` in place and records ``updates_``.
+
+        Cells are visited group by group (in order) and, within a group, bucket by bucket
+        from low to high; a cell is the group's members whose *current* bucket is the
+        visited one (rows moved up by an update of the same group join a later cell of
+        that pass). Each group's bucket sums and counts come from one ``bincount`` over
+        its members and are kept up to date when an update moves rows to a later bucket;
+        only cells that may be updated (and, without privacy, the cells that may hold
+        the largest error of the pass) are recomputed exactly from their rows, with the
+        same arithmetic as a direct scan, so the updates do not depend on rounding of
+        the running sums.
+        """
         private = ns is not None
-        n_bins = self.n_bins
+        lo, hi = self._proba_bounds()
         self.updates_ = []
         self.history_ = []
         self.n_queries_ = 0
-        b = score_buckets(p, n_bins)
+        np.clip(p, lo, hi, out=p)
+        b = score_buckets(p, self.n_bins)
+        indptr, members = _group_members(M)
         rounds = 0
         for rounds in range(1, self.max_rounds + 1):
             n_upd = 0
             worst = 0.0
             # every (group, bucket) cell of the pass counts as queried (under NumericSparse
             # each is; without privacy an empty cell is examined trivially)
-            self.n_queries_ += M.shape[1] * n_bins
+            self.n_queries_ += M.shape[1] * self.n_bins
             for g in range(M.shape[1]):
-                members = np.flatnonzero(M[:, g])
-                # occupied cells of this group: bucket -> sorted row indices; rows moved by
-                # an update into a later bucket join that bucket's cell within this pass
-                codes = b[members]
-                order = np.argsort(codes, kind="stable")
-                sorted_codes = codes[order]
-                cuts = np.flatnonzero(np.diff(sorted_codes)) + 1
-                cells = {}
-                if members.size:
-                    keys = sorted_codes[np.r_[0, cuts]].tolist()
-                    cells = dict(zip(keys, np.split(members[order], cuts), strict=True))
-                pending = list(cells)  # ascending
-                heapq.heapify(pending)
-                # NumericSparse: every bucket is a query, in order, empty or not; without
-                # privacy only the occupied ones (an empty cell never updates)
-                bucket_iter = range(n_bins) if private else _drain(pending)
-                for bucket in bucket_iter:
-                    rows = cells.pop(bucket, None)
-                    if private:
-                        if rows is None:
-                            answer = ns.query(0.0, [0.0, 0.0])
-                        else:
-                            rows = np.sort(rows)
-                            resid = float(np.sum(resid_y[rows] - p[rows]))
-                            answer = ns.query(abs(resid), [resid, rows.size])
-                        if answer is None:
-                            if ns.halted_:
-                                break
-                            continue
-                        # skip cells whose released size is below m (post-processing of a
-                        # noisy answer); the shift divides by released values only
-                        if answer[1] < m:
-                            continue
-                        shift = float(np.clip(answer[0] / answer[1], -1.0, 1.0))
-                    else:
-                        rows = np.sort(rows)
-                        if rows.size < m:
-                            continue
-                        r = float(np.mean(resid_y[rows] - p[rows]))
-                        worst = max(worst, abs(r))
-                        if abs(r) <= self.alpha:
-                            continue
-                        if self.max_updates is not None and len(self.updates_) >= \
-                                self.max_updates:
-                            continue
-                        shift = r
-                    if rows is not None and rows.size:
-                        p[rows] = np.clip(p[rows] + shift, 0.0, 1.0)
-                        new = score_buckets(p[rows], n_bins)
-                        b[rows] = new
-                        later = new > bucket
-                        for nb in np.unique(new[later]).tolist():
-                            moved = rows[new == nb]
-                            if nb in cells:
-                                cells[nb] = np.concatenate([cells[nb], moved])
-                            else:
-                                cells[nb] = moved
-                                if not private:
-                                    heapq.heappush(pending, nb)
-                    self.updates_.append((g, bucket, shift))
-                    n_upd += 1
-                if private and ns.halted_:
-                    break
+                rows_g = members[indptr[g]:indptr[g + 1]]
+                if private:
+                    n_upd += self._private_pass(g, rows_g, p, b, resid_y, m, ns, lo, hi)
+                    if ns.halted_:
+                        break
+                else:
+                    k, worst = self._exact_pass(g, rows_g, p, b, resid_y, m, lo, hi, worst)
+                    n_upd += k
             self.history_.append({"round": rounds, "n_updates": n_upd,
                                   "max_cell_error_seen": worst})
+            if self.verbose:
+                if private:
+                    detail = (f"{ns.max_answers - ns.n_answers_} of {ns.max_answers} noisy "
+                              "answers left (cell errors are not computed under privacy)")
+                else:
+                    detail = f"max cell error {worst:.4g} (alpha {self.alpha:g})"
+                print(f"[PrivateMulticalibrator] round {rounds}: {n_upd} updates, {detail}")
             if n_upd == 0 or (private and ns.halted_):
                 break
         self.n_rounds_ = rounds
         self.n_updates_ = len(self.updates_)
+
+    def _apply(self, g, bucket, shift, rows, p, b, lo, hi):
+        """Shift the cell's rows, re-bucket them and record the update."""
+        p[rows] = np.clip(p[rows] + shift, lo, hi)
+        new = score_buckets(p[rows], self.n_bins)
+        b[rows] = new
+        self.updates_.append((g, bucket, shift))
+        return new
+
+    def _exact_pass(self, g, rows_g, p, b, resid_y, m, lo, hi, worst):
+        """One group's cells without privacy.
+
+        Returns the number of updates and the largest cell error seen so far in the pass
+        (``worst`` on entry: the largest before this group).
+        """
+        n_bins, alpha = self.n_bins, self.alpha
+        bm = b[rows_g]
+        keys, sums, sizes = _cell_table(bm, resid_y[rows_g] - p[rows_g], n_bins)
+        n_upd, pos = 0, 0
+        cache = {}  # exact (rows, mean) of cells computed since the last update
+
+        def exact_mean(bucket):
+            if bucket not in cache:
+                rows = rows_g[bm == bucket]
+                cache[bucket] = rows, float(np.mean(resid_y[rows] - p[rows]))
+            return cache[bucket]
+
+        while pos < keys.size:
+            s, c = sums[pos:], sizes[pos:]
+            eligible = c >= m
+            tol = _sum_tolerance(c)
+            cand = np.flatnonzero(eligible & (np.abs(s) > alpha * c - tol))
+            end = int(cand[0]) + 1 if cand.size else c.size
+            # cells visited before the next possible update keep their current error:
+            # the largest of them, exactly (ties within the rounding bound all computed)
+            seen = np.flatnonzero(eligible[:end])
+            if seen.size:
+                err = np.abs(s[seen]) / c[seen]
+                slack = tol[seen] / c[seen]
+                top = err.max()
+                if top + slack.max() > worst:
+                    for j in seen[err + slack >= top - slack.max()].tolist():
+                        worst = max(worst, abs(exact_mean(keys[pos + j])[1]))
+            if not cand.size:
+                break
+            j = pos + int(cand[0])
+            bucket = int(keys[j])
+            pos = j + 1
+            rows, r = exact_mean(bucket)
+            if abs(r) <= alpha:
+                continue
+            if self.max_updates is not None and len(self.updates_) >= self.max_updates:
+                continue
+            new = self._apply(g, bucket, r, rows, p, b, lo, hi)
+            bm[bm == bucket] = new
+            cache.clear()
+            n_upd += 1
+            later = new > bucket
+            if later.any():
+                # rows moved up join later cells of this group's pass
+                moved, dest = rows[later], new[later]
+                at = np.searchsorted(keys, dest)
+                if np.all(at < keys.size) and np.array_equal(keys[np.minimum(
+                        at, keys.size - 1)], dest):
+                    np.add.at(sizes, at, 1)
+                    np.add.at(sums, at, resid_y[moved] - p[moved])
+                else:  # a new occupied bucket: rebuild the table of the later cells
+                    up = bm > bucket
+                    keys, sums, sizes = _cell_table(
+                        bm[up], resid_y[rows_g[up]] - p[rows_g[up]], n_bins)
+                    pos = 0
+        return n_upd, worst
+
+    def _private_pass(self, g, rows_g, p, b, resid_y, m, ns, lo, hi):
+        """One group's cells, every one a NumericSparse query; returns the updates made."""
+        n_bins = self.n_bins
+        bm = b[rows_g]
+        sums = np.bincount(bm, weights=resid_y[rows_g] - p[rows_g], minlength=n_bins)
+        sizes = np.bincount(bm, minlength=n_bins)
+        tol = _sum_tolerance(sizes)
+        n_upd = 0
+        for bucket in range(n_bins):
+            rows = None
+            if sizes[bucket] == 0:
+                answer = ns.query(0.0, [0.0, 0.0])
+            else:
+                def exact(bucket=bucket):
+                    nonlocal rows
+                    rows = rows_g[bm == bucket]
+                    resid = float(np.sum(resid_y[rows] - p[rows]))
+                    return abs(resid), [resid, rows.size]
+
+                answer = ns._query_lazy(abs(float(sums[bucket])), float(tol[bucket]), exact)
+            if answer is None:
+                if ns.halted_:
+                    break
+                continue
+            # skip cells whose released size is below m (post-processing of a noisy
+            # answer); the shift divides by released values only
+            if answer[1] < m:
+                continue
+            shift = float(np.clip(answer[0] / answer[1], -1.0, 1.0))
+            if rows is None or not rows.size:
+                self.updates_.append((g, bucket, shift))
+            else:
+                new = self._apply(g, bucket, shift, rows, p, b, lo, hi)
+                bm[bm == bucket] = new
+                later = new > bucket
+                if later.any():
+                    moved = rows[later]
+                    np.add.at(sizes, new[later], 1)
+                    np.add.at(sums, new[later], resid_y[moved] - p[moved])
+                    tol = _sum_tolerance(sizes)
+            n_upd += 1
+        return n_upd
 
     # ------------------------------------------------------------------ predict
     def predict_proba(self, X, *, sensitive_features=None):
@@ -654,7 +778,32 @@ def _check_2d(X):
         )
 
 
-def _drain(heap):
-    """Pop a heap in ascending order while it may still grow."""
-    while heap:
-        yield heapq.heappop(heap)
+def _group_members(M):
+    """Member rows of every column of ``M``, ascending: ``members[indptr[g]:indptr[g+1]]``."""
+    cols = [np.flatnonzero(M[:, g]) for g in range(M.shape[1])]
+    indptr = np.zeros(len(cols) + 1, dtype=np.int64)
+    np.cumsum([c.size for c in cols], out=indptr[1:])
+    return indptr, np.concatenate(cols) if cols else np.zeros(0, dtype=np.int64)
+
+
+def _cell_table(buckets, resid, n_bins):
+    """Occupied buckets (sorted) with the running residual sum and size of each."""
+    if n_bins <= max(4 * buckets.size, 1024):
+        sizes = np.bincount(buckets, minlength=n_bins)
+        keys = np.flatnonzero(sizes)
+        sums = np.bincount(buckets, weights=resid, minlength=n_bins)[keys]
+        return keys, sums, sizes[keys]
+    keys, inv = np.unique(buckets, return_inverse=True)
+    return (keys, np.bincount(inv, weights=resid, minlength=keys.size),
+            np.bincount(inv, minlength=keys.size))
+
+
+_EPS = float(np.finfo(np.float64).eps)
+
+
+def _sum_tolerance(sizes):
+    """Bound on the gap between a running and an exact sum of ``sizes`` residuals in
+    [-1, 1] (floating-point rounding of either order of summation), generously rounded up.
+    """
+    sizes = np.asarray(sizes, dtype=float)
+    return (1e-9 + 4.0 * _EPS * (sizes + 64.0)) * sizes + 1e-12

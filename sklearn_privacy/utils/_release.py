@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import sys
 import warnings
 
 import numpy as np
@@ -21,17 +22,28 @@ _ROW_ATTRIBUTES = (
 )
 
 
-def _audit_attributes():
-    """Data-dependent attributes of this package's estimators that ``predict`` never reads."""
-    from ..fil import IRFILLinearRegression, IRFILLogisticRegression
-    from ..multicalibration import PrivateMulticalibrator
-    from ..werm import WERMClassifier
+# (package, class names, attributes): data-dependent attributes of this package's
+# estimators that ``predict`` never reads. The classes are looked up in ``sys.modules``
+# rather than imported, so that ``utils`` does not import the packages built on it: an
+# instance can only exist once its package has been imported.
+_AUDIT_ATTRIBUTES = (
+    ("sklearn_privacy.fil", ("IRFILLinearRegression", "IRFILLogisticRegression"),
+     ("sample_weight_", "eta_history_")),
+    ("sklearn_privacy.werm", ("WERMClassifier",), ("sample_weight_",)),
+    ("sklearn_privacy.multicalibration", ("PrivateMulticalibrator",), ("history_",)),
+)
 
-    return (
-        ((IRFILLinearRegression, IRFILLogisticRegression), ("sample_weight_", "eta_history_")),
-        (WERMClassifier, ("sample_weight_",)),
-        (PrivateMulticalibrator, ("history_",)),
-    )
+
+def _audit_attributes():
+    """(classes, attribute names) for the packages imported so far."""
+    out = []
+    for package, class_names, attributes in _AUDIT_ATTRIBUTES:
+        module = sys.modules.get(package)
+        classes = tuple(getattr(module, name, None) for name in class_names)
+        classes = tuple(c for c in classes if isinstance(c, type))
+        if classes:
+            out.append((classes, attributes))
+    return out
 
 
 def _walk(obj, path, seen, out):
