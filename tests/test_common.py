@@ -45,14 +45,13 @@ def _upstream_binarization_is_order_dependent(estimator):
     # from the first label of each (differently shuffled) copy of the data, so the two
     # fits it compares see different labels. Detect that behaviour rather than pinning
     # versions.
-    from sklearn.utils import estimator_checks
+    from sklearn_privacy.utils.fixes import enforce_estimator_tags_y
 
-    enforce = getattr(estimator_checks, "_enforce_estimator_tags_y", None)
-    if enforce is None:
-        return False
     y = np.array([0, 1, 2])
-    a = enforce(estimator, y.copy())
-    b = enforce(estimator, y[::-1].copy())[::-1]
+    a = enforce_estimator_tags_y(estimator, y.copy())
+    if a is None:
+        return False
+    b = enforce_estimator_tags_y(estimator, y[::-1].copy())[::-1]
     return not np.array_equal(a == a[0], b == a[0])
 
 

@@ -8,12 +8,12 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import AuditStateUnavailableError
 from ..utils import noise_generator, resolve_columns
 from ..utils._validation import errors_name
+from ..utils.fixes import Interval, _check_sample_weight
 from ._engine import FILEngine, check_sigma_scaled
 from ._glm import fit_minimiser
 

@@ -9,6 +9,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils._validation import errors_name, validate_named
+from ..utils.fixes import _fit_context
 from ._base import THREAT_MODEL_DOC, BaseFILEstimator, private_copy
 from ._glm import LOGISTIC
 
@@ -107,6 +108,7 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
             )
         return classes, y01.astype(np.float64)
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the exact minimiser and release it with Gaussian noise.
 
@@ -122,7 +124,6 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         -------
         self : object
         """
-        self._validate_params()
         X_in = X
         X, y = validate_named(self, X, y, dtype=np.float64,
                              accept_sparse=["csr", "csc"])

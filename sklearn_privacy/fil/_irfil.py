@@ -5,9 +5,9 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
 
 from ..utils._validation import validate_named
+from ..utils.fixes import Interval, _fit_context
 from ._base import private_copy
 from ._classification import FILLogisticRegression
 from ._engine import check_sigma_scaled
@@ -201,6 +201,7 @@ class IRFILLinearRegression(_IRFILMixin, FILLinearRegression):
         self.store_eta = store_eta
         self.random_state = random_state
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Run IRFIL and release the last weighted minimiser with Gaussian noise.
 
@@ -215,7 +216,6 @@ class IRFILLinearRegression(_IRFILMixin, FILLinearRegression):
         -------
         self : object
         """
-        self._validate_params()
         X_in = X
         X, y = validate_named(self, X, y, dtype=np.float64, y_numeric=True,
                              accept_sparse=["csr", "csc"])
@@ -248,6 +248,7 @@ class IRFILLogisticRegression(_IRFILMixin, FILLogisticRegression):
         self.store_eta = store_eta
         self.random_state = random_state
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Run IRFIL and release the last weighted minimiser with Gaussian noise.
 
@@ -263,7 +264,6 @@ class IRFILLogisticRegression(_IRFILMixin, FILLogisticRegression):
         -------
         self : object
         """
-        self._validate_params()
         X_in = X
         X, y = validate_named(self, X, y, dtype=np.float64, accept_sparse=["csr", "csc"])
         X = private_copy(X, X_in)

@@ -7,6 +7,7 @@ from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils._validation import validate_named
+from ..utils.fixes import _fit_context
 from ._base import THREAT_MODEL_DOC, BaseFILEstimator, private_copy
 from ._glm import SQUARED
 
@@ -81,6 +82,7 @@ class FILLinearRegression(RegressorMixin, BaseFILEstimator):
         self.fit_intercept = fit_intercept
         self.random_state = random_state
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the exact minimiser and release it with Gaussian noise.
 
@@ -95,7 +97,6 @@ class FILLinearRegression(RegressorMixin, BaseFILEstimator):
         -------
         self : object
         """
-        self._validate_params()
         X_in = X
         X, y = validate_named(self, X, y, dtype=np.float64, y_numeric=True,
                              accept_sparse=["csr", "csc"])

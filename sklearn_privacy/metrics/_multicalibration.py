@@ -6,7 +6,9 @@ from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.validation import _num_samples, column_or_1d
+from sklearn.utils.validation import column_or_1d
+
+from ..utils.fixes import _num_samples
 
 WEIGHTINGS = ("max", "size_weighted", "mean_group_ece", "per_group_ece")
 
