@@ -21,17 +21,25 @@ _ROW_ATTRIBUTES = (
 )
 
 
-def _audit_attributes():
-    """Data-dependent attributes of this package's estimators that ``predict`` never reads."""
-    from ..fil import IRFILLinearRegression, IRFILLogisticRegression
-    from ..multicalibration import PrivateMulticalibrator
-    from ..werm import WERMClassifier
+#: Data-dependent attributes of this package's estimators that ``predict`` never reads,
+#: keyed by public class name (subclasses inherit the entry). Names, not classes, so that
+#: ``utils`` imports none of the estimator subpackages (they all import ``utils``);
+#: ``tests/test_imports.py`` checks that every key is a public class of the package.
+AUDIT_ATTRIBUTES = {
+    "IRFILLinearRegression": ("sample_weight_", "eta_history_"),
+    "IRFILLogisticRegression": ("sample_weight_", "eta_history_"),
+    "WERMClassifier": ("sample_weight_",),
+    "PrivateMulticalibrator": ("history_",),
+}
 
-    return (
-        ((IRFILLinearRegression, IRFILLogisticRegression), ("sample_weight_", "eta_history_")),
-        (WERMClassifier, ("sample_weight_",)),
-        (PrivateMulticalibrator, ("history_",)),
-    )
+
+def _audit_attributes(est):
+    """The :data:`AUDIT_ATTRIBUTES` of ``est``'s class or of a package base class."""
+    names = []
+    for cls in type(est).__mro__:
+        if cls.__module__.split(".")[0] == "sklearn_privacy":
+            names.extend(AUDIT_ATTRIBUTES.get(cls.__name__, ()))
+    return names
 
 
 def _walk(obj, path, seen, out):
@@ -175,11 +183,8 @@ def strip_for_release(estimator, *, inplace: bool = False,
             )
         warnings.warn(message, PrivacyWarning, stacklevel=2)
     out = estimator if inplace else copy.deepcopy(estimator)
-    audit = _audit_attributes()
     for _, est in _estimators(out):
         _release_state(est)
-        for classes, names in audit:
-            if isinstance(est, classes):
-                for name in names:
-                    est.__dict__.pop(name, None)
+        for name in _audit_attributes(est):
+            est.__dict__.pop(name, None)
     return out
