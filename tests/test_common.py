@@ -59,7 +59,8 @@ def _upstream_binarization_is_order_dependent(estimator):
 def test_sklearn_compatible_estimator(estimator, check):
     name = getattr(check, "func", check).__name__
     if (
-        name == "check_sample_weight_equivalence_on_dense_data"
+        name in ("check_sample_weight_equivalence_on_dense_data",
+                 "check_sample_weight_equivalence_on_sparse_data")
         and _upstream_binarization_is_order_dependent(estimator)
     ):
         pytest.xfail("scikit-learn's check relabels the two fits differently (fixed upstream)")

@@ -379,8 +379,11 @@ def test_metric_weightings_against_a_hand_computation():
 
 def _last_column_positive(X):
     # groups see the data as passed (array, sparse matrix or DataFrame)
-    col = X.iloc[:, -1].to_numpy() if hasattr(X, "iloc") else X[:, -1]
-    return col > 0
+    if hasattr(X, "iloc"):
+        return X.iloc[:, -1].to_numpy() > 0
+    if hasattr(X, "toarray"):  # X[:, [-1]]: old scipy sparse arrays have no 1-D slices
+        return X[:, [-1]].toarray().ravel() > 0
+    return X[:, -1] > 0
 
 
 @pytest.mark.parametrize("estimator", [

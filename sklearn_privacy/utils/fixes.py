@@ -86,6 +86,26 @@ def routing_enabled() -> bool:
     return bool(sklearn.get_config().get("enable_metadata_routing", False))
 
 
+# --- numpy ----------------------------------------------------------------------------
+def numpy1_print_options():
+    """Context manager printing numpy scalars as numpy 1 did (``0.5``, not ``np.float64(0.5)``).
+
+    ``np.printoptions(legacy="1.25")`` exists from numpy 2.0 on; numpy 1.x (the declared
+    minimum is 1.24) prints that way already and rejects the option.
+
+    Returns
+    -------
+    context : context manager
+    """
+    import contextlib
+
+    import numpy as np
+
+    if np.lib.NumpyVersion(np.__version__) >= "2.0.0":
+        return np.printoptions(legacy="1.25")
+    return contextlib.nullcontext()
+
+
 # --- Test helpers ---------------------------------------------------------------------
 def enforce_estimator_tags_y(estimator, y):
     """Adapt a target ``y`` to an estimator's tags as scikit-learn's common checks do.
@@ -119,6 +139,7 @@ __all__ = [
     "_num_samples",
     "_safe_indexing",
     "enforce_estimator_tags_y",
+    "numpy1_print_options",
     "routing_enabled",
     "validate_data",
     "validate_params",

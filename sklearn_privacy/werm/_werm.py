@@ -436,6 +436,9 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
         if np.any(sw < 0) or not np.all(np.isfinite(sw)):
             raise ValueError("sample_weight must be finite and non-negative.")
+        if not sw.any():  # older scikit-learn (1.6) lets an all-zero sample_weight through
+            raise ValueError("Sample weights must contain at least one non-zero number; "
+                             "sample_weight is 0 for every row.")
         labels, sizes, weights, per_row = self._row_weights(groups, sw)
 
         estimator, weight_key = self._check_inner()
