@@ -3,9 +3,9 @@
 Every section is computed once (``compute``), rendered (``render``) and its table parsed
 back; the parsed cells must equal the computed values at the printed precision, and the
 figures must satisfy what the section's prose claims, checked against independent
-computations where one exists. Mutation check: rendering a wrong column (e.g. the digit-1
-eta under the digit-0 header, or the training instead of the held-out Fredrikson accuracy)
-made ``test_section_tables_hold_the_computed_numbers`` fail.
+computations where one exists. Mutation check: rendering the training-row Fredrikson
+accuracy in the held-out column of the IWPC table made
+``test_section_tables_hold_the_computed_numbers`` fail (0.489 printed, 0.478 computed).
 """
 
 import re

@@ -115,12 +115,34 @@ def test_inversion_scorer_in_grid_search_equals_direct_attack():
     est = FILLinearRegression(sigma=1e-2, alpha=1e-2, random_state=0).fit(X[train], y[train])
     direct = whitebox_inversion(est, cols, cand, n_draws=20, random_state=0).accuracy
     assert gs.cv_results_["split0_test_inv"][1] == -direct
-    # MAP and black-box variants run in the same search
+
+
+def test_map_and_fredrikson_scorers_equal_the_attacks_on_each_fold():
+    """Each fold's score is minus the attack's accuracy on a model refit on that fold's
+    training rows (independent oracle), for the MAP and the black-box variants.
+
+    Replaces a range check (``-1 <= score <= 0``) that any negated accuracy passes.
+    Mutation check: scoring ``attack="map"`` without the prior (``prior=None``: -0.9967
+    against -0.9958) or Fredrikson on the fold's rows in reverse order against their
+    labels (-0.35 against -1.0) made this test fail.
+    """
+    from sklearn_privacy.attacks import fredrikson_inversion
+
+    X, y, cols, cand = _onehot_regression()
+    cv = KFold(2, shuffle=True, random_state=0)
+    make = lambda: FILLinearRegression(sigma=1e-2, alpha=1e-2, random_state=0)  # noqa: E731
     for attack in ("map", "fredrikson"):
-        s = make_attribute_inversion_scorer(cols, cand, attack=attack)
-        out = cross_validate(FILLinearRegression(sigma=1e-2, alpha=1e-2, random_state=0),
-                             X, y, cv=cv, scoring=s)
-        assert np.all((-1 <= out["test_score"]) & (out["test_score"] <= 0))
+        s = make_attribute_inversion_scorer(cols, cand, attack=attack, n_draws=20,
+                                            random_state=0)
+        out = cross_validate(make(), X, y, cv=cv, scoring=s)
+        for k, (train, test) in enumerate(cv.split(X)):
+            est = make().fit(X[train], y[train])
+            if attack == "map":
+                acc = whitebox_inversion(est, cols, cand, prior="empirical", n_draws=20,
+                                         X=X[test], random_state=0).accuracy
+            else:
+                acc = fredrikson_inversion(est, X[test], y[test], cols, cand).accuracy
+            assert out["test_score"][k] == -acc
 
 
 def test_bad_input(mnist35):
