@@ -10,7 +10,6 @@ accuracy in the held-out column of the IWPC table made
 
 import re
 
-import numpy as np
 import pytest
 
 from sklearn_privacy import demo
