@@ -192,3 +192,24 @@ def test_cv_scorer_with_duplicated_rows():
     scores = cross_val_score(LogisticRegression(), X, y, cv=cv, scoring=scorer,
                              error_score="raise")
     assert scores.shape == (4,) and np.all(np.abs(scores) <= 0.5)
+
+
+def test_tpr_at_fpr_counts_the_level_itself():
+    """TPR at 1% FPR includes the threshold whose FPR is exactly 1% (2 of 200 non-members).
+
+    Regression: the ROC points computed FPR as ``1 - k / n``, so 2 of 200 came out as
+    0.010000000000000009 > 0.01 and that point was skipped (0.145 reported for 0.15 in
+    the LiRA test). Independent oracle: scikit-learn's ``roc_curve``.
+    """
+    from sklearn.metrics import roc_curve
+
+    from sklearn_privacy.attacks import evaluate_scores
+
+    rng = np.random.RandomState(0)
+    s_in, s_out = rng.normal(1.0, 1, 400), rng.normal(0.0, 1, 400)
+    res = evaluate_scores(s_in, s_out, random_state=0)
+    a, b = s_in[res.eval_members], s_out[res.eval_nonmembers]
+    fpr, tpr, _ = roc_curve(np.r_[np.ones(a.size), np.zeros(b.size)], np.r_[a, b],
+                            drop_intermediate=False)
+    for level in (0.001, 0.01):
+        assert res.tpr_at_fpr[level] == tpr[fpr <= level].max()
