@@ -43,8 +43,9 @@ def test_lira_beats_threshold_attacks_on_overfit_model(mnist_overfit, lira_onlin
 
     The previous checks were one-sided (``auc > 0.62``): an inflated AUC passed them. The
     reported AUC and TPR at 1% FPR now equal scikit-learn's ``roc_auc_score`` /
-    ``roc_curve`` of the returned scores on the evaluation half, and a control that relabels the members at random gives chance AUC, so
-    the margin above 0.5 is the membership signal. Mutation check: reporting
+    ``roc_curve`` of the returned scores on the evaluation half, and a control that
+    relabels the members at random gives chance AUC, so the margin above 0.5 is the
+    membership signal. Mutation check: reporting
     ``auc + 0.05`` in ``lira`` made this test fail.
     """
     from sklearn.metrics import roc_auc_score, roc_curve
