@@ -17,8 +17,8 @@ Setups, by paper:
   :func:`inversion_curve` (Section 6.4, Figure 6).
 - Kaplan et al. (PETS 2024), *Weighted ERM with reference data*: :func:`werm_mnist_study`
   (the trade-off of Section 4.4 on bundled MNIST).
-- Fishman, Mugunthan & Tanzer, *Private multicalibration*: :func:`adult_setup` and
-  :func:`multicalibration_study` (Section 4, Figure 2).
+- Fishman, Mugunthan & Tanzer, *Private multicalibration*: :func:`adult_multicalibration_data`,
+  :func:`adult_setup` and :func:`multicalibration_study` (Section 4, Figure 2).
 - Raw tabular data through a FIL pipeline: :func:`raw_adult_split`,
   :func:`raw_adult_model` and :func:`raw_data_audit`.
 """
@@ -34,6 +34,7 @@ __all__ = [
     "LAMBDA_GRID",
     "RAW_ADULT_SIGMAS",
     "WERM_WEIGHTS",
+    "adult_multicalibration_data",
     "adult_setup",
     "exact_accuracy",
     "fit_irfil_models",
@@ -258,23 +259,21 @@ def werm_mnist_study(weights=WERM_WEIGHTS, random_state=0):
 
 # ------------------------------------------------------------------- multicalibration, Adult
 
-def adult_setup():
-    """Standardised Adult features plus raw race/sex indicators, groups and both bases.
+def adult_multicalibration_data():
+    """Adult for multicalibration: standardised features plus raw race/sex indicators.
+
+    The features are standardised with the training rows' mean and standard deviation;
+    the race and sex one-hot columns are appended unscaled so that the groups (their
+    conjunctions of order <= 2) read 0/1 values.
 
     Returns
     -------
-    X_train, y_train, X_test, y_test, groups, bases
-        ``groups`` are the race x sex conjunctions (order <= 2); ``bases`` maps a name to
-        a fitted base classifier (the paper's gradient-descent logistic regression and
-        scikit-learn's ``LogisticRegression``), both reading only the standardised
-        features.
+    X_train, y_train, X_test, y_test, groups, n_features
+        ``n_features``: the number of standardised columns (the first ones), which is
+        what the base classifiers read.
     """
-    from sklearn.compose import ColumnTransformer
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
-
     from .datasets import load_adult
-    from .multicalibration import GradientDescentLogisticRegression, conjunction_groups
+    from .multicalibration import conjunction_groups
 
     tr, te = load_adult(), load_adult(subset="test")
     mu, sd = tr.data.mean(0), tr.data.std(0)
@@ -288,14 +287,34 @@ def adult_setup():
     groups = conjunction_groups({"race": [remap[j] for j in sens["race"]],
                                  "sex": [remap[j] for j in sens["sex"]]}, max_order=2,
                                 names={**{remap[j]: tr.feature_names[j] for j in cols}})
+    return Xtr, tr.target, Xte, te.target, groups, d
+
+
+def adult_setup():
+    """:func:`adult_multicalibration_data` plus both base classifiers, fitted.
+
+    Returns
+    -------
+    X_train, y_train, X_test, y_test, groups, bases
+        ``bases`` maps a name to a fitted base classifier (the paper's gradient-descent
+        logistic regression and scikit-learn's ``LogisticRegression``), both reading
+        only the standardised features.
+    """
+    from sklearn.compose import ColumnTransformer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    from .multicalibration import GradientDescentLogisticRegression
+
+    Xtr, ytr, Xte, yte, groups, d = adult_multicalibration_data()
     keep = ColumnTransformer([("features", "passthrough", list(range(d)))])
     bases = {
         "weak base (paper)": make_pipeline(keep, GradientDescentLogisticRegression()),
         "sklearn LogisticRegression": make_pipeline(keep, LogisticRegression(max_iter=1000)),
     }
     for b in bases.values():
-        b.fit(Xtr, tr.target)
-    return Xtr, tr.target, Xte, te.target, groups, bases
+        b.fit(Xtr, ytr)
+    return Xtr, ytr, Xte, yte, groups, bases
 
 
 def multicalibration_study(*, min_size=20, random_state=0):
