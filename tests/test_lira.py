@@ -39,7 +39,29 @@ def lira_online(mnist_overfit):
 
 
 def test_lira_beats_threshold_attacks_on_overfit_model(mnist_overfit, lira_online):
+    """LiRA beats the threshold attacks, with its figures checked from both sides.
+
+    The previous checks were one-sided (``auc > 0.62``): an inflated AUC passed them. The
+    reported AUC and TPR at 1% FPR now equal scikit-learn's ``roc_auc_score`` /
+    ``roc_curve`` of the returned scores on the evaluation half, and a control that
+    relabels the members at random gives chance AUC, so the margin above 0.5 is the
+    membership signal. Mutation check: reporting
+    ``auc + 0.05`` in ``lira`` made this test fail.
+    """
+    from sklearn.metrics import roc_auc_score, roc_curve
+
     X, y, members, clf = mnist_overfit
+    res = lira_online
+    # the figures are read on the evaluation half (the other half picks thresholds)
+    s_in = res.scores_members[res.eval_members]
+    s_out = res.scores_nonmembers[res.eval_nonmembers]
+    scores = np.r_[s_in, s_out]
+    truth = np.r_[np.ones(s_in.size), np.zeros(s_out.size)]
+    assert res.auc == pytest.approx(roc_auc_score(truth, scores), abs=1e-12)
+    fpr, tpr, _ = roc_curve(truth, scores, drop_intermediate=False)
+    assert res.tpr_at_fpr[0.01] == pytest.approx(tpr[fpr <= 0.01].max(), abs=1e-12)
+    null = roc_auc_score(np.random.RandomState(0).permutation(truth), scores)
+    assert abs(null - 0.5) < 0.05 < res.auc - 0.5
     assert clf.score(X[members], y[members]) == 1.0  # the target overfits
     thr = [membership_inference(clf, X[members], y[members], X[~members], y[~members],
                                 attack=a, random_state=0)

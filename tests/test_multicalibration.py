@@ -66,7 +66,26 @@ def test_non_private_weak_base_reaches_paper_accuracy(adult):
     assert abs(mc2.score(Xte, yte) - strong.score(Xte, yte)) <= 0.002
 
 
-def test_numeric_sparse_accuracy_and_budget(adult):
+def test_numeric_sparse_accuracy_and_budget(adult, monkeypatch):
+    """Accuracy over 20 seeds, and the budget as spent, not as reported.
+
+    The Laplace scales of the mechanism each fit actually runs must be those of the
+    documented accounting for ``epsilon_spent_`` (c = ``max_updates_`` positive answers,
+    half the budget for the threshold tests: threshold ``8c/eps``, test ``16c/eps``,
+    answers ``8c/eps`` and ``4c/eps``), and no more than c answers are released.
+    Replaces ``epsilon_spent_ <= 1``, true by construction. Mutation check: building the
+    mechanism with ``test_sensitivity=1.0`` (threshold and test noise halved,
+    ``epsilon_spent_`` still 1, so the old check passed) made this test fail (threshold
+    scale 24 against 48).
+    """
+    made = []
+
+    class Recording(mc_module.NumericSparse):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(mc_module, "NumericSparse", Recording)
     Xtr, ytr, Xte, yte, groups, weak, strong = adult
     weak_acc, strong_acc = [], []
     for seed in range(20):
@@ -74,8 +93,14 @@ def test_numeric_sparse_accuracy_and_budget(adult):
                                    epsilon=1.0, random_state=seed).fit(Xtr, ytr)
         b = PrivateMulticalibrator(FrozenEstimator(strong), groups, mechanism="numeric_sparse",
                                    epsilon=1.0, random_state=seed).fit(Xtr, ytr)
-        assert a.epsilon_spent_ <= 1.0 and b.epsilon_spent_ <= 1.0
-        assert a.n_updates_ <= a.max_updates_
+        assert len(made) == 2 * (seed + 1)
+        for est, ns in ((a, made[-2]), (b, made[-1])):
+            c, eps = est.max_updates_, est.epsilon_spent_
+            assert eps == 1.0
+            assert ns.threshold_scale == pytest.approx(8 * c / eps)
+            assert ns.test_scale == pytest.approx(16 * c / eps)
+            np.testing.assert_allclose(ns.answer_scales, [8 * c / eps, 4 * c / eps])
+            assert est.n_updates_ <= c
         weak_acc.append(a.score(Xte, yte))
         strong_acc.append(b.score(Xte, yte))
     assert np.median(weak_acc) >= 0.83
@@ -361,8 +386,11 @@ def test_metric_weightings_against_a_hand_computation():
 
 def _last_column_positive(X):
     # groups see the data as passed (array, sparse matrix or DataFrame)
-    col = X.iloc[:, -1].to_numpy() if hasattr(X, "iloc") else X[:, -1]
-    return col > 0
+    if hasattr(X, "iloc"):
+        return X.iloc[:, -1].to_numpy() > 0
+    if hasattr(X, "toarray"):  # X[:, [-1]]: old scipy sparse arrays have no 1-D slices
+        return X[:, [-1]].toarray().ravel() > 0
+    return X[:, -1] > 0
 
 
 @pytest.mark.parametrize("estimator", [

@@ -115,12 +115,34 @@ def test_inversion_scorer_in_grid_search_equals_direct_attack():
     est = FILLinearRegression(sigma=1e-2, alpha=1e-2, random_state=0).fit(X[train], y[train])
     direct = whitebox_inversion(est, cols, cand, n_draws=20, random_state=0).accuracy
     assert gs.cv_results_["split0_test_inv"][1] == -direct
-    # MAP and black-box variants run in the same search
+
+
+def test_map_and_fredrikson_scorers_equal_the_attacks_on_each_fold():
+    """Each fold's score is minus the attack's accuracy on a model refit on that fold's
+    training rows (independent oracle), for the MAP and the black-box variants.
+
+    Replaces a range check (``-1 <= score <= 0``) that any negated accuracy passes.
+    Mutation check: scoring ``attack="map"`` without the prior (``prior=None``: -0.9967
+    against -0.9958) or Fredrikson on the fold's rows in reverse order against their
+    labels (-0.35 against -1.0) made this test fail.
+    """
+    from sklearn_privacy.attacks import fredrikson_inversion
+
+    X, y, cols, cand = _onehot_regression()
+    cv = KFold(2, shuffle=True, random_state=0)
+    make = lambda: FILLinearRegression(sigma=1e-2, alpha=1e-2, random_state=0)  # noqa: E731
     for attack in ("map", "fredrikson"):
-        s = make_attribute_inversion_scorer(cols, cand, attack=attack)
-        out = cross_validate(FILLinearRegression(sigma=1e-2, alpha=1e-2, random_state=0),
-                             X, y, cv=cv, scoring=s)
-        assert np.all((-1 <= out["test_score"]) & (out["test_score"] <= 0))
+        s = make_attribute_inversion_scorer(cols, cand, attack=attack, n_draws=20,
+                                            random_state=0)
+        out = cross_validate(make(), X, y, cv=cv, scoring=s)
+        for k, (train, test) in enumerate(cv.split(X)):
+            est = make().fit(X[train], y[train])
+            if attack == "map":
+                acc = whitebox_inversion(est, cols, cand, prior="empirical", n_draws=20,
+                                         X=X[test], random_state=0).accuracy
+            else:
+                acc = fredrikson_inversion(est, X[test], y[test], cols, cand).accuracy
+            assert out["test_score"][k] == -acc
 
 
 def test_bad_input(mnist35):
@@ -170,3 +192,24 @@ def test_cv_scorer_with_duplicated_rows():
     scores = cross_val_score(LogisticRegression(), X, y, cv=cv, scoring=scorer,
                              error_score="raise")
     assert scores.shape == (4,) and np.all(np.abs(scores) <= 0.5)
+
+
+def test_tpr_at_fpr_counts_the_level_itself():
+    """TPR at 1% FPR includes the threshold whose FPR is exactly 1% (2 of 200 non-members).
+
+    Regression: the ROC points computed FPR as ``1 - k / n``, so 2 of 200 came out as
+    0.010000000000000009 > 0.01 and that point was skipped (0.145 reported for 0.15 in
+    the LiRA test). Independent oracle: scikit-learn's ``roc_curve``.
+    """
+    from sklearn.metrics import roc_curve
+
+    from sklearn_privacy.attacks import evaluate_scores
+
+    rng = np.random.RandomState(0)
+    s_in, s_out = rng.normal(1.0, 1, 400), rng.normal(0.0, 1, 400)
+    res = evaluate_scores(s_in, s_out, random_state=0)
+    a, b = s_in[res.eval_members], s_out[res.eval_nonmembers]
+    fpr, tpr, _ = roc_curve(np.r_[np.ones(a.size), np.zeros(b.size)], np.r_[a, b],
+                            drop_intermediate=False)
+    for level in (0.001, 0.01):
+        assert res.tpr_at_fpr[level] == tpr[fpr <= level].max()

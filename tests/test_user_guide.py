@@ -9,8 +9,9 @@ import doctest
 import warnings
 from pathlib import Path
 
-import numpy as np
 import pytest
+
+from sklearn_privacy.utils.fixes import numpy1_print_options
 
 GUIDE = Path(__file__).resolve().parent.parent / "doc" / "user_guide"
 PAGES = sorted(GUIDE.glob("*.rst"))
@@ -34,7 +35,7 @@ def test_the_guide_is_found():
                   if p.name in XFAIL_PAGES else [])
      for p in PAGES])
 def test_page_snippets_run(page):
-    with warnings.catch_warnings(), np.printoptions(legacy="1.25"):
+    with warnings.catch_warnings(), numpy1_print_options():
         warnings.filterwarnings("error", message=".*feature names.*")
         result = doctest.testfile(str(page), module_relative=False, optionflags=OPTIONS,
                                   raise_on_error=False, verbose=False, report=True)

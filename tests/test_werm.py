@@ -319,8 +319,17 @@ def test_study_example_smoke(tmp_path, capsys):
     assert len(out["records"]) == 20
     printed = capsys.readouterr().out
     assert "Table 2" in printed and "Table 3" in printed
+    # Each record's figures against their definitions (replaces ``0 <= mia <= 1``, which
+    # any probability meets). 40 rows per part: the attack picks its thresholds on a known
+    # half and is scored on the other 20 members and 20 non-members, so a balanced
+    # accuracy is (TP / 20 + TN / 20) / 2, a multiple of 1/40; the epsilon ratio is the
+    # closed form of Theorem 3.2 for the two part sizes. Mutation check: recording the
+    # attack's AUC (a multiple of 1/400) as ``mia_ref`` made this test fail.
     for r in out["records"]:
-        assert 0 <= r["mia_train"] <= 1 and 0 <= r["mia_ref"] <= 1
+        assert r["eps_ratio"] == epsilon_ratio(r["w"], 40, 40)
+        for key in ("mia_train", "mia_ref"):
+            assert 0 <= r[key] <= 1
+            assert 40 * r[key] == pytest.approx(round(40 * r[key]), abs=1e-9), (key, r)
 
 
 @needs_weighted_mlp

@@ -136,8 +136,10 @@ def roc_points(s_in, s_out):
     """FPR and TPR of ``score >= t`` for every distinct threshold (plus the extremes)."""
     values = np.unique(np.concatenate([s_in, s_out]))[::-1]
     s_in_sorted, s_out_sorted = np.sort(s_in), np.sort(s_out)
-    tpr = 1.0 - np.searchsorted(s_in_sorted, values, side="left") / max(s_in.size, 1)
-    fpr = 1.0 - np.searchsorted(s_out_sorted, values, side="left") / max(s_out.size, 1)
+    # (n - k) / n is exact where 1 - k / n is not (1 - 198/200 > 0.01)
+    n_in, n_out = max(s_in.size, 1), max(s_out.size, 1)
+    tpr = (n_in - np.searchsorted(s_in_sorted, values, side="left")) / n_in
+    fpr = (n_out - np.searchsorted(s_out_sorted, values, side="left")) / n_out
     return np.r_[0.0, fpr, 1.0], np.r_[0.0, tpr, 1.0]
 
 

@@ -7,8 +7,8 @@ from typing import Literal
 
 import numpy as np
 from sklearn.utils import Bunch
-from sklearn.utils._param_validation import StrOptions, validate_params
 
+from ..utils.fixes import StrOptions, validate_params
 from ._base import frame_bunch, load_descr, read_gzip_csv, require_pandas
 
 # One naming everywhere: UCI's attribute names in snake_case. They are the columns of the

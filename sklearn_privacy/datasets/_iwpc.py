@@ -6,8 +6,8 @@ from functools import lru_cache
 
 import numpy as np
 from sklearn.utils import Bunch
-from sklearn.utils._param_validation import validate_params
 
+from ..utils.fixes import validate_params
 from ._base import frame_bunch, load_descr, read_gzip_csv
 
 IWPC_FEATURES = (

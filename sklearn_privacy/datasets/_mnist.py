@@ -9,8 +9,8 @@ import numpy as np
 from sklearn.decomposition import PCA
 from sklearn.model_selection import train_test_split
 from sklearn.utils import Bunch
-from sklearn.utils._param_validation import Interval, validate_params
 
+from ..utils.fixes import Interval, validate_params
 from ._base import frame_bunch, load_descr, parse_float_table, read_gzip_bytes
 
 

@@ -104,7 +104,8 @@ class FILEngine:
             X = sp.csr_matrix(X, dtype=np.float64, copy=copy)
             X.sort_indices()
         else:
-            X = np.array(X, dtype=np.float64, order="C", copy=copy or None)
+            # np.asarray copies only when needed under numpy 1 and 2 alike
+            X = (np.array if copy else np.asarray)(X, dtype=np.float64, order="C")
         self.X = X
         self.y = np.array(y, dtype=np.float64)
         self.theta = np.array(theta, dtype=np.float64)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils.validation import _num_samples, column_or_1d
+from sklearn.utils.validation import column_or_1d
 
 from ..utils._buckets import (  # noqa: F401  (re-exported for older imports)
     MAX_N_BINS,
@@ -15,6 +15,7 @@ from ..utils._buckets import (  # noqa: F401  (re-exported for older imports)
     score_buckets,
 )
 from ..utils._groups import as_2d_data, as_groups, membership_matrix
+from ..utils.fixes import _num_samples
 
 WEIGHTINGS = ("max", "size_weighted", "mean_group_ece", "per_group_ece")
 

@@ -13,10 +13,8 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score
 from sklearn.utils import check_array, get_tags
-from sklearn.utils._param_validation import HasMethods, Hidden, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
-    _num_samples,
     check_is_fitted,
     column_or_1d,
     validate_data,
@@ -27,6 +25,14 @@ from ..mechanisms import NumericSparse
 from ..utils import noise_generator
 from ..utils._buckets import MAX_N_BINS, score_buckets
 from ..utils._groups import as_2d_data, as_groups, membership_matrix
+from ..utils.fixes import (
+    HasMethods,
+    Hidden,
+    Interval,
+    StrOptions,
+    _fit_context,
+    _num_samples,
+)
 
 #: Largest number of (group, bucket) cells per pass under NumericSparse (each is a query).
 MAX_PRIVATE_CELLS = 100_000
@@ -413,6 +419,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         return base, False
 
     # ------------------------------------------------------------------ fit
+    @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, *, sensitive_features=None):
         """Fit (or take a frozen) base classifier and run the multicalibration loop.
 
@@ -445,7 +452,6 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             ``mechanism="numeric_sparse"`` with a base fitted on the calibration rows, or
             ``mechanism="input_perturbation"``: no differential-privacy guarantee.
         """
-        self._validate_params()
         _check_2d(X)
         validate_data(self, X, skip_check_array=True)
         n = _num_samples(X)

@@ -7,11 +7,11 @@ from numbers import Integral, Real
 import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
 from ..utils._validation import errors_name, validate_named
+from ..utils.fixes import Interval, _check_sample_weight, _fit_context
 
 
 class GradientDescentLogisticRegression(ClassifierMixin, BaseEstimator):
@@ -63,9 +63,9 @@ class GradientDescentLogisticRegression(ClassifierMixin, BaseEstimator):
         tags.classifier_tags.multi_class = False
         return tags
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Run gradient descent on the (weighted) mean log loss."""
-        self._validate_params()
         X, y = validate_named(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         if X.shape[0] < 2:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import sys
 import warnings
 
 import numpy as np
@@ -22,28 +21,25 @@ _ROW_ATTRIBUTES = (
 )
 
 
-# (package, class names, attributes): data-dependent attributes of this package's
-# estimators that ``predict`` never reads. The classes are looked up in ``sys.modules``
-# rather than imported, so that ``utils`` does not import the packages built on it: an
-# instance can only exist once its package has been imported.
-_AUDIT_ATTRIBUTES = (
-    ("sklearn_privacy.fil", ("IRFILLinearRegression", "IRFILLogisticRegression"),
-     ("sample_weight_", "eta_history_")),
-    ("sklearn_privacy.werm", ("WERMClassifier",), ("sample_weight_",)),
-    ("sklearn_privacy.multicalibration", ("PrivateMulticalibrator",), ("history_",)),
-)
+#: Data-dependent attributes of this package's estimators that ``predict`` never reads,
+#: keyed by public class name (subclasses inherit the entry). Names, not classes, so that
+#: ``utils`` imports none of the estimator subpackages (they all import ``utils``);
+#: ``tests/test_imports.py`` checks that every key is a public class of the package.
+AUDIT_ATTRIBUTES = {
+    "IRFILLinearRegression": ("sample_weight_", "eta_history_"),
+    "IRFILLogisticRegression": ("sample_weight_", "eta_history_"),
+    "WERMClassifier": ("sample_weight_",),
+    "PrivateMulticalibrator": ("history_",),
+}
 
 
-def _audit_attributes():
-    """(classes, attribute names) for the packages imported so far."""
-    out = []
-    for package, class_names, attributes in _AUDIT_ATTRIBUTES:
-        module = sys.modules.get(package)
-        classes = tuple(getattr(module, name, None) for name in class_names)
-        classes = tuple(c for c in classes if isinstance(c, type))
-        if classes:
-            out.append((classes, attributes))
-    return out
+def _audit_attributes(est):
+    """The :data:`AUDIT_ATTRIBUTES` of ``est``'s class or of a package base class."""
+    names = []
+    for cls in type(est).__mro__:
+        if cls.__module__.split(".")[0] == "sklearn_privacy":
+            names.extend(AUDIT_ATTRIBUTES.get(cls.__name__, ()))
+    return names
 
 
 def _walk(obj, path, seen, out):
@@ -187,11 +183,8 @@ def strip_for_release(estimator, *, inplace: bool = False,
             )
         warnings.warn(message, PrivacyWarning, stacklevel=2)
     out = estimator if inplace else copy.deepcopy(estimator)
-    audit = _audit_attributes()
     for _, est in _estimators(out):
         _release_state(est)
-        for classes, names in audit:
-            if isinstance(est, classes):
-                for name in names:
-                    est.__dict__.pop(name, None)
+        for name in _audit_attributes(est):
+            est.__dict__.pop(name, None)
     return out

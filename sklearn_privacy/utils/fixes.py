@@ -1,11 +1,146 @@
-"""The one place where private scikit-learn API is imported.
+"""Compatibility layer: the only module that touches private scikit-learn API.
 
-Everything here is re-exported under the same name, so a change of scikit-learn's
-internals is fixed in this module only.
+scikit-learn does not promise stability for names that start with an underscore or live in
+an underscored module. The package still needs a few of them (the parameter-validation
+machinery every scikit-learn estimator uses, sample-weight checking, indexing of arrays and
+frames alike). Importing them here, and only here, means an upstream rename breaks one file,
+and a shim for a new or old scikit-learn version is written once.
+
+Supported range: scikit-learn >= 1.6 (the declared minimum, tested by ``.ci/run``) up to the
+newest release. For every symbol below the comment says why it is needed and whether and
+since which version a public alternative exists; where one exists, it is used.
+
+Rules for the rest of the package (checked by ``grep``, see ``CONTRIBUTING.md``):
+``sklearn.utils._*``, ``_param_validation``, ``_validate_params``, ``_routing_enabled``,
+``_check_sample_weight``, ``_safe_indexing``, ``_num_samples`` and ``_fit_context`` are
+imported from this module, never from scikit-learn directly.
+
+This module is internal: its contents may change in any release.
 """
 
-from sklearn.base import _fit_context
-from sklearn.utils._param_validation import Hidden, Interval, StrOptions
-from sklearn.utils.validation import _check_sample_weight
+from __future__ import annotations
 
-__all__ = ["Hidden", "Interval", "StrOptions", "_check_sample_weight", "_fit_context"]
+import sklearn
+
+# --- fit context ----------------------------------------------------------------------
+# ``_fit_context`` validates ``_parameter_constraints`` once per ``fit`` (and skips nested
+# validation of sub-estimators when asked), exactly as scikit-learn's own estimators do. It
+# replaces direct calls of the private ``BaseEstimator._validate_params``. Private in every
+# release (since 1.3); no public alternative.
+from sklearn.base import _fit_context  # noqa: F401
+
+# --- Indexing -------------------------------------------------------------------------
+# ``_safe_indexing`` selects rows of an array, sparse matrix, list or DataFrame by integer
+# indices. It is listed in scikit-learn's API reference (``sklearn.utils._safe_indexing``)
+# but keeps its underscore, so it counts as private here. The public
+# ``sklearn.utils.resample(..., replace=False)`` shuffles and does not take indices, so it
+# is no alternative.
+from sklearn.utils import _safe_indexing  # noqa: F401
+
+# --- Parameter validation -------------------------------------------------------------
+# ``_parameter_constraints`` with these constraint classes is how scikit-learn validates
+# hyper-parameters; there is no public equivalent in any released version (checked up to
+# 1.9). ``validate_params`` decorates public functions the same way.
+from sklearn.utils._param_validation import (  # noqa: F401
+    HasMethods,
+    Hidden,
+    Interval,
+    StrOptions,
+    validate_params,
+)
+
+# --- Input validation -----------------------------------------------------------------
+# ``validate_data`` is public from scikit-learn 1.6 on (the declared minimum); it is
+# re-exported for symmetry, modules may import it from sklearn.utils.validation directly.
+# ``_check_sample_weight``: None -> ones, scalar -> constant, shape and dtype checks, with
+# ``ensure_non_negative`` (that keyword exists from 1.6 on). Private in every release; no
+# public alternative.
+# ``_num_samples``: number of rows of an array, sparse matrix, DataFrame or list (without
+# converting a frame). Private in every release; no public alternative.
+from sklearn.utils.validation import (
+    _check_sample_weight,  # noqa: F401
+    _num_samples,  # noqa: F401
+    validate_data,  # noqa: F401
+)
+
+
+# --- Metadata routing -----------------------------------------------------------------
+def routing_enabled() -> bool:
+    """Whether scikit-learn's metadata routing is enabled.
+
+    Public replacement of ``sklearn.utils.metadata_routing._routing_enabled``, through
+    ``sklearn.get_config()["enable_metadata_routing"]`` (public since scikit-learn 1.3).
+
+    Returns
+    -------
+    enabled : bool
+
+    Examples
+    --------
+    >>> import sklearn
+    >>> from sklearn_privacy.utils.fixes import routing_enabled
+    >>> with sklearn.config_context(enable_metadata_routing=True):
+    ...     routing_enabled()
+    True
+    """
+    return bool(sklearn.get_config().get("enable_metadata_routing", False))
+
+
+# --- numpy ----------------------------------------------------------------------------
+def numpy1_print_options():
+    """Context manager printing numpy scalars as numpy 1 did (``0.5``, not ``np.float64(0.5)``).
+
+    ``np.printoptions(legacy="1.25")`` exists from numpy 2.0 on; numpy 1.x (the declared
+    minimum is 1.24) prints that way already and rejects the option.
+
+    Returns
+    -------
+    context : context manager
+    """
+    import contextlib
+
+    import numpy as np
+
+    if np.lib.NumpyVersion(np.__version__) >= "2.0.0":
+        return np.printoptions(legacy="1.25")
+    return contextlib.nullcontext()
+
+
+# --- Test helpers ---------------------------------------------------------------------
+def enforce_estimator_tags_y(estimator, y):
+    """Adapt a target ``y`` to an estimator's tags as scikit-learn's common checks do.
+
+    Wraps the private ``sklearn.utils.estimator_checks._enforce_estimator_tags_y`` (used by
+    the common-test suite to detect an upstream defect). Returns ``None`` when this
+    scikit-learn version has no such function, so callers can skip their detection.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+    y : ndarray
+
+    Returns
+    -------
+    y : ndarray or None
+    """
+    from sklearn.utils import estimator_checks
+
+    enforce = getattr(estimator_checks, "_enforce_estimator_tags_y", None)
+    return None if enforce is None else enforce(estimator, y)
+
+
+__all__ = [
+    "HasMethods",
+    "Hidden",
+    "Interval",
+    "StrOptions",
+    "_check_sample_weight",
+    "_fit_context",
+    "_num_samples",
+    "_safe_indexing",
+    "enforce_estimator_tags_y",
+    "numpy1_print_options",
+    "routing_enabled",
+    "validate_data",
+    "validate_params",
+]

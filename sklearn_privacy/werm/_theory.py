@@ -5,7 +5,8 @@ from __future__ import annotations
 from numbers import Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
+
+from ..utils.fixes import Interval, StrOptions, validate_params
 
 
 def _check_number(value, name: str, *, low: float, high: float = np.inf,

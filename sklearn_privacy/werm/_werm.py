@@ -14,18 +14,13 @@ from sklearn.base import (
 )
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
-from sklearn.utils import _safe_indexing
-from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.metadata_routing import (
     MetadataRouter,
     MethodMapping,
-    _routing_enabled,
     process_routing,
 )
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import (
-    _check_sample_weight,
-    _num_samples,
     check_consistent_length,
     check_is_fitted,
     column_or_1d,
@@ -34,6 +29,15 @@ from sklearn.utils.validation import (
 )
 
 from ..utils._validation import errors_name, validate_named
+from ..utils.fixes import (
+    HasMethods,
+    Interval,
+    _check_sample_weight,
+    _fit_context,
+    _num_samples,
+    _safe_indexing,
+    routing_enabled,
+)
 from ._theory import effective_sample_size
 
 
@@ -58,7 +62,7 @@ def _estimator_has(attr):
     def check(self):
         est = getattr(self, "estimator_", None)
         if est is None:
-            est = self.estimator if self.estimator is not None else LogisticRegression()
+            est = self._validate_estimator()
         return hasattr(est, attr)
 
     return check
@@ -190,9 +194,18 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.group_weights = group_weights
         self.max_iter = max_iter
 
+    def _validate_estimator(self):
+        """The inner estimator as configured (not cloned): ``estimator`` or the default.
+
+        The one place where ``estimator=None`` is resolved to
+        :class:`~sklearn.linear_model.LogisticRegression`; tags, metadata routing,
+        ``available_if`` and ``fit`` all read the inner estimator through it.
+        """
+        return self.estimator if self.estimator is not None else LogisticRegression()
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        inner = self.estimator if self.estimator is not None else LogisticRegression()
+        inner = self._validate_estimator()
         inner_tags = inner.__sklearn_tags__()
         tags.input_tags.sparse = inner_tags.input_tags.sparse
         tags.input_tags.allow_nan = inner_tags.input_tags.allow_nan
@@ -337,7 +350,7 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return groups
 
     def _check_inner(self):
-        estimator = clone(self.estimator if self.estimator is not None else LogisticRegression())
+        estimator = clone(self._validate_estimator())
         if not is_classifier(estimator):
             raise TypeError(
                 f"estimator must be a classifier whose fit accepts sample_weight; got "
@@ -349,7 +362,7 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if isinstance(estimator, Pipeline):
             name, last = estimator.steps[-1]
             if has_fit_parameter(last, "sample_weight"):
-                if _routing_enabled():
+                if routing_enabled():
                     # the WERM weights must reach the final classifier of our own clone
                     last.set_fit_request(sample_weight=True)
                     return estimator, "sample_weight"
@@ -376,6 +389,7 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return validate_named(self, X, y, **kwargs)
 
     # ------------------------------------------------------------------ fit
+    @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, sample_group=None, sample_weight=None, **fit_params):
         """Fit the inner estimator on the weighted rows.
 
@@ -415,7 +429,6 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             in the final step of a ``Pipeline``), or ``w`` / ``group_weights`` values are
             not real numbers.
         """
-        self._validate_params()
         X, y = self._validate_X(X, y, reset=True)
         n = _num_samples(X)
         groups = self._check_sample_group(sample_group, n)
@@ -423,6 +436,9 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
         if np.any(sw < 0) or not np.all(np.isfinite(sw)):
             raise ValueError("sample_weight must be finite and non-negative.")
+        if not sw.any():  # older scikit-learn (1.6) lets an all-zero sample_weight through
+            raise ValueError("Sample weights must contain at least one non-zero number; "
+                             "sample_weight is 0 for every row.")
         labels, sizes, weights, per_row = self._row_weights(groups, sw)
 
         estimator, weight_key = self._check_inner()
@@ -433,7 +449,7 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                     f"a max_iter parameter; {type(estimator).__name__} has none."
                 )
             estimator.set_params(max_iter=int(self.max_iter))
-        if _routing_enabled():
+        if routing_enabled():
             routed = process_routing(self, "fit", **fit_params).estimator.fit
         else:
             routed = fit_params
@@ -472,7 +488,7 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     def get_metadata_routing(self):
         """Route extra fit parameters to the inner estimator (``sample_weight`` is ours)."""
         router = MetadataRouter(owner=self.__class__.__name__).add_self_request(self)
-        inner = self.estimator if self.estimator is not None else LogisticRegression()
+        inner = self._validate_estimator()
         router.add(estimator=inner, method_mapping=MethodMapping().add(caller="fit",
                                                                        callee="fit"))
         return router
