@@ -287,11 +287,15 @@ def _output_at(estimator, x_row):
                      f"{type(estimator).__name__} has none. Pass statistic=callable.")
 
 
-def _release(estimator, X, y, seed, fit_params, statistic):
+def _fit_one(estimator, X, y, seed, fit_params):
     est = clone(estimator)
     if "random_state" in est.get_params():
         est.set_params(random_state=seed)
-    est.fit(X, y, **fit_params)
+    return est.fit(X, y, **fit_params)
+
+
+def _evaluate(est, statistic):
+    """(statistic, claimed epsilon, claimed delta) of one fitted release."""
     value = statistic(est)
     try:
         value = float(np.asarray(value, dtype=float).reshape(()))
@@ -310,6 +314,20 @@ def _release(estimator, X, y, seed, fit_params, statistic):
                 break
         claims.append(got)
     return value, claims[0], claims[1]
+
+
+def _release(estimator, X, y, seed, fit_params, statistic):
+    return _evaluate(_fit_one(estimator, X, y, seed, fit_params), statistic)
+
+
+def _redraws(fitted, seeds, statistic):
+    """Releases of one fitted output-perturbation model with fresh noise (one per seed).
+
+    Release ``k`` is the release of a refit with ``random_state=np.random.default_rng(
+    seeds[k])`` (a Generator: seeding one is ~10x cheaper than a legacy RandomState).
+    """
+    return [_evaluate(fitted._redraw_release(np.random.default_rng(int(seed))), statistic)
+            for seed in seeds]
 
 
 def _replace_row(X, y, index, x_new, y_new):
@@ -362,8 +380,8 @@ def _replace_row(X, y, index, x_new, y_new):
 def canary_audit(estimator, X, y, index: int, x_replacement, y_replacement, *,
                  statistic=None, n_releases: int = 200, delta: float | None = None,
                  confidence: float = 0.95, known_fraction: float = 0.5,
-                 fit_params: dict | None = None, n_jobs=None, verbose: int = 0,
-                 random_state=None) -> CanaryAuditResult:
+                 fit_params: dict | None = None, refit: bool = True, n_jobs=None,
+                 verbose: int = 0, random_state=None) -> CanaryAuditResult:
     """Audit a randomised training algorithm on one neighbouring pair ``D, D'``.
 
     ``D = (X, y)``; ``D'`` is ``D`` with row ``index`` replaced by ``(x_replacement,
@@ -407,8 +425,23 @@ def canary_audit(estimator, X, y, index: int, x_replacement, y_replacement, *,
     known_fraction : float in (0, 1), default=0.5
         Share of the releases used to choose the test.
     fit_params : dict, default=None
+    refit : bool, default=True
+        True: every release is a full refit (any randomised training algorithm).
+        False, for output-perturbation estimators whose training is a deterministic
+        exact fit followed by one noise draw (the FIL estimators): ``D`` and ``D'`` are
+        fitted once each, and every release is drawn from that fit by the estimator's
+        audit hook ``_redraw_release(random_state)``, which passes the fit's exact
+        minimiser through the same release code as ``fit``, with
+        ``random_state=np.random.default_rng(seed)`` for the release's seed. The
+        releases are then exactly those of refits with that ``random_state`` (the audit
+        still tests the real noise code, including any defect in it) at the cost of one
+        noise draw each, so the tens of thousands of releases a large epsilon needs take
+        seconds. It cannot detect a defect in the deterministic fit that depends on
+        ``random_state``; estimators without the hook get a TypeError.
     n_jobs : int, default=None
         Releases are trained through :class:`joblib.Parallel` (any backend, e.g. dask).
+        With ``refit=False`` the draws run in this process (one noise draw each; the
+        fits' in-memory audit state, which they need, is never serialised).
     verbose : int, default=0
     random_state : int, RandomState, Generator or None
         Release seeds and the known / evaluation split.
@@ -421,7 +454,8 @@ def canary_audit(estimator, X, y, index: int, x_replacement, y_replacement, *,
     ------
     ValueError, TypeError
         Bad ``index``, a replacement of the wrong width or type, a statistic that does not
-        return one finite number, bad ``n_releases``, ``delta`` or ``confidence``.
+        return one finite number, bad ``n_releases``, ``delta`` or ``confidence``;
+        ``refit=False`` for an estimator without the ``_redraw_release`` hook.
 
     Examples
     --------
@@ -462,14 +496,28 @@ def canary_audit(estimator, X, y, index: int, x_replacement, y_replacement, *,
     known_fraction = check_fraction(known_fraction, "known_fraction")
     if fit_params is not None and not isinstance(fit_params, dict):
         raise TypeError(f"fit_params must be a dict or None; got {type(fit_params).__name__}.")
+    if not isinstance(refit, (bool, np.bool_)):
+        raise TypeError(f"refit must be True or False; got {refit!r}.")
+    if not refit and not callable(getattr(estimator, "_redraw_release", None)):
+        raise TypeError(
+            f"refit=False needs an output-perturbation estimator with the audit hook "
+            f"_redraw_release(random_state) (e.g. the FIL estimators); "
+            f"{type(estimator).__name__} has none. Use refit=True.")
     rng = noise_generator(random_state)
     seeds = child_seeds(rng, 2 * n_releases)
-    jobs = [(X, y, int(seeds[k])) for k in range(n_releases)]
-    jobs += [(Xp, yp, int(seeds[n_releases + k])) for k in range(n_releases)]
-    out = Parallel(n_jobs=n_jobs, verbose=verbose)(
-        delayed(_release)(estimator, A, b, seed, fit_params or {}, statistic)
-        for A, b, seed in jobs
-    )
+    if refit:
+        jobs = [(X, y, int(seeds[k])) for k in range(n_releases)]
+        jobs += [(Xp, yp, int(seeds[n_releases + k])) for k in range(n_releases)]
+        out = Parallel(n_jobs=n_jobs, verbose=verbose)(
+            delayed(_release)(estimator, A, b, seed, fit_params or {}, statistic)
+            for A, b, seed in jobs
+        )
+    else:
+        fits = [_fit_one(estimator, A, b, int(seeds[k]), fit_params or {})
+                for A, b, k in ((X, y, 0), (Xp, yp, n_releases))]
+        out = [o for side in (0, 1)
+               for o in _redraws(fits[side], seeds[side * n_releases:(side + 1) * n_releases],
+                                 statistic)]
     stats = np.array([o[0] for o in out])
     eps_claims = [o[1] for o in out if o[1] is not None]
     delta_claims = [o[2] for o in out if o[2] is not None]

@@ -390,6 +390,37 @@ class BaseFILEstimator(BaseEstimator):
             self.coef_ = released[:d]
             self.intercept_ = intercept
 
+    def _redraw_release(self, random_state) -> BaseFILEstimator:
+        """Audit hook: this fitted model released again with fresh noise.
+
+        Output perturbation is a deterministic exact fit followed by one Gaussian draw, so
+        a refit with ``random_state=random_state`` equals the exact minimiser of this fit
+        passed once more through :meth:`_release` -- the same noise code as :meth:`fit`.
+        This method does exactly that on a copy (the estimator itself is not changed;
+        the copy shares the read-only audit state), which lets
+        :func:`sklearn_privacy.attacks.canary_audit` (``refit=False``) draw tens of
+        thousands of releases of the real mechanism without refitting. The copy's
+        ``coef_``/``intercept_`` are bitwise those of ``clone(self).set_params(
+        random_state=random_state).fit(X, y)`` on the same data; ``epsilon_`` and the
+        other fitted attributes are this fit's.
+
+        Parameters
+        ----------
+        random_state : int, RandomState, Generator or None
+            Seed of the new noise draw (as the ``random_state`` parameter).
+
+        Returns
+        -------
+        release : estimator
+            A new fitted estimator of the same class.
+        """
+        theta = self._audit_engine().theta
+        new = type(self).__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new.random_state = random_state
+        new._release(theta.copy())
+        return new
+
     def _released_theta(self) -> np.ndarray:
         """The released parameters as one flat vector (intercept last when fitted)."""
         coef = np.ravel(self.coef_)
