@@ -260,3 +260,21 @@ def test_fil_logistic_canary_audit_epsilon_8_fast():
     assert broken.epsilon_lower_bound == pytest.approx(cap, rel=1e-6)
     hb = honest.bound
     assert hb.false_positives > 0 and hb.true_positives < hb.n_positive
+
+
+def test_audit_reads_the_claimed_delta_from_the_fitted_model():
+    """The audit states the claim at the estimator's delta, not at delta = 0.
+
+    Fails if the estimators stop recording ``delta_`` (the audit then reports 0).
+    """
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(60, 3))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = (X[:, 0] > 0).astype(int)
+    est = FILLogisticRegression(sigma=0.5, fit_intercept=False, data_norm=1.0, delta=1e-6,
+                                alpha=1.0).fit(X, y)
+    assert est.delta_ == 1e-6
+    result = canary_audit(est, X, y, 0, -X[0], 1 - y[0], n_releases=50, random_state=0,
+                          statistic=lambda e: float(e.coef_.ravel() @ X[0]))
+    assert result.claimed_delta == 1e-6
+    assert result.claimed_epsilon == est.epsilon_

@@ -149,6 +149,10 @@ DP_ATTRS_DOC = """    epsilon_ : float
     sensitivity_ : float
         L2 sensitivity of the exact minimiser to replacing one row (``inf`` when none is
         derived); depends on the data only through the total and largest weight.
+    delta_ : float
+        The ``delta`` at which ``epsilon_`` holds (a copy of the ``delta`` parameter at
+        fit time, so that auditing tools such as
+        :func:`sklearn_privacy.attacks.canary_audit` read the claim from the fitted model).
     epsilon_reason_ : str
         What the guarantee covers, or why ``epsilon_`` is inf.
 """
@@ -279,6 +283,7 @@ class BaseFILEstimator(BaseEstimator):
         self.epsilon_ = (analytic_gaussian_epsilon(self._sigma_fit, sensitivity,
                                                    float(self.delta))
                          if np.isfinite(sensitivity) else np.inf)
+        self.delta_ = float(self.delta)
         self.epsilon_reason_ = reason
 
     def sigma_for_epsilon(self, epsilon: float, delta: float | None = None) -> float:
