@@ -56,6 +56,9 @@ _IRFIL_DOC = """
         that move an individual between the encoded levels).
     store_eta : bool, default=False
         Keep the full per-example eta array of every iteration in ``eta_history_``.
+    verbose : int, default=0
+        ``1`` or more prints one line per iteration: the equalised eta's mean and maximum
+        (at ``sigma``) and its coefficient of variation std/mean.
     random_state : int, RandomState instance or None, default=None
         Source of the noise. ``None`` draws from fresh OS entropy (required for a private
         release); a fixed seed makes the release reproducible and non-private.
@@ -111,6 +114,7 @@ class _IRFILMixin:
         "attributes": ["array-like", str, Integral, None],
         "constrained": ["boolean"],
         "store_eta": ["boolean"],
+        "verbose": ["verbose"],
     }
 
     def _newton_tol(self):
@@ -146,22 +150,35 @@ class _IRFILMixin:
         n_ind = s.sum()
         omega = s.copy()
         theta = None
+        columns = None if self.attributes is None else self._attribute_columns
+        verbose = getattr(self, "verbose", 0)
         stats = {k: [] for k in ("mean", "std", "max", "min", "cv")}
         etas = []
+        start = None
         for t in range(self.n_iter + 1):
+            # warm starts: Newton from the previous minimiser, the eigenvalue solver from
+            # the previous per-example values rescaled to the new weights
             theta, n_newton, engine = self._fit_exact(X, y, omega, theta_init=theta)
-            eta_row = np.sqrt(self._equalised_sq_norms(engine))
+            sq = engine.per_example_sq_norms(columns, constrained=self.constrained,
+                                             start=start)
+            eta_row = np.sqrt(sq)
             eta_ind = np.zeros_like(eta_row)
             eta_ind[pos] = eta_row[pos] / s[pos]
             e = eta_ind[pos]
             w_ind = s[pos]
             mean = np.average(e, weights=w_ind)
             std = np.sqrt(np.average((e - mean) ** 2, weights=w_ind))
+            cv = std / mean if mean > 0 else 0.0
             for key, value in (("mean", mean), ("std", std), ("max", e.max()),
-                               ("min", e.min()), ("cv", std / mean if mean > 0 else 0.0)):
+                               ("min", e.min()), ("cv", cv)):
                 stats[key].append(value)
             if self.store_eta:
                 etas.append(self._history_scaled(eta_ind))
+            if verbose:
+                scale = 1.0 / self.sigma
+                print(f"[{type(self).__name__}] iteration {t}/{self.n_iter}: eta mean "
+                      f"{mean * scale:.6g}, max {e.max() * scale:.6g}, cv {cv:.4g}"
+                      + (f", Newton steps {n_newton}" if n_newton else ""), flush=True)
             if t == self.n_iter or (self.tol is not None and stats["cv"][-1] <= self.tol):
                 break
             if np.any(e <= 0):
@@ -172,7 +189,10 @@ class _IRFILMixin:
                 )
             ratio = np.zeros_like(omega)
             ratio[pos] = omega[pos] / eta_ind[pos]
-            omega = n_ind * ratio / ratio.sum()
+            new_omega = n_ind * ratio / ratio.sum()
+            start = np.zeros_like(sq)
+            start[pos] = sq[pos] * (new_omega[pos] / omega[pos]) ** 2
+            omega = new_omega
         self._audit = engine
         self.sample_weight_ = omega
         self.n_iter_ = t
@@ -190,7 +210,8 @@ class IRFILLinearRegression(_IRFILMixin, FILLinearRegression):
     }
 
     def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, n_iter=10, tol=None,
-                 attributes=None, constrained=False, store_eta=False, random_state=None):
+                 attributes=None, constrained=False, store_eta=False, verbose=0,
+                 random_state=None):
         self.sigma = sigma
         self.alpha = alpha
         self.fit_intercept = fit_intercept
@@ -199,6 +220,7 @@ class IRFILLinearRegression(_IRFILMixin, FILLinearRegression):
         self.attributes = attributes
         self.constrained = constrained
         self.store_eta = store_eta
+        self.verbose = verbose
         self.random_state = random_state
 
     def fit(self, X, y, sample_weight=None):
@@ -235,7 +257,7 @@ class IRFILLogisticRegression(_IRFILMixin, FILLogisticRegression):
 
     def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, newton_tol=1e-12,
                  max_iter=100, n_iter=10, tol=None, attributes=None, constrained=False,
-                 store_eta=False, random_state=None):
+                 store_eta=False, verbose=0, random_state=None):
         self.sigma = sigma
         self.alpha = alpha
         self.fit_intercept = fit_intercept
@@ -246,6 +268,7 @@ class IRFILLogisticRegression(_IRFILMixin, FILLogisticRegression):
         self.attributes = attributes
         self.constrained = constrained
         self.store_eta = store_eta
+        self.verbose = verbose
         self.random_state = random_state
 
     def fit(self, X, y, sample_weight=None):

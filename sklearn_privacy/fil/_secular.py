@@ -175,17 +175,20 @@ def _largest(s, d, At, vt, alpha, beta, max_iter, overwrite_a, x0, *, use_q, nor
             blo = np.where(upper, blo, x)
             x_new = x - psi / dpsi
             step = np.abs(x_new - x)
-            # Converged: a Newton step from an upper bound, or an upward one from a point
-            # between the two roots (psi < 0), that is below the tolerance -- or whose
-            # successor is, by the quadratic rate measured on the last two steps
-            # (e_next ~ step^3 / prev^2, trusted once the steps are below 1e-6) -- or a
-            # collapsed bracket.
-            side = upper | (~below2 & (x_new >= x))
+            # Converged: a Newton step below the tolerance -- or whose successor is, by
+            # the quadratic rate measured on the last two steps (e_next ~ step^3 /
+            # prev^2, trusted once the steps are below 1e-6) -- taken at the largest
+            # root: psi crosses zero upwards there (psi' > 0) and downwards at the
+            # smaller root, so the sign of psi' tells them apart even when the step is
+            # below one ulp; or a collapsed bracket.
+            side = (upper | ~below2) & (dpsi > 0)
             small = (step <= tol * np.abs(x)) | (
-                (step <= 1e-6 * np.abs(x)) & (step * step * step <= tol * np.abs(x) * prev * prev))
+                (step <= 1e-6 * np.abs(x)) & np.isfinite(prev)
+                & (step * step * step <= tol * np.abs(x) * prev * prev))
             narrow = bhi - blo <= tol * bhi
-            done = live & ((small & side) | (psi == 0) | narrow)
-            result = np.where(psi == 0, x, np.where(narrow, bhi, np.clip(x_new, blo, bhi)))
+            exact = (psi == 0) & (dpsi > 0)
+            done = live & ((small & side) | exact | narrow)
+            result = np.where(exact, x, np.where(narrow, bhi, np.clip(x_new, blo, bhi)))
             out[pos[done]] = result[done]
             bad = ~np.isfinite(x_new) | (x_new <= blo) | (x_new >= bhi)
             state[10:] = (blo, bhi, np.where(bad, 0.5 * (blo + bhi), x_new),
