@@ -9,6 +9,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils._validation import errors_name, validate_named
+from . import _dask
 from ._base import THREAT_MODEL_DOC, BaseFILEstimator, private_copy
 from ._glm import LOGISTIC
 
@@ -122,6 +123,8 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         -------
         self : object
         """
+        if _dask.is_dask_collection(X):
+            return _dask.fit(self, X, y, sample_weight)
         self._validate_params()
         X_in = X
         X, y = validate_named(self, X, y, dtype=np.float64,

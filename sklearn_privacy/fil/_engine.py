@@ -136,6 +136,10 @@ class FILEngine:
             H = weighted_gram(X, self.omega * self.l2, self.fit_intercept)
             H[np.diag_indices_from(H)] += reg
             factor = None
+        self._set_hessian(H, factor)
+
+    def _set_hessian(self, H, factor=None):
+        """Store ``H``, its factor and inverse; warn when it is ill-conditioned."""
         self.H = H
         self._factor = cholesky(H) if factor is None else factor
         self.H_inv = self._factor.inverse()
@@ -149,7 +153,7 @@ class FILEngine:
                 f"{self.eta_error_bound:.0e}. Increase alpha or remove nearly collinear "
                 "columns." + scale_note(self._factor.scale_ratio),
                 NumericalPrecisionWarning,
-                stacklevel=4,
+                stacklevel=5,
             )
         self._cache = OrderedDict()
 
@@ -320,22 +324,15 @@ class FILEngine:
         out = np.empty(idx.size)
         om = self.omega[idx]
         l1, l2, l3 = self.l1[idx], self.l2[idx], self.l3[idx]
-        s_all = l1 * l1
-        a_all = l2 * l2 * st["w2"] + (l3 * l3 if has_label else 0.0)
-        b_all = l2 * l1
         x0_all = None
         if start is not None:
             with np.errstate(divide="ignore", invalid="ignore"):
                 x0_all = np.where(om > 0, np.asarray(start, float) / (om * om), np.nan)
         for sl in _chunk_rows(idx.size, self.p, _SECULAR_CHUNK_BYTES):
             At = self._rotated_rows(sl if contiguous else idx[sl], st["K"])
-            x0 = None
-            if x0_all is not None:
-                x0 = x0_all[sl]
-                x0 = None if not np.all(np.isfinite(x0)) else x0
-            lam = largest_eigenvalue_rank2(s_all[sl], st["d"], At, st["vt"], a_all[sl],
-                                           b_all[sl], overwrite_a=True, x0=x0)
-            out[sl] = om[sl] ** 2 * np.maximum(lam, 0.0)
+            x0 = None if x0_all is None else x0_all[sl]
+            out[sl] = secular_sq_norms(At, l1[sl], l2[sl], l3[sl], om[sl], st, has_label,
+                                       x0=x0)
         return out
 
     def _gram_route(self, idx, feats, has_label, constrained):
@@ -514,6 +511,18 @@ class FILEngine:
         return LinearOperator(
             (size, size), matvec=matvec, rmatvec=matvec, dtype=float
         )
+
+
+def secular_sq_norms(At, l1, l2, l3, omega, st, has_label, x0=None):
+    """``||J_i[:, C]||_2^2`` of one chunk of rows from their rotated ``a_i`` (``At``,
+    overwritten) and the subset structure ``st`` of :meth:`FILEngine._eig_structure`."""
+    s = l1 * l1
+    a = l2 * l2 * st["w2"] + (l3 * l3 if has_label else 0.0)
+    b = l2 * l1
+    if x0 is not None and not np.all(np.isfinite(x0)):
+        x0 = None
+    lam = largest_eigenvalue_rank2(s, st["d"], At, st["vt"], a, b, overwrite_a=True, x0=x0)
+    return omega * omega * np.maximum(lam, 0.0)
 
 
 def check_sigma_scaled(value, raw_scale, sigma, what):

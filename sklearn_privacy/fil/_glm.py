@@ -260,24 +260,46 @@ def fit_minimiser(
         H, factor = hessian(sample_weight)
         return done(factor.solve(transpose_dot(X, sample_weight * y, fit_intercept)), 0,
                     H, factor)
-    # The objective scales with the weights: the absolute floors of the stopping rules
-    # are in units of the mean positive weight (1 for unit weights), so multiplying every
-    # weight by a constant changes neither the iterates nor the stopping point.
     unit = float(sample_weight.sum() / max(np.count_nonzero(sample_weight), 1))
+    theta0 = (np.zeros(X.shape[1] + int(fit_intercept)) if theta_init is None
+              else np.array(theta_init, float))
 
-    theta = (np.zeros(X.shape[1] + int(fit_intercept)) if theta_init is None
-             else np.array(theta_init, float))
-
-    def objective(t):
+    def evaluate(t):
         z = linear_predictor(X, t, fit_intercept)
-        return sample_weight @ loss.value(z, y) + 0.5 * np.sum(reg_diag * t * t), z
+        f = sample_weight @ loss.value(z, y) + 0.5 * np.sum(reg_diag * t * t)
 
-    f, z = objective(theta)
+        def derivatives():
+            l1, l2, _ = loss.derivatives(z, y)
+            grad = transpose_dot(X, sample_weight * l1, fit_intercept) + reg_diag * t
+            return (grad, *hessian(sample_weight * l2))
+
+        def separable():
+            _check_not_separable(z, y, sample_weight, reg_diag)
+
+        return f, derivatives, separable
+
+    theta, n_iter, H, factor = newton_minimise(evaluate, theta0, reg_diag=reg_diag,
+                                               unit=unit, tol=tol, max_iter=max_iter)
+    return done(theta, n_iter, H, factor)
+
+
+def newton_minimise(evaluate, theta, *, reg_diag, unit, tol, max_iter):
+    """Damped Newton iterations on a convex objective given by ``evaluate``.
+
+    ``evaluate(theta)`` returns ``(f, derivatives, separable)``: the objective value, a
+    callable giving ``(gradient, H, HessianFactor)`` at ``theta`` and a callable raising
+    :class:`SingularHessianError` when ``theta`` strictly separates the classes. Shared
+    by the in-memory fit and the chunked (dask) fit, so both stop at the same point.
+    ``unit`` is the mean positive weight: the absolute floors of the stopping rules are
+    in its units, so multiplying every weight by a constant changes neither the iterates
+    nor the stopping point.
+
+    Returns ``(theta, n_iter, H, factor)`` with the Hessian of the last Newton iterate.
+    """
+    f, derivatives, separable = evaluate(theta)
     prev_step = np.inf
     for it in range(1, max_iter + 1):
-        l1, l2, _ = loss.derivatives(z, y)
-        grad = transpose_dot(X, sample_weight * l1, fit_intercept) + reg_diag * theta
-        H, factor = hessian(sample_weight * l2)
+        grad, H, factor = derivatives()
         step = factor.solve(grad)
         decrement = grad @ step
         t = 1.0
@@ -285,24 +307,25 @@ def fit_minimiser(
         # can resolve in floating point: take full Newton steps (quadratic region).
         while decrement > 1e-10 * max(unit, abs(f)):
             candidate = theta - t * step
-            f_new, z_new = objective(candidate)
-            if f_new <= f - 1e-4 * t * decrement or t < 1e-10:
+            evaluated = evaluate(candidate)
+            if evaluated[0] <= f - 1e-4 * t * decrement or t < 1e-10:
                 break
             t *= 0.5
         else:
             candidate = theta - step
-            f_new, z_new = objective(candidate)
-        theta, f, z = candidate, f_new, z_new
+            evaluated = evaluate(candidate)
+        theta = candidate
+        f, derivatives, separable = evaluated
         # judge convergence on the full Newton step, not the damped one; in the
         # quadratic region a step that stops shrinking has hit the rounding floor
         step_norm = np.max(np.abs(step))
         if step_norm <= tol * max(1.0, np.max(np.abs(theta))) or (
             t == 1.0 and decrement <= 1e-10 * max(unit, abs(f)) and step_norm >= 0.5 * prev_step
         ):
-            _check_not_separable(z, y, sample_weight, reg_diag)
-            return done(theta, it, H, factor)
+            separable()
+            return theta, it, H, factor
         prev_step = step_norm
-    _check_not_separable(z, y, sample_weight, reg_diag)
+    separable()
     if not np.any(reg_diag > 0):
         raise SingularHessianError(
             f"Newton's method did not converge in {max_iter} iterations without a "
@@ -313,6 +336,6 @@ def fit_minimiser(
         f"Newton's method did not reach tol={tol} in max_iter={max_iter} iterations; the "
         "Jacobians and etas assume an exact minimiser. Increase max_iter or alpha.",
         ConvergenceWarning,
-        stacklevel=3,
+        stacklevel=4,
     )
-    return done(theta, max_iter, None, None)
+    return theta, max_iter, None, None

@@ -8,6 +8,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from ..utils._validation import validate_named
+from . import _dask
 from ._base import private_copy
 from ._classification import FILLogisticRegression
 from ._engine import check_sigma_scaled
@@ -237,6 +238,8 @@ class IRFILLinearRegression(_IRFILMixin, FILLinearRegression):
         -------
         self : object
         """
+        if _dask.is_dask_collection(X):
+            return _dask.fit(self, X, y, sample_weight)
         self._validate_params()
         X_in = X
         X, y = validate_named(self, X, y, dtype=np.float64, y_numeric=True,
@@ -286,6 +289,8 @@ class IRFILLogisticRegression(_IRFILMixin, FILLogisticRegression):
         -------
         self : object
         """
+        if _dask.is_dask_collection(X):
+            return _dask.fit(self, X, y, sample_weight)
         self._validate_params()
         X_in = X
         X, y = validate_named(self, X, y, dtype=np.float64, accept_sparse=["csr", "csc"])

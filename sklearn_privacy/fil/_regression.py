@@ -7,6 +7,7 @@ from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils._validation import validate_named
+from . import _dask
 from ._base import THREAT_MODEL_DOC, BaseFILEstimator, private_copy
 from ._glm import SQUARED
 
@@ -95,6 +96,8 @@ class FILLinearRegression(RegressorMixin, BaseFILEstimator):
         -------
         self : object
         """
+        if _dask.is_dask_collection(X):
+            return _dask.fit(self, X, y, sample_weight)
         self._validate_params()
         X_in = X
         X, y = validate_named(self, X, y, dtype=np.float64, y_numeric=True,
