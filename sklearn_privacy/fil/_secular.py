@@ -156,9 +156,12 @@ def _largest(s, d, At, vt, alpha, beta, max_iter, overwrite_a, x0, *, use_q, nor
     if x0 is not None:
         x = np.clip(x0[todo], blo + 0.5 * (bhi - blo) * 1e-3, bhi)
     else:
-        # Start at the top pole (a regular point of psi) when it is isolated and the
-        # update is small against it, else at the Weyl upper bound.
-        x = np.where((d1 > d2) & (top_update[todo] < pi1), pi1, hi)
+        x = _ritz_start(A2, Av, d, vv, al, be, s_, top_update[todo], nvv,
+                        na2[todo], nav[todo], a1, v1, pi1)
+        ok = np.isfinite(x) & (x > blo) & (x < bhi)
+        # fallback: the top pole (a regular point of psi) when it is isolated and the
+        # update is small against it, else the Weyl upper bound
+        x = np.where(ok, x, np.where((d1 > d2) & (top_update[todo] < pi1), pi1, hi))
     out = np.empty(todo.size)
     pos = np.arange(todo.size)  # positions (in ``todo``) of the working set
     live = np.ones(todo.size, bool)
@@ -208,6 +211,35 @@ def _largest(s, d, At, vt, alpha, beta, max_iter, overwrite_a, x0, *, use_q, nor
             out[pos[live]] = state[11][live]
     lam[todo] = out
     return lam
+
+
+def _ritz_start(A2, Av, d, vv, alpha, beta, s, top, nvv, na2, nav, a1, v1, pi1):
+    """Rayleigh-Ritz value of ``A`` on span{e_k1, u} (``u``: top eigenvector of the
+    update ``P S P^T``): a lower bound on the largest eigenvalue that is exact when the
+    top eigenvector lies in that plane -- the usual case when either the pole term or
+    the update dominates. Two matrix-vector products for all rows."""
+    # u = a y1 + v y2 with (S P^T P) y = top y
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        ya = np.stack([top - beta * nav, beta * na2])
+        yb = np.stack([alpha * nav + beta * nvv, top - alpha * na2 - beta * nav])
+        use_b = np.abs(yb).sum(axis=0) > np.abs(ya).sum(axis=0)
+        y1 = np.where(use_b, yb[0], ya[0])
+        y2 = np.where(use_b, yb[1], ya[1])
+        norm2 = y1 * y1 * na2 + 2.0 * y1 * y2 * nav + y2 * y2 * nvv
+        scale = 1.0 / np.sqrt(norm2)
+        y1, y2 = y1 * scale, y2 * scale
+        uDu = y1 * y1 * (A2 @ d) + 2.0 * y1 * y2 * (Av @ d) + y2 * y2 * float(vv @ d)
+        u1 = y1 * a1 + y2 * v1
+        a11 = pi1 + alpha * a1 * a1 + 2.0 * beta * a1 * v1
+        a1u = (pi1 + top) * u1
+        auu = top + s * uDu
+        # largest root of det([[a11, a1u], [a1u, auu]] - x [[1, u1], [u1, 1]]) = 0
+        c2 = 1.0 - u1 * u1
+        c1 = -(a11 + auu - 2.0 * u1 * a1u)
+        c0 = a11 * auu - a1u * a1u
+        disc = np.sqrt(np.maximum(c1 * c1 - 4.0 * c2 * c0, 0.0))
+        x = np.where(c2 > 1e-8, (-c1 + disc) / (2.0 * c2), np.maximum(a11, auu))
+    return x
 
 
 def _psi(x, s, d, k1, A2, Av, Q2, Qv, vv, alpha, beta, a1, v1, q1, pi1, buf):
