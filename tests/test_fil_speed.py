@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sklearn_privacy import FILLinearRegression, IRFILLinearRegression, IRFILLogisticRegression
+from sklearn_privacy import IRFILLinearRegression, IRFILLogisticRegression
 from sklearn_privacy.fil._engine import FILEngine
 from sklearn_privacy.fil._glm import LOGISTIC, SQUARED, augment, fit_minimiser, weighted_gram
 from sklearn_privacy.fil._secular import largest_eigenvalue_rank2
@@ -62,21 +62,6 @@ def test_solver_result_does_not_depend_on_the_starting_point(seed, low, high):
     x0 = ref * rng.uniform(low, high, ref.size)
     got = largest_eigenvalue_rank2(s, d, A, v, alpha, beta, x0=x0)
     assert np.max(np.abs(got - ref) / scale) <= 1e-12
-
-
-def test_engine_warm_start_leaves_etas_unchanged():
-    rng = np.random.default_rng(1)
-    X = rng.normal(size=(500, 12))
-    y = X @ rng.normal(size=12) + rng.normal(size=500)
-    sw = rng.uniform(0.5, 2.0, 500)
-    theta, _ = fit_minimiser(X, y, loss=SQUARED, alpha=1e-2, fit_intercept=True,
-                             sample_weight=sw)
-    eng = FILEngine(X, y, theta, loss=SQUARED, alpha=1e-2, fit_intercept=True,
-                    sample_weight=sw)
-    ref = eng.per_example_sq_norms()
-    for factor in (0.3, 0.95, 1.0, 1.05, 4.0):
-        got = eng.per_example_sq_norms(start=ref * factor * rng.uniform(0.9, 1.1, 500))
-        np.testing.assert_allclose(got, ref, rtol=1e-12)
 
 
 @pytest.mark.parametrize("fit_intercept", [True, False])
@@ -130,24 +115,3 @@ def test_irfil_verbose_prints_one_line_per_iteration(Est, capsys):
         assert mean == pytest.approx(est.eta_history_["mean"][t], rel=1e-5)
     Est(alpha=1e-2, n_iter=3, random_state=0).fit(X, y)
     assert capsys.readouterr().out == ""
-
-
-def test_irfil_result_does_not_depend_on_the_eta_warm_start(monkeypatch):
-    """IRFIL with the eigenvalue solver restarted from scratch every iteration gives the
-    same weights and etas as with warm starts."""
-    import sklearn_privacy.fil._engine as engine_module
-
-    rng = np.random.default_rng(3)
-    X = rng.normal(size=(300, 25))
-    y = X @ rng.normal(size=25) + rng.normal(size=300)
-    warm = IRFILLinearRegression(alpha=1e-2, n_iter=5, random_state=0).fit(X, y)
-    original = engine_module.FILEngine.per_example_sq_norms
-
-    def cold(self, *args, start=None, **kwargs):
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(engine_module.FILEngine, "per_example_sq_norms", cold)
-    fresh = IRFILLinearRegression(alpha=1e-2, n_iter=5, random_state=0).fit(X, y)
-    np.testing.assert_allclose(warm.sample_weight_, fresh.sample_weight_, rtol=1e-10)
-    np.testing.assert_allclose(warm.eta_, fresh.eta_, rtol=1e-10)
-    assert FILLinearRegression  # the plain estimator shares the engine

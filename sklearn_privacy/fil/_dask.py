@@ -289,8 +289,7 @@ class DaskFILEngine(FILEngine):
             dtype=np.float64, drop_axis=1, chunks=(self.X.chunks[0],),
         )
 
-    def per_example_sq_norms(self, columns=None, *, constrained=False, rows=None,
-                             start=None):
+    def per_example_sq_norms(self, columns=None, *, constrained=False, rows=None):
         """As :meth:`FILEngine.per_example_sq_norms` for every row (computed chunk-wise)."""
         if constrained or rows is not None:
             raise NotImplementedError(

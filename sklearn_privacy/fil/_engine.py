@@ -291,20 +291,14 @@ class FILEngine:
         return Q
 
     # ------------------------------------------------------------------ per example
-    def per_example_sq_norms(self, columns=None, *, constrained=False, rows=None,
-                             start=None):
-        """``||J_i[:, C]||_2^2`` for the rows (unscaled by sigma).
-
-        ``start`` (optional, shape of the result): values of a nearby problem (the
-        previous IRFIL iteration) used as starting points of the eigenvalue solver; they
-        change the work, not the result.
-        """
+    def per_example_sq_norms(self, columns=None, *, constrained=False, rows=None):
+        """``||J_i[:, C]||_2^2`` for the rows (unscaled by sigma)."""
         feats, has_label, _ = self._columns(columns)
         idx = self._rows(rows)
         k = feats.size + int(has_label)
         if constrained or k <= min(_GRAM_MAX_COLUMNS, self.p - 1):
             return self._gram_route(idx, feats, has_label, constrained)
-        return self._secular_route(idx, feats, has_label, start, contiguous=rows is None)
+        return self._secular_route(idx, feats, has_label, contiguous=rows is None)
 
     def _rotated_rows(self, rows, K):
         """``X~[rows] @ K`` (one GEMM per chunk; the column of ones enters as a row of K).
@@ -320,21 +314,15 @@ class FILEngine:
             out += K[self.d]
         return out
 
-    def _secular_route(self, idx, feats, has_label, start=None, *, contiguous=False):
+    def _secular_route(self, idx, feats, has_label, *, contiguous=False):
         """``contiguous``: ``idx`` is every row in order (chunks are slices of X)."""
         st = self._eig_structure(feats, has_label)
         out = np.empty(idx.size)
         om = self.omega[idx]
         l1, l2, l3 = self.l1[idx], self.l2[idx], self.l3[idx]
-        x0_all = None
-        if start is not None:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                x0_all = np.where(om > 0, np.asarray(start, float) / (om * om), np.nan)
         for sl in _chunk_rows(idx.size, self.p, _SECULAR_CHUNK_BYTES):
             At = self._rotated_rows(sl if contiguous else idx[sl], st["K"])
-            x0 = None if x0_all is None else x0_all[sl]
-            out[sl] = secular_sq_norms(At, l1[sl], l2[sl], l3[sl], om[sl], st, has_label,
-                                       x0=x0)
+            out[sl] = secular_sq_norms(At, l1[sl], l2[sl], l3[sl], om[sl], st, has_label)
         return out
 
     def _gram_route(self, idx, feats, has_label, constrained):
@@ -515,15 +503,13 @@ class FILEngine:
         )
 
 
-def secular_sq_norms(At, l1, l2, l3, omega, st, has_label, x0=None):
+def secular_sq_norms(At, l1, l2, l3, omega, st, has_label):
     """``||J_i[:, C]||_2^2`` of one chunk of rows from their rotated ``a_i`` (``At``,
     overwritten) and the subset structure ``st`` of :meth:`FILEngine._eig_structure`."""
     s = l1 * l1
     a = l2 * l2 * st["w2"] + (l3 * l3 if has_label else 0.0)
     b = l2 * l1
-    if x0 is not None and not np.all(np.isfinite(x0)):
-        x0 = None
-    lam = largest_eigenvalue_rank2(s, st["d"], At, st["vt"], a, b, overwrite_a=True, x0=x0)
+    lam = largest_eigenvalue_rank2(s, st["d"], At, st["vt"], a, b, overwrite_a=True)
     return omega * omega * np.maximum(lam, 0.0)
 
 

@@ -155,14 +155,12 @@ class _IRFILMixin:
         verbose = getattr(self, "verbose", 0)
         stats = {k: [] for k in ("mean", "std", "max", "min", "cv")}
         etas = []
-        start = None
         for t in range(self.n_iter + 1):
-            # warm starts: Newton from the previous minimiser, the eigenvalue solver from
-            # the previous per-example values rescaled to the new weights
+            # Newton warm-started from the previous minimiser (the eigenvalue solver
+            # starts from Rayleigh-Ritz bounds, closer than the previous iteration's eta)
             theta, n_newton, engine = self._fit_exact(X, y, omega, theta_init=theta)
-            sq = engine.per_example_sq_norms(columns, constrained=self.constrained,
-                                             start=start)
-            eta_row = np.sqrt(sq)
+            eta_row = np.sqrt(engine.per_example_sq_norms(columns,
+                                                          constrained=self.constrained))
             eta_ind = np.zeros_like(eta_row)
             eta_ind[pos] = eta_row[pos] / s[pos]
             e = eta_ind[pos]
@@ -190,10 +188,7 @@ class _IRFILMixin:
                 )
             ratio = np.zeros_like(omega)
             ratio[pos] = omega[pos] / eta_ind[pos]
-            new_omega = n_ind * ratio / ratio.sum()
-            start = np.zeros_like(sq)
-            start[pos] = sq[pos] * (new_omega[pos] / omega[pos]) ** 2
-            omega = new_omega
+            omega = n_ind * ratio / ratio.sum()
         self._audit = engine
         self.sample_weight_ = omega
         self.n_iter_ = t
