@@ -26,7 +26,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ._engine import _SECULAR_CHUNK_BYTES, FILEngine, _chunk_rows, secular_sq_norms
+from ._engine import FILEngine, _chunk_rows, secular_sq_norms
 from ._glm import (
     SingularHessianError,
     linear_predictor,
@@ -247,8 +247,7 @@ def _block_sq_norms(Xb, yb, wb, *, theta, loss, fit_intercept, st, has_label):
     d = Xb.shape[1]
     K = st["K"]
     out = np.empty(Xb.shape[0])
-    # sub-chunks small enough for the solver's arrays to stay in cache
-    for sl in _chunk_rows(Xb.shape[0], K.shape[0], _SECULAR_CHUNK_BYTES):
+    for sl in _chunk_rows(Xb.shape[0], K.shape[0]):
         At = Xb[sl] @ K[:d]
         if fit_intercept:
             At += K[d]

@@ -320,7 +320,7 @@ class FILEngine:
         out = np.empty(idx.size)
         om = self.omega[idx]
         l1, l2, l3 = self.l1[idx], self.l2[idx], self.l3[idx]
-        for sl in _chunk_rows(idx.size, self.p, _SECULAR_CHUNK_BYTES):
+        for sl in _chunk_rows(idx.size, self.p):
             At = self._rotated_rows(sl if contiguous else idx[sl], st["K"])
             out[sl] = secular_sq_norms(At, l1[sl], l2[sl], l3[sl], om[sl], st, has_label)
         return out
@@ -504,12 +504,19 @@ class FILEngine:
 
 
 def secular_sq_norms(At, l1, l2, l3, omega, st, has_label):
-    """``||J_i[:, C]||_2^2`` of one chunk of rows from their rotated ``a_i`` (``At``,
-    overwritten) and the subset structure ``st`` of :meth:`FILEngine._eig_structure`."""
+    """``||J_i[:, C]||_2^2`` of a block of rows from their rotated ``a_i`` (``At``,
+    overwritten) and the subset structure ``st`` of :meth:`FILEngine._eig_structure`.
+
+    The rotation ``At`` comes from one GEMM per block of up to ~32 MB (large GEMMs run
+    near peak); the solver then works on cache-sized sub-blocks of it.
+    """
     s = l1 * l1
     a = l2 * l2 * st["w2"] + (l3 * l3 if has_label else 0.0)
     b = l2 * l1
-    lam = largest_eigenvalue_rank2(s, st["d"], At, st["vt"], a, b, overwrite_a=True)
+    lam = np.empty(At.shape[0])
+    for sl in _chunk_rows(At.shape[0], At.shape[1], _SECULAR_CHUNK_BYTES):
+        lam[sl] = largest_eigenvalue_rank2(s[sl], st["d"], At[sl], st["vt"], a[sl], b[sl],
+                                           overwrite_a=True)
     return omega * omega * np.maximum(lam, 0.0)
 
 
