@@ -109,7 +109,10 @@ def main(argv=None):
         # the in-memory reference at the comparison size, same data
         n = args.compare_n
         X, y = make(n, args.chunk)
-        Xn, yn = client.compute([X, y], sync=True)
+        import dask
+
+        # generated in this process (not on the workers, whose memory is measured)
+        Xn, yn = dask.compute(X, y, scheduler="threads")
         load = os.getloadavg()[0]
         t = time.perf_counter()
         ref = FILLinearRegression(alpha=ALPHA, random_state=0).fit(Xn, yn)
