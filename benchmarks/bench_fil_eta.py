@@ -23,20 +23,34 @@ Data: the bundled MNIST subset (digits 0-9, pixels in [0, 1], target: even digit
 projected by PCA on ``d`` components when ``d < 784``; for ``n`` above 5,000 rows are
 resampled with small Gaussian jitter (MNIST-sized synthetic data).
 
-Run: ``python benchmarks/bench_fil_eta.py`` (about 12 minutes; ``--quick`` for a smaller grid).
+Headline cases (``--headline``, the default): Adult (30,162 x 86, the FIL paper's
+encoding) and the paper scale (MNIST digits 0 vs 1, n = 12,665, d = 784: the bundled 0/1
+images resampled with small Gaussian jitter), least squares and logistic regression at
+lambda = 1e-3. For each: one estimator ``fit`` (validation, exact minimiser, audit state),
+the audit state alone, all per-example etas from scratch with the current solver and
+with the solver of revision ``_before.BEFORE`` (bisection branch), and one GEMM
+``X~ @ H^-1``; the three timed calls are interleaved and each reported as the best of
+``--repeat`` rounds, so the ratios are measured side by side.
+
+Run: ``python benchmarks/bench_fil_eta.py`` (headline, a few minutes; ``--grid`` for the
+dense-baseline grid, about 12 minutes; ``--quick`` for a smaller grid).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
+import sys
 import time
 import tracemalloc
+from pathlib import Path
 
 import numpy as np
 from sklearn.decomposition import PCA
 
-from sklearn_privacy.datasets import load_mnist
+from sklearn_privacy import FILLinearRegression, FILLogisticRegression
+from sklearn_privacy.datasets import load_adult, load_mnist
 from sklearn_privacy.fil import FILEngine
 from sklearn_privacy.fil._dense import dense_hessian_inverse
 from sklearn_privacy.fil._glm import LOGISTIC, SQUARED, augment, fit_minimiser
@@ -142,9 +156,83 @@ def run_case(loss, X, y, dense_rows, dense_sample, repeat):
     }
 
 
+def make_mnist01(n, rng):
+    """Digits 0 and 1 of the bundled MNIST subset, resampled to n rows with jitter."""
+    mnist = load_mnist()
+    keep = np.isin(mnist.target, (0, 1))
+    X, digit = mnist.data[keep], mnist.target[keep]
+    idx = rng.choice(len(X), size=n, replace=True)
+    X = X[idx] + 0.01 * X.std() * rng.standard_normal((n, X.shape[1]))
+    return X / np.linalg.norm(X, axis=1).max(), (digit[idx] == 1).astype(float)
+
+
+def headline(repeat):
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import _before
+
+    try:
+        old_solver = _before.load()
+    except Exception as exc:  # not a git checkout
+        print(f"# before: unavailable ({exc})")
+        old_solver = None
+    adult = load_adult(variant="fil")
+    Xa = np.ascontiguousarray(adult.data, dtype=float)
+    ya = adult.target.astype(float)
+    Xm, ym = make_mnist01(12_665, np.random.default_rng(0))
+    cases = [("Adult", "linear", Xa, 2 * ya - 1), ("Adult", "logistic", Xa, ya),
+             ("MNIST 0/1", "linear", Xm, 2 * ym - 1), ("MNIST 0/1", "logistic", Xm, ym)]
+    print(f"# {platform.machine()}, numpy {np.__version__}; alpha={ALPHA}; best of "
+          f"{repeat} interleaved rounds; before = solver of revision {_before.BEFORE}")
+    header = ("data", "model", "n x d", "load avg", "GEMM s", "fit s", "audit state s",
+              "etas s (before)", "etas s (after)", "etas/GEMM (before)",
+              "etas/GEMM (after)", "(state+etas)/GEMM", "(fit+etas)/GEMM",
+              "max rel. diff")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for data, model, X, y in cases:
+        Est = FILLinearRegression if model == "linear" else FILLogisticRegression
+        loss = SQUARED if model == "linear" else LOGISTIC
+        load = os.getloadavg()[0]
+        times = {k: [] for k in ("gemm", "fit", "state", "new", "old")}
+        Xt = augment(X, True)
+        for _ in range(repeat):
+            t = time.perf_counter()
+            est = Est(alpha=ALPHA, random_state=0).fit(X, y)
+            times["fit"].append(time.perf_counter() - t)
+            engine = est._audit_engine()
+            t = time.perf_counter()
+            FILEngine(X, engine.y, engine.theta, loss=loss, alpha=ALPHA,
+                      fit_intercept=True, sample_weight=engine.omega)
+            times["state"].append(time.perf_counter() - t)
+            t = time.perf_counter()
+            Xt @ engine.H_inv
+            times["gemm"].append(time.perf_counter() - t)
+            engine._cache.clear()
+            t = time.perf_counter()
+            eta = engine.per_example_sq_norms()
+            times["new"].append(time.perf_counter() - t)
+            if old_solver is not None:
+                with _before.patched(old_solver):
+                    engine._cache.clear()
+                    t = time.perf_counter()
+                    eta_old = engine.per_example_sq_norms()
+                    times["old"].append(time.perf_counter() - t)
+        b = {k: min(v) if v else float("nan") for k, v in times.items()}
+        rel = (float(np.max(np.abs(np.sqrt(eta) - np.sqrt(eta_old)) / np.sqrt(eta_old)))
+               if old_solver is not None else float("nan"))
+        g = b["gemm"]
+        print(f"| {data} | {model} | {X.shape[0]} x {X.shape[1]} | {load:.1f} | {g:.4f} | "
+              f"{b['fit']:.3f} | {b['state']:.3f} | {b['old']:.3f} | {b['new']:.3f} | "
+              f"{b['old'] / g:.1f}x | {b['new'] / g:.1f}x | "
+              f"{(b['state'] + b['new']) / g:.1f}x | {(b['fit'] + b['new']) / g:.1f}x | "
+              f"{rel:.1e} |", flush=True)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small grid (about a minute)")
+    parser.add_argument("--grid", action="store_true",
+                        help="the grid with the dense baseline instead of the headline")
     parser.add_argument("--dense-rows", type=int, default=800,
                         help="rows the dense baseline is timed on (then scaled)")
     parser.add_argument("--dense-sample", type=int, default=200,
@@ -153,6 +241,9 @@ def main(argv=None):
     parser.add_argument("--dims", type=int, nargs="*", default=(20, 64, 784),
                         help="feature dimensions of the full grid")
     args = parser.parse_args(argv)
+    if not (args.grid or args.quick):
+        headline(max(args.repeat, 5))
+        return
     if args.quick:
         grid = [(20, 800), (64, 800), (784, 800), (784, 12665)]
         dense_rows = min(args.dense_rows, 100)

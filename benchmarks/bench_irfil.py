@@ -15,17 +15,30 @@ Data: bundled MNIST 0 vs 1 (800 rows, unit ball + PCA-20; least squares without 
 logistic with lambda 1e-3) and Adult (30,162 training rows, the FIL paper's 86-column
 encoding; lambda 1e-3).
 
-Run: ``python benchmarks/bench_irfil.py`` (about 12 minutes, almost all of it the baseline).
+Against one scikit-learn fit: the same runs (sklearn_privacy, with the current eigenvalue
+solver and with the solver of revision ``_before.BEFORE``) and one
+``sklearn.linear_model.LogisticRegression()`` fit on the same data are interleaved, each
+reported as the best of ``--repeat`` rounds, so their ratios are measured side by side.
+The L-BFGS/dense baseline runs only with ``--baseline`` (minutes).
+
+Run: ``python benchmarks/bench_irfil.py`` (a few minutes; about 12 more with
+``--baseline``).
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import platform
+import sys
 import time
+import warnings
+from pathlib import Path
 
 import numpy as np
 from scipy.optimize import minimize
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
 
 from sklearn_privacy import IRFILLinearRegression, IRFILLogisticRegression
 from sklearn_privacy.datasets import load_adult, load_mnist01
@@ -87,7 +100,20 @@ def baseline_irfil(X, y, loss, alpha):
     return theta, omega, np.array(cvs)
 
 
-def main():
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--baseline", action="store_true",
+                        help="also run the L-BFGS + dense-eta baseline (minutes)")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import _before
+
+    try:
+        old_solver = _before.load()
+    except Exception as exc:  # not a git checkout
+        print(f"# before: unavailable ({exc})")
+        old_solver = None
     mnist = load_mnist01(n_components=20)
     adult = load_adult(variant="fil")
     cases = [
@@ -97,30 +123,55 @@ def main():
         ("Adult", "linear", adult.data, 2.0 * adult.target - 1, 1e-3),
         ("Adult", "logistic", adult.data, adult.target.astype(float), 1e-3),
     ]
-    print(f"# {platform.machine()}, numpy {np.__version__}; {N_ITER} IRFIL iterations")
-    header = ("data", "model", "n x d", "load avg", "sklearn_privacy s", "baseline s", "speed-up",
-              "final std/mean (ours)", "final std/mean (baseline)", "max |w| rel. diff")
+    print(f"# {platform.machine()}, numpy {np.__version__}; {N_ITER} IRFIL iterations; "
+          f"best of {args.repeat} interleaved rounds; before = eigenvalue solver of "
+          f"revision {_before.BEFORE}")
+    header = ("data", "model", "n x d", "load avg", "LogisticRegression s",
+              "IRFIL s (before)", "IRFIL s (after)", "before / LR", "after / LR",
+              "final std/mean", "max rel. diff eta (before vs after)")
+    if args.baseline:
+        header += ("baseline s", "speed-up", "final std/mean (baseline)",
+                   "max |w| rel. diff")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for data, model, X, y, alpha in cases:
         Est = IRFILLinearRegression if model == "linear" else IRFILLogisticRegression
         loss = SQUARED if model == "linear" else LOGISTIC
         load = os.getloadavg()[0]
-        times = []
-        for _ in range(3):
+        times = {"lr": [], "new": [], "old": []}
+        y01 = (y > 0).astype(int)
+        for _ in range(args.repeat):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                t = time.perf_counter()
+                LogisticRegression().fit(X, y01)
+                times["lr"].append(time.perf_counter() - t)
             est = Est(sigma=1.0, alpha=alpha, n_iter=N_ITER, random_state=0)
             t = time.perf_counter()
             est.fit(X, y)
-            times.append(time.perf_counter() - t)
-        t_ours = float(np.median(times))
-        t = time.perf_counter()
-        theta_b, omega_b, cv_b = baseline_irfil(X, y, loss, alpha)
-        t_base = time.perf_counter() - t
-        theta = est._audit_engine().theta
-        rel = np.max(np.abs(theta - theta_b)) / np.max(np.abs(theta))
-        print(f"| {data} | {model} | {X.shape[0]} x {X.shape[1]} | {load:.1f} | {t_ours:.2f} | "
-              f"{t_base:.1f} | {t_base / t_ours:.0f}x | {est.eta_history_['cv'][-1]:.1e} | "
-              f"{cv_b[-1]:.1e} | {rel:.1e} |", flush=True)
+            times["new"].append(time.perf_counter() - t)
+            if old_solver is not None:
+                old = Est(sigma=1.0, alpha=alpha, n_iter=N_ITER, random_state=0)
+                with _before.patched(old_solver):
+                    t = time.perf_counter()
+                    old.fit(X, y)
+                    times["old"].append(time.perf_counter() - t)
+        b = {k: min(v) if v else float("nan") for k, v in times.items()}
+        rel = (float(np.max(np.abs(est.eta_ - old.eta_) / old.eta_))
+               if old_solver is not None else float("nan"))
+        row = (f"| {data} | {model} | {X.shape[0]} x {X.shape[1]} | {load:.1f} | "
+               f"{b['lr']:.3f} | {b['old']:.2f} | {b['new']:.2f} | "
+               f"{b['old'] / b['lr']:.1f}x | {b['new'] / b['lr']:.1f}x | "
+               f"{est.eta_history_['cv'][-1]:.1e} | {rel:.1e} |")
+        if args.baseline:
+            t = time.perf_counter()
+            theta_b, omega_b, cv_b = baseline_irfil(X, y, loss, alpha)
+            t_base = time.perf_counter() - t
+            theta = est._audit_engine().theta
+            diff = np.max(np.abs(theta - theta_b)) / np.max(np.abs(theta))
+            row += (f" {t_base:.1f} | {t_base / b['new']:.0f}x | {cv_b[-1]:.1e} | "
+                    f"{diff:.1e} |")
+        print(row, flush=True)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from ..exceptions import AuditStateUnavailableError, PrivacyWarning
 from ..utils import noise_generator, resolve_columns
 from ..utils._validation import errors_name, validate_named
 from ..utils.fixes import Interval, _check_sample_weight, _fit_context
+from . import _dask
 from ._dp import analytic_gaussian_epsilon, analytic_gaussian_sigma, minimiser_sensitivity
 from ._engine import FILEngine, check_sigma_scaled
 from ._glm import fit_minimiser
@@ -235,6 +236,8 @@ class BaseFILEstimator(BaseEstimator):
         self : object
             The fitted estimator.
         """
+        if _dask.is_dask_collection(X):
+            return self._fit_dask(X, y, sample_weight)
         X_in = X
         X, y = validate_named(self, X, y, dtype=np.float64, y_numeric=self._y_numeric,
                               accept_sparse=["csr", "csc"])
@@ -246,6 +249,21 @@ class BaseFILEstimator(BaseEstimator):
         theta = self._fit(X, y, sw)
         self._release(theta)
         self._account(sw)
+        return self
+
+    def _fit_dask(self, X, y, sample_weight):
+        """Out-of-core fit on a dask array (see :mod:`sklearn_privacy.fil._dask`)."""
+        if self.data_norm is not None or getattr(self, "target_bound", None) is not None:
+            raise NotImplementedError(
+                f"{type(self).__name__}.fit does not support data_norm/target_bound on dask "
+                "input yet (the rows would have to be bounded chunk by chunk); leave them "
+                "None (epsilon_ is then inf) or pass X.compute()."
+            )
+        _dask.fit(self, X, y, sample_weight)
+        self.sensitivity_, self.epsilon_ = np.inf, np.inf
+        self.delta_ = float(self.delta)
+        self.epsilon_reason_ = ("no DP guarantee: data_norm is None (the DP view is not "
+                                "available on dask input).")
         return self
 
     def _bounded(self, X, y):

@@ -34,7 +34,14 @@ from scipy.sparse.linalg import LinearOperator
 
 from ..exceptions import NumericalPrecisionWarning
 from ..utils import resolve_columns
-from ._glm import augment, cholesky, penalty_diagonal, scale_note, weighted_gram
+from ._glm import (
+    augment,
+    cholesky,
+    linear_predictor,
+    penalty_diagonal,
+    scale_note,
+    weighted_gram,
+)
 from ._secular import largest_eigenvalue_rank2
 
 #: Subsets of at most this many columns use the per-example Gram matrix route.
@@ -88,6 +95,10 @@ class FILEngine:
         Copy ``X``. Pass False only when ``X`` is already private to the engine (the
         estimators copy once, at fit, and only when validation did not copy already).
         ``y``, ``sample_weight`` and ``theta`` are always copied (O(n)).
+    hessian : tuple (H, HessianFactor) or None, default=None
+        The Hessian at ``theta`` and its factor when the caller has them (the fit builds
+        them; :func:`~sklearn_privacy.fil._glm.fit_minimiser` with
+        ``return_hessian=True``); ``None`` builds them here.
 
     Attributes
     ----------
@@ -99,7 +110,7 @@ class FILEngine:
     """
 
     def __init__(self, X, y, theta, *, loss, alpha, fit_intercept, sample_weight,
-                 copy=True):
+                 copy=True, hessian=None):
         if sp.issparse(X):
             X = sp.csr_matrix(X, dtype=np.float64, copy=copy)
             X.sort_indices()
@@ -116,24 +127,22 @@ class FILEngine:
         self.n, self.d = X.shape
         self.p = self.d + int(self.fit_intercept)
         self.w = self.theta[: self.d]
-        z = X @ self.w + (self.theta[-1] if self.fit_intercept else 0.0)
-        self.l1, self.l2, self.l3 = loss.derivatives(np.asarray(z).ravel(), self.y)
-        reg = self.omega.sum() * self.alpha * penalty_diagonal(self.d, self.fit_intercept)
-        c = self.omega * self.l2
-        if sp.issparse(X):
-            H = weighted_gram(augment(X, self.fit_intercept), c)
+        z = linear_predictor(X, self.theta, self.fit_intercept)
+        self.l1, self.l2, self.l3 = loss.derivatives(z, self.y)
+        if hessian is not None and hessian[0] is not None:
+            # built by the fit at (or within a rounding-level step of) theta
+            H, factor = hessian
         else:
-            # H = sum_i omega_i l''_i x~_i x~_i^T with omega, l'' >= 0: rows scaled by the
-            # square root make every chunk a symmetric rank-k update A^T A (numpy calls
-            # BLAS syrk, half the flops of a general product)
-            root = np.sqrt(c)
-            H = np.zeros((self.p, self.p))
-            for sl in _chunk_rows(self.n, self.p):
-                Xt = augment(X[sl], self.fit_intercept) * root[sl][:, None]
-                H += Xt.T @ Xt
-        H[np.diag_indices_from(H)] += reg
+            reg = self.omega.sum() * self.alpha * penalty_diagonal(self.d, self.fit_intercept)
+            H = weighted_gram(X, self.omega * self.l2, self.fit_intercept)
+            H[np.diag_indices_from(H)] += reg
+            factor = None
+        self._set_hessian(H, factor)
+
+    def _set_hessian(self, H, factor=None):
+        """Store ``H``, its factor and inverse; warn when it is ill-conditioned."""
         self.H = H
-        self._factor = cholesky(H)
+        self._factor = cholesky(H) if factor is None else factor
         self.H_inv = self._factor.inverse()
         self.cond = self._factor.cond
         self.eta_error_bound = _ERROR_FACTOR * self.cond * np.finfo(float).eps
@@ -145,7 +154,7 @@ class FILEngine:
                 f"{self.eta_error_bound:.0e}. Increase alpha or remove nearly collinear "
                 "columns." + scale_note(self._factor.scale_ratio),
                 NumericalPrecisionWarning,
-                stacklevel=4,
+                stacklevel=5,
             )
         self._cache = OrderedDict()
 
@@ -258,7 +267,9 @@ class FILEngine:
         st = self._subset_structure(feats, has_label)
         if "U" not in st:
             B = st["B"]
-            dvals, U = linalg.eigh(B @ B.T, driver="evd")
+            # MRRR below a few hundred columns: divide and conquer is no faster there and
+            # slows down badly when other processes compete for the BLAS threads
+            dvals, U = linalg.eigh(B @ B.T, driver="evr" if self.p < 256 else "evd")
             st["d"] = np.maximum(dvals, 0.0)
             st["U"] = U
             st["K"] = self.H_inv @ U  # rotated a_i = x~_i^T H^{-1} U
@@ -288,20 +299,31 @@ class FILEngine:
         k = feats.size + int(has_label)
         if constrained or k <= min(_GRAM_MAX_COLUMNS, self.p - 1):
             return self._gram_route(idx, feats, has_label, constrained)
-        return self._secular_route(idx, feats, has_label)
+        return self._secular_route(idx, feats, has_label, contiguous=rows is None)
 
-    def _secular_route(self, idx, feats, has_label):
+    def _rotated_rows(self, rows, K):
+        """``X~[rows] @ K`` (one GEMM per chunk; the column of ones enters as a row of K).
+
+        ``rows`` is a slice (contiguous rows: no copy of X) or an index array.
+        """
+        Xr = self.X[rows]
+        if sp.issparse(Xr):
+            out = np.asarray(Xr @ K[: self.d])
+        else:
+            out = Xr @ K[: self.d]
+        if self.fit_intercept:
+            out += K[self.d]
+        return out
+
+    def _secular_route(self, idx, feats, has_label, *, contiguous=False):
+        """``contiguous``: ``idx`` is every row in order (chunks are slices of X)."""
         st = self._eig_structure(feats, has_label)
         out = np.empty(idx.size)
-        l1, l2, l3, om = self.l1[idx], self.l2[idx], self.l3[idx], self.omega[idx]
-        for sl in _chunk_rows(idx.size, self.p, _SECULAR_CHUNK_BYTES):
-            rows = idx[sl]
-            At = self._aug_rows(rows) @ st["K"]
-            s = l1[sl] ** 2
-            a = l2[sl] ** 2 * st["w2"] + (l3[sl] ** 2 if has_label else 0.0)
-            b = l2[sl] * l1[sl]
-            lam = largest_eigenvalue_rank2(s, st["d"], At, st["vt"], a, b, overwrite_a=True)
-            out[sl] = om[sl] ** 2 * np.maximum(lam, 0.0)
+        om = self.omega[idx]
+        l1, l2, l3 = self.l1[idx], self.l2[idx], self.l3[idx]
+        for sl in _chunk_rows(idx.size, self.p):
+            At = self._rotated_rows(sl if contiguous else idx[sl], st["K"])
+            out[sl] = secular_sq_norms(At, l1[sl], l2[sl], l3[sl], om[sl], st, has_label)
         return out
 
     def _gram_route(self, idx, feats, has_label, constrained):
@@ -480,6 +502,23 @@ class FILEngine:
         return LinearOperator(
             (size, size), matvec=matvec, rmatvec=matvec, dtype=float
         )
+
+
+def secular_sq_norms(At, l1, l2, l3, omega, st, has_label):
+    """``||J_i[:, C]||_2^2`` of a block of rows from their rotated ``a_i`` (``At``,
+    overwritten) and the subset structure ``st`` of :meth:`FILEngine._eig_structure`.
+
+    The rotation ``At`` comes from one GEMM per block of up to ~32 MB (large GEMMs run
+    near peak); the solver then works on cache-sized sub-blocks of it.
+    """
+    s = l1 * l1
+    a = l2 * l2 * st["w2"] + (l3 * l3 if has_label else 0.0)
+    b = l2 * l1
+    lam = np.empty(At.shape[0])
+    for sl in _chunk_rows(At.shape[0], At.shape[1], _SECULAR_CHUNK_BYTES):
+        lam[sl] = largest_eigenvalue_rank2(s[sl], st["d"], At[sl], st["vt"], a[sl], b[sl],
+                                           overwrite_a=True)
+    return omega * omega * np.maximum(lam, 0.0)
 
 
 def check_sigma_scaled(value, raw_scale, sigma, what):

@@ -64,14 +64,34 @@ def augment(X, fit_intercept: bool):
     return np.hstack([X, np.ones((X.shape[0], 1), dtype=X.dtype)])
 
 
-def weighted_gram(Xt, c) -> np.ndarray:
-    """Dense ``X~^T diag(c) X~`` for a dense or sparse ``X~`` (``c >= 0``)."""
-    if sp.issparse(Xt):
+def weighted_gram(X, c, fit_intercept: bool = False, *,
+                  chunk_bytes: int = 32_000_000) -> np.ndarray:
+    """Dense ``X~^T diag(c) X~`` (``c >= 0``), ``X~ = augment(X, fit_intercept)``.
+
+    The one Hessian builder of the package (Newton steps, closed-form least squares and
+    the audit engine). Dense ``X``: rows scaled by ``sqrt(c)`` one chunk at a time (memory
+    O(chunk * p)), each chunk a symmetric rank-k update ``W^T W`` that numpy evaluates
+    with BLAS syrk (half the flops of a general product, exactly symmetric); the column
+    of ones is written into the chunk, never appended to ``X``. Sparse ``X``: one sparse
+    product.
+    """
+    if sp.issparse(X):
+        Xt = augment(X, fit_intercept)
         return np.asarray((Xt.T @ (sp.diags(c) @ Xt)).toarray())
-    # rows scaled by sqrt(c): numpy evaluates W^T W with BLAS syrk (half the flops of a
-    # general product, exactly symmetric)
-    W = Xt * np.sqrt(c)[:, None]
-    return W.T @ W
+    n, d = X.shape
+    p = d + int(fit_intercept)
+    root = np.sqrt(c)
+    size = max(16, int(chunk_bytes // (8 * max(p, 1))))
+    W = np.empty((min(n, size), p))
+    G = np.zeros((p, p))
+    for start in range(0, n, size):
+        m = min(n, start + size) - start
+        Wm = W[:m]
+        np.multiply(X[start:start + m], root[start:start + m, None], out=Wm[:, :d])
+        if fit_intercept:
+            Wm[:, d] = root[start:start + m]
+        G += Wm.T @ Wm
+    return G
 
 
 def penalty_diagonal(n_features: int, fit_intercept: bool) -> np.ndarray:
@@ -80,14 +100,6 @@ def penalty_diagonal(n_features: int, fit_intercept: bool) -> np.ndarray:
     if fit_intercept:
         r[-1] = 0.0
     return r
-
-
-def hessian(Xt, theta, y, loss, reg_diag, sample_weight):
-    """Hessian ``X~^T diag(omega l'') X~ + n alpha R`` of the objective at ``theta``."""
-    _, l2, _ = loss.derivatives(Xt @ theta, y)
-    H = weighted_gram(Xt, sample_weight * l2)
-    H[np.diag_indices_from(H)] += reg_diag
-    return H
 
 
 #: A condition number (1-norm, of the Jacobi-equilibrated Hessian) above this is refused.
@@ -177,11 +189,24 @@ def cholesky(H: np.ndarray, *, what: str = "Hessian") -> HessianFactor:
     return HessianFactor(c, scale, float(1.0 / rcond), scale_ratio)
 
 
-def _check_not_separable(Xt, y, theta, sample_weight, reg_diag):
+def linear_predictor(X, theta, fit_intercept: bool) -> np.ndarray:
+    """``X~ theta`` without forming ``X~`` (dense or sparse ``X``)."""
+    d = X.shape[1]
+    z = np.asarray(X @ theta[:d]).ravel()
+    return z + theta[d] if fit_intercept else z
+
+
+def transpose_dot(X, r, fit_intercept: bool) -> np.ndarray:
+    """``X~^T r`` without forming ``X~``."""
+    g = np.asarray(X.T @ r).ravel()
+    return np.append(g, r.sum()) if fit_intercept else g
+
+
+def _check_not_separable(z, y, sample_weight, reg_diag):
     """Without a penalty, a strictly separating theta means no logistic minimiser."""
     if np.any(reg_diag > 0):
         return
-    margins = (2.0 * y - 1.0) * (Xt @ theta)
+    margins = (2.0 * y - 1.0) * z
     if np.all(margins[sample_weight > 0] > 0):
         raise SingularHessianError(
             "The classes are linearly separable, so the unpenalised logistic minimiser "
@@ -201,6 +226,7 @@ def fit_minimiser(
     theta_init: np.ndarray | None = None,
     tol: float = 1e-12,
     max_iter: int = 100,
+    return_hessian: bool = False,
 ):
     """Exact minimiser of the penalised, weighted objective.
 
@@ -214,57 +240,92 @@ def fit_minimiser(
     theta : ndarray of shape (n_features + fit_intercept,)
     n_iter : int
         Newton iterations (0 for least squares).
+    hessian : tuple (H, HessianFactor), only with ``return_hessian=True``
+        The Hessian and its factor: at ``theta`` for least squares; for logistic
+        regression at the last Newton iterate, which differs from ``theta`` by the final
+        step (below ``tol`` relative, usually at rounding level), so the audit engine
+        can use it instead of building the Hessian again.
     """
-    Xt = augment(X, fit_intercept)
     reg_diag = sample_weight.sum() * alpha * penalty_diagonal(X.shape[1], fit_intercept)
-    if loss.name == "squared":
-        H = weighted_gram(Xt, sample_weight)
+
+    def hessian(c):
+        H = weighted_gram(X, c, fit_intercept)
         H[np.diag_indices_from(H)] += reg_diag
-        return cholesky(H).solve(Xt.T @ (sample_weight * y)), 0
-    # The objective scales with the weights: the absolute floors of the stopping rules
-    # are in units of the mean positive weight (1 for unit weights), so multiplying every
-    # weight by a constant changes neither the iterates nor the stopping point.
+        return H, cholesky(H)
+
+    def done(theta, n_iter, H, factor):
+        return (theta, n_iter, (H, factor)) if return_hessian else (theta, n_iter)
+
+    if loss.name == "squared":
+        H, factor = hessian(sample_weight)
+        return done(factor.solve(transpose_dot(X, sample_weight * y, fit_intercept)), 0,
+                    H, factor)
     unit = float(sample_weight.sum() / max(np.count_nonzero(sample_weight), 1))
+    theta0 = (np.zeros(X.shape[1] + int(fit_intercept)) if theta_init is None
+              else np.array(theta_init, float))
 
-    theta = np.zeros(Xt.shape[1]) if theta_init is None else np.array(theta_init, float)
+    def evaluate(t):
+        z = linear_predictor(X, t, fit_intercept)
+        f = sample_weight @ loss.value(z, y) + 0.5 * np.sum(reg_diag * t * t)
 
-    def objective(t):
-        z = Xt @ t
-        return sample_weight @ loss.value(z, y) + 0.5 * np.sum(reg_diag * t * t)
+        def derivatives():
+            l1, l2, _ = loss.derivatives(z, y)
+            grad = transpose_dot(X, sample_weight * l1, fit_intercept) + reg_diag * t
+            return (grad, *hessian(sample_weight * l2))
 
-    f = objective(theta)
+        def separable():
+            _check_not_separable(z, y, sample_weight, reg_diag)
+
+        return f, derivatives, separable
+
+    theta, n_iter, H, factor = newton_minimise(evaluate, theta0, reg_diag=reg_diag,
+                                               unit=unit, tol=tol, max_iter=max_iter)
+    return done(theta, n_iter, H, factor)
+
+
+def newton_minimise(evaluate, theta, *, reg_diag, unit, tol, max_iter):
+    """Damped Newton iterations on a convex objective given by ``evaluate``.
+
+    ``evaluate(theta)`` returns ``(f, derivatives, separable)``: the objective value, a
+    callable giving ``(gradient, H, HessianFactor)`` at ``theta`` and a callable raising
+    :class:`SingularHessianError` when ``theta`` strictly separates the classes. Shared
+    by the in-memory fit and the chunked (dask) fit, so both stop at the same point.
+    ``unit`` is the mean positive weight: the absolute floors of the stopping rules are
+    in its units, so multiplying every weight by a constant changes neither the iterates
+    nor the stopping point.
+
+    Returns ``(theta, n_iter, H, factor)`` with the Hessian of the last Newton iterate.
+    """
+    f, derivatives, separable = evaluate(theta)
     prev_step = np.inf
     for it in range(1, max_iter + 1):
-        z = Xt @ theta
-        l1, l2, _ = loss.derivatives(z, y)
-        grad = Xt.T @ (sample_weight * l1) + reg_diag * theta
-        H = weighted_gram(Xt, sample_weight * l2)
-        H[np.diag_indices_from(H)] += reg_diag
-        step = cholesky(H).solve(grad)
+        grad, H, factor = derivatives()
+        step = factor.solve(grad)
         decrement = grad @ step
         t = 1.0
         # Close to the minimiser the predicted decrease is below what the objective
         # can resolve in floating point: take full Newton steps (quadratic region).
         while decrement > 1e-10 * max(unit, abs(f)):
             candidate = theta - t * step
-            f_new = objective(candidate)
-            if f_new <= f - 1e-4 * t * decrement or t < 1e-10:
+            evaluated = evaluate(candidate)
+            if evaluated[0] <= f - 1e-4 * t * decrement or t < 1e-10:
                 break
             t *= 0.5
         else:
             candidate = theta - step
-            f_new = objective(candidate)
-        theta, f = candidate, f_new
+            evaluated = evaluate(candidate)
+        theta = candidate
+        f, derivatives, separable = evaluated
         # judge convergence on the full Newton step, not the damped one; in the
         # quadratic region a step that stops shrinking has hit the rounding floor
         step_norm = np.max(np.abs(step))
         if step_norm <= tol * max(1.0, np.max(np.abs(theta))) or (
             t == 1.0 and decrement <= 1e-10 * max(unit, abs(f)) and step_norm >= 0.5 * prev_step
         ):
-            _check_not_separable(Xt, y, theta, sample_weight, reg_diag)
-            return theta, it
+            separable()
+            return theta, it, H, factor
         prev_step = step_norm
-    _check_not_separable(Xt, y, theta, sample_weight, reg_diag)
+    separable()
     if not np.any(reg_diag > 0):
         raise SingularHessianError(
             f"Newton's method did not converge in {max_iter} iterations without a "
@@ -275,6 +336,6 @@ def fit_minimiser(
         f"Newton's method did not reach tol={tol} in max_iter={max_iter} iterations; the "
         "Jacobians and etas assume an exact minimiser. Increase max_iter or alpha.",
         ConvergenceWarning,
-        stacklevel=3,
+        stacklevel=4,
     )
-    return theta, max_iter
+    return theta, max_iter, None, None

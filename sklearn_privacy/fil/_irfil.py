@@ -57,7 +57,10 @@ _IRFIL_DOC = """
         that move an individual between the encoded levels).
     store_eta : bool, default=False
         Keep the full per-example eta array of every iteration in ``eta_history_``.
-{dp_params}    random_state : int, RandomState instance or None, default=None
+{dp_params}    verbose : int, default=0
+        ``1`` or more prints one line per iteration: the equalised eta's mean and maximum
+        (at ``sigma``) and its coefficient of variation std/mean.
+    random_state : int, RandomState instance or None, default=None
         Source of the noise. ``None`` draws from fresh OS entropy (required for a private
         release); a fixed seed makes the release reproducible and non-private.
 
@@ -116,6 +119,7 @@ class _IRFILMixin:
         "attributes": ["array-like", str, Integral, None],
         "constrained": ["boolean"],
         "store_eta": ["boolean"],
+        "verbose": ["verbose"],
     }
 
     def _newton_tol(self):
@@ -161,23 +165,35 @@ class _IRFILMixin:
         n_ind = s.sum()
         omega = s.copy()
         theta = None
+        columns = None if self.attributes is None else self._attribute_columns
+        verbose = getattr(self, "verbose", 0)
         stats = {k: [] for k in ("mean", "std", "max", "min", "cv")}
         etas = []
         for t in range(self.n_iter + 1):
+            # Newton warm-started from the previous minimiser (the eigenvalue solver
+            # starts from Rayleigh-Ritz bounds, closer than the previous iteration's eta)
             theta, n_newton, engine = self._fit_exact(X, y, omega, theta_init=theta)
-            eta_row = np.sqrt(self._equalised_sq_norms(engine))
+            eta_row = np.sqrt(engine.per_example_sq_norms(columns,
+                                                          constrained=self.constrained))
             eta_ind = np.zeros_like(eta_row)
             eta_ind[pos] = eta_row[pos] / s[pos]
             e = eta_ind[pos]
             w_ind = s[pos]
             mean = np.average(e, weights=w_ind)
             std = np.sqrt(np.average((e - mean) ** 2, weights=w_ind))
+            cv = std / mean if mean > 0 else 0.0
             for key, value in (("mean", mean), ("std", std), ("max", e.max()),
-                               ("min", e.min()), ("cv", std / mean if mean > 0 else 0.0)):
+                               ("min", e.min()), ("cv", cv)):
                 stats[key].append(value)
             if self.store_eta:
                 etas.append(self._history_scaled(eta_ind))
-            if t == self.n_iter or (self._cv_tol is not None and stats["cv"][-1] <= self._cv_tol):
+            if verbose:
+                scale = 1.0 / self.sigma
+                print(f"[{type(self).__name__}] iteration {t}/{self.n_iter}: eta mean "
+                      f"{mean * scale:.6g}, max {e.max() * scale:.6g}, cv {cv:.4g}"
+                      + (f", Newton steps {n_newton}" if n_newton else ""), flush=True)
+            if t == self.n_iter or (self._cv_tol is not None
+                                     and stats["cv"][-1] <= self._cv_tol):
                 break
             if np.any(e <= 0):
                 raise ValueError(
@@ -207,7 +223,7 @@ class IRFILLinearRegression(_IRFILMixin, FILLinearRegression):
 
     def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, n_iter=10, cv_tol=None,
                  attributes=None, constrained=False, store_eta=False, data_norm=None,
-                 target_bound=None, delta=1e-5, random_state=None, tol=None):
+                 target_bound=None, delta=1e-5, verbose=0, random_state=None, tol=None):
         self.sigma = sigma
         self.alpha = alpha
         self.fit_intercept = fit_intercept
@@ -219,6 +235,7 @@ class IRFILLinearRegression(_IRFILMixin, FILLinearRegression):
         self.data_norm = data_norm
         self.target_bound = target_bound
         self.delta = delta
+        self.verbose = verbose
         self.random_state = random_state
         self.tol = tol
 
@@ -251,7 +268,7 @@ class IRFILLogisticRegression(_IRFILMixin, FILLogisticRegression):
 
     def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, tol=None, max_iter=100,
                  n_iter=10, cv_tol=None, attributes=None, constrained=False, store_eta=False,
-                 data_norm=None, delta=1e-5, random_state=None, newton_tol="deprecated"):
+                 data_norm=None, delta=1e-5, verbose=0, random_state=None, newton_tol="deprecated"):
         self.sigma = sigma
         self.alpha = alpha
         self.fit_intercept = fit_intercept
@@ -264,6 +281,7 @@ class IRFILLogisticRegression(_IRFILMixin, FILLogisticRegression):
         self.store_eta = store_eta
         self.data_norm = data_norm
         self.delta = delta
+        self.verbose = verbose
         self.random_state = random_state
         self.newton_tol = newton_tol
 

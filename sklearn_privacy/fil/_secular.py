@@ -8,26 +8,36 @@ For every row ``i`` we need the largest eigenvalue of
         = s_i D + P_i S_i P_i^\\top,\\quad P_i = [a_i, v],\\;
           S_i = \\begin{pmatrix}\\alpha_i & \\beta_i \\\\ \\beta_i & 0\\end{pmatrix},
 
-with ``D = diag(d) >= 0`` fixed, ``s_i >= 0`` and ``alpha_i >= 0``. With
-:math:`F(\\lambda) = P^\\top (\\lambda - sD)^{-1} P` (2 x 2), the matrix determinant lemma gives
-:math:`\\det(\\lambda - A) = \\det(\\lambda - sD)\\det(I - S F(\\lambda))`. For
-:math:`\\lambda > s\\max d`, :math:`F \\succeq 0` and the eigenvalues of :math:`SF` are real;
-``S`` has at most one positive eigenvalue, so :math:`SF` has at most one positive
-eigenvalue :math:`\\mu(\\lambda)`, and :math:`\\mu` decreases with :math:`\\lambda` because
-:math:`F` decreases in the Loewner order. Hence the largest eigenvalue of ``A`` above the
-pole :math:`s\\max d` is the unique root of :math:`\\mu(\\lambda) = 1`, found by safeguarded
-Newton steps on :math:`h(\\lambda) = 1/\\mu(\\lambda) - 1` (nearly linear in
-:math:`\\lambda`; a handful of vectorised iterations from the Weyl upper bound).
+with ``D = diag(d) >= 0`` fixed, ``s_i >= 0`` and ``alpha_i >= 0``. Write
+:math:`\\pi_1 = s d_{(1)}` (top pole, index ``k1``), :math:`\\pi_2 = s d_{(2)}` (second
+largest, counting multiplicity), :math:`p_1 = (a_{k1}, v_{k1})` and
+:math:`F(\\lambda) = \\sum_{k \\neq k1} p_k p_k^\\top / (\\lambda - s d_k)` (2 x 2; the top
+pole left out). By the matrix determinant lemma, for :math:`\\lambda > \\pi_2`,
 
-When the positive direction of the update does not reach above the pole (no root), the
-eigenvalue lies in :math:`[s d_{(2)}, s d_{(1)}]` (interlacing) and is found by bisection on
-the Sylvester inertia count: with :math:`N(\\lambda) = \\beta^2 S^{-1} - \\beta^2 F(\\lambda)`,
-the number of eigenvalues of ``A`` above :math:`\\lambda` is
-:math:`\\#\\{k: s d_k > \\lambda\\} + \\mathrm{neg}(N(\\lambda)) - 1` (Haynsworth inertia
-additivity applied to both Schur complements of
-:math:`[[\\lambda - sD, P], [P^\\top, S^{-1}]]`); for :math:`\\beta = 0` it is the rank-1 count
-:math:`\\#\\{k: s d_k > \\lambda\\} + [\\alpha f_{aa}(\\lambda) > 1]`. Cost: O(p) per row and
-iteration; no p x p matrix per row is ever formed.
+.. math::
+
+    \\psi(\\lambda) = (\\lambda - \\pi_1) \\det(I - S F(\\lambda))
+        - p_1^\\top \\mathrm{adj}(I - S F(\\lambda)) S p_1
+      = (\\lambda - \\pi_1)\\det(\\lambda - A) / \\det(\\lambda - sD),
+
+with :math:`\\det(I - SF) = 1 - \\alpha f_{aa} - 2\\beta f_{av} - \\beta^2 (f_{aa} f_{vv} -
+f_{av}^2)` and :math:`p_1^\\top \\mathrm{adj}(I - SF) S p_1 = p_1^\\top S p_1 + \\beta^2
+\\sum_{k \\neq k1} (a_k v_{k1} - v_k a_{k1})^2 / (\\lambda - s d_k)`. :math:`\\psi` has no
+pole at :math:`\\pi_1`; its roots above :math:`\\pi_2` are the eigenvalues of ``A`` there
+(at most two, by interlacing), the largest eigenvalue lies in
+:math:`[\\pi_2, \\pi_1 + \\lambda_{\\max}(P S P^\\top)]`, and ``psi > 0`` beyond it.
+
+Every row runs safeguarded Newton steps on :math:`\\psi` inside a bracket that is kept
+exact by the Sylvester inertia count of ``A - lambda`` (Haynsworth additivity on
+:math:`[[\\lambda - sD, P], [P^\\top, S^{-1}]]`), which reduces to signs already at hand:
+``lambda`` is above the largest eigenvalue iff ``psi > 0`` and either ``lambda >= pi_1``
+or the trace of :math:`\\beta^2 (S^{-1} - F_{\\text{full}})`, scaled by
+:math:`\\pi_1 - \\lambda`, is positive. A step that leaves the bracket is replaced by
+bisection, so convergence never depends on the shape of :math:`\\psi`; in practice
+(isolated top pole, nearly linear :math:`\\psi`) two to four vectorised steps suffice
+for every row, whether the eigenvalue lies above or below the pole. Rows with
+``s = 0`` (the update alone) and ``p = 1`` are closed-form. Cost: O(p) per row and
+step; no p x p matrix per row is ever formed.
 """
 
 from __future__ import annotations
@@ -39,81 +49,8 @@ _EPS = np.finfo(float).eps
 _PARALLEL = 1e-2
 
 
-def _secular_terms(lam, s, d, A2, Av, Q2, Qv, vv, with_derivative=True, buf=None):
-    # r = 1 / (lam - s d), built in one buffer that is squared in place for the derivatives;
-    # ``buf`` (at least len(lam) rows) is reused across calls to avoid fresh large arrays.
-    # Returns f_aa, f_av, f_vv and the Gram determinant f_aa f_vv - f_av^2 (then the
-    # derivatives of the four). The determinant is formed as f_qq f_vv - f_qv^2 with
-    # q = a - c v orthogonal to v (unimodular change of basis, same determinant): with a
-    # nearly parallel to v -- an ill-conditioned Hessian turns every H^-1 x towards its
-    # top eigenvector -- the direct difference cancels catastrophically.
-    r = np.multiply.outer(s, d, out=None if buf is None else buf[: lam.size])
-    np.subtract(lam[:, None], r, out=r)
-    np.reciprocal(r, out=r)
-    # Rows whose a is not nearly parallel to v pass Q2 = Qv = None (direct formula, two
-    # fewer passes over the chunk).
-    faa = np.einsum("ij,ij->i", A2, r)
-    fav = np.einsum("ij,ij->i", Av, r)
-    fvv = r @ vv
-    if Q2 is None:
-        gram = faa * fvv - fav * fav
-    else:
-        fqq = np.einsum("ij,ij->i", Q2, r)
-        fqv = np.einsum("ij,ij->i", Qv, r)
-        gram = fqq * fvv - fqv * fqv
-    if not with_derivative:
-        return faa, fav, fvv, gram
-    np.square(r, out=r)
-    dfaa = -np.einsum("ij,ij->i", A2, r)
-    dfav = -np.einsum("ij,ij->i", Av, r)
-    dfvv = -(r @ vv)
-    if Q2 is None:
-        dgram = dfaa * fvv + faa * dfvv - 2.0 * fav * dfav
-    else:
-        dfqq = -np.einsum("ij,ij->i", Q2, r)
-        dfqv = -np.einsum("ij,ij->i", Qv, r)
-        dgram = dfqq * fvv + fqq * dfvv - 2.0 * fqv * dfqv
-    return faa, fav, fvv, gram, dfaa, dfav, dgram
-
-
-def _mu(lam, s, d, A2, Av, Q2, Qv, vv, alpha, beta, buf=None, with_derivative=True):
-    """Positive eigenvalue of S F(lam) and its derivative in lam (or None)."""
-    terms = _secular_terms(lam, s, d, A2, Av, Q2, Qv, vv, with_derivative, buf)
-    faa, fav, _, gram = terms[:4]
-    tr = alpha * faa + 2.0 * beta * fav
-    b2 = beta * beta
-    det = -b2 * gram
-    if not with_derivative:
-        return 0.5 * tr + np.sqrt(np.maximum(0.25 * tr * tr - det, 0.0)), None
-    dfaa, dfav, dgram = terms[4:]
-    dtr = alpha * dfaa + 2.0 * beta * dfav
-    ddet = -b2 * dgram
-    disc = np.maximum(0.25 * tr * tr - det, 0.0)
-    sq = np.sqrt(disc)
-    mu = 0.5 * tr + sq
-    with np.errstate(divide="ignore", invalid="ignore"):
-        dmu = 0.5 * dtr + np.where(sq > 0, (0.5 * tr * dtr - ddet) / (2.0 * sq), 0.5 * dtr)
-    return mu, dmu
-
-
-def _count_above(lam, s, d, A2, Av, Q2, Qv, vv, alpha, beta, buf=None):
-    """Number of eigenvalues of A strictly above ``lam`` (rows: arrays of equal length)."""
-    faa, fav, fvv, gram = _secular_terms(lam, s, d, A2, Av, Q2, Qv, vv, False, buf)
-    n_pole = np.sum(s[:, None] * d[None, :] > lam[:, None], axis=1)
-    b2 = beta * beta
-    n11 = -b2 * faa
-    n22 = -alpha - b2 * fvv
-    # det N = n11 n22 - n12^2 with n12 = beta - b2 f_av, expanded so that the Gram
-    # determinant enters in its stable form
-    detn = alpha * b2 * faa + b2 * b2 * gram - b2 + 2.0 * beta * b2 * fav
-    trn = n11 + n22
-    neg = np.where(detn < 0, 1, np.where(detn > 0, np.where(trn < 0, 2, 0), (trn < 0) * 1))
-    rank2 = n_pole + neg - 1
-    rank1 = n_pole + (alpha * faa > 1.0)
-    return np.where(beta != 0, rank2, rank1)
-
-
-def largest_eigenvalue_rank2(s, d, At, vt, alpha, beta, *, max_iter=100, overwrite_a=False):
+def largest_eigenvalue_rank2(s, d, At, vt, alpha, beta, *, max_iter=100, overwrite_a=False,
+                             x0=None):
     """Largest eigenvalue of ``s_i diag(d) + alpha_i a_i a_i^T + beta_i (a_i v^T + v a_i^T)``.
 
     Parameters
@@ -125,8 +62,13 @@ def largest_eigenvalue_rank2(s, d, At, vt, alpha, beta, *, max_iter=100, overwri
     vt : ndarray of shape (p,)
         The vector ``v`` in the same basis.
     alpha, beta : ndarray of shape (m,); ``alpha >= 0``.
+    max_iter : int, default=100
+        Iteration cap of the safeguarded Newton loop (bisection alone needs ~60).
     overwrite_a : bool, default=False
         Allow ``At`` to be overwritten (saves one m x p array).
+    x0 : ndarray of shape (m,) or None, default=None
+        Optional starting points (e.g. the eigenvalues of a nearby problem); clipped into
+        the bracket. They change the number of steps, not the result.
 
     Returns
     -------
@@ -137,6 +79,8 @@ def largest_eigenvalue_rank2(s, d, At, vt, alpha, beta, *, max_iter=100, overwri
     alpha = np.asarray(alpha, float)
     beta = np.asarray(beta, float)
     d = np.maximum(np.asarray(d, float), 0.0)
+    if x0 is not None:
+        x0 = np.asarray(x0, float)
     # Rows with a_i nearly parallel to v (sin^2 of the angle below _PARALLEL: the direct
     # Gram determinant would lose more than two digits) are solved with the q-form.
     nvv = float(vt @ vt)
@@ -149,130 +93,194 @@ def largest_eigenvalue_rank2(s, d, At, vt, alpha, beta, *, max_iter=100, overwri
     else:
         parallel = np.zeros(m, bool)
     if np.all(parallel) or not np.any(parallel):
-        return _largest(s, d, At, vt, alpha, beta, max_iter, overwrite_a,
-                        use_q=bool(np.any(parallel)))
+        return _largest(s, d, At, vt, alpha, beta, max_iter, overwrite_a, x0,
+                        use_q=bool(np.any(parallel)), norms=(na2, nav) if m else None)
     lam = np.empty(m)
     for sel, use_q in ((np.flatnonzero(parallel), True), (np.flatnonzero(~parallel), False)):
         lam[sel] = _largest(s[sel], d, At[sel], vt, alpha[sel], beta[sel], max_iter, True,
-                            use_q=use_q)
+                            None if x0 is None else x0[sel], use_q=use_q,
+                            norms=(na2[sel], nav[sel]))
     return lam
 
 
-def _largest(s, d, At, vt, alpha, beta, max_iter, overwrite_a, *, use_q):
+def _largest(s, d, At, vt, alpha, beta, max_iter, overwrite_a, x0, *, use_q, norms=None):
     m, p = At.shape
-    order = np.argsort(d)
-    d_max = d[order[-1]]
-    d_second = d[order[-2]] if p > 1 else 0.0
+    lam = np.empty(m)
     vv = vt * vt
-    nvv = vv.sum()
+    nvv = float(vv.sum())
+    if norms is None:
+        norms = np.einsum("ij,ij->i", At, At), At @ vt
+    na2, nav = norms
+    if p == 1:  # A is a scalar
+        return s * d[0] + alpha * na2 + 2.0 * beta * nav
+    k1 = int(np.argmax(d))
+    d1 = d[k1]
+    d2 = np.max(np.delete(d, k1))
+    a1 = At[:, k1].copy()
+    v1 = float(vt[k1])
     # a_i = q_i + c_i v with q_i orthogonal to v: the 2 x 2 Gram determinants are formed
     # from q (no cancellation when a_i is nearly parallel to v)
-    A2 = At * At
-    Av = At * vt[None, :]
-    na2 = A2.sum(axis=1)
-    nav = Av.sum(axis=1)
     if use_q:
         c = nav / nvv if nvv > 0 else np.zeros(m)
-        Qv = At if overwrite_a else At.copy()
-        Qv -= c[:, None] * vt[None, :]
-        Q2 = Qv * Qv
-        Qv *= vt[None, :]
-        gram0 = Q2.sum(axis=1) * nvv
+        Q = At - c[:, None] * vt[None, :]
+        gram0 = np.einsum("ij,ij->i", Q, Q) * nvv
+        q1 = Q[:, k1].copy()
+        Q2 = Q * Q
+        Qv = np.multiply(Q, vt[None, :], out=Q)
     else:
-        Q2 = Qv = None
+        Q2 = Qv = q1 = None
         gram0 = na2 * nvv - nav * nav
     # Eigenvalues of the rank-2 part = eigenvalues of S P^T P (2 x 2).
     tr = alpha * na2 + 2.0 * beta * nav
-    det = -beta * beta * gram0
+    det = -beta * beta * np.maximum(gram0, 0.0)
     top_update = 0.5 * tr + np.sqrt(np.maximum(0.25 * tr * tr - det, 0.0))
-    pole = s * d_max
-    lam = np.empty(m)
 
-    # s = 0: A is the rank-2 update alone (closed form); p = 1: A is a scalar.
-    closed = s == 0
-    if p == 1:
-        closed[:] = True
-        lam[:] = s * d[0] + alpha * na2 + 2.0 * beta * nav
-    else:
-        lam[closed] = np.maximum(top_update[closed], 0.0)
+    # s d = 0 (or below the rounding level of the update): the update alone, closed form.
+    closed = (s <= 0) | (s * d1 <= 0.25 * _EPS * top_update)
+    lam[closed] = np.maximum(top_update[closed], 0.0)
     todo = np.flatnonzero(~closed)
     if todo.size == 0:
         return lam
-
-    hi = pole[todo] + np.maximum(top_update[todo], 0.0)
-    hi = hi * (1.0 + 1e-12) + 1e-300
-    lo = pole[todo]
-    # per-row arrays of the rows still to solve; d and vv are shared by all rows
-    rows = tuple(None if a is None else a[todo]
-                 for a in (s, A2, Av, Q2, Qv, alpha, beta))
-
-    def take(sel):
-        if sel.size == todo.size:  # every row: no copies
-            return rows
-        return tuple(None if a is None else a[sel] for a in rows)
-
+    Av = At * vt[None, :]
+    A2 = np.multiply(At, At, out=At if overwrite_a else None)
+    rows = [s, A2, Av, Q2, Qv, alpha, beta, a1, q1]
+    if todo.size < m:
+        rows = [None if a is None else a[todo] for a in rows]
+    s_, A2, Av, Q2, Qv, al, be, a1, q1 = rows
+    pi1 = s_ * d1
+    pi2 = s_ * d2
+    hi = (pi1 + np.maximum(top_update[todo], 0.0)) * (1.0 + 1e-12) + 1e-300
+    # Bracket (blo, bhi]: blo = pi_2 is a lower bound (interlacing) but psi may have a
+    # pole there, so it is never evaluated.
+    blo, bhi = pi2.copy(), hi.copy()
+    if x0 is not None:
+        x = np.clip(x0[todo], blo + 0.5 * (bhi - blo) * 1e-3, bhi)
+    else:
+        x = _ritz_start(A2, Av, d, vv, al, be, s_, top_update[todo], nvv,
+                        na2[todo], nav[todo], a1, v1, pi1)
+        ok = np.isfinite(x) & (x > blo) & (x < bhi)
+        # fallback: the top pole (a regular point of psi) when it is isolated and the
+        # update is small against it, else the Weyl upper bound
+        x = np.where(ok, x, np.where((d1 > d2) & (top_update[todo] < pi1), pi1, hi))
+    out = np.empty(todo.size)
+    pos = np.arange(todo.size)  # positions (in ``todo``) of the working set
+    live = np.ones(todo.size, bool)
     buf = np.empty((todo.size, p))
-
-    def mu_of(lam_, r, with_derivative=True):
-        s_, A2_, Av_, Q2_, Qv_, al_, be_ = r
-        return _mu(lam_, s_, d, A2_, Av_, Q2_, Qv_, vv, al_, be_, buf, with_derivative)
-
-    # Does the root lie above the pole?  Probe mu just above it.
-    probe = lo + 1e-9 * (hi - lo) + 4 * _EPS * lo
-    mu_probe, _ = mu_of(probe, rows, with_derivative=False)
-    above = (mu_probe > 1.0) & (top_update[todo] > 0)
-
-    # --- safeguarded Newton on h = 1/mu - 1 for rows whose root is above the pole.
-    # The working set (pos: positions in ``idx``) is compacted only when it has shrunk
-    # enough, so the per-row arrays are not gathered again at every iteration.
-    idx = np.flatnonzero(above)
-    if idx.size:
-        x_all = hi[idx].copy()
-        pos = np.arange(idx.size)
-        sub = take(idx)
-        x, blo, bhi = x_all.copy(), probe[idx].copy(), hi[idx].copy()
-        live = np.ones(idx.size, bool)
+    prev = np.full(todo.size, np.inf)  # previous Newton step (inf after a bisection)
+    state = [s_, A2, Av, Q2, Qv, al, be, a1, q1, pi1, blo, bhi, x, prev]
+    tol = 4 * _EPS
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for _ in range(max_iter):
-            mu, dmu = mu_of(x, sub)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                h = 1.0 / mu - 1.0
-                x_new = x + h * mu * mu / dmu
-            bhi = np.where(h >= 0, x, bhi)
-            blo = np.where(h < 0, x, blo)
-            bad = ~np.isfinite(x_new) | (x_new < blo) | (x_new > bhi)
-            x_new = np.where(bad, 0.5 * (blo + bhi), x_new)
-            # h is 1/mu - 1 evaluated in floating point: |h| <= 4 eps carries no more
-            # information about the root, so the row is converged.
-            floor = np.abs(h) <= 4 * _EPS
-            x_new = np.where(floor, x, x_new)
-            done = floor | (np.abs(x_new - x) <= 4 * _EPS * np.abs(x_new)) | (
-                bhi - blo <= 4 * _EPS * bhi
-            )
-            x = x_new
-            x_all[pos[live]] = x[live]
+            s_, A2, Av, Q2, Qv, al, be, a1, q1, pi1, blo, bhi, x, prev = state
+            psi, dpsi, upper, below2 = _psi(x, s_, d, k1, A2, Av, Q2, Qv, vv, al, be,
+                                            a1, v1, q1, pi1, buf)
+            bhi = np.where(upper, x, bhi)
+            blo = np.where(upper, blo, x)
+            x_new = x - psi / dpsi
+            step = np.abs(x_new - x)
+            # Converged: a Newton step below the tolerance -- or whose successor is, by
+            # the quadratic rate measured on the last two steps (e_next ~ step^3 /
+            # prev^2, trusted once the steps are below 1e-6) -- taken at the largest
+            # root: psi crosses zero upwards there (psi' > 0) and downwards at the
+            # smaller root, so the sign of psi' tells them apart even when the step is
+            # below one ulp; or a collapsed bracket.
+            side = (upper | ~below2) & (dpsi > 0)
+            small = (step <= tol * np.abs(x)) | (
+                (step <= 1e-6 * np.abs(x)) & np.isfinite(prev)
+                & (step * step * step <= tol * np.abs(x) * prev * prev))
+            narrow = bhi - blo <= tol * bhi
+            exact = (psi == 0) & (dpsi > 0)
+            done = live & ((small & side) | exact | narrow)
+            result = np.where(exact, x, np.where(narrow, bhi, np.clip(x_new, blo, bhi)))
+            out[pos[done]] = result[done]
+            bad = ~np.isfinite(x_new) | (x_new <= blo) | (x_new >= bhi)
+            state[10:] = (blo, bhi, np.where(bad, 0.5 * (blo + bhi), x_new),
+                          np.where(bad, np.inf, step))
             live &= ~done
             n_live = np.count_nonzero(live)
             if n_live == 0:
                 break
+            # The working set is compacted only when it has shrunk enough: gathering the
+            # m x p arrays costs about one evaluation.
             if n_live < 0.7 * live.size:
                 keep = np.flatnonzero(live)
-                pos, x, blo, bhi = pos[keep], x[keep], blo[keep], bhi[keep]
-                sub = tuple(None if a is None else a[keep] for a in sub)
+                pos = pos[keep]
+                state = [None if a is None else a[keep] for a in state]
                 live = np.ones(keep.size, bool)
-        lam[todo[idx]] = x_all
-
-    # --- inertia bisection for rows whose largest eigenvalue is at or below the pole
-    idx = np.flatnonzero(~above)
-    if idx.size:
-        s_, A2_, Av_, Q2_, Qv_, al_, be_ = take(idx)
-        blo = s_ * d_second
-        bhi = probe[idx].copy()
-        for _ in range(200):
-            mid = 0.5 * (blo + bhi)
-            count = _count_above(mid, s_, d, A2_, Av_, Q2_, Qv_, vv, al_, be_, buf)
-            blo = np.where(count >= 1, mid, blo)
-            bhi = np.where(count >= 1, bhi, mid)
-            if np.all(bhi - blo <= 2 * _EPS * np.abs(bhi)):
-                break
-        lam[todo[idx]] = 0.5 * (blo + bhi)
+        else:  # pragma: no cover - bisection alone converges within ~1100 halvings
+            out[pos[live]] = state[11][live]
+    lam[todo] = out
     return lam
+
+
+def _ritz_start(A2, Av, d, vv, alpha, beta, s, top, nvv, na2, nav, a1, v1, pi1):
+    """Rayleigh-Ritz value of ``A`` on span{e_k1, u} (``u``: top eigenvector of the
+    update ``P S P^T``): a lower bound on the largest eigenvalue that is exact when the
+    top eigenvector lies in that plane -- the usual case when either the pole term or
+    the update dominates. Two matrix-vector products for all rows."""
+    # u = a y1 + v y2 with (S P^T P) y = top y
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        ya = np.stack([top - beta * nav, beta * na2])
+        yb = np.stack([alpha * nav + beta * nvv, top - alpha * na2 - beta * nav])
+        use_b = np.abs(yb).sum(axis=0) > np.abs(ya).sum(axis=0)
+        y1 = np.where(use_b, yb[0], ya[0])
+        y2 = np.where(use_b, yb[1], ya[1])
+        norm2 = y1 * y1 * na2 + 2.0 * y1 * y2 * nav + y2 * y2 * nvv
+        scale = 1.0 / np.sqrt(norm2)
+        y1, y2 = y1 * scale, y2 * scale
+        uDu = y1 * y1 * (A2 @ d) + 2.0 * y1 * y2 * (Av @ d) + y2 * y2 * float(vv @ d)
+        u1 = y1 * a1 + y2 * v1
+        a11 = pi1 + alpha * a1 * a1 + 2.0 * beta * a1 * v1
+        a1u = (pi1 + top) * u1
+        auu = top + s * uDu
+        # largest root of det([[a11, a1u], [a1u, auu]] - x [[1, u1], [u1, 1]]) = 0
+        c2 = 1.0 - u1 * u1
+        c1 = -(a11 + auu - 2.0 * u1 * a1u)
+        c0 = a11 * auu - a1u * a1u
+        disc = np.sqrt(np.maximum(c1 * c1 - 4.0 * c2 * c0, 0.0))
+        x = np.where(c2 > 1e-8, (-c1 + disc) / (2.0 * c2), np.maximum(a11, auu))
+    return x
+
+
+def _psi(x, s, d, k1, A2, Av, Q2, Qv, vv, alpha, beta, a1, v1, q1, pi1, buf):
+    """psi, psi', ``upper`` (x is at or above the largest eigenvalue) and ``below2``
+    (x is below both roots of psi above pi_2: psi > 0 but not an upper bound)."""
+    m = x.size
+    r = buf[:m]
+    # r_k = s / (x - s d_k) = 1 / (x/s - d_k); the top pole is treated analytically
+    np.subtract.outer(x / s, d, out=r)
+    np.reciprocal(r, out=r)
+    r[:, k1] = 0.0
+    inv_s = 1.0 / s
+    f = np.einsum("ij,ij->i", A2, r) * inv_s
+    g = np.einsum("ij,ij->i", Av, r) * inv_s
+    h = (r @ vv) * inv_s
+    if Q2 is not None:
+        fqq = np.einsum("ij,ij->i", Q2, r) * inv_s
+        fqv = np.einsum("ij,ij->i", Qv, r) * inv_s
+    np.square(r, out=r)
+    inv_s2 = -inv_s * inv_s
+    df = np.einsum("ij,ij->i", A2, r) * inv_s2
+    dg = np.einsum("ij,ij->i", Av, r) * inv_s2
+    dh = (r @ vv) * inv_s2
+    if Q2 is None:
+        G = f * h - g * g
+        dG = df * h + f * dh - 2.0 * g * dg
+        K = f * v1 * v1 - 2.0 * g * a1 * v1 + h * a1 * a1
+        dK = df * v1 * v1 - 2.0 * dg * a1 * v1 + dh * a1 * a1
+    else:
+        dfqq = np.einsum("ij,ij->i", Q2, r) * inv_s2
+        dfqv = np.einsum("ij,ij->i", Qv, r) * inv_s2
+        G = fqq * h - fqv * fqv
+        dG = dfqq * h + fqq * dh - 2.0 * fqv * dfqv
+        K = fqq * v1 * v1 - 2.0 * fqv * q1 * v1 + h * q1 * q1
+        dK = dfqq * v1 * v1 - 2.0 * dfqv * q1 * v1 + dh * q1 * q1
+    b2 = beta * beta
+    dm = 1.0 - alpha * f - 2.0 * beta * g - b2 * G
+    gap = x - pi1
+    psi = gap * dm - (alpha * a1 * a1 + 2.0 * beta * a1 * v1) - b2 * K
+    dpsi = dm + gap * (-alpha * df - 2.0 * beta * dg - b2 * dG) - b2 * dK
+    trn = b2 * (a1 * a1 + v1 * v1) + gap * (alpha + b2 * (f + h))
+    upper = (psi > 0) & ((gap >= 0) | (trn > 0))
+    below2 = (psi > 0) & ~upper
+    return psi, dpsi, upper, below2

@@ -1,0 +1,43 @@
+"""The eigenvalue solver of an earlier revision, for before/after rows in one run.
+
+``load(rev)`` reads ``sklearn_privacy/fil/_secular.py`` at git revision ``rev`` (the
+repository must be a git checkout) and returns its ``largest_eigenvalue_rank2``;
+``patched(fn)`` makes the engine use it (the starting points of the current solver are
+dropped: the old one had none).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import types
+from pathlib import Path
+
+import sklearn_privacy.fil._engine as engine_module
+
+#: Last revision before the Newton-on-psi solver (bisection branch for rows whose
+#: largest eigenvalue lies below the top pole).
+BEFORE = "a6a7b88"
+
+
+def load(rev=BEFORE):
+    root = Path(__file__).resolve().parents[1]
+    source = subprocess.run(["git", "show", f"{rev}:sklearn_privacy/fil/_secular.py"],
+                            cwd=root, capture_output=True, text=True, check=True).stdout
+    module = types.ModuleType("_secular_before")
+    exec(compile(source, f"{rev}:_secular.py", "exec"), module.__dict__)
+    return module.largest_eigenvalue_rank2
+
+
+@contextlib.contextmanager
+def patched(fn):
+    original = engine_module.largest_eigenvalue_rank2
+
+    def solver(*args, x0=None, **kwargs):
+        return fn(*args, **kwargs)
+
+    engine_module.largest_eigenvalue_rank2 = solver
+    try:
+        yield
+    finally:
+        engine_module.largest_eigenvalue_rank2 = original

@@ -1,0 +1,111 @@
+"""FIL estimators on dask arrays against the in-memory path (the oracle)."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from sklearn_privacy import (
+    FILLinearRegression,
+    FILLogisticRegression,
+    IRFILLinearRegression,
+)
+
+
+def test_importing_the_package_does_not_import_dask():
+    code = ("import sys, sklearn_privacy, sklearn_privacy.fil; "
+            "import sklearn_privacy.fil._dask; "
+            "print(any(m == 'dask' or m.startswith('dask.') for m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"
+
+
+da = pytest.importorskip("dask.array")
+
+
+def _data(n=900, d=6, seed=0, classification=False):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = X @ rng.normal(size=d) + 0.5 + rng.normal(size=n)
+    if classification:
+        y = np.where(y > 0, "yes", "no")
+    return X, y, rng.uniform(0.2, 2.0, n)
+
+
+@pytest.mark.parametrize("Est", [FILLinearRegression, FILLogisticRegression])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("y_dask", [False, True])
+def test_dask_fit_and_etas_equal_the_numpy_path(Est, weighted, y_dask):
+    X, y, sw = _data(classification=Est is FILLogisticRegression)
+    sw = sw if weighted else None
+    kw = dict(sigma=0.3, alpha=1e-2, random_state=7)
+    ref = Est(**kw).fit(X, y, sample_weight=sw)
+    Xd = da.from_array(X, chunks=(128, 3))  # ragged row chunks, split columns
+    yd = da.from_array(y, chunks=200) if y_dask else y
+    swd = None if sw is None else (da.from_array(sw, chunks=300) if y_dask else sw)
+    est = Est(**kw).fit(Xd, yd, sample_weight=swd)
+    # same minimiser (summation order only) and the same noise draw
+    np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-10, atol=1e-12)
+    assert est.intercept_ == pytest.approx(ref.intercept_, rel=1e-10, abs=1e-12)
+    np.testing.assert_allclose(est.eta_, ref.eta_, rtol=1e-10)
+    np.testing.assert_allclose(est.eta(columns=[0, 2], per_example=True),
+                               ref.eta(columns=[0, 2], per_example=True), rtol=1e-10)
+    from sklearn_privacy.fil._dask import lazy_eta
+
+    lazy = lazy_eta(est)
+    assert isinstance(lazy, da.Array) and lazy.chunks[0] == Xd.chunks[0]
+    np.testing.assert_allclose(lazy.compute(), ref.eta_, rtol=1e-10)
+    if Est is FILLogisticRegression:
+        assert list(est.classes_) == ["no", "yes"]
+        np.testing.assert_allclose(est.predict_proba(X), ref.predict_proba(X), rtol=1e-9)
+    else:
+        np.testing.assert_allclose(est.predict(X), ref.predict(X), rtol=1e-10, atol=1e-12)
+
+
+def test_dask_unsupported_queries_name_the_method():
+    X, y, _ = _data()
+    est = FILLinearRegression(random_state=0).fit(da.from_array(X, chunks=300), y)
+    with pytest.raises(NotImplementedError, match="fisher_information"):
+        est.fisher_information(rows=[0, 1])
+    with pytest.raises(NotImplementedError, match="set of values"):
+        est.eta(rows=[0, 1])
+    with pytest.raises(NotImplementedError, match="selected rows"):
+        est.eta(rows=[0, 1], per_example=True)
+    np.testing.assert_array_equal(est._audit_engine().dense_rows([5, 1, 5]), X[[5, 1, 5]])
+    with pytest.raises(NotImplementedError, match="IRFILLinearRegression.fit"):
+        IRFILLinearRegression().fit(da.from_array(X, chunks=300), y)
+
+
+def test_dask_bad_input_raises_clear_errors():
+    X, y, sw = _data()
+    Xd = da.from_array(X, chunks=300)
+    with pytest.raises(ValueError, match="one entry per row"):
+        FILLinearRegression().fit(Xd, y[:-1])
+    bad = sw.copy()
+    bad[3] = -1
+    with pytest.raises(ValueError, match="non-negative"):
+        FILLinearRegression().fit(Xd, y, sample_weight=bad)
+    Xn = X.copy()
+    Xn[10, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        FILLinearRegression().fit(da.from_array(Xn, chunks=300), y)
+    with pytest.raises(ValueError, match="2 classes"):
+        FILLogisticRegression().fit(Xd, np.arange(len(y)) % 3)
+    with pytest.raises(ValueError, match="2-D"):
+        FILLinearRegression().fit(da.from_array(y, chunks=300), y)
+
+
+def test_dask_fit_on_a_distributed_cluster_equals_numpy():
+    distributed = pytest.importorskip("distributed")
+    X, y, _ = _data(n=600, classification=True)
+    ref = FILLogisticRegression(alpha=1e-2, random_state=1).fit(X, y)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster):
+        est = FILLogisticRegression(alpha=1e-2, random_state=1).fit(
+            da.from_array(X, chunks=150), y)
+        eta = est.eta_
+    np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-10)
+    np.testing.assert_allclose(eta, ref.eta_, rtol=1e-10)
