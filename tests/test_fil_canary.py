@@ -213,7 +213,7 @@ def test_fil_logistic_canary_audit(epsilon, n_releases):
     honest, shift, sens, sigma = _audit(FILLogisticRegression, template, X, y, epsilon,
                                         n_releases)
     assert honest.claimed_epsilon == pytest.approx(epsilon, rel=1e-9)
-    assert honest.claimed_delta is None  # delta is a parameter, not a fitted claim
+    assert honest.claimed_delta == DELTA  # the fitted delta_ states the claim
     assert honest.bound.delta == DELTA
     assert honest.epsilon_lower_bound < epsilon
     assert not honest.violates_claim
