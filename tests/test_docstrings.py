@@ -105,6 +105,10 @@ def _own_members(klass):
             elif inspect.isfunction(member):
                 seen.add(name)
                 yield name, "method", member
+            elif inspect.isfunction(getattr(member, "fn", None)):
+                # scikit-learn's ``available_if`` descriptor around a method of ours
+                seen.add(name)
+                yield name, "method", member.fn
 
 
 def _public_objects():
@@ -172,6 +176,8 @@ def test_collection_is_complete():
     # inherited from BaseFILEstimator (a class of this package) -> checked once
     assert "sklearn_privacy.FILLinearRegression.fit" in PUBLIC_OBJECTS
     assert PUBLIC_OBJECTS["sklearn_privacy.FILLinearRegression.eta_"] == "property"
+    # a method behind ``available_if`` is collected too
+    assert PUBLIC_OBJECTS["sklearn_privacy.WERMClassifier.predict_proba"] == "method"
     assert PUBLIC_OBJECTS["sklearn_privacy.utils.noise_generator"] == "function"
     assert PUBLIC_OBJECTS["sklearn_privacy.exceptions.PrivacyWarning"] == "class"
     # scikit-learn's own methods are not collected
