@@ -77,7 +77,6 @@ SKIP_UNTIL_MERGED = {
     "sklearn_privacy.fil.FILEngine.jacobian_columns",
     "sklearn_privacy.fil.FILEngine.fim",
     "sklearn_privacy.attacks.CanaryAuditResult",
-    "sklearn_privacy.attacks.CanaryAuditResult.violates_claim",
     "sklearn_privacy.attacks.EpsilonLowerBoundResult",
     "sklearn_privacy.attacks.canary_audit",
     "sklearn_privacy.attacks.epsilon_lower_bound",
