@@ -9,6 +9,27 @@ class AuditStateUnavailableError(AttributeError, RuntimeError):
     holds only what is safe to release (the perturbed parameters), never the training
     rows or the exact minimiser. Refit the estimator on the training data, in the
     session that owns the data, to audit it.
+
+    See Also
+    --------
+    sklearn_privacy.utils.strip_for_release : Remove everything but the release from a
+        fitted estimator.
+
+    Examples
+    --------
+    >>> import pickle
+    >>> import numpy as np
+    >>> from sklearn_privacy import FILLinearRegression
+    >>> from sklearn_privacy.exceptions import AuditStateUnavailableError
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.normal(size=(20, 2)); y = X.sum(axis=1)
+    >>> model = FILLinearRegression(random_state=0).fit(X, y)
+    >>> loaded = pickle.loads(pickle.dumps(model))
+    >>> try:
+    ...     loaded.eta_
+    ... except AuditStateUnavailableError:
+    ...     print("refit to audit")
+    refit to audit
     """
 
 
@@ -19,6 +40,25 @@ class PrivacyWarning(UserWarning):
     example a differentially private mechanism whose base model was fitted on the
     protected rows (``epsilon_spent_`` becomes infinite), or rows scaled to a norm
     bound. Turn it into an error with ``warnings.simplefilter("error", PrivacyWarning)``.
+
+    See Also
+    --------
+    NumericalPrecisionWarning : A figure may be inaccurate (not a privacy matter).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from sklearn_privacy import FILLinearRegression
+    >>> from sklearn_privacy.exceptions import PrivacyWarning
+    >>> X = np.array([[3.0, 4.0], [0.3, 0.4], [0.0, 1.0]]); y = np.array([1.0, 0.0, 1.0])
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error", PrivacyWarning)
+    ...     try:
+    ...         FILLinearRegression(data_norm=1.0, random_state=0).fit(X, y)
+    ...     except PrivacyWarning:
+    ...         print("a row was scaled to the norm bound")
+    a row was scaled to the norm bound
     """
 
 
@@ -27,4 +67,25 @@ class NumericalPrecisionWarning(UserWarning):
 
     For example an ill-conditioned Hessian: the relative error of eta is about
     ``cond(H) * machine epsilon``.
+
+    See Also
+    --------
+    PrivacyWarning : A setting voids (part of) the privacy guarantee.
+
+    Examples
+    --------
+    Two almost collinear features make the Hessian ill-conditioned:
+
+    >>> import warnings
+    >>> import numpy as np
+    >>> from sklearn_privacy import FILLinearRegression
+    >>> from sklearn_privacy.exceptions import NumericalPrecisionWarning
+    >>> rng = np.random.RandomState(0)
+    >>> x = rng.normal(size=50)
+    >>> X = np.column_stack([x, x + 1e-5 * rng.normal(size=50)])
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always", NumericalPrecisionWarning)
+    ...     _ = FILLinearRegression(alpha=0.0, random_state=0).fit(X, x)
+    >>> any(w.category is NumericalPrecisionWarning for w in caught)
+    True
     """

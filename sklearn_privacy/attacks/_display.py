@@ -50,6 +50,7 @@ class MembershipROCDisplay:
     fpr, tpr : ndarray
         ROC points.
     roc_auc : float or None, default=None
+        Area under the ROC curve.
     tpr_at_fpr : dict of float -> float or None, default=None
         TPR at the chosen FPR levels (largest TPR at FPR <= level).
     name : str or None, default=None
@@ -96,8 +97,11 @@ class MembershipROCDisplay:
         fpr_levels : sequence of float in (0, 1), default=(0.001, 0.01)
             FPRs at which the TPR is reported in the legend.
         name : str, default=None
+            Legend label or title of the curve (None: a default).
         ax : matplotlib Axes, default=None
+            Axes to draw on (None: a new figure).
         plot_chance_level : bool, default=True
+            Whether to draw the diagonal of a random guess.
 
         Returns
         -------
@@ -138,11 +142,15 @@ class MembershipROCDisplay:
         Parameters
         ----------
         result : MembershipInferenceResult or LiRAResult
+            Result of a membership attack, with its member labels and scores.
         fpr_levels : sequence of float in (0, 1), default=(0.001, 0.01)
+            FPRs at which the TPR is reported in the legend.
         name : str, default=None
             Curve label (default: ``result.attack``).
         ax : matplotlib Axes, default=None
+            Axes to draw on (None: a new figure).
         plot_chance_level : bool, default=True
+            Whether to draw the diagonal of a random guess.
 
         Returns
         -------
@@ -169,10 +177,13 @@ class MembershipROCDisplay:
         Parameters
         ----------
         results : sequence of MembershipInferenceResult
+            Results of membership attacks, one curve each.
         names : sequence of str, default=None
             One label per result (default: each ``result.attack``).
         fpr_levels : sequence of float in (0, 1), default=(0.001, 0.01)
+            FPRs at which the TPR is reported in the legend.
         ax : matplotlib Axes, default=None
+            Axes to draw on (None: a new figure).
 
         Returns
         -------

@@ -341,6 +341,7 @@ def candidate_minimisers(estimator, columns, candidates=None, *, rows=None, meth
     Parameters
     ----------
     estimator : fitted FIL estimator, or a Pipeline ending in one (audit state available)
+        The fitted model that is attacked or audited.
     columns : int, str or array-like of int / str
         The attribute. Integer indices or names (``feature_names_in_``) of the columns the
         FIL estimator sees: a binary column or a one-hot block. Through a
@@ -488,6 +489,7 @@ def whitebox_inversion(estimator, columns, candidates=None, *, rows=None, prior=
     Parameters
     ----------
     estimator : fitted FIL estimator, or a Pipeline ending in one
+        The fitted model that is attacked or audited.
     columns, candidates, rows, method, X
         See :func:`candidate_minimisers`. Rows keep the order given.
     prior : None, "empirical" or array-like of shape (n_candidates,)
@@ -514,6 +516,8 @@ def whitebox_inversion(estimator, columns, candidates=None, *, rows=None, prior=
     Returns
     -------
     result : :class:`AttributeInversionResult`
+        Predicted attribute values of the attacked rows (per simulated release when the
+        attack draws releases), with the true values and the accuracy.
 
     Examples
     --------
@@ -628,6 +632,7 @@ def fredrikson_inversion(estimator, X, y, columns, candidates=None, *, prior="em
     Parameters
     ----------
     estimator : fitted regressor or classifier (any pipeline)
+        The fitted model that is attacked or audited.
     X : array-like, DataFrame or sparse matrix
         The attacked examples (their true attribute is in ``X``), in the estimator's input
         space; passed to ``predict`` with the attribute replaced by each candidate.
@@ -650,6 +655,8 @@ def fredrikson_inversion(estimator, X, y, columns, candidates=None, *, prior="em
     Returns
     -------
     result : :class:`AttributeInversionResult`
+        Predicted attribute values of the attacked rows (per simulated release when the
+        attack draws releases), with the true values and the accuracy.
 
     Raises
     ------
@@ -757,6 +764,8 @@ def prior_baseline(X, columns, candidates=None, *, X_prior=None) -> AttributeInv
     Returns
     -------
     result : :class:`AttributeInversionResult`
+        Predicted attribute values of the attacked rows (per simulated release when the
+        attack draws releases), with the true values and the accuracy.
 
     Examples
     --------

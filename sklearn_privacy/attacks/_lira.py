@@ -179,6 +179,7 @@ def lira(estimator, X, y, members, *, n_shadow: int = 16, online: bool = True,
         running) they are distributed over the cluster. The result depends on
         ``random_state`` only, not on the backend or ``n_jobs``.
     verbose : int, default=0
+        Verbosity: 0 prints nothing, higher values report progress.
     random_state : int, RandomState, Generator or None
         Shadow splits, shadow seeds and the known/evaluation split. ``None`` draws them
         from fresh OS entropy (never numpy's global state).
@@ -186,6 +187,7 @@ def lira(estimator, X, y, members, *, n_shadow: int = 16, online: bool = True,
     Returns
     -------
     result : :class:`LiRAResult`
+        Result of a membership attack, with its member labels and scores.
 
     Raises
     ------

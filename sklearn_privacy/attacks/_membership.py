@@ -49,6 +49,7 @@ def membership_scores(estimator, X, y, *, attack: str = "confidence") -> np.ndar
     Parameters
     ----------
     estimator : fitted classifier (``predict_proba``) or regressor (``predict``)
+        The fitted model that is attacked or audited.
     X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
         Passed untouched to the estimator (which validates it).
     y : array-like of shape (n_samples,)
@@ -197,6 +198,7 @@ def evaluate_scores(s_in, s_out, *, y_in=None, y_out=None, thresholds: str = "gl
     Returns
     -------
     result : :class:`MembershipInferenceResult`
+        Result of a membership attack, with its member labels and scores.
 
     Raises
     ------
@@ -289,6 +291,7 @@ def membership_inference(estimator, X_members, y_members, X_nonmembers, y_nonmem
     Parameters
     ----------
     estimator : fitted classifier or regressor
+        The fitted model that is attacked or audited.
     X_members, y_members : training examples of ``estimator`` and their labels
         ``X`` may be an array, a DataFrame (strings, categories) or a sparse matrix: it is
         passed untouched to the estimator.

@@ -156,6 +156,7 @@ def rmia(estimator, X, y, members, *, n_reference: int = 4, online: bool = True,
         chooses the backend, e.g. ``"dask"`` on a ``dask.distributed`` cluster); the result
         depends on ``random_state`` only.
     verbose : int, default=0
+        Verbosity: 0 prints nothing, higher values report progress.
     random_state : int, RandomState, Generator or None
         Reference training sets and seeds, the ``z`` sample and the known/evaluation split;
         ``None`` draws them from fresh OS entropy (never numpy's global state).

@@ -86,7 +86,9 @@ def eta(estimator, rows=None, columns=None, *, per_example: bool = False,
     Parameters
     ----------
     estimator : fitted FIL estimator, or a Pipeline ending in one
-    rows : None, int, array-like of int or boolean mask, default=None
+        The model whose training values are audited. Its audit state must be available
+        (not removed by :func:`~sklearn_privacy.utils.strip_for_release`).
+    rows : None, int, array-like of int or array-like of bool, default=None
         Training rows (see :meth:`FILLinearRegression.eta`).
     columns : None, or one or several features, default=None
         For a FIL estimator: indices or names of its ``feature_names_in_`` (index
@@ -104,6 +106,7 @@ def eta(estimator, rows=None, columns=None, *, per_example: bool = False,
     Returns
     -------
     eta : float or ndarray of shape (n_rows,)
+        The eta of the set of values, or one eta per row with ``per_example=True``.
 
     Raises
     ------
@@ -141,8 +144,11 @@ def fisher_information(estimator, rows=None, columns=None, *, dense=None):
     Parameters
     ----------
     estimator : fitted FIL estimator, or a Pipeline ending in one
-    rows, columns
-        As in :func:`eta` (original features through a pipeline).
+        The model whose training values are audited.
+    rows : None, int, array-like of int or array-like of bool, default=None
+        Training rows, as in :func:`eta` (duplicates refused).
+    columns : None, or one or several features, default=None
+        Features, as in :func:`eta` (original features through a pipeline).
     dense : bool or None, default=None
         As in :meth:`FILLinearRegression.fisher_information`.
 
@@ -150,6 +156,21 @@ def fisher_information(estimator, rows=None, columns=None, *, dense=None):
     -------
     fim : ndarray or LinearOperator of shape (n_values, n_values)
         Data values ordered row-major over the final step's columns (ascending).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_privacy import FILLinearRegression
+    >>> from sklearn_privacy.fil import eta, fisher_information
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.normal(size=(50, 3)); y = X @ [1.0, -1.0, 0.5] + rng.normal(size=50)
+    >>> model = FILLinearRegression(sigma=1.0, random_state=0).fit(X, y)
+    >>> fim = fisher_information(model, rows=[0], columns=[0, 1])
+    >>> fim.shape
+    (2, 2)
+    >>> eta_0 = eta(model, rows=[0], columns=[0, 1])
+    >>> bool(np.isclose(np.sqrt(np.linalg.eigvalsh(fim).max()), eta_0))
+    True
     """
     final, cols = _final_and_columns(estimator, columns)
     return final.fisher_information(rows, cols, dense=dense)

@@ -126,13 +126,15 @@ THREAT_MODEL_DOC = """
     minimiser, the floating-point sampling of the noise, and fixed ``random_state``.
 """
 
-DP_PARAMS_DOC = """    data_norm : float or None, default=None
+_DATA_NORM_DOC = """    data_norm : float or None, default=None
         Bound :math:`R` on the L2 norm of every row of ``X`` for the (epsilon, delta)-DP
         view: rows with a larger norm are scaled to norm ``data_norm`` before fitting,
         with a :class:`~sklearn_privacy.exceptions.PrivacyWarning` (the guarantee then
         holds for the scaled rows, hence for the original data; the model and ``eta_``
         describe the scaled rows). ``None``: no scaling, ``epsilon_`` is inf.
-    delta : float in (0, 1), default=1e-5
+"""
+
+_DELTA_DOC = """    delta : float in (0, 1), default=1e-5
         The delta at which ``epsilon_`` is reported.
 """
 
@@ -142,6 +144,11 @@ TARGET_BOUND_DOC = """    target_bound : float or None, default=None
         :class:`~sklearn_privacy.exceptions.PrivacyWarning`. ``None``: no clipping,
         ``epsilon_`` is inf.
 """
+
+# the DP parameters in signature order: (data_norm, delta) for the logistic models,
+# (data_norm, target_bound, delta) for least squares
+DP_PARAMS_DOC = _DATA_NORM_DOC + _DELTA_DOC
+DP_PARAMS_LSQ_DOC = _DATA_NORM_DOC + TARGET_BOUND_DOC + _DELTA_DOC
 
 DP_ATTRS_DOC = """    epsilon_ : float
         Epsilon of the released parameters at ``delta`` in the (epsilon, delta)-DP view
@@ -196,7 +203,28 @@ def _scale_rows(X, data_norm):
 
 
 class BaseFILEstimator(BaseEstimator):
-    """Base class of the output-perturbed GLMs (not for direct use)."""
+    """Base class of the output-perturbed GLMs (not for direct use).
+
+    It holds what the FIL estimators share: parameter validation, the fit template
+    (validation, encoding, sample weights, then the model's own solver), the Gaussian
+    output perturbation, the (epsilon, delta) view and the FIL audit methods
+    (:attr:`eta_`, :meth:`eta`, :meth:`fisher_information`, :meth:`sigma_for_eta`).
+    Use it to recognise a FIL estimator; fit one of its subclasses.
+
+    See Also
+    --------
+    sklearn_privacy.FILLinearRegression : Least squares with output perturbation.
+    sklearn_privacy.FILLogisticRegression : Logistic regression with output perturbation.
+
+    Examples
+    --------
+    >>> from sklearn_privacy import FILLogisticRegression, IRFILLinearRegression
+    >>> from sklearn_privacy.fil import BaseFILEstimator
+    >>> isinstance(FILLogisticRegression(), BaseFILEstimator)
+    True
+    >>> isinstance(IRFILLinearRegression(), BaseFILEstimator)
+    True
+    """
 
     _parameter_constraints: dict = {
         "sigma": [Interval(Real, 0, None, closed="neither")],
@@ -525,12 +553,13 @@ class BaseFILEstimator(BaseEstimator):
 
         Parameters
         ----------
-        rows : None, int, array-like of int or boolean mask, default=None
+        rows : None, int, array-like of int or array-like of bool, default=None
             Training rows of the subset (``None``: every row). Negative indices count
             from the end, as in numpy. With ``per_example=True`` the result follows
             ``rows`` exactly (order kept, one value per entry, duplicates allowed);
             for the eta of a set (``per_example=False``) duplicates are refused.
-        columns : None, int, str, array-like of int / str, or boolean mask, default=None
+        columns : None, int, str, array-like of int or str, or array-like of bool, \
+                default=None
             Attributes of the subset: feature indices ``0..n_features_in_ - 1`` or names
             of ``feature_names_in_`` (e.g. ``"cat__race_White"`` after a
             ``ColumnTransformer``), and ``n_features_in_`` or ``"label"`` for the label
@@ -548,6 +577,8 @@ class BaseFILEstimator(BaseEstimator):
         Returns
         -------
         eta : float or ndarray of shape (n_rows,)
+            The eta of the set ``rows x columns`` (a float), or with
+            ``per_example=True`` one eta per entry of ``rows``. Smaller is more private.
 
         Raises
         ------
@@ -568,8 +599,11 @@ class BaseFILEstimator(BaseEstimator):
 
         Parameters
         ----------
-        rows, columns
-            As in :meth:`eta` (duplicate rows refused). The data values are ordered
+        rows : None, int, array-like of int or array-like of bool, default=None
+            Training rows of the subset, as in :meth:`eta` (duplicate rows refused).
+        columns : None, int, str, array-like of int or str, or array-like of bool, \
+                default=None
+            Attributes of the subset, as in :meth:`eta`. The data values are ordered
             row-major, in the order given: all selected columns (in the order of
             ``columns``) of the first row of ``rows``, then the next row.
         dense : bool or None, default=None
@@ -580,6 +614,8 @@ class BaseFILEstimator(BaseEstimator):
         Returns
         -------
         fim : ndarray or LinearOperator of shape (n_values, n_values)
+            The Fisher information matrix of the selected values, symmetric positive
+            semi-definite; ``n_values = len(rows) * len(columns)``.
         """
         engine = self._audit_engine()
         return engine.fim(rows, self._resolve_columns(columns), sigma=self._audit_sigma(),
@@ -596,14 +632,26 @@ class BaseFILEstimator(BaseEstimator):
         Parameters
         ----------
         target_eta : float > 0
+            The per-example eta the refitted model must reach.
         statistic : {"max", "mean"}, default="max"
             Which statistic of the per-example eta must equal ``target_eta``.
-        columns, constrained
-            As in :meth:`eta` (attribute-level target; indices or names).
+        columns : None, int, str, array-like of int or str, or array-like of bool, \
+                default=None
+            Attributes whose per-example eta is targeted, as in :meth:`eta` (indices or
+            names; ``None``: every feature and the label).
+        constrained : bool, default=False
+            As in :meth:`eta`, for a one-hot attribute given as ``columns``.
 
         Returns
         -------
         sigma : float
+            The output-perturbation noise scale to pass as ``sigma``.
+
+        Raises
+        ------
+        ValueError
+            ``target_eta`` not positive and finite, unknown ``statistic``, or a noise
+            scale that is not a positive finite float64 (e.g. every eta is zero).
         """
         if not (isinstance(target_eta, Real) and np.isfinite(target_eta) and target_eta > 0):
             raise ValueError(f"target_eta must be a positive finite number; got {target_eta!r}.")

@@ -56,12 +56,12 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
 {DP_ATTRS}    n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when ``X`` has string feature names.
-{THREAT_MODEL_DOC}
+
     See Also
     --------
-    FILLinearRegression : the same for least squares.
-    IRFILLogisticRegression : reweights examples to equalise their eta.
-
+    FILLinearRegression : The same for least squares.
+    IRFILLogisticRegression : Reweights examples to equalise their eta.
+{THREAT_MODEL_DOC}
     Examples
     --------
     >>> import numpy as np
@@ -125,59 +125,69 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         return y01
 
     def decision_function(self, X):
-        """Log-odds of ``classes_[1]`` under the released parameters.
+        """Compute the log-odds of ``classes_[1]`` under the released parameters.
 
         Parameters
         ----------
         X : {array-like, sparse matrix (CSR/CSC)} of shape (n_samples, n_features)
+            Samples to score, with the features the model was fitted on.
 
         Returns
         -------
         scores : ndarray of shape (n_samples,)
+            ``X @ coef_[0] + intercept_[0]``, with the noise-perturbed parameters.
         """
         check_is_fitted(self)
         X = validate_named(self, X, dtype=np.float64, reset=False, accept_sparse=["csr", "csc"])
         return np.asarray(X @ self.coef_[0]).ravel() + self.intercept_[0]
 
     def predict_proba(self, X):
-        """Class probabilities under the released parameters.
+        """Predict class probabilities under the released parameters.
 
         Parameters
         ----------
         X : {array-like, sparse matrix (CSR/CSC)} of shape (n_samples, n_features)
+            Samples to score, with the features the model was fitted on.
 
         Returns
         -------
         proba : ndarray of shape (n_samples, 2)
+            Probabilities of ``classes_[0]`` and ``classes_[1]``; each column is computed
+            directly (not as one minus the other), so small probabilities stay accurate.
         """
         z = self.decision_function(X)
         # expit(-z), not 1 - expit(z): keeps P(classes_[0]) ~ e^-z accurate for large z
         return np.column_stack([expit(-z), expit(z)])
 
     def predict_log_proba(self, X):
-        """Log of :meth:`predict_proba`.
+        """Predict the logarithm of the class probabilities of :meth:`predict_proba`.
 
         Parameters
         ----------
         X : {array-like, sparse matrix (CSR/CSC)} of shape (n_samples, n_features)
+            Samples to score, with the features the model was fitted on.
 
         Returns
         -------
         log_proba : ndarray of shape (n_samples, 2)
+            Log-probabilities of ``classes_[0]`` and ``classes_[1]``, computed without
+            underflow for large log-odds.
         """
         z = self.decision_function(X)
         return np.column_stack([-np.logaddexp(0.0, z), -np.logaddexp(0.0, -z)])
 
     def predict(self, X):
-        """Predicted class labels.
+        """Predict class labels under the released parameters.
 
         Parameters
         ----------
         X : {array-like, sparse matrix (CSR/CSC)} of shape (n_samples, n_features)
+            Samples to score, with the features the model was fitted on.
 
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            ``classes_[1]`` where the log-odds are positive, ``classes_[0]`` elsewhere.
         """
         check_is_fitted(self)
         return self.classes_[(self.decision_function(X) > 0).astype(int)]

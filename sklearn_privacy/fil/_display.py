@@ -97,12 +97,16 @@ class EtaDisplay:
     groups : ndarray of int of shape (n_samples,) or None, default=None
         Group code of each example (an index into ``group_names``).
     group_names : list of str or None, default=None
+        Legend label of each group code (None: a single, unnamed group).
     top_k_index : ndarray of int or None, default=None
         Rows to mark (the most leaking ones).
     history : dict of ndarray or None, default=None
         IRFIL ``eta_history_`` (``kind="history"``).
     kind : {"hist", "ecdf", "history"}, default="hist"
+        What :meth:`plot` draws: a histogram or empirical CDF of ``eta`` per group, or
+        the IRFIL ``history``.
     estimator_name : str or None, default=None
+        Default title of the plot.
 
     Attributes
     ----------
@@ -123,7 +127,7 @@ class EtaDisplay:
 
     See Also
     --------
-    sklearn_privacy.FILLinearRegression.eta : the values shown.
+    sklearn_privacy.FILLinearRegression.eta : The values shown.
 
     Examples
     --------
@@ -160,6 +164,8 @@ class EtaDisplay:
         Parameters
         ----------
         estimator : fitted FIL/IRFIL estimator, or a Pipeline ending in one
+            The estimator whose audit state is plotted (``kind="history"`` needs an
+            IRFIL estimator).
         kind : {"hist", "ecdf", "history"}, default="hist"
             ``"hist"``: histogram of eta per group (shared bins); ``"ecdf"``: empirical
             CDF per group; ``"history"``: IRFIL's ``eta_history_`` (max, mean, min and
@@ -182,15 +188,18 @@ class EtaDisplay:
         top_k : int, default=5
             Mark the ``top_k`` most leaking rows (0: none).
         bins : int in [1, 10000], default=30
+            Number of histogram bins, shared by the groups (``kind="hist"``).
         log_scale : bool, default=False
             Log-scaled eta axis (and log-spaced bins).
         ax : matplotlib Axes, default=None
+            Axes to draw on (None: a new figure).
         name : str, default=None
             Title (default: the estimator's class name).
 
         Returns
         -------
         display : EtaDisplay
+            The display, plotted (``ax_``, ``figure_`` and the artists set).
 
         Raises
         ------
@@ -231,12 +240,16 @@ class EtaDisplay:
         Parameters
         ----------
         estimator : fitted IRFIL estimator, or a Pipeline ending in one
+            The estimator whose ``eta_history_`` is plotted.
         ax : matplotlib Axes, default=None
+            Axes to draw on (None: a new figure).
         name : str, default=None
+            Title (default: the estimator's class name).
 
         Returns
         -------
         display : EtaDisplay
+            The display, plotted (``ax_``, ``figure_`` and the artists set).
         """
         return cls.from_estimator(estimator, kind="history", ax=ax, name=name)
 

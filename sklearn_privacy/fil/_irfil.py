@@ -8,7 +8,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from ..utils.fixes import Hidden, Interval, StrOptions
-from ._base import DP_ATTRS_DOC, DP_PARAMS_DOC, TARGET_BOUND_DOC
+from ._base import DP_ATTRS_DOC, DP_PARAMS_DOC, DP_PARAMS_LSQ_DOC
 from ._classification import FILLogisticRegression
 from ._engine import check_sigma_scaled
 from ._regression import FILLinearRegression
@@ -47,7 +47,7 @@ _IRFIL_DOC = """
         Stop the reweighting early once the coefficient of variation
         std(eta)/mean(eta) of the equalised eta is at most ``cv_tol`` (``None``: run all
         ``n_iter`` iterations). Called ``tol`` before version 0.3.
-{tol_param}    attributes : None, int, str or array-like of int / str, default=None
+    attributes : None, int, str or array-like of int / str, default=None
         ``None`` equalises the example-level eta (all features and the label). A set of
         column indices (``n_features_in_`` is the label) or names of
         ``feature_names_in_`` (``"label"`` for the label; resolved at fit) equalises the
@@ -63,7 +63,7 @@ _IRFIL_DOC = """
     random_state : int, RandomState instance or None, default=None
         Source of the noise. ``None`` draws from fresh OS entropy (required for a private
         release); a fixed seed makes the release reproducible and non-private.
-
+{tol_param}
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,)
@@ -85,6 +85,12 @@ _IRFIL_DOC = """
         model (audit state, not serialised).
 {dp_attrs}    n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Defined only when ``X`` has string feature names.
+
+    See Also
+    --------
+    {base} : The unweighted estimator.
+    sklearn_privacy.EtaDisplay : Plots ``eta_history_`` and the eta distribution.
 
     Notes
     -----
@@ -345,11 +351,7 @@ IRFILLinearRegression.__doc__ = (
     """Least squares with iteratively reweighted FIL: equal leakage for every individual.
 """ + _IRFIL_DOC.format(alpha_default="1e-3", extra_params=_LINEAR_EXTRA,
                         tol_param=_LINEAR_TOL, base="FILLinearRegression",
-                        dp_params=DP_PARAMS_DOC + TARGET_BOUND_DOC, dp_attrs=DP_ATTRS_DOC) + """
-    See Also
-    --------
-    FILLinearRegression : the unweighted estimator.
-
+                        dp_params=DP_PARAMS_LSQ_DOC, dp_attrs=DP_ATTRS_DOC) + """
     Examples
     --------
     >>> import numpy as np
@@ -372,10 +374,6 @@ IRFILLogisticRegression.__doc__ = (
 """ + _IRFIL_DOC.format(alpha_default="1e-3", extra_params=_LOGISTIC_EXTRA,
                         tol_param=_LOGISTIC_TOL, base="FILLogisticRegression",
                         dp_params=DP_PARAMS_DOC, dp_attrs=DP_ATTRS_DOC) + """
-    See Also
-    --------
-    FILLogisticRegression : the unweighted estimator.
-
     Examples
     --------
     >>> import numpy as np

@@ -12,8 +12,7 @@ from ..utils._validation import validate_named
 from ..utils.fixes import Interval
 from ._base import (
     DP_ATTRS_DOC,
-    DP_PARAMS_DOC,
-    TARGET_BOUND_DOC,
+    DP_PARAMS_LSQ_DOC,
     THREAT_MODEL_DOC,
     BaseFILEstimator,
 )
@@ -55,12 +54,12 @@ class FILLinearRegression(RegressorMixin, BaseFILEstimator):
 {DP_ATTRS}    n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when ``X`` has string feature names.
-{THREAT_MODEL_DOC}
+
     See Also
     --------
-    FILLogisticRegression : the same for binary logistic regression.
-    IRFILLinearRegression : reweights examples to equalise their eta.
-
+    FILLogisticRegression : The same for binary logistic regression.
+    IRFILLinearRegression : Reweights examples to equalise their eta.
+{THREAT_MODEL_DOC}
     Examples
     --------
     >>> import numpy as np
@@ -76,7 +75,7 @@ class FILLinearRegression(RegressorMixin, BaseFILEstimator):
     >>> bool(reg.eta(rows=[0, 1]) >= reg.eta_[:2].max())   # a group leaks at least its worst member
     True
     """.replace("{THREAT_MODEL_DOC}", THREAT_MODEL_DOC).replace(
-        "{DP_PARAMS}", DP_PARAMS_DOC + TARGET_BOUND_DOC).replace("{DP_ATTRS}", DP_ATTRS_DOC)
+        "{DP_PARAMS}", DP_PARAMS_LSQ_DOC).replace("{DP_ATTRS}", DP_ATTRS_DOC)
 
     _loss = SQUARED
     _y_numeric = True
@@ -103,10 +102,12 @@ class FILLinearRegression(RegressorMixin, BaseFILEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix (CSR/CSC)} of shape (n_samples, n_features)
+            Samples to score, with the features the model was fitted on.
 
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            ``X @ coef_ + intercept_``, with the noise-perturbed parameters.
         """
         check_is_fitted(self)
         X = validate_named(self, X, dtype=np.float64, reset=False, accept_sparse=["csr", "csc"])

@@ -36,12 +36,17 @@ class NumericSparse:
     Parameters
     ----------
     epsilon : float > 0
+        Total privacy budget ``eps`` of the whole stream of queries.
     max_answers : int >= 1
         ``c``.
     threshold : float
         Public threshold ``T``.
     test_sensitivity : float > 0
+        Sensitivity ``D`` of every test value ``f_t``: the most one test value can move
+        between neighbouring data sets.
     answer_sensitivities : sequence of float > 0
+        Sensitivity ``D_k`` of each coordinate ``k`` of the answers ``g_t``; its length
+        is the number of answer coordinates.
     test_fraction : float in (0, 1), default=8/9
         Share of the budget spent on the threshold tests.
     random_state : None, int, RandomState or Generator, default=None
@@ -49,19 +54,27 @@ class NumericSparse:
         from fresh OS entropy (never numpy's global state), which a private release
         requires; a fixed seed makes the noise reproducible and the release non-private.
 
+    Attributes
+    ----------
+    n_answers_ : int
+        Number of positive answers released so far.
+    n_queries_ : int
+        Number of queries asked so far (answered or not).
+    halted_ : bool
+        True once ``max_answers`` positive answers were released.
+    epsilon_spent_ : float
+        ``eps`` once the first query is asked (the worst case is paid upfront).
+
     Raises
     ------
     ValueError, TypeError
         Non-finite, non-positive or non-numeric parameters (booleans and strings are
         refused), ``max_answers`` not an integer, ``test_fraction`` outside (0, 1).
 
-    Attributes
-    ----------
-    n_answers_ : int
-    n_queries_ : int
-    halted_ : bool
-    epsilon_spent_ : float
-        ``eps`` once the first query is asked (the worst case is paid upfront).
+    See Also
+    --------
+    sklearn_privacy.PrivateMulticalibrator : Private multicalibration, which spends its
+        budget through this mechanism.
 
     Examples
     --------

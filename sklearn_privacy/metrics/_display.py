@@ -105,6 +105,7 @@ class PrivacyUtilityDisplay:
         negate_leakage : bool, default=True
             Plot ``-score`` of the leakage (the library's leakage scorers are negated).
         ax : matplotlib Axes, default=None
+            Axes to draw on (None: a new figure).
 
         Returns
         -------
@@ -164,6 +165,7 @@ class PrivacyUtilityDisplay:
         Parameters
         ----------
         search : fitted search with ``cv_results_``
+            A fitted search (e.g. ``GridSearchCV``) whose ``cv_results_`` hold the scores.
         utility, leakage, param, negate_leakage, ax
             See :meth:`from_cv_results`.
 
@@ -221,6 +223,7 @@ class PrivacyUtilityDisplay:
         Parameters
         ----------
         ax : matplotlib Axes, default=None
+            Axes to draw on (None: a new figure).
         errorbars : bool, default=True
             Standard deviations over folds, when known.
         **kwargs

@@ -38,11 +38,14 @@ def multicalibration_error(y_true, y_prob, groups=None, *, n_bins=10, min_size=1
     Parameters
     ----------
     y_true : array-like of shape (n_samples,), values in {0, 1}
+        Observed binary labels.
     y_prob : array-like of shape (n_samples,), values in [0, 1]
+        Predicted probabilities of the positive class.
     groups : array-like or sparse matrix of bool or 0/1, shape (n_samples, n_groups), \
             default=None
         Membership matrix (None: the whole population only). NaN entries are refused.
     n_bins : int in [1, 2**53], default=10
+        Number of equal-width probability buckets on [0, 1].
     min_size : int >= 1, default=1
         Cells with fewer members are ignored.
     weighting : {"max", "size_weighted", "mean_group_ece", "per_group_ece"}, default="max"
@@ -56,6 +59,8 @@ def multicalibration_error(y_true, y_prob, groups=None, *, n_bins=10, min_size=1
     Returns
     -------
     error : float or ndarray of shape (n_groups,)
+        The error aggregated as ``weighting`` says; an array (one entry per group) only
+        for ``"per_group_ece"``. Lower is better, 0 is perfect multicalibration.
 
     Raises
     ------
@@ -68,7 +73,7 @@ def multicalibration_error(y_true, y_prob, groups=None, *, n_bins=10, min_size=1
 
     See Also
     --------
-    make_multicalibration_scorer : the same error as a scorer for model selection.
+    make_multicalibration_scorer : The same error as a scorer for model selection.
 
     Examples
     --------
@@ -223,6 +228,7 @@ def make_multicalibration_scorer(groups=(), *, n_bins=10, min_size=1, weighting=
         (column position or name, tuple of those or of predicates, callable or
         :class:`~sklearn_privacy.multicalibration.Group`).
     n_bins : int in [1, 2**53], default=10
+        Number of equal-width probability buckets on [0, 1].
     min_size : int, default=1
         Cells with fewer members in the scored rows are ignored.
     weighting : {"max", "size_weighted", "mean_group_ece"}, default="max"
@@ -231,6 +237,8 @@ def make_multicalibration_scorer(groups=(), *, n_bins=10, min_size=1, weighting=
     Returns
     -------
     scorer : callable
+        ``scorer(estimator, X, y, sensitive_features=None)`` returning the negated
+        :func:`multicalibration_error` of ``estimator.predict_proba(X)[:, 1]``.
 
     Examples
     --------

@@ -72,7 +72,9 @@ class MulticalibrationDisplay:
         ``cells[stage][g]`` holds arrays ``bucket``, ``predicted``, ``observed``,
         ``size`` (stage "before" and/or "after").
     group_names : list of str
+        Readable name of each group (None: built from the groups).
     n_bins : int
+        Number of equal-width probability buckets on [0, 1].
 
     Attributes
     ----------
@@ -114,12 +116,15 @@ class MulticalibrationDisplay:
         y_prob_before : array-like of shape (n_samples,), default=None
             Probabilities before post-processing (drawn dashed with open markers).
         group_names : sequence of str, default=None
+            Readable name of each group (None: built from the groups).
         n_bins : int, default=10
+            Number of equal-width probability buckets on [0, 1].
         min_size : int, default=1
             Cells with fewer members are not drawn.
         show_groups : sequence of int or str, default=None
             Groups to draw (positions or names; default: all).
         ax : matplotlib Axes, default=None
+            Axes to draw on (None: a new figure).
 
         Returns
         -------
@@ -225,6 +230,7 @@ class MulticalibrationDisplay:
         Parameters
         ----------
         ax : matplotlib Axes, default=None
+            Axes to draw on (None: a new figure).
         show_groups : sequence of int or str, default=None
             Groups to draw (default: all).
         max_marker_size : float, default=200.0

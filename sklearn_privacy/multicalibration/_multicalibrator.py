@@ -63,6 +63,106 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     ``estimator=sklearn.frozen.FrozenEstimator(model)``: it is used as is (never refitted,
     also after ``clone`` in ``GridSearchCV``), which the private guarantee requires.
 
+    Parameters
+    ----------
+    estimator : classifier with ``predict_proba``, default=None
+        Binary base classifier (``None``: :class:`~sklearn.linear_model.LogisticRegression`),
+        fitted on the calibration data, or a :class:`sklearn.frozen.FrozenEstimator` of a
+        fitted model, used as is.
+    groups : sequence, default=()
+        Group specifications: a binary column (position or DataFrame column name), a
+        tuple of columns and/or predicates (their conjunction), a callable
+        ``data -> bool mask`` (e.g. :class:`~sklearn_privacy.multicalibration.ColumnPredicate`
+        such as ``ColumnPredicate("race", "==", "Black")``) or a
+        :class:`~sklearn_privacy.multicalibration.Group` (see
+        :func:`~sklearn_privacy.multicalibration.conjunction_groups`). Evaluated on
+        ``sensitive_features`` when given, else on ``X``.
+    alpha : float in (0, 1), default=0.1
+        Target error: a cell is updated while its mean residual exceeds ``alpha`` in
+        absolute value (with NumericSparse, while its noisy residual sum exceeds the
+        threshold).
+    n_bins : int in [1, 2**53], default=10
+        Under NumericSparse, ``(len(groups) + 1) * n_bins`` may not exceed 100,000.
+    mechanism : {None, "numeric_sparse", "input_perturbation"}, default=None
+        How the calibration data are protected (see the Notes): not at all, by the
+        NumericSparse oracle (``(epsilon, 0)``-DP with respect to the calibration rows,
+        provided the base model was not trained or selected on them), or by Gaussian
+        noise on the features (no guarantee claimed).
+    epsilon : float, default=1.0
+        Privacy budget of the mechanism; ignored when ``mechanism=None``.
+    delta : float, default=1e-3
+        Only for input perturbation.
+    max_updates : int or None, default=None
+        NumericSparse's ``c``. None: the paper's Figure 1 choice
+        :math:`\\sqrt{m\\epsilon}/\\sqrt{\\ln(|C|/\\beta) + \\ln|C|}` with beta = 0.05,
+        :math:`|C|` the number of cells, at least 1.
+    min_cell_size : int or None, default=None
+        ``m``. None: 20 without privacy; Theorem 2's :math:`\\ln|C| / (\\alpha^2\\epsilon)`
+        with NumericSparse.
+    threshold : float or None, default=None
+        NumericSparse's public threshold on the residual sum (None: ``alpha * m``).
+    max_rounds : int, default=100
+        Maximum passes over the cells.
+    clip_proba : float in [0, 0.5), default=0.0
+        Every prediction -- the base model's, and each one after an update -- is
+        projected onto ``[clip_proba, 1 - clip_proba]`` instead of [0, 1]. With 0 an update
+        that overshoots sets predictions to exactly 0 or 1, and each such row whose label
+        disagrees costs an unbounded log-loss (34.5 nats under scikit-learn's
+        ``log_loss`` clipping); a small positive value (e.g. 0.01) avoids that without
+        changing the stopping rule: at convergence every cell with at least
+        ``min_cell_size`` members still has ``|mean(y - p)| <= alpha``, and for
+        ``clip_proba < alpha`` each update still lowers the squared error on the
+        calibration data by at least ``size * (alpha**2 - clip_proba**2)``, so the loop
+        terminates. A public constant: it does not change the privacy accounting.
+        See the Notes on the `multicalibration` package's final mapping.
+    prefit : bool, default="deprecated"
+        Use ``estimator`` as fitted. Deprecated: it breaks in ``clone``/``GridSearchCV``
+        (the clone is unfitted); pass ``FrozenEstimator(estimator)`` instead. Setting it
+        emits a FutureWarning; it keeps working until its removal.
+    random_state : None, int, RandomState or Generator, default=None
+        Noise source, see :func:`~sklearn_privacy.utils.noise_generator` (``None``: fresh
+        OS entropy, never numpy's global state; required for a private release).
+    verbose : int, default=0
+        With 1 or more, one line per pass over the cells: the pass number, the number of
+        updates and, without privacy, the largest cell error met during the pass (under
+        NumericSparse the number of noisy answers left instead: the cell errors are not
+        computed, that would read the data outside the budget).
+
+    Attributes
+    ----------
+    estimator_ : the fitted base classifier
+    classes_ : ndarray of shape (2,)
+    groups_ : list of Group (``groups_[0]`` is the whole population)
+    updates_ : list of (group index, bucket, shift)
+    n_updates_ : int
+    n_queries_ : int
+    n_rounds_ : int
+    epsilon_spent_ : float
+        Privacy budget of the whole fit (``inf`` when no guarantee holds: no mechanism,
+        input perturbation, or a base model fitted on the calibration data).
+    delta_spent_ : float
+    min_cell_size_ : int
+    max_updates_ : int or None
+    history_ : list of dict
+        Per pass over the cells: ``round``, ``n_updates`` and (without privacy)
+        ``max_cell_error_seen``, the largest cell error met during the pass.
+    feature_noise_std_ : float
+        Input perturbation only.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when ``X`` has string column names.
+    sensitive_features_in_ : dict or None
+        ``{"n_columns": k, "names": [...] or None}`` when fitted with
+        ``sensitive_features``; None otherwise.
+
+    See Also
+    --------
+    sklearn_privacy.metrics.multicalibration_error : The error this estimator reduces.
+    sklearn_privacy.mechanisms.NumericSparse : The mechanism behind
+        ``mechanism="numeric_sparse"``.
+    sklearn.calibration.CalibratedClassifierCV : Calibration of the whole population
+        only, without privacy.
+
     Notes
     -----
     **Mechanisms.** ``mechanism=None`` (no privacy): a cell with at least
@@ -151,90 +251,6 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     reports the noise used (``c = 8``, ``G = 1``, ``T = 1500``, the paper's settings). It
     needs numeric features (an array, a sparse matrix is refused, or a numeric
     DataFrame, passed on as a DataFrame with the same columns).
-
-    Parameters
-    ----------
-    estimator : classifier with ``predict_proba``, default=None
-        Binary base classifier (``None``: :class:`~sklearn.linear_model.LogisticRegression`),
-        fitted on the calibration data, or a :class:`sklearn.frozen.FrozenEstimator` of a
-        fitted model, used as is.
-    groups : sequence, default=()
-        Group specifications: a binary column (position or DataFrame column name), a
-        tuple of columns and/or predicates (their conjunction), a callable
-        ``data -> bool mask`` (e.g. :class:`~sklearn_privacy.multicalibration.ColumnPredicate`
-        such as ``ColumnPredicate("race", "==", "Black")``) or a
-        :class:`~sklearn_privacy.multicalibration.Group` (see
-        :func:`~sklearn_privacy.multicalibration.conjunction_groups`). Evaluated on
-        ``sensitive_features`` when given, else on ``X``.
-    alpha : float in (0, 1), default=0.1
-    n_bins : int in [1, 2**53], default=10
-        Under NumericSparse, ``(len(groups) + 1) * n_bins`` may not exceed 100,000.
-    mechanism : {None, "numeric_sparse", "input_perturbation"}, default=None
-    epsilon : float, default=1.0
-    delta : float, default=1e-3
-        Only for input perturbation.
-    max_updates : int or None, default=None
-        NumericSparse's ``c``. None: the paper's Figure 1 choice
-        :math:`\\sqrt{m\\epsilon}/\\sqrt{\\ln(|C|/\\beta) + \\ln|C|}` with beta = 0.05,
-        :math:`|C|` the number of cells, at least 1.
-    min_cell_size : int or None, default=None
-        ``m``. None: 20 without privacy; Theorem 2's :math:`\\ln|C| / (\\alpha^2\\epsilon)`
-        with NumericSparse.
-    threshold : float or None, default=None
-        NumericSparse's public threshold on the residual sum (None: ``alpha * m``).
-    max_rounds : int, default=100
-        Maximum passes over the cells.
-    clip_proba : float in [0, 0.5), default=0.0
-        Every prediction -- the base model's, and each one after an update -- is
-        projected onto ``[clip_proba, 1 - clip_proba]`` instead of [0, 1]. With 0 an update
-        that overshoots sets predictions to exactly 0 or 1, and each such row whose label
-        disagrees costs an unbounded log-loss (34.5 nats under scikit-learn's
-        ``log_loss`` clipping); a small positive value (e.g. 0.01) avoids that without
-        changing the stopping rule: at convergence every cell with at least
-        ``min_cell_size`` members still has ``|mean(y - p)| <= alpha``, and for
-        ``clip_proba < alpha`` each update still lowers the squared error on the
-        calibration data by at least ``size * (alpha**2 - clip_proba**2)``, so the loop
-        terminates. A public constant: it does not change the privacy accounting.
-        See the Notes on the `multicalibration` package's final mapping.
-    prefit : bool, default="deprecated"
-        Use ``estimator`` as fitted. Deprecated: it breaks in ``clone``/``GridSearchCV``
-        (the clone is unfitted); pass ``FrozenEstimator(estimator)`` instead. Setting it
-        emits a FutureWarning; it keeps working until its removal.
-    random_state : None, int, RandomState or Generator, default=None
-        Noise source, see :func:`~sklearn_privacy.utils.noise_generator` (``None``: fresh
-        OS entropy, never numpy's global state; required for a private release).
-    verbose : int, default=0
-        With 1 or more, one line per pass over the cells: the pass number, the number of
-        updates and, without privacy, the largest cell error met during the pass (under
-        NumericSparse the number of noisy answers left instead: the cell errors are not
-        computed, that would read the data outside the budget).
-
-    Attributes
-    ----------
-    estimator_ : the fitted base classifier
-    classes_ : ndarray of shape (2,)
-    groups_ : list of Group (``groups_[0]`` is the whole population)
-    updates_ : list of (group index, bucket, shift)
-    n_updates_ : int
-    n_queries_ : int
-    n_rounds_ : int
-    epsilon_spent_ : float
-        Privacy budget of the whole fit (``inf`` when no guarantee holds: no mechanism,
-        input perturbation, or a base model fitted on the calibration data).
-    delta_spent_ : float
-    min_cell_size_ : int
-    max_updates_ : int or None
-    history_ : list of dict
-        Per pass over the cells: ``round``, ``n_updates`` and (without privacy)
-        ``max_cell_error_seen``, the largest cell error met during the pass.
-    feature_noise_std_ : float
-        Input perturbation only.
-    n_features_in_ : int
-    feature_names_in_ : ndarray of str
-        Only when ``X`` has string column names.
-    sensitive_features_in_ : dict or None
-        ``{"n_columns": k, "names": [...] or None}`` when fitted with
-        ``sensitive_features``; None otherwise.
 
     Examples
     --------
@@ -436,7 +452,8 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
 
         Returns
         -------
-        self : object
+        self : PrivateMulticalibrator
+            The fitted estimator.
 
         Raises
         ------
@@ -751,6 +768,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         Returns
         -------
         proba : ndarray of shape (n_samples, 2)
+            Probabilities of ``classes_[0]`` and ``classes_[1]``.
         """
         check_is_fitted(self)
         _check_2d(X)
@@ -762,12 +780,42 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X, *, sensitive_features=None):
-        """Class with probability above 1/2 (see :meth:`predict_proba`)."""
+        """Predict the class whose multicalibrated probability is above 1/2.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
+            Passed to the base estimator untouched.
+        sensitive_features : array-like or DataFrame, default=None
+            Required (same columns) if and only if the fit used them.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            ``classes_[1]`` where :meth:`predict_proba` gives it more than 1/2.
+        """
         p = self.predict_proba(X, sensitive_features=sensitive_features)[:, 1]
         return self.classes_[(p > 0.5).astype(int)]
 
     def score(self, X, y, sample_weight=None, *, sensitive_features=None):
-        """Accuracy of :meth:`predict` (with ``sensitive_features`` when fitted with them)."""
+        """Return the accuracy of :meth:`predict` on ``X`` against ``y``.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
+            Passed to the base estimator untouched.
+        y : array-like of shape (n_samples,)
+            True labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the samples in the accuracy.
+        sensitive_features : array-like or DataFrame, default=None
+            Required (same columns) if and only if the fit used them.
+
+        Returns
+        -------
+        score : float
+            Fraction (weighted by ``sample_weight``) of correctly predicted rows.
+        """
         return accuracy_score(y, self.predict(X, sensitive_features=sensitive_features),
                               sample_weight=sample_weight)
 

@@ -27,16 +27,32 @@ class GradientDescentLogisticRegression(ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     learning_rate : float, default=0.1
+        Step size of every gradient step (on the mean log loss, so it does not scale
+        with the number of samples).
     max_iter : int, default=1500
+        Number of gradient steps; there is no convergence test.
     fit_intercept : bool, default=False
+        Whether to fit an (unpenalised) intercept.
 
     Attributes
     ----------
     coef_ : ndarray of shape (1, n_features)
+        Coefficients of the log-odds of ``classes_[1]``.
     intercept_ : ndarray of shape (1,)
+        Intercept of the log-odds (0 when ``fit_intercept=False``).
     classes_ : ndarray of shape (2,)
+        The two class labels, sorted.
     n_iter_ : int
+        Number of steps taken (always ``max_iter``).
     n_features_in_ : int
+        Number of features seen during :meth:`fit`.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during :meth:`fit`, when ``X`` had string column names.
+
+    See Also
+    --------
+    sklearn.linear_model.LogisticRegression : Logistic regression solved to optimality.
+    sklearn_privacy.PrivateMulticalibrator : Post-processes such a base classifier.
 
     Examples
     --------
@@ -65,7 +81,27 @@ class GradientDescentLogisticRegression(ClassifierMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
-        """Run gradient descent on the (weighted) mean log loss."""
+        """Run gradient descent on the (weighted) mean log loss.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data (standardise it: the step size is not adapted to its scale).
+        y : array-like of shape (n_samples,)
+            Binary target, exactly two classes.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights of the samples in the mean log loss (None: uniform).
+
+        Returns
+        -------
+        self : GradientDescentLogisticRegression
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            Fewer than 2 samples, not exactly 2 classes, or a diverging descent.
+        """
         X, y = validate_named(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         if X.shape[0] < 2:
@@ -100,17 +136,51 @@ class GradientDescentLogisticRegression(ClassifierMixin, BaseEstimator):
         return self
 
     def decision_function(self, X):
-        """Log-odds of ``classes_[1]``."""
+        """Compute the log-odds of ``classes_[1]``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Data to score.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,)
+            ``X @ coef_[0] + intercept_[0]``.
+        """
         check_is_fitted(self)
         X = validate_named(self, X, dtype=np.float64, reset=False)
         return X @ self.coef_[0] + self.intercept_[0]
 
     def predict_proba(self, X):
-        """Probabilities of both classes."""
+        """Compute the probabilities of both classes.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Data to score.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2)
+            Probabilities of ``classes_[0]`` and ``classes_[1]``; each column is computed
+            directly, not as one minus the other, so small probabilities stay accurate.
+        """
         z = self.decision_function(X)
         return np.column_stack([expit(-z), expit(z)])  # each side exact, no 1 - p
 
     def predict(self, X):
-        """Most probable class."""
+        """Predict the most probable class.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Data to classify.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            ``classes_[1]`` where the log-odds are positive, ``classes_[0]`` elsewhere.
+        """
         positive = self.decision_function(X) > 0
         return self.classes_[positive.astype(int)]

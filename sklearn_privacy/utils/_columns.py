@@ -15,13 +15,15 @@ def resolve_columns(columns, n_features: int, feature_names=None, *, label: bool
 
     Parameters
     ----------
-    columns : int, str, or 1-D array-like of int / str, or boolean mask
+    columns : int, str, 1-D array-like of int or str, or 1-D array-like of bool
         Column indices in ``0..n_features - 1`` (``n_features`` for the label when
         ``label=True``; negative indices are refused, they are ambiguous next to the label
         index) or names from ``feature_names`` (``"label"`` names the label when
         ``label=True``). A boolean mask must have length ``n_features`` (``+ 1`` with
         ``label``).
     n_features : int
+        Number of features of the fitted estimator; valid indices are
+        ``0..n_features - 1`` (plus ``n_features`` for the label when ``label=True``).
     feature_names : array-like of str or None
         ``feature_names_in_`` of the fitted estimator (None when it was fitted on an array
         without names; then names are refused with a message saying so).
@@ -30,10 +32,13 @@ def resolve_columns(columns, n_features: int, feature_names=None, *, label: bool
     param : str, default="columns"
         Parameter name used in error messages.
     allow_duplicates : bool, default=False
+        Whether a column may be selected more than once (kept, in order, when allowed;
+        a ValueError otherwise).
 
     Returns
     -------
     indices : ndarray of int64, shape (n_columns,)
+        The selected column indices, in the order of ``columns``.
 
     Raises
     ------

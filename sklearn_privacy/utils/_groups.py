@@ -169,6 +169,12 @@ def _check_item(item):
 class Group:
     """A subpopulation defined by a membership function of the data.
 
+    Groups are the subpopulations on which multicalibration is enforced and measured
+    (:class:`~sklearn_privacy.multicalibration.PrivateMulticalibrator`,
+    :func:`~sklearn_privacy.metrics.multicalibration_error`). A group is evaluated on the
+    data it is given, never stored with it, so one group object serves for training,
+    calibration and test data alike.
+
     Parameters
     ----------
     spec : int, str, tuple, callable or "all"
@@ -179,6 +185,12 @@ class Group:
         pickled). ``"all"``: every row (a column named ``"all"`` is written ``("all",)``).
     name : str, default=None
         Readable name (default: built from ``spec``).
+
+    See Also
+    --------
+    ColumnPredicate : Picklable predicate on one column, usable as (part of) a spec.
+    conjunction_groups : All conjunctions of items of different blocks.
+    membership_matrix : Membership of many groups at once.
 
     Examples
     --------
@@ -219,7 +231,18 @@ class Group:
         self.name = name
 
     def mask(self, X):
-        """Boolean membership of each row of ``X`` (array, sparse matrix or DataFrame)."""
+        """Boolean membership of each row of ``X``.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
+            Data to evaluate the group on; column names in the spec need a DataFrame.
+
+        Returns
+        -------
+        mask : ndarray of bool, shape (n_samples,)
+            True for the rows that belong to the group.
+        """
         return self._mask(as_2d_data(X), {})
 
     def _mask(self, X, cache):
@@ -254,11 +277,17 @@ class Group:
 class ColumnPredicate:
     """Picklable predicate on one column: ``X[column] <op> value``.
 
+    Use it inside a :class:`Group` spec to define groups by thresholds or categories of
+    raw columns without one-hot encoding them first. Unlike a lambda, it pickles (so
+    estimators holding such groups can be saved and sent to workers) and it treats
+    missing values consistently: a missing value belongs to no group.
+
     Parameters
     ----------
     column : int or str
         Column position (any data) or column name (a pandas DataFrame).
     op : {"<", "<=", ">", ">=", "==", "!="}
+        Comparison between the column's values and ``value``.
     value : float or str (or another scalar)
         A real number compares numerically with a numeric column; any other value (a
         category such as ``"Black"``) compares by equality (``"=="``/``"!="`` only) with
@@ -272,6 +301,11 @@ class ColumnPredicate:
         non-numeric column or a string ``value`` on a numeric column.
     ValueError
         Unknown ``op``, NaN ``value``, an ordering ``op`` with a non-numeric ``value``.
+
+    See Also
+    --------
+    Group : A subpopulation, defined by columns, predicates or their conjunction.
+    conjunction_groups : Expands a categorical column into one predicate per category.
 
     Examples
     --------
@@ -359,11 +393,14 @@ def membership_matrix(groups, X):
     Parameters
     ----------
     groups : non-empty sequence of Group or group specifications
+        The groups, as :class:`Group` objects or as specs accepted by :class:`Group`.
     X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
+        Data to evaluate the groups on.
 
     Returns
     -------
     M : ndarray of bool, shape (n_samples, n_groups)
+        ``M[i, j]`` is True when row ``i`` belongs to ``groups[j]``.
 
     Raises
     ------
@@ -424,6 +461,7 @@ def conjunction_groups(columns, max_order=2, names=None, *, X=None, min_size=1):
         column of ``X`` (its ``category`` dtype's categories, else its sorted distinct
         non-missing values), so ``X`` is then required.
     max_order : int >= 1, default=2
+        Maximum number of items in a conjunction (1: the items themselves).
     names : dict or sequence of str, default=None
         Readable names of integer columns (``names[j]`` for column ``j``); column names
         and predicates name themselves.
@@ -435,6 +473,7 @@ def conjunction_groups(columns, max_order=2, names=None, *, X=None, min_size=1):
     Returns
     -------
     groups : list of :class:`Group`
+        The single items first, then the conjunctions of increasing order.
 
     Raises
     ------

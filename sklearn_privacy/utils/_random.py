@@ -90,6 +90,7 @@ def child_seeds(rng, size: int) -> np.ndarray:
     Returns
     -------
     seeds : ndarray of int64, shape (size,)
+        Independent integer seeds, to pass as ``random_state`` of the sub-estimators.
 
     Examples
     --------

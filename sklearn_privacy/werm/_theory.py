@@ -71,6 +71,7 @@ def effective_sample_size(group_sizes, group_weights) -> float:
     Returns
     -------
     n_eff : float
+        The effective sample size, between ``min_g N_g`` and ``N = sum_g N_g``.
 
     Raises
     ------
@@ -111,6 +112,8 @@ def epsilon_ratio(w: float, n_train: int, n_reference: int) -> float:
     Returns
     -------
     ratio : float
+        ``eps_T / eps_R``: above 1 the training group leaks more than the reference
+        group, below 1 less; ``inf`` when ``w = 0``.
 
     Raises
     ------
@@ -151,12 +154,16 @@ def generalization_bound(vc_dim, delta, group_sizes, group_weights) -> float:
     vc_dim : float
         VC dimension of the hypothesis class (``n_features + 1`` for linear classifiers).
     delta : float in (0, 1)
+        Failure probability: the bound holds with probability at least ``1 - delta``
+        over the draw of the samples.
     group_sizes, group_weights : array-like
         As in :func:`effective_sample_size`.
 
     Returns
     -------
     bound : float
+        Upper bound on the excess risk (risk of the WERM minimiser minus the best risk
+        in the class), in units of the loss bounded in [0, 1].
 
     Raises
     ------
@@ -215,12 +222,14 @@ def weight_for_setting(setting, n_train, n_reference) -> float:
     Parameters
     ----------
     setting : {"public_reference", "equal_privacy", "high_reference_privacy"}
+        Which group must be protected, as described above.
     n_train, n_reference : float
         Positive, finite sizes of the training and reference groups.
 
     Returns
     -------
     w : float in [0, 1]
+        Weight of the reference group; the training group gets ``1 - w``.
 
     Raises
     ------

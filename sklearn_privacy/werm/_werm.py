@@ -144,6 +144,14 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Column names, when ``X`` is a DataFrame (which reaches the inner estimator as it
         is).
 
+    See Also
+    --------
+    sklearn_privacy.werm.weight_for_setting : The reference weight ``w`` for each of the
+        paper's privacy settings.
+    sklearn_privacy.werm.epsilon_ratio : Relative privacy of the two groups for a weight.
+    sklearn_privacy.attacks.make_werm_membership_scorer : Empirical membership leakage of
+        each group, for model selection.
+
     Notes
     -----
     **Guarantees.** WERM by itself adds no noise and gives no formal privacy guarantee.
@@ -400,6 +408,7 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             columns included), so a ``Pipeline`` with a ``ColumnTransformer`` can select
             columns by name.
         y : array-like of shape (n_samples,)
+            Target labels of the training and reference rows.
         sample_group : array-like of shape (n_samples,), default=None
             Data set of each row: 0 = training, 1 = reference (``False``/``True`` and
             ``"train"``/``"reference"`` are accepted too), or the keys of
@@ -416,7 +425,8 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        self : object
+        self : WERMClassifier
+            The fitted estimator (the inner one is ``estimator_``).
 
         Raises
         ------
@@ -486,7 +496,16 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self
 
     def get_metadata_routing(self):
-        """Route extra fit parameters to the inner estimator (``sample_weight`` is ours)."""
+        """Get the metadata routing of this estimator.
+
+        Extra ``fit`` parameters are routed to the inner estimator's ``fit``;
+        ``sample_weight`` is consumed here (multiplied into the WERM weights).
+
+        Returns
+        -------
+        routing : sklearn.utils.metadata_routing.MetadataRouter
+            The routing information of this estimator and of its inner estimator.
+        """
         router = MetadataRouter(owner=self.__class__.__name__).add_self_request(self)
         inner = self._validate_estimator()
         router.add(estimator=inner, method_mapping=MethodMapping().add(caller="fit",
@@ -499,24 +518,78 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self._validate_X(X, reset=False)
 
     def predict(self, X):
-        """Predict class labels with the inner estimator."""
+        """Predict class labels with the inner estimator.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            Data in the format the model was fitted on (a DataFrame reaches the inner
+            estimator as it is).
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            The inner estimator's predicted labels.
+        """
         X = self._inner_X(X)
         return self.estimator_.predict(X)
 
     @available_if(_estimator_has("predict_proba"))
     def predict_proba(self, X):
-        """Class probabilities of the inner estimator."""
+        """Predict class probabilities with the inner estimator.
+
+        Available when the inner estimator has ``predict_proba``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            Data in the format the model was fitted on (a DataFrame reaches the inner
+            estimator as it is).
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            The inner estimator's probabilities, columns in the order of ``classes_``.
+        """
         X = self._inner_X(X)
         return self.estimator_.predict_proba(X)
 
     @available_if(_estimator_has("predict_log_proba"))
     def predict_log_proba(self, X):
-        """Log class probabilities of the inner estimator."""
+        """Predict log class probabilities with the inner estimator.
+
+        Available when the inner estimator has ``predict_log_proba``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            Data in the format the model was fitted on (a DataFrame reaches the inner
+            estimator as it is).
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            The inner estimator's log-probabilities, columns in the order of ``classes_``.
+        """
         X = self._inner_X(X)
         return self.estimator_.predict_log_proba(X)
 
     @available_if(_estimator_has("decision_function"))
     def decision_function(self, X):
-        """Decision function of the inner estimator."""
+        """Compute the decision function of the inner estimator.
+
+        Available when the inner estimator has ``decision_function``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            Data in the format the model was fitted on (a DataFrame reaches the inner
+            estimator as it is).
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            The inner estimator's decision values (one column per class beyond binary).
+        """
         X = self._inner_X(X)
         return self.estimator_.decision_function(X)
