@@ -29,6 +29,15 @@ def load(rev=BEFORE):
     return module.largest_eigenvalue_rank2
 
 
+def load_or_none(rev=BEFORE):
+    """``load(rev)``, or None (with a note) outside a git checkout."""
+    try:
+        return load(rev)
+    except Exception as exc:  # not a git checkout, or git missing
+        print(f"# before: unavailable ({exc})")
+        return None
+
+
 @contextlib.contextmanager
 def patched(fn):
     original = engine_module.largest_eigenvalue_rank2

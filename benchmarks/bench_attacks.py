@@ -32,14 +32,14 @@ import warnings
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import clone
-from sklearn.decomposition import PCA
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from threadpoolctl import threadpool_limits
 
 from sklearn_privacy import FILLinearRegression, FILLogisticRegression
 from sklearn_privacy.attacks import candidate_minimisers, lira, membership_inference
-from sklearn_privacy.datasets import load_iwpc, load_mnist
+from sklearn_privacy.datasets import load_iwpc
+from sklearn_privacy.experiments import mnist_membership_split
 from sklearn_privacy.fil._engine import FILEngine
 
 
@@ -101,13 +101,7 @@ def _fit_rows(est, X, y, rows):
 
 
 def bench_lira(n_shadow, n_jobs, repeat):
-    d = load_mnist()
-    rng = np.random.RandomState(0)
-    idx = rng.permutation(len(d.target))[:2000]
-    X = PCA(100, random_state=0).fit_transform(d.data[idx])
-    y = d.target[idx]
-    members = np.zeros(len(y), bool)
-    members[rng.permutation(len(y))[:1000]] = True
+    X, y, members = mnist_membership_split(2000, 100)
     print()
     print("| target model | train / test acc. | population | n_shadow | n_jobs "
           "| shadow fits only s | LiRA s | LiRA / fits | LiRA AUC | LiRA TPR@1%FPR "

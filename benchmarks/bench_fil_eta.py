@@ -170,11 +170,7 @@ def headline(repeat):
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import _before
 
-    try:
-        old_solver = _before.load()
-    except Exception as exc:  # not a git checkout
-        print(f"# before: unavailable ({exc})")
-        old_solver = None
+    old_solver = _before.load_or_none()
     adult = load_adult(variant="fil")
     Xa = np.ascontiguousarray(adult.data, dtype=float)
     ya = adult.target.astype(float)

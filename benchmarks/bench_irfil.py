@@ -109,11 +109,7 @@ def main(argv=None):
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import _before
 
-    try:
-        old_solver = _before.load()
-    except Exception as exc:  # not a git checkout
-        print(f"# before: unavailable ({exc})")
-        old_solver = None
+    old_solver = _before.load_or_none()
     mnist = load_mnist01(n_components=20)
     adult = load_adult(variant="fil")
     cases = [

@@ -46,13 +46,9 @@ from sklearn.metrics import log_loss
 from sklearn.pipeline import make_pipeline
 
 from sklearn_privacy import PrivateMulticalibrator
-from sklearn_privacy.datasets import load_adult
+from sklearn_privacy.experiments import adult_multicalibration_data
 from sklearn_privacy.metrics import multicalibration_error
-from sklearn_privacy.multicalibration import (
-    GradientDescentLogisticRegression,
-    conjunction_groups,
-    membership_matrix,
-)
+from sklearn_privacy.multicalibration import GradientDescentLogisticRegression, membership_matrix
 
 
 def _bucket_mean_mapping(p_cal, p, n_bins=10):
@@ -91,18 +87,7 @@ def _timed(fn, repeat):
 
 
 def main(repeat=3, mcgrad=True):
-    tr, te = load_adult(), load_adult(subset="test")
-    mu, sd = tr.data.mean(0), tr.data.std(0)
-    sd[sd == 0] = 1
-    sens = tr.sensitive_columns
-    cols = sens["race"] + sens["sex"]
-    d = tr.data.shape[1]
-    Xtr = np.hstack([(tr.data - mu) / sd, tr.data[:, cols]])
-    Xte = np.hstack([(te.data - mu) / sd, te.data[:, cols]])
-    remap = {j: d + k for k, j in enumerate(cols)}
-    groups = conjunction_groups({"race": [remap[j] for j in sens["race"]],
-                                 "sex": [remap[j] for j in sens["sex"]]}, max_order=2)
-    ytr, yte = tr.target, te.target
+    Xtr, ytr, Xte, yte, groups, d = adult_multicalibration_data()
     print("| base | method | fit+predict s | end-to-end s | test acc | test BCE | "
           "test MC error | HKRR time / ours |")
     print("|---|---|---|---|---|---|---|---|")

@@ -41,6 +41,7 @@ __all__ = [
     "fit_mnist01_models",
     "inversion_curve",
     "iwpc_split",
+    "mnist_membership_split",
     "multicalibration_study",
     "raw_adult_model",
     "raw_adult_split",
@@ -476,3 +477,32 @@ def raw_data_audit(sigmas=RAW_ADULT_SIGMAS, *, random_state=0):
                                                random_state=random_state).advantage,
         })
     return out
+
+
+def mnist_membership_split(n_rows, n_components, *, seed=0):
+    """Rows of MNIST-5k on principal components, half of them marked as training members.
+
+    Used by the membership-inference tests and benchmarks: ``n_rows`` digits drawn at
+    random (seed ``seed``), projected on ``n_components`` principal components, and a
+    random half flagged as the members a target model is trained on.
+
+    Returns
+    -------
+    X : ndarray of shape (n_rows, n_components)
+    y : ndarray of shape (n_rows,)
+        Digit labels.
+    members : ndarray of bool, shape (n_rows,)
+        ``n_rows // 2`` True entries.
+    """
+    from sklearn.decomposition import PCA
+
+    from .datasets import load_mnist
+
+    d = load_mnist()
+    rng = np.random.RandomState(seed)
+    idx = rng.permutation(len(d.target))[:n_rows]
+    X = PCA(n_components, random_state=0).fit_transform(d.data[idx])
+    y = d.target[idx]
+    members = np.zeros(len(y), bool)
+    members[rng.permutation(len(y))[:n_rows // 2]] = True
+    return X, y, members

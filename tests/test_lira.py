@@ -12,18 +12,13 @@ from sklearn_privacy import FILLogisticRegression
 from sklearn_privacy.attacks import lira, membership_inference
 from sklearn_privacy.attacks._lira import _statistic
 from sklearn_privacy.datasets import load_mnist
+from sklearn_privacy.experiments import mnist_membership_split
 
 
 @pytest.fixture(scope="module")
 def mnist_overfit():
     """10-class MNIST on 30 principal components, 400 training rows, almost no penalty."""
-    d = load_mnist()
-    rng = np.random.RandomState(0)
-    idx = rng.permutation(len(d.target))[:800]
-    X = PCA(30, random_state=0).fit_transform(d.data[idx])
-    y = d.target[idx]
-    members = np.zeros(len(y), bool)
-    members[rng.permutation(len(y))[:400]] = True
+    X, y, members = mnist_membership_split(800, 30)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         clf = LogisticRegression(C=100, max_iter=500).fit(X[members], y[members])
@@ -181,13 +176,7 @@ def test_mlp_on_mnist_lira_and_threshold_attacks():
     """A one-hidden-layer MLP that interpolates 500 digits (about 30 s on 2 cores)."""
     from sklearn.neural_network import MLPClassifier
 
-    d = load_mnist()
-    rng = np.random.RandomState(0)
-    idx = rng.permutation(len(d.target))[:1000]
-    X = PCA(40, random_state=0).fit_transform(d.data[idx])
-    y = d.target[idx]
-    members = np.zeros(len(y), bool)
-    members[rng.permutation(len(y))[:500]] = True
+    X, y, members = mnist_membership_split(1000, 40)
     mlp = MLPClassifier((64,), alpha=1e-4, max_iter=300, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

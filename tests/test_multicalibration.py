@@ -175,10 +175,13 @@ def test_privacy_audit_on_neighbouring_calibration_sets(broken, monkeypatch):
     res = canary_audit(est, X, y, -1, X2[-1], y2[-1], statistic=_first_shift,
                        n_releases=500, random_state=0)
     assert res.claimed_epsilon == 1.0
+    assert res.claimed_delta == 0.0
     if broken:
         assert res.epsilon_lower_bound > 1.0    # the audit catches a mechanism that under-noises
+        assert res.violates_claim
     else:
         assert res.epsilon_lower_bound <= 1.0   # empirical privacy loss within the claimed epsilon
+        assert not res.violates_claim
 
 
 def test_input_perturbation_is_reported_honestly():
