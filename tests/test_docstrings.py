@@ -68,14 +68,6 @@ IGNORED_FOR_PROPERTIES = IGNORED_FOR_METHODS | {"PR02", "GL08"}
 # (sklearn_privacy/fil/_engine.py, sklearn_privacy/attacks/_audit.py). Their docstrings are
 # completed once those changes are merged; the list must then be emptied.
 SKIP_UNTIL_MERGED = {
-    "sklearn_privacy.fil.FILEngine",
-    "sklearn_privacy.fil.FILEngine.dense_rows",
-    "sklearn_privacy.fil.FILEngine.dense_columns",
-    "sklearn_privacy.fil.FILEngine.per_example_sq_norms",
-    "sklearn_privacy.fil.FILEngine.group_gram",
-    "sklearn_privacy.fil.FILEngine.group_sq_norm",
-    "sklearn_privacy.fil.FILEngine.jacobian_columns",
-    "sklearn_privacy.fil.FILEngine.fim",
     "sklearn_privacy.attacks.CanaryAuditResult",
     "sklearn_privacy.attacks.EpsilonLowerBoundResult",
     "sklearn_privacy.attacks.canary_audit",
@@ -86,15 +78,6 @@ SKIP_UNTIL_MERGED = {
 # completed): attack functions, attack result classes and three displays.
 # Each entry is a known gap, not an exemption: complete the docstring and delete the name.
 TO_COMPLETE = {
-    "sklearn_privacy.MembershipROCDisplay",
-    "sklearn_privacy.MembershipROCDisplay.plot",
-    "sklearn_privacy.MulticalibrationDisplay",
-    "sklearn_privacy.MulticalibrationDisplay.from_estimator",
-    "sklearn_privacy.MulticalibrationDisplay.plot",
-    "sklearn_privacy.PrivacyUtilityDisplay",
-    "sklearn_privacy.PrivacyUtilityDisplay.from_cross_validate",
-    "sklearn_privacy.PrivacyUtilityDisplay.from_estimator",
-    "sklearn_privacy.PrivacyUtilityDisplay.plot",
     "sklearn_privacy.attacks.AttributeInversionResult",
     "sklearn_privacy.attacks.AttributeInversionResult.from_predictions",
     "sklearn_privacy.attacks.LiRAResult",

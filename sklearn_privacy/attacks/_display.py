@@ -47,8 +47,11 @@ class MembershipROCDisplay:
 
     Parameters
     ----------
-    fpr, tpr : ndarray
-        ROC points.
+    fpr : ndarray of shape (n_thresholds,)
+        False positive rates of the ROC points (fraction of non-members flagged),
+        increasing.
+    tpr : ndarray of shape (n_thresholds,)
+        True positive rates of the ROC points (fraction of members found).
     roc_auc : float or None, default=None
         Area under the ROC curve.
     tpr_at_fpr : dict of float -> float or None, default=None
@@ -59,9 +62,21 @@ class MembershipROCDisplay:
     Attributes
     ----------
     line_ : Line2D
+        The ROC curve.
     chance_level_ : Line2D or None
+        The chance line TPR = FPR, or None when it is not drawn.
     ax_ : matplotlib Axes
+        Axes with the curve.
     figure_ : matplotlib Figure
+        Figure containing the axes.
+
+    See Also
+    --------
+    sklearn_privacy.attacks.membership_inference : Membership attack whose result is shown.
+    sklearn_privacy.attacks.lira : Likelihood-ratio membership attack.
+    sklearn_privacy.attacks.evaluate_scores : Membership result from member and
+        non-member scores.
+    sklearn.metrics.RocCurveDisplay : ROC curve of a classifier (linear axes).
 
     Examples
     --------
@@ -106,6 +121,7 @@ class MembershipROCDisplay:
         Returns
         -------
         display : MembershipROCDisplay
+            The display, with the curve drawn.
 
         Raises
         ------
@@ -155,6 +171,7 @@ class MembershipROCDisplay:
         Returns
         -------
         display : MembershipROCDisplay
+            The display, with the curve drawn.
         """
         if not isinstance(result, MembershipInferenceResult):
             raise TypeError("result must be a MembershipInferenceResult (or LiRAResult) "
@@ -222,6 +239,8 @@ class MembershipROCDisplay:
         Returns
         -------
         display : MembershipROCDisplay
+            The display itself, with ``line_``, ``chance_level_``, ``ax_`` and
+            ``figure_`` set.
         """
         ax, fig = get_axes(ax, f"{type(self).__name__}.plot")
         name = self.name if name is None else name

@@ -72,10 +72,32 @@ def _chunk_rows(n, p, budget_bytes=32_000_000):
 class FILEngine:
     """Fisher information loss of every subset of a training set (audit state).
 
-    Holds a private copy of the training data, the exact minimiser and the factorised
-    Hessian; it is the part of a fitted FIL estimator that must never be released. The
-    data are frozen at construction: changing the caller's arrays afterwards changes
-    nothing here.
+    The internal audit engine of a fitted FIL estimator
+    (:class:`~sklearn_privacy.FILLinearRegression`,
+    :class:`~sklearn_privacy.FILLogisticRegression` and the IRFIL estimators), returned
+    by ``est._audit_engine()``; the estimators' ``eta_``, ``eta``,
+    ``fisher_information`` and ``sigma_for_eta`` are computed by it, and the attacks
+    read the training rows through it. It holds a private copy of the training data,
+    the exact minimiser and the factorised Hessian: it is the part of a fitted FIL
+    estimator that must never be released, and it is never pickled (a loaded estimator
+    has no engine and cannot be audited). The data are frozen at construction: changing
+    the caller's arrays afterwards changes nothing here.
+
+    Its methods work with the Jacobian ``J_i`` (``p x (d + 1)``) of the exact minimiser
+    ``theta`` with respect to the data values ``(x_i, y_i)`` of example ``i``::
+
+        J_i = -omega_i H^{-1} [ l''_i x~_i w^T + l'_i E ,  (dl'/dy)_i x~_i ],  E = [I_d; 0]
+
+    where ``x~_i`` is row ``i`` augmented with a 1 when ``fit_intercept``, ``w`` the
+    first ``d`` entries of ``theta``, ``H`` the Hessian of the weighted, penalised
+    objective at ``theta``, ``omega_i`` the sample weight and ``l'``, ``l''``,
+    ``dl'/dy`` the loss derivatives at ``(x~_i^T theta, y_i)``. ``J_i[:, C]`` keeps the
+    columns ``C`` (features ``0..d-1``, ``d`` for the label) and ``J_S`` stacks the
+    ``J_i[:, C]`` of the rows of a set side by side. The quantities returned are
+    *unscaled*: with released parameters ``theta + N(0, sigma^2 I)`` the per-example
+    Fisher information loss is ``eta_i = ||J_i||_2 / sigma``, the loss of a set is
+    ``eta_S = ||J_S||_2 / sigma`` and its Fisher information matrix is
+    ``J_S^T J_S / sigma^2``.
 
     Parameters
     ----------
@@ -86,11 +108,17 @@ class FILEngine:
     theta : ndarray of shape (p,)
         Exact minimiser (coefficients, then the intercept when ``fit_intercept``).
     loss : GLMLoss
+        Loss of the model (squared loss for the linear regressions, logistic loss for
+        the logistic regressions); its derivatives ``l'``, ``l''`` and ``dl'/dy`` at
+        ``theta`` enter every Jacobian.
     alpha : float
         L2 penalty (the FIL paper's lambda); the penalty is ``n alpha / 2 ||w||^2`` with
         ``n`` the total sample weight.
     fit_intercept : bool
+        Whether ``theta`` ends with an unpenalised intercept (then ``p = d + 1`` and the
+        rows are augmented with a column of ones; else ``p = d``).
     sample_weight : ndarray of shape (n,)
+        Weight ``omega_i`` of each example in the objective; it scales ``J_i``.
     copy : bool, default=True
         Copy ``X``. Pass False only when ``X`` is already private to the engine (the
         estimators copy once, at fit, and only when validation did not copy already).
@@ -102,11 +130,42 @@ class FILEngine:
 
     Attributes
     ----------
+    n, d, p : int
+        Number of training rows, of features and of parameters.
+    theta : ndarray of shape (p,)
+        The exact (noise-free) minimiser.
+    H : ndarray of shape (p, p)
+        Hessian of the weighted, penalised objective at ``theta``.
+    H_inv : ndarray of shape (p, p)
+        Its inverse.
     cond : float
         Estimated condition number of the (equilibrated) Hessian.
     eta_error_bound : float
         ``100 * cond * eps``: bound on the relative error of the per-example eta observed
         in the measurements behind ``COND_WARN``.
+
+    See Also
+    --------
+    sklearn_privacy.fil.eta : Fisher information loss of a fitted estimator or pipeline.
+    sklearn_privacy.fil.fisher_information : Its Fisher information matrix.
+    sklearn_privacy.FILLinearRegression : A FIL estimator that builds this engine at fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_privacy import FILLinearRegression
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.normal(size=(50, 3)); y = X @ [1.0, -2.0, 0.5] + 0.1 * rng.normal(size=50)
+    >>> reg = FILLinearRegression(sigma=0.5, random_state=0).fit(X, y)
+    >>> engine = reg._audit_engine()
+    >>> engine.n, engine.d, engine.p
+    (50, 3, 4)
+    >>> bool(np.allclose(np.sqrt(engine.per_example_sq_norms()) / 0.5, reg.eta_))
+    True
+    >>> bool(np.isclose(np.sqrt(engine.group_sq_norm([0, 1])) / 0.5, reg.eta(rows=[0, 1])))
+    True
+    >>> engine.fim([0, 1], [0, 3], sigma=0.5).shape   # feature 0 and the label of 2 rows
+    (4, 4)
     """
 
     def __init__(self, X, y, theta, *, loss, alpha, fit_intercept, sample_weight,
@@ -163,9 +222,24 @@ class FILEngine:
         """Training rows ``idx`` as a dense float array of shape (len(idx), d) (a copy).
 
         The one way for code outside the engine (the attacks) to read training rows:
-        it works whatever the engine stores internally (dense or CSR). ``idx`` is read
-        as by :meth:`_rows` (order kept, duplicates allowed, negative indices from the
-        end).
+        it works whatever the engine stores internally (dense or CSR).
+
+        Parameters
+        ----------
+        idx : None, int, array-like of int or array-like of bool
+            Training rows: ``None`` for every row, integer indices (order kept,
+            duplicates allowed, negative indices count from the end) or a boolean mask
+            of length ``n``.
+
+        Returns
+        -------
+        rows : ndarray of shape (n_rows, d)
+            A float64 copy of the selected rows of ``X`` (without the intercept column).
+
+        Raises
+        ------
+        ValueError
+            An index out of range, a non-integer index or a mask of the wrong length.
         """
         rows = self._rows(idx)
         if sp.issparse(self.X):
@@ -173,7 +247,23 @@ class FILEngine:
         return np.array(self.X[rows], dtype=np.float64)
 
     def dense_columns(self, cols) -> np.ndarray:
-        """Training columns ``cols`` (feature indices, order kept) as a dense (n, k) array."""
+        """Training columns ``cols`` (feature indices, order kept) as a dense (n, k) array.
+
+        Parameters
+        ----------
+        cols : int or array-like of int
+            Feature indices in ``0..d-1`` (order kept; no label, no negative indices).
+
+        Returns
+        -------
+        columns : ndarray of shape (n, k)
+            A float64 copy of the selected columns of ``X``, ``k = len(cols)``.
+
+        Raises
+        ------
+        ValueError
+            ``cols`` is not a 1-D sequence of integers, or an index is out of range.
+        """
         cols = np.atleast_1d(np.asarray(cols))
         if cols.ndim != 1 or not (cols.size == 0 or np.issubdtype(cols.dtype, np.integer)):
             raise ValueError(f"cols must be a 1-D sequence of feature indices; got {cols!r}.")
@@ -293,7 +383,35 @@ class FILEngine:
 
     # ------------------------------------------------------------------ per example
     def per_example_sq_norms(self, columns=None, *, constrained=False, rows=None):
-        """``||J_i[:, C]||_2^2`` for the rows (unscaled by sigma)."""
+        """``||J_i[:, C]||_2^2`` for the rows (unscaled by sigma).
+
+        The squared spectral norm of each example's Jacobian restricted to the columns,
+        i.e. the largest eigenvalue of ``J_i[:, C]^T J_i[:, C]``; the per-example eta is
+        its square root divided by ``sigma``.
+
+        Parameters
+        ----------
+        columns : None, int, array-like of int or array-like of bool, default=None
+            Columns ``C`` of the data values: feature indices ``0..d-1`` and ``d`` for
+            the label (no negative indices, no duplicates), or a boolean mask of length
+            ``d + 1`` (last entry: the label). ``None``: every feature and the label.
+            Feature names are resolved by the estimators, not here.
+        constrained : bool, default=False
+            For a one-hot attribute given as ``columns`` (at least two columns): keep
+            only the changes of those values that leave their sum fixed, i.e. replace
+            ``J_i[:, C]`` by ``J_i[:, C] Q`` with ``Q`` an orthonormal basis of the
+            vectors summing to zero.
+        rows : None, int, array-like of int or array-like of bool, default=None
+            Training rows: ``None`` for every row, integer indices (order kept,
+            duplicates allowed, negative indices count from the end) or a boolean mask
+            of length ``n``.
+
+        Returns
+        -------
+        sq_norms : ndarray of shape (n_rows,)
+            ``||J_i[:, C]||_2^2`` (or ``||J_i[:, C] Q||_2^2`` when ``constrained``) for
+            each entry of ``rows``, in that order.
+        """
         feats, has_label, _ = self._columns(columns)
         idx = self._rows(rows)
         k = feats.size + int(has_label)
@@ -366,7 +484,36 @@ class FILEngine:
 
     # ------------------------------------------------------------------ groups
     def group_gram(self, rows=None, columns=None, *, constrained=False):
-        """``J_S J_S^T = sum_{i in rows} J_i[:, C] J_i[:, C]^T`` (p x p), structured."""
+        """``J_S J_S^T = sum_{i in rows} J_i[:, C] J_i[:, C]^T`` (p x p), structured.
+
+        Computed from the closed form of the Jacobians without forming them (one pass
+        over the rows in chunks).
+
+        Parameters
+        ----------
+        rows : None, int, array-like of int or array-like of bool, default=None
+            Training rows of the set ``S``: ``None`` for every row, integer indices
+            (negative indices count from the end) or a boolean mask of length ``n``.
+            Duplicates and an empty selection are refused.
+        columns : None, int, array-like of int or array-like of bool, default=None
+            Columns ``C`` of the data values: feature indices ``0..d-1`` and ``d`` for
+            the label (no negative indices, no duplicates), or a boolean mask of length
+            ``d + 1`` (last entry: the label). ``None``: every feature and the label.
+            Feature names are resolved by the estimators, not here.
+        constrained : bool, default=False
+            For a one-hot attribute given as ``columns`` (at least two columns): keep
+            only the changes of those values that leave their sum fixed, i.e. replace
+            ``J_i[:, C]`` by ``J_i[:, C] Q`` with ``Q`` an orthonormal basis of the
+            vectors summing to zero.
+            Each term is then ``J_i[:, C] (I - 1 1^T / k) J_i[:, C]^T`` with ``k`` the
+            number of columns.
+
+        Returns
+        -------
+        gram : ndarray of shape (p, p)
+            The symmetric positive semi-definite matrix ``J_S J_S^T`` (unscaled by
+            sigma); its largest eigenvalue is ``||J_S||_2^2``.
+        """
         feats, has_label, _ = self._columns(columns)
         idx = self._rows(rows, unique=True)
         st = self._subset_structure(feats, has_label)
@@ -399,7 +546,33 @@ class FILEngine:
         return 0.5 * (G + G.T)
 
     def group_sq_norm(self, rows=None, columns=None, *, constrained=False):
-        """``||J_S||_2^2`` of the data values ``rows x columns``."""
+        """``||J_S||_2^2`` of the data values ``rows x columns``.
+
+        The largest eigenvalue of :meth:`group_gram`; the eta of the set is its square
+        root divided by ``sigma``.
+
+        Parameters
+        ----------
+        rows : None, int, array-like of int or array-like of bool, default=None
+            Training rows of the set ``S``: ``None`` for every row, integer indices
+            (negative indices count from the end) or a boolean mask of length ``n``.
+            Duplicates and an empty selection are refused.
+        columns : None, int, array-like of int or array-like of bool, default=None
+            Columns ``C`` of the data values: feature indices ``0..d-1`` and ``d`` for
+            the label (no negative indices, no duplicates), or a boolean mask of length
+            ``d + 1`` (last entry: the label). ``None``: every feature and the label.
+            Feature names are resolved by the estimators, not here.
+        constrained : bool, default=False
+            For a one-hot attribute given as ``columns`` (at least two columns): keep
+            only the changes of those values that leave their sum fixed, i.e. replace
+            ``J_i[:, C]`` by ``J_i[:, C] Q`` with ``Q`` an orthonormal basis of the
+            vectors summing to zero.
+
+        Returns
+        -------
+        sq_norm : float
+            ``||J_S||_2^2`` (unscaled by sigma), non-negative.
+        """
         G = self.group_gram(rows, columns, constrained=constrained)
         return float(max(linalg.eigvalsh(G, subset_by_index=[self.p - 1, self.p - 1])[0], 0.0))
 
@@ -408,7 +581,25 @@ class FILEngine:
         """Dense ``J_i[:, C]`` for the given rows: ndarray (m, p, |C|).
 
         Columns: ``feats`` in the order given, then the label (or the label at
-        ``label_position`` among the columns).
+        ``label_position`` among the columns). The inputs are not validated.
+
+        Parameters
+        ----------
+        rows : ndarray of int or slice
+            Training rows (non-negative indices in ``0..n-1``), ``m`` of them.
+        feats : ndarray of int
+            Feature indices in ``0..d-1``.
+        has_label : bool
+            Whether the label column ``-omega_i (dl'/dy)_i H^{-1} x~_i`` is included.
+        label_position : int or None, default=None
+            Position of the label column among the ``|C|`` columns (``None``: last).
+            Used only when ``has_label``.
+
+        Returns
+        -------
+        jacobians : ndarray of shape (m, p, |C|)
+            ``J_i[:, C]`` of each row, ``|C| = len(feats) + has_label``; column ``j`` of
+            a feature is ``-omega_i H^{-1} (l''_i w_j x~_i + l'_i e_j)``.
         """
         A = self._aug_rows(rows) @ self.H_inv
         B = self.H_inv[:, feats]
@@ -433,6 +624,37 @@ class FILEngine:
         divided by ``sigma`` twice (never by ``sigma**2``), so a tiny or huge ``sigma``
         fails only when the FIM itself is not representable -- then a ValueError names
         sigma.
+
+        Parameters
+        ----------
+        rows : None, int, array-like of int or array-like of bool, default=None
+            Training rows of the set ``S``: ``None`` for every row, integer indices
+            (negative indices count from the end) or a boolean mask of length ``n``.
+            Duplicates and an empty selection are refused.
+        columns : None, int, array-like of int or array-like of bool, default=None
+            Columns ``C`` of the data values: feature indices ``0..d-1`` and ``d`` for
+            the label (no negative indices, no duplicates), or a boolean mask of length
+            ``d + 1`` (last entry: the label). ``None``: every feature and the label.
+            Feature names are resolved by the estimators, not here.
+            The order of ``columns`` is kept in the ordering of the data values.
+        sigma : float
+            Standard deviation of the Gaussian output perturbation.
+        dense : bool or None, default=None
+            ``True``: a dense array (refused above 20000 data values); ``False``: a
+            matrix-free ``LinearOperator``; ``None``: dense up to 2048 data values.
+
+        Returns
+        -------
+        fim : ndarray or LinearOperator of shape (n_values, n_values)
+            ``J_S^T J_S / sigma^2``, symmetric positive semi-definite, with
+            ``n_values = n_rows * n_columns``.
+
+        Raises
+        ------
+        ValueError
+            Invalid or duplicate rows, invalid columns, a dense FIM of more than 20000
+            data values, or a ``sigma`` at which the FIM overflows or underflows
+            float64.
         """
         _, _, order = self._columns(columns)
         idx = self._rows(rows, unique=True)

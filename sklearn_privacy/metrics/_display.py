@@ -47,21 +47,43 @@ class PrivacyUtilityDisplay:
 
     Parameters
     ----------
-    leakage, utility : ndarray of shape (n_candidates,)
-        Plotted coordinates (already negated when ``negate_leakage``), in parameter order.
+    leakage : ndarray of shape (n_candidates,)
+        Leakage of each candidate, the x coordinates (already negated when
+        ``negate_leakage``), in parameter order.
+    utility : ndarray of shape (n_candidates,)
+        Utility of each candidate, the y coordinates, in parameter order.
     param_values : list
         Value of the searched parameter at each point.
-    leakage_std, utility_std : ndarray or None, default=None
-        Standard deviations over folds (error bars).
-    leakage_name, utility_name, param_name : str
+    leakage_std : ndarray of shape (n_candidates,) or None, default=None
+        Standard deviations of the leakage over folds (horizontal error bars).
+    utility_std : ndarray of shape (n_candidates,) or None, default=None
+        Standard deviations of the utility over folds (vertical error bars).
+    leakage_name : str, default="leakage"
+        Name of the leakage score (x axis label).
+    utility_name : str, default="utility"
+        Name of the utility score (y axis label).
+    param_name : str or None, default=None
+        Name of the searched parameter (label of the line and title; None: no title).
 
     Attributes
     ----------
     line_ : Line2D
+        The trade-off curve.
     errorbar_ : ErrorbarContainer or None
+        Error bars, or None when not drawn (no standard deviations, or
+        ``errorbars=False``).
     annotations_ : list of Annotation
+        Parameter value written next to each point.
     ax_ : matplotlib Axes
+        Axes with the curve.
     figure_ : matplotlib Figure
+        Figure containing the axes.
+
+    See Also
+    --------
+    sklearn_privacy.attacks.make_membership_scorer : Leakage scorer for the search.
+    sklearn_privacy.attacks.make_attribute_inversion_scorer : Another leakage scorer.
+    sklearn.model_selection.GridSearchCV : Search whose ``cv_results_`` are shown.
 
     Examples
     --------
@@ -97,8 +119,12 @@ class PrivacyUtilityDisplay:
         cv_results : dict
             ``search.cv_results_`` of a multi-metric search (``mean_test_<name>`` and
             ``params`` entries).
-        utility, leakage : str
-            Names of the utility and leakage scores (keys of the ``scoring`` dict).
+        utility : str
+            Name of the utility score (a key of the ``scoring`` dict), plotted on the y
+            axis.
+        leakage : str
+            Name of the leakage score (a key of the ``scoring`` dict), plotted on the x
+            axis.
         param : str, default=None
             Searched parameter labelling the points (e.g. ``"sigma"``,
             ``"estimator__w"``). Default: the only parameter that varies.
@@ -110,6 +136,7 @@ class PrivacyUtilityDisplay:
         Returns
         -------
         display : PrivacyUtilityDisplay
+            The display, with the curve drawn.
 
         Raises
         ------
@@ -166,12 +193,24 @@ class PrivacyUtilityDisplay:
         ----------
         search : fitted search with ``cv_results_``
             A fitted search (e.g. ``GridSearchCV``) whose ``cv_results_`` hold the scores.
-        utility, leakage, param, negate_leakage, ax
-            See :meth:`from_cv_results`.
+        utility : str
+            Name of the utility score (a key of the search's ``scoring`` dict), plotted
+            on the y axis.
+        leakage : str
+            Name of the leakage score (a key of the search's ``scoring`` dict), plotted
+            on the x axis.
+        param : str, default=None
+            Searched parameter labelling the points (e.g. ``"sigma"``). Default: the
+            only parameter that varies.
+        negate_leakage : bool, default=True
+            Plot ``-score`` of the leakage (the library's leakage scorers are negated).
+        ax : matplotlib Axes, default=None
+            Axes to draw on (None: a new figure).
 
         Returns
         -------
         display : PrivacyUtilityDisplay
+            The display, with the curve drawn.
         """
         cv_results = getattr(search, "cv_results_", None)
         if cv_results is None:
@@ -190,15 +229,22 @@ class PrivacyUtilityDisplay:
         results : dict of value -> dict
             ``{value: sklearn.model_selection.cross_validate(...)}``: each entry holds
             ``test_<utility>`` and ``test_<leakage>`` arrays (one score per fold).
-        utility, leakage : str
+        utility : str
+            Name of the utility score: each result holds ``test_<utility>``.
+        leakage : str
+            Name of the leakage score: each result holds ``test_<leakage>``.
         param : str, default="parameter"
-            Name of the parameter (axis annotation only).
-        negate_leakage, ax
-            See :meth:`from_cv_results`.
+            Name of the parameter (label of the line and title only).
+        negate_leakage : bool, default=True
+            Plot ``-score`` of the leakage (the library's leakage scorers are negated).
+        ax : matplotlib Axes, default=None
+            Axes to draw on (None: a new figure).
 
         Returns
         -------
         display : PrivacyUtilityDisplay
+            The display, with the mean over folds of each score drawn and their
+            standard deviations as error bars.
         """
         if not isinstance(results, dict) or not results:
             raise ValueError("results must be a non-empty dict {parameter value: "
@@ -232,6 +278,8 @@ class PrivacyUtilityDisplay:
         Returns
         -------
         display : PrivacyUtilityDisplay
+            The display itself, with ``line_``, ``errorbar_``, ``annotations_``, ``ax_``
+            and ``figure_`` set.
         """
         ax, fig = get_axes(ax, f"{type(self).__name__}.plot")
         kwargs.setdefault("marker", "o")

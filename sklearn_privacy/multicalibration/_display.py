@@ -72,17 +72,29 @@ class MulticalibrationDisplay:
         ``cells[stage][g]`` holds arrays ``bucket``, ``predicted``, ``observed``,
         ``size`` (stage "before" and/or "after").
     group_names : list of str
-        Readable name of each group (None: built from the groups).
+        Readable name of each group, in the order of the lists in ``cells``.
     n_bins : int
         Number of equal-width probability buckets on [0, 1].
 
     Attributes
     ----------
     lines_ : dict of (str, str) -> Line2D
-        Keyed by (group name, stage).
+        Line joining the cells of a group, keyed by (group name, stage).
     scatters_ : dict of (str, str) -> PathCollection
+        Markers of the cells (area proportional to the cell size), with the same keys.
+    diagonal_ : Line2D
+        The diagonal of perfect calibration.
     ax_ : matplotlib Axes
+        Axes with the diagram.
     figure_ : matplotlib Figure
+        Figure containing the axes.
+
+    See Also
+    --------
+    sklearn_privacy.PrivateMulticalibrator : Differentially private multicalibration.
+    sklearn_privacy.metrics.multicalibration_error : Worst calibration error over the
+        same cells.
+    sklearn.calibration.CalibrationDisplay : Calibration curve of the whole population.
 
     Examples
     --------
@@ -109,6 +121,7 @@ class MulticalibrationDisplay:
         Parameters
         ----------
         y_true : array-like of shape (n_samples,), values in {0, 1}
+            True labels (1: positive class).
         y_prob : array-like of shape (n_samples,)
             Probabilities of the positive class ("after").
         groups : array-like of bool of shape (n_samples, n_groups), default=None
@@ -129,6 +142,7 @@ class MulticalibrationDisplay:
         Returns
         -------
         display : MulticalibrationDisplay
+            The display, with the diagram drawn.
 
         Raises
         ------
@@ -177,12 +191,18 @@ class MulticalibrationDisplay:
             Their labels (``estimator.classes_``).
         sensitive_features : array-like or DataFrame, default=None
             Required if and only if the multicalibrator was fitted with them.
-        min_size, show_groups, ax
-            See :meth:`from_predictions`.
+        min_size : int, default=1
+            Cells with fewer members are not drawn.
+        show_groups : sequence of int or str, default=None
+            Groups to draw (positions in ``estimator.groups_`` or names; default: all).
+        ax : matplotlib Axes, default=None
+            Axes to draw on (None: a new figure).
 
         Returns
         -------
         display : MulticalibrationDisplay
+            The display, with the base model ("before") and the multicalibrated model
+            ("after") drawn.
         """
         check_is_fitted(estimator, "updates_")
         classes = np.asarray(estimator.classes_)
@@ -239,6 +259,8 @@ class MulticalibrationDisplay:
         Returns
         -------
         display : MulticalibrationDisplay
+            The display itself, with ``lines_``, ``scatters_``, ``diagonal_``, ``ax_``
+            and ``figure_`` set.
         """
         ax, fig = get_axes(ax, f"{type(self).__name__}.plot")
         selected = self._selected(show_groups)
