@@ -172,9 +172,10 @@ def test_logistic_refits_are_warm_started(monkeypatch):
     original = _base.fit_minimiser
 
     def recording(*args, **kwargs):
-        theta, n_newton = original(*args, **kwargs)
+        out = original(*args, **kwargs)
+        theta, n_newton = out[:2]
         calls.append((kwargs.get("theta_init"), theta.copy(), n_newton))
-        return theta, n_newton
+        return out
 
     monkeypatch.setattr(_base, "fit_minimiser", recording)
     est = IRFILLogisticRegression(alpha=1e-2, n_iter=6, random_state=0).fit(X, y)

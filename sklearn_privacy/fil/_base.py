@@ -393,7 +393,10 @@ class BaseFILEstimator(BaseEstimator):
 
     def _fit_exact(self, X, y, sample_weight, theta_init=None):
         """Exact minimiser and its audit engine (``X`` must be private: see private_copy)."""
-        theta, n_iter = fit_minimiser(
+        # The fit hands over its last Hessian (and Cholesky factor): at theta for least
+        # squares, at the last Newton iterate (within one step below ``tol``) for logistic
+        # regression, so the audit engine does not build it a second time.
+        theta, n_iter, hessian = fit_minimiser(
             X,
             y,
             loss=self._loss,
@@ -403,6 +406,7 @@ class BaseFILEstimator(BaseEstimator):
             theta_init=theta_init,
             tol=self._newton_tol(),
             max_iter=getattr(self, "max_iter", 100),
+            return_hessian=True,
         )
         engine = FILEngine(
             X,
@@ -413,6 +417,7 @@ class BaseFILEstimator(BaseEstimator):
             fit_intercept=self.fit_intercept,
             sample_weight=sample_weight,
             copy=False,
+            hessian=hessian,
         )
         return theta, n_iter, engine
 
