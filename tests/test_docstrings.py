@@ -64,37 +64,6 @@ IGNORED_FOR_FUNCTIONS = {"ES01", "SA01"}
 # numpydoc cannot read a signature from them (PR02, GL08 as in scikit-learn).
 IGNORED_FOR_PROPERTIES = IGNORED_FOR_METHODS | {"PR02", "GL08"}
 
-# Public objects whose docstrings live in files being changed on another branch
-# (sklearn_privacy/fil/_engine.py, sklearn_privacy/attacks/_audit.py). Their docstrings are
-# completed once those changes are merged; the list must then be emptied.
-SKIP_UNTIL_MERGED = {
-    "sklearn_privacy.attacks.CanaryAuditResult",
-    "sklearn_privacy.attacks.EpsilonLowerBoundResult",
-    "sklearn_privacy.attacks.canary_audit",
-    "sklearn_privacy.attacks.epsilon_lower_bound",
-}
-
-# Public objects whose docstrings still miss sections (found by this test, not yet
-# completed): attack functions, attack result classes and three displays.
-# Each entry is a known gap, not an exemption: complete the docstring and delete the name.
-TO_COMPLETE = {
-    "sklearn_privacy.attacks.AttributeInversionResult",
-    "sklearn_privacy.attacks.AttributeInversionResult.from_predictions",
-    "sklearn_privacy.attacks.LiRAResult",
-    "sklearn_privacy.attacks.MembershipInferenceResult",
-    "sklearn_privacy.attacks.RMIAResult",
-    "sklearn_privacy.attacks.candidate_minimisers",
-    "sklearn_privacy.attacks.evaluate_scores",
-    "sklearn_privacy.attacks.lira",
-    "sklearn_privacy.attacks.make_attribute_inversion_scorer",
-    "sklearn_privacy.attacks.make_membership_scorer",
-    "sklearn_privacy.attacks.make_werm_membership_scorer",
-    "sklearn_privacy.attacks.membership_inference",
-    "sklearn_privacy.attacks.membership_scores",
-    "sklearn_privacy.attacks.whitebox_inversion",
-}
-
-
 def _own_members(klass):
     """Yield ``(name, kind, function)`` for the public methods and properties to check.
 
@@ -174,12 +143,7 @@ def _errors(result, kind):
 
 def _params():
     for path, kind in sorted(PUBLIC_OBJECTS.items()):
-        marks = []
-        if path in SKIP_UNTIL_MERGED:
-            marks.append(pytest.mark.skip(reason="docstring fixed after merge"))
-        elif path in TO_COMPLETE:
-            marks.append(pytest.mark.xfail(reason="docstring not complete yet", strict=True))
-        yield pytest.param(path, kind, id=path, marks=marks)
+        yield pytest.param(path, kind, id=path)
 
 
 def test_collection_is_complete():
@@ -197,8 +161,6 @@ def test_collection_is_complete():
     assert "sklearn_privacy.FILLinearRegression.get_params" not in PUBLIC_OBJECTS
     assert not any(p.startswith("sklearn_privacy.experiments") for p in PUBLIC_OBJECTS)
     assert len(PUBLIC_OBJECTS) > 90
-    assert SKIP_UNTIL_MERGED <= set(PUBLIC_OBJECTS)
-    assert TO_COMPLETE <= set(PUBLIC_OBJECTS)
 
 
 @pytest.mark.parametrize("path, kind", list(_params()))

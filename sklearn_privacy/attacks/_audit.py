@@ -21,20 +21,55 @@ from ._validation import check_finite_scores, check_fraction, check_positive_int
 class EpsilonLowerBoundResult:
     """A one-sided Clopper-Pearson lower bound on epsilon and the counts behind it.
 
-    Attributes
+    Returned by :func:`epsilon_lower_bound` (and held in ``CanaryAuditResult.bound``):
+    the distinguishing test chosen on the known part of the trials and its counts on the
+    evaluation part, from which the bound is computed.
+
+    Parameters
     ----------
     epsilon : float
         The lower bound (0 when the test shows nothing).
-    delta, confidence : float
-        The delta the bound is for and the confidence level of the bound.
+    delta : float
+        The delta the bound is for.
+    confidence : float
+        The confidence level of the bound.
     threshold : float
         The test: "positive" when ``score >= threshold`` (``orientation="greater"``) or
         ``score <= threshold`` (``"less"``), chosen on the known part.
     orientation : {"greater", "less"}
-    true_positives, false_positives, n_positive, n_negative : int
-        Counts on the evaluation part (positives: members / releases with the canary).
-    tpr_lower, fpr_upper : float
-        One-sided Clopper-Pearson bounds, each at level ``(1 - confidence) / 2``.
+        Whether high (``"greater"``) or low (``"less"``) scores point to the positives.
+    true_positives : int
+        Positive trials (members / releases with the canary) of the evaluation part that
+        the test calls positive.
+    false_positives : int
+        Negative trials of the evaluation part that the test calls positive.
+    n_positive : int
+        Number of positive trials in the evaluation part.
+    n_negative : int
+        Number of negative trials in the evaluation part.
+    tpr_lower : float
+        One-sided Clopper-Pearson lower bound on the true positive rate, at level
+        ``(1 - confidence) / 2``.
+    fpr_upper : float
+        One-sided Clopper-Pearson upper bound on the false positive rate, at level
+        ``(1 - confidence) / 2``.
+
+    See Also
+    --------
+    epsilon_lower_bound : Compute this bound from scores or a membership result.
+    canary_audit : Audit a training algorithm on one neighbouring pair.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_privacy.attacks import epsilon_lower_bound
+    >>> scores = np.r_[np.ones(50), np.zeros(50)]  # a test that never errs
+    >>> labels = np.r_[np.ones(50), np.zeros(50)]
+    >>> res = epsilon_lower_bound(scores=scores, labels=labels, random_state=0)
+    >>> res.orientation, res.true_positives, res.false_positives, res.n_positive
+    ('greater', 25, 0, 25)
+    >>> round(res.epsilon, 2), round(res.fpr_upper, 3)  # 25 trials per class bound it
+    (1.84, 0.137)
     """
 
     epsilon: float
@@ -146,16 +181,22 @@ def epsilon_lower_bound(result: MembershipInferenceResult | None = None, *, scor
         With ``scores``: 1 / True for trials on ``D'`` (members), 0 / False for trials on
         ``D`` (non-members).
     delta : float in [0, 1), default=0.0
+        The delta of the ``(epsilon, delta)`` guarantee the bound is for.
     confidence : float in (0, 1), default=0.95
+        Probability with which the bound holds (each Clopper-Pearson bound at level
+        ``(1 - confidence) / 2``).
     known_fraction : float in (0, 1), default=0.5
         With ``scores``: share of each class used to choose the test (at least one trial
         of each class in each part).
-    random_state : int, RandomState, Generator or None
+    random_state : int, RandomState, Generator or None, default=None
         With ``scores``: the known / evaluation split (``None``: fresh OS entropy).
 
     Returns
     -------
     result : :class:`EpsilonLowerBoundResult`
+        The lower bound ``epsilon`` (0 when the test shows nothing), the chosen test
+        (``threshold``, ``orientation``), its counts on the evaluation part and the
+        Clopper-Pearson bounds on its rates.
 
     Raises
     ------
@@ -250,17 +291,55 @@ def epsilon_lower_bound(result: MembershipInferenceResult | None = None, *, scor
 class CanaryAuditResult:
     """Outcome of :func:`canary_audit`.
 
-    Attributes
+    The empirical lower bound on epsilon from releases trained on ``D`` and on its
+    neighbour ``D'``, next to what the releases claim; ``violates_claim`` says whether
+    the bound refutes the claim.
+
+    Parameters
     ----------
     epsilon_lower_bound : float
         The empirical lower bound (``bound.epsilon``).
-    claimed_epsilon, claimed_delta : float or None
-        What the releases report (largest ``epsilon_`` / ``epsilon_spent_`` and
-        ``delta_`` / ``delta_spent_`` over the releases), None if they report nothing.
+    claimed_epsilon : float or None
+        The largest ``epsilon_`` (or ``epsilon_spent_``) reported over the releases;
+        None unless every release reports one.
+    claimed_delta : float or None
+        The largest ``delta_`` (or ``delta_spent_``) reported over the releases; None
+        unless every release reports one.
     bound : EpsilonLowerBoundResult
         The test and the counts.
-    statistics_original, statistics_replaced : ndarray of shape (n_releases,)
-        The statistic of every release trained on ``D`` and on ``D'``.
+    statistics_original : ndarray of shape (n_releases,)
+        The statistic of every release trained on ``D``.
+    statistics_replaced : ndarray of shape (n_releases,)
+        The statistic of every release trained on ``D'``.
+
+    Attributes
+    ----------
+    violates_claim : bool
+        Whether ``epsilon_lower_bound`` exceeds ``claimed_epsilon`` (False when nothing
+        is claimed).
+
+    See Also
+    --------
+    canary_audit : The audit that returns this result.
+    epsilon_lower_bound : The bound computed from the two samples of statistics.
+    EpsilonLowerBoundResult : The test and counts held in ``bound``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.base import BaseEstimator
+    >>> from sklearn_privacy.attacks import canary_audit
+    >>> class NoisyMean(BaseEstimator):  # claims epsilon=0.1 but adds no noise
+    ...     def __init__(self, random_state=None):
+    ...         self.random_state = random_state
+    ...     def fit(self, X, y=None):
+    ...         self.mean_, self.epsilon_ = X[:, 0].mean(), 0.1
+    ...         return self
+    >>> X = np.zeros((10, 1)); y = np.zeros(10)
+    >>> res = canary_audit(NoisyMean(), X, y, 0, [1.0], 0.0,
+    ...                    statistic=lambda est: est.mean_, n_releases=20, random_state=0)
+    >>> res.claimed_epsilon, res.statistics_replaced[:2], res.violates_claim
+    (0.1, array([0.1, 0.1]), True)
     """
 
     epsilon_lower_bound: float
@@ -405,11 +484,15 @@ def canary_audit(estimator, X, y, index: int, x_replacement, y_replacement, *,
         The claim is read from the fitted releases' ``epsilon_`` / ``epsilon_spent_`` and
         ``delta_`` / ``delta_spent_``, so any estimator reporting them can be audited.
     X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+        Training rows of ``D``, passed to ``fit`` of every release.
     y : array-like of shape (n_samples,)
+        Labels / targets of ``D``.
     index : int
-        Row of ``D`` replaced in ``D'``.
-    x_replacement : array-like of shape (n_features,) (or a one-row DataFrame)
+        Row of ``D`` replaced in ``D'`` (negative values count from the end).
+    x_replacement : array-like of shape (n_features,) or DataFrame of one row
+        The row that replaces row ``index`` of ``X`` in ``D'`` (the canary).
     y_replacement : scalar
+        Its label / target, of the same type as ``y``.
     statistic : callable, default=None
         ``statistic(fitted_release) -> float``, e.g. the projection of the released
         coefficients on the direction the replacement moves them, or the release's output
@@ -422,9 +505,11 @@ def canary_audit(estimator, X, y, index: int, x_replacement, y_replacement, *,
     delta : float in [0, 1) or None, default=None
         ``None``: the releases' reported delta (``delta_`` / ``delta_spent_``), else 0.
     confidence : float in (0, 1), default=0.95
+        Probability with which the lower bound holds; see :func:`epsilon_lower_bound`.
     known_fraction : float in (0, 1), default=0.5
         Share of the releases used to choose the test.
     fit_params : dict, default=None
+        Passed to every ``fit``.
     refit : bool, default=True
         True: every release is a full refit (any randomised training algorithm).
         False, for output-perturbation estimators whose training is a deterministic
@@ -443,12 +528,16 @@ def canary_audit(estimator, X, y, index: int, x_replacement, y_replacement, *,
         With ``refit=False`` the draws run in this process (one noise draw each; the
         fits' in-memory audit state, which they need, is never serialised).
     verbose : int, default=0
-    random_state : int, RandomState, Generator or None
-        Release seeds and the known / evaluation split.
+        Verbosity of :class:`joblib.Parallel` (``refit=True``): 0 prints nothing.
+    random_state : int, RandomState, Generator or None, default=None
+        Release seeds and the known / evaluation split; ``None`` draws them from fresh OS
+        entropy.
 
     Returns
     -------
     result : :class:`CanaryAuditResult`
+        The lower bound on epsilon, the claimed epsilon and delta, the test and its
+        counts (``bound``) and the statistic of every release on ``D`` and on ``D'``.
 
     Raises
     ------

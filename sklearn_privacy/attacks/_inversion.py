@@ -37,6 +37,42 @@ class AttributeInversionResult:
     chose among: rows of the encoded attribute columns, or the levels of a raw DataFrame
     column for the black-box attacks; ``levels`` holds the original-space levels when
     they were given through a pipeline (else None).
+
+    Parameters
+    ----------
+    predictions : ndarray of int of shape (n_draws, n_rows)
+        Index into ``candidates`` of the level predicted for every attacked row, one row
+        per simulated release (a single row for an attack on one release).
+    truth : ndarray of int of shape (n_rows,)
+        Index into ``candidates`` of every attacked row's true level.
+    candidates : ndarray
+        The levels the attack chose among: of shape (n_candidates, n_columns) for encoded
+        attribute columns, or of shape (n_candidates,) for the levels of a raw DataFrame
+        column.
+    accuracy : float
+        Fraction of correct predictions, averaged over rows and draws.
+    accuracy_per_row : ndarray of shape (n_rows,)
+        Fraction of draws in which each row's level is recovered.
+    levels : ndarray or None, default=None
+        Levels of an original input feature in its original space, when the attribute
+        was given through a pipeline; ``None`` otherwise.
+
+    See Also
+    --------
+    whitebox_inversion : White-box attribute inversion of a FIL estimator.
+    fredrikson_inversion : Black-box attribute inversion of Fredrikson et al.
+    prior_baseline : Accuracy of guessing the most frequent level.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_privacy.attacks import AttributeInversionResult
+    >>> res = AttributeInversionResult.from_predictions(
+    ...     np.array([[0, 1, 1], [0, 1, 0]]), np.array([0, 1, 1]), np.array([[0.0], [1.0]]))
+    >>> res.accuracy
+    0.8333...
+    >>> res.accuracy_per_row
+    array([1. , 1. , 0.5])
     """
 
     predictions: np.ndarray = field(repr=False)
@@ -48,7 +84,27 @@ class AttributeInversionResult:
 
     @classmethod
     def from_predictions(cls, predictions, truth, candidates, levels=None):
-        """Score ``predictions`` (n_draws, n_rows) of candidate indices against ``truth``."""
+        """Score ``predictions`` (n_draws, n_rows) of candidate indices against ``truth``.
+
+        Parameters
+        ----------
+        predictions : ndarray of int of shape (n_draws, n_rows)
+            Index into ``candidates`` of the predicted level of every attacked row, one
+            row per simulated release.
+        truth : ndarray of int of shape (n_rows,)
+            Index into ``candidates`` of every attacked row's true level.
+        candidates : ndarray
+            The levels the attack chose among (stored in the result).
+        levels : ndarray or None, default=None
+            Original-space levels of the attribute, when given through a pipeline
+            (stored in the result).
+
+        Returns
+        -------
+        result : AttributeInversionResult
+            The result with ``accuracy`` (mean of the correct predictions) and
+            ``accuracy_per_row`` (their mean over draws) computed from ``predictions``.
+        """
         correct = predictions == truth[None, :]
         return cls(predictions=predictions, truth=truth, candidates=candidates,
                    accuracy=float(correct.mean()), accuracy_per_row=correct.mean(axis=0),
@@ -356,8 +412,10 @@ def candidate_minimisers(estimator, columns, candidates=None, *, rows=None, meth
         original space (e.g. ``["Black", "White"]``), pushed through the preprocessing
         steps with ``X``; default the distinct values its derived columns take in the
         training data (at most 64).
-    rows : array-like of int or boolean mask, default=None
-        Attacked training rows (default: all), in the order given (duplicates kept).
+    rows : int, array-like of int or array-like of bool of shape (n_samples,), default=None
+        Attacked training rows: integer positions (negative ones count from the end),
+        kept in the order given (duplicates kept), or a mask over the training rows.
+        ``None`` attacks every training row.
     method : {"auto", "woodbury", "refit"}, default="auto"
         ``"woodbury"``: one Newton step from the exact minimiser, with the candidate's
         Hessian obtained by a rank-2 Woodbury update of ``H^-1`` -- no refit, O(p^2) per
@@ -378,6 +436,10 @@ def candidate_minimisers(estimator, columns, candidates=None, *, rows=None, meth
     Returns
     -------
     thetas : ndarray of shape (n_rows, n_candidates, p)
+        ``thetas[k, c]``: the minimiser of the training objective with the attribute of
+        the ``k``-th attacked row set to candidate ``c`` (the coefficients, then the
+        intercept if the model fits one). The entry of the row's true candidate is the
+        fitted minimiser itself.
     truth : ndarray of shape (n_rows,)
         Index of each row's true candidate.
     candidates : ndarray of shape (n_candidates, len(columns))
@@ -490,10 +552,21 @@ def whitebox_inversion(estimator, columns, candidates=None, *, rows=None, prior=
     ----------
     estimator : fitted FIL estimator, or a Pipeline ending in one
         The fitted model that is attacked or audited.
-    columns, candidates, rows, method, X
-        See :func:`candidate_minimisers`. Rows keep the order given.
-    prior : None, "empirical" or array-like of shape (n_candidates,)
-        Prior of the adversary; "empirical" = level frequencies in the training data.
+    columns : int, str or array-like of int / str
+        The attribute: a binary column or a one-hot block of the columns the FIL estimator
+        sees (indices or names), or, through a pipeline, a single original input feature.
+        See :func:`candidate_minimisers`.
+    candidates : array-like, default=None
+        Possible values of the attribute: encoded rows of shape
+        (n_candidates, len(columns)), or the levels of an original feature through a
+        pipeline. ``None`` uses the distinct values in the training data. See
+        :func:`candidate_minimisers`.
+    rows : int, array-like of int or array-like of bool of shape (n_samples,), default=None
+        Attacked training rows, in the order given (duplicates kept), or a mask over the
+        training rows; ``None`` attacks every training row.
+    prior : None, "empirical" or array-like of shape (n_candidates,), default=None
+        Prior of the adversary; "empirical" = level frequencies in the training data
+        (all rows, not only the attacked ones). ``None`` is uniform (maximum likelihood).
     calibrate : bool, default=True
         With a prior: scale the log-likelihood by a factor in [0, 1] chosen by
         cross-fitting on the other attacked rows (whose attributes this adversary knows),
@@ -509,7 +582,14 @@ def whitebox_inversion(estimator, columns, candidates=None, *, rows=None, prior=
         attack.
     released : array-like of shape (p,), default=None
         Attack these released parameters instead (coefficients then intercept).
-    random_state : int, RandomState, Generator or None
+    method : {"auto", "woodbury", "refit"}, default="auto"
+        How the candidate minimisers are computed: a Newton step with a Woodbury update
+        (``"woodbury"``, also ``"auto"``; exact for least squares) or an exact refit per
+        row and candidate (``"refit"``). See :func:`candidate_minimisers`.
+    X : array-like or DataFrame, default=None
+        Raw rows in the pipeline's input, needed only when ``candidates`` are levels of an
+        original feature. See :func:`candidate_minimisers`.
+    random_state : int, RandomState, Generator or None, default=None
         Noise of the simulated releases and of the MAP calibration; ``None`` draws from
         fresh OS entropy (never numpy's global state).
 

@@ -66,6 +66,59 @@ class LiRAResult(MembershipInferenceResult):
     ``shadow_statistics`` has shape (n_shadow, n_population), ``shadow_in`` the matching
     boolean membership of every population row in every shadow training set, and
     ``target_statistics`` the target model's statistic on every population row.
+
+    Parameters
+    ----------
+    attack : str
+        ``"lira_online"`` or ``"lira_offline"``.
+    balanced_accuracy : float
+        Balanced accuracy on the evaluation part of the threshold chosen on the known
+        part (0.5 = no better than guessing).
+    advantage : float
+        Membership advantage, the maximum of TPR - FPR over the ROC curve of the
+        evaluation part.
+    auc : float
+        Area under that ROC curve.
+    tpr_at_fpr : dict of float to float
+        True positive rate at a false positive rate of at most ``0.001`` and ``0.01``
+        (keys).
+    thresholds : dict
+        ``{None: t}``: the global threshold chosen on the known part.
+    scores_members : ndarray of shape (n_members,)
+        LiRA scores of the members (population rows in ``members``).
+    scores_nonmembers : ndarray of shape (n_nonmembers,)
+        LiRA scores of the non-members.
+    eval_members : ndarray of int
+        Indices into ``scores_members`` of the members in the evaluation part.
+    eval_nonmembers : ndarray of int
+        Indices into ``scores_nonmembers`` of the non-members in the evaluation part.
+    shadow_statistics : ndarray of shape (n_shadow, n_population)
+        Statistic of every shadow model on every population row: the logit of the
+        true-class confidence (classifiers) or minus the squared error (regressors).
+    shadow_in : ndarray of bool of shape (n_shadow, n_population)
+        Whether each population row is in each shadow model's training set.
+    target_statistics : ndarray of shape (n_population,)
+        The same statistic for the target model.
+
+    See Also
+    --------
+    lira : The attack that returns this result.
+    MembershipInferenceResult : The fields shared by all membership attacks.
+    RMIAResult : The result of :func:`rmia`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn_privacy.attacks import lira
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.normal(size=(40, 2)); y = (X[:, 0] > 0).astype(int)
+    >>> clf = LogisticRegression().fit(X[:20], y[:20])
+    >>> res = lira(clf, X, y, np.arange(20), n_shadow=4, random_state=0)
+    >>> res.attack, res.shadow_statistics.shape, res.shadow_in.shape
+    ('lira_online', (4, 40), (4, 40))
+    >>> res.target_statistics.shape
+    (40,)
     """
 
     shadow_statistics: np.ndarray = field(default=None, repr=False)
@@ -165,6 +218,8 @@ def lira(estimator, X, y, members, *, n_shadow: int = 16, online: bool = True,
     n_shadow : int, default=16
         Number of shadow models (at least 4 with per-example variances).
     online : bool, default=True
+        ``True``: score each example by the likelihood ratio of the IN and OUT
+        Gaussians; ``False``: by the one-sided test against the OUT Gaussian only.
     global_variance : bool, default=False
         One pooled variance for all examples (recommended by Carlini et al. for fewer
         than 64 shadows) instead of per-example variances.
@@ -187,7 +242,9 @@ def lira(estimator, X, y, members, *, n_shadow: int = 16, online: bool = True,
     Returns
     -------
     result : :class:`LiRAResult`
-        Result of a membership attack, with its member labels and scores.
+        The attack's metrics on the evaluation part (one global threshold chosen on the
+        known part), the per-example LiRA scores of the members and non-members and the
+        shadow and target statistics.
 
     Raises
     ------

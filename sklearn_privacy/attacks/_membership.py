@@ -66,6 +66,8 @@ def membership_scores(estimator, X, y, *, attack: str = "confidence") -> np.ndar
     Returns
     -------
     scores : ndarray of shape (n_samples,)
+        Membership score of each row of ``X``, in the row order of ``X``; higher means
+        "more likely a member" for every ``attack``.
 
     Raises
     ------
@@ -152,6 +154,51 @@ class MembershipInferenceResult:
     (max TPR - FPR), ``auc`` and ``tpr_at_fpr`` are read off the ROC curve of the raw
     scores on the evaluation half (per-class thresholds change only the balanced
     accuracy).
+
+    Parameters
+    ----------
+    attack : str
+        Name of the attack that produced the scores (``"custom"`` for scores passed to
+        :func:`evaluate_scores` directly).
+    balanced_accuracy : float
+        Balanced accuracy of the thresholded attack on the evaluation part (0.5 = no
+        better than guessing).
+    advantage : float
+        Membership advantage, the maximum of TPR - FPR over the ROC curve of the
+        evaluation part.
+    auc : float
+        Area under that ROC curve.
+    tpr_at_fpr : dict of float to float
+        True positive rate at a false positive rate of at most ``0.001`` and ``0.01``
+        (keys), 0.0 when no threshold reaches that false positive rate.
+    thresholds : dict
+        Threshold chosen on the known part: ``{None: t}`` for a global threshold, or
+        one entry per class label for per-class thresholds.
+    scores_members : ndarray of shape (n_members,)
+        Scores of all the members (known and evaluation parts).
+    scores_nonmembers : ndarray of shape (n_nonmembers,)
+        Scores of all the non-members (known and evaluation parts).
+    eval_members : ndarray of int
+        Indices into ``scores_members`` of the members in the evaluation part.
+    eval_nonmembers : ndarray of int
+        Indices into ``scores_nonmembers`` of the non-members in the evaluation part.
+
+    See Also
+    --------
+    membership_inference : Run a threshold membership attack on a fitted model.
+    evaluate_scores : Build this result from per-example membership scores.
+    MembershipROCDisplay : Plot the ROC curve of the attack.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_privacy.attacks import evaluate_scores
+    >>> res = evaluate_scores([4.0, 3.0, 2.5, 2.0], [1.0, 0.5, 0.0, -1.0],
+    ...                       thresholds="global", random_state=0)
+    >>> res.attack, res.balanced_accuracy, res.auc
+    ('custom', 1.0, 1.0)
+    >>> res.scores_members[res.eval_members].shape
+    (2,)
     """
 
     attack: str
@@ -189,9 +236,16 @@ def evaluate_scores(s_in, s_out, *, y_in=None, y_out=None, thresholds: str = "gl
         Finite scores of the members and of the non-members.
     y_in, y_out : array-like, default=None
         Their labels (needed for ``thresholds="per_class"``), one per score.
-    thresholds, known_fraction, random_state
-        See :func:`membership_inference`. ``random_state=None`` draws the split from fresh
-        OS entropy (never numpy's global state).
+    thresholds : {"global", "per_class"}, default="global"
+        One threshold for all examples, or one per label (``"per_class"`` needs ``y_in``
+        and ``y_out``; a label missing from either known part falls back to the global
+        threshold).
+    known_fraction : float in (0, 1), default=0.5
+        Fraction of the members and of the non-members used to choose the threshold(s);
+        the rest is used to evaluate the attack.
+    random_state : int, RandomState, Generator or None, default=None
+        Random split into known and evaluation parts; ``None`` draws it from fresh OS
+        entropy (never numpy's global state).
     attack : str, default="custom"
         Name stored in the result.
 
@@ -292,16 +346,24 @@ def membership_inference(estimator, X_members, y_members, X_nonmembers, y_nonmem
     ----------
     estimator : fitted classifier or regressor
         The fitted model that is attacked or audited.
-    X_members, y_members : training examples of ``estimator`` and their labels
-        ``X`` may be an array, a DataFrame (strings, categories) or a sparse matrix: it is
-        passed untouched to the estimator.
-    X_nonmembers, y_nonmembers : examples from the same distribution not used in training
+    X_members : array-like, DataFrame or sparse matrix of shape (n_members, n_features)
+        Training examples of ``estimator``. Passed untouched to the estimator, so it may
+        hold strings or categories if the estimator accepts them.
+    y_members : array-like of shape (n_members,)
+        True labels / targets of ``X_members``.
+    X_nonmembers : array-like, DataFrame or sparse matrix of shape (n_nonmembers, n_features)
+        Examples from the same distribution that were not used in training.
+    y_nonmembers : array-like of shape (n_nonmembers,)
+        True labels / targets of ``X_nonmembers``.
     attack : {"gap", "confidence", "entropy", "modified_entropy", "loss"}, default="confidence"
         See :func:`membership_scores`.
     thresholds : {"global", "per_class"}, default="per_class"
-        One threshold, or one per true class (Song & Mittal; the WERM evaluation).
+        One threshold, or one per true class (Song & Mittal; the WERM evaluation);
+        ``attack="gap"`` always uses one threshold.
     known_fraction : float in (0, 1), default=0.5
-    random_state : int, RandomState, Generator or None
+        Fraction of the members and of the non-members the adversary knows and uses to
+        choose the threshold(s); the attack is evaluated on the rest.
+    random_state : int, RandomState, Generator or None, default=None
         Split into known and evaluation parts; ``None`` draws it from fresh OS entropy
         (never numpy's global state).
 

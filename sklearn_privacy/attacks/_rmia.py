@@ -69,6 +69,68 @@ class RMIAResult(LiRAResult):
     membership, ``target_statistics`` the target model's log-probability of the true
     label; ``population_rows`` are the rows used as the population samples ``z``, and
     ``log_ratio`` is ``log(Pr(x | theta) / Pr(x))`` for every row.
+
+    Parameters
+    ----------
+    attack : str
+        ``"rmia_online"`` or ``"rmia_offline"``.
+    balanced_accuracy : float
+        Balanced accuracy on the evaluation part of the threshold chosen on the known
+        part (0.5 = no better than guessing).
+    advantage : float
+        Membership advantage, the maximum of TPR - FPR over the ROC curve of the
+        evaluation part.
+    auc : float
+        Area under that ROC curve.
+    tpr_at_fpr : dict of float to float
+        True positive rate at a false positive rate of at most ``0.001`` and ``0.01``
+        (keys).
+    thresholds : dict
+        ``{None: t}``: the global threshold chosen on the known part.
+    scores_members : ndarray of shape (n_members,)
+        RMIA scores (fractions in [0, 1]) of the members (population rows in ``members``).
+    scores_nonmembers : ndarray of shape (n_nonmembers,)
+        RMIA scores (fractions in [0, 1]) of the non-members.
+    eval_members : ndarray of int
+        Indices into ``scores_members`` of the members in the evaluation part.
+    eval_nonmembers : ndarray of int
+        Indices into ``scores_nonmembers`` of the non-members in the evaluation part.
+    shadow_statistics : ndarray of shape (n_reference, n_population)
+        Log-probability of the true label of every population row under every
+        reference model.
+    shadow_in : ndarray of bool of shape (n_reference, n_population)
+        Whether each population row is in each reference model's training set.
+    target_statistics : ndarray of shape (n_population,)
+        Log-probability of the true label of every population row under the target
+        model.
+    population_rows : ndarray of int
+        Sorted indices of the population rows used as the samples ``z``.
+    log_ratio : ndarray of shape (n_population,)
+        ``log(Pr(x | theta) / Pr(x))`` of every population row.
+    offline_a : float or None, default=None
+        The ``offline_a`` used by the offline attack; ``None`` for the online attack.
+    gamma : float, default=1.0
+        Threshold of the pairwise likelihood ratio.
+
+    See Also
+    --------
+    rmia : The attack that returns this result.
+    LiRAResult : The result of :func:`lira`.
+    MembershipInferenceResult : The fields shared by all membership attacks.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn_privacy.attacks import rmia
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.normal(size=(40, 2)); y = (X[:, 0] > 0).astype(int)
+    >>> clf = LogisticRegression().fit(X[:20], y[:20])
+    >>> res = rmia(clf, X, y, np.arange(20), online=False, random_state=0)
+    >>> res.attack, res.offline_a, res.gamma
+    ('rmia_offline', 0.33, 1.0)
+    >>> res.shadow_statistics.shape, res.log_ratio.shape
+    ((4, 40), (40,))
     """
 
     population_rows: np.ndarray = field(default=None, repr=False)

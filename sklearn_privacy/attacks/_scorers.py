@@ -232,12 +232,17 @@ def make_membership_scorer(X_population, y_population, *, attack="confidence",
     Parameters
     ----------
     X_population, y_population : array-like, DataFrame or sparse matrix
-        Everything given to ``fit`` of the search.
-    attack, thresholds, known_fraction
-        See :func:`membership_inference`.
+        Everything given to ``fit`` of the search (at least 4 rows), and its labels.
+    attack : {"gap", "confidence", "entropy", "modified_entropy", "loss"}, default="confidence"
+        Membership score of the attack; see :func:`membership_scores`.
+    thresholds : {"global", "per_class"}, default="per_class"
+        One threshold, or one per true class; see :func:`membership_inference`.
     metric : {"advantage", "balanced_accuracy", "auc"}, default="advantage"
         The score is ``-advantage``, ``0.5 - balanced_accuracy`` or ``0.5 - auc``: higher is
         better privacy (0 = the attack does no better than chance).
+    known_fraction : float in (0, 1), default=0.5
+        Fraction of the members and of the non-members on which the attack chooses its
+        threshold(s); see :func:`membership_inference`.
     cv : int, cross-validation generator or None, default=None
         The splitter of the search, to reproduce the training sets (see above). Splitters
         that need ``groups`` are not supported here.
@@ -247,7 +252,9 @@ def make_membership_scorer(X_population, y_population, *, attack="confidence",
 
     Returns
     -------
-    scorer : callable ``scorer(estimator, X, y) -> float``
+    scorer : callable
+        ``scorer(estimator, X, y) -> float``: minus the attack's ``metric`` (shifted so
+        that 0 is chance level) on the evaluated fold; higher is better privacy.
 
     Raises
     ------
@@ -292,21 +299,35 @@ def make_werm_membership_scorer(X_population, y_population, sample_group, *, gro
 
     Parameters
     ----------
-    X_population, y_population : array-like or DataFrame
-        Everything given to ``fit`` of the search.
+    X_population, y_population : array-like, DataFrame or sparse matrix
+        Everything given to ``fit`` of the search (at least 4 rows), and its labels.
     sample_group : array-like of shape (n_samples,)
         Group of every population row, as passed to ``fit`` (0 = training, 1 =
         reference).
     group : int, default=0
         The group whose membership is attacked.
-    attack, thresholds, metric, known_fraction, cv, random_state
-        See :func:`make_membership_scorer`.
+    attack : {"gap", "confidence", "entropy", "modified_entropy", "loss"}, default="confidence"
+        Membership score of the attack; see :func:`membership_scores`.
+    thresholds : {"global", "per_class"}, default="per_class"
+        One threshold, or one per true class; see :func:`membership_inference`.
+    metric : {"advantage", "balanced_accuracy", "auc"}, default="advantage"
+        The score is ``-advantage``, ``0.5 - balanced_accuracy`` or ``0.5 - auc`` of the
+        attack on the group's rows.
+    known_fraction : float in (0, 1), default=0.5
+        Fraction of the members and of the non-members on which the attack chooses its
+        threshold(s).
+    cv : int, cross-validation generator or None, default=None
+        The splitter of the search, to reproduce the training sets; see
+        :func:`make_membership_scorer`.
+    random_state : int, RandomState, Generator or None, default=0
+        Known/evaluation split of the attack. ``None`` draws it from fresh OS entropy at
+        every call (never numpy's global state).
 
     Returns
     -------
-    scorer : callable ``scorer(estimator, X, y) -> float``
-        Minus the advantage (or the chosen metric) of the attack on the group's rows;
-        higher is better privacy.
+    scorer : callable
+        ``scorer(estimator, X, y) -> float``: minus the attack's ``metric`` (shifted so
+        that 0 is chance level) on the group's rows; higher is better privacy.
 
     Examples
     --------
@@ -374,17 +395,30 @@ def make_attribute_inversion_scorer(columns, candidates=None, *, attack="whitebo
 
     Parameters
     ----------
-    columns, candidates
-        See :func:`whitebox_inversion` and :func:`fredrikson_inversion`.
+    columns : int, str or array-like of int / str
+        The attribute: columns the estimator sees (a binary column or a one-hot block),
+        or one original feature through a pipeline (white-box attacks) or of a raw
+        DataFrame (``"fredrikson"``). See :func:`whitebox_inversion` and
+        :func:`fredrikson_inversion`.
+    candidates : array-like, default=None
+        Possible values of the attribute (encoded rows, or levels of an original
+        feature); ``None`` reads them from the data.
     attack : {"whitebox", "map", "fredrikson"}, default="whitebox"
+        ``"whitebox"``: :func:`whitebox_inversion` with a uniform prior (maximum
+        likelihood); ``"map"``: the same with the empirical prior of the training data;
+        ``"fredrikson"``: :func:`fredrikson_inversion` on the evaluated rows.
     n_draws : int >= 1 or None, default=20
-        Simulated releases (``None``: attack the actual release).
+        Simulated releases of the white-box attacks (``None``: attack the actual
+        release). Not used by ``"fredrikson"``.
     random_state : int, RandomState, Generator or None, default=0
-        Noise of the simulated releases; ``None`` draws from fresh OS entropy.
+        Noise of the simulated releases (white-box attacks); ``None`` draws from fresh OS
+        entropy.
 
     Returns
     -------
-    scorer : callable ``scorer(estimator, X, y) -> float``
+    scorer : callable
+        ``scorer(estimator, X, y) -> float``: minus the attack's accuracy (the fraction
+        of attribute values recovered); higher is better privacy.
 
     Examples
     --------
