@@ -10,10 +10,10 @@ import scipy.sparse as sp
 from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
-from ..fil._base import BaseFILEstimator
+from ..fil._audit import final_fil_estimator
 from ..fil._glm import augment, fit_minimiser
 from ..utils import noise_generator, resolve_columns
-from ..utils._pipeline import feature_columns, split_pipeline
+from ..utils._pipeline import feature_columns
 from ..utils._validation import errors_name
 from ._validation import (
     check_bool,
@@ -113,14 +113,8 @@ class AttributeInversionResult:
 
 def _check_fil_estimator(estimator):
     """``(preprocessing steps, final FIL estimator, audit engine)``."""
-    steps, final = split_pipeline(estimator)
-    if not isinstance(final, BaseFILEstimator):
-        raise TypeError(
-            "The white-box attack needs a fitted FIL estimator (FILLinearRegression, "
-            "FILLogisticRegression or their IRFIL variants), possibly as the last step of a "
-            "Pipeline: it replays the training objective. Got "
-            f"{type(final).__name__}."
-        )
+    steps, final = final_fil_estimator(estimator, "The white-box attack",
+                                       " (it replays the training objective)")
     return steps, final, final._audit_engine()
 
 

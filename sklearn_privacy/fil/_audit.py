@@ -27,15 +27,25 @@ def _final_input_names(steps, final):
     return [str(n) for n in names]
 
 
-def _final_and_columns(estimator, columns):
-    """The final FIL estimator and ``columns`` as indices into its input (+ label)."""
+def final_fil_estimator(estimator, who, why=""):
+    """``(preprocessing steps, final FIL estimator)`` of an estimator or Pipeline.
+
+    Raises a TypeError naming ``who`` (the caller, e.g. ``"EtaDisplay"``) when the last
+    step is not one of this package's FIL estimators; ``why`` is appended to the message.
+    """
     steps, final = split_pipeline(estimator)
     if not isinstance(final, BaseFILEstimator):
         raise TypeError(
-            "eta / fisher_information need a fitted FIL estimator (FILLinearRegression, "
+            f"{who} needs a fitted FIL estimator (FILLinearRegression, "
             "FILLogisticRegression or their IRFIL variants), possibly as the last step of a "
-            f"Pipeline; got {type(final).__name__}."
+            f"Pipeline{why}; got {type(final).__name__}."
         )
+    return steps, final
+
+
+def _final_and_columns(estimator, columns):
+    """The final FIL estimator and ``columns`` as indices into its input (+ label)."""
+    steps, final = final_fil_estimator(estimator, "eta / fisher_information")
     final._audit_engine()  # fitted, audit state available
     if columns is None:
         return final, None

@@ -7,9 +7,8 @@ from numbers import Integral
 import numpy as np
 
 from ..utils._display import format_value, get_axes
-from ..utils._pipeline import split_pipeline
 from ._audit import eta as _pipeline_eta
-from ._base import BaseFILEstimator
+from ._audit import final_fil_estimator
 
 KINDS = ("hist", "ecdf", "history")
 _HISTORY_KEYS = ("max", "mean", "min")
@@ -24,14 +23,7 @@ def _check_kind(kind):
 
 
 def _final_fil(estimator):
-    _, final = split_pipeline(estimator)
-    if not isinstance(final, BaseFILEstimator):
-        raise TypeError(
-            "EtaDisplay needs a fitted FIL estimator (FILLinearRegression, "
-            "FILLogisticRegression or their IRFIL variants), possibly as the last step of a "
-            f"Pipeline; got {type(final).__name__}."
-        )
-    return final
+    return final_fil_estimator(estimator, "EtaDisplay")[1]
 
 
 def _column_of(X, by, n):

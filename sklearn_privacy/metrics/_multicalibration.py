@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.validation import column_or_1d
 
-from ..utils._buckets import (  # noqa: F401  (re-exported for older imports)
-    MAX_N_BINS,
+from ..utils._buckets import (
     _check_groups,
     _check_vector,
     cell_statistics,

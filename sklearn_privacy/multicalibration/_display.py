@@ -7,14 +7,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils._buckets import (
-    _check_groups,
-    _check_vector,
-    cell_statistics,
-    check_min_size,
-    check_n_bins,
-    score_buckets,
-)
+from ..utils import _buckets
 from ..utils._display import get_axes
 from ..utils._groups import membership_matrix
 
@@ -24,7 +17,7 @@ STAGES = ("before", "after")
 def _vector(values, name):
     if np.asarray(values).dtype.kind == "c":
         raise ValueError(f"{name} must hold real numbers; got complex values.")
-    return _check_vector(values, name)
+    return _buckets._check_vector(values, name)
 
 
 def _check_probabilities(p, name, n=None):
@@ -43,9 +36,9 @@ def reliability_cells(y, p, G, n_bins, min_size=1):
     of :class:`~sklearn_privacy.PrivateMulticalibrator` (equal width, ``n_bins``); cells
     with fewer than ``min_size`` members are left out.
     """
-    buckets = score_buckets(p, n_bins)
-    pred = cell_statistics(buckets, p, G)
-    obs = cell_statistics(buckets, y, G)
+    buckets = _buckets.score_buckets(p, n_bins)
+    pred = _buckets.cell_statistics(buckets, p, G)
+    obs = _buckets.cell_statistics(buckets, y, G)
     out = []
     for (codes, p_sum, size), (_, y_sum, _) in zip(pred, obs, strict=True):
         keep = size >= min_size
@@ -155,9 +148,9 @@ class MulticalibrationDisplay:
             raise ValueError("y_true is empty; need at least one sample.")
         if not np.all((y == 0) | (y == 1)):
             raise ValueError("y_true must be binary with values 0 and 1.")
-        n_bins = check_n_bins(n_bins)
-        min_size = check_min_size(min_size)
-        G = _check_groups(groups, y.size)
+        n_bins = _buckets.check_n_bins(n_bins)
+        min_size = _buckets.check_min_size(min_size)
+        G = _buckets._check_groups(groups, y.size)
         if group_names is None:
             group_names = (["all"] if groups is None else
                            [f"group {g}" for g in range(G.shape[1])])
