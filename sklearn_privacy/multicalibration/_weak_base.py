@@ -46,7 +46,7 @@ class GradientDescentLogisticRegression(ClassifierMixin, BaseEstimator):
         Number of steps taken (always ``max_iter``).
     n_features_in_ : int
         Number of features seen during :meth:`fit`.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during :meth:`fit`, when ``X`` had string column names.
 
     See Also
