@@ -22,6 +22,11 @@ extensions = [
     "matplotlib.sphinxext.plot_directive",
     "sphinx_gallery.gen_gallery",
 ]
+# Formulas are typeset by MathJax, loaded from its CDN by default. For a build read offline,
+# point SPHINX_MATHJAX_PATH at a local MathJax 2 (e.g. Debian's libjs-mathjax:
+# file:///usr/share/javascript/mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML).
+if os.environ.get("SPHINX_MATHJAX_PATH"):
+    mathjax_path = os.environ["SPHINX_MATHJAX_PATH"]
 autosummary_generate = True
 templates_path = ["_templates"]
 numpydoc_show_class_members = False
