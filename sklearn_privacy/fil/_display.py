@@ -381,7 +381,9 @@ class EtaDisplay:
             self.lines_[key] = line
         if "std" in h:
             mean, std = np.asarray(h["mean"]), np.asarray(h["std"])
-            self.band_ = ax.fill_between(t, mean - std, mean + std, alpha=0.2,
+            # an explicit ``where``: matplotlib 3.6 fails on the default for plain arrays
+            self.band_ = ax.fill_between(t, mean - std, mean + std,
+                                         where=np.ones(len(t), dtype=bool), alpha=0.2,
                                          label="mean +- std")
         ax.set_xlabel("reweighting iteration (0 = unweighted fit)")
         ax.set_ylabel("equalised eta")
