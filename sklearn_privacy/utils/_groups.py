@@ -8,7 +8,7 @@ column names, i.e. a DataFrame).
 
 from __future__ import annotations
 
-from itertools import combinations
+from itertools import combinations, product
 from numbers import Integral, Real
 
 import numpy as np
@@ -542,18 +542,10 @@ def conjunction_groups(columns, max_order=2, names=None, *, X=None, min_size=1):
     out = []
     for order in range(1, max_order + 1):
         for chosen in combinations(range(len(expanded)), order):
-            for combo in _product([expanded[b] for b in chosen]):
+            for combo in product(*(expanded[b] for b in chosen)):
                 grp = Group(tuple(combo), name="&".join(label(item) for item in combo))
                 if X is not None and int(grp.mask(X).sum()) < min_size:
                     continue
                 out.append(grp)
     return out
 
-
-def _product(lists):
-    if not lists:
-        yield ()
-        return
-    for head in lists[0]:
-        for tail in _product(lists[1:]):
-            yield (head, *tail)
