@@ -405,7 +405,7 @@ def test_check_estimator_with_groups(estimator):
     check_estimator(estimator)
 
 
-# ---------------------------------------------------------------- hardening (issue 10)
+# ---------------------------------------------------------------- hardening
 def _toy(n=2000, seed=0):
     rng = np.random.RandomState(seed)
     X = np.column_stack([rng.normal(size=n), rng.randint(0, 2, n)])
