@@ -224,3 +224,34 @@ def test_canary_audit_bad_input():
         canary_audit(est, X, y[:-1], 0, [1.0], 0.0)
     with pytest.raises(ValueError, match="delta"):
         canary_audit(est, X, y, 0, [1.0], 0.0, delta=-0.1)
+
+
+def test_canary_audit_of_a_pipeline_reseeds_the_final_step_and_reads_its_claim():
+    """A Pipeline's releases get their own noise and the final step's claim.
+
+    Regression: only a top-level ``random_state`` was reseeded, so every release of a
+    pipeline ending in a fixed-seed FIL model had the same noise (all statistics equal),
+    and the claim (``epsilon_`` of the final step) was reported as None.
+    """
+    from sklearn.base import clone
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from sklearn_privacy import FILLogisticRegression
+
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(80, 3))
+    y = (X[:, 0] > 0).astype(int)
+    pipe = make_pipeline(StandardScaler(), FILLogisticRegression(
+        sigma=1.0, fit_intercept=False, data_norm=5.0, alpha=1.0, random_state=0))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = canary_audit(pipe, X, y, 0, -X[0], 1 - y[0], n_releases=20, random_state=0,
+                           statistic=lambda p: float(p[-1].coef_.ravel()[0]))
+    assert np.unique(res.statistics_original).size == 20
+    assert np.unique(res.statistics_replaced).size == 20
+    final = clone(pipe).fit(X, y)[-1]
+    assert res.claimed_epsilon == pytest.approx(final.epsilon_)
+    assert res.claimed_delta == final.delta_

@@ -10,9 +10,10 @@ import numpy as np
 import scipy.sparse as sp
 from joblib import Parallel, delayed
 from scipy.stats import beta
-from sklearn.base import clone
 
 from ..utils import child_seeds, noise_generator
+from ..utils._pipeline import split_pipeline
+from ..utils._random import seeded_clone
 from ._membership import MembershipInferenceResult, _split_known
 from ._validation import check_finite_scores, check_fraction, check_positive_int, is_frame, n_rows
 
@@ -367,9 +368,7 @@ def _output_at(estimator, x_row):
 
 
 def _fit_one(estimator, X, y, seed, fit_params):
-    est = clone(estimator)
-    if "random_state" in est.get_params():
-        est.set_params(random_state=seed)
+    est = seeded_clone(estimator, seed)
     return est.fit(X, y, **fit_params)
 
 
@@ -383,11 +382,12 @@ def _evaluate(est, statistic):
                          f"{value!r}.") from None
     if not np.isfinite(value):
         raise ValueError(f"statistic returned {value!r}; it must return a finite number.")
+    claimant = split_pipeline(est)[1]    # a Pipeline's claim is its final step's
     claims = []
     for names in (("epsilon_", "epsilon_spent_"), ("delta_", "delta_spent_")):
         got = None
         for name in names:
-            v = getattr(est, name, None)
+            v = getattr(claimant, name, None)
             if isinstance(v, Real) and not isinstance(v, bool):
                 got = float(v)
                 break
@@ -480,9 +480,11 @@ def canary_audit(estimator, X, y, index: int, x_replacement, y_replacement, *,
     Parameters
     ----------
     estimator : estimator
-        Unfitted template (cloned per release); a ``random_state`` parameter is re-seeded.
+        Unfitted template (cloned per release); every ``random_state`` parameter, also
+        of Pipeline steps and inner estimators, is re-seeded.
         The claim is read from the fitted releases' ``epsilon_`` / ``epsilon_spent_`` and
-        ``delta_`` / ``delta_spent_``, so any estimator reporting them can be audited.
+        ``delta_`` / ``delta_spent_`` (of the final step for a Pipeline), so any
+        estimator reporting them can be audited.
     X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
         Training rows of ``D``, passed to ``fit`` of every release.
     y : array-like of shape (n_samples,)

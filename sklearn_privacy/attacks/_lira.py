@@ -204,7 +204,7 @@ def lira(estimator, X, y, members, *, n_shadow: int = 16, online: bool = True,
     ----------
     estimator : fitted estimator
         The target model; it is cloned (hyper-parameters only) for the shadow models.
-        A ``random_state`` parameter is re-seeded per shadow.
+        Every ``random_state`` parameter (also of Pipeline steps) is re-seeded per shadow.
     X, y : array-like
         The population. Shadow models are trained on random halves of it. ``X`` may be an
         array, a DataFrame (strings, categories: use a pipeline as the estimator) or a

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 from joblib import Parallel, delayed
-from sklearn.base import clone
 
 from ..utils import child_seeds
+from ..utils._random import seeded_clone
 from ._validation import take_rows
 
 
 def _fit_reference(estimator, X, y, in_mask, seed, fit_params, outputs):
     """Fit ``clone(estimator)`` on the rows of ``in_mask``; ``outputs`` on every row."""
-    est = clone(estimator)
-    if "random_state" in est.get_params():
-        est.set_params(random_state=seed)
+    est = seeded_clone(estimator, seed)
     idx = np.flatnonzero(in_mask)
     est.fit(take_rows(X, idx), y[idx], **fit_params)
     return np.asarray(outputs(est, X, y), dtype=float)
@@ -35,8 +33,9 @@ def fit_reference_models(estimator, X, y, n_models, *, outputs, rng, fit_params=
     Parameters
     ----------
     estimator : estimator
-        Cloned (hyper-parameters only) for every model; a ``random_state`` parameter is
-        set to the model's own seed.
+        Cloned (hyper-parameters only) for every model; every ``random_state``
+        parameter (also of Pipeline steps and inner estimators) is set to the model's own
+        seed.
     X, y : population (``X`` is indexed by position and passed to the models untouched)
     n_models : int
     outputs : callable ``outputs(fitted_model, X, y) -> ndarray of shape (n_population,)``

@@ -188,7 +188,7 @@ def rmia(estimator, X, y, members, *, n_reference: int = 4, online: bool = True,
     ----------
     estimator : fitted classifier with ``predict_proba``
         The target model; cloned (hyper-parameters only) for the reference models, whose
-        ``random_state`` parameter (if any) is re-seeded per model.
+        ``random_state`` parameters (also of Pipeline steps) are re-seeded per model.
     X, y : array-like
         The population (array, DataFrame or sparse matrix, passed to the models untouched
         and indexed by position) and its labels.

@@ -106,3 +106,20 @@ def child_seeds(rng, size: int) -> np.ndarray:
     if isinstance(rng, np.random.Generator):
         return rng.integers(0, _SEED_BOUND, size=size, dtype=np.int64)
     return rng.randint(0, _SEED_BOUND, size=size).astype(np.int64)
+
+
+def seeded_clone(estimator, seed: int):
+    """``clone(estimator)`` with every ``random_state`` parameter set to ``seed``.
+
+    Nested parameters count too (``<step>__random_state`` of a Pipeline, a meta-estimator's
+    inner estimator), so that each clone of a pipeline ending in a randomised model draws
+    its own randomness; an estimator without such a parameter is only cloned.
+    """
+    from sklearn.base import clone
+
+    est = clone(estimator)
+    names = [k for k in est.get_params(deep=True)
+             if k == "random_state" or k.endswith("__random_state")]
+    if names:
+        est.set_params(**dict.fromkeys(names, int(seed)))
+    return est
