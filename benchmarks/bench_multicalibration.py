@@ -6,7 +6,7 @@ multicalibration paper's weak base (all columns standardised, no intercept, grad
 descent, learning rate 0.1, 1500 iterations) and scikit-learn's LogisticRegression.
 
 * sklearn_privacy: ``PrivateMulticalibrator(alpha, n_bins=10)`` (no privacy), at
-  alpha = 0.1 and 0.02, with the default ``clip_proba=0`` and with ``clip_proba=0.01``
+  alpha = 0.1, 0.05 and 0.02, with the default ``clip_proba=0`` and with ``clip_proba=0.01``
   (every prediction kept in [0.01, 0.99]);
 * multicalibration 0.0.2: ``MulticalibrationPredictor("HKRR")`` with alpha = 0.1,
   lambda = 0.1, no oracle, deterministic order;
@@ -116,7 +116,7 @@ def main(repeat=3, mcgrad=True):
                          "mc": multicalibration_error(yte, p, G_te, min_size=20)})
 
         report("base model", p_te)
-        for alpha in (0.1, 0.02):
+        for alpha in (0.1, 0.05, 0.02):
             for clip in (0.0, 0.01):
                 params = {"alpha": alpha, "clip_proba": clip}
                 seconds, p = _timed(partial(_fit_predict, score_base, score_groups, S_tr,
