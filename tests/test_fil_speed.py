@@ -115,3 +115,106 @@ def test_irfil_verbose_prints_one_line_per_iteration(Est, capsys):
         assert mean == pytest.approx(est.eta_history_["mean"][t], rel=1e-5)
     Est(alpha=1e-2, n_iter=3, random_state=0).fit(X, y)
     assert capsys.readouterr().out == ""
+
+
+def _logistic_problem(n, d, seed, *, scale=1.0, sparse=False):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * scale / np.sqrt(d)
+    if sparse:
+        import scipy.sparse as sp
+
+        X[rng.uniform(size=X.shape) < 0.8] = 0.0
+        X = sp.csr_matrix(X)
+    w = rng.normal(size=d)
+    y = (np.asarray(X @ w).ravel() + rng.logistic(size=n) > 0).astype(float)
+    return X, y
+
+
+@pytest.mark.parametrize("case", [
+    dict(n=3000, d=100, fit_intercept=True),     # float32 directions, then one exact step
+    dict(n=3000, d=100, fit_intercept=False, weights=True),
+    dict(n=500, d=10, fit_intercept=True),       # below _SINGLE_MIN_P: float64 chord steps
+    dict(n=2000, d=80, fit_intercept=True, sparse=True),
+    dict(n=2000, d=70, fit_intercept=True, scale=30.0),  # strong separation, large theta
+])
+def test_two_phase_newton_gives_the_exact_newton_minimiser_and_hessian(case):
+    """The approximate-Hessian phase changes the path, not the result: the minimiser and
+    the returned Hessian equal those of Newton's method with an exact Hessian at every
+    iteration, and the Hessian equals the one built afresh at the returned minimiser."""
+    X, y = _logistic_problem(case["n"], case["d"], 0, scale=case.get("scale", 1.0),
+                             sparse=case.get("sparse", False))
+    sw = (np.random.default_rng(1).uniform(0.5, 2.0, case["n"]) if case.get("weights")
+          else np.ones(case["n"]))
+    kw = dict(loss=LOGISTIC, alpha=1e-3, fit_intercept=case["fit_intercept"],
+              sample_weight=sw, return_hessian=True)
+    t_exact, _, (H_exact, _) = fit_minimiser(X, y, approximate=False, **kw)
+    t_two, _, (H_two, factor) = fit_minimiser(X, y, **kw)
+    assert np.max(np.abs(t_two - t_exact)) <= 1e-12 * max(1.0, np.max(np.abs(t_exact)))
+    np.testing.assert_allclose(H_two, H_exact, rtol=1e-10, atol=1e-10 * np.abs(H_exact).max())
+    fresh = FILEngine(X, y, t_two, loss=LOGISTIC, alpha=1e-3,
+                      fit_intercept=case["fit_intercept"], sample_weight=sw)
+    reused = FILEngine(X, y, t_two, loss=LOGISTIC, alpha=1e-3,
+                       fit_intercept=case["fit_intercept"], sample_weight=sw,
+                       hessian=(H_two, factor))
+    np.testing.assert_allclose(reused.per_example_sq_norms(), fresh.per_example_sq_norms(),
+                               rtol=1e-10)
+
+
+def test_two_phase_newton_builds_the_exact_hessian_once(monkeypatch):
+    """The point of the two phases: on a well-conditioned problem with d >= 64, every
+    Hessian but the last is formed in single precision, and exactly one in double."""
+    from sklearn_privacy.fil import _glm
+
+    X, y = _logistic_problem(4000, 100, 3)
+    calls = []
+    original = _glm.weighted_gram
+
+    def recording(*args, **kwargs):
+        calls.append(np.dtype(kwargs.get("dtype", np.float64)).name)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(_glm, "weighted_gram", recording)
+    kw = dict(loss=LOGISTIC, alpha=1e-3, fit_intercept=True, sample_weight=np.ones(4000))
+    fit_minimiser(X, y, **kw)
+    assert calls.count("float64") == 1 and calls.count("float32") >= 1
+    assert calls[-1] == "float64"
+    calls.clear()
+    fit_minimiser(X, y, approximate=False, **kw)
+    assert calls.count("float32") == 0 and calls.count("float64") >= 4
+
+
+def test_two_phase_newton_falls_back_to_double_precision_when_ill_conditioned(monkeypatch):
+    """Columns on scales 1e-3..1e3 (equilibrated condition number above _SINGLE_MAX_COND
+    even after scaling, because the columns are nearly collinear): float32 directions are
+    refused after the first try and the result is still the exact minimiser."""
+    from sklearn_privacy.fil import _glm
+
+    rng = np.random.default_rng(4)
+    base = rng.normal(size=(3000, 1))
+    X = np.hstack([base + 1e-4 * rng.normal(size=(3000, 70)), rng.normal(size=(3000, 5))])
+    y = (X[:, 0] + X[:, -1] + rng.logistic(size=3000) > 0).astype(float)
+    kw = dict(loss=LOGISTIC, alpha=1e-6, fit_intercept=True, sample_weight=np.ones(3000))
+    calls = []
+    original = _glm.weighted_gram
+
+    def recording(*args, **kwargs):
+        calls.append(np.dtype(kwargs.get("dtype", np.float64)).name)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(_glm, "weighted_gram", recording)
+    t_two, _ = fit_minimiser(X, y, **kw)
+    assert calls.count("float32") == 1  # tried once, refused for the rest of the fit
+    t_exact, _ = fit_minimiser(X, y, approximate=False, **kw)
+    assert np.max(np.abs(t_two - t_exact)) <= 1e-10 * max(1.0, np.max(np.abs(t_exact)))
+
+
+def test_weighted_gram_in_single_precision_is_close_and_returned_as_float64():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(2000, 90))
+    c = rng.uniform(0.0, 0.25, 2000)
+    ref = weighted_gram(X, c, True)
+    got = weighted_gram(X, c, True, dtype=np.float32, chunk_bytes=4 * 91 * 300)
+    assert got.dtype == np.float64
+    scale = np.sqrt(np.outer(np.diag(ref), np.diag(ref)))
+    err = np.max(np.abs(got - ref) / scale)
+    assert 1e-10 < err < 1e-5  # single precision: not exact, but close

@@ -65,7 +65,7 @@ def augment(X, fit_intercept: bool):
 
 
 def weighted_gram(X, c, fit_intercept: bool = False, *,
-                  chunk_bytes: int = 32_000_000) -> np.ndarray:
+                  chunk_bytes: int = 32_000_000, dtype=np.float64) -> np.ndarray:
     """Dense ``X~^T diag(c) X~`` (``c >= 0``), ``X~ = augment(X, fit_intercept)``.
 
     The one Hessian builder of the package (Newton steps, closed-form least squares and
@@ -74,6 +74,11 @@ def weighted_gram(X, c, fit_intercept: bool = False, *,
     with BLAS syrk (half the flops of a general product, exactly symmetric); the column
     of ones is written into the chunk, never appended to ``X``. Sparse ``X``: one sparse
     product.
+
+    ``dtype=np.float32`` (dense ``X`` only) forms the chunks and their products in single
+    precision -- twice as fast, with entries accurate to about ``1e-7`` of
+    ``sqrt(H_jj H_kk)`` -- for Newton *directions* that are corrected afterwards (see
+    :func:`newton_minimise`); the result is always returned as float64.
     """
     if sp.issparse(X):
         Xt = augment(X, fit_intercept)
@@ -81,13 +86,15 @@ def weighted_gram(X, c, fit_intercept: bool = False, *,
     n, d = X.shape
     p = d + int(fit_intercept)
     root = np.sqrt(c)
-    size = max(16, int(chunk_bytes // (8 * max(p, 1))))
-    W = np.empty((min(n, size), p))
+    dtype = np.dtype(dtype)
+    size = max(16, int(chunk_bytes // (dtype.itemsize * max(p, 1))))
+    W = np.empty((min(n, size), p), dtype=dtype)
     G = np.zeros((p, p))
     for start in range(0, n, size):
         m = min(n, start + size) - start
         Wm = W[:m]
-        np.multiply(X[start:start + m], root[start:start + m, None], out=Wm[:, :d])
+        np.multiply(X[start:start + m], root[start:start + m, None], out=Wm[:, :d],
+                    casting="same_kind")
         if fit_intercept:
             Wm[:, d] = root[start:start + m]
         G += Wm.T @ Wm
@@ -227,13 +234,19 @@ def fit_minimiser(
     tol: float = 1e-12,
     max_iter: int = 100,
     return_hessian: bool = False,
+    approximate: bool = True,
 ):
     """Exact minimiser of the penalised, weighted objective.
 
     Least squares is solved in closed form (one Cholesky solve of the normal
     equations). Logistic regression uses damped Newton steps with a backtracking line
     search until the Newton step is below ``tol`` relative to the parameters -- at that
-    point the gradient is at rounding level, which the Jacobian formulas assume.
+    point the gradient is at rounding level, which the Jacobian formulas assume. With
+    ``approximate=True`` (the default) the steps before the last one use approximate
+    Hessians (single precision for dense problems with at least ``_SINGLE_MIN_P``
+    parameters, reused while they converge fast; see :func:`newton_minimise`), so the
+    exact Hessian is usually formed once, at the minimiser; ``approximate=False`` forms
+    it at every iteration (same minimiser to rounding level).
 
     Returns
     -------
@@ -263,27 +276,63 @@ def fit_minimiser(
     unit = float(sample_weight.sum() / max(np.count_nonzero(sample_weight), 1))
     theta0 = (np.zeros(X.shape[1] + int(fit_intercept)) if theta_init is None
               else np.array(theta_init, float))
+    # Directions before the last step may come from a single-precision Hessian (twice as
+    # fast) when it is large enough to matter and dense; see newton_minimise.
+    single = (not sp.issparse(X) and X.shape[1] + int(fit_intercept) >= _SINGLE_MIN_P)
 
     def evaluate(t):
         z = linear_predictor(X, t, fit_intercept)
         f = sample_weight @ loss.value(z, y) + 0.5 * np.sum(reg_diag * t * t)
+        memo = {}
 
-        def derivatives():
-            l1, l2, _ = loss.derivatives(z, y)
-            grad = transpose_dot(X, sample_weight * l1, fit_intercept) + reg_diag * t
-            return (grad, *hessian(sample_weight * l2))
+        def derivatives(kind="exact"):
+            if not memo:
+                l1, l2, _ = loss.derivatives(z, y)
+                memo["grad"] = (transpose_dot(X, sample_weight * l1, fit_intercept)
+                                + reg_diag * t)
+                memo["c"] = sample_weight * l2
+            grad, c = memo["grad"], memo["c"]
+            if kind == "gradient":
+                return grad, None, None
+            if kind == "approx":
+                return grad, None, approximate_factor(c)
+            return (grad, *hessian(c))
 
         def separable():
             _check_not_separable(z, y, sample_weight, reg_diag)
 
         return f, derivatives, separable
 
+    precision = {"single": single}
+
+    def approximate_factor(c):
+        if precision["single"]:
+            H = weighted_gram(X, c, fit_intercept, dtype=np.float32)
+            H[np.diag_indices_from(H)] += reg_diag
+            factor = cholesky(H)
+            if factor.cond <= _SINGLE_MAX_COND:
+                return factor
+            precision["single"] = False  # too ill-conditioned for float32 directions
+        return hessian(c)[1]
+
     theta, n_iter, H, factor = newton_minimise(evaluate, theta0, reg_diag=reg_diag,
-                                               unit=unit, tol=tol, max_iter=max_iter)
+                                               unit=unit, tol=tol, max_iter=max_iter,
+                                               approximate=approximate)
     return done(theta, n_iter, H, factor)
 
 
-def newton_minimise(evaluate, theta, *, reg_diag, unit, tol, max_iter):
+#: Single-precision Hessians for the directions of the first Newton phase from this many
+#: parameters on (below it a Hessian is cheap next to the rest of an iteration).
+_SINGLE_MIN_P = 64
+#: ... and only while the equilibrated Hessian's condition number is below this: the
+#: relative error of a float32 direction is about ``cond * 1e-7``.
+_SINGLE_MAX_COND = 1e4
+#: A reused (approximate) Hessian factor is kept while every step is at most this
+#: fraction of the previous one (fast linear convergence); otherwise it is rebuilt.
+_REUSE_RATIO = 0.1
+
+
+def newton_minimise(evaluate, theta, *, reg_diag, unit, tol, max_iter, approximate=False):
     """Damped Newton iterations on a convex objective given by ``evaluate``.
 
     ``evaluate(theta)`` returns ``(f, derivatives, separable)``: the objective value, a
@@ -294,13 +343,46 @@ def newton_minimise(evaluate, theta, *, reg_diag, unit, tol, max_iter):
     in its units, so multiplying every weight by a constant changes neither the iterates
     nor the stopping point.
 
-    Returns ``(theta, n_iter, H, factor)`` with the Hessian of the last Newton iterate.
+    With ``approximate=True``, ``derivatives(kind)`` also accepts ``kind="gradient"``
+    (gradient only) and ``kind="approx"`` (gradient and a factor of an approximation of
+    the Hessian, e.g. one formed in single precision), and the iterations run in two
+    phases. First, steps ``-P^-1 g`` with ``P`` an approximate Hessian that is *reused*
+    while each step is at most ``_REUSE_RATIO`` times the previous one (a chord method:
+    one gradient per step) and rebuilt otherwise; the gradient is exact, so the fixed
+    point is the exact minimiser and only the speed of convergence depends on ``P``.
+    Second, once a step is below ``tol``, exact Newton iterations with the same stopping
+    rules as without ``approximate``: usually a single one, which also provides the exact
+    Hessian at the minimiser. The expensive exact Hessian is thus built about once
+    instead of at every iteration.
+
+    Returns ``(theta, n_iter, H, factor)`` with the Hessian of the last (exact) Newton
+    iterate; ``n_iter`` counts every step of both phases.
     """
     f, derivatives, separable = evaluate(theta)
     prev_step = np.inf
+    exact = not approximate
+    P = None  # approximate factor of the first phase
+    fresh = False  # P was built at the current iterate
+    reuse_ref = np.inf  # the last full step of the first phase (0 after a damped one)
     for it in range(1, max_iter + 1):
-        grad, H, factor = derivatives()
-        step = factor.solve(grad)
+        if exact:
+            grad, H, factor = derivatives()
+            step = factor.solve(grad)
+        else:
+            grad = derivatives(kind="gradient")[0]
+            step = None if P is None else P.solve(grad)
+            fresh = False
+            if step is None or not (grad @ step > 0) or (
+                    np.max(np.abs(step)) > _REUSE_RATIO * reuse_ref):
+                try:
+                    P = derivatives(kind="approx")[2]
+                except SingularHessianError:  # let the exact phase decide (and report)
+                    exact = True
+                    grad, H, factor = derivatives()
+                    step = factor.solve(grad)
+                else:
+                    step = P.solve(grad)
+                    fresh = True
         decrement = grad @ step
         t = 1.0
         # Close to the minimiser the predicted decrease is below what the objective
@@ -319,11 +401,16 @@ def newton_minimise(evaluate, theta, *, reg_diag, unit, tol, max_iter):
         # judge convergence on the full Newton step, not the damped one; in the
         # quadratic region a step that stops shrinking has hit the rounding floor
         step_norm = np.max(np.abs(step))
-        if step_norm <= tol * max(1.0, np.max(np.abs(theta))) or (
-            t == 1.0 and decrement <= 1e-10 * max(unit, abs(f)) and step_norm >= 0.5 * prev_step
-        ):
+        small = step_norm <= tol * max(1.0, np.max(np.abs(theta)))
+        stalled = (t == 1.0 and decrement <= 1e-10 * max(unit, abs(f))
+                   and step_norm >= 0.5 * prev_step)
+        if exact and (small or stalled):
             separable()
             return theta, it, H, factor
+        if not exact and (small or (stalled and fresh)):
+            exact = True  # the approximate phase has done what it can
+        # a damped step says nothing about the rate of convergence: rebuild P next time
+        reuse_ref = step_norm if t == 1.0 else 0.0
         prev_step = step_norm
     separable()
     if not np.any(reg_diag > 0):
