@@ -26,11 +26,14 @@ resampled with small Gaussian jitter (MNIST-sized synthetic data).
 Headline cases (``--headline``, the default): Adult (30,162 x 86, the FIL paper's
 encoding) and the paper scale (MNIST digits 0 vs 1, n = 12,665, d = 784: the bundled 0/1
 images resampled with small Gaussian jitter), least squares and logistic regression at
-lambda = 1e-3. For each: one estimator ``fit`` (validation, exact minimiser, audit state),
-the audit state alone, all per-example etas from scratch with the current solver and
-with the solver of revision ``_before.BEFORE`` (bisection branch), and one GEMM
-``X~ @ H^-1``; the three timed calls are interleaved and each reported as the best of
-``--repeat`` rounds, so the ratios are measured side by side.
+lambda = 1e-3. For each, interleaved in every round and reported as the best of
+``--repeat`` rounds (so the ratios are measured side by side): one estimator ``fit``
+(validation, exact minimiser, audit state) with Newton's method forming the exact
+Hessian at every iteration (``fit_minimiser(approximate=False)``, the earlier fit) and
+with the default approximate-Hessian phase; one GEMM ``X~ @ H^-1``; all per-example etas
+from scratch (eigendecomposition, rotation GEMM, secular solver) with the solver on one
+thread, on ``solver_threads()`` threads (as many as BLAS may use) and with the solver of
+revision ``_before.BEFORE`` (bisection branch, one thread).
 
 Run: ``python benchmarks/bench_fil_eta.py`` (headline, a few minutes; ``--grid`` for the
 dense-baseline grid, about 12 minutes; ``--quick`` for a smaller grid).
@@ -39,12 +42,14 @@ dense-baseline grid, about 12 minutes; ``--quick`` for a smaller grid).
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import platform
 import sys
 import time
 import tracemalloc
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 from sklearn.decomposition import PCA
@@ -170,6 +175,9 @@ def headline(repeat):
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import _before
 
+    import sklearn_privacy.fil._base as base_module
+    import sklearn_privacy.fil._engine as engine_module
+
     old_solver = _before.load_or_none()
     adult = load_adult(variant="fil")
     Xa = np.ascontiguousarray(adult.data, dtype=float)
@@ -177,38 +185,43 @@ def headline(repeat):
     Xm, ym = make_mnist01(12_665, np.random.default_rng(0))
     cases = [("Adult", "linear", Xa, 2 * ya - 1), ("Adult", "logistic", Xa, ya),
              ("MNIST 0/1", "linear", Xm, 2 * ym - 1), ("MNIST 0/1", "logistic", Xm, ym)]
-    print(f"# {platform.machine()}, numpy {np.__version__}; alpha={ALPHA}; best of "
-          f"{repeat} interleaved rounds; before = solver of revision {_before.BEFORE}")
-    header = ("data", "model", "n x d", "load avg", "GEMM s", "fit s", "audit state s",
-              "etas s (before)", "etas s (after)", "etas/GEMM (before)",
-              "etas/GEMM (after)", "(state+etas)/GEMM", "(fit+etas)/GEMM",
+    threads = engine_module.solver_threads()
+    print(f"# {platform.machine()}, numpy {np.__version__}, {os.cpu_count()} CPUs; "
+          f"alpha={ALPHA}; best of {repeat} interleaved rounds; old solver = revision "
+          f"{_before.BEFORE}; solver threads = {threads}")
+    header = ("data", "model", "n x d", "load avg", "GEMM s", "fit s (exact Newton)",
+              "fit s", "etas s (old solver)", "etas s (1 thread)",
+              f"etas s ({threads} threads)", "etas/GEMM", "(fit+etas)/GEMM",
               "max rel. diff")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
+    exact_newton = functools.partial(fit_minimiser, approximate=False)
     for data, model, X, y in cases:
         Est = FILLinearRegression if model == "linear" else FILLogisticRegression
-        loss = SQUARED if model == "linear" else LOGISTIC
         load = os.getloadavg()[0]
-        times = {k: [] for k in ("gemm", "fit", "state", "new", "old")}
+        times = {k: [] for k in ("gemm", "fit_old", "fit", "old", "one", "many")}
         Xt = augment(X, True)
         for _ in range(repeat):
+            with mock.patch.object(base_module, "fit_minimiser", exact_newton):
+                t = time.perf_counter()
+                Est(alpha=ALPHA, random_state=0).fit(X, y)
+                times["fit_old"].append(time.perf_counter() - t)
             t = time.perf_counter()
             est = Est(alpha=ALPHA, random_state=0).fit(X, y)
             times["fit"].append(time.perf_counter() - t)
             engine = est._audit_engine()
             t = time.perf_counter()
-            FILEngine(X, engine.y, engine.theta, loss=loss, alpha=ALPHA,
-                      fit_intercept=True, sample_weight=engine.omega)
-            times["state"].append(time.perf_counter() - t)
-            t = time.perf_counter()
             Xt @ engine.H_inv
             times["gemm"].append(time.perf_counter() - t)
-            engine._cache.clear()
-            t = time.perf_counter()
-            eta = engine.per_example_sq_norms()
-            times["new"].append(time.perf_counter() - t)
+            for key, n_threads in (("one", 1), ("many", threads)):
+                with mock.patch.object(engine_module, "solver_threads", lambda n=n_threads: n):
+                    engine._cache.clear()
+                    t = time.perf_counter()
+                    eta = engine.per_example_sq_norms()
+                    times[key].append(time.perf_counter() - t)
             if old_solver is not None:
-                with _before.patched(old_solver):
+                with _before.patched(old_solver), mock.patch.object(
+                        engine_module, "solver_threads", lambda: 1):
                     engine._cache.clear()
                     t = time.perf_counter()
                     eta_old = engine.per_example_sq_norms()
@@ -218,9 +231,8 @@ def headline(repeat):
                if old_solver is not None else float("nan"))
         g = b["gemm"]
         print(f"| {data} | {model} | {X.shape[0]} x {X.shape[1]} | {load:.1f} | {g:.4f} | "
-              f"{b['fit']:.3f} | {b['state']:.3f} | {b['old']:.3f} | {b['new']:.3f} | "
-              f"{b['old'] / g:.1f}x | {b['new'] / g:.1f}x | "
-              f"{(b['state'] + b['new']) / g:.1f}x | {(b['fit'] + b['new']) / g:.1f}x | "
+              f"{b['fit_old']:.3f} | {b['fit']:.3f} | {b['old']:.3f} | {b['one']:.3f} | "
+              f"{b['many']:.3f} | {b['many'] / g:.1f}x | {(b['fit'] + b['many']) / g:.1f}x | "
               f"{rel:.1e} |", flush=True)
 
 

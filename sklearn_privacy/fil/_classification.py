@@ -36,7 +36,8 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         Newton's method stops when the step is below ``tol`` relative to the
         parameters.
     max_iter : int, default=100
-        Maximum number of Newton iterations.
+        Maximum number of Newton iterations (every step counts, including the cheap
+        steps with a reused approximate Hessian that precede the last exact one).
 {DP_PARAMS}    random_state : int, RandomState instance or None, default=None
         Source of the noise. ``None`` draws from fresh OS entropy (required for a
         private release); a fixed seed makes the noise reproducible (tests only).
@@ -52,7 +53,9 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
     eta_ : ndarray of shape (n_samples,)
         Per-example Fisher information loss (audit state, not serialised).
     n_iter_ : int
-        Newton iterations used.
+        Newton steps taken: steps with an approximate Hessian (formed in single
+        precision for 64 or more dense parameters, reused while it converges fast)
+        followed by Newton steps with the exact Hessian, usually one.
 {DP_ATTRS}    n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when ``X`` has string feature names.
