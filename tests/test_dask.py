@@ -95,13 +95,26 @@ def test_dask_bad_input_raises_clear_errors():
 
 def test_dask_fit_on_a_distributed_cluster_equals_numpy():
     distributed = pytest.importorskip("distributed")
+    from sklearn_privacy import IRFILLogisticRegression
+
     X, y, _ = _data(n=600, classification=True)
     ref = FILLogisticRegression(alpha=1e-2, random_state=1).fit(X, y)
+    irfil_kw = dict(alpha=1e-2, n_iter=2, random_state=1)
+    irfil_ref = IRFILLogisticRegression(**irfil_kw).fit(X, y)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster):
-        est = FILLogisticRegression(alpha=1e-2, random_state=1).fit(
-            da.from_array(X, chunks=150), y)
+        Xd = da.from_array(X, chunks=150)
+        est = FILLogisticRegression(alpha=1e-2, random_state=1).fit(Xd, y)
         eta = est.eta_
+        group = est.eta(rows=[3, 400, 599])
+        fim = est.fisher_information(rows=[3, 400], columns=[0, "label"])
+        irfil = IRFILLogisticRegression(**irfil_kw).fit(Xd, y)
+        irfil_eta = irfil.eta_
     np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-10)
     np.testing.assert_allclose(eta, ref.eta_, rtol=1e-10)
+    assert group == pytest.approx(ref.eta(rows=[3, 400, 599]), rel=1e-10)
+    np.testing.assert_allclose(fim, ref.fisher_information(rows=[3, 400], columns=[0, "label"]),
+                               rtol=1e-10)
+    np.testing.assert_allclose(irfil.sample_weight_, irfil_ref.sample_weight_, rtol=1e-10)
+    np.testing.assert_allclose(irfil_eta, irfil_ref.eta_, rtol=1e-10)

@@ -280,8 +280,11 @@ class BaseFILEstimator(BaseEstimator):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix (CSR/CSC)} of shape (n_samples, n_features)
-            Training data (converted once to a private float64 copy).
+        X : {array-like, sparse matrix (CSR/CSC), dask array} of shape \
+                (n_samples, n_features)
+            Training data (converted once to a private float64 copy). A
+            :class:`dask.array.Array` chunked along its rows is read chunk by chunk and
+            never loaded whole (user guide: "Scaling out").
         y : array-like of shape (n_samples,)
             Targets: real values for the regressors, exactly two classes for the
             classifiers.

@@ -408,7 +408,9 @@ class DaskFILEngine(FILEngine):
     factorised Hessian (see the module docstring): per-example norms of every row or of
     selected rows, the Gram matrix ``J_S J_S^T`` (and eta) of any set of rows, Fisher
     information matrices and Jacobians of sets of rows gathered into memory (at most
-    :data:`GATHER_MAX_BYTES`). ``dense_columns`` is refused.
+    :data:`GATHER_MAX_BYTES`). ``dense_columns`` is refused. ``y`` and ``omega`` (read by
+    the displays and attacks) are computed into memory on first access (n floats each);
+    ``X`` stays a dask array.
     """
 
     def __init__(self, X, y, omega, theta, H, factor, *, loss, alpha, fit_intercept):
