@@ -223,6 +223,10 @@ def test_large_gathers_are_refused_with_the_size(fitted, monkeypatch):
     est.fisher_information(list(range(100)), [0])  # at the limit: gathered
     with pytest.raises(ValueError, match=r"fisher_information of 101 rows.*limit.*fewer rows"):
         est.fisher_information(list(range(101)), [0], dense=False)
+    with pytest.raises(ValueError, match="dense_rows of 101 rows"):
+        est._audit_engine().dense_rows(np.arange(101))
+    np.testing.assert_array_equal(est._audit_engine().dense_rows(np.arange(100)[::-1]),
+                                  _data(seed=4, onehot=True)[0][99::-1])
     # sets of any size are still fine for eta (no gathering)
     assert est.eta(None, [0]) > 0
     with pytest.raises(NotImplementedError, match="dense_columns.*all 360 training rows"):

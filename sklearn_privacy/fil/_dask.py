@@ -523,20 +523,24 @@ class DaskFILEngine(FILEngine):
             self.p, self.p)
         return 0.5 * (G + G.T)
 
-    def _gathered(self, idx, what):
-        """An in-memory engine on the sorted unique rows ``idx`` (refused above the budget)."""
-        import dask
-
-        size = idx.size * self.d * 8
+    def _check_gather(self, m, what):
+        """Refuse to gather ``m`` rows into memory above :data:`GATHER_MAX_BYTES`."""
+        size = m * self.d * 8
         if size > GATHER_MAX_BYTES:
             raise ValueError(
-                f"{what} of {idx.size} rows needs those rows in memory: {idx.size} x "
-                f"{self.d} float64 values ({size / 2**20:.0f} MiB) exceed the limit of "
+                f"{what} of {m} rows needs those rows in memory: {m} x "
+                f"{self.d} float64 values ({size / 2**20:.3g} MiB) exceed the limit of "
                 f"{GATHER_MAX_BYTES / 2**20:.0f} MiB for a model fitted on a dask array "
                 "(sklearn_privacy.fil._dask.GATHER_MAX_BYTES). Pass fewer rows, or use "
                 "eta(rows, columns) (per_example=False), which handles any set chunk by "
                 "chunk."
             )
+
+    def _gathered(self, idx, what):
+        """An in-memory engine on the sorted unique rows ``idx`` (refused above the budget)."""
+        import dask
+
+        self._check_gather(idx.size, what)
         parts = dask.compute(*self._tasks(_rows_of, idx))
         Xg, yg, wg = (np.concatenate([p[j] for p in parts]) for j in range(3))
         return _RowEngine(np.ascontiguousarray(Xg), yg, wg, self._row_state(structure=False))
@@ -562,7 +566,9 @@ class DaskFILEngine(FILEngine):
         return engine.fim(np.searchsorted(uniq, idx), columns, sigma=sigma, dense=dense)
 
     def dense_rows(self, idx) -> np.ndarray:
+        """As :meth:`FILEngine.dense_rows` (at most :data:`GATHER_MAX_BYTES` of rows)."""
         rows = self._rows(idx)
+        self._check_gather(rows.size, "dense_rows")
         order = np.argsort(rows, kind="stable")
         got = np.asarray(self.X[rows[order]].compute(), dtype=np.float64)
         out = np.empty_like(got)
