@@ -15,6 +15,11 @@ memory next to the other jobs on this machine) the same data are computed into a
 array and fitted in memory (fit + ``eta_``); the dask run on the same rows is timed too, and
 the released coefficients and etas of both paths are compared.
 
+IRFIL: at ``--compare-n`` rows, :class:`~sklearn_privacy.IRFILLinearRegression` with
+``--irfil-iter`` reweightings (default 3) in memory and on the dask array (each iteration:
+one tree-reduced pass for the weighted Hessian, one ``map_blocks`` pass for the etas; the
+n weights live in the client), with the relative differences of the final weights and etas.
+
 Run: ``python benchmarks/bench_dask.py`` (n = 10,000,000: 4 GB of float64; several minutes).
 """
 
@@ -86,12 +91,43 @@ def fit_dask(client, n, chunk):
     return est, eta, t_fit, t_all, mem.peak
 
 
+def irfil_rows(client, n, chunk, n_iter):
+    """IRFIL (least squares, ``n_iter`` reweightings) at ``n`` rows: numpy, then dask."""
+    import dask
+
+    from sklearn_privacy import IRFILLinearRegression
+
+    X, y = make(n, chunk)
+    Xn, yn = dask.compute(X, y, scheduler="threads")
+    kw = dict(alpha=ALPHA, n_iter=n_iter, random_state=0)
+    load = os.getloadavg()[0]
+    t = time.perf_counter()
+    ref = IRFILLinearRegression(**kw).fit(Xn, yn)
+    t_ref = time.perf_counter() - t
+    w_ref, eta_ref = ref.sample_weight_, ref.eta_
+    del Xn, yn, ref._audit
+    with PeakMemory(client) as mem:
+        t = time.perf_counter()
+        est = IRFILLinearRegression(**kw).fit(X, y)
+        eta = est.eta_
+        t_dask = time.perf_counter() - t
+    gb = n * D * 8 / 1e9
+    w_rel = np.max(np.abs(est.sample_weight_ - w_ref) / w_ref)
+    eta_rel = np.max(np.abs(eta - eta_ref) / eta_ref)
+    print(f"| IRFIL numpy, {n_iter} iter. | {n:,} | {gb:.1f} | {load:.1f} | - | {t_ref:.1f} | - "
+          "| - | - |")
+    print(f"| IRFIL dask, {n_iter} iter. | {n:,} | {gb:.1f} | {load:.1f} | - | {t_dask:.1f} | "
+          f"{mem.peak / 1e9:.2f} | {w_rel:.1e} (weights) | {eta_rel:.1e} |", flush=True)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=10_000_000)
     parser.add_argument("--compare-n", type=int, default=2_000_000)
     parser.add_argument("--chunk", type=int, default=250_000)
     parser.add_argument("--memory-limit", default="2GB")
+    parser.add_argument("--irfil-iter", type=int, default=3,
+                        help="IRFIL reweightings at --compare-n rows (0: skip)")
     args = parser.parse_args(argv)
     from distributed import Client, LocalCluster
 
@@ -132,6 +168,8 @@ def main(argv=None):
         print(f"| dask | {n:,} | {gb:.1f} | {load:.1f} | {t_fit:.1f} | {t_all:.1f} | "
               f"{peak / 1e9:.2f} | {coef:.1e} | {rel:.1e} |", flush=True)
         del eta, eta_ref, est
+        if args.irfil_iter:
+            irfil_rows(client, n, args.chunk, args.irfil_iter)
         n = args.n
         load = os.getloadavg()[0]
         est, eta, t_fit, t_all, peak = fit_dask(client, n, args.chunk)

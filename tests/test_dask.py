@@ -6,11 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from sklearn_privacy import (
-    FILLinearRegression,
-    FILLogisticRegression,
-    IRFILLinearRegression,
-)
+from sklearn_privacy import FILLinearRegression, FILLogisticRegression
 
 
 def test_importing_the_package_does_not_import_dask():
@@ -64,18 +60,18 @@ def test_dask_fit_and_etas_equal_the_numpy_path(Est, weighted, y_dask):
         np.testing.assert_allclose(est.predict(X), ref.predict(X), rtol=1e-10, atol=1e-12)
 
 
-def test_dask_unsupported_queries_name_the_method():
+def test_dask_audit_queries_and_the_remaining_refusal():
     X, y, _ = _data()
     est = FILLinearRegression(random_state=0).fit(da.from_array(X, chunks=300), y)
-    with pytest.raises(NotImplementedError, match="fisher_information"):
-        est.fisher_information(rows=[0, 1])
-    with pytest.raises(NotImplementedError, match="set of values"):
-        est.eta(rows=[0, 1])
-    with pytest.raises(NotImplementedError, match="selected rows"):
-        est.eta(rows=[0, 1], per_example=True)
+    ref = FILLinearRegression(random_state=0).fit(X, y)
+    np.testing.assert_allclose(est.fisher_information(rows=[0, 1]),
+                               ref.fisher_information(rows=[0, 1]), rtol=1e-10)
+    assert est.eta(rows=[0, 1]) == pytest.approx(ref.eta(rows=[0, 1]), rel=1e-10)
+    np.testing.assert_allclose(est.eta(rows=[0, 1], per_example=True),
+                               ref.eta(rows=[0, 1], per_example=True), rtol=1e-10)
     np.testing.assert_array_equal(est._audit_engine().dense_rows([5, 1, 5]), X[[5, 1, 5]])
-    with pytest.raises(NotImplementedError, match="IRFILLinearRegression.fit"):
-        IRFILLinearRegression().fit(da.from_array(X, chunks=300), y)
+    with pytest.raises(NotImplementedError, match="dense_columns"):
+        est._audit_engine().dense_columns([0])
 
 
 def test_dask_bad_input_raises_clear_errors():
@@ -99,13 +95,26 @@ def test_dask_bad_input_raises_clear_errors():
 
 def test_dask_fit_on_a_distributed_cluster_equals_numpy():
     distributed = pytest.importorskip("distributed")
+    from sklearn_privacy import IRFILLogisticRegression
+
     X, y, _ = _data(n=600, classification=True)
     ref = FILLogisticRegression(alpha=1e-2, random_state=1).fit(X, y)
+    irfil_kw = dict(alpha=1e-2, n_iter=2, random_state=1)
+    irfil_ref = IRFILLogisticRegression(**irfil_kw).fit(X, y)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster):
-        est = FILLogisticRegression(alpha=1e-2, random_state=1).fit(
-            da.from_array(X, chunks=150), y)
+        Xd = da.from_array(X, chunks=150)
+        est = FILLogisticRegression(alpha=1e-2, random_state=1).fit(Xd, y)
         eta = est.eta_
+        group = est.eta(rows=[3, 400, 599])
+        fim = est.fisher_information(rows=[3, 400], columns=[0, "label"])
+        irfil = IRFILLogisticRegression(**irfil_kw).fit(Xd, y)
+        irfil_eta = irfil.eta_
     np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-10)
     np.testing.assert_allclose(eta, ref.eta_, rtol=1e-10)
+    assert group == pytest.approx(ref.eta(rows=[3, 400, 599]), rel=1e-10)
+    np.testing.assert_allclose(fim, ref.fisher_information(rows=[3, 400], columns=[0, "label"]),
+                               rtol=1e-10)
+    np.testing.assert_allclose(irfil.sample_weight_, irfil_ref.sample_weight_, rtol=1e-10)
+    np.testing.assert_allclose(irfil_eta, irfil_ref.eta_, rtol=1e-10)

@@ -166,6 +166,47 @@ DP_ATTRS_DOC = """    epsilon_ : float
 """
 
 
+def dense_row_norms(X):
+    """L2 norm of every row of a dense ``X``, without overflow (rows scaled by their max)."""
+    m = np.max(np.abs(X), axis=1, initial=0.0)
+    safe = np.where(m > 0, m, 1.0)
+    return m * np.linalg.norm(X / safe[:, None], axis=1)
+
+
+def row_scale_factors(norms, data_norm):
+    """Factor of every row: ``data_norm / norm`` above ``data_norm``, else 1."""
+    over = norms > data_norm
+    factor = np.ones_like(norms)
+    factor[over] = data_norm / norms[over]
+    return factor
+
+
+def warn_scaled_rows(count, n, data_norm, largest, stacklevel):
+    """The PrivacyWarning of ``data_norm``: ``count`` of ``n`` rows were scaled."""
+    warnings.warn(
+        f"{count} of {n} rows of X have an L2 norm above "
+        f"data_norm={data_norm!r} (largest {largest!r}); they were scaled to norm "
+        "data_norm before fitting. The DP guarantee (epsilon_) holds for the scaled "
+        "rows (and, the scaling acting row by row, for the original data); the "
+        "model, eta_ and fisher_information describe the scaled rows.",
+        PrivacyWarning,
+        stacklevel=stacklevel + 1,
+    )
+
+
+def warn_clipped_targets(count, n, bound, largest, stacklevel):
+    """The PrivacyWarning of ``target_bound``: ``count`` of ``n`` targets were clipped."""
+    warnings.warn(
+        f"{count} of {n} targets exceed target_bound="
+        f"{bound!r} in absolute value (largest {largest!r}); they were "
+        "clipped to [-target_bound, target_bound] before fitting. The DP "
+        "guarantee (epsilon_) holds for the clipped targets (hence for the "
+        "original data); the model and eta_ describe the clipped targets.",
+        PrivacyWarning,
+        stacklevel=stacklevel + 1,
+    )
+
+
 def _scale_rows(X, data_norm):
     """Rows of ``X`` with L2 norm above ``data_norm`` scaled to it (with a PrivacyWarning).
 
@@ -178,24 +219,14 @@ def _scale_rows(X, data_norm):
         Y = sp.diags(1.0 / safe) @ X
         norms = m * np.sqrt(np.asarray(Y.multiply(Y).sum(axis=1)).ravel())
     else:
-        m = np.max(np.abs(X), axis=1, initial=0.0)
-        safe = np.where(m > 0, m, 1.0)
-        norms = m * np.linalg.norm(X / safe[:, None], axis=1)  # no overflow
+        norms = dense_row_norms(X)
     over = norms > data_norm
     if not np.any(over):
         return X
-    factor = np.ones_like(norms)
-    factor[over] = data_norm / norms[over]
+    factor = row_scale_factors(norms, data_norm)
     if np.any(norms > data_norm * (1.0 + 1e-12)):
-        warnings.warn(
-            f"{np.count_nonzero(over)} of {norms.size} rows of X have an L2 norm above "
-            f"data_norm={data_norm!r} (largest {float(norms.max())!r}); they were scaled to norm "
-            "data_norm before fitting. The DP guarantee (epsilon_) holds for the scaled "
-            "rows (and, the scaling acting row by row, for the original data); the "
-            "model, eta_ and fisher_information describe the scaled rows.",
-            PrivacyWarning,
-            stacklevel=5,
-        )
+        warn_scaled_rows(np.count_nonzero(over), norms.size, data_norm, float(norms.max()),
+                         stacklevel=5)
     if sp.issparse(X):
         return sp.csr_matrix(sp.diags(factor) @ X)
     X *= factor[:, None]
@@ -249,8 +280,11 @@ class BaseFILEstimator(BaseEstimator):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix (CSR/CSC)} of shape (n_samples, n_features)
-            Training data (converted once to a private float64 copy).
+        X : {array-like, sparse matrix (CSR/CSC), dask array} of shape \
+                (n_samples, n_features)
+            Training data (converted once to a private float64 copy). A
+            :class:`dask.array.Array` chunked along its rows is read chunk by chunk and
+            never loaded whole (user guide: "Scaling out").
         y : array-like of shape (n_samples,)
             Targets: real values for the regressors, exactly two classes for the
             classifiers.
@@ -265,34 +299,36 @@ class BaseFILEstimator(BaseEstimator):
             The fitted estimator.
         """
         if _dask.is_dask_collection(X):
-            return self._fit_dask(X, y, sample_weight)
-        X_in = X
-        X, y = validate_named(self, X, y, dtype=np.float64, y_numeric=self._y_numeric,
-                              accept_sparse=["csr", "csc"])
-        X = private_copy(X, X_in)
-        sw = self._validated_sample_weight(sample_weight, X)
-        y = self._encode_target(y, sw)
-        X, y = self._bounded(X, y)
+            X, y, sw, account_weights = self._prepare_dask(X, y, sample_weight)
+        else:
+            X_in = X
+            X, y = validate_named(self, X, y, dtype=np.float64, y_numeric=self._y_numeric,
+                                  accept_sparse=["csr", "csc"])
+            X = private_copy(X, X_in)
+            sw = self._validated_sample_weight(sample_weight, X)
+            y = self._encode_target(y, sw)
+            X, y = self._bounded(X, y)
+            account_weights = sw
         self.__dict__.pop("_eta_cache", None)
         theta = self._fit(X, y, sw)
         self._release(theta)
-        self._account(sw)
+        self._account(account_weights)
         return self
 
-    def _fit_dask(self, X, y, sample_weight):
-        """Out-of-core fit on a dask array (see :mod:`sklearn_privacy.fil._dask`)."""
-        if self.data_norm is not None or getattr(self, "target_bound", None) is not None:
-            raise NotImplementedError(
-                f"{type(self).__name__}.fit does not support data_norm/target_bound on dask "
-                "input yet (the rows would have to be bounded chunk by chunk); leave them "
-                "None (epsilon_ is then inf) or pass X.compute()."
-            )
-        _dask.fit(self, X, y, sample_weight)
-        self.sensitivity_, self.epsilon_ = np.inf, np.inf
-        self.delta_ = float(self.delta)
-        self.epsilon_reason_ = ("no DP guarantee: data_norm is None (the DP view is not "
-                                "available on dask input).")
-        return self
+    def _prepare_dask(self, X, y, sample_weight):
+        """Validation, encoding and bounding of dask input (see :mod:`._dask`).
+
+        Returns ``(X, y, sample_weight, account_weights)``: ``X`` and ``y`` lazy and
+        bounded (``data_norm`` / ``target_bound`` applied chunk by chunk, with the
+        warnings of the in-memory path), the weights for ``_fit`` (``None``, a numpy
+        vector or a dask column; an in-memory vector for IRFIL, whose reweighting
+        updates all ``n`` of them) and what ``_account`` reads of them.
+        """
+        X, y, sw, account_weights = _dask.prepare(self, X, y, sample_weight)
+        X, y = _dask.bounded(self, X, y)
+        if self._data_dependent_weights:
+            sw = _dask.weights_in_memory(sw, X.shape[0])
+        return X, y, sw, account_weights
 
     def _bounded(self, X, y):
         """Rows scaled to norm ``data_norm`` (and targets clipped to ``target_bound``).
@@ -306,15 +342,8 @@ class BaseFILEstimator(BaseEstimator):
         if bound is not None:
             outside = np.abs(y) > bound
             if np.any(outside):
-                warnings.warn(
-                    f"{np.count_nonzero(outside)} of {y.size} targets exceed target_bound="
-                    f"{bound!r} in absolute value (largest {float(np.abs(y).max())!r}); they were "
-                    "clipped to [-target_bound, target_bound] before fitting. The DP "
-                    "guarantee (epsilon_) holds for the clipped targets (hence for the "
-                    "original data); the model and eta_ describe the clipped targets.",
-                    PrivacyWarning,
-                    stacklevel=4,
-                )
+                warn_clipped_targets(np.count_nonzero(outside), y.size, bound,
+                                     float(np.abs(y).max()), stacklevel=4)
                 y = np.clip(y, -bound, bound)
         return X, y
 
@@ -393,6 +422,8 @@ class BaseFILEstimator(BaseEstimator):
 
     def _fit_exact(self, X, y, sample_weight, theta_init=None):
         """Exact minimiser and its audit engine (``X`` must be private: see private_copy)."""
+        if _dask.is_dask_collection(X):  # the same fit, by tree reductions over row chunks
+            return _dask.fit_exact(self, X, y, sample_weight, theta_init=theta_init)
         # The fit hands over its last Hessian (and Cholesky factor): at theta for least
         # squares, at the last Newton iterate (within one step below ``tol``) for logistic
         # regression, so the audit engine does not build it a second time.

@@ -1,21 +1,38 @@
 """FIL estimators on dask arrays: data that does not fit in memory.
 
-``fit`` reads ``X`` (a :class:`dask.array.Array`, chunked along rows) only through tree
-reductions over its row chunks: each pass maps every chunk to its partial objective,
-gradient and Hessian ``X~_b^T diag(c_b) X~_b`` (the same syrk builder as the in-memory
-path, :func:`~sklearn_privacy.fil._glm.weighted_gram`) and sums them with
+**Fit.** ``fit`` reads ``X`` (a :class:`dask.array.Array`, chunked along rows) only
+through tree reductions over its row chunks: each pass maps every chunk to its partial
+objective, gradient and Hessian ``X~_b^T diag(c_b) X~_b`` (the same syrk builder as the
+in-memory path, :func:`~sklearn_privacy.fil._glm.weighted_gram`) and sums them with
 ``split_every``, so no worker ever holds more than a few chunks and a p x p matrix.
 Least squares needs one pass; logistic regression one pass per Newton iteration (the
 same damped Newton driver and stopping rules as in memory, so both paths stop at the same
 minimiser, up to the summation order). The released model is that minimiser plus the
 same noise draw as in memory.
 
-The audit state keeps ``X`` lazy: per-example etas are a ``map_blocks`` over the row
-chunks with the factorised Hessian (``eta_`` computes them chunk by chunk and holds only
-the n results; :func:`lazy_eta` returns the dask array itself). Queries that need
-arbitrary rows or sets of rows (group eta, Fisher information matrices, Jacobians)
-raise :class:`NotImplementedError`: load the rows you audit into memory and refit, or
-use numpy input.
+``data_norm`` / ``target_bound`` scale rows and clip targets lazily, chunk by chunk,
+after one counting pass that emits the in-memory path's PrivacyWarning; ``epsilon_`` is
+then accounted exactly as in memory (it reads only the total and largest weight).
+
+IRFIL runs its in-memory reweighting loop unchanged: every weighted fit is the tree
+reduction above (warm-started), every per-example eta a chunk-wise ``map_blocks``; the
+``n`` weights and etas of an iteration are numpy vectors (8 bytes per row each: the loop
+holds about ten such vectors, while ``X`` stays lazy).
+
+**Audit.** :class:`DaskFILEngine` keeps ``X`` lazy and evaluates the in-memory engine's
+own formulas (:class:`~sklearn_privacy.fil._engine.FILEngine`) on row chunks, with the
+whole data set's factorised Hessian:
+
+* per-example eta of every row (any columns, ``constrained`` too): one task per chunk
+  (:func:`lazy_eta` returns the dask array itself);
+* per-example eta of selected rows: one task per chunk holding selected rows;
+* the eta of a set of values (``eta(rows, columns)``, ``per_example=False``): the p x p
+  matrix ``J_S J_S^T`` is a sum over rows, computed per chunk and tree-summed, so any
+  set works, the whole data set included;
+* Fisher information matrices and Jacobians of a set of rows: those rows are gathered into
+  memory (at most :data:`GATHER_MAX_BYTES` of training values) and evaluated there;
+* ``dense_columns`` (a column of every row, read by the attribute-inversion attacks)
+  is refused.
 
 dask is optional: nothing here imports it before a dask collection is passed in.
 """
@@ -26,7 +43,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ._engine import FILEngine, _chunk_rows, secular_sq_norms
+from ._engine import FILEngine
 from ._glm import (
     SingularHessianError,
     linear_predictor,
@@ -38,6 +55,11 @@ from ._glm import (
 
 #: Fan-in of the tree reductions (partial Hessians summed per node).
 SPLIT_EVERY = 8
+
+#: Largest amount of training values (bytes of float64 ``X`` rows) that a query gathers
+#: into the calling process: Fisher information matrices and Jacobians of a set of rows.
+#: Larger sets are refused with a message; raise it when the client has the memory.
+GATHER_MAX_BYTES = 256 * 2**20
 
 
 def is_dask_collection(x) -> bool:
@@ -126,48 +148,68 @@ def _reduce(X, y, w, *, theta, loss, fit_intercept, what):
     return total[: p * p].reshape(p, p), total[p * p: p * p + p], total[-1]
 
 
+# ---------------------------------------------------------------------- input
 def _check_weights(w):
+    """Validate a dask weight column; return ``(total, largest)``."""
     import dask
 
-    wmin, finite, total, positive = dask.compute(
-        w.min(), np.isfinite(w).all(), w.sum(), (w > 0).sum())
+    wmin, finite, total, largest, positive = dask.compute(
+        w.min(), np.isfinite(w).all(), w.sum(), w.max(), (w > 0).sum())
     if not finite:
         raise ValueError("sample_weight contains NaN or infinity; pass finite weights.")
     if wmin < 0:
         raise ValueError("sample_weight must be non-negative; got negative weights.")
     if positive == 0:
         raise ValueError("sample_weight: all weights are zero; at least one must be > 0.")
-    return float(total), int(positive)
+    return float(total), float(largest)
 
 
-def fit(est, X, y, sample_weight=None):
-    """Fit ``est`` (FILLinearRegression or FILLogisticRegression) on a dask array ``X``.
+class WeightSummary:
+    """Total and largest sample weight, standing in for the weight vector in
+    :meth:`BaseFILEstimator._account` (the sensitivity reads only ``np.sum`` and
+    ``np.max`` of the weights), so that the n weights of a dask fit are not gathered.
+    """
 
-    The released parameters equal those of the in-memory fit on ``X.compute()`` (same
-    minimiser up to the summation order, same noise for the same ``random_state``).
+    def __init__(self, total, largest):
+        self.total, self.largest = float(total), float(largest)
+
+    def sum(self, *args, **kwargs):
+        return self.total
+
+    def max(self, *args, **kwargs):
+        return self.largest
+
+
+def prepare(est, X, y, sample_weight=None):
+    """Validated dask input of a FIL fit: ``(X, y, sample_weight, account_weights)``.
+
+    ``X`` becomes a float64 dask array with one chunk along the columns, ``y`` a float64
+    dask column aligned with its row chunks (0/1 for the classifiers, whose ``classes_``
+    are set here). ``sample_weight`` is returned validated: ``None``, a numpy vector or a
+    dask column; ``account_weights`` is what :meth:`BaseFILEstimator._account` reads (the
+    numpy vector itself, else a :class:`WeightSummary`). Sets ``n_features_in_`` and
+    drops ``feature_names_in_``.
     """
     import dask.array as da
 
-    if hasattr(est, "_irfil_fit"):
-        raise NotImplementedError(
-            f"{type(est).__name__}.fit does not accept dask arrays yet (each IRFIL "
-            "iteration needs every per-example eta); fit FILLinearRegression / "
-            "FILLogisticRegression on dask input, or pass X.compute()."
-        )
     X = _as_matrix(X)
     n, d = X.shape
     if n == 0 or d == 0:
         raise ValueError(f"X must have at least one row and one column; got shape {X.shape}.")
     yd = _column_like(y, X, "y")
     if sample_weight is None:
-        wd = da.ones((n, 1), chunks=(X.chunks[0], 1))
-        total, positive = float(n), n
-    else:
+        wd = None
+        account = WeightSummary(n, 1.0)
+    elif is_dask_collection(sample_weight):
         wd = _column_like(sample_weight, X, "sample_weight").astype(np.float64)
-        total, positive = _check_weights(wd)
-    loss = est._loss
-    classifier = loss.name == "logistic"
-    if classifier:
+        account = WeightSummary(*_check_weights(wd))
+        sample_weight = wd
+    else:
+        wd = _column_like(sample_weight, X, "sample_weight")  # checks the length
+        sample_weight = est._validated_sample_weight(np.asarray(sample_weight),
+                                                     np.empty((n, 0)))
+        account = sample_weight
+    if est._loss.name == "logistic":
         classes = np.unique(da.unique(yd[:, 0]).compute())
         if classes.size != 2:
             raise ValueError(
@@ -176,26 +218,112 @@ def fit(est, X, y, sample_weight=None):
                 f"{classes.size} class(es)."
             )
         yd = (yd == classes[1]).astype(np.float64)
-        both = da.unique(yd[(wd > 0)]).compute()
-        if both.size < 2:
+        if wd is not None and da.unique(yd[(wd > 0)]).compute().size < 2:
             raise ValueError(
                 "Only one class has positive sample_weight; the logistic minimiser does "
                 "not exist. Give both classes positive weight."
             )
+        est.classes_ = classes
     else:
         yd = yd.astype(np.float64)
+    est.__dict__.pop("feature_names_in_", None)
+    est.n_features_in_ = d
+    return X, yd, sample_weight, account
+
+
+def weights_in_memory(sample_weight, n):
+    """The n weights as a numpy vector (IRFIL updates every one of them per iteration)."""
+    if sample_weight is None:
+        return np.ones(n)
+    if is_dask_collection(sample_weight):
+        return np.asarray(sample_weight.compute(), dtype=np.float64).reshape(n)
+    return sample_weight
+
+
+def _row_norms(Xb):
+    from ._base import dense_row_norms
+
+    return dense_row_norms(Xb)
+
+
+def _bound_rows(Xb, data_norm):
+    from ._base import dense_row_norms, row_scale_factors
+
+    return Xb * row_scale_factors(dense_row_norms(Xb), data_norm)[:, None]
+
+
+def bounded(est, X, y):
+    """``data_norm`` / ``target_bound`` applied chunk by chunk (as ``_bounded`` in memory).
+
+    Rows of norm above ``data_norm`` are scaled to it and targets clipped to
+    ``[-target_bound, target_bound]`` lazily (``map_blocks``, the in-memory formulas row by
+    row); one counting pass gives the in-memory path's
+    :class:`~sklearn_privacy.exceptions.PrivacyWarning` (same count, largest value and
+    wording, once per fit).
+    """
+    import dask
+    import dask.array as da
+
+    from ._base import warn_clipped_targets, warn_scaled_rows
+
+    n = X.shape[0]
+    if est.data_norm is not None:
+        R = float(est.data_norm)
+        norms = X.map_blocks(_row_norms, drop_axis=1, dtype=np.float64)
+        over, loud, largest = dask.compute((norms > R).sum(),
+                                           (norms > R * (1.0 + 1e-12)).sum(), norms.max())
+        if over:
+            if loud:  # stacklevel: bounded <- _prepare_dask <- fit <- _fit_context <- caller
+                warn_scaled_rows(int(over), n, R, float(largest), stacklevel=5)
+            X = X.map_blocks(_bound_rows, R, dtype=np.float64)
+    bound = getattr(est, "target_bound", None)
+    if bound is not None:
+        a = abs(y)
+        count, largest = dask.compute((a > bound).sum(), a.max())
+        if count:
+            warn_clipped_targets(int(count), n, bound, float(largest), stacklevel=5)
+            y = da.clip(y, -bound, bound)
+    return X, y
+
+
+# ---------------------------------------------------------------------- fit
+def fit_exact(est, X, y, sample_weight=None, *, theta_init=None):
+    """Exact minimiser and audit engine of a prepared dask fit: ``(theta, n_iter, engine)``.
+
+    The dask counterpart of ``BaseFILEstimator._fit_exact``. ``X``, ``y`` as returned by
+    :func:`prepare` / :func:`bounded`; ``sample_weight`` ``None``, a numpy vector of length
+    n (IRFIL's current weights) or a dask column. Least squares: one pass; logistic
+    regression: the in-memory damped Newton driver (from ``theta_init``, else 0), one pass
+    per iteration.
+    """
+    import dask
+    import dask.array as da
+
+    n, d = X.shape
+    if sample_weight is None:
+        wd = da.ones((n, 1), chunks=(X.chunks[0], 1))
+        total, positive = float(n), n
+    elif is_dask_collection(sample_weight):
+        wd = sample_weight
+        total, positive = dask.compute(wd.sum(), (wd > 0).sum())
+        total, positive = float(total), int(positive)
+    else:
+        sw = np.asarray(sample_weight, dtype=np.float64)
+        total, positive = sw.sum(), np.count_nonzero(sw)  # as fit_minimiser
+        wd = da.from_array(sw[:, None], chunks=(X.chunks[0], 1), name=False)
+    loss = est._loss
     fi = bool(est.fit_intercept)
     reg_diag = total * est.alpha * penalty_diagonal(d, fi)
     kw = dict(loss=loss, fit_intercept=fi)
-    if not classifier:
-        G, rhs, _ = _reduce(X, yd, wd, theta=None, what="ls", **kw)
+    if loss.name == "squared":
+        G, rhs, _ = _reduce(X, y, wd, theta=None, what="ls", **kw)
         G[np.diag_indices_from(G)] += reg_diag
         H, factor = G, _factor(G)
         theta = factor.solve(rhs)
         n_iter = 0
     else:
         def evaluate(t):
-            G, g, f = _reduce(X, yd, wd, theta=t, what="newton", **kw)
+            G, g, f = _reduce(X, y, wd, theta=t, what="newton", **kw)
             G[np.diag_indices_from(G)] += reg_diag
             f += 0.5 * np.sum(reg_diag * t * t)
 
@@ -204,7 +332,7 @@ def fit(est, X, y, sample_weight=None):
 
             def separable():
                 if not np.any(reg_diag > 0) and _reduce(
-                        X, yd, wd, theta=t, what="margins", **kw) == 0:
+                        X, y, wd, theta=t, what="margins", **kw) == 0:
                     raise SingularHessianError(
                         "The classes are linearly separable, so the unpenalised logistic "
                         "minimiser does not exist (the loss decreases forever as the "
@@ -212,24 +340,18 @@ def fit(est, X, y, sample_weight=None):
 
             return f, derivatives, separable
 
+        theta0 = (np.zeros(d + int(fi)) if theta_init is None
+                  else np.array(theta_init, dtype=np.float64))
         theta, n_iter, H, factor = newton_minimise(
-            evaluate, np.zeros(d + int(fi)), reg_diag=reg_diag, unit=total / positive,
-            tol=est.tol, max_iter=est.max_iter)
+            evaluate, theta0, reg_diag=reg_diag, unit=float(total / max(positive, 1)),
+            tol=est._newton_tol(), max_iter=getattr(est, "max_iter", 100))
         if H is None:  # not converged: the Hessian at the final theta
-            G, _, _ = _reduce(X, yd, wd, theta=theta, what="newton", **kw)
+            G, _, _ = _reduce(X, y, wd, theta=theta, what="newton", **kw)
             G[np.diag_indices_from(G)] += reg_diag
             H, factor = G, None
-    est.__dict__.pop("_eta_cache", None)
-    for attr in ("feature_names_in_",):
-        est.__dict__.pop(attr, None)
-    est.n_features_in_ = d
-    if classifier:
-        est.classes_ = classes
-        est.n_iter_ = n_iter
-    est._audit = DaskFILEngine(X, yd, wd, theta, H, factor, loss=loss, alpha=est.alpha,
-                               fit_intercept=fi)
-    est._release(theta)
-    return est
+    engine = DaskFILEngine(X, y, wd, theta, H, factor, loss=loss, alpha=est.alpha,
+                           fit_intercept=fi)
+    return theta, n_iter, engine
 
 
 def _factor(H):
@@ -238,32 +360,61 @@ def _factor(H):
     return cholesky(H)
 
 
-def _block_sq_norms(Xb, yb, wb, *, theta, loss, fit_intercept, st, has_label):
-    yb = yb[:, 0]
-    wb = wb[:, 0]
-    z = linear_predictor(Xb, theta, fit_intercept)
-    l1, l2, l3 = loss.derivatives(z, yb)
-    d = Xb.shape[1]
-    K = st["K"]
-    out = np.empty(Xb.shape[0])
-    for sl in _chunk_rows(Xb.shape[0], K.shape[0]):
-        At = Xb[sl] @ K[:d]
-        if fit_intercept:
-            At += K[d]
-        out[sl] = secular_sq_norms(At, l1[sl], l2[sl], l3[sl], wb[sl], st, has_label)
-    return out
+# ---------------------------------------------------------------------- audit
+class _RowEngine(FILEngine):
+    """The in-memory engine on some training rows, with the whole data set's Hessian.
+
+    ``state`` is the Hessian part of a :class:`DaskFILEngine` (:meth:`DaskFILEngine.
+    _row_state`): the factor, ``H^-1`` and the cached column structures are reused, never
+    recomputed (and the ill-conditioning warning, given at fit, is not repeated).
+    """
+
+    def __init__(self, X, y, omega, state):
+        self._state = state
+        super().__init__(X, y, state["theta"], loss=state["loss"], alpha=state["alpha"],
+                         fit_intercept=state["fit_intercept"], sample_weight=omega,
+                         copy=False, hessian=(state["H"], state["_factor"]))
+
+    def _set_hessian(self, H, factor=None):
+        for key, value in self._state.items():  # what the rows do not define
+            self.__dict__.setdefault(key, value)
+        self._cache = OrderedDict(self._state.get("_cache", ()))
+
+
+def _rows_of(Xb, yb, wb, local):
+    if local is None:
+        return Xb, yb[:, 0], wb[:, 0]
+    return Xb[local], yb[local, 0], wb[local, 0]
+
+
+def _block_sq_norms(Xb, yb, wb, *, state, columns, constrained, local=None):
+    engine = _RowEngine(*_rows_of(Xb, yb, wb, local), state)
+    return engine.per_example_sq_norms(columns, constrained=constrained)
+
+
+def _block_gram(Xb, yb, wb, *, state, columns, constrained, local=None):
+    engine = _RowEngine(*_rows_of(Xb, yb, wb, local), state)
+    return engine.group_gram(None, columns, constrained=constrained).ravel()
+
+
+#: Attributes of a DaskFILEngine that hold data of all n rows (never shipped to tasks).
+_DATA_ATTRIBUTES = frozenset({"X", "_yd", "_wd", "_y_memory", "_omega_memory"})
 
 
 class DaskFILEngine(FILEngine):
     """Audit state of a FIL estimator fitted on a dask array (``X`` stays lazy).
 
-    Supports the per-example eta of every row (all columns or a subset of columns) and
-    reading a few rows (:meth:`dense_rows`); set-valued queries raise
-    :class:`NotImplementedError`.
+    Evaluates the in-memory engine's formulas chunk by chunk with the whole data set's
+    factorised Hessian (see the module docstring): per-example norms of every row or of
+    selected rows, the Gram matrix ``J_S J_S^T`` (and eta) of any set of rows, Fisher
+    information matrices and Jacobians of sets of rows gathered into memory (at most
+    :data:`GATHER_MAX_BYTES`). ``dense_columns`` is refused. ``y`` and ``omega`` (read by
+    the displays and attacks) are computed into memory on first access (n floats each);
+    ``X`` stays a dask array.
     """
 
     def __init__(self, X, y, omega, theta, H, factor, *, loss, alpha, fit_intercept):
-        self.X, self.y, self.omega = X, y, omega  # dask: X (n, d), y and omega (n, 1)
+        self.X, self._yd, self._wd = X, y, omega  # dask: X (n, d), y and omega (n, 1)
         self.theta = np.array(theta, dtype=np.float64)
         self.loss = loss
         self.alpha = float(alpha)
@@ -274,65 +425,188 @@ class DaskFILEngine(FILEngine):
         self._set_hessian(H, factor)
         self._cache = OrderedDict()
 
-    def lazy_sq_norms(self, columns=None):
-        """``||J_i[:, C]||_2^2`` of every row as a lazy dask array (chunks of X's rows)."""
+    @property
+    def y(self) -> np.ndarray:
+        """The (encoded) training targets, computed into memory on first access (n floats)."""
+        if "_y_memory" not in self.__dict__:
+            self._y_memory = np.asarray(self._yd[:, 0].compute(), dtype=np.float64)
+        return self._y_memory
+
+    @property
+    def omega(self) -> np.ndarray:
+        """The sample weights, computed into memory on first access (n floats)."""
+        if "_omega_memory" not in self.__dict__:
+            self._omega_memory = np.asarray(self._wd[:, 0].compute(), dtype=np.float64)
+        return self._omega_memory
+
+    def _row_state(self, columns=None, *, structure=True):
+        """What a chunk task needs besides its rows: the Hessian part of this engine,
+        with the structure of ``columns`` (eigenbasis included) computed once, here."""
+        if structure:
+            feats, has_label, _ = self._columns(columns)
+            self._eig_structure(feats, has_label)
+        return {k: v for k, v in self.__dict__.items() if k not in _DATA_ATTRIBUTES}
+
+    def _check_constrained(self, columns, constrained):
+        """Validate ``columns`` (and a constrained attribute) before any task runs."""
+        feats, has_label, _ = self._columns(columns)
+        if constrained:
+            self._helmert(feats.size + int(has_label))
+
+    def _blocks(self, idx):
+        """``[(block, local positions)]`` of sorted row indices ``idx`` (None: all rows)."""
+        if idx is None:
+            return [(b, None) for b in range(self.X.numblocks[0])]
+        bounds = np.cumsum((0,) + tuple(self.X.chunks[0]))
+        blk = np.searchsorted(bounds, idx, side="right") - 1
+        cuts = np.flatnonzero(np.diff(blk)) + 1
+        return [(int(blk[part[0]]), idx[part] - bounds[blk[part[0]]])
+                for part in np.split(np.arange(idx.size), cuts) if part.size]
+
+    def _tasks(self, func, idx, **kwargs):
+        """One delayed ``func(X_b, y_b, omega_b, local=..., **kwargs)`` per block of ``idx``."""
+        import dask
+
+        return [dask.delayed(func)(
+                    self.X.blocks[b], self._yd.blocks[b], self._wd.blocks[b], local=local,
+                    **kwargs)
+                for b, local in self._blocks(idx)]
+
+    def lazy_sq_norms(self, columns=None, *, constrained=False):
+        """``||J_i[:, C]||_2^2`` of every row as a lazy dask array (chunks of X's rows).
+
+        Each chunk is evaluated by the in-memory engine's
+        :meth:`~FILEngine.per_example_sq_norms` (same routes, same numbers per row).
+        """
         import dask.array as da
 
-        feats, has_label, _ = self._columns(columns)
-        st = dict(self._eig_structure(feats, has_label))
-        st = {k: st[k] for k in ("K", "d", "vt", "w2")}
+        self._check_constrained(columns, constrained)
         return da.map_blocks(
-            _block_sq_norms, self.X, self.y, self.omega, theta=self.theta, loss=self.loss,
-            fit_intercept=self.fit_intercept, st=st, has_label=has_label,
-            dtype=np.float64, drop_axis=1, chunks=(self.X.chunks[0],),
+            _block_sq_norms, self.X, self._yd, self._wd, state=self._row_state(columns),
+            columns=columns, constrained=constrained, dtype=np.float64, drop_axis=1,
+            chunks=(self.X.chunks[0],),
         )
 
     def per_example_sq_norms(self, columns=None, *, constrained=False, rows=None):
-        """As :meth:`FILEngine.per_example_sq_norms` for every row (computed chunk-wise)."""
-        if constrained or rows is not None:
-            raise NotImplementedError(
-                "per-example eta of selected rows or of a constrained one-hot attribute "
-                "is not supported on dask input; compute eta_ for every row, or fit on "
-                "the rows you audit in memory.")
-        return np.asarray(self.lazy_sq_norms(columns).compute())
+        """As :meth:`FILEngine.per_example_sq_norms`, chunk by chunk.
+
+        ``rows=None``: every row (one task per chunk). Selected rows: one task per chunk
+        holding some of them; the result follows ``rows`` (order kept, duplicates allowed).
+        """
+        if rows is None:
+            return np.asarray(self.lazy_sq_norms(columns, constrained=constrained).compute())
+        import dask
+
+        idx = self._rows(rows)
+        self._check_constrained(columns, constrained)
+        if idx.size == 0:
+            return np.empty(0)
+        uniq, inverse = np.unique(idx, return_inverse=True)
+        parts = dask.compute(*self._tasks(_block_sq_norms, uniq, state=self._row_state(columns),
+                                          columns=columns, constrained=constrained))
+        return np.concatenate(parts)[inverse.ravel()]
+
+    def group_gram(self, rows=None, columns=None, *, constrained=False):
+        """As :meth:`FILEngine.group_gram`: the per-chunk sums of ``J_i J_i^T``, tree-summed.
+
+        Works for any set of rows (the whole data set included) without gathering rows.
+        """
+        import dask.array as da
+
+        self._check_constrained(columns, constrained)
+        idx = None if rows is None else np.sort(self._rows(rows, unique=True))
+        p2 = self.p * self.p
+        parts = [da.from_delayed(t, shape=(p2,), dtype=np.float64)
+                 for t in self._tasks(_block_gram, idx, state=self._row_state(columns),
+                                      columns=columns, constrained=constrained)]
+        G = da.stack(parts).sum(axis=0, split_every=SPLIT_EVERY).compute().reshape(
+            self.p, self.p)
+        return 0.5 * (G + G.T)
+
+    def _check_gather(self, m, what):
+        """Refuse to gather ``m`` rows into memory above :data:`GATHER_MAX_BYTES`."""
+        size = m * self.d * 8
+        if size > GATHER_MAX_BYTES:
+            raise ValueError(
+                f"{what} of {m} rows needs those rows in memory: {m} x "
+                f"{self.d} float64 values ({size / 2**20:.3g} MiB) exceed the limit of "
+                f"{GATHER_MAX_BYTES / 2**20:.0f} MiB for a model fitted on a dask array "
+                "(sklearn_privacy.fil._dask.GATHER_MAX_BYTES). Pass fewer rows, or use "
+                "eta(rows, columns) (per_example=False), which handles any set chunk by "
+                "chunk."
+            )
+
+    def _gathered(self, idx, what):
+        """An in-memory engine on the sorted unique rows ``idx`` (refused above the budget)."""
+        import dask
+
+        self._check_gather(idx.size, what)
+        parts = dask.compute(*self._tasks(_rows_of, idx))
+        Xg, yg, wg = (np.concatenate([p[j] for p in parts]) for j in range(3))
+        return _RowEngine(np.ascontiguousarray(Xg), yg, wg, self._row_state(structure=False))
+
+    def jacobian_columns(self, rows, feats, has_label, *, label_position=None):
+        """As :meth:`FILEngine.jacobian_columns`, on the rows gathered into memory."""
+        idx = np.arange(self.n)[rows] if isinstance(rows, slice) else np.asarray(rows)
+        uniq, inverse = np.unique(idx, return_inverse=True)
+        engine = self._gathered(uniq, "jacobian_columns")
+        return engine.jacobian_columns(inverse.ravel(), feats, has_label,
+                                       label_position=label_position)
+
+    def fim(self, rows=None, columns=None, *, sigma, dense=None):
+        """As :meth:`FILEngine.fim`, on the rows gathered into memory.
+
+        The set's rows (at most :data:`GATHER_MAX_BYTES` of values) are read once; the
+        dense matrix or the ``LinearOperator`` is then the in-memory one.
+        """
+        self._columns(columns)
+        idx = self._rows(rows, unique=True)
+        uniq = np.sort(idx)
+        engine = self._gathered(uniq, "fisher_information")
+        return engine.fim(np.searchsorted(uniq, idx), columns, sigma=sigma, dense=dense)
 
     def dense_rows(self, idx) -> np.ndarray:
+        """As :meth:`FILEngine.dense_rows` (at most :data:`GATHER_MAX_BYTES` of rows)."""
         rows = self._rows(idx)
+        self._check_gather(rows.size, "dense_rows")
         order = np.argsort(rows, kind="stable")
         got = np.asarray(self.X[rows[order]].compute(), dtype=np.float64)
         out = np.empty_like(got)
         out[order] = got
         return out
 
-    def _unsupported(self, what):
-        raise NotImplementedError(
-            f"{what} is not supported for a model fitted on a dask array: it needs "
-            "arbitrary training rows in memory. Fit the estimator on numpy data (e.g. "
-            "X.compute() of the rows you audit) for set-valued FIL queries; per-example "
-            "eta_ / eta(per_example=True) of every row is supported.")
-
     def dense_columns(self, cols):
-        self._unsupported("dense_columns")
-
-    def group_gram(self, rows=None, columns=None, *, constrained=False):
-        self._unsupported("eta of a set of values (per_example=False)")
-
-    def group_sq_norm(self, rows=None, columns=None, *, constrained=False):
-        self._unsupported("eta of a set of values (per_example=False)")
-
-    def jacobian_columns(self, rows, feats, has_label, *, label_position=None):
-        self._unsupported("jacobian_columns")
-
-    def fim(self, rows=None, columns=None, *, sigma, dense=None):
-        self._unsupported("fisher_information")
+        raise NotImplementedError(
+            f"dense_columns needs column(s) {np.ravel(cols).tolist()} of all {self.n} "
+            "training rows in memory, which a model fitted on a dask array does not hold "
+            "(the attribute-inversion attacks and EtaDisplay(by=<column>) read them). "
+            "Pass the column values yourself (EtaDisplay: by=X[:, j].compute()), or fit "
+            "the estimator on numpy data to attack it."
+        )
 
 
-def lazy_eta(estimator, columns=None):
+def lazy_eta(estimator, columns=None, *, constrained=False):
     """Per-example eta of a FIL estimator fitted on a dask array, as a lazy dask array.
 
-    ``eta_[i] = ||J_i||_2 / sigma`` (``columns`` as in ``estimator.eta``), one task per
-    row chunk of the training ``X`` using the factorised Hessian; nothing is computed
-    until the caller does.
+    ``eta_[i] = ||J_i||_2 / sigma`` (``columns`` and ``constrained`` as in
+    ``estimator.eta``), one task per row chunk of the training ``X`` using the factorised
+    Hessian; nothing is computed until the caller does.
+
+    Parameters
+    ----------
+    estimator : FIL estimator
+        Fitted on a :class:`dask.array.Array`.
+    columns : None, int, str, array-like of int or str, or array-like of bool, \
+            default=None
+        Attributes of each example (as in ``estimator.eta``); ``None``: all features and
+        the label.
+    constrained : bool, default=False
+        For a one-hot attribute given as ``columns``: the constrained eta.
+
+    Returns
+    -------
+    eta : dask.array.Array of shape (n_samples,)
+        Chunked like the rows of the training ``X``.
     """
     engine = estimator._audit_engine()
     if not isinstance(engine, DaskFILEngine):
@@ -340,4 +614,5 @@ def lazy_eta(estimator, columns=None):
     columns = estimator._resolve_columns(columns)
     import dask.array as da
 
-    return da.sqrt(engine.lazy_sq_norms(columns)) / estimator._audit_sigma()
+    return (da.sqrt(engine.lazy_sq_norms(columns, constrained=constrained))
+            / estimator._audit_sigma())
