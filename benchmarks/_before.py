@@ -13,6 +13,8 @@ import subprocess
 import types
 from pathlib import Path
 
+import numpy as np
+
 import sklearn_privacy.fil._engine as engine_module
 
 #: Last revision before the Newton-on-psi solver (bisection branch for rows whose
@@ -42,8 +44,14 @@ def load_or_none(rev=BEFORE):
 def patched(fn):
     original = engine_module.largest_eigenvalue_rank2
 
-    def solver(*args, x0=None, **kwargs):
-        return fn(*args, **kwargs)
+    def solver(s, d, At, vt, alpha, beta, *, x0=None, block_rows=None, **kwargs):
+        # the engine of that revision called the solver once per cache-sized block
+        block_rows = block_rows or len(s)
+        out = np.empty(len(s))
+        for b in range(0, len(s), block_rows):
+            sl = slice(b, b + block_rows)
+            out[sl] = fn(s[sl], d, At[sl], vt, alpha[sl], beta[sl], **kwargs)
+        return out
 
     engine_module.largest_eigenvalue_rank2 = solver
     try:

@@ -31,9 +31,8 @@ lambda = 1e-3. For each, interleaved in every round and reported as the best of
 (validation, exact minimiser, audit state) with Newton's method forming the exact
 Hessian at every iteration (``fit_minimiser(approximate=False)``, the earlier fit) and
 with the default approximate-Hessian phase; one GEMM ``X~ @ H^-1``; all per-example etas
-from scratch (eigendecomposition, rotation GEMM, secular solver) with the solver on one
-thread, on ``solver_threads()`` threads (as many as BLAS may use) and with the solver of
-revision ``_before.BEFORE`` (bisection branch, one thread).
+from scratch (eigendecomposition, rotation GEMM, secular solver) with the current solver
+and with the solver of revision ``_before.BEFORE`` (bisection branch).
 
 Run: ``python benchmarks/bench_fil_eta.py`` (headline, a few minutes; ``--grid`` for the
 dense-baseline grid, about 12 minutes; ``--quick`` for a smaller grid).
@@ -176,7 +175,6 @@ def headline(repeat):
     import _before
 
     import sklearn_privacy.fil._base as base_module
-    import sklearn_privacy.fil._engine as engine_module
 
     old_solver = _before.load_or_none()
     adult = load_adult(variant="fil")
@@ -185,13 +183,11 @@ def headline(repeat):
     Xm, ym = make_mnist01(12_665, np.random.default_rng(0))
     cases = [("Adult", "linear", Xa, 2 * ya - 1), ("Adult", "logistic", Xa, ya),
              ("MNIST 0/1", "linear", Xm, 2 * ym - 1), ("MNIST 0/1", "logistic", Xm, ym)]
-    threads = engine_module.solver_threads()
     print(f"# {platform.machine()}, numpy {np.__version__}, {os.cpu_count()} CPUs; "
           f"alpha={ALPHA}; best of {repeat} interleaved rounds; old solver = revision "
-          f"{_before.BEFORE}; solver threads = {threads}")
+          f"{_before.BEFORE}")
     header = ("data", "model", "n x d", "load avg", "GEMM s", "fit s (exact Newton)",
-              "fit s", "etas s (old solver)", "etas s (1 thread)",
-              f"etas s ({threads} threads)", "etas/GEMM", "(fit+etas)/GEMM",
+              "fit s", "etas s (old solver)", "etas s", "etas/GEMM", "(fit+etas)/GEMM",
               "max rel. diff")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
@@ -199,7 +195,7 @@ def headline(repeat):
     for data, model, X, y in cases:
         Est = FILLinearRegression if model == "linear" else FILLogisticRegression
         load = os.getloadavg()[0]
-        times = {k: [] for k in ("gemm", "fit_old", "fit", "old", "one", "many")}
+        times = {k: [] for k in ("gemm", "fit_old", "fit", "old", "new")}
         Xt = augment(X, True)
         for _ in range(repeat):
             with mock.patch.object(base_module, "fit_minimiser", exact_newton):
@@ -213,15 +209,12 @@ def headline(repeat):
             t = time.perf_counter()
             Xt @ engine.H_inv
             times["gemm"].append(time.perf_counter() - t)
-            for key, n_threads in (("one", 1), ("many", threads)):
-                with mock.patch.object(engine_module, "solver_threads", lambda n=n_threads: n):
-                    engine._cache.clear()
-                    t = time.perf_counter()
-                    eta = engine.per_example_sq_norms()
-                    times[key].append(time.perf_counter() - t)
+            engine._cache.clear()
+            t = time.perf_counter()
+            eta = engine.per_example_sq_norms()
+            times["new"].append(time.perf_counter() - t)
             if old_solver is not None:
-                with _before.patched(old_solver), mock.patch.object(
-                        engine_module, "solver_threads", lambda: 1):
+                with _before.patched(old_solver):
                     engine._cache.clear()
                     t = time.perf_counter()
                     eta_old = engine.per_example_sq_norms()
@@ -231,9 +224,9 @@ def headline(repeat):
                if old_solver is not None else float("nan"))
         g = b["gemm"]
         print(f"| {data} | {model} | {X.shape[0]} x {X.shape[1]} | {load:.1f} | {g:.4f} | "
-              f"{b['fit_old']:.3f} | {b['fit']:.3f} | {b['old']:.3f} | {b['one']:.3f} | "
-              f"{b['many']:.3f} | {b['many'] / g:.1f}x | {(b['fit'] + b['many']) / g:.1f}x | "
-              f"{rel:.1e} |", flush=True)
+              f"{b['fit_old']:.3f} | {b['fit']:.3f} | {b['old']:.3f} | {b['new']:.3f} | "
+              f"{b['new'] / g:.1f}x | {(b['fit'] + b['new']) / g:.1f}x | {rel:.1e} |",
+              flush=True)
 
 
 def main(argv=None):

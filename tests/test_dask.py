@@ -60,6 +60,31 @@ def test_dask_fit_and_etas_equal_the_numpy_path(Est, weighted, y_dask):
         np.testing.assert_allclose(est.predict(X), ref.predict(X), rtol=1e-10, atol=1e-12)
 
 
+def test_dask_logistic_fit_with_single_precision_directions_equals_numpy(monkeypatch):
+    """d >= 64: both paths run the two-phase Newton with float32 Hessian passes (counted)
+    and one exact Hessian pass, and stop at the same minimiser and etas."""
+    from sklearn_privacy.fil import _dask, _glm
+
+    X, y, sw = _data(n=1500, d=70, seed=3, classification=True)
+    kw = dict(sigma=0.3, alpha=1e-3, random_state=2)
+    ref = FILLogisticRegression(**kw).fit(X, y, sample_weight=sw)
+    kinds = []
+    original = _dask._reduce
+
+    def recording(*args, **kwargs):
+        kinds.append(kwargs["what"])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(_dask, "_reduce", recording)
+    est = FILLogisticRegression(**kw).fit(da.from_array(X, chunks=(400, 70)), y,
+                                          sample_weight=sw)
+    assert kinds.count("hessian") == 1 and kinds.count("hessian32") >= 1
+    assert est.n_iter_ == ref.n_iter_
+    np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(est.eta_, ref.eta_, rtol=1e-10)
+    assert _glm._SINGLE_MIN_P <= 71
+
+
 def test_dask_audit_queries_and_the_remaining_refusal():
     X, y, _ = _data()
     est = FILLinearRegression(random_state=0).fit(da.from_array(X, chunks=300), y)

@@ -218,3 +218,18 @@ def test_weighted_gram_in_single_precision_is_close_and_returned_as_float64():
     scale = np.sqrt(np.outer(np.diag(ref), np.diag(ref)))
     err = np.max(np.abs(got - ref) / scale)
     assert 1e-10 < err < 1e-5  # single precision: not exact, but close
+
+
+@pytest.mark.parametrize("block_rows", [7, 64, 1000])
+def test_blocked_solver_equals_the_unblocked_one_and_eigvalsh(block_rows):
+    """Rows solved block by block with the stragglers of all blocks merged (and rows
+    with a closed-form answer or a_i parallel to v mixed in) give the same eigenvalues as
+    one call over all rows and as eigvalsh of the explicit matrices."""
+    s, d, A, v, alpha, beta = _rows_below_pole(300, 9, 11)
+    s[::17] = 0.0  # the update alone: closed form
+    A[5::23] = 3.0 * v + 1e-6 * A[5::23]  # nearly parallel to v: the q-form
+    ref, scale = _explicit_top(s, d, A, v, alpha, beta)
+    whole = largest_eigenvalue_rank2(s, d, A.copy(), v, alpha, beta)
+    blocked = largest_eigenvalue_rank2(s, d, A.copy(), v, alpha, beta, block_rows=block_rows)
+    assert np.max(np.abs(blocked - whole) / scale) <= 1e-14
+    assert np.max(np.abs(blocked - ref) / scale) <= 1e-12

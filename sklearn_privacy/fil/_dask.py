@@ -2,12 +2,14 @@
 
 **Fit.** ``fit`` reads ``X`` (a :class:`dask.array.Array`, chunked along rows) only
 through tree reductions over its row chunks: each pass maps every chunk to its partial
-objective, gradient and Hessian ``X~_b^T diag(c_b) X~_b`` (the same syrk builder as the
-in-memory path, :func:`~sklearn_privacy.fil._glm.weighted_gram`) and sums them with
-``split_every``, so no worker ever holds more than a few chunks and a p x p matrix.
-Least squares needs one pass; logistic regression one pass per Newton iteration (the
-same damped Newton driver and stopping rules as in memory, so both paths stop at the same
-minimiser, up to the summation order). The released model is that minimiser plus the
+objective and gradient, or to its partial Hessian ``X~_b^T diag(c_b) X~_b`` (the same
+syrk builder as the in-memory path, :func:`~sklearn_privacy.fil._glm.weighted_gram`),
+and sums them with ``split_every``, so no worker ever holds more than a few chunks and a
+p x p matrix. Least squares needs one pass; logistic regression one gradient pass per
+Newton step and a Hessian pass only where the step needs one (the same two-phase Newton
+driver and stopping rules as in memory: single-precision Hessians, reused while they
+converge fast, then usually one exact Hessian at the minimiser; both paths stop at the
+same minimiser up to the summation order). The released model is that minimiser plus the
 same noise draw as in memory.
 
 ``data_norm`` / ``target_bound`` scale rows and clip targets lazily, chunk by chunk,
@@ -45,7 +47,9 @@ import numpy as np
 
 from ._engine import FILEngine
 from ._glm import (
+    _SINGLE_MIN_P,
     SingularHessianError,
+    approximate_hessian_factor,
     linear_predictor,
     newton_minimise,
     penalty_diagonal,
@@ -111,8 +115,9 @@ def _column_like(v, X, name):
 def _block_stats(Xb, yb, wb, *, theta, loss, fit_intercept, what):
     """Partial sums of one row chunk, as a (1, k) array (summed by the tree reduction).
 
-    ``what``: "ls" -> [H, X~^T w y, sum w]; "newton" -> [H, gradient part, objective
-    part]; "margins" -> [number of positive-weight rows not strictly separated].
+    ``what``: "ls" -> [H, X~^T w y, sum w]; "gradient" -> [gradient part, objective
+    part]; "hessian" / "hessian32" -> [H] (accumulated in double / single precision);
+    "margins" -> [number of positive-weight rows not strictly separated].
     """
     yb = yb[:, 0]
     wb = wb[:, 0]
@@ -127,17 +132,18 @@ def _block_stats(Xb, yb, wb, *, theta, loss, fit_intercept, what):
         bad = ((2.0 * yb - 1.0) * z <= 0) & (wb > 0)
         return np.array([[float(np.count_nonzero(bad))]])
     l1, l2, _ = loss.derivatives(z, yb)
-    H = weighted_gram(Xb, wb * l2, fit_intercept)
-    g = transpose_dot(Xb, wb * l1, fit_intercept)
-    f = wb @ loss.value(z, yb)
-    return np.concatenate([H.ravel(), g, [f]])[None, :]
+    if what == "gradient":
+        g = transpose_dot(Xb, wb * l1, fit_intercept)
+        return np.concatenate([g, [wb @ loss.value(z, yb)]])[None, :]
+    dtype = np.float32 if what == "hessian32" else np.float64
+    return weighted_gram(Xb, wb * l2, fit_intercept, dtype=dtype).ravel()[None, :]
 
 
 def _reduce(X, y, w, *, theta, loss, fit_intercept, what):
     import dask.array as da
 
     p = X.shape[1] + int(fit_intercept)
-    k = 1 if what == "margins" else p * p + p + 1
+    k = {"margins": 1, "gradient": p + 1, "ls": p * p + p + 1}.get(what, p * p)
     parts = da.map_blocks(
         _block_stats, X, y, w, theta=theta, loss=loss, fit_intercept=fit_intercept,
         what=what, dtype=np.float64, chunks=((1,) * X.numblocks[0], (k,)),
@@ -145,7 +151,11 @@ def _reduce(X, y, w, *, theta, loss, fit_intercept, what):
     total = parts.sum(axis=0, split_every=SPLIT_EVERY).compute()
     if what == "margins":
         return total[0]
-    return total[: p * p].reshape(p, p), total[p * p: p * p + p], total[-1]
+    if what == "gradient":
+        return total[:p], total[p]
+    if what == "ls":
+        return total[: p * p].reshape(p, p), total[p * p: p * p + p], total[-1]
+    return total.reshape(p, p)
 
 
 # ---------------------------------------------------------------------- input
@@ -322,13 +332,29 @@ def fit_exact(est, X, y, sample_weight=None, *, theta_init=None):
         theta = factor.solve(rhs)
         n_iter = 0
     else:
-        def evaluate(t):
-            G, g, f = _reduce(X, y, wd, theta=t, what="newton", **kw)
-            G[np.diag_indices_from(G)] += reg_diag
-            f += 0.5 * np.sum(reg_diag * t * t)
+        # the same two-phase Newton as in memory (newton_minimise): one pass over X for
+        # the objective and gradient at every iterate, a pass for a Hessian only when
+        # the iteration needs one (single precision before the last step)
+        precision = {"single": d + int(fi) >= _SINGLE_MIN_P}
 
-            def derivatives():
-                return g + reg_diag * t, G, _factor(G)
+        def hessian(t, dtype):
+            return _reduce(X, y, wd, theta=t,
+                           what="hessian32" if dtype == np.float32 else "hessian", **kw)
+
+        def evaluate(t):
+            g, f = _reduce(X, y, wd, theta=t, what="gradient", **kw)
+            f += 0.5 * np.sum(reg_diag * t * t)
+            grad = g + reg_diag * t
+
+            def derivatives(kind="exact"):
+                if kind == "gradient":
+                    return grad, None, None
+                if kind == "approx":
+                    return grad, None, approximate_hessian_factor(
+                        lambda dtype: hessian(t, dtype), reg_diag, precision)
+                G = hessian(t, np.float64)
+                G[np.diag_indices_from(G)] += reg_diag
+                return grad, G, _factor(G)
 
             def separable():
                 if not np.any(reg_diag > 0) and _reduce(
@@ -344,11 +370,12 @@ def fit_exact(est, X, y, sample_weight=None, *, theta_init=None):
                   else np.array(theta_init, dtype=np.float64))
         theta, n_iter, H, factor = newton_minimise(
             evaluate, theta0, reg_diag=reg_diag, unit=float(total / max(positive, 1)),
-            tol=est._newton_tol(), max_iter=getattr(est, "max_iter", 100))
+            tol=est._newton_tol(), max_iter=getattr(est, "max_iter", 100),
+            approximate=True)
         if H is None:  # not converged: the Hessian at the final theta
-            G, _, _ = _reduce(X, y, wd, theta=theta, what="newton", **kw)
-            G[np.diag_indices_from(G)] += reg_diag
-            H, factor = G, None
+            H = hessian(theta, np.float64)
+            H[np.diag_indices_from(H)] += reg_diag
+            factor = None
     engine = DaskFILEngine(X, y, wd, theta, H, factor, loss=loss, alpha=est.alpha,
                            fit_intercept=fi)
     return theta, n_iter, engine

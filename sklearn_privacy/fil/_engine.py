@@ -24,10 +24,8 @@ is done in row chunks so memory stays O(chunk * p + p^2).
 
 from __future__ import annotations
 
-import os
 import warnings
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.sparse as sp
@@ -63,34 +61,6 @@ _CACHE_MAX_SUBSETS = 8
 COND_WARN = 1e8
 #: Reported bound on the relative error of eta: this factor times cond * eps.
 _ERROR_FACTOR = 100.0
-
-
-_BLAS_CONTROLLER = None
-
-
-def solver_threads() -> int:
-    """Threads for the row-parallel secular solver: as many as BLAS may use.
-
-    numpy's element-wise kernels run on one core while its BLAS runs on all of them; the
-    per-example solver (element-wise work on row blocks, the GIL released inside each
-    kernel) therefore runs its blocks on a thread pool of the size BLAS is allowed --
-    ``OPENBLAS_NUM_THREADS`` / ``OMP_NUM_THREADS`` and ``threadpoolctl.threadpool_limits``
-    limit both alike -- and never more than the CPUs this process may run on.
-    """
-    global _BLAS_CONTROLLER
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        cpus = os.cpu_count() or 1
-    try:
-        if _BLAS_CONTROLLER is None:
-            from threadpoolctl import ThreadpoolController
-
-            _BLAS_CONTROLLER = ThreadpoolController().select(user_api="blas")
-        counts = [lib.num_threads for lib in _BLAS_CONTROLLER.lib_controllers]
-    except Exception:  # pragma: no cover - threadpoolctl unavailable or failing
-        counts = []
-    return max(1, min(cpus, min(counts) if counts else 1))
 
 
 def _chunk_rows(n, p, budget_bytes=32_000_000):
@@ -469,11 +439,9 @@ class FILEngine:
         out = np.empty(idx.size)
         om = self.omega[idx]
         l1, l2, l3 = self.l1[idx], self.l2[idx], self.l3[idx]
-        threads = solver_threads()
         for sl in _chunk_rows(idx.size, self.p):
             At = self._rotated_rows(sl if contiguous else idx[sl], st["K"])
-            out[sl] = secular_sq_norms(At, l1[sl], l2[sl], l3[sl], om[sl], st, has_label,
-                                       n_threads=threads)
+            out[sl] = secular_sq_norms(At, l1[sl], l2[sl], l3[sl], om[sl], st, has_label)
         return out
 
     def _gram_route(self, idx, feats, has_label, constrained):
@@ -758,31 +726,20 @@ class FILEngine:
         )
 
 
-def secular_sq_norms(At, l1, l2, l3, omega, st, has_label, *, n_threads=1):
+def secular_sq_norms(At, l1, l2, l3, omega, st, has_label):
     """``||J_i[:, C]||_2^2`` of a block of rows from their rotated ``a_i`` (``At``,
     overwritten) and the subset structure ``st`` of :meth:`FILEngine._eig_structure`.
 
     The rotation ``At`` comes from one GEMM per block of up to ~32 MB (large GEMMs run
-    near peak); the solver then works on cache-sized sub-blocks of it, on ``n_threads``
-    threads (the rows are independent, so the result does not depend on ``n_threads``).
+    near peak); the solver then runs its first Newton steps on cache-sized sub-blocks of
+    it and the last ones on the few rows left of all sub-blocks together.
     """
     s = l1 * l1
     a = l2 * l2 * st["w2"] + (l3 * l3 if has_label else 0.0)
     b = l2 * l1
-    lam = np.empty(At.shape[0])
-    blocks = list(_chunk_rows(At.shape[0], At.shape[1], _SECULAR_CHUNK_BYTES))
-
-    def solve(sl):
-        lam[sl] = largest_eigenvalue_rank2(s[sl], st["d"], At[sl], st["vt"], a[sl], b[sl],
-                                           overwrite_a=True)
-
-    if n_threads > 1 and len(blocks) > 1:
-        with ThreadPoolExecutor(max_workers=min(n_threads, len(blocks))) as pool:
-            for _ in pool.map(solve, blocks):
-                pass
-    else:
-        for sl in blocks:
-            solve(sl)
+    rows = max(16, _SECULAR_CHUNK_BYTES // (8 * max(At.shape[1], 1)))
+    lam = largest_eigenvalue_rank2(s, st["d"], At, st["vt"], a, b, overwrite_a=True,
+                                   block_rows=rows)
     return omega * omega * np.maximum(lam, 0.0)
 
 

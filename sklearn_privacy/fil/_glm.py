@@ -306,14 +306,8 @@ def fit_minimiser(
     precision = {"single": single}
 
     def approximate_factor(c):
-        if precision["single"]:
-            H = weighted_gram(X, c, fit_intercept, dtype=np.float32)
-            H[np.diag_indices_from(H)] += reg_diag
-            factor = cholesky(H)
-            if factor.cond <= _SINGLE_MAX_COND:
-                return factor
-            precision["single"] = False  # too ill-conditioned for float32 directions
-        return hessian(c)[1]
+        return approximate_hessian_factor(
+            lambda dtype: weighted_gram(X, c, fit_intercept, dtype=dtype), reg_diag, precision)
 
     theta, n_iter, H, factor = newton_minimise(evaluate, theta0, reg_diag=reg_diag,
                                                unit=unit, tol=tol, max_iter=max_iter,
@@ -327,6 +321,27 @@ _SINGLE_MIN_P = 64
 #: ... and only while the equilibrated Hessian's condition number is below this: the
 #: relative error of a float32 direction is about ``cond * 1e-7``.
 _SINGLE_MAX_COND = 1e4
+def approximate_hessian_factor(gram, reg_diag, precision) -> HessianFactor:
+    """Factor of the Hessian ``gram(dtype) + diag(reg_diag)`` for Newton *directions*.
+
+    ``gram(dtype)`` returns ``X~^T diag(c) X~`` accumulated in ``dtype``. Single precision
+    is used while ``precision["single"]`` is true and the equilibrated condition number
+    stays below ``_SINGLE_MAX_COND``; the first time it does not, ``precision["single"]``
+    is cleared (for the rest of the fit) and the Hessian is formed in double precision.
+    Shared by the in-memory and the chunked (dask) fits.
+    """
+    if precision["single"]:
+        H = gram(np.float32)
+        H[np.diag_indices_from(H)] += reg_diag
+        factor = cholesky(H)
+        if factor.cond <= _SINGLE_MAX_COND:
+            return factor
+        precision["single"] = False  # too ill-conditioned for float32 directions
+    H = gram(np.float64)
+    H[np.diag_indices_from(H)] += reg_diag
+    return cholesky(H)
+
+
 #: A reused (approximate) Hessian factor is kept while every step is at most this
 #: fraction of the previous one (fast linear convergence); otherwise it is rebuilt.
 _REUSE_RATIO = 0.1
