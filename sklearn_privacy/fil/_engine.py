@@ -357,9 +357,9 @@ class FILEngine:
         st = self._subset_structure(feats, has_label)
         if "U" not in st:
             B = st["B"]
-            # MRRR below a few hundred columns: divide and conquer is no faster there and
-            # slows down badly when other processes compete for the BLAS threads
-            dvals, U = linalg.eigh(B @ B.T, driver="evr" if self.p < 256 else "evd")
+            # numpy's LAPACK, like the GEMMs around it (see _glm.HessianFactor: the two
+            # bundled OpenBLAS pools must not alternate in level-3 work)
+            dvals, U = np.linalg.eigh(B @ B.T)
             st["d"] = np.maximum(dvals, 0.0)
             st["U"] = U
             st["K"] = self.H_inv @ U  # rotated a_i = x~_i^T H^{-1} U

@@ -138,17 +138,32 @@ class HessianFactor:
         self.scale = scale
         self.cond = cond
         self.scale_ratio = scale_ratio
+        self._c_inv = None
 
+    # numpy and scipy each bundle their own OpenBLAS, whose worker threads busy-wait
+    # after every multi-threaded call; alternating the two libraries' level-3 routines
+    # makes the pools fight over the cores (a 785 x 785 Cholesky after a numpy syrk took
+    # 46 ms instead of 8 in a measurement). So level-3 work (factorisation, inverse,
+    # many right-hand sides) goes through numpy, like the Gram matrices and GEMMs, and
+    # scipy is used only for single-vector (level-2, single-threaded) solves.
     def solve(self, b):
         """``H^-1 b`` (b of shape (p,) or (p, k))."""
         b = np.asarray(b, float)
-        s = self.scale if b.ndim == 1 else self.scale[:, None]
-        return s * linalg.cho_solve((self.c, True), s * b, check_finite=False)
+        if b.ndim == 1:
+            return self.scale * linalg.cho_solve((self.c, True), self.scale * b,
+                                                 check_finite=False)
+        c_inv = self._lower_inverse()
+        return self.scale[:, None] * (c_inv.T @ (c_inv @ (self.scale[:, None] * b)))
 
     def inverse(self) -> np.ndarray:
-        """``H^-1``, symmetrised."""
-        inv = self.solve(np.eye(self.c.shape[0]))
-        return 0.5 * (inv + inv.T)
+        """``H^-1`` (exactly symmetric)."""
+        c_inv = self._lower_inverse() * self.scale[None, :]
+        return c_inv.T @ c_inv
+
+    def _lower_inverse(self):
+        if self._c_inv is None:
+            self._c_inv = np.linalg.inv(self.c)
+        return self._c_inv
 
 
 def scale_note(scale_ratio: float) -> str:
@@ -186,8 +201,8 @@ def cholesky(H: np.ndarray, *, what: str = "Hessian") -> HessianFactor:
             f"The {what} of the training objective is not finite (overflow): the "
             "features or weights are too large." + scale_note(scale_ratio))
     try:
-        c, _ = linalg.cho_factor(Hs, lower=True, check_finite=False)
-    except linalg.LinAlgError as exc:
+        c = np.linalg.cholesky(Hs)  # numpy's LAPACK: see HessianFactor
+    except np.linalg.LinAlgError as exc:
         raise SingularHessianError(msg) from exc
     anorm = np.abs(Hs).sum(axis=0).max()
     rcond, info = linalg.lapack.dpocon(c, anorm, uplo="L")
