@@ -162,25 +162,31 @@ def test_two_phase_newton_gives_the_exact_newton_minimiser_and_hessian(case):
 
 def test_two_phase_newton_builds_the_exact_hessian_once(monkeypatch):
     """The point of the two phases: on a well-conditioned problem with d >= 64, every
-    Hessian but the last is formed in single precision, and exactly one in double."""
+    Hessian but the last is formed in single precision -- the first ones, while the
+    steps are large, from every k-th row only -- and exactly one in double precision,
+    from every row."""
     from sklearn_privacy.fil import _glm
 
     X, y = _logistic_problem(4000, 100, 3)
     calls = []
     original = _glm.weighted_gram
 
-    def recording(*args, **kwargs):
-        calls.append(np.dtype(kwargs.get("dtype", np.float64)).name)
-        return original(*args, **kwargs)
+    def recording(Xc, *args, **kwargs):
+        calls.append((np.dtype(kwargs.get("dtype", np.float64)).name, Xc.shape[0]))
+        return original(Xc, *args, **kwargs)
 
     monkeypatch.setattr(_glm, "weighted_gram", recording)
     kw = dict(loss=LOGISTIC, alpha=1e-3, fit_intercept=True, sample_weight=np.ones(4000))
-    fit_minimiser(X, y, **kw)
-    assert calls.count("float64") == 1 and calls.count("float32") >= 1
-    assert calls[-1] == "float64"
+    theta, _ = fit_minimiser(X, y, **kw)
+    stride = _glm.coarse_stride(4000, 101)
+    assert stride > 1
+    assert [c for c in calls if c[0] == "float64"] == [("float64", 4000)] == calls[-1:]
+    assert calls[0] == ("float32", len(range(0, 4000, stride)))  # coarse: far away
+    assert ("float32", 4000) in calls  # then every row, closer to the minimiser
     calls.clear()
-    fit_minimiser(X, y, approximate=False, **kw)
-    assert calls.count("float32") == 0 and calls.count("float64") >= 4
+    exact, _ = fit_minimiser(X, y, approximate=False, **kw)
+    assert all(c == ("float64", 4000) for c in calls) and len(calls) >= 4
+    assert np.max(np.abs(theta - exact)) <= 1e-12 * np.max(np.abs(exact))
 
 
 def test_two_phase_newton_falls_back_to_double_precision_when_ill_conditioned(monkeypatch):
@@ -204,6 +210,7 @@ def test_two_phase_newton_falls_back_to_double_precision_when_ill_conditioned(mo
     monkeypatch.setattr(_glm, "weighted_gram", recording)
     t_two, _ = fit_minimiser(X, y, **kw)
     assert calls.count("float32") == 1  # tried once, refused for the rest of the fit
+    assert calls[-1] == "float64"
     t_exact, _ = fit_minimiser(X, y, approximate=False, **kw)
     assert np.max(np.abs(t_two - t_exact)) <= 1e-10 * max(1.0, np.max(np.abs(t_exact)))
 

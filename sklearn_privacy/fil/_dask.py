@@ -50,6 +50,7 @@ from ._glm import (
     _SINGLE_MIN_P,
     SingularHessianError,
     approximate_hessian_factor,
+    coarse_stride,
     linear_predictor,
     newton_minimise,
     penalty_diagonal,
@@ -337,9 +338,15 @@ def fit_exact(est, X, y, sample_weight=None, *, theta_init=None):
         # the iteration needs one (single precision before the last step)
         precision = {"single": d + int(fi) >= _SINGLE_MIN_P}
 
-        def hessian(t, dtype):
-            return _reduce(X, y, wd, theta=t,
+        def hessian(t, dtype, stride=1):
+            Xs, ys, ws = (X, y, wd) if stride == 1 else (X[::stride], y[::stride],
+                                                          wd[::stride])
+            return _reduce(Xs, ys, ws, theta=t,
                            what="hessian32" if dtype == np.float32 else "hessian", **kw)
+
+        # the in-memory path's coarse Hessians: every k-th row, weights rescaled
+        stride = coarse_stride(n, d + int(fi)) if precision["single"] else 1
+        weight_ratio = (total / float(wd[::stride].sum().compute())) if stride > 1 else 1.0
 
         def evaluate(t):
             g, f = _reduce(X, y, wd, theta=t, what="gradient", **kw)
@@ -349,7 +356,11 @@ def fit_exact(est, X, y, sample_weight=None, *, theta_init=None):
             def derivatives(kind="exact"):
                 if kind == "gradient":
                     return grad, None, None
-                if kind == "approx":
+                if kind == "coarse" and stride > 1:
+                    return grad, None, approximate_hessian_factor(
+                        lambda dtype: weight_ratio * hessian(t, dtype, stride), reg_diag,
+                        precision)
+                if kind in ("approx", "coarse"):
                     return grad, None, approximate_hessian_factor(
                         lambda dtype: hessian(t, dtype), reg_diag, precision)
                 G = hessian(t, np.float64)

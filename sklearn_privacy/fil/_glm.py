@@ -311,6 +311,8 @@ def fit_minimiser(
                 return grad, None, None
             if kind == "approx":
                 return grad, None, approximate_factor(c)
+            if kind == "coarse":
+                return grad, None, coarse_factor(c)
             return (grad, *hessian(c))
 
         def separable():
@@ -323,6 +325,18 @@ def fit_minimiser(
     def approximate_factor(c):
         return approximate_hessian_factor(
             lambda dtype: weighted_gram(X, c, fit_intercept, dtype=dtype), reg_diag, precision)
+
+    stride = coarse_stride(X.shape[0], X.shape[1] + int(fit_intercept)) if single else 1
+    weight_ratio = (sample_weight.sum() / max(sample_weight[::stride].sum(), 1e-300)
+                    if stride > 1 else 1.0)
+
+    def coarse_factor(c):
+        if stride == 1:
+            return approximate_factor(c)
+        return approximate_hessian_factor(
+            lambda dtype: weight_ratio * weighted_gram(X[::stride], c[::stride], fit_intercept,
+                                                       dtype=dtype),
+            reg_diag, precision)
 
     theta, n_iter, H, factor = newton_minimise(evaluate, theta0, reg_diag=reg_diag,
                                                unit=unit, tol=tol, max_iter=max_iter,
@@ -357,6 +371,18 @@ def approximate_hessian_factor(gram, reg_diag, precision) -> HessianFactor:
     return cholesky(H)
 
 
+#: Far from the minimiser, the approximate Hessian is formed from every k-th row only, k
+#: chosen so that about this many rows per parameter remain (weights rescaled).
+_COARSE_ROWS_PER_P = 4
+#: ... "far": the last full step was at least this large relative to max(1, |theta|).
+_COARSE_STEP = 0.1
+
+
+def coarse_stride(n_rows: int, p: int) -> int:
+    """Row stride of the coarse Hessians of the first Newton steps (1: no subsample)."""
+    return max(1, n_rows // (_COARSE_ROWS_PER_P * max(p, 1)))
+
+
 #: A reused (approximate) Hessian factor is kept while every step is at most this
 #: fraction of the previous one (fast linear convergence); otherwise it is rebuilt.
 _REUSE_RATIO = 0.1
@@ -374,12 +400,14 @@ def newton_minimise(evaluate, theta, *, reg_diag, unit, tol, max_iter, approxima
     nor the stopping point.
 
     With ``approximate=True``, ``derivatives(kind)`` also accepts ``kind="gradient"``
-    (gradient only) and ``kind="approx"`` (gradient and a factor of an approximation of
-    the Hessian, e.g. one formed in single precision), and the iterations run in two
-    phases. First, steps ``-P^-1 g`` with ``P`` an approximate Hessian that is *reused*
-    while each step is at most ``_REUSE_RATIO`` times the previous one (a chord method:
-    one gradient per step) and rebuilt otherwise; the gradient is exact, so the fixed
-    point is the exact minimiser and only the speed of convergence depends on ``P``.
+    (gradient only), ``kind="approx"`` (gradient and a factor of an approximation of
+    the Hessian, e.g. one formed in single precision) and ``kind="coarse"`` (a cruder
+    one, e.g. from a subsample of the rows, asked for while the steps are large), and
+    the iterations run in two phases. First, steps ``-P^-1 g`` with ``P`` an approximate
+    Hessian that is *reused* while each step is at most ``_REUSE_RATIO`` times the
+    previous one (a chord method: one gradient per step) and rebuilt otherwise; the
+    gradient is exact, so the fixed point is the exact minimiser and only the speed of
+    convergence depends on ``P`` (the line search keeps every step a descent).
     Second, once a step is below ``tol``, exact Newton iterations with the same stopping
     rules as without ``approximate``: usually a single one, which also provides the exact
     Hessian at the minimiser. The expensive exact Hessian is thus built about once
@@ -404,8 +432,9 @@ def newton_minimise(evaluate, theta, *, reg_diag, unit, tol, max_iter, approxima
             fresh = False
             if step is None or not (grad @ step > 0) or (
                     np.max(np.abs(step)) > _REUSE_RATIO * reuse_ref):
+                far = reuse_ref >= _COARSE_STEP * max(1.0, np.max(np.abs(theta)))
                 try:
-                    P = derivatives(kind="approx")[2]
+                    P = derivatives(kind="coarse" if far else "approx")[2]
                 except SingularHessianError:  # let the exact phase decide (and report)
                     exact = True
                     grad, H, factor = derivatives()
