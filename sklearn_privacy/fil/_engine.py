@@ -419,20 +419,6 @@ class FILEngine:
             return self._gram_route(idx, feats, has_label, constrained)
         return self._secular_route(idx, feats, has_label, contiguous=rows is None)
 
-    def _rotated_rows(self, rows, K):
-        """``X~[rows] @ K`` (one GEMM per chunk; the column of ones enters as a row of K).
-
-        ``rows`` is a slice (contiguous rows: no copy of X) or an index array.
-        """
-        Xr = self.X[rows]
-        if sp.issparse(Xr):
-            out = np.asarray(Xr @ K[: self.d])
-        else:
-            out = Xr @ K[: self.d]
-        if self.fit_intercept:
-            out += K[self.d]
-        return out
-
     def _secular_route(self, idx, feats, has_label, *, contiguous=False):
         """``contiguous``: ``idx`` is every row in order (chunks are slices of X)."""
         st = self._eig_structure(feats, has_label)
@@ -440,8 +426,12 @@ class FILEngine:
         om = self.omega[idx]
         l1, l2, l3 = self.l1[idx], self.l2[idx], self.l3[idx]
         for sl in _chunk_rows(idx.size, self.p):
-            At = self._rotated_rows(sl if contiguous else idx[sl], st["K"])
-            out[sl] = secular_sq_norms(At, l1[sl], l2[sl], l3[sl], om[sl], st, has_label)
+            # X[rows] @ K[:d]; the intercept row of K is added inside the solver, block by
+            # block while the block is in cache
+            Xr = self.X[sl if contiguous else idx[sl]]
+            At = np.asarray(Xr @ st["K"][: self.d])
+            out[sl] = secular_sq_norms(At, l1[sl], l2[sl], l3[sl], om[sl], st, has_label,
+                                       offset=st["K"][self.d] if self.fit_intercept else None)
         return out
 
     def _gram_route(self, idx, feats, has_label, constrained):
@@ -726,12 +716,13 @@ class FILEngine:
         )
 
 
-def secular_sq_norms(At, l1, l2, l3, omega, st, has_label):
+def secular_sq_norms(At, l1, l2, l3, omega, st, has_label, *, offset=None):
     """``||J_i[:, C]||_2^2`` of a block of rows from their rotated ``a_i`` (``At``,
     overwritten) and the subset structure ``st`` of :meth:`FILEngine._eig_structure`.
 
     The rotation ``At`` comes from one GEMM per block of up to ~32 MB (large GEMMs run
-    near peak); the solver then runs its first Newton steps on cache-sized sub-blocks of
+    near peak), ``offset`` (the intercept row of the rotation, or None) still to be
+    added to its rows; the solver then runs its first Newton steps on cache-sized sub-blocks of
     it and the last ones on the few rows left of all sub-blocks together.
     """
     s = l1 * l1
@@ -739,7 +730,7 @@ def secular_sq_norms(At, l1, l2, l3, omega, st, has_label):
     b = l2 * l1
     rows = max(16, _SECULAR_CHUNK_BYTES // (8 * max(At.shape[1], 1)))
     lam = largest_eigenvalue_rank2(s, st["d"], At, st["vt"], a, b, overwrite_a=True,
-                                   block_rows=rows)
+                                   block_rows=rows, offset=offset)
     return omega * omega * np.maximum(lam, 0.0)
 
 

@@ -50,7 +50,7 @@ _PARALLEL = 1e-2
 
 
 def largest_eigenvalue_rank2(s, d, At, vt, alpha, beta, *, max_iter=100, overwrite_a=False,
-                             x0=None, block_rows=None):
+                             x0=None, block_rows=None, offset=None):
     """Largest eigenvalue of ``s_i diag(d) + alpha_i a_i a_i^T + beta_i (a_i v^T + v a_i^T)``.
 
     Parameters
@@ -74,6 +74,9 @@ def largest_eigenvalue_rank2(s, d, At, vt, alpha, beta, *, max_iter=100, overwri
         then the few rows left of every block together. ``None``: all rows at once.
         The rows are independent: the result depends on the blocking only at rounding
         level (the order of the row-wise sums).
+    offset : ndarray of shape (p,) or None, default=None
+        Added to every row of ``At`` first (in place, so ``overwrite_a`` must be true),
+        block by block while the block is in cache.
 
     Returns
     -------
@@ -89,9 +92,20 @@ def largest_eigenvalue_rank2(s, d, At, vt, alpha, beta, *, max_iter=100, overwri
     # Rows with a_i nearly parallel to v (sin^2 of the angle below _PARALLEL: the direct
     # Gram determinant would lose more than two digits) are solved with the q-form.
     nvv = float(vt @ vt)
+    if offset is not None:
+        if not overwrite_a:
+            raise ValueError("offset is added in place: pass overwrite_a=True.")
+        step = block_rows or max(m, 1)
+        na2, nav = np.empty(m), np.empty(m)
+        for b in range(0, m, step):
+            blk = At[b:b + step]
+            blk += offset
+            na2[b:b + step] = _rowsum(blk, blk)
+            nav[b:b + step] = _rowdot(blk, vt)
     if nvv > 0 and m:
-        na2 = _rowsum(At, At)
-        nav = _rowdot(At, vt)
+        if offset is None:
+            na2 = _rowsum(At, At)
+            nav = _rowdot(At, vt)
         with np.errstate(invalid="ignore", divide="ignore"):
             sin2 = 1.0 - nav * nav / (na2 * nvv)
         parallel = sin2 < _PARALLEL
@@ -137,15 +151,24 @@ def _largest(s, d, At, vt, alpha, beta, max_iter, overwrite_a, x0, *, use_q, nor
                               beta[sl], overwrite_a, None if x0 is None else x0[sl],
                               na2[sl], nav[sl], use_q, consts, lam)
         if not pos.size:
-            return state, pos
+            return state, pos, pos
         return _newton_rows(state, pos, lam, consts, max_iter,
                             stop=max(1, int(_STRAGGLERS * pos.size)))
 
-    rest = [r for r in map(first_steps, blocks) if r[1].size]
+    rest = [r for r in map(first_steps, blocks) if r[2].size]
     if rest:
-        merged = [None if parts[0] is None else np.concatenate(parts)
-                  for parts in zip(*(r[0] for r in rest), strict=True)]
-        _newton_rows(merged, np.concatenate([r[1] for r in rest]), lam, consts, max_iter,
+        # one gather per array straight into the merged state
+        sizes = np.cumsum([0] + [r[1].size for r in rest])
+        merged = []
+        for k, first in enumerate(rest[0][0]):
+            if first is None:
+                merged.append(None)
+                continue
+            dest = np.empty((sizes[-1],) + first.shape[1:])
+            for (state, keep, _), lo, hi in zip(rest, sizes[:-1], sizes[1:], strict=True):
+                np.take(state[k], keep, axis=0, out=dest[lo:hi])
+            merged.append(dest)
+        _newton_rows(merged, np.concatenate([r[2] for r in rest]), lam, consts, max_iter,
                      stop=0)
     return lam
 
@@ -220,9 +243,9 @@ _STRAGGLERS = 0.25
 
 def _newton_rows(state, pos, out, consts, max_iter, *, stop):
     """Safeguarded Newton iterations on psi for the rows of ``state`` (see
-    :func:`_largest`), writing each converged root to ``out[pos[i]]``. Returns the state
-    and positions of the rows not yet converged once at most ``stop`` are left (after at
-    least one step), or empty ones when all have converged."""
+    :func:`_largest`), writing each converged root to ``out[pos[i]]``. Once at most
+    ``stop`` rows are left (after at least one step), returns ``(state, keep, pos[keep])``
+    with ``keep`` the rows of ``state`` not yet converged (empty when all have)."""
     d, k1, vv, v1 = consts
     live = np.ones(pos.size, bool)
     buf = np.empty((pos.size, d.size))
@@ -256,9 +279,9 @@ def _newton_rows(state, pos, out, consts, max_iter, *, stop):
                                   np.where(bad, np.inf, step)]
             live &= ~done
             n_live = np.count_nonzero(live)
-            if n_live <= stop:
+            if n_live <= stop:  # the caller gathers the rows left (``keep``) itself
                 keep = np.flatnonzero(live)
-                return [None if a is None else a[keep] for a in state], pos[keep]
+                return state, keep, pos[keep]
             # The working set is compacted only when it has shrunk enough: gathering the
             # m x p arrays costs about one evaluation.
             if n_live < 0.7 * live.size:
@@ -268,7 +291,7 @@ def _newton_rows(state, pos, out, consts, max_iter, *, stop):
                 live = np.ones(keep.size, bool)
     # pragma: no cover - bisection alone converges within ~1100 halvings
     out[pos[live]] = state[11][live]
-    return [None] * len(state), pos[:0]
+    return state, pos[:0], pos[:0]
 
 
 def _rowdot(A, v):
