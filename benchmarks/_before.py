@@ -44,8 +44,12 @@ def load_or_none(rev=BEFORE):
 def patched(fn):
     original = engine_module.largest_eigenvalue_rank2
 
-    def solver(s, d, At, vt, alpha, beta, *, x0=None, block_rows=None, **kwargs):
-        # the engine of that revision called the solver once per cache-sized block
+    def solver(s, d, At, vt, alpha, beta, *, x0=None, block_rows=None, offset=None,
+               **kwargs):
+        # the engine of that revision added the intercept row to the rotation and called
+        # the solver once per cache-sized block
+        if offset is not None:
+            At += offset
         block_rows = block_rows or len(s)
         out = np.empty(len(s))
         for b in range(0, len(s), block_rows):

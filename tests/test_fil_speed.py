@@ -240,3 +240,15 @@ def test_blocked_solver_equals_the_unblocked_one_and_eigvalsh(block_rows):
     blocked = largest_eigenvalue_rank2(s, d, A.copy(), v, alpha, beta, block_rows=block_rows)
     assert np.max(np.abs(blocked - whole) / scale) <= 1e-14
     assert np.max(np.abs(blocked - ref) / scale) <= 1e-12
+
+
+@pytest.mark.parametrize("block_rows", [None, 50])
+def test_solver_with_v_zero(block_rows):
+    """Regression: with v = 0 (coefficients exactly zero on the columns asked for) the
+    row norms were never computed and the solver raised NameError; the update is then
+    alpha_i a_i a_i^T and the answer is checked against eigvalsh."""
+    s, d, A, v, alpha, beta = _rows_below_pole(120, 6, 3)
+    v = np.zeros_like(v)
+    ref, scale = _explicit_top(s, d, A, v, alpha, beta)
+    got = largest_eigenvalue_rank2(s, d, A.copy(), v, alpha, beta, block_rows=block_rows)
+    assert np.max(np.abs(got - ref) / scale) <= 1e-12

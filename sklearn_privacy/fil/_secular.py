@@ -102,10 +102,10 @@ def largest_eigenvalue_rank2(s, d, At, vt, alpha, beta, *, max_iter=100, overwri
             blk += offset
             na2[b:b + step] = _rowsum(blk, blk)
             nav[b:b + step] = _rowdot(blk, vt)
+    elif m:
+        na2 = _rowsum(At, At)
+        nav = _rowdot(At, vt)
     if nvv > 0 and m:
-        if offset is None:
-            na2 = _rowsum(At, At)
-            nav = _rowdot(At, vt)
         with np.errstate(invalid="ignore", divide="ignore"):
             sin2 = 1.0 - nav * nav / (na2 * nvv)
         parallel = sin2 < _PARALLEL
@@ -289,7 +289,7 @@ def _newton_rows(state, pos, out, consts, max_iter, *, stop):
                 pos = pos[keep]
                 state = [None if a is None else a[keep] for a in state]
                 live = np.ones(keep.size, bool)
-    # pragma: no cover - bisection alone converges within ~1100 halvings
+    # max_iter reached (not seen: bisection alone converges within ~1100 halvings)
     out[pos[live]] = state[11][live]
     return state, pos[:0], pos[:0]
 
