@@ -201,7 +201,9 @@ def cholesky(H: np.ndarray, *, what: str = "Hessian") -> HessianFactor:
             f"The {what} of the training objective is not finite (overflow): the "
             "features or weights are too large." + scale_note(scale_ratio))
     try:
-        c = np.linalg.cholesky(Hs)  # numpy's LAPACK: see HessianFactor
+        # numpy's LAPACK (see HessianFactor); Fortran order once, so that scipy's
+        # solves and dpocon do not copy the factor at every call
+        c = np.asfortranarray(np.linalg.cholesky(Hs))
     except np.linalg.LinAlgError as exc:
         raise SingularHessianError(msg) from exc
     anorm = np.abs(Hs).sum(axis=0).max()
