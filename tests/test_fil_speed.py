@@ -227,13 +227,15 @@ def test_weighted_gram_in_single_precision_is_close_and_returned_as_float64():
     assert 1e-10 < err < 1e-5  # single precision: not exact, but close
 
 
+@pytest.mark.parametrize("closed_every", [17, 2])
 @pytest.mark.parametrize("block_rows", [7, 64, 1000])
-def test_blocked_solver_equals_the_unblocked_one_and_eigvalsh(block_rows):
+def test_blocked_solver_equals_the_unblocked_one_and_eigvalsh(block_rows, closed_every):
     """Rows solved block by block with the stragglers of all blocks merged (and rows
-    with a closed-form answer or a_i parallel to v mixed in) give the same eigenvalues as
-    one call over all rows and as eigvalsh of the explicit matrices."""
+    with a closed-form answer -- a few, kept in the solver on a trivial problem, or many,
+    gathered out -- or a_i parallel to v mixed in) give the same eigenvalues as one call
+    over all rows and as eigvalsh of the explicit matrices."""
     s, d, A, v, alpha, beta = _rows_below_pole(300, 9, 11)
-    s[::17] = 0.0  # the update alone: closed form
+    s[::closed_every] = 0.0  # the update alone: closed form
     A[5::23] = 3.0 * v + 1e-6 * A[5::23]  # nearly parallel to v: the q-form
     ref, scale = _explicit_top(s, d, A, v, alpha, beta)
     whole = largest_eigenvalue_rank2(s, d, A.copy(), v, alpha, beta)

@@ -135,10 +135,12 @@ def _largest(s, d, At, vt, alpha, beta, max_iter, overwrite_a, x0, *, use_q, nor
     k1 = int(np.argmax(d))
     consts = (d, k1, vt * vt, float(vt[k1]))
     if block_rows is None or m <= block_rows:
-        state, pos = _prepare(np.arange(m), s, At, vt, alpha, beta, overwrite_a, x0, na2,
-                              nav, use_q, consts, lam)
+        state, pos, fix = _prepare(np.arange(m), s, At, vt, alpha, beta, overwrite_a, x0,
+                                   na2, nav, use_q, consts, lam)
         if pos.size:
             _newton_rows(state, pos, lam, consts, max_iter, stop=0)
+        if fix is not None:
+            lam[fix[0]] = fix[1]
         return lam
     # Every block of rows is set up and runs its first Newton steps while its arrays are
     # in cache; the few rows left of every block are then solved together, so the small
@@ -146,10 +148,15 @@ def _largest(s, d, At, vt, alpha, beta, max_iter, overwrite_a, x0, *, use_q, nor
     # by block.
     blocks = [slice(b, min(m, b + block_rows)) for b in range(0, m, block_rows)]
 
+    fixes = []
+
     def first_steps(sl):
-        state, pos = _prepare(np.arange(sl.start, sl.stop), s[sl], At[sl], vt, alpha[sl],
-                              beta[sl], overwrite_a, None if x0 is None else x0[sl],
-                              na2[sl], nav[sl], use_q, consts, lam)
+        state, pos, fix = _prepare(np.arange(sl.start, sl.stop), s[sl], At[sl], vt,
+                                   alpha[sl], beta[sl], overwrite_a,
+                                   None if x0 is None else x0[sl], na2[sl], nav[sl], use_q,
+                                   consts, lam)
+        if fix is not None:
+            fixes.append(fix)
         if not pos.size:
             return state, pos, pos
         return _newton_rows(state, pos, lam, consts, max_iter,
@@ -170,13 +177,17 @@ def _largest(s, d, At, vt, alpha, beta, max_iter, overwrite_a, x0, *, use_q, nor
             merged.append(dest)
         _newton_rows(merged, np.concatenate([r[2] for r in rest]), lam, consts, max_iter,
                      stop=0)
+    for positions, values in fixes:
+        lam[positions] = values
     return lam
 
 
 def _prepare(rows, s, At, vt, alpha, beta, overwrite_a, x0, na2, nav, use_q, consts, lam):
     """Closed-form rows (written to ``lam[rows]``) and the Newton state of the others.
 
-    Returns ``(state, positions in lam)`` of the rows left to solve.
+    Returns ``(state, positions in lam, fix)`` of the rows left to solve; ``fix`` is None
+    or ``(positions, values)`` of closed-form rows kept in the state, to be written over
+    the solver's values at the end.
     """
     d, k1, vv, v1 = consts
     nvv = float(vv.sum())
@@ -198,17 +209,31 @@ def _prepare(rows, s, At, vt, alpha, beta, overwrite_a, x0, na2, nav, use_q, con
 
     # s d = 0 (or below the rounding level of the update): the update alone, closed form.
     closed = (s <= 0) | (s * d1 <= 0.25 * _EPS * top_update)
-    lam[rows[closed]] = np.maximum(top_update[closed], 0.0)
-    todo = np.flatnonzero(~closed)
-    if todo.size < rows.size:  # one gather of the rows still to solve
-        if todo.size == 0:
-            return [], rows[:0]
+    n_closed = int(np.count_nonzero(closed))
+    fix = None
+    if n_closed == rows.size:
+        lam[rows] = np.maximum(top_update, 0.0)
+        return [], rows[:0], None
+    if n_closed > _GATHER_CLOSED * rows.size:  # one gather of the rows still to solve
+        lam[rows[closed]] = np.maximum(top_update[closed], 0.0)
+        todo = np.flatnonzero(~closed)
         At, Q = At[todo], None if Q is None else Q[todo]
         s, alpha, beta = s[todo], alpha[todo], beta[todo]
         top_update, na2, nav = top_update[todo], na2[todo], nav[todo]
         if x0 is not None:
             x0 = x0[todo]
         overwrite_a = True
+        rows = rows[todo]
+    elif n_closed:
+        # A few closed-form rows: cheaper than copying the block without them is to
+        # give them the problem diag(d) (s = 1, no update; psi = x - d_max, solved at the
+        # first evaluation) and to write their values over the solver's afterwards.
+        fix = (rows[closed], np.maximum(top_update[closed], 0.0))
+        s, alpha, beta = (np.where(closed, 1.0, s), np.where(closed, 0.0, alpha),
+                          np.where(closed, 0.0, beta))
+        top_update = np.where(closed, 0.0, top_update)
+        if x0 is not None:
+            x0 = np.where(closed, d1, x0)
     a1 = At[:, k1].copy()
     Av = At * vt[None, :]
     A2 = np.multiply(At, At, out=At if overwrite_a else None)
@@ -233,10 +258,13 @@ def _prepare(rows, s, At, vt, alpha, beta, overwrite_a, x0, na2, nav, use_q, con
         # fallback: the top pole (a regular point of psi) when it is isolated and the
         # update is small against it, else the Weyl upper bound
         x = np.where(ok, x, np.where((d1 > d2) & (top_update < pi1), pi1, hi))
-    prev = np.full(todo.size, np.inf)  # previous Newton step (inf after a bisection)
-    return [s, A2, Av, Q2, Qv, alpha, beta, a1, q1, pi1, blo, bhi, x, prev], rows[todo]
+    prev = np.full(rows.size, np.inf)  # previous Newton step (inf after a bisection)
+    return [s, A2, Av, Q2, Qv, alpha, beta, a1, q1, pi1, blo, bhi, x, prev], rows, fix
 
 
+#: Closed-form rows are gathered out of a block when they are more than this fraction of
+#: it (else they ride along in the solver on a trivial problem).
+_GATHER_CLOSED = 0.25
 #: A block stops its own iterations once at most this fraction of its rows is left.
 _STRAGGLERS = 0.25
 
