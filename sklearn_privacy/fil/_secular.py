@@ -173,7 +173,8 @@ def _largest(s, d, At, vt, alpha, beta, max_iter, overwrite_a, x0, *, use_q, nor
                 continue
             dest = np.empty((sizes[-1],) + first.shape[1:])
             for (state, keep, _), lo, hi in zip(rest, sizes[:-1], sizes[1:], strict=True):
-                np.take(state[k], keep, axis=0, out=dest[lo:hi])
+                # (mode="clip": valid indices; the default "raise" buffers ``out``)
+                np.take(state[k], keep, axis=0, out=dest[lo:hi], mode="clip")
             merged.append(dest)
         _newton_rows(merged, np.concatenate([r[2] for r in rest]), lam, consts, max_iter,
                      stop=0)
