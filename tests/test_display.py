@@ -255,6 +255,7 @@ def test_tradeoff_points_equal_cv_results_means():
     np.testing.assert_allclose(xs, disp.leakage)
     np.testing.assert_allclose(ys, disp.utility)
     assert [a.get_text() for a in disp.annotations_] == ["0.01", "0.1", "1"]
+    assert disp.n_splits == 2 and ax.get_xlabel().endswith("(mean over 2 folds)")
     with pytest.raises(ValueError, match="utility='f1'"):
         PrivacyUtilityDisplay.from_estimator(search, utility="f1", leakage="advantage")
 
@@ -272,6 +273,25 @@ def test_tradeoff_from_cross_validate_results():
                                               results[1.0]["test_accuracy"].mean()])
     np.testing.assert_allclose(disp.leakage, [-results[0.05]["test_auc"].mean(),
                                               -results[1.0]["test_auc"].mean()])
+    assert disp.ax_.get_ylabel() == "utility: accuracy (mean over 2 folds)"
+
+
+def test_tradeoff_axis_labels_do_not_claim_folds_for_a_single_split():
+    """Regression: a search over one train/test split was labelled "mean over folds"."""
+    X, y = _clf_data(n=200)
+    scoring = {"accuracy": "accuracy",
+               "advantage": make_membership_scorer(X, y, metric="advantage",
+                                                   random_state=0)}
+    split = [(np.arange(100), np.arange(100, 200))]
+    search = GridSearchCV(FILLogisticRegression(random_state=0), {"sigma": [0.1, 1.0]},
+                          scoring=scoring, refit=False, cv=split).fit(X, y)
+    disp = PrivacyUtilityDisplay.from_estimator(search, utility="accuracy",
+                                                leakage="advantage")
+    assert disp.n_splits == 1
+    assert disp.ax_.get_xlabel() == "leakage: advantage"
+    assert disp.ax_.get_ylabel() == "utility: accuracy"
+    # built by hand: the number of splits is unknown, nothing is claimed
+    assert "mean" not in PrivacyUtilityDisplay([0.1], [0.9], [1.0]).plot().ax_.get_xlabel()
 
 
 def test_tradeoff_needs_param_when_several_vary():

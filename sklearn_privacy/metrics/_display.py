@@ -64,6 +64,9 @@ class PrivacyUtilityDisplay:
         Name of the utility score (y axis label).
     param_name : str or None, default=None
         Name of the searched parameter (label of the line and title; None: no title).
+    n_splits : int or None, default=None
+        Number of cross-validation splits the scores are means over (written in the axis
+        labels when above 1; None: unknown, nothing written).
 
     Attributes
     ----------
@@ -99,7 +102,8 @@ class PrivacyUtilityDisplay:
     """
 
     def __init__(self, leakage, utility, param_values, *, leakage_std=None, utility_std=None,
-                 leakage_name="leakage", utility_name="utility", param_name=None):
+                 leakage_name="leakage", utility_name="utility", param_name=None,
+                 n_splits=None):
         self.leakage = np.asarray(leakage, dtype=float)
         self.utility = np.asarray(utility, dtype=float)
         self.param_values = list(param_values)
@@ -108,6 +112,7 @@ class PrivacyUtilityDisplay:
         self.leakage_name = leakage_name
         self.utility_name = utility_name
         self.param_name = param_name
+        self.n_splits = n_splits
 
     @classmethod
     def from_cv_results(cls, cv_results, *, utility, leakage, param=None,
@@ -178,10 +183,16 @@ class PrivacyUtilityDisplay:
             sk = key.replace("mean_", "std_", 1)
             return column(sk) if key.startswith("mean_") and sk in cv_results else None
 
+        # splits: the per-split columns a search records (split0_test_<name>, ...)
+        prefix = u_key.replace("mean_test_", "", 1) if u_key.startswith("mean_test_") else None
+        n_splits = (sum(1 for k in cv_results
+                        if k.startswith("split") and k.endswith(f"_test_{prefix}"))
+                    if prefix is not None else 0)
         disp = cls(sign * column(l_key), column(u_key), [values[i] for i in order],
                    leakage_std=std(l_key), utility_std=std(u_key),
                    leakage_name=leakage if negate_leakage else f"{leakage} (score)",
-                   utility_name=utility, param_name=param)
+                   utility_name=utility, param_name=param,
+                   n_splits=n_splits or cv_results.get("_n_splits"))
         return disp.plot(ax=ax)
 
     @classmethod
@@ -251,6 +262,7 @@ class PrivacyUtilityDisplay:
                              "cross_validate result}.")
         cv_results = {"params": [], f"mean_test_{utility}": [], f"std_test_{utility}": [],
                       f"mean_test_{leakage}": [], f"std_test_{leakage}": []}
+        splits = set()
         for value, res in results.items():
             if not isinstance(res, dict):
                 raise ValueError(f"results[{value!r}] must be a cross_validate result dict.")
@@ -258,8 +270,10 @@ class PrivacyUtilityDisplay:
             for score in (utility, leakage):
                 key = _score_column(res, score, "utility" if score == utility else "leakage")
                 scores = np.asarray(res[key], dtype=float)
+                splits.add(scores.size)
                 cv_results[f"mean_test_{score}"].append(scores.mean())
                 cv_results[f"std_test_{score}"].append(scores.std())
+        cv_results["_n_splits"] = splits.pop() if len(splits) == 1 else None
         return cls.from_cv_results(cv_results, utility=utility, leakage=leakage, param=param,
                                    negate_leakage=negate_leakage, ax=ax)
 
@@ -295,8 +309,10 @@ class PrivacyUtilityDisplay:
                         fontsize=7)
             for v, x, y in zip(self.param_values, self.leakage, self.utility, strict=True)
         ]
-        ax.set_xlabel(f"leakage: {self.leakage_name} (mean over folds)")
-        ax.set_ylabel(f"utility: {self.utility_name} (mean over folds)")
+        n = getattr(self, "n_splits", None)
+        over = f" (mean over {n} folds)" if n is not None and n > 1 else ""
+        ax.set_xlabel(f"leakage: {self.leakage_name}{over}")
+        ax.set_ylabel(f"utility: {self.utility_name}{over}")
         if self.param_name:
             ax.set_title(f"privacy-utility trade-off over {self.param_name}", fontsize=9)
         self.ax_, self.figure_ = ax, fig
