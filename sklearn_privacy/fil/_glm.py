@@ -133,12 +133,12 @@ class HessianFactor:
         entries (how differently the features are scaled).
     """
 
-    def __init__(self, c, scale, cond, scale_ratio):
+    def __init__(self, c, scale, cond, scale_ratio, equilibrated=None):
         self.c = c
         self.scale = scale
         self.cond = cond
         self.scale_ratio = scale_ratio
-        self._c_inv = None
+        self._hs = equilibrated  # S H S (for the level-3 work below)
 
     # numpy and scipy each bundle their own OpenBLAS, whose worker threads busy-wait
     # after every multi-threaded call; alternating the two libraries' level-3 routines
@@ -152,18 +152,19 @@ class HessianFactor:
         if b.ndim == 1:
             return self.scale * linalg.cho_solve((self.c, True), self.scale * b,
                                                  check_finite=False)
-        c_inv = self._lower_inverse()
-        return self.scale[:, None] * (c_inv.T @ (c_inv @ (self.scale[:, None] * b)))
+        s = self.scale[:, None]
+        return s * np.linalg.solve(self._equilibrated(), s * b)
 
     def inverse(self) -> np.ndarray:
-        """``H^-1`` (exactly symmetric)."""
-        c_inv = self._lower_inverse() * self.scale[None, :]
-        return c_inv.T @ c_inv
+        """``H^-1``, symmetrised."""
+        inv = np.linalg.inv(self._equilibrated())
+        inv = 0.5 * (inv + inv.T)
+        return inv * self.scale[:, None] * self.scale[None, :]
 
-    def _lower_inverse(self):
-        if self._c_inv is None:
-            self._c_inv = np.linalg.inv(self.c)
-        return self._c_inv
+    def _equilibrated(self):
+        if self._hs is None:
+            self._hs = self.c @ self.c.T
+        return self._hs
 
 
 def scale_note(scale_ratio: float) -> str:
@@ -210,7 +211,7 @@ def cholesky(H: np.ndarray, *, what: str = "Hessian") -> HessianFactor:
     rcond, info = linalg.lapack.dpocon(c, anorm, uplo="L")
     if info != 0 or not np.isfinite(rcond) or rcond < 1.0 / COND_MAX:
         raise SingularHessianError(msg)
-    return HessianFactor(c, scale, float(1.0 / rcond), scale_ratio)
+    return HessianFactor(c, scale, float(1.0 / rcond), scale_ratio, Hs)
 
 
 def linear_predictor(X, theta, fit_intercept: bool) -> np.ndarray:
