@@ -95,8 +95,9 @@ def test_dask_audit_queries_and_the_remaining_refusal():
     np.testing.assert_allclose(est.eta(rows=[0, 1], per_example=True),
                                ref.eta(rows=[0, 1], per_example=True), rtol=1e-10)
     np.testing.assert_array_equal(est._audit_engine().dense_rows([5, 1, 5]), X[[5, 1, 5]])
-    with pytest.raises(NotImplementedError, match="dense_columns"):
-        est._audit_engine().dense_columns([0])
+    np.testing.assert_array_equal(est._audit_engine().dense_columns([4, 0]), X[:, [4, 0]])
+    with pytest.raises(ValueError, match="index out of range"):
+        est._audit_engine().dense_columns([X.shape[1]])
 
 
 def test_dask_bad_input_raises_clear_errors():

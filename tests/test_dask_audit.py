@@ -229,8 +229,12 @@ def test_large_gathers_are_refused_with_the_size(fitted, monkeypatch):
                                   _data(seed=4, onehot=True)[0][99::-1])
     # sets of any size are still fine for eta (no gathering)
     assert est.eta(None, [0]) > 0
-    with pytest.raises(NotImplementedError, match="dense_columns.*all 360 training rows"):
-        est._audit_engine().dense_columns([0])
+    # a column of every row: 360 values fit under the limit, two columns do not
+    monkeypatch.setattr(_dask, "GATHER_MAX_BYTES", 360 * 8)
+    np.testing.assert_array_equal(est._audit_engine().dense_columns([2]),
+                                  _data(seed=4, onehot=True)[0][:, [2]])
+    with pytest.raises(ValueError, match=r"dense_columns of 2 column\(s\).*all 360"):
+        est._audit_engine().dense_columns([0, 1])
 
 
 def test_eta_display_by_class_without_y():
@@ -250,4 +254,31 @@ def test_eta_display_by_class_without_y():
     np.testing.assert_array_equal(disp.groups, disp_ref.groups)
     assert _rel(disp.eta, disp_ref.eta) < 1e-10
     np.testing.assert_array_equal(est._audit_engine().y, ref._audit_engine().y)
+    matplotlib.pyplot.close("all")
+
+
+def test_column_readers_on_a_dask_fitted_model_equal_numpy():
+    """A column of every training row is read in one pass (dense_columns), so
+    EtaDisplay(by=<column>) without X and the white-box attribute inversion of a one-hot
+    attribute work on a dask-fitted model and give the in-memory results."""
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from sklearn_privacy.attacks import whitebox_inversion
+    from sklearn_privacy.fil import EtaDisplay
+
+    X, y, _ = _data(seed=5, onehot=True)
+    kw = dict(sigma=0.05, alpha=1e-2, random_state=0)
+    est = FILLinearRegression(**kw).fit(da.from_array(X, chunks=(90, D)), y)
+    ref = FILLinearRegression(**kw).fit(X, y)
+    disp = EtaDisplay.from_estimator(est, kind="hist", by=3)
+    disp_ref = EtaDisplay.from_estimator(ref, kind="hist", by=3)
+    np.testing.assert_array_equal(disp.groups, disp_ref.groups)
+    assert _rel(disp.eta, disp_ref.eta) < 1e-10
+    rows = np.arange(0, N, 7)
+    got = whitebox_inversion(est, [3, 4, 5], rows=rows, random_state=1)
+    want = whitebox_inversion(ref, [3, 4, 5], rows=rows, random_state=1)
+    np.testing.assert_array_equal(got.predictions, want.predictions)
+    np.testing.assert_array_equal(got.truth, want.truth)
     matplotlib.pyplot.close("all")

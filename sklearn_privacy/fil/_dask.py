@@ -33,8 +33,8 @@ whole data set's factorised Hessian:
   set works, the whole data set included;
 * Fisher information matrices and Jacobians of a set of rows: those rows are gathered into
   memory (at most :data:`GATHER_MAX_BYTES` of training values) and evaluated there;
-* ``dense_columns`` (a column of every row, read by the attribute-inversion attacks)
-  is refused.
+* ``dense_columns`` (a column of every row, read by the attribute-inversion attacks and
+  ``EtaDisplay(by=<column>)``): one pass, at most :data:`GATHER_MAX_BYTES` of values.
 
 dask is optional: nothing here imports it before a dask collection is passed in.
 """
@@ -446,7 +446,8 @@ class DaskFILEngine(FILEngine):
     factorised Hessian (see the module docstring): per-example norms of every row or of
     selected rows, the Gram matrix ``J_S J_S^T`` (and eta) of any set of rows, Fisher
     information matrices and Jacobians of sets of rows gathered into memory (at most
-    :data:`GATHER_MAX_BYTES`). ``dense_columns`` is refused. ``y`` and ``omega`` (read by
+    :data:`GATHER_MAX_BYTES`), and columns of every row (``dense_columns``, same limit).
+    ``y`` and ``omega`` (read by
     the displays and attacks) are computed into memory on first access (n floats each);
     ``X`` stays a dask array.
     """
@@ -613,14 +614,28 @@ class DaskFILEngine(FILEngine):
         out[order] = got
         return out
 
-    def dense_columns(self, cols):
-        raise NotImplementedError(
-            f"dense_columns needs column(s) {np.ravel(cols).tolist()} of all {self.n} "
-            "training rows in memory, which a model fitted on a dask array does not hold "
-            "(the attribute-inversion attacks and EtaDisplay(by=<column>) read them). "
-            "Pass the column values yourself (EtaDisplay: by=X[:, j].compute()), or fit "
-            "the estimator on numpy data to attack it."
-        )
+    def dense_columns(self, cols) -> np.ndarray:
+        """As :meth:`FILEngine.dense_columns`: columns ``cols`` of every training row.
+
+        One pass over ``X``; the result holds ``n * len(cols)`` values, refused above
+        :data:`GATHER_MAX_BYTES` (a single column of ten million rows is 80 MB).
+        """
+        cols = np.atleast_1d(np.asarray(cols))
+        if cols.ndim != 1 or not (cols.size == 0 or np.issubdtype(cols.dtype, np.integer)):
+            raise ValueError(f"cols must be a 1-D sequence of feature indices; got {cols!r}.")
+        if cols.size and (cols.min() < 0 or cols.max() >= self.d):
+            raise ValueError(f"cols: index out of range 0..{self.d - 1}; got {cols.tolist()}.")
+        size = self.n * cols.size * 8
+        if size > GATHER_MAX_BYTES:
+            raise ValueError(
+                f"dense_columns of {cols.size} column(s) needs them for all {self.n} "
+                f"training rows in memory ({size / 2**20:.3g} MiB), above the limit of "
+                f"{GATHER_MAX_BYTES / 2**20:.0f} MiB for a model fitted on a dask array "
+                "(sklearn_privacy.fil._dask.GATHER_MAX_BYTES). Read fewer columns at a "
+                "time, or raise the limit if the memory is there."
+            )
+        return np.asarray(self.X[:, cols].compute(), dtype=np.float64).reshape(self.n,
+                                                                                cols.size)
 
 
 def lazy_eta(estimator, columns=None, *, constrained=False):
