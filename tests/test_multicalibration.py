@@ -451,7 +451,10 @@ def test_input_perturbation_noise_is_fresh_gaussian_whatever_the_global_seed():
     draws = np.asarray(draws)
     assert not np.any(draws[0] == draws[1])          # not the same noise twice
     reference = np.random.default_rng(7).standard_normal(10_000)
-    assert ks_2samp(draws.ravel(), reference).pvalue > 1e-4   # N(0, std^2) noise
+    # N(0, std^2) noise; false-alarm rate 1e-6 (the draws are fresh, so the p-value is
+    # random: at 1e-4 a clean CI run failed once); a std off by 50 % gives p < 1e-12 (200
+    # of 200 trials), a smaller error may pass
+    assert ks_2samp(draws.ravel(), reference).pvalue > 1e-6
 
 
 def test_int_seeds_keep_their_streams():
