@@ -722,8 +722,8 @@ def secular_sq_norms(At, l1, l2, l3, omega, st, has_label, *, offset=None):
 
     The rotation ``At`` comes from one GEMM per block of up to ~32 MB (large GEMMs run
     near peak), ``offset`` (the intercept row of the rotation, or None) still to be
-    added to its rows; the solver then runs its first Newton steps on cache-sized sub-blocks of
-    it and the last ones on the few rows left of all sub-blocks together.
+    added to its rows; the solver then runs its first Newton steps on cache-sized
+    sub-blocks of it and the last ones on the few rows left of all sub-blocks together.
     """
     s = l1 * l1
     a = l2 * l2 * st["w2"] + (l3 * l3 if has_label else 0.0)
