@@ -133,19 +133,20 @@ class HessianFactor:
         entries (how differently the features are scaled).
     """
 
-    def __init__(self, c, scale, cond, scale_ratio, equilibrated=None):
+    def __init__(self, c, scale, cond, scale_ratio, equilibrated):
         self.c = c
         self.scale = scale
         self.cond = cond
         self.scale_ratio = scale_ratio
-        self._hs = equilibrated  # S H S (for the level-3 work below)
+        self.equilibrated = equilibrated  # S H S = c c^T (for the level-3 work below)
 
     # numpy and scipy each bundle their own OpenBLAS, whose worker threads busy-wait
     # after every multi-threaded call; alternating the two libraries' level-3 routines
-    # makes the pools fight over the cores (a 785 x 785 Cholesky after a numpy syrk took
-    # 46 ms instead of 8 in a measurement). So level-3 work (factorisation, inverse,
-    # many right-hand sides) goes through numpy, like the Gram matrices and GEMMs, and
-    # scipy is used only for single-vector (level-2, single-threaded) solves.
+    # makes the pools fight over the cores (a 785 x 785 Cholesky alternating with a numpy
+    # syrk: 83-111 ms from scipy, 19-23 ms from numpy; benchmarks/bench_blas_pools.py).
+    # So level-3 work (factorisation, inverse, many right-hand sides) goes through numpy,
+    # like the Gram matrices and GEMMs, and scipy is used only for single-vector
+    # (level-2, single-threaded) solves.
     def solve(self, b):
         """``H^-1 b`` (b of shape (p,) or (p, k))."""
         b = np.asarray(b, float)
@@ -153,18 +154,13 @@ class HessianFactor:
             return self.scale * linalg.cho_solve((self.c, True), self.scale * b,
                                                  check_finite=False)
         s = self.scale[:, None]
-        return s * np.linalg.solve(self._equilibrated(), s * b)
+        return s * np.linalg.solve(self.equilibrated, s * b)
 
     def inverse(self) -> np.ndarray:
         """``H^-1``, symmetrised."""
-        inv = np.linalg.inv(self._equilibrated())
+        inv = np.linalg.inv(self.equilibrated)
         inv = 0.5 * (inv + inv.T)
         return inv * self.scale[:, None] * self.scale[None, :]
-
-    def _equilibrated(self):
-        if self._hs is None:
-            self._hs = self.c @ self.c.T
-        return self._hs
 
 
 def scale_note(scale_ratio: float) -> str:
