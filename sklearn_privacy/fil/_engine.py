@@ -42,7 +42,12 @@ from ._glm import (
     scale_note,
     weighted_gram,
 )
-from ._secular import largest_eigenvalue_rank2
+from ._secular import (
+    _COMPRESS_MIN_ROWS,
+    compress_poles,
+    largest_eigenvalue_rank2,
+    largest_eigenvalue_rank2_compressed,
+)
 
 #: Subsets of at most this many columns use the per-example Gram matrix route.
 _GRAM_MAX_COLUMNS = 16
@@ -425,10 +430,20 @@ class FILEngine:
         out = np.empty(idx.size)
         om = self.omega[idx]
         l1, l2, l3 = self.l1[idx], self.l2[idx], self.l3[idx]
+        comp = None
+        if idx.size >= _COMPRESS_MIN_ROWS:  # skeleton poles, once per subset
+            if "compression" not in st:
+                st["compression"] = compress_poles(st["d"])
+            comp = st["compression"]
         for sl in _chunk_rows(idx.size, self.p):
             # X[rows] @ K[:d]; the intercept row of K is added inside the solver, block by
             # block while the block is in cache
             Xr = self.X[sl if contiguous else idx[sl]]
+            if comp is not None:
+                out[sl] = secular_sq_norms_compressed(Xr, l1[sl], l2[sl], l3[sl], om[sl],
+                                                      st, has_label, self.fit_intercept,
+                                                      self.d)
+                continue
             At = np.asarray(Xr @ st["K"][: self.d])
             out[sl] = secular_sq_norms(At, l1[sl], l2[sl], l3[sl], om[sl], st, has_label,
                                        offset=st["K"][self.d] if self.fit_intercept else None)
@@ -731,6 +746,21 @@ def secular_sq_norms(At, l1, l2, l3, omega, st, has_label, *, offset=None):
     rows = max(16, _SECULAR_CHUNK_BYTES // (8 * max(At.shape[1], 1)))
     lam = largest_eigenvalue_rank2(s, st["d"], At, st["vt"], a, b, overwrite_a=True,
                                    block_rows=rows, offset=offset)
+    return omega * omega * np.maximum(lam, 0.0)
+
+
+def secular_sq_norms_compressed(Xr, l1, l2, l3, omega, st, has_label, fit_intercept, d):
+    """As :func:`secular_sq_norms` from the rows ``Xr`` themselves, on the skeleton poles
+    ``st["compression"]`` (the rotation is done inside, see
+    :func:`~sklearn_privacy.fil._secular.largest_eigenvalue_rank2_compressed`)."""
+    s = l1 * l1
+    a = l2 * l2 * st["w2"] + (l3 * l3 if has_label else 0.0)
+    b = l2 * l1
+    K = st["K"]
+    rows = max(16, _SECULAR_CHUNK_BYTES // (8 * max(K.shape[1], 1)))
+    lam = largest_eigenvalue_rank2_compressed(
+        Xr, K[:d], K[d] if fit_intercept else None, s, st["d"], st["vt"], a, b,
+        st["compression"], block_rows=rows)
     return omega * omega * np.maximum(lam, 0.0)
 
 

@@ -43,6 +43,7 @@ step; no p x p matrix per row is ever formed.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 _EPS = np.finfo(float).eps
 #: Below this sin^2(angle(a_i, v)) the Gram determinant is formed from q = a - c v.
@@ -121,6 +122,258 @@ def largest_eigenvalue_rank2(s, d, At, vt, alpha, beta, *, max_iter=100, overwri
                             None if x0 is None else x0[sel], use_q=use_q,
                             norms=(na2[sel], nav[sel]), block_rows=block_rows)
     return lam
+
+
+#: Skeleton poles: relative tolerance of the interpolative decomposition, the region's
+#: distance from the second pole (relative to it), the number of sample points, and the
+#: least rows and poles (and most skeleton poles per pole) for which they are used.
+_ID_TOL = 1e-15
+_U_MIN = 0.01
+_ID_SAMPLES = 240
+_COMPRESS_MIN_ROWS = 2000
+_COMPRESS_MIN_P = 24
+_COMPRESS_MAX_FRACTION = 0.5
+
+
+def compress_poles(d, *, u_min=_U_MIN, tol=_ID_TOL, n_samples=_ID_SAMPLES):
+    r"""Skeleton poles for the secular sums ``sum_{k != k1} w_k / (mu - d_k)``.
+
+    For ``mu >= d_(2) (1 + u_min)`` (``d_(2)``: the largest pole other than the top one,
+    ``k1``) the functions ``mu / (mu - d_k)`` of all poles are reproduced, to relative
+    accuracy about ``tol``, by a few of them: an interpolative decomposition (QR with
+    column pivoting) of their values on ``n_samples`` points of the region (geometric in
+    ``mu - d_(2)`` near the pole, Chebyshev in ``1/mu`` up to infinity), each column
+    scaled to unit maximum. Their number grows like ``log(1/u_min) log(1/tol)``, not with
+    ``p`` (the Cauchy kernel on separated sets has low numerical rank). Then, for every
+    weight vector ``w``,
+
+    .. math::
+
+        \sum_{k \neq k_1} \frac{w_k}{\mu - d_k} = \sum_{l \in S}
+        \frac{c_l}{\mu - d_l},\qquad c = W w,
+
+    so one GEMM per weight vector turns every row's secular sums over ``p`` poles into
+    sums over ``|S|`` poles, and the solver iterates on those.
+
+    Returns None when there is nothing to gain (few poles, ``d_(2) = 0``, or more than
+    ``_COMPRESS_MAX_FRACTION * p`` skeleton poles); else a dict with ``WT`` (p x (r+2):
+    ``W^T``, a zero column for the top pole's slot, and ``d`` for the d-weighted sums),
+    ``d`` (the r skeleton poles and the top pole), ``k1``, ``d2``, ``u_min``, ``rank``.
+    """
+    d = np.maximum(np.asarray(d, float), 0.0)
+    p = d.size
+    if p < _COMPRESS_MIN_P:
+        return None
+    k1 = int(np.argmax(d))
+    cols = np.delete(np.arange(p), k1)
+    d2 = float(d[cols].max())
+    if not d2 > 0:
+        return None
+    half = n_samples // 2
+    mu_near = d2 * (1.0 + np.geomspace(u_min, 1e3, half))
+    t_max = 1.0 / (d2 * (1.0 + u_min))
+    t = 0.5 * t_max * (1.0 - np.cos(np.pi * np.arange(1, half + 1) / half))
+    mu = np.concatenate([mu_near, 1.0 / t])
+    dk = d[cols]
+    K = mu[:, None] / (mu[:, None] - dk[None, :])  # in [1, (1 + u_min) / u_min]
+    scale = K.max(axis=0)
+    K /= scale
+    skeleton, coef = _interpolative(K, tol)
+    r = skeleton.size
+    if r + 2 > _COMPRESS_MAX_FRACTION * p:
+        return None
+    W = coef * scale[None, :] / scale[skeleton][:, None]  # c = W w
+    WT = np.zeros((p, r + 2))
+    WT[cols, :r] = W.T
+    WT[:, r + 1] = d
+    return {"WT": WT, "d": np.append(dk[skeleton], d[k1]), "k1": k1, "d2": d2,
+            "u_min": float(u_min), "rank": r}
+
+
+def _interpolative(K, tol):
+    """Column interpolative decomposition ``K ~= K[:, S] @ coef`` (``coef[:, S] = I``).
+
+    Greedy column pivoting with classical Gram-Schmidt applied twice (numerically
+    orthogonal to working precision; numpy only, so no second BLAS pool is woken):
+    the column of largest residual norm joins ``S`` until that norm is below
+    ``tol`` times the first one. ``coef`` solves ``R_SS coef = R_S:`` from the
+    triangular factor of the selected columns.
+    """
+    n, p = K.shape
+    Rres = K.copy()
+    norms = np.einsum("ij,ij->j", Rres, Rres)
+    Q = np.empty((n, min(n, p)))
+    skeleton = []
+    first = None
+    for j in range(min(n, p)):
+        k = int(np.argmax(norms))
+        nk = float(np.sqrt(norms[k]))
+        if first is None:
+            first = nk
+        if not nk > tol * first:
+            break
+        q = Rres[:, k].copy()
+        for _ in range(2):  # reorthogonalise against the basis so far
+            q -= Q[:, :j] @ (Q[:, :j].T @ q)
+        q /= np.linalg.norm(q)
+        Q[:, j] = q
+        Rres -= np.outer(q, q @ Rres)
+        norms = np.einsum("ij,ij->j", Rres, Rres)
+        norms[skeleton + [k]] = -1.0
+        skeleton.append(k)
+    S = np.asarray(skeleton, int)
+    Qs = Q[:, :S.size]
+    R = Qs.T @ K  # (r, p): the triangular factor on S, the rest projected
+    coef = np.linalg.solve(R[:, S], R)
+    coef[:, S] = np.eye(S.size)
+    return S, coef
+
+
+def largest_eigenvalue_rank2_compressed(X, K, offset, s, d, vt, alpha, beta, compression, *,
+                                        max_iter=100, block_rows=None):
+    """:func:`largest_eigenvalue_rank2` of ``At = X @ K + offset``, on skeleton poles.
+
+    The same eigenvalues (to rounding level: the secular sums over the skeleton poles
+    of :func:`compress_poles` reproduce those over all poles to about ``1e-15``
+    relative), with the rotation done here, block by block: one GEMM against ``[K, K
+    E]`` gives the rotated rows and, in its extra columns, the weights ``a_k v_k`` already
+    reduced to the skeleton poles (and the sums ``a.v`` and ``sum_k a_k v_k d_k``); the
+    squares ``a_k^2`` are reduced by a second, narrow GEMM. The solver then iterates on
+    arrays of (skeleton poles) x (rows) -- stored transposed, so that the element-wise
+    passes run along the rows -- instead of (rows) x (p).
+
+    Rows that the compressed problem does not cover are solved by
+    :func:`largest_eigenvalue_rank2` on all poles (their rotation is recomputed): rows
+    nearly parallel to ``v`` (the q-form), and rows whose starting value is not inside
+    the region of the skeleton poles with a margin (see :func:`compress_poles`).
+    Closed-form rows (``s d_max`` below the rounding level of the update) are answered
+    directly.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (m, q)
+    K : ndarray of shape (q, p)
+    offset : ndarray of shape (p,) or None
+    s, alpha, beta : ndarray of shape (m,)
+    d, vt : ndarray of shape (p,)
+    compression : dict from :func:`compress_poles` for ``d``
+    max_iter : int, default=100
+    block_rows : int or None, default=None
+        Rows per block of the two GEMMs (cache-sized); None: all at once.
+
+    Returns
+    -------
+    lam : ndarray of shape (m,)
+    """
+    m, p = X.shape[0], K.shape[1]
+    s = np.asarray(s, float)
+    alpha = np.asarray(alpha, float)
+    beta = np.asarray(beta, float)
+    d = np.maximum(np.asarray(d, float), 0.0)
+    k1 = int(np.argmax(d))
+    if compression["k1"] != k1 or compression["WT"].shape[0] != p:
+        raise ValueError("compression was computed for other poles.")
+    WT = compression["WT"]
+    r1 = WT.shape[1] - 1  # skeleton poles and the slot of the top pole
+    # columns of the first GEMM after the p rotated ones: a_k v_k on the skeleton poles,
+    # sum_k a_k v_k d_k and a.v; of the second (on a_k^2): the skeleton poles,
+    # sum_k a_k^2 d_k and |a|^2
+    E = np.column_stack([vt[:, None] * WT[:, :r1], vt * d, vt])
+    W2 = np.column_stack([WT[:, :r1], d, np.ones(p)])
+    KK = np.hstack([K, K @ E])
+    off = None if offset is None else np.concatenate([offset, offset @ E])
+    vv = vt * vt
+    v1 = float(vt[k1])
+    consts = (compression["d"], r1 - 1, vv @ WT[:, :r1], v1)
+    lam = np.empty(m)
+    fallback, rest = [], []
+    step = block_rows or max(m, 1)
+    buf = None
+    for b in range(0, m, step):
+        sl = slice(b, min(m, b + step))
+        n_b = sl.stop - sl.start
+        if sp.issparse(X):
+            G = np.ascontiguousarray(np.asarray(X[sl] @ KK).T)
+        else:  # (p + r1 + 2, rows): the rows of the problem as columns
+            if buf is None or buf.shape[1] != n_b:
+                buf = np.empty((KK.shape[1], n_b))
+            G = np.matmul(KK.T, X[sl].T, out=buf)
+        if off is not None:
+            G += off[:, None]
+        At = G[:p]
+        a1 = At[k1].copy()
+        np.square(At, out=At)
+        H = W2.T @ At
+        # the block is set up and runs its first steps while its arrays are in cache
+        state, pos, fb = _compressed_block(
+            np.arange(sl.start, sl.stop), s[sl], alpha[sl], beta[sl], H[:r1], G[p:p + r1],
+            H[r1], G[p + r1], H[r1 + 1], G[p + r1 + 1], a1, d, k1, vv, v1, compression,
+            lam)
+        if fb.size:
+            fallback.append(fb)
+        if pos.size:
+            res = _newton_rows(state, pos, lam, consts, max_iter,
+                               stop=max(1, int(_STRAGGLERS * pos.size)), rows_last=True)
+            if res[1].size:
+                rest.append(([None if a is None else a[..., res[1]] for a in res[0]],
+                             res[2]))
+    if rest:  # the rows left of every block, together
+        merged = [None if a is None else np.concatenate([r[0][k] for r in rest], axis=-1)
+                  for k, a in enumerate(rest[0][0])]
+        _newton_rows(merged, np.concatenate([r[1] for r in rest]), lam, consts, max_iter,
+                     stop=0, rows_last=True)
+    if fallback:
+        fallback = np.concatenate(fallback)
+        At = np.asarray(X[fallback] @ K)
+        if offset is not None:
+            At += offset
+        lam[fallback] = largest_eigenvalue_rank2(s[fallback], d, At, vt, alpha[fallback],
+                                                 beta[fallback], overwrite_a=True,
+                                                 max_iter=max_iter, block_rows=block_rows)
+    return lam
+
+
+def _compressed_block(rows, s, alpha, beta, A2, Av, A2d, Avd, na2, nav, a1, d, k1, vv, v1,
+                      compression, lam):
+    """Closed-form rows (written to ``lam``), the rows to solve on all poles (returned
+    as positions) and the iteration state of the others on the skeleton poles (``A2``,
+    ``Av``: skeleton x rows, only read), for one block of
+    :func:`largest_eigenvalue_rank2_compressed`."""
+    nvv = float(vv.sum())
+    d1 = d[k1]
+    d2 = np.max(np.delete(d, k1))
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        if nvv > 0:
+            parallel = 1.0 - nav * nav / (na2 * nvv) < _PARALLEL
+        else:
+            parallel = np.zeros(rows.size, bool)
+        gram0 = na2 * nvv - nav * nav
+        tr = alpha * na2 + 2.0 * beta * nav
+        det = -beta * beta * np.maximum(gram0, 0.0)
+        top_update = 0.5 * tr + np.sqrt(np.maximum(0.25 * tr * tr - det, 0.0))
+        closed = ~parallel & ((s <= 0) | (s * d1 <= 0.25 * _EPS * top_update))
+        if closed.any():
+            lam[rows[closed]] = np.maximum(top_update[closed], 0.0)
+        pi1 = s * d1
+        bhi = (pi1 + np.maximum(top_update, 0.0)) * (1.0 + 1e-12) + 1e-300
+        x = _ritz_start(A2d, Avd, d, vv, alpha, beta, s, top_update, nvv, na2, nav, a1, v1,
+                        pi1)
+        # The skeleton poles reproduce the sums for x >= s d2 (1 + u_min); the Ritz value
+        # is a lower bound on the eigenvalue, so rows starting at twice that distance
+        # from the pole stay in the region (their bracket starts at its edge).
+        c2 = compression["d2"]
+        u = compression["u_min"]
+        inside = np.isfinite(x) & (x < bhi) & (x >= s * (c2 * (1.0 + 2.0 * u))) & (x > s * d2)
+    solve = ~parallel & ~closed & inside
+    fallback = rows[~(closed | solve)]
+    blo = np.maximum(s * d2, s * (c2 * (1.0 + u)))
+    state = [s, A2, Av, None, None, alpha, beta, a1, None, pi1, blo, bhi, x,
+             np.full(rows.size, np.inf)]
+    if not solve.all():
+        keep = np.flatnonzero(solve)
+        state = [None if a is None else a[..., keep] for a in state]
+        rows = rows[keep]
+    return state, rows, fallback
 
 
 def _largest(s, d, At, vt, alpha, beta, max_iter, overwrite_a, x0, *, use_q, norms=None,
@@ -253,8 +506,8 @@ def _prepare(rows, s, At, vt, alpha, beta, overwrite_a, x0, na2, nav, use_q, con
     if x0 is not None:
         x = np.clip(x0, blo + 0.5 * (bhi - blo) * 1e-3, bhi)
     else:
-        x = _ritz_start(A2, Av, d, vv, alpha, beta, s, top_update, nvv, na2, nav, a1, v1,
-                        pi1)
+        x = _ritz_start(_rowdot(A2, d), _rowdot(Av, d), d, vv, alpha, beta, s, top_update,
+                        nvv, na2, nav, a1, v1, pi1)
         ok = np.isfinite(x) & (x > blo) & (x < bhi)
         # fallback: the top pole (a regular point of psi) when it is isolated and the
         # update is small against it, else the Weyl upper bound
@@ -270,20 +523,21 @@ _GATHER_CLOSED = 0.25
 _STRAGGLERS = 0.25
 
 
-def _newton_rows(state, pos, out, consts, max_iter, *, stop):
+def _newton_rows(state, pos, out, consts, max_iter, *, stop, rows_last=False):
     """Safeguarded Newton iterations on psi for the rows of ``state`` (see
     :func:`_largest`), writing each converged root to ``out[pos[i]]``. Once at most
     ``stop`` rows are left (after at least one step), returns ``(state, keep, pos[keep])``
-    with ``keep`` the rows of ``state`` not yet converged (empty when all have)."""
+    with ``keep`` the rows of ``state`` not yet converged (empty when all have).
+    ``rows_last``: the state's matrices are stored transposed (poles x rows)."""
     d, k1, vv, v1 = consts
     live = np.ones(pos.size, bool)
-    buf = np.empty((pos.size, d.size))
+    buf = np.empty((d.size, pos.size) if rows_last else (pos.size, d.size))
     tol = 4 * _EPS
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for _ in range(max_iter):
             s_, A2, Av, Q2, Qv, al, be, a1, q1, pi1, blo, bhi, x, prev = state
             psi, dpsi, upper, below2 = _psi(x, s_, d, k1, A2, Av, Q2, Qv, vv, al, be,
-                                            a1, v1, q1, pi1, buf)
+                                            a1, v1, q1, pi1, buf, rows_last)
             bhi = np.where(upper, x, bhi)
             blo = np.where(upper, blo, x)
             x_new = x - psi / dpsi
@@ -316,7 +570,8 @@ def _newton_rows(state, pos, out, consts, max_iter, *, stop):
             if n_live < 0.7 * live.size:
                 keep = np.flatnonzero(live)
                 pos = pos[keep]
-                state = [None if a is None else a[keep] for a in state]
+                state = [None if a is None else a[..., keep] if rows_last else a[keep]
+                         for a in state]
                 live = np.ones(keep.size, bool)
     # max_iter reached (not seen: bisection alone converges within ~1100 halvings)
     out[pos[live]] = state[11][live]
@@ -338,11 +593,22 @@ else:  # pragma: no cover - numpy 1.x
         return np.einsum("ij,ij->i", A, B)
 
 
-def _ritz_start(A2, Av, d, vv, alpha, beta, s, top, nvv, na2, nav, a1, v1, pi1):
+def _colsum(A, B):
+    """Column-wise inner products ``sum_k A_ki B_ki`` (rows of the problem as columns)."""
+    return np.einsum("ki,ki->i", A, B)
+
+
+def _coldot(A, v):
+    """``v @ A`` (rows of the problem as columns)."""
+    return v @ A
+
+
+def _ritz_start(A2d, Avd, d, vv, alpha, beta, s, top, nvv, na2, nav, a1, v1, pi1):
     """Rayleigh-Ritz value of ``A`` on span{e_k1, u} (``u``: top eigenvector of the
     update ``P S P^T``): a lower bound on the largest eigenvalue that is exact when the
     top eigenvector lies in that plane -- the usual case when either the pole term or
-    the update dominates. Two matrix-vector products for all rows."""
+    the update dominates. ``A2d``, ``Avd``: the row sums of ``a_k^2 d_k`` and
+    ``a_k v_k d_k``."""
     # u = a y1 + v y2 with (S P^T P) y = top y
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         ya = np.stack([top - beta * nav, beta * na2])
@@ -353,8 +619,7 @@ def _ritz_start(A2, Av, d, vv, alpha, beta, s, top, nvv, na2, nav, a1, v1, pi1):
         norm2 = y1 * y1 * na2 + 2.0 * y1 * y2 * nav + y2 * y2 * nvv
         scale = 1.0 / np.sqrt(norm2)
         y1, y2 = y1 * scale, y2 * scale
-        uDu = (y1 * y1 * _rowdot(A2, d) + 2.0 * y1 * y2 * _rowdot(Av, d)
-               + y2 * y2 * float(vv @ d))
+        uDu = y1 * y1 * A2d + 2.0 * y1 * y2 * Avd + y2 * y2 * float(vv @ d)
         u1 = y1 * a1 + y2 * v1
         a11 = pi1 + alpha * a1 * a1 + 2.0 * beta * a1 * v1
         a1u = (pi1 + top) * u1
@@ -368,37 +633,49 @@ def _ritz_start(A2, Av, d, vv, alpha, beta, s, top, nvv, na2, nav, a1, v1, pi1):
     return x
 
 
-def _psi(x, s, d, k1, A2, Av, Q2, Qv, vv, alpha, beta, a1, v1, q1, pi1, buf):
+def _psi(x, s, d, k1, A2, Av, Q2, Qv, vv, alpha, beta, a1, v1, q1, pi1, buf,
+         rows_last=False):
     """psi, psi', ``upper`` (x is at or above the largest eigenvalue) and ``below2``
     (x is below both roots of psi above pi_2: psi > 0 but not an upper bound)."""
     m = x.size
-    r = buf[:m]
     # r_k = s / (x - s d_k) = 1 / (x/s - d_k); the top pole is treated analytically
     # (broadcast subtract and divide: numpy's SIMD loops; np.reciprocal and ufunc.outer
     # are about twice slower on float64)
-    np.subtract((x / s)[:, None], d[None, :], out=r)
+    if rows_last:
+        r = buf[:, :m]
+        np.subtract((x / s)[None, :], d[:, None], out=r)
+        r[k1] = 1.0
+        rowsum, rowdot = _colsum, _coldot
+    else:
+        r = buf[:m]
+        np.subtract((x / s)[:, None], d[None, :], out=r)
+        r[:, k1] = 1.0
+        rowsum, rowdot = _rowsum, _rowdot
     np.divide(1.0, r, out=r)
-    r[:, k1] = 0.0
+    if rows_last:
+        r[k1] = 0.0
+    else:
+        r[:, k1] = 0.0
     inv_s = 1.0 / s
-    f = _rowsum(A2, r) * inv_s
-    g = _rowsum(Av, r) * inv_s
-    h = _rowdot(r, vv) * inv_s
+    f = rowsum(A2, r) * inv_s
+    g = rowsum(Av, r) * inv_s
+    h = rowdot(r, vv) * inv_s
     if Q2 is not None:
-        fqq = _rowsum(Q2, r) * inv_s
-        fqv = _rowsum(Qv, r) * inv_s
+        fqq = rowsum(Q2, r) * inv_s
+        fqv = rowsum(Qv, r) * inv_s
     np.square(r, out=r)
     inv_s2 = -inv_s * inv_s
-    df = _rowsum(A2, r) * inv_s2
-    dg = _rowsum(Av, r) * inv_s2
-    dh = _rowdot(r, vv) * inv_s2
+    df = rowsum(A2, r) * inv_s2
+    dg = rowsum(Av, r) * inv_s2
+    dh = rowdot(r, vv) * inv_s2
     if Q2 is None:
         G = f * h - g * g
         dG = df * h + f * dh - 2.0 * g * dg
         K = f * v1 * v1 - 2.0 * g * a1 * v1 + h * a1 * a1
         dK = df * v1 * v1 - 2.0 * dg * a1 * v1 + dh * a1 * a1
     else:
-        dfqq = _rowsum(Q2, r) * inv_s2
-        dfqv = _rowsum(Qv, r) * inv_s2
+        dfqq = rowsum(Q2, r) * inv_s2
+        dfqv = rowsum(Qv, r) * inv_s2
         G = fqq * h - fqv * fqv
         dG = dfqq * h + fqq * dh - 2.0 * fqv * dfqv
         K = fqq * v1 * v1 - 2.0 * fqv * q1 * v1 + h * q1 * q1
