@@ -3,7 +3,8 @@
 ``load(rev)`` reads ``sklearn_privacy/fil/_secular.py`` at git revision ``rev`` (the
 repository must be a git checkout) and returns its ``largest_eigenvalue_rank2``;
 ``patched(fn)`` makes the engine use it (the starting points of the current solver are
-dropped: the old one had none).
+dropped: the old one had none), on all poles (``all_poles()``: the current solver without
+skeleton poles).
 """
 
 from __future__ import annotations
@@ -41,6 +42,17 @@ def load_or_none(rev=BEFORE):
 
 
 @contextlib.contextmanager
+def all_poles():
+    """The engine without skeleton poles (every row's secular sums over all p poles)."""
+    original = engine_module.compress_poles
+    engine_module.compress_poles = lambda d: None
+    try:
+        yield
+    finally:
+        engine_module.compress_poles = original
+
+
+@contextlib.contextmanager
 def patched(fn):
     original = engine_module.largest_eigenvalue_rank2
 
@@ -59,6 +71,7 @@ def patched(fn):
 
     engine_module.largest_eigenvalue_rank2 = solver
     try:
-        yield
+        with all_poles():
+            yield
     finally:
         engine_module.largest_eigenvalue_rank2 = original
