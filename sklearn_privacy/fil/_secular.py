@@ -138,14 +138,16 @@ def largest_eigenvalue_rank2(s, d, At, vt, alpha, beta, *, max_iter=100, overwri
 #: least rows and poles (and most skeleton poles per pole) for which they are used.
 _ID_TOL = 1e-15
 _U_MIN = 0.01
-_ID_SAMPLES = 240
+_ID_SAMPLES = 160
 _COMPRESS_MIN_ROWS = 2000
 _COMPRESS_MIN_P = 24
 _COMPRESS_MAX_FRACTION = 0.5
 #: Rows per outer block of the skeleton-pole solver (at most _COMPRESSED_BYTES of rotated
 #: rows): the narrow GEMM and the first iterations run on it.
 _COMPRESSED_ROWS = 8192
-_COMPRESSED_BYTES = 16_000_000
+_COMPRESSED_BYTES = 32_000_000
+#: Least rows per GEMM block of the rotation (narrower blocks run far from peak).
+_COMPRESSED_GEMM_ROWS = 1024
 
 
 def compress_poles(d, *, u_min=_U_MIN, tol=_ID_TOL, n_samples=_ID_SAMPLES):
@@ -300,7 +302,7 @@ def largest_eigenvalue_rank2_compressed(X, K, offset, s, d, vt, alpha, beta, com
     consts = (compression["d"], r1 - 1, vv @ WT[:, :r1], v1)
     lam = np.empty(m)
     fallback, rest = [], []
-    step = block_rows or max(m, 1)
+    step = max(block_rows or m, _COMPRESSED_GEMM_ROWS, 1)
     outer = max(step, min(_COMPRESSED_ROWS, _COMPRESSED_BYTES // (8 * KK.shape[1])))
     buf = None
     for ob in range(0, m, outer):
