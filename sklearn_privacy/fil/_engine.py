@@ -18,8 +18,11 @@ With ``a_i = H^{-1} x~_i``, ``B = H^{-1} E``, ``v = B w`` and ``M = B B^T``,
 
 a fixed matrix scaled per example plus a rank-2 update. ``M`` is diagonalised once, all
 ``a_i`` are rotated by one GEMM, and each example's top eigenvalue is a 2 x 2 secular
-equation (:mod:`._secular`). Column subsets replace ``w, B`` by their restriction. Work
-is done in row chunks so memory stays O(chunk * p + p^2).
+equation (:mod:`._secular`); with at least ``_COMPRESS_MIN_ROWS`` rows its sums over the
+``p`` eigenvalues of ``M`` are reduced to sums over a few skeleton poles, computed once
+per column subset and applied by extra columns of the same GEMM. Column subsets replace
+``w, B`` by their restriction. Work is done in row chunks so memory stays
+O(chunk * p + p^2).
 """
 
 from __future__ import annotations
