@@ -167,3 +167,30 @@ def test_engine_etas_on_skeleton_poles_equal_the_full_solver(Est, columns, monke
     engine._cache.clear()
     ref = engine.per_example_sq_norms(cols)
     assert np.max(np.abs(got - ref) / ref) <= 1e-13
+
+
+@pytest.mark.parametrize("Est", [FILLinearRegression, FILLogisticRegression])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_engine_skeleton_poles_on_synthetic_problems(Est, fit_intercept, weighted,
+                                                     monkeypatch):
+    """Without intercept (no offset), with sample weights, with and without the label
+    among the columns: etas on skeleton poles equal those on all poles to 1e-13."""
+    rng = np.random.default_rng(int(fit_intercept) + 2 * int(weighted))
+    n, d = 2500, 40
+    X = rng.normal(size=(n, d)) * np.exp(rng.uniform(-1, 1, d))
+    logit = X @ rng.normal(size=d) / np.sqrt(d)
+    y = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(float)
+    y = logit + 0.3 * rng.normal(size=n) if Est is FILLinearRegression else y
+    weight = rng.uniform(0.5, 2.0, n) if weighted else None
+    est = Est(alpha=1e-2, fit_intercept=fit_intercept, random_state=0).fit(
+        X, y, sample_weight=weight)
+    engine = est._audit_engine()
+    got = [engine.per_example_sq_norms(), engine.per_example_sq_norms(list(range(d)))]
+    assert engine._cache
+    assert any(st.get("compression") is not None for st in engine._cache.values())
+    monkeypatch.setattr(_engine, "compress_poles", lambda d: None)
+    engine._cache.clear()
+    ref = [engine.per_example_sq_norms(), engine.per_example_sq_norms(list(range(d)))]
+    for a, b in zip(got, ref, strict=True):
+        assert np.max(np.abs(a - b) / b) <= 1e-13
