@@ -134,7 +134,7 @@ class HessianFactor:
     """
 
     def __init__(self, c, scale, cond, scale_ratio, equilibrated):
-        self.c = c
+        self.c = c  # upper Cholesky factor U (U^T U = S H S), Fortran-ordered
         self.scale = scale
         self.cond = cond
         self.scale_ratio = scale_ratio
@@ -151,7 +151,7 @@ class HessianFactor:
         """``H^-1 b`` (b of shape (p,) or (p, k))."""
         b = np.asarray(b, float)
         if b.ndim == 1:
-            return self.scale * linalg.cho_solve((self.c, True), self.scale * b,
+            return self.scale * linalg.cho_solve((self.c, False), self.scale * b,
                                                  check_finite=False)
         s = self.scale[:, None]
         return s * np.linalg.solve(self.equilibrated, s * b)
@@ -198,13 +198,15 @@ def cholesky(H: np.ndarray, *, what: str = "Hessian") -> HessianFactor:
             f"The {what} of the training objective is not finite (overflow): the "
             "features or weights are too large." + scale_note(scale_ratio))
     try:
-        # numpy's LAPACK (see HessianFactor); Fortran order once, so that scipy's
-        # solves and dpocon do not copy the factor at every call
-        c = np.asfortranarray(np.linalg.cholesky(Hs))
+        # numpy's LAPACK (see HessianFactor). The C-ordered lower factor L is, as a view,
+        # the Fortran-ordered upper factor L^T that scipy's solves and dpocon take
+        # without a copy (a transposing copy of it costs about as much as the
+        # factorisation at p = 785)
+        c = np.linalg.cholesky(Hs).T
     except np.linalg.LinAlgError as exc:
         raise SingularHessianError(msg) from exc
     anorm = np.abs(Hs).sum(axis=0).max()
-    rcond, info = linalg.lapack.dpocon(c, anorm, uplo="L")
+    rcond, info = linalg.lapack.dpocon(c, anorm, uplo="U")
     if info != 0 or not np.isfinite(rcond) or rcond < 1.0 / COND_MAX:
         raise SingularHessianError(msg)
     return HessianFactor(c, scale, float(1.0 / rcond), scale_ratio, Hs)
