@@ -200,8 +200,8 @@ def cholesky(H: np.ndarray, *, what: str = "Hessian") -> HessianFactor:
     try:
         # numpy's LAPACK (see HessianFactor). The C-ordered lower factor L is, as a view,
         # the Fortran-ordered upper factor L^T that scipy's solves and dpocon take
-        # without a copy (a transposing copy of it costs about as much as the
-        # factorisation at p = 785)
+        # without a copy (a transposing copy costs about two thirds of the
+        # factorisation at p = 785: ~5 ms against ~7 ms)
         c = np.linalg.cholesky(Hs).T
     except np.linalg.LinAlgError as exc:
         raise SingularHessianError(msg) from exc
