@@ -195,6 +195,7 @@ def headline(repeat):
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     exact_newton = functools.partial(fit_minimiser, approximate=False)
+    skeleton = []
     for data, model, X, y in cases:
         Est = FILLinearRegression if model == "linear" else FILLogisticRegression
         load = os.getloadavg()[0]
@@ -216,6 +217,7 @@ def headline(repeat):
             t = time.perf_counter()
             eta = engine.per_example_sq_norms()
             times["new"].append(time.perf_counter() - t)
+            comp = engine._skeleton(engine._eig_structure(np.arange(X.shape[1]), True))
             with _before.all_poles():
                 engine._cache.clear()
                 t = time.perf_counter()
@@ -237,6 +239,9 @@ def headline(repeat):
               f"{b['new']:.3f} | {b['new'] / g:.1f}x | {(b['fit'] + b['new']) / g:.1f}x | "
               f"{rel:.1e} / {rel_all:.1e} |",
               flush=True)
+        skeleton.append(f"{data} {model}: {comp['rank'] if comp else 'none'} of "
+                        f"{X.shape[1] + 1} poles")
+    print("# skeleton poles (all columns): " + "; ".join(skeleton))
 
 
 def main(argv=None):

@@ -480,10 +480,11 @@ class DaskFILEngine(FILEngine):
 
     def _row_state(self, columns=None, *, structure=True):
         """What a chunk task needs besides its rows: the Hessian part of this engine,
-        with the structure of ``columns`` (eigenbasis included) computed once, here."""
+        with the structure of ``columns`` (eigenbasis and skeleton poles included)
+        computed once, here."""
         if structure:
             feats, has_label, _ = self._columns(columns)
-            self._eig_structure(feats, has_label)
+            self._skeleton(self._eig_structure(feats, has_label))
         return {k: v for k, v in self.__dict__.items() if k not in _DATA_ATTRIBUTES}
 
     def _check_constrained(self, columns, constrained):

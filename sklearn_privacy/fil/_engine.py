@@ -375,6 +375,14 @@ class FILEngine:
         return st
 
     @staticmethod
+    def _skeleton(st):
+        """Skeleton poles of the eigen structure ``st`` (None: they do not pay), computed
+        once per column subset."""
+        if "compression" not in st:
+            st["compression"] = compress_poles(st["d"])
+        return st["compression"]
+
+    @staticmethod
     def _helmert(k):
         """Orthonormal basis (k x (k-1)) of the vectors summing to zero."""
         if k < 2:
@@ -433,11 +441,7 @@ class FILEngine:
         out = np.empty(idx.size)
         om = self.omega[idx]
         l1, l2, l3 = self.l1[idx], self.l2[idx], self.l3[idx]
-        comp = None
-        if idx.size >= _COMPRESS_MIN_ROWS:  # skeleton poles, once per subset
-            if "compression" not in st:
-                st["compression"] = compress_poles(st["d"])
-            comp = st["compression"]
+        comp = self._skeleton(st) if idx.size >= _COMPRESS_MIN_ROWS else None
         for sl in _chunk_rows(idx.size, self.p):
             # X[rows] @ K[:d]; the intercept row of K is added inside the solver, block by
             # block while the block is in cache
@@ -743,22 +747,25 @@ def secular_sq_norms(At, l1, l2, l3, omega, st, has_label, *, offset=None):
     added to its rows; the solver then runs its first Newton steps on cache-sized
     sub-blocks of it and the last ones on the few rows left of all sub-blocks together.
     """
-    s = l1 * l1
-    a = l2 * l2 * st["w2"] + (l3 * l3 if has_label else 0.0)
-    b = l2 * l1
+    s, a, b = _rank2_coefficients(l1, l2, l3, st, has_label)
     rows = max(16, _SECULAR_CHUNK_BYTES // (8 * max(At.shape[1], 1)))
     lam = largest_eigenvalue_rank2(s, st["d"], At, st["vt"], a, b, overwrite_a=True,
                                    block_rows=rows, offset=offset)
     return omega * omega * np.maximum(lam, 0.0)
 
 
+def _rank2_coefficients(l1, l2, l3, st, has_label):
+    """``s_i, alpha_i, beta_i`` of the rank-2 eigenproblem of every row (see the module
+    docstring): ``J_i J_i^T / omega_i^2 = s_i M + alpha_i a_i a_i^T + beta_i (a_i v^T +
+    v a_i^T)``."""
+    return (l1 * l1, l2 * l2 * st["w2"] + (l3 * l3 if has_label else 0.0), l2 * l1)
+
+
 def secular_sq_norms_compressed(Xr, l1, l2, l3, omega, st, has_label, fit_intercept, d):
     """As :func:`secular_sq_norms` from the rows ``Xr`` themselves, on the skeleton poles
     ``st["compression"]`` (the rotation is done inside, see
     :func:`~sklearn_privacy.fil._secular.largest_eigenvalue_rank2_compressed`)."""
-    s = l1 * l1
-    a = l2 * l2 * st["w2"] + (l3 * l3 if has_label else 0.0)
-    b = l2 * l1
+    s, a, b = _rank2_coefficients(l1, l2, l3, st, has_label)
     K = st["K"]
     rows = max(16, _SECULAR_CHUNK_BYTES // (8 * max(K.shape[1], 1)))
     lam = largest_eigenvalue_rank2_compressed(

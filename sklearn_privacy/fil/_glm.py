@@ -351,6 +351,8 @@ _SINGLE_MIN_P = 64
 #: ... and only while the equilibrated Hessian's condition number is below this: the
 #: relative error of a float32 direction is about ``cond * 1e-7``.
 _SINGLE_MAX_COND = 1e4
+
+
 def approximate_hessian_factor(gram, reg_diag, precision) -> HessianFactor:
     """Factor of the Hessian ``gram(dtype) + diag(reg_diag)`` for Newton *directions*.
 

@@ -42,7 +42,7 @@ step; no p x p matrix per row is ever formed.
 Skeleton poles (:func:`compress_poles`, :func:`largest_eigenvalue_rank2_compressed`): all
 secular sums are sums of ``w_k / (x/s - d_k)`` over the same poles ``d_k`` (the top one
 left out), only the weights change from row to row. Above the second pole the Cauchy
-kernel ``1 / (mu - d_k)`` has low numerical rank, so a fixed set of ``r`` poles (15 to 28
+kernel ``1 / (mu - d_k)`` has low numerical rank, so a fixed set of ``r`` poles (15 to 27
 on the data sets of ``benchmarks/``, independent of ``p``) reproduces every such sum to
 about ``1e-15`` relative, with weights ``W w`` that one GEMM computes for all rows at
 once. The iterations then cost O(r) per row instead of O(p); rows that may leave the
@@ -368,17 +368,15 @@ def _compressed_block(rows, s, alpha, beta, A2, Av, A2d, Avd, na2, nav, a1, d, k
     a few others are left in the state."""
     nvv = float(vv.sum())
     d1 = d[k1]
-    d2 = np.max(np.delete(d, k1))
+    d2 = compression["d2"]  # the largest pole but the top one
+    u = compression["u_min"]
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         if nvv > 0:
             parallel = 1.0 - nav * nav / (na2 * nvv) < _PARALLEL
         else:
             parallel = np.zeros(rows.size, bool)
-        gram0 = na2 * nvv - nav * nav
-        tr = alpha * na2 + 2.0 * beta * nav
-        det = -beta * beta * np.maximum(gram0, 0.0)
-        top_update = 0.5 * tr + np.sqrt(np.maximum(0.25 * tr * tr - det, 0.0))
-        closed = ~parallel & ((s <= 0) | (s * d1 <= 0.25 * _EPS * top_update))
+        top_update = _update_top(alpha, beta, na2, nav, na2 * nvv - nav * nav)
+        closed = ~parallel & _closed_form(s, d1, top_update)
         if closed.any():
             lam[rows[closed]] = np.maximum(top_update[closed], 0.0)
         pi1 = s * d1
@@ -388,12 +386,10 @@ def _compressed_block(rows, s, alpha, beta, A2, Av, A2d, Avd, na2, nav, a1, d, k
         # The skeleton poles reproduce the sums for x >= s d2 (1 + u_min); the Ritz value
         # is a lower bound on the eigenvalue, so rows starting at twice that distance
         # from the pole stay in the region (their bracket starts at its edge).
-        c2 = compression["d2"]
-        u = compression["u_min"]
-        inside = np.isfinite(x) & (x < bhi) & (x >= s * (c2 * (1.0 + 2.0 * u))) & (x > s * d2)
+        inside = np.isfinite(x) & (x < bhi) & (x >= s * (d2 * (1.0 + 2.0 * u)))
     solve = ~parallel & ~closed & inside
     fallback = rows[~(closed | solve)]
-    blo = np.maximum(s * d2, s * (c2 * (1.0 + u)))
+    blo = s * (d2 * (1.0 + u))
     state = [s, A2, Av, None, None, alpha, beta, a1, None, pi1, blo, bhi, x,
              np.full(rows.size, np.inf)]
     live = None
@@ -467,6 +463,20 @@ def _largest(s, d, At, vt, alpha, beta, max_iter, overwrite_a, x0, *, use_q, nor
     return lam
 
 
+def _update_top(alpha, beta, na2, nav, gram0):
+    """Largest eigenvalue of the rank-2 update ``P S P^T`` (= that of ``S P^T P``, 2 x 2)
+    from ``|a|^2``, ``a.v`` and the Gram determinant ``|a|^2 |v|^2 - (a.v)^2``."""
+    tr = alpha * na2 + 2.0 * beta * nav
+    det = -beta * beta * np.maximum(gram0, 0.0)
+    return 0.5 * tr + np.sqrt(np.maximum(0.25 * tr * tr - det, 0.0))
+
+
+def _closed_form(s, d1, top_update):
+    """Rows whose pole term ``s d`` is zero or below the rounding level of the update:
+    the eigenvalue is the update's, in closed form."""
+    return (s <= 0) | (s * d1 <= 0.25 * _EPS * top_update)
+
+
 def _prepare(rows, s, At, vt, alpha, beta, overwrite_a, x0, na2, nav, use_q, consts, lam):
     """Closed-form rows (written to ``lam[rows]``) and the Newton state of the others.
 
@@ -488,12 +498,8 @@ def _prepare(rows, s, At, vt, alpha, beta, overwrite_a, x0, na2, nav, use_q, con
     else:
         Q = None
         gram0 = na2 * nvv - nav * nav
-    tr = alpha * na2 + 2.0 * beta * nav
-    det = -beta * beta * np.maximum(gram0, 0.0)
-    top_update = 0.5 * tr + np.sqrt(np.maximum(0.25 * tr * tr - det, 0.0))
-
-    # s d = 0 (or below the rounding level of the update): the update alone, closed form.
-    closed = (s <= 0) | (s * d1 <= 0.25 * _EPS * top_update)
+    top_update = _update_top(alpha, beta, na2, nav, gram0)
+    closed = _closed_form(s, d1, top_update)
     n_closed = int(np.count_nonzero(closed))
     fix = None
     if n_closed == rows.size:
@@ -676,18 +682,14 @@ def _psi(x, s, d, k1, A2, Av, Q2, Qv, vv, alpha, beta, a1, v1, q1, pi1, buf,
     if rows_last:
         r = buf[:, :m]
         np.subtract((x / s)[None, :], d[:, None], out=r)
-        r[k1] = 1.0
-        rowsum, rowdot = _colsum, _coldot
+        top, rowsum, rowdot = k1, _colsum, _coldot
     else:
         r = buf[:m]
         np.subtract((x / s)[:, None], d[None, :], out=r)
-        r[:, k1] = 1.0
-        rowsum, rowdot = _rowsum, _rowdot
+        top, rowsum, rowdot = (slice(None), k1), _rowsum, _rowdot
+    r[top] = 1.0  # (no division by zero at the top pole)
     np.divide(1.0, r, out=r)
-    if rows_last:
-        r[k1] = 0.0
-    else:
-        r[:, k1] = 0.0
+    r[top] = 0.0
     inv_s = 1.0 / s
     f = rowsum(A2, r) * inv_s
     g = rowsum(Av, r) * inv_s

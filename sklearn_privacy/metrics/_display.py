@@ -191,8 +191,7 @@ class PrivacyUtilityDisplay:
         disp = cls(sign * column(l_key), column(u_key), [values[i] for i in order],
                    leakage_std=std(l_key), utility_std=std(u_key),
                    leakage_name=leakage if negate_leakage else f"{leakage} (score)",
-                   utility_name=utility, param_name=param,
-                   n_splits=n_splits or cv_results.get("_n_splits"))
+                   utility_name=utility, param_name=param, n_splits=n_splits or None)
         return disp.plot(ax=ax)
 
     @classmethod
@@ -262,7 +261,7 @@ class PrivacyUtilityDisplay:
                              "cross_validate result}.")
         cv_results = {"params": [], f"mean_test_{utility}": [], f"std_test_{utility}": [],
                       f"mean_test_{leakage}": [], f"std_test_{leakage}": []}
-        splits = set()
+        per_split = []  # the utility of every fold, per value
         for value, res in results.items():
             if not isinstance(res, dict):
                 raise ValueError(f"results[{value!r}] must be a cross_validate result dict.")
@@ -270,10 +269,14 @@ class PrivacyUtilityDisplay:
             for score in (utility, leakage):
                 key = _score_column(res, score, "utility" if score == utility else "leakage")
                 scores = np.asarray(res[key], dtype=float)
-                splits.add(scores.size)
                 cv_results[f"mean_test_{score}"].append(scores.mean())
                 cv_results[f"std_test_{score}"].append(scores.std())
-        cv_results["_n_splits"] = splits.pop() if len(splits) == 1 else None
+                if score == utility:
+                    per_split.append(scores)
+        if len({scores.size for scores in per_split}) == 1:
+            # the per-split columns of a search (they give the number of folds)
+            for k in range(per_split[0].size):
+                cv_results[f"split{k}_test_{utility}"] = [scores[k] for scores in per_split]
         return cls.from_cv_results(cv_results, utility=utility, leakage=leakage, param=param,
                                    negate_leakage=negate_leakage, ax=ax)
 
@@ -309,7 +312,7 @@ class PrivacyUtilityDisplay:
                         fontsize=7)
             for v, x, y in zip(self.param_values, self.leakage, self.utility, strict=True)
         ]
-        n = getattr(self, "n_splits", None)
+        n = self.n_splits
         over = f" (mean over {n} folds)" if n is not None and n > 1 else ""
         ax.set_xlabel(f"leakage: {self.leakage_name}{over}")
         ax.set_ylabel(f"utility: {self.utility_name}{over}")
