@@ -392,6 +392,24 @@ def fit_exact(est, X, y, sample_weight=None, *, theta_init=None):
     return theta, n_iter, engine
 
 
+def objective_gradient(est, X, y, sample_weight, theta):
+    """``(X^T (w l'), W)`` at ``theta`` in one pass over the row chunks (no intercept)."""
+    import dask.array as da
+
+    n = X.shape[0]
+    if sample_weight is None:
+        wd, total = da.ones((n, 1), chunks=(X.chunks[0], 1)), float(n)
+    elif is_dask_collection(sample_weight):
+        wd = sample_weight
+        total = float(wd.sum().compute())
+    else:
+        sw = np.asarray(sample_weight, dtype=np.float64)
+        wd, total = da.from_array(sw[:, None], chunks=(X.chunks[0], 1), name=False), sw.sum()
+    g, _ = _reduce(X, y, wd, theta=theta, loss=est._loss, fit_intercept=False,
+                   what="gradient")
+    return g, float(total)
+
+
 def _factor(H):
     from ._glm import cholesky
 

@@ -60,9 +60,11 @@ _IRFIL_DOC = """
 {dp_params}    verbose : int, default=0
         ``1`` or more prints one line per iteration: the equalised eta's mean and maximum
         (at ``sigma``) and its coefficient of variation std/mean.
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance, Generator or None, default=None
         Source of the noise. ``None`` draws from fresh OS entropy (required for a private
-        release); a fixed seed makes the release reproducible and non-private.
+        release); a fixed seed makes the release reproducible and non-private. An
+        instance is copied by :func:`~sklearn.base.clone`, so clones draw the same noise:
+        fitting with one emits a :class:`~sklearn_privacy.exceptions.PrivacyWarning`.
 {tol_param}
     Attributes
     ----------
