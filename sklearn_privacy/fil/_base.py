@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import AuditStateUnavailableError, PrivacyWarning
 from ..utils import noise_generator, resolve_columns
+from ..utils._random import warn_shared_noise
 from ..utils._validation import errors_name, validate_named
 from ..utils.fixes import Interval, _check_sample_weight, _fit_context
 from . import _dask
@@ -484,15 +485,7 @@ class BaseFILEstimator(BaseEstimator):
 
     def _warn_shared_noise(self):
         """PrivacyWarning for a RandomState/Generator instance as ``random_state``."""
-        rs = self.random_state
-        if isinstance(rs, (np.random.RandomState, np.random.Generator)):
-            warnings.warn(
-                f"{type(self).__name__}: random_state is a {type(rs).__name__} instance. "
-                "clone (cross-validation, searches, audits) deep-copies it, so every "
-                "clone draws the same noise, and the release is not private as "
-                "published. Use random_state=None (fresh OS entropy for every fit); fixed "
-                "seeds are for tests only.",
-                PrivacyWarning, stacklevel=3)
+        warn_shared_noise(type(self).__name__, self.random_state, stacklevel=4)
 
     def sigma_for_epsilon(self, epsilon: float, delta: float | None = None) -> float:
         """Smallest ``sigma`` making the release (epsilon, delta)-DP.
