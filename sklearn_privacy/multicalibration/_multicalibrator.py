@@ -23,9 +23,9 @@ from sklearn.utils.validation import (
 from ..exceptions import PrivacyWarning
 from ..mechanisms import NumericSparse
 from ..utils import noise_generator
-from ..utils._random import warn_shared_noise
 from ..utils._buckets import MAX_N_BINS, score_buckets
 from ..utils._groups import as_2d_data, as_groups, membership_matrix
+from ..utils._random import warn_shared_noise
 from ..utils.fixes import (
     HasMethods,
     Hidden,
