@@ -47,7 +47,9 @@ def private_copy(validated, original):
 
     ``validate_data`` returns the caller's own array when it is already float64 (and a
     view of a DataFrame's block under copy-on-write); the audit state must not see later
-    in-place changes of the caller's data, so such arrays are copied -- once. Arrays that
+    in-place changes of the caller's data (and the row scaling of ``data_norm`` must never
+    rescale the caller's array), so such arrays are copied -- once; so is the output for
+    any container whose buffers are unknown (e.g. an ``xarray.DataArray``). Arrays that
     validation converted (ints, lists, mixed frames) are already private.
     """
     if sp.issparse(validated):
@@ -55,7 +57,10 @@ def private_copy(validated, original):
     mine = _buffers(validated)
     theirs = _buffers(original)
     if theirs is None:
-        shared = sp.issparse(validated) or validated.base is not None
+        # an unknown container (xarray.DataArray, a memory view, ...): its buffers cannot
+        # be enumerated, so validate_data's output may be the caller's own memory even
+        # when it owns its data (np.asarray of a DataArray is its .values): copy
+        shared = True
     else:
         shared = any(np.may_share_memory(m, t) for m in mine for t in theirs)
     if not shared:
@@ -243,11 +248,15 @@ def row_scale_factors(norms, data_norm):
     return factor
 
 
-def warn_scaled_rows(count, n, data_norm, largest, stacklevel):
-    """The PrivacyWarning of ``data_norm``: ``count`` of ``n`` rows were scaled."""
+def warn_scaled_rows(count, n, data_norm, stacklevel):
+    """The PrivacyWarning of ``data_norm``: ``count`` of ``n`` rows were scaled.
+
+    Counts only: no value of a row (not even the largest norm) enters the text, which
+    ends up in logs, notebooks and the output of parallel workers.
+    """
     warnings.warn(
         f"{count} of {n} rows of X have an L2 norm above "
-        f"data_norm={data_norm!r} (largest {largest!r}); they were scaled to norm "
+        f"data_norm={data_norm!r}; they were scaled to norm "
         "data_norm before fitting. The DP guarantee (epsilon_) holds for the scaled "
         "rows (and, the scaling acting row by row, for the original data); the "
         "model, eta_ and fisher_information describe the scaled rows.",
@@ -256,11 +265,12 @@ def warn_scaled_rows(count, n, data_norm, largest, stacklevel):
     )
 
 
-def warn_clipped_targets(count, n, bound, largest, stacklevel):
-    """The PrivacyWarning of ``target_bound``: ``count`` of ``n`` targets were clipped."""
+def warn_clipped_targets(count, n, bound, stacklevel):
+    """The PrivacyWarning of ``target_bound``: ``count`` of ``n`` targets were clipped
+    (counts only, as :func:`warn_scaled_rows`)."""
     warnings.warn(
         f"{count} of {n} targets exceed target_bound="
-        f"{bound!r} in absolute value (largest {largest!r}); they were "
+        f"{bound!r} in absolute value; they were "
         "clipped to [-target_bound, target_bound] before fitting. The DP "
         "guarantee (epsilon_) holds for the clipped targets (hence for the "
         "original data); the model and eta_ describe the clipped targets.",
@@ -287,8 +297,7 @@ def _scale_rows(X, data_norm):
         return X
     factor = row_scale_factors(norms, data_norm)
     if np.any(norms > data_norm * (1.0 + 1e-12)):
-        warn_scaled_rows(np.count_nonzero(over), norms.size, data_norm, float(norms.max()),
-                         stacklevel=5)
+        warn_scaled_rows(np.count_nonzero(over), norms.size, data_norm, stacklevel=5)
     if sp.issparse(X):
         return sp.csr_matrix(sp.diags(factor) @ X)
     X *= factor[:, None]
@@ -406,8 +415,7 @@ class BaseFILEstimator(BaseEstimator):
         if bound is not None:
             outside = np.abs(y) > bound
             if np.any(outside):
-                warn_clipped_targets(np.count_nonzero(outside), y.size, bound,
-                                     float(np.abs(y).max()), stacklevel=4)
+                warn_clipped_targets(np.count_nonzero(outside), y.size, bound, stacklevel=4)
                 y = np.clip(y, -bound, bound)
         return X, y
 

@@ -522,8 +522,9 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         base_classes = np.asarray(getattr(self.estimator_, "classes_", []))
         if base_classes.size != 2 or not np.array_equal(base_classes, classes):
             raise ValueError(
-                f"The base classifier's classes {base_classes.tolist()} differ from the "
-                f"labels of the calibration data {classes.tolist()}."
+                f"The base classifier's {base_classes.size} classes differ from the 2 "
+                "labels of the calibration data (the values are not shown: a label can "
+                "identify a row); fit the base model on the same label set."
             )
         self.classes_ = classes
         self.sensitive_features_in_ = None
