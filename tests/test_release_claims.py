@@ -452,3 +452,24 @@ def test_polars_frame_with_named_groups_in_the_multicalibrator():
     assert got.updates_ == ref.updates_ and len(ref.updates_) > 0
     np.testing.assert_allclose(got.predict_proba(pl.DataFrame(cols)),
                                ref.predict_proba(pd.DataFrame(cols)))
+
+
+@pytest.mark.slow  # loky workers take 10-25 s to start on a loaded machine
+def test_parallel_workers_print_no_data_and_respect_the_parents_filters(capfd):
+    from sklearn.model_selection import cross_validate
+
+    rng = np.random.RandomState(6)
+    X = rng.normal(size=(60, 3))
+    X[7] = [123.456789, 0.0, 0.0]
+    y = X[:, 1].copy()
+    y[9] = 98765.4321
+    est = FILLinearRegression(data_norm=1.0, target_bound=3.0)
+    cross_validate(est, X, y, cv=2, n_jobs=2)
+    out, err = capfd.readouterr()
+    assert "rows of X have an L2 norm above" in err  # the workers did warn...
+    assert "123.45" not in out + err and "98765" not in out + err  # ...with counts only
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyWarning)
+        cross_validate(est, X, y, cv=2, n_jobs=2)
+    out, err = capfd.readouterr()
+    assert "PrivacyWarning" not in out + err
