@@ -34,7 +34,9 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         Fit an unpenalised intercept (it is perturbed too).
     tol : float, default=1e-12
         Newton's method stops when the step is below ``tol`` relative to the
-        parameters.
+        parameters. The DP view does not depend on it: the released centre must pass
+        a fixed gradient certificate (see Notes), and a ``tol`` (or ``max_iter``) that
+        stops the solver before makes ``epsilon_`` inf.
     max_iter : int, default=100
         Maximum number of Newton iterations (every step counts, including the cheap
         steps with a reused approximate Hessian that precede the last exact one).
