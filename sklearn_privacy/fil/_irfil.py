@@ -76,7 +76,8 @@ _IRFIL_DOC = """
         Final weights :math:`\\omega` (those of the released model).
     n_iter_ : int
         Number of reweighting iterations run (fewer than ``n_iter`` when ``cv_tol``
-        stopped the loop).
+        stopped the loop: then data-dependent). Audit state: not pickled, removed by
+        :func:`~sklearn_privacy.utils.strip_for_release`.
     eta_history_ : dict of ndarray
         ``"mean"``, ``"std"``, ``"max"``, ``"min"`` and ``"cv"`` (std/mean) of the
         equalised per-individual eta, one entry per fit (entry ``t`` describes the fit with
