@@ -152,7 +152,10 @@ def test_epsilon_survives_grid_search_and_pickle():
     best = grid.best_estimator_
     sens = 2 * 1.0 / (120 * 0.05)
     assert best.sensitivity_ == pytest.approx(sens, rel=1e-14)
-    assert best.epsilon_ == analytic_gaussian_epsilon(best.sigma, sens, 1e-5)
+    # the released centre is certified within certified_distance_ of the exact minimiser
+    assert 0 < best.certified_distance_ <= 1e-11 * sens
+    assert best.epsilon_ == analytic_gaussian_epsilon(
+        best.sigma, best.sensitivity_ + 2 * best.certified_distance_, 1e-5)
     loaded = pickle.loads(pickle.dumps(best))
     assert loaded.epsilon_ == best.epsilon_ and loaded.epsilon_reason_ == best.epsilon_reason_
     assert loaded.sigma_for_epsilon(1.0) == best.sigma_for_epsilon(1.0)

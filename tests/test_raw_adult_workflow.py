@@ -35,6 +35,7 @@ from sklearn_privacy.attacks import (  # noqa: E402
     whitebox_inversion,
 )
 from sklearn_privacy.datasets import load_adult  # noqa: E402
+from sklearn_privacy.exceptions import PrivacyWarning  # noqa: E402
 from sklearn_privacy.multicalibration import ColumnPredicate  # noqa: E402
 from sklearn_privacy.utils import feature_columns, strip_for_release  # noqa: E402
 
@@ -179,7 +180,8 @@ def test_strip_for_release_keeps_predictions(adult):
     X, y, X_test, _ = adult
     pipe = _pipeline(IRFILLogisticRegression(alpha=1e-2, n_iter=2, random_state=0),
                      sparse=True).fit(X, y)
-    released = strip_for_release(pipe)
+    with pytest.warns(PrivacyWarning, match=r"random_state=0 set to None"):
+        released = strip_for_release(pipe)       # the seed is cleared from the copy
     np.testing.assert_array_equal(released.predict_proba(X_test), pipe.predict_proba(X_test))
     assert not hasattr(released[-1], "sample_weight_")
     assert not hasattr(released[-1], "eta_history_")

@@ -34,13 +34,17 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         Fit an unpenalised intercept (it is perturbed too).
     tol : float, default=1e-12
         Newton's method stops when the step is below ``tol`` relative to the
-        parameters.
+        parameters. The DP view does not depend on it: the released centre must pass
+        a fixed gradient certificate (see Notes), and a ``tol`` (or ``max_iter``) that
+        stops the solver before makes ``epsilon_`` inf.
     max_iter : int, default=100
         Maximum number of Newton iterations (every step counts, including the cheap
         steps with a reused approximate Hessian that precede the last exact one).
-{DP_PARAMS}    random_state : int, RandomState instance or None, default=None
+{DP_PARAMS}    random_state : int, RandomState instance, Generator or None, default=None
         Source of the noise. ``None`` draws from fresh OS entropy (required for a
-        private release); a fixed seed makes the noise reproducible (tests only).
+        private release); a fixed seed makes the noise reproducible (tests only). An
+        instance is copied by :func:`~sklearn.base.clone`, so clones draw the same noise:
+        fitting with one emits a :class:`~sklearn_privacy.exceptions.PrivacyWarning`.
 
     Attributes
     ----------
@@ -55,7 +59,9 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
     n_iter_ : int
         Newton steps taken: steps with an approximate Hessian (formed in single
         precision for 64 or more dense parameters, reused while it converges fast)
-        followed by Newton steps with the exact Hessian, usually one.
+        followed by Newton steps with the exact Hessian, usually one. Data-dependent
+        and not covered by ``epsilon_``: audit state, left out of pickles and
+        :func:`~sklearn_privacy.utils.strip_for_release`.
 {DP_ATTRS}    n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when ``X`` has string feature names.

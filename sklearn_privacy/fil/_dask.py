@@ -220,6 +220,9 @@ def prepare(est, X, y, sample_weight=None):
         sample_weight = est._validated_sample_weight(np.asarray(sample_weight),
                                                      np.empty((n, 0)))
         account = sample_weight
+    if yd.dtype.kind in "fc" and not bool(da.isfinite(yd).all().compute()):
+        # (checked before any clipping: target_bound must not turn an inf into a bound)
+        raise ValueError("y contains NaN or infinity; pass finite targets.")
     if est._loss.name == "logistic":
         classes = np.unique(da.unique(yd[:, 0]).compute())
         if classes.size != 2:
@@ -269,8 +272,8 @@ def bounded(est, X, y):
     Rows of norm above ``data_norm`` are scaled to it and targets clipped to
     ``[-target_bound, target_bound]`` lazily (``map_blocks``, the in-memory formulas row by
     row); one counting pass gives the in-memory path's
-    :class:`~sklearn_privacy.exceptions.PrivacyWarning` (same count, largest value and
-    wording, once per fit).
+    :class:`~sklearn_privacy.exceptions.PrivacyWarning` (same count and wording, once per
+    fit; no data value in the text).
     """
     import dask
     import dask.array as da
@@ -281,18 +284,17 @@ def bounded(est, X, y):
     if est.data_norm is not None:
         R = float(est.data_norm)
         norms = X.map_blocks(_row_norms, drop_axis=1, dtype=np.float64)
-        over, loud, largest = dask.compute((norms > R).sum(),
-                                           (norms > R * (1.0 + 1e-12)).sum(), norms.max())
+        over, loud = dask.compute((norms > R).sum(), (norms > R * (1.0 + 1e-12)).sum())
         if over:
             if loud:  # stacklevel: bounded <- _prepare_dask <- fit <- _fit_context <- caller
-                warn_scaled_rows(int(over), n, R, float(largest), stacklevel=5)
+                warn_scaled_rows(int(over), n, R, stacklevel=5)
             X = X.map_blocks(_bound_rows, R, dtype=np.float64)
     bound = getattr(est, "target_bound", None)
     if bound is not None:
         a = abs(y)
-        count, largest = dask.compute((a > bound).sum(), a.max())
+        count = int((a > bound).sum().compute())
         if count:
-            warn_clipped_targets(int(count), n, bound, float(largest), stacklevel=5)
+            warn_clipped_targets(count, n, bound, stacklevel=5)
             y = da.clip(y, -bound, bound)
     return X, y
 
@@ -390,6 +392,24 @@ def fit_exact(est, X, y, sample_weight=None, *, theta_init=None):
     engine = DaskFILEngine(X, y, wd, theta, H, factor, loss=loss, alpha=est.alpha,
                            fit_intercept=fi)
     return theta, n_iter, engine
+
+
+def objective_gradient(est, X, y, sample_weight, theta):
+    """``(X^T (w l'), W)`` at ``theta`` in one pass over the row chunks (no intercept)."""
+    import dask.array as da
+
+    n = X.shape[0]
+    if sample_weight is None:
+        wd, total = da.ones((n, 1), chunks=(X.chunks[0], 1)), float(n)
+    elif is_dask_collection(sample_weight):
+        wd = sample_weight
+        total = float(wd.sum().compute())
+    else:
+        sw = np.asarray(sample_weight, dtype=np.float64)
+        wd, total = da.from_array(sw[:, None], chunks=(X.chunks[0], 1), name=False), sw.sum()
+    g, _ = _reduce(X, y, wd, theta=theta, loss=est._loss, fit_intercept=False,
+                   what="gradient")
+    return g, float(total)
 
 
 def _factor(H):

@@ -60,9 +60,11 @@ _IRFIL_DOC = """
 {dp_params}    verbose : int, default=0
         ``1`` or more prints one line per iteration: the equalised eta's mean and maximum
         (at ``sigma``) and its coefficient of variation std/mean.
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance, Generator or None, default=None
         Source of the noise. ``None`` draws from fresh OS entropy (required for a private
-        release); a fixed seed makes the release reproducible and non-private.
+        release); a fixed seed makes the release reproducible and non-private. An
+        instance is copied by :func:`~sklearn.base.clone`, so clones draw the same noise:
+        fitting with one emits a :class:`~sklearn_privacy.exceptions.PrivacyWarning`.
 {tol_param}
     Attributes
     ----------
@@ -74,7 +76,8 @@ _IRFIL_DOC = """
         Final weights :math:`\\omega` (those of the released model).
     n_iter_ : int
         Number of reweighting iterations run (fewer than ``n_iter`` when ``cv_tol``
-        stopped the loop).
+        stopped the loop: then data-dependent). Audit state: not pickled, removed by
+        :func:`~sklearn_privacy.utils.strip_for_release`.
     eta_history_ : dict of ndarray
         ``"mean"``, ``"std"``, ``"max"``, ``"min"`` and ``"cv"`` (std/mean) of the
         equalised per-individual eta, one entry per fit (entry ``t`` describes the fit with

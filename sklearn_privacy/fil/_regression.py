@@ -39,9 +39,11 @@ class FILLinearRegression(RegressorMixin, BaseFILEstimator):
         ``alpha=0`` is ordinary least squares and needs a full-rank design.
     fit_intercept : bool, default=True
         Fit an unpenalised intercept (it is perturbed too).
-{DP_PARAMS}    random_state : int, RandomState instance or None, default=None
+{DP_PARAMS}    random_state : int, RandomState instance, Generator or None, default=None
         Source of the noise. ``None`` draws from fresh OS entropy (required for a
-        private release); a fixed seed makes the noise reproducible (tests only).
+        private release); a fixed seed makes the noise reproducible (tests only). An
+        instance is copied by :func:`~sklearn.base.clone`, so clones draw the same noise:
+        fitting with one emits a :class:`~sklearn_privacy.exceptions.PrivacyWarning`.
 
     Attributes
     ----------

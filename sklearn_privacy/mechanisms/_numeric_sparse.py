@@ -153,8 +153,8 @@ class NumericSparse:
             Non-finite or non-numeric values, or a number of answer values different from
             the number of sensitivities. A refused query is not asked (no noise drawn).
         """
-        test = _finite_real(test_value, "test_value")
-        values = _finite_vector(answer_values, "answer_values")
+        test = _finite_real(test_value, "test_value", private=True)
+        values = _finite_vector(answer_values, "answer_values", private=True)
         k = self.answer_sensitivities.size
         if values.size != k:
             raise ValueError(
@@ -206,12 +206,15 @@ class NumericSparse:
         return answer
 
 
-def _finite_real(value, name):
+def _finite_real(value, name, *, private=False):
+    """``value`` as a finite float; with ``private`` (a query's answer, computed from the
+    data) the messages name the problem but never show the value."""
+    shown = "" if private else f" {value!r}"
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, Real):
-        raise TypeError(f"{name} must be a real number; got {type(value).__name__} {value!r}.")
+        raise TypeError(f"{name} must be a real number; got {type(value).__name__}{shown}.")
     value = float(value)
     if not np.isfinite(value):
-        raise ValueError(f"{name} must be finite; got {value!r}.")
+        raise ValueError(f"{name} must be finite; got {'NaN or infinity' if private else value!r}.")
     return value
 
 
@@ -222,17 +225,20 @@ def _positive_finite(value, name):
     return value
 
 
-def _finite_vector(values, name):
+def _finite_vector(values, name, *, private=False):
     arr = np.asarray(values)
     if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer)
                                  or np.issubdtype(arr.dtype, np.floating)):
-        raise TypeError(f"{name} must hold real numbers; got {values!r}.")
+        raise TypeError(f"{name} must hold real numbers; got "
+                        f"{('dtype ' + str(arr.dtype)) if private else repr(values)}.")
     arr = arr.astype(float)
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-D sequence of numbers; got shape "
                          f"{arr.shape}.")
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite; got {arr.tolist()}.")
+        bad = int(np.count_nonzero(~np.isfinite(arr)))
+        raise ValueError(f"{name} must be finite; got {bad} NaN or infinite value(s)"
+                         + ("." if private else f": {arr.tolist()}."))
     return arr
 
 

@@ -203,8 +203,9 @@ class MulticalibrationDisplay:
         if y.ndim != 1:
             raise ValueError(f"y must be 1-D; got shape {y.shape}.")
         if not np.all(np.isin(y, classes)):
-            raise ValueError(f"y holds labels outside the estimator's classes "
-                             f"{classes.tolist()}.")
+            outside = int(np.count_nonzero(~np.isin(y, classes)))
+            raise ValueError(f"y holds {outside} label(s) outside the estimator's "
+                             f"{classes.size} classes_; pass labels from classes_.")
         y01 = (y == classes[1]).astype(int)
         after = estimator.predict_proba(X, sensitive_features=sensitive_features)[:, 1]
         before = np.clip(np.asarray(estimator.estimator_.predict_proba(X), float)[:, 1], 0, 1)

@@ -25,6 +25,7 @@ from ..mechanisms import NumericSparse
 from ..utils import noise_generator
 from ..utils._buckets import MAX_N_BINS, score_buckets
 from ..utils._groups import as_2d_data, as_groups, membership_matrix
+from ..utils._random import warn_shared_noise
 from ..utils.fixes import (
     HasMethods,
     Hidden,
@@ -121,7 +122,10 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         emits a FutureWarning; it keeps working until its removal.
     random_state : None, int, RandomState or Generator, default=None
         Noise source, see :func:`~sklearn_privacy.utils.noise_generator` (``None``: fresh
-        OS entropy, never numpy's global state; required for a private release).
+        OS entropy, never numpy's global state; required for a private release). A fixed
+        seed makes the noise reproducible (tests only); an instance is copied by
+        :func:`~sklearn.base.clone`, so clones draw the same noise: fitting with one under
+        a noisy mechanism emits a :class:`~sklearn_privacy.exceptions.PrivacyWarning`.
     verbose : int, default=0
         With 1 or more, one line per pass over the cells: the pass number, the number of
         updates and, without privacy, the largest cell error met during the pass (under
@@ -139,7 +143,10 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     n_rounds_ : int
     epsilon_spent_ : float
         Privacy budget of the whole fit (``inf`` when no guarantee holds: no mechanism,
-        input perturbation, or a base model fitted on the calibration data).
+        input perturbation, or a base model fitted on the calibration data): the
+        guarantee for the rows this estimator receives, assuming fresh noise
+        (``random_state=None``); a fixed seed or a shared generator voids it for the
+        published object.
     delta_spent_ : float
     min_cell_size_ : int
     max_updates_ : int or None
@@ -489,6 +496,8 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             )
         base, frozen = self._resolve_base()
         private = self.mechanism == "numeric_sparse"
+        if self.mechanism in ("numeric_sparse", "input_perturbation"):
+            warn_shared_noise(type(self).__name__, self.random_state, stacklevel=3)
         rng = noise_generator(self.random_state)
         Xc = X
         self.feature_noise_std_ = 0.0
@@ -513,8 +522,9 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         base_classes = np.asarray(getattr(self.estimator_, "classes_", []))
         if base_classes.size != 2 or not np.array_equal(base_classes, classes):
             raise ValueError(
-                f"The base classifier's classes {base_classes.tolist()} differ from the "
-                f"labels of the calibration data {classes.tolist()}."
+                f"The base classifier's {base_classes.size} classes differ from the 2 "
+                "labels of the calibration data (the values are not shown: a label can "
+                "identify a row); fit the base model on the same label set."
             )
         self.classes_ = classes
         self.sensitive_features_in_ = None

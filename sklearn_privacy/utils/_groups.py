@@ -26,10 +26,13 @@ def _is_frame(X) -> bool:
 def as_2d_data(X, param="X", *, allow_1d=False):
     """``X`` as something with ``shape == (n, p)``: DataFrame and sparse kept, else ndarray.
 
-    With ``allow_1d``, a 1-D array is one column (for ``sensitive_features``).
+    With ``allow_1d``, a 1-D array is one column (for ``sensitive_features``). A polars
+    DataFrame becomes a pandas one (its column names are what groups refer to).
     """
     if _is_frame(X):
         return X
+    if type(X).__module__.split(".")[0] == "polars":  # named columns, read as pandas
+        return _polars_to_pandas(X)
     if sp.issparse(X):
         if X.ndim != 2:
             raise ValueError(f"{param} must be 2-dimensional; got a sparse array of shape "
@@ -44,6 +47,19 @@ def as_2d_data(X, param="X", *, allow_1d=False):
         raise ValueError(f"{param} must be 2-dimensional (n_samples, n_features); got an "
                          f"array of shape {arr.shape}.")
     return arr
+
+
+def _polars_to_pandas(X):
+    """A polars DataFrame (or Series) as a pandas DataFrame with the same column names.
+
+    Column by column through numpy (no pyarrow needed); rows keep their order, so the
+    groups evaluated on it align with the rows the base model sees.
+    """
+    import pandas as pd
+
+    if hasattr(X, "columns"):
+        return pd.DataFrame({name: X[name].to_numpy() for name in X.columns})
+    return pd.DataFrame({X.name: X.to_numpy()})
 
 
 def _column(X, column, who):

@@ -75,6 +75,30 @@ def noise_generator(random_state):
     )
 
 
+def warn_shared_noise(owner: str, random_state, *, stacklevel: int = 2) -> bool:
+    """PrivacyWarning when ``random_state`` is a RandomState or Generator instance.
+
+    :func:`sklearn.base.clone` deep-copies such an instance, so every clone of the
+    estimator (cross-validation folds, a search's refit, an audit's releases) draws the
+    *same* noise, and the instance's state, pickled with the model, determines the
+    stream. Integers (seeds for tests and documentation) and ``None`` do not warn.
+    Returns whether it warned.
+    """
+    if not isinstance(random_state, (np.random.RandomState, np.random.Generator)):
+        return False
+    import warnings
+
+    from ..exceptions import PrivacyWarning
+
+    warnings.warn(
+        f"{owner}: random_state is a {type(random_state).__name__} instance. clone "
+        "(cross-validation, searches, audits) deep-copies it, so every clone draws the "
+        "same noise, and the release is not private as published. Use random_state=None "
+        "(fresh OS entropy for every fit); fixed seeds are for tests only.",
+        PrivacyWarning, stacklevel=stacklevel + 1)
+    return True
+
+
 def child_seeds(rng, size: int) -> np.ndarray:
     """``size`` integer seeds in ``[0, 2**31 - 1)`` drawn from ``rng``.
 

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import copy
+import functools
+import types
 import warnings
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -42,43 +45,112 @@ def _audit_attributes(est):
     return names
 
 
+#: Leaf types of the walk: values that hold no object worth visiting.
+_LEAVES = (str, bytes, bytearray, int, float, complex, bool, type(None), np.generic, type,
+           types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
+           types.MethodType)
+#: Modules whose objects are data containers, not model state to walk (pandas frames,
+#: scipy sparse matrices, dask collections); numpy arrays are handled apart.
+_DATA_MODULES = ("pandas", "scipy", "dask", "polars", "xarray", "pyarrow")
+
+
+def _children(obj):
+    """``(suffix, child)`` of every value ``obj`` holds (attributes, items, elements)."""
+    if isinstance(obj, np.ndarray):
+        if obj.dtype == object:
+            return [(f"[{i}]", v) for i, v in enumerate(obj.ravel())]
+        return []
+    if isinstance(obj, list | tuple | set | frozenset):
+        return [(f"[{i}]", v) for i, v in enumerate(obj)]
+    if isinstance(obj, dict):
+        return [(f"[{k!r}]", v) for k, v in obj.items()]
+    if isinstance(obj, functools.partial):
+        return ([(".func", obj.func)] + [(f".args[{i}]", v) for i, v in enumerate(obj.args)]
+                + [(f".keywords[{k!r}]", v) for k, v in obj.keywords.items()])
+    state = getattr(obj, "__dict__", None)
+    return [(f".{k}", v) for k, v in state.items()] if isinstance(state, dict) else []
+
+
 def _walk(obj, path, seen, out):
-    """Every estimator reachable from ``obj`` (attributes, lists, tuples, dicts)."""
-    if isinstance(obj, BaseEstimator):
-        if id(obj) in seen:
-            return
-        seen.add(id(obj))
-        out.append((path, obj))
-        for key, value in list(vars(obj).items()):
-            _walk(value, f"{path}.{key}", seen, out)
-    elif isinstance(obj, list | tuple):
-        for i, value in enumerate(obj):
-            _walk(value, f"{path}[{i}]", seen, out)
-    elif isinstance(obj, dict):
-        for key, value in obj.items():
-            _walk(value, f"{path}[{key!r}]", seen, out)
-    elif isinstance(obj, np.ndarray) and obj.dtype == object:
-        for i, value in enumerate(obj.ravel()):
-            if isinstance(value, BaseEstimator | list | tuple | dict):
-                _walk(value, f"{path}[{i}]", seen, out)
+    """Every object reachable from ``obj`` through attributes, items and elements.
+
+    Not only estimators: scikit-learn keeps fitted models inside plain objects too
+    (``CalibratedClassifierCV.calibrated_classifiers_`` holds ``_CalibratedClassifier``
+    objects whose ``estimator`` is the fitted base model), and scorers keep data.
+    """
+    if isinstance(obj, _LEAVES) or id(obj) in seen:
+        return
+    seen.add(id(obj))
+    out.append((path, obj))
+    if type(obj).__module__.split(".")[0] in _DATA_MODULES:
+        return  # data: visited, not walked into
+    for suffix, value in _children(obj):
+        _walk(value, path + suffix, seen, out)
 
 
-def _estimators(estimator):
+def _objects(estimator):
     found: list = []
     _walk(estimator, type(estimator).__name__, set(), found)
     return found
 
 
-def _stored_rows(path, est):
-    """Names of attributes of ``est`` holding training rows verbatim."""
-    from sklearn.kernel_approximation import Nystroem
+def _estimators(estimator):
+    return [(path, obj) for path, obj in _objects(estimator)
+            if isinstance(obj, BaseEstimator)]
 
+
+def _stored_rows(path, obj):
+    """Where ``obj`` holds training rows verbatim (messages; empty when it holds none)."""
+    from sklearn.kernel_approximation import Nystroem
+    from sklearn.neighbors import BallTree, KDTree
+
+    if isinstance(obj, KDTree | BallTree):  # KernelDensity.tree_, KNeighbors*._tree
+        return [f"{path} ({type(obj).__name__}) stores the training rows it indexes"]
+    if not isinstance(obj, BaseEstimator):
+        return []
     names = [name for name in _ROW_ATTRIBUTES
-             if getattr(est.__dict__.get(name), "size", 0)]
-    if isinstance(est, Nystroem) and "components_" in est.__dict__:
+             if getattr(obj.__dict__.get(name), "size", 0)]
+    if isinstance(obj, Nystroem) and "components_" in obj.__dict__:
         names.append("components_")  # a sample of training rows
-    return [f"{path} ({type(est).__name__}) stores training rows in {name}"
+    return [f"{path} ({type(obj).__name__}) stores training rows in {name}"
             for name in names]
+
+
+def _holds_data(obj):
+    """Whether an object holds array-like data anywhere inside it."""
+    for _, value in _objects(obj)[1:]:
+        if isinstance(value, np.ndarray) and value.dtype != object and value.size > 1:
+            return True
+        if (type(value).__module__.split(".")[0] in _DATA_MODULES
+                and getattr(value, "shape", None) is not None):
+            return True
+    return False
+
+
+#: Fitted attributes of a search object that are statistics of the training rows and that
+#: prediction (through ``best_estimator_``) never reads.
+_SEARCH_ATTRIBUTES = ("cv_results_", "best_score_", "scorer_")
+
+
+def _strip_search(search, path, notes):
+    """Remove a search's per-candidate scores and any scorer holding data."""
+    for name in _SEARCH_ATTRIBUTES:
+        search.__dict__.pop(name, None)
+    scoring = search.__dict__.get("scoring")
+    if scoring is not None and not _string_scoring(scoring):
+        search.scoring = None
+        notes.append(f"{path}.scoring (a callable scorer, which can hold data) was set "
+                     "to None")
+
+
+def _string_scoring(scoring):
+    if isinstance(scoring, str):
+        return True
+    if isinstance(scoring, list | tuple | set):
+        return all(isinstance(s, str) for s in scoring)
+    if isinstance(scoring, dict):
+        return all(isinstance(s, str) for s in scoring.values())
+    return False
 
 
 def _release_state(est):
@@ -95,28 +167,43 @@ def strip_for_release(estimator, *, inplace: bool = False,
                       allow_training_rows: bool = False):
     """A copy of a fitted model without the data-dependent state ``predict`` does not need.
 
-    Walks the estimator and every estimator it holds (pipeline steps, column
-    transformers, ``estimator_``, ``estimators_``, ``best_estimator_`` of a search,
-    ...) and removes:
+    Walks every object the model holds -- attributes of any object, not only of
+    estimators (pipeline steps, column transformers, ``estimator_``, ``estimators_``,
+    ``best_estimator_`` of a search, the fitted models inside
+    ``CalibratedClassifierCV.calibrated_classifiers_``, ...) -- and removes:
 
-    * the audit state of the FIL estimators (training rows, exact minimiser, Hessian):
-      what their pickle already leaves out, now also gone from the in-memory object;
+    * the audit state of the FIL estimators (training rows, exact minimiser, Hessian)
+      and their ``n_iter_`` (a data-dependent iteration count): what their pickle
+      already leaves out, now also gone from the in-memory object;
     * ``sample_weight_`` and ``eta_history_`` of the IRFIL estimators;
     * ``sample_weight_`` of :class:`~sklearn_privacy.WERMClassifier` (it reveals the
       group of every training row);
     * ``history_`` of :class:`~sklearn_privacy.PrivateMulticalibrator` (its exact,
-      non-private cell errors).
+      non-private cell errors);
+    * of a search (``GridSearchCV``, ...): ``cv_results_``, ``best_score_`` (per-fold
+      scores are statistics of the training rows) and ``scorer_``; a ``scoring`` that is
+      not a string (or list/dict of strings) is set to ``None``, since a callable scorer
+      can hold rows (e.g. :func:`~sklearn_privacy.attacks.make_membership_scorer`). The
+      stripped search predicts through ``best_estimator_`` but cannot ``score``;
+    * every ``random_state`` that is not ``None``, set to ``None`` (with a
+      :class:`~sklearn_privacy.exceptions.PrivacyWarning` naming where): a
+      ``RandomState``/``Generator`` instance holds the stream the noise came from, and a
+      seed lets anyone redraw it. Clearing it from the copy does **not** make a release
+      private whose noise came from a fixed seed (a guessable seed is as good as a
+      published one): fit the released model with ``random_state=None``.
 
     Predictions are unchanged. What remains is what ``predict`` reads: the released
     parameters, and the fitted state of any other estimator (scalers' means, encoders'
     categories, tree thresholds, network weights, WERM's group sizes, the multicalibrator's
-    ``updates_``), which is data-dependent too; only the FIL release is protected by a
+    ``updates_``), which is data-dependent too; only the DP steps are protected by a
     privacy analysis. See the user guide page "What a fitted model holds".
 
-    Some estimators keep training rows themselves and cannot predict without them
-    (support vectors of an SVC, every row of a nearest-neighbours model, a Gaussian
-    process's training inputs, ...). Stripping cannot help there: by default the call
-    refuses such a model.
+    Some objects keep training rows themselves and cannot predict without them (support
+    vectors of an SVC, every row of a nearest-neighbours model and its KD/ball tree, a
+    kernel density's tree, a Gaussian process's training inputs, ...), wherever they sit
+    (e.g. inside ``CalibratedClassifierCV``). Stripping cannot help there: by default the
+    call refuses such a model. It also refuses a model in which a scorer holding data
+    remains outside a search's ``scoring``.
 
     Parameters
     ----------
@@ -126,7 +213,7 @@ def strip_for_release(estimator, *, inplace: bool = False,
     inplace : bool, default=False
         Strip ``estimator`` itself instead of a deep copy.
     allow_training_rows : bool, default=False
-        Return the stripped model even if an estimator in it stores training rows, with
+        Return the stripped model even if an object in it stores training rows, with
         a :class:`~sklearn_privacy.exceptions.PrivacyWarning`, instead of raising.
 
     Returns
@@ -139,13 +226,14 @@ def strip_for_release(estimator, *, inplace: bool = False,
     TypeError
         If ``estimator`` is not a scikit-learn estimator.
     ValueError
-        If an estimator in the model stores training rows and ``allow_training_rows`` is
-        False; the message names where.
+        If an object in the model stores training rows and ``allow_training_rows`` is
+        False, or a scorer holding data remains; the message names where.
 
     Warns
     -----
     PrivacyWarning
-        When such rows are kept because ``allow_training_rows=True``.
+        When such rows are kept because ``allow_training_rows=True``, and when a
+        ``random_state`` or a callable ``scoring`` is cleared.
 
     Examples
     --------
@@ -170,7 +258,7 @@ def strip_for_release(estimator, *, inplace: bool = False,
     for name, value in (("inplace", inplace), ("allow_training_rows", allow_training_rows)):
         if not isinstance(value, bool | np.bool_):
             raise TypeError(f"{name} must be True or False; got {value!r}.")
-    rows = [msg for path, est in _estimators(estimator) for msg in _stored_rows(path, est)]
+    rows = [msg for path, obj in _objects(estimator) for msg in _stored_rows(path, obj)]
     if rows:
         message = (
             "; ".join(rows) + ". predict needs these rows, so they cannot be stripped and "
@@ -183,8 +271,45 @@ def strip_for_release(estimator, *, inplace: bool = False,
             )
         warnings.warn(message, PrivacyWarning, stacklevel=2)
     out = estimator if inplace else copy.deepcopy(estimator)
-    for _, est in _estimators(out):
+    from sklearn.model_selection._search import BaseSearchCV
+
+    notes: list = []
+    seeded: list = []
+    for path, est in _estimators(out):
         _release_state(est)
         for name in _audit_attributes(est):
             est.__dict__.pop(name, None)
+        if isinstance(est, BaseSearchCV):
+            _strip_search(est, path, notes)
+        if est.__dict__.get("random_state") is not None and "random_state" in (
+                est.get_params(deep=False)):
+            seeded.append(f"{path}.random_state={_short(est.random_state)}")
+            est.random_state = None
+    scorers = [path for path, obj in _objects(out) if _is_scorer(obj) and _holds_data(obj)]
+    if scorers:
+        raise ValueError(
+            f"{', '.join(scorers)}: a scorer holding data (e.g. the rows of a membership "
+            "scorer) is part of the model, and publishing the model publishes it. Remove "
+            "it before releasing the model.")
+    if seeded:
+        notes.append(
+            f"{', '.join(seeded)} set to None; a release whose noise was drawn from a "
+            "fixed seed or a shared generator is not private even with the seed removed "
+            "(refit with random_state=None before publishing)")
+    if notes:
+        warnings.warn("strip_for_release: " + "; ".join(notes) + ".", PrivacyWarning,
+                      stacklevel=2)
     return out
+
+
+def _short(value):
+    return type(value).__name__ if not isinstance(value, Integral) else repr(value)
+
+
+def _is_scorer(obj):
+    """A scorer: scikit-learn's scorer objects, this package's attack scorers, partials."""
+    from sklearn.metrics._scorer import _BaseScorer
+
+    return (isinstance(obj, _BaseScorer | functools.partial)
+            or (callable(obj) and not isinstance(obj, BaseEstimator)
+                and type(obj).__module__.startswith("sklearn_privacy.attacks")))
