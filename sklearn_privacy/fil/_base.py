@@ -145,6 +145,16 @@ TARGET_BOUND_DOC = """    target_bound : float or None, default=None
         ``epsilon_`` is inf.
 """
 
+INTERCEPT_SCALING_DOC = """    intercept_scaling : float > 0 or None, default=None
+        Only with ``fit_intercept=True``. ``None``: the intercept is not penalised (no DP
+        guarantee: ``epsilon_`` is inf). A number ``s``: scikit-learn's convention -- a
+        constant column of value ``s`` is appended to ``X``, its coefficient is
+        penalised like the others (``alpha``) and perturbed with them, the row bound
+        ``data_norm`` applies to the augmented row ``[x, s]``, and ``intercept_ = s *``
+        that coefficient; the DP view then holds with an intercept. ``eta_`` and the
+        audit methods leave the constant column out (it is not a training value).
+"""
+
 # the DP parameters in signature order: (data_norm, delta) for the logistic models,
 # (data_norm, target_bound, delta) for least squares
 DP_PARAMS_DOC = _DATA_NORM_DOC + _DELTA_DOC
@@ -264,6 +274,7 @@ class BaseFILEstimator(BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "data_norm": [Interval(Real, 0, None, closed="neither"), None],
+        "intercept_scaling": [Interval(Real, 0, None, closed="neither"), None],
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "random_state": ["random_state", np.random.Generator],
     }
@@ -299,6 +310,10 @@ class BaseFILEstimator(BaseEstimator):
             The fitted estimator.
         """
         if _dask.is_dask_collection(X):
+            if self._penalised_intercept():
+                raise ValueError(
+                    "intercept_scaling is not supported for dask input; append a constant "
+                    "column to X yourself and use fit_intercept=False.")
             X, y, sw, account_weights = self._prepare_dask(X, y, sample_weight)
         else:
             X_in = X
@@ -307,6 +322,7 @@ class BaseFILEstimator(BaseEstimator):
             X = private_copy(X, X_in)
             sw = self._validated_sample_weight(sample_weight, X)
             y = self._encode_target(y, sw)
+            X = self._with_intercept_column(X)
             X, y = self._bounded(X, y)
             account_weights = sw
         self.__dict__.pop("_eta_cache", None)
@@ -351,15 +367,60 @@ class BaseFILEstimator(BaseEstimator):
         """``sensitivity_``, ``epsilon_`` and ``epsilon_reason_`` of the release."""
         sensitivity, reason = minimiser_sensitivity(
             loss=self._loss.name, alpha=float(self.alpha), data_norm=self.data_norm,
-            fit_intercept=self.fit_intercept, sample_weight=sample_weight,
+            fit_intercept=self._solver_intercept(), sample_weight=sample_weight,
             target_bound=getattr(self, "target_bound", None),
             data_dependent_weights=self._data_dependent_weights)
         self.sensitivity_ = float(sensitivity)
-        self.epsilon_ = (analytic_gaussian_epsilon(self._sigma_fit, sensitivity,
-                                                   float(self.delta))
+        self.epsilon_ = (analytic_gaussian_epsilon(delta=float(self.delta),
+                                                   sigma=self._sigma_fit,
+                                                   sensitivity=sensitivity)
                          if np.isfinite(sensitivity) else np.inf)
         self.delta_ = float(self.delta)
+        if self._penalised_intercept() and np.isfinite(sensitivity):
+            reason += (f" The intercept is the coefficient of a constant column of value "
+                       f"intercept_scaling = {self.intercept_scaling!r}, penalised like the "
+                       "others and counted in data_norm; intercept_ = intercept_scaling * "
+                       "that coefficient (post-processing).")
         self.epsilon_reason_ = reason
+
+    # ---------------------------------------------------- penalised intercept (DP view)
+    def _penalised_intercept(self) -> bool:
+        """Whether the intercept is the penalised coefficient of a constant column."""
+        return bool(self.fit_intercept) and getattr(self, "intercept_scaling", None) is not None
+
+    def _solver_intercept(self) -> bool:
+        """Whether the solver fits an unpenalised intercept."""
+        return bool(self.fit_intercept) and not self._penalised_intercept()
+
+    def _with_intercept_column(self, X):
+        """``X`` with a trailing column of ``intercept_scaling`` when the intercept is
+        penalised (before ``data_norm``, so the bound applies to the augmented row)."""
+        if not self._penalised_intercept():
+            return X
+        s = float(self.intercept_scaling)
+        if sp.issparse(X):
+            col = sp.csr_matrix(np.full((X.shape[0], 1), s))
+            return sp.hstack([X, col], format="csr")
+        return np.hstack([X, np.full((X.shape[0], 1), s)])
+
+    def __sklearn_privacy_claim__(self):
+        """The step claim of this release for :func:`sklearn_privacy.privacy_claim`.
+
+        ``dp`` with ``(epsilon_, delta_)`` and ``gaussian_mu = sensitivity_ / sigma`` when
+        the DP view holds (the release is one Gaussian mechanism), ``non_private`` with
+        ``epsilon_reason_`` otherwise.
+        """
+        from ..privacy import StepClaim
+        check_is_fitted(self)
+        name = type(self).__name__
+        if not np.isfinite(self.epsilon_):
+            return StepClaim("", name, "non_private", np.inf, 0.0, self.epsilon_reason_)
+        reason = self.epsilon_reason_
+        if hasattr(self, "classes_"):
+            reason += (" The label set (classes_) is public by the threat model: the "
+                       "fitted classes are published as they are.")
+        return StepClaim("", name, "dp", float(self.epsilon_), float(self.delta_), reason,
+                         gaussian_mu=float(self.sensitivity_ / self._sigma_fit))
 
     def sigma_for_epsilon(self, epsilon: float, delta: float | None = None) -> float:
         """Smallest ``sigma`` making the release (epsilon, delta)-DP.
@@ -432,7 +493,7 @@ class BaseFILEstimator(BaseEstimator):
             y,
             loss=self._loss,
             alpha=self.alpha,
-            fit_intercept=self.fit_intercept,
+            fit_intercept=self._solver_intercept(),
             sample_weight=sample_weight,
             theta_init=theta_init,
             tol=self._newton_tol(),
@@ -445,7 +506,7 @@ class BaseFILEstimator(BaseEstimator):
             theta,
             loss=self._loss,
             alpha=self.alpha,
-            fit_intercept=self.fit_intercept,
+            fit_intercept=self._solver_intercept(),
             sample_weight=sample_weight,
             copy=False,
             hessian=hessian,
@@ -469,7 +530,10 @@ class BaseFILEstimator(BaseEstimator):
             )
         self._sigma_fit = float(self.sigma)
         d = self.n_features_in_
-        intercept = float(released[d]) if self.fit_intercept else 0.0
+        if self._penalised_intercept():  # the constant column's coefficient, rescaled
+            intercept = float(self.intercept_scaling) * float(released[d])
+        else:
+            intercept = float(released[d]) if self.fit_intercept else 0.0
         if self._coef_2d:  # as LogisticRegression
             self.coef_ = released[None, :d]
             self.intercept_ = np.array([intercept])
@@ -511,6 +575,8 @@ class BaseFILEstimator(BaseEstimator):
     def _released_theta(self) -> np.ndarray:
         """The released parameters as one flat vector (intercept last when fitted)."""
         coef = np.ravel(self.coef_)
+        if self._penalised_intercept():
+            return np.r_[coef, np.ravel(self.intercept_)[:1] / float(self.intercept_scaling)]
         return np.r_[coef, np.ravel(self.intercept_)[:1]] if self.fit_intercept else coef
 
     def __sklearn_tags__(self):
@@ -557,11 +623,12 @@ class BaseFILEstimator(BaseEstimator):
 
     def _resolve_columns(self, columns, param="columns"):
         """Names of ``feature_names_in_`` / indices / mask -> int indices (order kept)."""
-        if columns is None:
-            return None
-        return resolve_columns(columns, self.n_features_in_,
-                               getattr(self, "feature_names_in_", None), label=True,
-                               param=param)
+        d = self.n_features_in_
+        if columns is None:  # with a constant column (index d), the label is index d + 1
+            return np.r_[np.arange(d), d + 1] if self._penalised_intercept() else None
+        cols = resolve_columns(columns, d, getattr(self, "feature_names_in_", None),
+                               label=True, param=param)
+        return np.where(cols == d, d + 1, cols) if self._penalised_intercept() else cols
 
     def _scaled(self, norms, what):
         """``norms / sigma`` with a clear error if it over- or underflows."""
@@ -580,7 +647,7 @@ class BaseFILEstimator(BaseEstimator):
         engine = self._audit_engine()
         cache = self.__dict__.setdefault("_eta_cache", {})
         if "eta" not in cache:
-            cache["eta"] = np.sqrt(engine.per_example_sq_norms())
+            cache["eta"] = np.sqrt(engine.per_example_sq_norms(self._resolve_columns(None)))
         return self._scaled(cache["eta"], "eta_")
 
     def eta(self, rows=None, columns=None, *, per_example: bool = False,

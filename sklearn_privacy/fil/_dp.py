@@ -64,6 +64,8 @@ from __future__ import annotations
 
 from numbers import Real
 
+import warnings
+
 import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
@@ -130,17 +132,27 @@ def analytic_gaussian_delta(epsilon: float, sigma: float, sensitivity: float) ->
     return float(np.exp(_log_delta(float(epsilon), sigma / sensitivity)))
 
 
-def analytic_gaussian_epsilon(sigma: float, sensitivity: float, delta: float) -> float:
+def analytic_gaussian_epsilon(*args, delta: float | None = None, sigma: float | None = None,
+                              sensitivity: float | None = None) -> float:
     """Exact (smallest) epsilon of the Gaussian mechanism at ``delta``.
+
+    The three ``analytic_gaussian_*`` functions take their arguments in one order,
+    ``(epsilon, delta, sigma, sensitivity)`` without the one they compute. Pass the
+    arguments of this function by keyword: positional arguments are deprecated (they
+    are still read in the former order ``(sigma, sensitivity, delta)``, with a
+    FutureWarning, and will follow ``(delta, sigma, sensitivity)`` once that is
+    removed).
 
     Parameters
     ----------
+    *args : deprecated
+        ``(sigma, sensitivity, delta)`` given by position (former order).
+    delta : float in (0, 1)
+        Target delta.
     sigma : float > 0
         Standard deviation of the noise added to every coordinate.
     sensitivity : float >= 0
         L2 sensitivity of the released vector (``0``: epsilon is 0).
-    delta : float in (0, 1)
-        Target delta.
 
     Returns
     -------
@@ -153,9 +165,28 @@ def analytic_gaussian_epsilon(sigma: float, sensitivity: float, delta: float) ->
     Examples
     --------
     >>> from sklearn_privacy.fil import analytic_gaussian_epsilon
-    >>> round(analytic_gaussian_epsilon(sigma=1.0, sensitivity=1.0, delta=1e-5), 4)
+    >>> round(analytic_gaussian_epsilon(delta=1e-5, sigma=1.0, sensitivity=1.0), 4)
     4.3772
     """
+    if args:
+        if len(args) > 3 or any(v is not None for v in (delta, sigma, sensitivity)) \
+                and len(args) + sum(v is not None for v in (delta, sigma, sensitivity)) > 3:
+            raise TypeError("analytic_gaussian_epsilon takes delta, sigma and sensitivity "
+                            f"(by keyword); got {len(args)} positional arguments too many.")
+        warnings.warn(
+            "analytic_gaussian_epsilon: positional arguments are deprecated (their order "
+            "(sigma, sensitivity, delta) differs from the other analytic_gaussian_* "
+            "functions); pass delta=, sigma=, sensitivity= by keyword.",
+            FutureWarning, stacklevel=2)
+        old = dict(zip(("sigma", "sensitivity", "delta"), args))
+        sigma = old.get("sigma", sigma)
+        sensitivity = old.get("sensitivity", sensitivity)
+        delta = old.get("delta", delta)
+    missing = [k for k, v in (("delta", delta), ("sigma", sigma),
+                              ("sensitivity", sensitivity)) if v is None]
+    if missing:
+        raise TypeError(f"analytic_gaussian_epsilon: missing {', '.join(missing)} (pass "
+                        "delta=, sigma=, sensitivity= by keyword).")
     sigma = _check_positive(sigma, "sigma")
     delta = _check_positive(delta, "delta", upper=1.0)
     if isinstance(sensitivity, bool) or not isinstance(sensitivity, Real) \
@@ -273,9 +304,9 @@ def minimiser_sensitivity(*, loss: str, alpha: float, data_norm, fit_intercept: 
     if fit_intercept:
         return np.inf, (
             "no DP guarantee: the intercept is not penalised, so the objective is not "
-            "strongly convex in it and one row can move it without bound. Use "
-            "fit_intercept=False and add a constant column to X (its value counts "
-            "towards data_norm).")
+            "strongly convex in it and one row can move it without bound. Set "
+            "intercept_scaling (a constant column whose coefficient is penalised, its "
+            "value counted in data_norm), or use fit_intercept=False.")
     if alpha <= 0:
         return np.inf, "no DP guarantee: alpha=0 (the bound needs a positive L2 penalty)."
     if loss == "squared":
