@@ -62,9 +62,8 @@ Over all rows, the sensitivity is :math:`\\Delta = 2 L R \\max_j \\omega_j / (W\
 
 from __future__ import annotations
 
-from numbers import Real
-
 import warnings
+from numbers import Real
 
 import numpy as np
 from scipy.optimize import brentq
@@ -178,7 +177,7 @@ def analytic_gaussian_epsilon(*args, delta: float | None = None, sigma: float | 
             "(sigma, sensitivity, delta) differs from the other analytic_gaussian_* "
             "functions); pass delta=, sigma=, sensitivity= by keyword.",
             FutureWarning, stacklevel=2)
-        old = dict(zip(("sigma", "sensitivity", "delta"), args))
+        old = dict(zip(("sigma", "sensitivity", "delta"), args, strict=False))
         sigma = old.get("sigma", sigma)
         sensitivity = old.get("sensitivity", sensitivity)
         delta = old.get("delta", delta)

@@ -97,7 +97,7 @@ def _own_claims(est, path):
             raise TypeError(f"{type(est).__name__}.__sklearn_privacy_claim__ must return "
                             f"StepClaim or a list of them; got {type(c).__name__}.")
         name = path if not c.name else (c.name if c.name.startswith(path)
-                                        else f"{path} {c.name}")
+                                        else f"{path}.{c.name}")
         out.append(replace(c, name=name))
     return out
 
