@@ -78,9 +78,13 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     rows) makes it infinite. ``fit`` only validates the bounds against the columns and
     records the schema (``n_features_in_``, ``feature_names_in_``).
 
-    The bounds must be chosen without looking at the private rows (domain knowledge, a
-    public data set, or the published schema); clipping is row-wise, so it costs no
-    privacy. Each output value lies in ``feature_range``, so with ``d`` columns the
+    **Threat model and guarantee.** The adversary sees the fitted scaler and knows the
+    bounds, the schema and every other row. The scaler publishes nothing about the rows
+    (the guarantee is epsilon = 0 for this step), and since clipping and rescaling act on
+    each row alone, the next step receives neighbouring data sets when the raw data are
+    neighbours, so its guarantee carries over. Not guaranteed: bounds chosen by looking
+    at the private rows (choose them from domain knowledge, a public data set or the
+    published schema). Each output value lies in ``feature_range``, so with ``d`` columns the
     row norm is at most ``sqrt(d) * max(|feature_range|)`` -- a data-independent
     ``data_norm`` for the FIL estimators.
 

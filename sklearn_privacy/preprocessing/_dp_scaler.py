@@ -41,6 +41,10 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     ``[(1e-3 w)^2, (w / 2)^2]``, ``w`` the width of the bounds). ``transform`` clips to
     the bounds and returns ``(x - mean_) / scale_``.
 
+    **Threat model.** The adversary sees the fitted scaler (``mean_``, ``var_``,
+    ``scale_``), knows every other row, the bounds, ``n`` and the schema, and tries to
+    tell apart two data sets that differ in the values of one row.
+
     **Guarantee.** For the replace-one-row relation (``n`` public), with values in
     ``[l_j, u_j]`` (width ``w_j``), replacing one row moves column ``j``'s mean by at
     most ``w_j / n`` and its second moment about the midpoint by at most ``w_j^2 /
@@ -51,9 +55,10 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     :func:`~sklearn_privacy.privacy_claim` composes it with a Gaussian model through
     ``mu``. ``mechanism="laplace"``: Laplace noise with L1 sensitivities, ``epsilon / 2``
     for each vector, ``(epsilon, 0)``-DP. The fitted attributes (``mean_``, ``var_``,
-    ``scale_``) are the release; the bounds, ``n`` and the schema are public. Not
-    covered: a fixed ``random_state`` (reproducible noise: not private) and the
-    floating-point sampling of the noise.
+    ``scale_``) are the release; the bounds, ``n`` and the schema are public.
+    Not guaranteed: anything with a fixed ``random_state`` (reproducible noise: not
+    private), bounds chosen by looking at the private rows, and the floating-point
+    sampling of the noise.
 
     Parameters
     ----------
