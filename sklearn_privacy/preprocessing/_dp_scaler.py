@@ -79,6 +79,8 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     ----------
     mean_ : ndarray of shape (n_features,)
         The noisy mean of every clipped column.
+    second_moment_ : ndarray of shape (n_features,)
+        The noisy mean of ``(x - midpoint)^2`` of every clipped column.
     var_ : ndarray of shape (n_features,)
         The derived variance (post-processing of the noisy moments).
     scale_ : ndarray of shape (n_features,)
@@ -172,8 +174,8 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             self.gaussian_mu_, self.delta_ = None, 0.0
         self.noise_scale_ = (s_mean, s_moment)
         self.mean_ = mean + noise_mean
-        moment_noisy = moment + noise_moment
-        var = moment_noisy - (self.mean_ - mid) ** 2
+        self.second_moment_ = moment + noise_moment
+        var = self.second_moment_ - (self.mean_ - mid) ** 2
         self.var_ = np.clip(var, (1e-3 * width) ** 2, (width / 2.0) ** 2)
         self.scale_ = np.sqrt(self.var_)
         self.lower_, self.upper_ = lower, upper
