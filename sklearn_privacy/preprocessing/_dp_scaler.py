@@ -145,7 +145,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         -------
         self : DPStandardScaler
         """
-        from ..fil._dp import analytic_gaussian_sigma
+        from ..mechanisms._gaussian import analytic_gaussian_sigma
 
         self._validate_params()
         X = validate_data(self, X, dtype=np.float64)
