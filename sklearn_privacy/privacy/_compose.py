@@ -386,7 +386,7 @@ def privacy_claim(model, *, allow_seeded: bool = False) -> PrivacyClaim:
     >>> claim = privacy_claim(make_pipeline(BoundedScaler((0, 10)), model).fit(X, y))
     >>> claim.is_private, round(claim.epsilon, 2)
     (True, 1.33)
-    >>> privacy_claim(make_pipeline(StandardScaler(), model).fit(X, y)).reasons[0][:53]
+    >>> privacy_claim(make_pipeline(StandardScaler(), model).fit(X, y)).reasons[0][:54]
     'pipeline[0] standardscaler: mean_ and var_ are learned'
     """
     if not isinstance(allow_seeded, (bool, np.bool_)):
