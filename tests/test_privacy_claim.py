@@ -452,3 +452,69 @@ def test_audit_of_the_end_to_end_recipe_stays_under_its_claim(dp_scaler):
                        n_releases=60, random_state=1)
     assert res.claimed_epsilon == pytest.approx(claim.epsilon, rel=1e-9)
     assert not res.violates_claim
+
+
+def _projection(est, direction):
+    return float(np.ravel(est.coef_) @ direction)
+
+
+def test_audit_of_the_dp_view_guide_workflow_stays_under_its_claim():
+    """The DP-view page's recipe (constant column, data_norm=3, epsilon 1) against a
+    worst-case canary on the data_norm sphere, with the wrong label."""
+    import functools
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(2000, 4))
+    y = (X[:, 0] - X[:, 1] + rng.logistic(size=2000) > 0).astype(int)
+    X = np.hstack([X, np.ones((2000, 1))]) / 3.0
+    clf = FILLogisticRegression(alpha=0.05, fit_intercept=False, data_norm=3.0).fit(X, y)
+    template = clone(clf).set_params(sigma=clf.sigma_for_epsilon(1.0))
+    theta = clf._audit_engine().theta
+    canary = -3.0 * theta / np.linalg.norm(theta)       # on the sphere, against the model
+    Xp = X.copy()
+    Xp[0] = canary
+    yp = y.copy()
+    yp[0] = 1
+    shift = clone(clf).fit(Xp, yp)._audit_engine().theta - theta
+    assert np.linalg.norm(shift) > 0.3 * clf.sensitivity_    # a strong pair
+    stat = functools.partial(_projection, direction=shift / np.linalg.norm(shift))
+    res = canary_audit(template, X, y, 0, canary, 1, statistic=stat, refit=False,
+                       n_releases=2000, random_state=0)
+    assert res.claimed_epsilon == pytest.approx(1.0) and res.claimed_delta == 1e-5
+    assert res.epsilon_lower_bound <= 1.0 and not res.violates_claim
+
+
+def _first_probability(est, row):
+    return float(est.predict_proba(row)[0, 1])
+
+
+def test_audit_of_the_multicalibration_guide_workflow_stays_under_its_claim():
+    """The own-data page: a frozen base fitted on other rows, groups on raw columns,
+    NumericSparse with epsilon 1, calibrated on a raw Adult frame."""
+    import functools
+
+    from sklearn_privacy.multicalibration import ColumnPredicate
+    adult = load_adult_raw()
+    X = adult.data[["age", "hours_per_week", "race", "sex"]]
+    y = np.asarray(adult.target, dtype=object)
+    base = make_pipeline(
+        ColumnTransformer([("num", StandardScaler(), ["age", "hours_per_week"]),
+                           ("cat", OneHotEncoder(handle_unknown="ignore"), ["race", "sex"])]),
+        LogisticRegression()).fit(X.iloc[:2000], y[:2000])        # other rows
+    Xc, yc = X.iloc[2000:2400].reset_index(drop=True), y[2000:2400]
+    black = ColumnPredicate("race", "==", "Black")
+    female = ColumnPredicate("sex", "==", "Female")
+    mc = PrivateMulticalibrator(FrozenEstimator(base), groups=[black, female],
+                                mechanism="numeric_sparse", epsilon=1.0, n_bins=2)
+    fitted = clone(mc).fit(Xc, yc)
+    assert privacy_claim(fitted).epsilon <= 1.0
+    canary = Xc.iloc[[0]].assign(race="Black", sex="Female")
+    stat = functools.partial(_first_probability, row=canary)
+    res = canary_audit(mc, Xc, yc, 0, canary, ">50K" if yc[0] == "<=50K" else "<=50K",
+                       statistic=stat, n_releases=80, random_state=0)
+    assert res.claimed_epsilon <= 1.0 and res.claimed_delta == 0.0
+    assert not res.violates_claim
+
+
+def load_adult_raw():
+    from sklearn_privacy.datasets import load_adult
+    return load_adult(raw=True, as_frame=True)
