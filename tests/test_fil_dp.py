@@ -62,7 +62,8 @@ def test_analytic_gaussian_epsilon_meets_theorem_8(eps, delta):
 
 def test_analytic_gaussian_edge_cases_and_errors():
     assert analytic_gaussian_epsilon(delta=1e-5, sigma=1.0, sensitivity=0.0) == 0.0
-    assert analytic_gaussian_epsilon(delta=1e-5, sigma=1e-7, sensitivity=1.0) == np.inf  # no epsilon below 1e12
+    # no epsilon below 1e12
+    assert analytic_gaussian_epsilon(delta=1e-5, sigma=1e-7, sensitivity=1.0) == np.inf
     # so much noise that delta(0) <= delta: epsilon is exactly 0
     assert analytic_gaussian_epsilon(delta=1e-5, sigma=1e7, sensitivity=1.0) == 0.0
     for bad in (0.0, -1.0, 1.0, np.nan):
@@ -152,7 +153,8 @@ def test_epsilon_survives_grid_search_and_pickle():
     best = grid.best_estimator_
     sens = 2 * 1.0 / (120 * 0.05)
     assert best.sensitivity_ == pytest.approx(sens, rel=1e-14)
-    assert best.epsilon_ == analytic_gaussian_epsilon(delta=1e-5, sigma=best.sigma, sensitivity=sens)
+    assert best.epsilon_ == analytic_gaussian_epsilon(delta=1e-5, sigma=best.sigma,
+                                                      sensitivity=sens)
     loaded = pickle.loads(pickle.dumps(best))
     assert loaded.epsilon_ == best.epsilon_ and loaded.epsilon_reason_ == best.epsilon_reason_
     assert loaded.sigma_for_epsilon(1.0) == best.sigma_for_epsilon(1.0)
