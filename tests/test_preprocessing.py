@@ -249,3 +249,11 @@ def test_analytic_gaussian_functions_share_one_argument_order():
         analytic_gaussian_epsilon(delta=1e-5, sigma=1.0)
     with pytest.raises(TypeError, match="too many"):
         analytic_gaussian_epsilon(1.0, 2.0, 1e-5, 4.0)
+
+
+def test_white_box_attack_refuses_a_model_with_intercept_scaling():
+    from sklearn_privacy.attacks import whitebox_inversion
+    X, y = _logistic_data(60)
+    model = FILLogisticRegression(intercept_scaling=1.0).fit(X, y)
+    with pytest.raises(ValueError, match="intercept_scaling"):
+        whitebox_inversion(model, [0], [[0.0], [1.0]])
