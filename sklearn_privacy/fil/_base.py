@@ -162,8 +162,12 @@ DP_PARAMS_LSQ_DOC = _DATA_NORM_DOC + TARGET_BOUND_DOC + _DELTA_DOC
 
 DP_ATTRS_DOC = """    epsilon_ : float
         Epsilon of the released parameters at ``delta`` in the (epsilon, delta)-DP view
-        (see Notes); ``inf`` when no guarantee holds. A plain fitted attribute: kept by
-        pickling and present on ``GridSearchCV``'s ``best_estimator_``.
+        (see Notes); ``inf`` when no guarantee holds. It is the guarantee for the rows
+        *this estimator receives*, with fresh noise: inside a pipeline, steps fitted on
+        the same rows (a ``StandardScaler``, learned categories, a search) are not
+        covered -- :func:`sklearn_privacy.privacy_claim` states the claim of the whole
+        published object. A plain fitted attribute: kept by pickling and present on
+        ``GridSearchCV``'s ``best_estimator_``.
     sensitivity_ : float
         L2 sensitivity of the exact minimiser to replacing one row (``inf`` when none is
         derived); depends on the data only through the total and largest weight.
