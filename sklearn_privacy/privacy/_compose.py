@@ -238,7 +238,10 @@ def _search_claim(est, path):
 def step_claims(est, path: str) -> list[StepClaim]:
     """The claims of ``est`` and of everything fitted inside it, named under ``path``.
 
-    Without ``allow_seeded`` handling (see :func:`privacy_claim`).
+    For objects whose ``__sklearn_privacy_claim__`` includes the claims of fitted
+    children (e.g. a base model fitted on the same rows). A DP step with a
+    ``random_state`` is made non-private unless the enclosing :func:`privacy_claim` call
+    has ``allow_seeded=True``.
     """
     if est is None or (isinstance(est, str) and est in ("passthrough", "drop")):
         return [StepClaim(path, str(est), "data_independent", 0.0, 0.0,
