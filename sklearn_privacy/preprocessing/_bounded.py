@@ -8,6 +8,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..utils.fixes import _fit_context
+
 __all__ = ["BoundedScaler", "resolve_bounds"]
 
 
@@ -139,6 +141,7 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                              f"min < max; got {fr!r}.")
         return float(fr[0]), float(fr[1])
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Check the bounds against the columns of ``X`` (no statistic is computed).
 
@@ -153,7 +156,6 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         -------
         self : BoundedScaler
         """
-        self._validate_params()
         self._check_range()
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan")
         self.lower_, self.upper_ = resolve_bounds(

@@ -6,10 +6,10 @@ from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..utils import noise_generator
+from ..utils.fixes import Interval, StrOptions, _fit_context
 from ._bounded import resolve_bounds
 
 __all__ = ["DPStandardScaler"]
@@ -131,6 +131,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self.mechanism = mechanism
         self.random_state = random_state
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Release the noisy mean and second moment of the clipped columns.
 
@@ -147,7 +148,6 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         """
         from ..mechanisms._gaussian import analytic_gaussian_sigma
 
-        self._validate_params()
         X = validate_data(self, X, dtype=np.float64)
         n = X.shape[0]
         lower, upper = resolve_bounds(self.bounds, X.shape[1],

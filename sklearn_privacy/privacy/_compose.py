@@ -250,8 +250,7 @@ def step_claims(est, path: str) -> list[StepClaim]:
         # claims of nested estimators were checked for seeds where they were made
         return [_unless_seeded(c, est) if c.name == path else c
                 for c in _own_claims(est, path)]
-    from sklearn.model_selection._search import BaseSearchCV
-    if isinstance(est, BaseSearchCV):
+    if hasattr(est, "cv_results_"):   # a fitted search (GridSearchCV, Halving..., ...)
         return _search_claim(est, path)
     got = _sklearn_step(est, path)
     if got is not None:
