@@ -106,7 +106,7 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         The upper bound of every column (from ``bounds``).
     n_features_in_ : int
         Number of columns seen at fit (schema).
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Column names seen at fit, when ``X`` has string column names (schema).
 
     See Also
