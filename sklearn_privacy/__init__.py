@@ -13,6 +13,9 @@ Components
   as functions and as scorers for model selection.
 - :class:`EtaDisplay`, :class:`MembershipROCDisplay`, :class:`MulticalibrationDisplay`,
   :class:`PrivacyUtilityDisplay` -- figures of an audit (matplotlib, optional).
+- :func:`privacy_claim` -- the (epsilon, delta) of a whole published object (pipeline,
+  meta-estimator, search), composed over its steps; :mod:`sklearn_privacy.preprocessing`
+  has data-independent and DP preprocessing that keeps it finite.
 - :mod:`sklearn_privacy.datasets` -- bundled real data (UCI Adult, IWPC, MNIST 0/1).
 """
 
@@ -26,6 +29,7 @@ from sklearn_privacy.fil import (
 )
 from sklearn_privacy.metrics import PrivacyUtilityDisplay
 from sklearn_privacy.multicalibration import MulticalibrationDisplay, PrivateMulticalibrator
+from sklearn_privacy.privacy import privacy_claim
 from sklearn_privacy.werm import WERMClassifier
 
 __version__ = "0.1.0"
@@ -42,4 +46,5 @@ __all__ = [
     "PrivateMulticalibrator",
     "WERMClassifier",
     "__version__",
+    "privacy_claim",
 ]

@@ -24,6 +24,7 @@ def _instances():
         WERMClassifier,
     )
     from sklearn_privacy.multicalibration import GradientDescentLogisticRegression
+    from sklearn_privacy.preprocessing import BoundedScaler, DPStandardScaler
 
     return [
         FILLinearRegression(sigma=1e-8, random_state=0),
@@ -34,6 +35,10 @@ def _instances():
         PrivateMulticalibrator(random_state=0),
         PrivateMulticalibrator(mechanism="numeric_sparse", random_state=0),
         GradientDescentLogisticRegression(fit_intercept=True),
+        FILLinearRegression(sigma=1e-8, intercept_scaling=1.0, random_state=0),
+        FILLogisticRegression(sigma=1e-8, intercept_scaling=1.0, random_state=0),
+        BoundedScaler((-5.0, 5.0)),
+        DPStandardScaler((-5.0, 5.0), random_state=0),
     ]
 
 

@@ -218,7 +218,8 @@ def test_fil_logistic_canary_audit(epsilon, n_releases):
     assert honest.epsilon_lower_bound < epsilon
     assert not honest.violates_claim
     # the exact epsilon of this pair (sensitivity = the measured shift) bounds it too
-    assert honest.epsilon_lower_bound <= analytic_gaussian_epsilon(sigma, shift, DELTA)
+    assert honest.epsilon_lower_bound <= analytic_gaussian_epsilon(delta=DELTA, sigma=sigma,
+                                                                   sensitivity=shift)
     broken, *_ = _audit(_TenfoldLessNoise, template, X, y, epsilon, n_releases)
     assert broken.claimed_epsilon == pytest.approx(epsilon, rel=1e-9)
     assert broken.epsilon_lower_bound > epsilon

@@ -48,7 +48,7 @@ def _sphere(rng, n, d, radius):
 def test_analytic_gaussian_epsilon_meets_theorem_8(eps, delta):
     sens = 0.37
     sigma = analytic_gaussian_sigma(eps, delta, sens)
-    got = analytic_gaussian_epsilon(sigma, sens, delta)
+    got = analytic_gaussian_epsilon(delta=delta, sigma=sigma, sensitivity=sens)
     assert got == pytest.approx(eps, rel=1e-9)
     # at the returned epsilon, Theorem 8's delta is the target (1e-9 relative) ...
     assert _delta_theorem8(got, sigma, sens) == pytest.approx(delta, rel=1e-9)
@@ -61,13 +61,14 @@ def test_analytic_gaussian_epsilon_meets_theorem_8(eps, delta):
 
 
 def test_analytic_gaussian_edge_cases_and_errors():
-    assert analytic_gaussian_epsilon(1.0, 0.0, 1e-5) == 0.0
-    assert analytic_gaussian_epsilon(1e-7, 1.0, 1e-5) == np.inf  # no epsilon below 1e12
+    assert analytic_gaussian_epsilon(delta=1e-5, sigma=1.0, sensitivity=0.0) == 0.0
+    # no epsilon below 1e12
+    assert analytic_gaussian_epsilon(delta=1e-5, sigma=1e-7, sensitivity=1.0) == np.inf
     # so much noise that delta(0) <= delta: epsilon is exactly 0
-    assert analytic_gaussian_epsilon(1e7, 1.0, 1e-5) == 0.0
+    assert analytic_gaussian_epsilon(delta=1e-5, sigma=1e7, sensitivity=1.0) == 0.0
     for bad in (0.0, -1.0, 1.0, np.nan):
         with pytest.raises(ValueError, match="delta"):
-            analytic_gaussian_epsilon(1.0, 1.0, bad)
+            analytic_gaussian_epsilon(delta=bad, sigma=1.0, sensitivity=1.0)
     with pytest.raises(ValueError, match="epsilon"):
         analytic_gaussian_sigma(0.0, 1e-5, 1.0)
     with pytest.raises(ValueError, match="sensitivity"):
@@ -155,7 +156,8 @@ def test_epsilon_survives_grid_search_and_pickle():
     # the released centre is certified within certified_distance_ of the exact minimiser
     assert 0 < best.certified_distance_ <= 1e-11 * sens
     assert best.epsilon_ == analytic_gaussian_epsilon(
-        best.sigma, best.sensitivity_ + 2 * best.certified_distance_, 1e-5)
+        delta=1e-5, sigma=best.sigma,
+        sensitivity=best.sensitivity_ + 2 * best.certified_distance_)
     loaded = pickle.loads(pickle.dumps(best))
     assert loaded.epsilon_ == best.epsilon_ and loaded.epsilon_reason_ == best.epsilon_reason_
     assert loaded.sigma_for_epsilon(1.0) == best.sigma_for_epsilon(1.0)

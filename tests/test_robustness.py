@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.linear_model import LogisticRegression
 
+import sklearn_privacy
 import sklearn_privacy.attacks as attacks
 from sklearn_privacy import (
     FILLinearRegression,
@@ -533,6 +534,11 @@ def _pipeline_cases():
              scalars={k: ("nan_scalar", "inf_scalar", "str_scalar", "bool_scalar", "neg",
                           "zero", "huge", "tiny") for k in ("sigma", "sensitivity", "delta")},
              valid=lambda v: v >= 0),
+        Case("privacy_claim", sklearn_privacy.privacy_claim,
+             lambda: {"model": FILLogisticRegression(alpha=1e-2).fit(X0, YCLF),
+                      "allow_seeded": False},
+             scalars={"allow_seeded": ("nan_scalar", "str_scalar", "neg", "huge")},
+             valid=lambda v: v.epsilon == np.inf),
         Case("fil.analytic_gaussian_sigma", fil.analytic_gaussian_sigma,
              lambda: {"epsilon": 1.0, "delta": 1e-5, "sensitivity": 0.5},
              scalars={k: ("nan_scalar", "inf_scalar", "str_scalar", "bool_scalar", "neg",

@@ -11,8 +11,8 @@ import scipy.sparse as sp
 from joblib import Parallel, delayed
 from scipy.stats import beta
 
+from ..privacy import PrivacyClaim, privacy_claim
 from ..utils import child_seeds, noise_generator
-from ..utils._pipeline import split_pipeline
 from ..utils._random import seeded_clone
 from ._membership import MembershipInferenceResult, _split_known
 from ._validation import check_finite_scores, check_fraction, check_positive_int, is_frame, n_rows
@@ -300,18 +300,26 @@ class CanaryAuditResult:
     ----------
     epsilon_lower_bound : float
         The empirical lower bound (``bound.epsilon``).
-    claimed_epsilon : float or None
-        The largest ``epsilon_`` (or ``epsilon_spent_``) reported over the releases;
-        None unless every release reports one.
-    claimed_delta : float or None
-        The largest ``delta_`` (or ``delta_spent_``) reported over the releases; None
-        unless every release reports one.
+    claimed_epsilon : float
+        The claim of the published object, read through
+        :func:`sklearn_privacy.privacy_claim` (``allow_seeded=True``: the audit picks
+        the seeds) on every release: the largest epsilon over the releases. ``inf``
+        when any step of the release was fitted on the rows without a guarantee (e.g.
+        a ``StandardScaler`` before a DP model): nothing is claimed, nothing can be
+        refuted.
+    claimed_delta : float
+        The delta of that claim.
     bound : EpsilonLowerBoundResult
         The test and the counts.
     statistics_original : ndarray of shape (n_releases,)
         The statistic of every release trained on ``D``.
     statistics_replaced : ndarray of shape (n_releases,)
         The statistic of every release trained on ``D'``.
+    claim : PrivacyClaim or None
+        The claim with the largest epsilon over the releases, step by step (its
+        ``reasons`` say why it is infinite).
+    claim_source : str
+        Where the claim came from.
 
     Attributes
     ----------
@@ -341,6 +349,8 @@ class CanaryAuditResult:
     ...                    statistic=lambda est: est.mean_, n_releases=20, random_state=0)
     >>> res.claimed_epsilon, res.statistics_replaced[:2], res.violates_claim
     (0.1, array([0.1, 0.1]), True)
+    >>> res.claim_source
+    'privacy_claim(release, allow_seeded=True): largest epsilon over the 40 releases'
     """
 
     epsilon_lower_bound: float
@@ -349,12 +359,21 @@ class CanaryAuditResult:
     bound: EpsilonLowerBoundResult
     statistics_original: np.ndarray = field(repr=False)
     statistics_replaced: np.ndarray = field(repr=False)
+    claim: PrivacyClaim | None = field(default=None, repr=False)
+    claim_source: str = "privacy_claim(release, allow_seeded=True)"
 
     @property
     def violates_claim(self) -> bool:
         """Whether the lower bound exceeds the claimed epsilon (the claim is refuted)."""
         return self.claimed_epsilon is not None and self.epsilon_lower_bound > \
             self.claimed_epsilon
+
+    def __str__(self) -> str:
+        verdict = "REFUTED" if self.violates_claim else "not refuted"
+        head = (f"canary audit: lower bound {self.epsilon_lower_bound:.4g} vs claimed "
+                f"{self.claimed_epsilon:.4g} at delta {self.claimed_delta:.3g} -- claim "
+                f"{verdict} (claim from {self.claim_source})")
+        return head if self.claim is None else head + "\n" + str(self.claim)
 
 
 def _output_at(estimator, x_row):
@@ -372,8 +391,8 @@ def _fit_one(estimator, X, y, seed, fit_params):
     return est.fit(X, y, **fit_params)
 
 
-def _evaluate(est, statistic):
-    """(statistic, claimed epsilon, claimed delta) of one fitted release."""
+def _evaluate(est, statistic, claim=None):
+    """(statistic, claim) of one fitted release (``claim`` given: reused as is)."""
     value = statistic(est)
     try:
         value = float(np.asarray(value, dtype=float).reshape(()))
@@ -382,17 +401,9 @@ def _evaluate(est, statistic):
                          f"{value!r}.") from None
     if not np.isfinite(value):
         raise ValueError(f"statistic returned {value!r}; it must return a finite number.")
-    claimant = split_pipeline(est)[1]    # a Pipeline's claim is its final step's
-    claims = []
-    for names in (("epsilon_", "epsilon_spent_"), ("delta_", "delta_spent_")):
-        got = None
-        for name in names:
-            v = getattr(claimant, name, None)
-            if isinstance(v, Real) and not isinstance(v, bool):
-                got = float(v)
-                break
-        claims.append(got)
-    return value, claims[0], claims[1]
+    if claim is None:
+        claim = privacy_claim(est, allow_seeded=True)
+    return value, claim
 
 
 def _release(estimator, X, y, seed, fit_params, statistic):
@@ -405,7 +416,9 @@ def _redraws(fitted, seeds, statistic):
     Release ``k`` is the release of a refit with ``random_state=np.random.default_rng(
     seeds[k])`` (a Generator: seeding one is ~10x cheaper than a legacy RandomState).
     """
-    return [_evaluate(fitted._redraw_release(np.random.default_rng(int(seed))), statistic)
+    claim = privacy_claim(fitted, allow_seeded=True)  # a redraw changes only the noise
+    return [_evaluate(fitted._redraw_release(np.random.default_rng(int(seed))), statistic,
+                      claim)
             for seed in seeds]
 
 
@@ -470,21 +483,25 @@ def canary_audit(estimator, X, y, index: int, x_replacement, y_replacement, *,
     maps every release to one number, and :func:`epsilon_lower_bound` turns the two samples
     into a lower bound on epsilon (``D'`` the positives). Its confidence statement holds
     for the fixed pair whatever the statistic, provided the statistic and the pair are
-    chosen without looking at these releases: a bound above the estimator's claimed
-    epsilon (``claimed_epsilon``, read from ``epsilon_`` or ``epsilon_spent_``) refutes the
-    claim at that confidence. A bound below the claim proves nothing about the claim: it
-    reports how much of it this pair and this test can exhibit. Strong audits use a
-    worst-case pair (a row that moves the released quantity by the full sensitivity) and
-    a statistic that follows the release's most sensitive coordinate.
+    chosen without looking at these releases: a bound above the claimed epsilon
+    (``claimed_epsilon``, the :func:`~sklearn_privacy.privacy_claim` of the whole release,
+    every pipeline step included) refutes the claim at that confidence. A bound below the
+    claim proves nothing about the claim: it reports how much of it this pair and this
+    test can exhibit. Strong audits use a worst-case pair (a row that moves the released
+    quantity by the full sensitivity) and a statistic that follows the release's most
+    sensitive coordinate.
 
     Parameters
     ----------
     estimator : estimator
         Unfitted template (cloned per release); every ``random_state`` parameter, also
         of Pipeline steps and inner estimators, is re-seeded.
-        The claim is read from the fitted releases' ``epsilon_`` / ``epsilon_spent_`` and
-        ``delta_`` / ``delta_spent_`` (of the final step for a Pipeline), so any
-        estimator reporting them can be audited.
+        The claim is read from every fitted release through
+        :func:`sklearn_privacy.privacy_claim` with ``allow_seeded=True`` (the audit
+        sets the seeds and never publishes them): every step of a Pipeline counts, so a
+        ``StandardScaler`` before a DP model makes the claim ``inf``. Estimators of other
+        libraries that report ``epsilon_`` / ``epsilon_spent_`` (and ``delta_`` /
+        ``delta_spent_``) are read as self-reported DP steps, so they can be audited.
     X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
         Training rows of ``D``, passed to ``fit`` of every release.
     y : array-like of shape (n_samples,)
@@ -610,12 +627,10 @@ def canary_audit(estimator, X, y, index: int, x_replacement, y_replacement, *,
                for o in _redraws(fits[side], seeds[side * n_releases:(side + 1) * n_releases],
                                  statistic)]
     stats = np.array([o[0] for o in out])
-    eps_claims = [o[1] for o in out if o[1] is not None]
-    delta_claims = [o[2] for o in out if o[2] is not None]
-    claimed_eps = max(eps_claims) if len(eps_claims) == len(out) else None
-    claimed_delta = max(delta_claims) if len(delta_claims) == len(out) else None
+    claim = max((o[1] for o in out), key=lambda c: (c.epsilon, c.delta))
+    claimed_eps, claimed_delta = float(claim.epsilon), float(claim.delta)
     if delta is None:
-        delta = min(claimed_delta, 1.0 - 1e-12) if claimed_delta is not None else 0.0
+        delta = min(claimed_delta, 1.0 - 1e-12) if claim.is_private else 0.0
     labels = np.r_[np.zeros(n_releases, bool), np.ones(n_releases, bool)]
     bound = epsilon_lower_bound(scores=stats, labels=labels, delta=delta,
                                 confidence=confidence, known_fraction=known_fraction,
@@ -623,5 +638,7 @@ def canary_audit(estimator, X, y, index: int, x_replacement, y_replacement, *,
     return CanaryAuditResult(
         epsilon_lower_bound=bound.epsilon, claimed_epsilon=claimed_eps,
         claimed_delta=claimed_delta, bound=bound, statistics_original=stats[:n_releases],
-        statistics_replaced=stats[n_releases:],
+        statistics_replaced=stats[n_releases:], claim=claim,
+        claim_source=("privacy_claim(release, allow_seeded=True): largest epsilon over the "
+                      f"{2 * n_releases} releases"),
     )

@@ -115,6 +115,12 @@ def _check_fil_estimator(estimator):
     """``(preprocessing steps, final FIL estimator, audit engine)``."""
     steps, final = final_fil_estimator(estimator, "The white-box attack",
                                        " (it replays the training objective)")
+    if final._penalised_intercept():
+        raise ValueError(
+            "The white-box attack does not support a FIL model fitted with "
+            "intercept_scaling (its training objective has a constant column); attack a "
+            "model with intercept_scaling=None, or fit_intercept=False and the constant "
+            "column in X.")
     return steps, final, final._audit_engine()
 
 

@@ -182,6 +182,16 @@ TARGET_BOUND_DOC = """    target_bound : float or None, default=None
         ``epsilon_`` is inf.
 """
 
+INTERCEPT_SCALING_DOC = """    intercept_scaling : float > 0 or None, default=None
+        Only with ``fit_intercept=True``. ``None``: the intercept is not penalised (no DP
+        guarantee: ``epsilon_`` is inf). A number ``s``: scikit-learn's convention -- a
+        constant column of value ``s`` is appended to ``X``, its coefficient is
+        penalised like the others (``alpha``) and perturbed with them, the row bound
+        ``data_norm`` applies to the augmented row ``[x, s]``, and ``intercept_ = s *``
+        that coefficient; the DP view then holds with an intercept. ``eta_`` and the
+        audit methods leave the constant column out (it is not a training value).
+"""
+
 # the DP parameters in signature order: (data_norm, delta) for the logistic models,
 # (data_norm, target_bound, delta) for least squares
 DP_PARAMS_DOC = _DATA_NORM_DOC + _DELTA_DOC
@@ -192,8 +202,10 @@ DP_ATTRS_DOC = """    epsilon_ : float
         (see Notes): the guarantee for the rows *this estimator receives* (after any
         preceding pipeline step), assuming fresh noise (``random_state=None``); ``inf``
         when no guarantee holds, including when the solver's output is not certified.
-        It is not the claim of a pipeline or search holding the estimator. A plain fitted
-        attribute: kept by pickling and present on ``GridSearchCV``'s ``best_estimator_``.
+        Inside a pipeline, steps fitted on the same rows (a ``StandardScaler``, learned
+        categories, a search) are not covered -- :func:`sklearn_privacy.privacy_claim`
+        states the claim of the whole published object. A plain fitted attribute: kept by
+        pickling and present on ``GridSearchCV``'s ``best_estimator_``.
     sensitivity_ : float
         L2 sensitivity of the exact minimiser to replacing one row (``inf`` when none is
         derived); depends on the data only through the total and largest weight.
@@ -335,6 +347,7 @@ class BaseFILEstimator(BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "data_norm": [Interval(Real, 0, None, closed="neither"), None],
+        "intercept_scaling": [Interval(Real, 0, None, closed="neither"), None],
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "random_state": ["random_state", np.random.Generator],
     }
@@ -370,6 +383,10 @@ class BaseFILEstimator(BaseEstimator):
             The fitted estimator.
         """
         if _dask.is_dask_collection(X):
+            if self._penalised_intercept():
+                raise ValueError(
+                    "intercept_scaling is not supported for dask input; append a constant "
+                    "column to X yourself and use fit_intercept=False.")
             X, y, sw, account_weights = self._prepare_dask(X, y, sample_weight)
         else:
             X_in = X
@@ -378,6 +395,7 @@ class BaseFILEstimator(BaseEstimator):
             X = private_copy(X, X_in)
             sw = self._validated_sample_weight(sample_weight, X)
             y = self._encode_target(y, sw)
+            X = self._with_intercept_column(X)
             X, y = self._bounded(X, y)
             account_weights = sw
         self.__dict__.pop("_eta_cache", None)
@@ -429,7 +447,7 @@ class BaseFILEstimator(BaseEstimator):
         """
         sensitivity, reason = minimiser_sensitivity(
             loss=self._loss.name, alpha=float(self.alpha), data_norm=self.data_norm,
-            fit_intercept=self.fit_intercept, sample_weight=sample_weight,
+            fit_intercept=self._solver_intercept(), sample_weight=sample_weight,
             target_bound=getattr(self, "target_bound", None),
             data_dependent_weights=self._data_dependent_weights)
         self.sensitivity_ = float(sensitivity)
@@ -455,9 +473,15 @@ class BaseFILEstimator(BaseEstimator):
                     " so sensitivity_ does not bound how far one row moves the release. "
                     "Use the default tol and a larger max_iter.")
         self.epsilon_ = (analytic_gaussian_epsilon(
-            self._sigma_fit, sensitivity + 2.0 * self.certified_distance_,
-            float(self.delta)) if np.isfinite(sensitivity) else np.inf)
+            delta=float(self.delta), sigma=self._sigma_fit,
+            sensitivity=sensitivity + 2.0 * self.certified_distance_)
+            if np.isfinite(sensitivity) else np.inf)
         self.delta_ = float(self.delta)
+        if self._penalised_intercept() and np.isfinite(sensitivity):
+            reason += (f" The intercept is the coefficient of a constant column of value "
+                       f"intercept_scaling = {self.intercept_scaling!r}, penalised like the "
+                       "others and counted in data_norm; intercept_ = intercept_scaling * "
+                       "that coefficient (post-processing).")
         self.epsilon_reason_ = reason + self._noise_note()
 
     def _objective_gradient_norm(self, X, y, sample_weight, theta) -> float:
@@ -494,6 +518,48 @@ class BaseFILEstimator(BaseEstimator):
     def _warn_shared_noise(self):
         """PrivacyWarning for a RandomState/Generator instance as ``random_state``."""
         warn_shared_noise(type(self).__name__, self.random_state, stacklevel=4)
+
+    # ---------------------------------------------------- penalised intercept (DP view)
+    def _penalised_intercept(self) -> bool:
+        """Whether the intercept is the penalised coefficient of a constant column."""
+        return bool(self.fit_intercept) and getattr(self, "intercept_scaling", None) is not None
+
+    def _solver_intercept(self) -> bool:
+        """Whether the solver fits an unpenalised intercept."""
+        return bool(self.fit_intercept) and not self._penalised_intercept()
+
+    def _with_intercept_column(self, X):
+        """``X`` with a trailing column of ``intercept_scaling`` when the intercept is
+        penalised (before ``data_norm``, so the bound applies to the augmented row)."""
+        if not self._penalised_intercept():
+            return X
+        s = float(self.intercept_scaling)
+        if sp.issparse(X):
+            col = sp.csr_matrix(np.full((X.shape[0], 1), s))
+            return sp.hstack([X, col], format="csr")
+        return np.hstack([X, np.full((X.shape[0], 1), s)])
+
+    def __sklearn_privacy_claim__(self):
+        """The step claim of this release for :func:`sklearn_privacy.privacy_claim`.
+
+        ``dp`` with ``(epsilon_, delta_)`` and ``gaussian_mu = (sensitivity_ + 2
+        certified_distance_) / sigma`` when the DP view holds (the release is one Gaussian
+        mechanism centred within ``certified_distance_`` of the exact minimiser),
+        ``non_private`` with ``epsilon_reason_`` otherwise.
+        """
+        from ..privacy import StepClaim
+        check_is_fitted(self)
+        name = type(self).__name__
+        if not np.isfinite(self.epsilon_):
+            return StepClaim("", name, "non_private", np.inf, 0.0, self.epsilon_reason_)
+        reason = self.epsilon_reason_
+        if hasattr(self, "classes_"):
+            reason += (" The label set (classes_) is public by the threat model: the "
+                       "fitted classes are published as they are.")
+        return StepClaim("", name, "dp", float(self.epsilon_), float(self.delta_), reason,
+                         gaussian_mu=float(
+                             (self.sensitivity_ + 2.0 * self.certified_distance_)
+                             / self._sigma_fit))
 
     def sigma_for_epsilon(self, epsilon: float, delta: float | None = None) -> float:
         """Smallest ``sigma`` making the release (epsilon, delta)-DP.
@@ -567,7 +633,7 @@ class BaseFILEstimator(BaseEstimator):
             y,
             loss=self._loss,
             alpha=self.alpha,
-            fit_intercept=self.fit_intercept,
+            fit_intercept=self._solver_intercept(),
             sample_weight=sample_weight,
             theta_init=theta_init,
             tol=self._newton_tol(),
@@ -580,7 +646,7 @@ class BaseFILEstimator(BaseEstimator):
             theta,
             loss=self._loss,
             alpha=self.alpha,
-            fit_intercept=self.fit_intercept,
+            fit_intercept=self._solver_intercept(),
             sample_weight=sample_weight,
             copy=False,
             hessian=hessian,
@@ -604,7 +670,10 @@ class BaseFILEstimator(BaseEstimator):
             )
         self._sigma_fit = float(self.sigma)
         d = self.n_features_in_
-        intercept = float(released[d]) if self.fit_intercept else 0.0
+        if self._penalised_intercept():  # the constant column's coefficient, rescaled
+            intercept = float(self.intercept_scaling) * float(released[d])
+        else:
+            intercept = float(released[d]) if self.fit_intercept else 0.0
         if self._coef_2d:  # as LogisticRegression
             self.coef_ = released[None, :d]
             self.intercept_ = np.array([intercept])
@@ -646,6 +715,8 @@ class BaseFILEstimator(BaseEstimator):
     def _released_theta(self) -> np.ndarray:
         """The released parameters as one flat vector (intercept last when fitted)."""
         coef = np.ravel(self.coef_)
+        if self._penalised_intercept():
+            return np.r_[coef, np.ravel(self.intercept_)[:1] / float(self.intercept_scaling)]
         return np.r_[coef, np.ravel(self.intercept_)[:1]] if self.fit_intercept else coef
 
     def __sklearn_tags__(self):
@@ -694,11 +765,12 @@ class BaseFILEstimator(BaseEstimator):
 
     def _resolve_columns(self, columns, param="columns"):
         """Names of ``feature_names_in_`` / indices / mask -> int indices (order kept)."""
-        if columns is None:
-            return None
-        return resolve_columns(columns, self.n_features_in_,
-                               getattr(self, "feature_names_in_", None), label=True,
-                               param=param)
+        d = self.n_features_in_
+        if columns is None:  # with a constant column (index d), the label is index d + 1
+            return np.r_[np.arange(d), d + 1] if self._penalised_intercept() else None
+        cols = resolve_columns(columns, d, getattr(self, "feature_names_in_", None),
+                               label=True, param=param)
+        return np.where(cols == d, d + 1, cols) if self._penalised_intercept() else cols
 
     def _scaled(self, norms, what):
         """``norms / sigma`` with a clear error if it over- or underflows."""
@@ -717,7 +789,7 @@ class BaseFILEstimator(BaseEstimator):
         engine = self._audit_engine()
         cache = self.__dict__.setdefault("_eta_cache", {})
         if "eta" not in cache:
-            cache["eta"] = np.sqrt(engine.per_example_sq_norms())
+            cache["eta"] = np.sqrt(engine.per_example_sq_norms(self._resolve_columns(None)))
         return self._scaled(cache["eta"], "eta_")
 
     def eta(self, rows=None, columns=None, *, per_example: bool = False,

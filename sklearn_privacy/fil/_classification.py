@@ -9,7 +9,13 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils._validation import errors_name, validate_named
-from ._base import DP_ATTRS_DOC, DP_PARAMS_DOC, THREAT_MODEL_DOC, BaseFILEstimator
+from ._base import (
+    DP_ATTRS_DOC,
+    DP_PARAMS_DOC,
+    INTERCEPT_SCALING_DOC,
+    THREAT_MODEL_DOC,
+    BaseFILEstimator,
+)
 from ._glm import LOGISTIC
 
 
@@ -31,8 +37,9 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         L2 penalty, the FIL paper's :math:`\\lambda` (penalty ``n alpha / 2 ||w||^2``).
         Linearly separable data need ``alpha > 0``.
     fit_intercept : bool, default=True
-        Fit an unpenalised intercept (it is perturbed too).
-    tol : float, default=1e-12
+        Fit an intercept (it is perturbed too), unpenalised unless ``intercept_scaling``
+        is given.
+{INTERCEPT_SCALING}    tol : float, default=1e-12
         Newton's method stops when the step is below ``tol`` relative to the
         parameters. The DP view does not depend on it: the released centre must pass
         a fixed gradient certificate (see Notes), and a ``tol`` (or ``max_iter``) that
@@ -87,16 +94,18 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
     >>> float(clf.set_params(sigma=sigma).fit(X, y).eta_.max().round(6))
     0.5
     """.replace("{THREAT_MODEL_DOC}", THREAT_MODEL_DOC).replace(
-        "{DP_PARAMS}", DP_PARAMS_DOC).replace("{DP_ATTRS}", DP_ATTRS_DOC)
+        "{DP_PARAMS}", DP_PARAMS_DOC).replace("{DP_ATTRS}", DP_ATTRS_DOC).replace(
+        "{INTERCEPT_SCALING}", INTERCEPT_SCALING_DOC)
 
     _loss = LOGISTIC
     _coef_2d = True
 
-    def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, tol=1e-12,
-                 max_iter=100, data_norm=None, delta=1e-5, random_state=None):
+    def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, intercept_scaling=None,
+                 tol=1e-12, max_iter=100, data_norm=None, delta=1e-5, random_state=None):
         self.sigma = sigma
         self.alpha = alpha
         self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
         self.tol = tol
         self.max_iter = max_iter
         self.data_norm = data_norm

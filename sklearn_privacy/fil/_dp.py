@@ -62,172 +62,16 @@ Over all rows, the sensitivity is :math:`\\Delta = 2 L R \\max_j \\omega_j / (W\
 
 from __future__ import annotations
 
-from numbers import Real
-
 import numpy as np
-from scipy.optimize import brentq
-from scipy.special import log_ndtr
+
+from ..mechanisms._gaussian import (
+    analytic_gaussian_delta,
+    analytic_gaussian_epsilon,
+    analytic_gaussian_sigma,
+)
 
 __all__ = ["analytic_gaussian_delta", "analytic_gaussian_epsilon", "analytic_gaussian_sigma",
            "minimiser_sensitivity"]
-
-_RTOL = 4 * np.finfo(float).eps
-
-
-def _check_positive(value, name, *, upper=None):
-    if isinstance(value, bool) or not isinstance(value, Real) or not np.isfinite(value) \
-            or value <= 0 or (upper is not None and value >= upper):
-        bound = f" and < {upper}" if upper is not None else ""
-        raise ValueError(f"{name} must be a finite number > 0{bound}; got {value!r}.")
-    return float(value)
-
-
-def _log_delta(epsilon: float, ratio: float) -> float:
-    """``log delta(epsilon)`` of Theorem 8 at ``ratio = sigma / Delta`` (log space)."""
-    a = 0.5 / ratio
-    b = epsilon * ratio
-    l1 = log_ndtr(a - b)
-    if l1 == -np.inf:
-        return -np.inf
-    l2 = epsilon + log_ndtr(-a - b)
-    diff = l2 - l1
-    if not diff < 0.0:  # rounding: delta(epsilon) is positive but below what float64 resolves
-        return -np.inf
-    return float(l1 + np.log(-np.expm1(diff)))
-
-
-def analytic_gaussian_delta(epsilon: float, sigma: float, sensitivity: float) -> float:
-    """Smallest delta for which the Gaussian mechanism is (epsilon, delta)-DP.
-
-    Balle & Wang (2018), Theorem 8: ``Phi(Delta/(2 sigma) - epsilon sigma/Delta) -
-    exp(epsilon) Phi(-Delta/(2 sigma) - epsilon sigma/Delta)``, evaluated in log space.
-
-    Parameters
-    ----------
-    epsilon : float >= 0
-        Privacy loss at which delta is evaluated (finite).
-    sigma : float > 0
-        Standard deviation of the noise added to every coordinate.
-    sensitivity : float > 0
-        L2 sensitivity ``Delta`` of the released vector.
-
-    Returns
-    -------
-    delta : float
-        The exact delta at ``epsilon`` (in [0, 1]).
-
-    Examples
-    --------
-    >>> from sklearn_privacy.fil import analytic_gaussian_delta
-    >>> float(analytic_gaussian_delta(1.0, sigma=3.73, sensitivity=1.0))
-    1.002...e-05
-    """
-    if isinstance(epsilon, bool) or not isinstance(epsilon, Real) \
-            or not 0 <= epsilon < np.inf:
-        raise ValueError(f"epsilon must be a finite number >= 0; got {epsilon!r}.")
-    sigma = _check_positive(sigma, "sigma")
-    sensitivity = _check_positive(sensitivity, "sensitivity")
-    return float(np.exp(_log_delta(float(epsilon), sigma / sensitivity)))
-
-
-def analytic_gaussian_epsilon(sigma: float, sensitivity: float, delta: float) -> float:
-    """Exact (smallest) epsilon of the Gaussian mechanism at ``delta``.
-
-    Parameters
-    ----------
-    sigma : float > 0
-        Standard deviation of the noise added to every coordinate.
-    sensitivity : float >= 0
-        L2 sensitivity of the released vector (``0``: epsilon is 0).
-    delta : float in (0, 1)
-        Target delta.
-
-    Returns
-    -------
-    epsilon : float
-        The smallest ``epsilon >= 0`` with ``analytic_gaussian_delta(epsilon) <= delta``
-        (Balle & Wang 2018, Theorem 8; the root is found to a relative accuracy of a
-        few machine epsilons). ``inf`` when ``sigma / sensitivity`` is so small (below
-        about 1e-6) that no epsilon up to 1e12 holds.
-
-    Examples
-    --------
-    >>> from sklearn_privacy.fil import analytic_gaussian_epsilon
-    >>> round(analytic_gaussian_epsilon(sigma=1.0, sensitivity=1.0, delta=1e-5), 4)
-    4.3772
-    """
-    sigma = _check_positive(sigma, "sigma")
-    delta = _check_positive(delta, "delta", upper=1.0)
-    if isinstance(sensitivity, bool) or not isinstance(sensitivity, Real) \
-            or not 0 <= sensitivity < np.inf:
-        raise ValueError(f"sensitivity must be a finite number >= 0; got {sensitivity!r}.")
-    if sensitivity == 0:
-        return 0.0
-    ratio = sigma / float(sensitivity)
-    target = np.log(delta)
-    if _log_delta(0.0, ratio) <= target:
-        return 0.0
-
-    def f(eps):
-        return _log_delta(eps, ratio) - target
-
-    hi = 1.0
-    while f(hi) > 0:
-        hi *= 2.0
-        if hi > 1e12:  # sigma / Delta below ~1e-12: no meaningful guarantee
-            return np.inf
-    lo = 0.0 if hi == 1.0 else hi / 2.0
-    return float(brentq(f, lo, hi, xtol=1e-300, rtol=_RTOL, maxiter=1000))
-
-
-def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
-    """Smallest noise scale making the Gaussian mechanism (epsilon, delta)-DP.
-
-    The inverse of :func:`analytic_gaussian_epsilon` (Balle & Wang 2018, Algorithm 1).
-
-    Parameters
-    ----------
-    epsilon : float > 0
-        Target epsilon.
-    delta : float in (0, 1)
-        Target delta.
-    sensitivity : float > 0
-        L2 sensitivity of the released vector.
-
-    Returns
-    -------
-    sigma : float
-        The smallest standard deviation (per coordinate) meeting Theorem 8's condition.
-
-    Examples
-    --------
-    >>> from sklearn_privacy.fil import analytic_gaussian_sigma
-    >>> round(analytic_gaussian_sigma(1.0, 1e-5, sensitivity=1.0), 4)
-    3.7306
-    """
-    epsilon = _check_positive(epsilon, "epsilon")
-    delta = _check_positive(delta, "delta", upper=1.0)
-    sensitivity = _check_positive(sensitivity, "sensitivity")
-    target = np.log(delta)
-
-    def f(log_ratio):  # decreasing in log(sigma / Delta)
-        return _log_delta(epsilon, np.exp(log_ratio)) - target
-
-    lo, hi = -1.0, 1.0
-    while f(lo) <= 0 and lo > -700:
-        lo -= 2.0
-    while f(hi) > 0 and hi < 700:
-        hi += 2.0
-    if not (f(lo) > 0 >= f(hi)):
-        raise ValueError(
-            f"epsilon={epsilon!r}, delta={delta!r}: no float64 noise scale is calibrated "
-            "to them; use a moderate epsilon (e.g. 1e-6 to 1e6).")
-    log_ratio = brentq(f, lo, hi, xtol=1e-15, rtol=_RTOL, maxiter=1000)
-    ratio = np.exp(log_ratio)
-    # the root is accurate to rounding; step up to the side where the condition holds
-    while _log_delta(epsilon, ratio) > target:
-        ratio = np.nextafter(ratio, np.inf)
-    return float(ratio * sensitivity)
 
 
 def minimiser_sensitivity(*, loss: str, alpha: float, data_norm, fit_intercept: bool,
@@ -273,9 +117,9 @@ def minimiser_sensitivity(*, loss: str, alpha: float, data_norm, fit_intercept: 
     if fit_intercept:
         return np.inf, (
             "no DP guarantee: the intercept is not penalised, so the objective is not "
-            "strongly convex in it and one row can move it without bound. Use "
-            "fit_intercept=False and add a constant column to X (its value counts "
-            "towards data_norm).")
+            "strongly convex in it and one row can move it without bound. Set "
+            "intercept_scaling (a constant column whose coefficient is penalised, its "
+            "value counted in data_norm), or use fit_intercept=False.")
     if alpha <= 0:
         return np.inf, "no DP guarantee: alpha=0 (the bound needs a positive L2 penalty)."
     if loss == "squared":

@@ -13,6 +13,7 @@ from ..utils.fixes import Interval
 from ._base import (
     DP_ATTRS_DOC,
     DP_PARAMS_LSQ_DOC,
+    INTERCEPT_SCALING_DOC,
     THREAT_MODEL_DOC,
     BaseFILEstimator,
 )
@@ -38,8 +39,9 @@ class FILLinearRegression(RegressorMixin, BaseFILEstimator):
         L2 penalty, the FIL paper's :math:`\\lambda` (penalty ``n alpha / 2 ||w||^2``).
         ``alpha=0`` is ordinary least squares and needs a full-rank design.
     fit_intercept : bool, default=True
-        Fit an unpenalised intercept (it is perturbed too).
-{DP_PARAMS}    random_state : int, RandomState instance, Generator or None, default=None
+        Fit an intercept (it is perturbed too), unpenalised unless ``intercept_scaling``
+        is given.
+{INTERCEPT_SCALING}{DP_PARAMS}    random_state : int, RandomState instance, Generator or None, default=None
         Source of the noise. ``None`` draws from fresh OS entropy (required for a
         private release); a fixed seed makes the noise reproducible (tests only). An
         instance is copied by :func:`~sklearn.base.clone`, so clones draw the same noise:
@@ -77,7 +79,8 @@ class FILLinearRegression(RegressorMixin, BaseFILEstimator):
     >>> bool(reg.eta(rows=[0, 1]) >= reg.eta_[:2].max())   # a group leaks at least its worst member
     True
     """.replace("{THREAT_MODEL_DOC}", THREAT_MODEL_DOC).replace(
-        "{DP_PARAMS}", DP_PARAMS_LSQ_DOC).replace("{DP_ATTRS}", DP_ATTRS_DOC)
+        "{DP_PARAMS}", DP_PARAMS_LSQ_DOC).replace("{DP_ATTRS}", DP_ATTRS_DOC).replace(
+        "{INTERCEPT_SCALING}", INTERCEPT_SCALING_DOC)
 
     _loss = SQUARED
     _y_numeric = True
@@ -88,11 +91,12 @@ class FILLinearRegression(RegressorMixin, BaseFILEstimator):
     }
     _parameter_constraints["target_bound"] = [Interval(Real, 0, None, closed="neither"), None]
 
-    def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, data_norm=None,
-                 target_bound=None, delta=1e-5, random_state=None):
+    def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, intercept_scaling=None,
+                 data_norm=None, target_bound=None, delta=1e-5, random_state=None):
         self.sigma = sigma
         self.alpha = alpha
         self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
         self.data_norm = data_norm
         self.target_bound = target_bound
         self.delta = delta

@@ -598,6 +598,46 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             self.epsilon_spent_, self.delta_spent_ = float("inf"), 1.0
         return self
 
+    def __sklearn_privacy_claim__(self):
+        """Step claims for :func:`sklearn_privacy.privacy_claim`: this loop and its base.
+
+        ``mechanism="numeric_sparse"``: ``(epsilon, 0)``-DP for the calibration rows
+        given the base model (NumericSparse's guarantee holds for any fixed base). A
+        frozen base is data-independent (it must have been fitted on other data); a base
+        fitted here on the same rows is walked and composed (adaptive composition), so a
+        DP base keeps the claim finite where ``epsilon_spent_`` (this step alone) is inf.
+        Without a mechanism, or with input perturbation: non-private.
+        """
+        from ..privacy import StepClaim
+        from ..privacy._compose import step_claims
+        check_is_fitted(self)
+        name = type(self).__name__
+        frozen = isinstance(self.estimator, FrozenEstimator) or (
+            not (isinstance(self.prefit, str) and self.prefit == "deprecated")
+            and bool(self.prefit))
+        if self.mechanism == "numeric_sparse":
+            eps = float(self.epsilon_spent_) if frozen else float(self.epsilon)
+            own = StepClaim("", name, "dp", eps, 0.0, (
+                "NumericSparse answers every cell query with Laplace noise: "
+                f"(epsilon={eps:.6g}, 0)-DP for the calibration rows given the base model; "
+                "the groups, bins and thresholds are public parameters and the label set "
+                "(classes_) is public by the threat model"))
+        elif self.mechanism == "input_perturbation":
+            own = StepClaim("", name, "non_private", float("inf"), 0.0, (
+                "mechanism='input_perturbation' perturbs the features only and uses the "
+                "labels exactly: no guarantee; use mechanism='numeric_sparse'"))
+        else:
+            own = StepClaim("", name, "non_private", float("inf"), 0.0, (
+                "mechanism=None: the updates are computed from the calibration rows without "
+                "noise; use mechanism='numeric_sparse'"))
+        if frozen:
+            base = StepClaim("estimator_", type(self.estimator_).__name__,
+                             "data_independent", 0.0, 0.0, (
+                                 "frozen base: used as fitted, which holds only if it was "
+                                 "fitted on other data than the calibration rows"))
+            return [own, base]
+        return [own] + step_claims(self.estimator_, "estimator_")
+
     def _run_loop(self, p, M, resid_y, m, ns):
         """Passes over the cells; updates ``p`` in place and records ``updates_``.
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 STEP_KINDS = ("data_independent", "dp", "non_private")
@@ -30,6 +31,14 @@ class StepClaim:
         Set when the step is exactly one Gaussian mechanism whose sensitivity divided by
         its noise scale is ``gaussian_mu``; such steps compose exactly through
         ``sqrt(sum mu_i ** 2)``.
+
+    Examples
+    --------
+    >>> from sklearn_privacy.privacy import StepClaim
+    >>> StepClaim("pipeline[0] scaler", "BoundedScaler", "data_independent", 0.0, 0.0,
+    ...           "bounds given as parameters")
+    StepClaim(name='pipeline[0] scaler', estimator='BoundedScaler', kind='data_independent', \
+epsilon=0.0, delta=0.0, reason='bounds given as parameters', gaussian_mu=None)
     """
 
     name: str
@@ -43,13 +52,93 @@ class StepClaim:
     def __post_init__(self):
         if self.kind not in STEP_KINDS:
             raise ValueError(f"StepClaim.kind must be one of {STEP_KINDS}, got {self.kind!r}")
+        if self.kind == "non_private" and self.epsilon != math.inf:
+            raise ValueError("StepClaim: a non_private step has epsilon=inf; got "
+                             f"epsilon={self.epsilon!r}.")
+        if self.kind == "data_independent" and (self.epsilon != 0 or self.delta != 0):
+            raise ValueError("StepClaim: a data_independent step has epsilon=0 and delta=0; "
+                             f"got ({self.epsilon!r}, {self.delta!r}).")
+        if self.kind == "dp" and not (self.epsilon >= 0 and 0 <= self.delta <= 1):
+            raise ValueError("StepClaim: a dp step needs epsilon >= 0 and delta in [0, 1]; "
+                             f"got ({self.epsilon!r}, {self.delta!r}).")
+        if self.gaussian_mu is not None and not (self.kind == "dp" and self.gaussian_mu >= 0
+                                                 and math.isfinite(self.gaussian_mu)):
+            raise ValueError("StepClaim: gaussian_mu is a finite number >= 0 of a dp step; "
+                             f"got {self.gaussian_mu!r} for kind={self.kind!r}.")
+
+    def __str__(self) -> str:
+        if self.kind == "dp":
+            what = f"dp (epsilon={self.epsilon:.6g}, delta={self.delta:.3g})"
+            if self.gaussian_mu is not None:
+                what += f" Gaussian mu={self.gaussian_mu:.6g}"
+        elif self.kind == "data_independent":
+            what = "data-independent"
+        else:
+            what = "NOT PRIVATE"
+        return f"{self.name} [{self.estimator}]: {what} -- {self.reason}"
 
 
 @dataclass(frozen=True)
 class PrivacyClaim:
-    """The (epsilon, delta) of a published object, composed over its steps."""
+    """The (epsilon, delta) of a published object, composed over its steps.
+
+    Returned by :func:`sklearn_privacy.privacy_claim`. ``epsilon`` is ``inf`` as soon as
+    one step is ``non_private``; ``reasons`` then lists why, step by step.
+
+    Parameters
+    ----------
+    epsilon : float
+        The object's epsilon with respect to replacing one row of the data it was
+        fitted on (``inf``: no guarantee).
+    delta : float
+        The delta at which ``epsilon`` holds.
+    steps : list of StepClaim
+        One claim per fitted step, in the order of the walk.
+    composition : str
+        The rule that gave ``epsilon``: ``"none"`` (no DP step), ``"basic"`` (sums of
+        epsilons and deltas), ``"gaussian"`` (Gaussian steps composed exactly as one
+        Gaussian mechanism, the others added), or ``"not private"``.
+
+    Attributes
+    ----------
+    is_private : bool
+        Whether ``epsilon`` is finite.
+    reasons : list of str
+        ``"<step>: <reason>"`` of every step that makes the claim infinite.
+
+    Examples
+    --------
+    >>> from sklearn_privacy.privacy import PrivacyClaim, StepClaim
+    >>> step = StepClaim("scaler", "StandardScaler", "non_private", float("inf"), 0.0,
+    ...                  "mean_ and scale_ are learned from the rows")
+    >>> claim = PrivacyClaim(float("inf"), 0.0, [step], "not private")
+    >>> claim.is_private, claim.reasons
+    (False, ['scaler: mean_ and scale_ are learned from the rows'])
+    """
 
     epsilon: float
     delta: float
     steps: list[StepClaim] = field(default_factory=list)
     composition: str = "basic"
+
+    @property
+    def is_private(self) -> bool:
+        """Whether the claim is a finite epsilon."""
+        return math.isfinite(self.epsilon)
+
+    @property
+    def reasons(self) -> list[str]:
+        """Why the claim is infinite: one ``"<step>: <reason>"`` per non-private step."""
+        return [f"{s.name}: {s.reason}" for s in self.steps if s.kind == "non_private"]
+
+    def __str__(self) -> str:
+        if self.is_private:
+            head = (f"PrivacyClaim: ({self.epsilon:.6g}, {self.delta:.3g})-DP for replacing "
+                    f"one row [composition: {self.composition}]")
+        else:
+            head = (f"PrivacyClaim: NOT PRIVATE (epsilon=inf) -- {len(self.reasons)} "
+                    "step(s) fitted on the rows without a guarantee")
+        return "\n".join([head] + [f"  {s}" for s in self.steps])
+
+    def __repr__(self) -> str:
+        return self.__str__()

@@ -211,6 +211,15 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """
         return self.estimator if self.estimator is not None else LogisticRegression()
 
+    def __sklearn_privacy_claim__(self):
+        """Non-private for :func:`sklearn_privacy.privacy_claim`: WERM reweights the
+        training loss to lower membership advantage, an empirical defence with no
+        differential-privacy guarantee."""
+        from ..privacy import StepClaim
+        return StepClaim("", type(self).__name__, "non_private", float("inf"), 0.0, (
+            "WERM lowers measured membership advantage by reweighting; it makes no "
+            "differential-privacy claim (its models are fitted on the rows without noise)"))
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         inner = self._validate_estimator()

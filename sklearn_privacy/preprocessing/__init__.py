@@ -1,0 +1,16 @@
+"""Preprocessing that keeps a published object's privacy claim finite.
+
+- :class:`BoundedScaler` -- clip to declared bounds and rescale: no state learned from
+  the rows (data-independent).
+- :class:`DPStandardScaler` -- standardise with a differentially private mean and
+  variance of bounded columns; its (epsilon, delta) composes with the model's in
+  :func:`sklearn_privacy.privacy_claim`.
+
+Encoders need no new class: ``OneHotEncoder(categories=[...], handle_unknown="ignore")``
+is recognised as data-independent by :func:`~sklearn_privacy.privacy_claim`.
+"""
+
+from ._bounded import BoundedScaler
+from ._dp_scaler import DPStandardScaler
+
+__all__ = ["BoundedScaler", "DPStandardScaler"]

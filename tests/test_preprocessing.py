@@ -1,0 +1,259 @@
+"""Data-independent and DP preprocessing; the penalised intercept of the FIL DP view."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+
+from sklearn_privacy import FILLinearRegression, FILLogisticRegression, privacy_claim
+from sklearn_privacy.exceptions import PrivacyWarning
+from sklearn_privacy.fil import (
+    analytic_gaussian_delta,
+    analytic_gaussian_epsilon,
+    analytic_gaussian_sigma,
+)
+from sklearn_privacy.preprocessing import BoundedScaler, DPStandardScaler
+
+
+# ------------------------------------------------------------------ BoundedScaler
+def test_bounded_scaler_clips_and_maps_every_column_onto_the_range():
+    X = np.array([[0.0, -50.0], [5.0, 10.0], [20.0, 30.0], [np.nan, 0.0]])
+    sc = BoundedScaler([(0, 10), (-10, 30)], feature_range=(0, 1)).fit(X)
+    out = sc.transform(X)
+    expected = np.array([[0.0, 0.0], [0.5, 0.5], [1.0, 1.0], [np.nan, 0.25]])
+    np.testing.assert_allclose(out, expected)
+    np.testing.assert_allclose(sc.inverse_transform(out[:3]),
+                               np.clip(X[:3], [0, -10], [10, 30]))
+    # nothing learned from the rows: refitting on other rows changes nothing
+    other = BoundedScaler([(0, 10), (-10, 30)], feature_range=(0, 1)).fit(X[::-1] * 7)
+    np.testing.assert_array_equal(other.transform(X), out)
+
+
+def test_bounded_scaler_on_a_frame_with_bounds_by_name():
+    df = pd.DataFrame({"age": [17.0, 50.0, 95.0], "hours": [1.0, 40.0, 99.0]})
+    sc = BoundedScaler({"hours": (0, 100), "age": (17, 90)}).fit(df)
+    np.testing.assert_allclose(sc.lower_, [17, 0])
+    np.testing.assert_allclose(sc.transform(df)[:, 0], [-1.0, 2 * 33 / 73 - 1, 1.0])
+    assert list(sc.get_feature_names_out()) == ["age", "hours"]
+    assert privacy_claim(sc).epsilon == 0.0
+
+
+@pytest.mark.parametrize("bounds, match", [
+    ((1, 1), "low must be < high"),
+    ([(0, 1)] * 3, "one \\(low, high\\) pair or 2 pairs"),
+    ({"a": (0, 1)}, "no column names"),
+    ((0, np.inf), "finite"),
+    ("wide", "bounds"),
+    ([("a", "b"), ("c", "d")], "must hold numbers"),
+])
+def test_bounded_scaler_refuses_bad_bounds(bounds, match):
+    with pytest.raises(ValueError, match=match):
+        BoundedScaler(bounds).fit(np.zeros((3, 2)))
+
+
+def test_bounded_scaler_dict_must_cover_exactly_the_columns():
+    df = pd.DataFrame({"a": [1.0], "b": [2.0]})
+    with pytest.raises(ValueError, match=r"missing \['b'\], unknown \['c'\]"):
+        BoundedScaler({"a": (0, 1), "c": (0, 1)}).fit(df)
+    with pytest.raises(ValueError, match="feature_range"):
+        BoundedScaler((0, 1), feature_range=(1, 0)).fit(df)
+
+
+# ------------------------------------------------------------------ DPStandardScaler
+def _bounded_data(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    return np.column_stack([rng.uniform(17, 90, n), rng.uniform(0, 100, n)])
+
+
+def test_dp_standard_scaler_sensitivity_by_brute_force_on_neighbours():
+    """Replacing one row moves the noiseless mean by at most w/n per column and the
+    second moment by at most w^2/(4n); a corner-to-corner replacement attains both.
+
+    The same seed gives the same noise on both data sets, so the differences of the
+    released statistics are the differences of the noiseless ones.
+    """
+    bounds = [(17, 90), (0, 100)]
+    w = np.array([73.0, 100.0])
+    n = 50
+    rng = np.random.default_rng(1)
+    worst_mean, worst_moment = np.zeros(2), np.zeros(2)
+    for trial in range(60):
+        X = _bounded_data(n, seed=trial)
+        Xp = X.copy()
+        j = rng.integers(n)
+        # extreme and random replacements, some far outside the bounds
+        Xp[j] = (rng.choice([-1e6, 17, 90, 1e6], size=2) if trial % 2
+                 else rng.uniform(-200, 300, size=2))
+        if trial == 0:   # corner to corner, from the midpoint
+            X[j], Xp[j] = [53.5, 50.0], [90.0, 100.0]
+        a = DPStandardScaler(bounds, epsilon=1.0, random_state=trial).fit(X)
+        b = DPStandardScaler(bounds, epsilon=1.0, random_state=trial).fit(Xp)
+        worst_mean = np.maximum(worst_mean, np.abs(a.mean_ - b.mean_))
+        worst_moment = np.maximum(worst_moment, np.abs(a.second_moment_ - b.second_moment_))
+    assert np.all(worst_mean <= w / n * (1 + 1e-9))
+    assert np.all(worst_moment <= w ** 2 / (4 * n) * (1 + 1e-9))
+    # the bound on the second moment is attained (midpoint -> corner)
+    np.testing.assert_allclose(worst_moment, w ** 2 / (4 * n), rtol=1e-9)
+    assert np.all(worst_mean >= 0.49 * w / n)
+
+
+def test_dp_standard_scaler_gaussian_calibration_is_exact():
+    """mu from the calibration, the noise scales from mu, and the empirical noise."""
+    X = _bounded_data(200)
+    eps, delta = 0.7, 1e-6
+    sc = DPStandardScaler([(17, 90), (0, 100)], epsilon=eps, delta=delta,
+                          random_state=0).fit(X)
+    w, n = np.array([73.0, 100.0]), 200
+    s_mean, s_moment = sc.noise_scale_
+    mu = np.hypot(np.linalg.norm(w / n) / s_mean, np.linalg.norm(w ** 2 / (4 * n)) / s_moment)
+    assert mu == pytest.approx(sc.gaussian_mu_, rel=1e-12)
+    # the Gaussian mechanism with sensitivity mu and unit noise is (eps, delta)-DP, exactly
+    assert analytic_gaussian_delta(eps, sigma=1.0, sensitivity=mu) == pytest.approx(delta,
+                                                                                 rel=1e-6)
+    claim = privacy_claim(DPStandardScaler([(17, 90), (0, 100)], epsilon=eps,
+                                           delta=delta).fit(X))
+    assert claim.epsilon == eps and claim.delta == delta
+    # the noise actually drawn has that scale (400 fresh fits, seeds 0..399)
+    means = np.array([DPStandardScaler([(17, 90), (0, 100)], epsilon=eps, delta=delta,
+                                       random_state=s).fit(X).mean_ for s in range(400)])
+    assert np.std(means[:, 0]) == pytest.approx(s_mean, rel=0.15)
+
+
+def test_dp_standard_scaler_laplace_is_pure_dp():
+    X = _bounded_data(300)
+    sc = DPStandardScaler([(17, 90), (0, 100)], epsilon=2.0, mechanism="laplace",
+                          random_state=0).fit(X)
+    w, n = np.array([73.0, 100.0]), 300
+    assert sc.noise_scale_[0] == pytest.approx(w.sum() / n / 1.0)
+    assert sc.noise_scale_[1] == pytest.approx((w ** 2).sum() / (4 * n) / 1.0)
+    assert sc.delta_ == 0.0 and sc.gaussian_mu_ is None
+    step = sc.__sklearn_privacy_claim__()
+    assert (step.kind, step.epsilon, step.delta) == ("dp", 2.0, 0.0)
+
+
+def test_dp_standard_scaler_is_accurate_on_many_rows_and_takes_frames():
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"age": rng.normal(40, 10, 20_000), "hours": rng.normal(40, 5, 20_000)})
+    sc = DPStandardScaler({"age": (0, 100), "hours": (0, 100)}, epsilon=1.0).fit(df)
+    np.testing.assert_allclose(sc.mean_, [40, 40], atol=0.2)
+    np.testing.assert_allclose(sc.scale_, [10, 5], rtol=0.05)
+    Z = sc.transform(df)
+    assert abs(Z.mean()) < 0.05 and list(sc.get_feature_names_out()) == ["age", "hours"]
+    np.testing.assert_allclose(sc.inverse_transform(Z), df.clip(0, 100).to_numpy())
+
+
+def test_dp_standard_scaler_fresh_noise_without_a_seed():
+    X = _bounded_data(100)
+    a = DPStandardScaler((0, 100)).fit(X).mean_
+    b = DPStandardScaler((0, 100)).fit(X).mean_
+    assert np.all(a != b)
+
+
+def test_dp_standard_scaler_refuses_bad_parameters():
+    X = _bounded_data(10)
+    with pytest.raises(ValueError, match="epsilon"):
+        DPStandardScaler((0, 100), epsilon=0).fit(X)
+    with pytest.raises(ValueError, match="mechanism"):
+        DPStandardScaler((0, 100), mechanism="exponential").fit(X)
+    with pytest.raises(ValueError, match="low must be < high"):
+        DPStandardScaler((100, 0)).fit(X)
+
+
+# ------------------------------------------------------------------ intercept_scaling
+def _logistic_data(n=300, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) / 2
+    y = (X[:, 0] - X[:, 1] + 0.3 + 0.3 * rng.normal(size=n) > 0).astype(int)
+    return X, y
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("cls, y_kind", [(FILLogisticRegression, "clf"),
+                                         (FILLinearRegression, "reg")])
+def test_intercept_scaling_equals_a_constant_column_without_intercept(cls, y_kind, sparse):
+    """Oracle: fit_intercept=False on X with a constant column of value s appended."""
+    X, y = _logistic_data()
+    kw = {"target_bound": 2.0} if y_kind == "reg" else {}
+    if y_kind == "reg":
+        y = X @ [1.0, -0.5, 0.2] + 0.4
+    s = 0.5
+    Xs = sp.csr_matrix(X) if sparse else X
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyWarning)
+        got = cls(sigma=0.1, alpha=0.05, intercept_scaling=s, data_norm=1.0, random_state=3,
+                  **kw).fit(Xs, y)
+        ref = cls(sigma=0.1, alpha=0.05, fit_intercept=False, data_norm=1.0, random_state=3,
+                  **kw).fit(np.hstack([X, np.full((len(X), 1), s)]), y)
+    np.testing.assert_allclose(np.ravel(got.coef_), np.ravel(ref.coef_)[:3], rtol=1e-10)
+    assert float(np.ravel(got.intercept_)[0]) == pytest.approx(
+        s * float(np.ravel(ref.coef_)[3]), rel=1e-10)
+    assert got.sensitivity_ == ref.sensitivity_ and got.epsilon_ == ref.epsilon_ < np.inf
+    assert "intercept_scaling" in got.epsilon_reason_
+    # the audit leaves the constant column out: features and label only
+    cols = [0, 1, 2, 4]
+    np.testing.assert_allclose(got.eta_, ref.eta(columns=cols, per_example=True), rtol=1e-8)
+    np.testing.assert_allclose(got.eta(columns=[3], per_example=True),
+                               ref.eta(columns=[4], per_example=True), rtol=1e-8)
+    assert got.fisher_information(rows=[0]).shape == (4, 4)
+    np.testing.assert_allclose(got._released_theta(), np.ravel(ref.coef_), rtol=1e-10)
+    assert got.score(Xs, y) == pytest.approx(ref.score(np.hstack([X, np.full((300, 1), s)]),
+                                                       y))
+
+
+def test_intercept_scaling_makes_the_dp_view_finite_with_an_intercept():
+    """Regression: an intercept always made epsilon_ inf (it was unpenalised)."""
+    X, y = _logistic_data()
+    plain = FILLogisticRegression(alpha=0.1, data_norm=2.0).fit(X, y)
+    assert plain.epsilon_ == np.inf and "intercept_scaling" in plain.epsilon_reason_
+    scaled = FILLogisticRegression(alpha=0.1, data_norm=2.0, intercept_scaling=1.0).fit(X, y)
+    assert np.isfinite(scaled.epsilon_)
+    assert scaled.intercept_[0] != 0.0
+
+
+def test_default_intercept_is_unchanged_bit_for_bit():
+    X, y = _logistic_data()
+    a = FILLogisticRegression(random_state=0).fit(X, y)
+    b = FILLogisticRegression(random_state=0, intercept_scaling=None).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.intercept_, b.intercept_)
+    # fit_intercept=False ignores intercept_scaling
+    c = FILLogisticRegression(fit_intercept=False, intercept_scaling=3.0, random_state=0)
+    d = FILLogisticRegression(fit_intercept=False, random_state=0)
+    np.testing.assert_array_equal(c.fit(X, y).coef_, d.fit(X, y).coef_)
+
+
+def test_intercept_scaling_is_validated_and_refused_for_dask():
+    X, y = _logistic_data(40)
+    with pytest.raises(ValueError, match="intercept_scaling"):
+        FILLogisticRegression(intercept_scaling=-1.0).fit(X, y)
+    da = pytest.importorskip("dask.array")
+    with pytest.raises(ValueError, match="intercept_scaling is not supported for dask"):
+        FILLogisticRegression(intercept_scaling=1.0).fit(da.from_array(X, chunks=20),
+                                                         da.from_array(y, chunks=20))
+
+
+# ------------------------------------------------------------------ argument order
+def test_analytic_gaussian_functions_share_one_argument_order():
+    """(epsilon, delta, sigma, sensitivity) minus the computed one; the former positional
+    order of analytic_gaussian_epsilon still works, with a FutureWarning."""
+    sigma = analytic_gaussian_sigma(1.0, 1e-5, 2.0)
+    eps = analytic_gaussian_epsilon(delta=1e-5, sigma=sigma, sensitivity=2.0)
+    assert eps == pytest.approx(1.0, rel=1e-9)
+    assert analytic_gaussian_delta(1.0, sigma, 2.0) == pytest.approx(1e-5, rel=1e-6)
+    with pytest.warns(FutureWarning, match="by keyword"):
+        old = analytic_gaussian_epsilon(sigma, 2.0, 1e-5)
+    assert old == eps
+    with pytest.raises(TypeError, match="missing sensitivity"):
+        analytic_gaussian_epsilon(delta=1e-5, sigma=1.0)
+    with pytest.raises(TypeError, match="too many"):
+        analytic_gaussian_epsilon(1.0, 2.0, 1e-5, 4.0)
+
+
+def test_white_box_attack_refuses_a_model_with_intercept_scaling():
+    from sklearn_privacy.attacks import whitebox_inversion
+    X, y = _logistic_data(60)
+    model = FILLogisticRegression(intercept_scaling=1.0).fit(X, y)
+    with pytest.raises(ValueError, match="intercept_scaling"):
+        whitebox_inversion(model, [0], [[0.0], [1.0]])
