@@ -21,6 +21,13 @@ from ._membership import (
     membership_inference,
     membership_scores,
 )
+from ._one_run import (
+    OneRunAuditResult,
+    one_run_audit,
+    one_run_audit_scores,
+    one_run_epsilon_bound,
+    one_run_p_value,
+)
 from ._rmia import RMIAResult, rmia
 from ._scorers import (
     make_attribute_inversion_scorer,
@@ -34,6 +41,11 @@ __all__ = [
     "canary_audit",
     "epsilon_lower_bound",
     "LiRAResult",
+    "OneRunAuditResult",
+    "one_run_audit",
+    "one_run_audit_scores",
+    "one_run_epsilon_bound",
+    "one_run_p_value",
     "MembershipROCDisplay",
     "lira",
     "RMIAResult",
