@@ -30,7 +30,7 @@ from ._validation import check_finite_scores, check_target, is_frame, n_rows, ta
 
 SCORES = ("loss", "whitebox")
 CANARIES = ("mislabel", "given", "fil_worst")
-_FRACTIONS = (0.01, 0.03, 0.1, 0.3, 1.0)
+_FRACTIONS = (0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
 
 
 # ---------------------------------------------------------------------------- the bound
@@ -425,8 +425,11 @@ def _make_canaries(kind, estimator, X, y, X_canaries, y_canaries, m, rng):
         d = np.asarray(X).shape[1]
         radius = fil.data_norm if getattr(fil, "data_norm", None) is not None else float(
             np.max(np.linalg.norm(np.asarray(X, dtype=float), axis=1)))
-        U = rng.standard_normal((m, d))
-        U *= radius / np.linalg.norm(U, axis=1, keepdims=True)
+        # orthonormal directions (a random rotation): at most one canary per feature, so
+        # that the canaries' influences on the one released vector can be told apart
+        m = min(m, d)
+        Q, _ = np.linalg.qr(rng.standard_normal((d, m)))
+        U = radius * Q.T
         if classifier:
             classes = np.unique(y)
             yc = classes[rng.integers(0, classes.size, size=m)]
@@ -485,12 +488,17 @@ def _fit_reference(estimator, X, y, seed, fit_params, Xc, yc):
 
 
 def _whitebox_scores(release, base, Xc, yc):
-    """Projection of the release on each canary's influence direction.
+    """Per-canary likelihood-ratio statistic on the released parameters.
 
-    ``base`` is the exact (unperturbed) FIL fit on the non-canary rows. Including canary
-    ``i`` moves the minimiser by about ``-H^-1 g_i`` (``g_i`` its loss gradient at the base
-    minimiser), so the score is ``<theta_release - theta_base, u_i>`` with ``u_i`` that
-    direction normalised: the likelihood-ratio statistic of a Gaussian mean shift.
+    ``base`` is the exact (unperturbed) FIL fit on the non-canary rows. To first order,
+    including canary ``i`` moves the minimiser by ``u_i = -H^-1 g_i`` (``g_i`` its loss
+    gradient at the base minimiser, up to a common scale), so the release is
+    ``theta_base + sum_i S_i u_i + N(0, sigma^2 I)``. With at most as many canaries as
+    parameters (and linearly independent ``u_i``), the inclusions are estimated jointly by
+    least squares and each estimate is divided by its noise standard deviation; with
+    more canaries, the release is projected on each normalised ``u_i``. Either way the
+    score is a function of the release alone, so the audit's bound stays valid whatever
+    the quality of the linearisation.
     """
     eng = base._audit_engine()
     Xc = np.asarray(Xc, dtype=float)
@@ -500,12 +508,19 @@ def _whitebox_scores(release, base, Xc, yc):
         yv = (np.asarray(yc) == base.classes_[1]).astype(float)
     else:
         yv = np.asarray(yc, dtype=float)
-    z = Xa @ eng.theta
-    l1, _, _ = eng.loss.derivatives(z, yv)
+    l1, _, _ = eng.loss.derivatives(Xa @ eng.theta, yv)
     U = -(Xa * l1[:, None]) @ eng.H_inv            # rows: -H^-1 g_i (H symmetric)
+    shift = release._released_theta() - eng.theta
+    if U.shape[0] <= U.shape[1]:
+        G = U @ U.T
+        try:
+            Ginv = np.linalg.inv(G)
+        except np.linalg.LinAlgError:
+            Ginv = None
+        if Ginv is not None and np.all(np.isfinite(Ginv)) and np.all(np.diag(Ginv) > 0):
+            return (Ginv @ (U @ shift)) / np.sqrt(np.diag(Ginv))
     norms = np.linalg.norm(U, axis=1)
     norms[norms == 0] = 1.0
-    shift = release._released_theta() - eng.theta
     return (U @ shift) / norms
 
 
@@ -562,8 +577,11 @@ def one_run_audit(estimator, X, y, *, n_canaries: int = 1000, canaries: str = "m
         ``"mislabel"``: copies of rows of ``X_canaries`` (or of ``X``) with a wrong label
         (classifiers: another class at random; regressors: the target moved by 5 standard
         deviations); ``"given"``: the rows ``X_canaries, y_canaries`` as they are;
-        ``"fil_worst"``: for a FIL estimator, random directions on the ``data_norm``
-        sphere (the largest rows the DP view allows) with random labels, scored best with
+        ``"fil_worst"``: for a FIL estimator, orthonormal directions (a random rotation)
+        scaled to the ``data_norm`` sphere (the largest rows the DP view allows), with
+        random labels (regression: targets at ``+-target_bound``); at most one canary per
+        feature (``n_canaries`` is capped at ``n_features``), so that their influences on
+        the single released vector can be separated; scored best with
         ``score="whitebox"``.
     X_canaries, y_canaries : optional
         Canary pool or canaries.
