@@ -217,7 +217,8 @@ def test_raw_frame_pipeline_with_given_canaries():
 ])
 def test_bad_input_is_refused_clearly(kwargs, match):
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(100, 3)); y = (X[:, 0] > 0).astype(int)
+    X = rng.normal(size=(100, 3))
+    y = (X[:, 0] > 0).astype(int)
     with pytest.raises(ValueError, match=match):
         one_run_audit(LogisticRegression(), X, y, random_state=0, **kwargs)
 
