@@ -34,6 +34,7 @@ from ._scorers import (
     make_membership_scorer,
     make_werm_membership_scorer,
 )
+from ._worst_case import WorstCasePair, worst_case_neighbours
 
 __all__ = [
     "CanaryAuditResult",
@@ -50,6 +51,8 @@ __all__ = [
     "lira",
     "RMIAResult",
     "rmia",
+    "WorstCasePair",
+    "worst_case_neighbours",
     "AttributeInversionResult",
     "candidate_minimisers",
     "fredrikson_inversion",

@@ -103,8 +103,11 @@ def one_run_epsilon_bound(n_guesses: int, n_correct: int, *, n_canaries: int | N
     n_canaries : int or None
         Number of canaries (required when ``delta > 0``).
     delta : float, default=0.0
+        The delta of the null hypothesis.
     confidence : float, default=0.95
+        Probability with which the bound holds.
     n_tests : int, default=1
+        Number of candidate guess counts the count was chosen from (Bonferroni).
 
     Returns
     -------
@@ -172,6 +175,10 @@ def _check_unit(x, name, closed=True):
 class OneRunAuditResult:
     """Outcome of a one-run audit: the bound, the guesses and the statement behind it.
 
+    Returned by :func:`one_run_audit` and :func:`one_run_audit_scores`. The bound is a
+    formal lower bound (it holds with probability ``confidence`` whatever the scores),
+    unlike the single-model ``epsilon_lower_bound`` of a membership attack.
+
     Parameters
     ----------
     epsilon_lower_bound : float
@@ -205,6 +212,11 @@ class OneRunAuditResult:
         The claim of the audited release (``inf`` when it claims nothing).
     claim_source : str
         Where the claim was read.
+
+    See Also
+    --------
+    one_run_audit : Audit an estimator with one training run.
+    canary_audit : Audit with many releases on one neighbouring pair.
 
     Examples
     --------
@@ -331,14 +343,22 @@ def one_run_audit_scores(scores, included, *, k_plus: int | None = None,
     delta : float, default=0.0
         The delta of the bound.
     confidence : float, default=0.95
+        Probability with which the bound holds.
     random_state : int, RandomState, Generator or None
         Breaks ties between equal scores at the guess boundaries.
-    score, claimed_epsilon, claimed_delta, claim_source :
-        Recorded in the result.
+    score : str, default="given"
+        How the scores were computed (recorded in the result).
+    claimed_epsilon : float, default=inf
+        The audited release's claimed epsilon (recorded; sets ``violates_claim``).
+    claimed_delta : float, default=0.0
+        Its claimed delta.
+    claim_source : str, default="not given"
+        Where the claim was read.
 
     Returns
     -------
     result : OneRunAuditResult
+        The bound, the guesses and their counts.
 
     Examples
     --------
@@ -571,6 +591,7 @@ def one_run_audit(estimator, X, y, *, n_canaries: int = 1000, canaries: str = "m
         The non-canary training rows (always included). Passed to the estimator untouched,
         with the included canaries appended.
     y : array-like of shape (n_samples,)
+        Labels / targets of ``X``.
     n_canaries : int, default=1000
         Number of generated canaries (ignored for ``canaries="given"``).
     canaries : {"mislabel", "given", "fil_worst"}, default="mislabel"
@@ -600,10 +621,13 @@ def one_run_audit(estimator, X, y, *, n_canaries: int = 1000, canaries: str = "m
         The delta of the bound; ``None`` takes the claimed delta of the fitted release
         (0 when it claims nothing).
     confidence : float, default=0.95
+        Probability with which the bound holds.
     fit_params : dict or None
         Passed to ``fit`` (sample-aligned parameters are not supported).
-    n_jobs, verbose : joblib parallelism of the reference models (any joblib backend,
-        including dask).
+    n_jobs : int or None
+        Joblib parallelism of the reference models (any joblib backend, including dask).
+    verbose : int, default=0
+        Progress messages (and joblib's verbosity).
     random_state : int, RandomState, Generator or None
         The audit's own randomness (coin flips, canary generation, tie breaks, reference
         seeds). ``None`` draws fresh OS entropy.
