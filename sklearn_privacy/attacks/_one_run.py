@@ -398,7 +398,8 @@ def one_run_audit_scores(scores, included, *, k_plus: int | None = None,
         v = int(np.sum(g == truth))
         eps = one_run_epsilon_bound(r, v, n_canaries=m, delta=delta, confidence=confidence,
                                     n_tests=len(cands))
-        if best is None or eps > best[0]:
+        # the largest bound; among equal bounds (e.g. all 0) the test with most guesses
+        if best is None or eps > best[0] or (eps == best[0] and r > best[4]):
             best = (eps, g, kp, km, r, v)
     eps, g, kp, km, r, v = best
     return OneRunAuditResult(
