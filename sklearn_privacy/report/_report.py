@@ -24,6 +24,9 @@ from ..utils._random import child_seeds
 class ReportSection:
     """One section of a :class:`PrivacyReport`.
 
+    The report's ``sections`` list holds one per applicable part, in the order of the
+    page; each carries its conclusions, its figures and the time it took.
+
     Parameters
     ----------
     key : str
@@ -39,6 +42,17 @@ class ReportSection:
         The section's figure (PNG), when matplotlib is installed.
     seconds : float
         Time the section took to compute.
+
+    See Also
+    --------
+    PrivacyReport : The report these sections make up.
+
+    Examples
+    --------
+    >>> from sklearn_privacy.report import ReportSection
+    >>> s = ReportSection("claim", "What is claimed", verdicts=["No guarantee is claimed."])
+    >>> s.key, s.verdicts[0]
+    ('claim', 'No guarantee is claimed.')
     """
 
     key: str
