@@ -30,6 +30,7 @@ from sklearn_privacy.fil import (
 from sklearn_privacy.metrics import PrivacyUtilityDisplay
 from sklearn_privacy.multicalibration import MulticalibrationDisplay, PrivateMulticalibrator
 from sklearn_privacy.privacy import privacy_claim
+from sklearn_privacy.report import PrivacyReport
 from sklearn_privacy.werm import WERMClassifier
 
 __version__ = "0.1.0"
@@ -42,6 +43,7 @@ __all__ = [
     "IRFILLogisticRegression",
     "MembershipROCDisplay",
     "MulticalibrationDisplay",
+    "PrivacyReport",
     "PrivacyUtilityDisplay",
     "PrivateMulticalibrator",
     "WERMClassifier",

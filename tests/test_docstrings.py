@@ -40,6 +40,7 @@ PUBLIC_MODULES = [
     "sklearn_privacy.datasets",
     "sklearn_privacy.utils",
     "sklearn_privacy.exceptions",
+    "sklearn_privacy.report",
 ]
 
 # Checks that are not enforced, following scikit-learn's own sklearn/tests/test_docstrings.py.

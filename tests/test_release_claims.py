@@ -129,16 +129,17 @@ def test_default_certificate_is_negligible(n, d, alpha, weights):
     est = FILLogisticRegression(fit_intercept=False, data_norm=1.0, alpha=alpha, sigma=0.1)
     est.fit(X, y, sample_weight=sw)
     share = sw.max() / sw.sum()
-    sens = 2 * share / alpha
+    L = 1 / (1 + np.exp(-np.sqrt(2 * np.log(2) / alpha)))   # sigmoid(R ||theta*||max), R = 1
+    sens = 2 * L * share / alpha
     assert est.sensitivity_ == pytest.approx(sens, rel=1e-14)
     # tau = L R max(1e-12 max(w)/W, 2**-46), a function of public quantities only
-    tau = max(1e-12 * share, 2.0**-46)
+    tau = L * max(1e-12 * share, 2.0**-46)
     assert est.certified_distance_ == pytest.approx(tau / alpha, rel=1e-14)
     assert 2 * est.certified_distance_ / sens <= max(1e-12, 1.5e-14 / share)
     assert est.epsilon_ == analytic_gaussian_epsilon(
-        0.1, est.sensitivity_ + 2 * est.certified_distance_, 1e-5)
-    assert est.epsilon_ == pytest.approx(analytic_gaussian_epsilon(0.1, sens, 1e-5),
-                                         rel=1e-10)
+        delta=1e-5, sigma=0.1, sensitivity=est.sensitivity_ + 2 * est.certified_distance_)
+    assert est.epsilon_ == pytest.approx(
+        analytic_gaussian_epsilon(delta=1e-5, sigma=0.1, sensitivity=sens), rel=1e-10)
 
 
 def test_certified_distance_bounds_the_distance_to_the_exact_minimiser():

@@ -21,12 +21,20 @@ from ._membership import (
     membership_inference,
     membership_scores,
 )
+from ._one_run import (
+    OneRunAuditResult,
+    one_run_audit,
+    one_run_audit_scores,
+    one_run_epsilon_bound,
+    one_run_p_value,
+)
 from ._rmia import RMIAResult, rmia
 from ._scorers import (
     make_attribute_inversion_scorer,
     make_membership_scorer,
     make_werm_membership_scorer,
 )
+from ._worst_case import WorstCasePair, worst_case_neighbours
 
 __all__ = [
     "CanaryAuditResult",
@@ -34,10 +42,17 @@ __all__ = [
     "canary_audit",
     "epsilon_lower_bound",
     "LiRAResult",
+    "OneRunAuditResult",
+    "one_run_audit",
+    "one_run_audit_scores",
+    "one_run_epsilon_bound",
+    "one_run_p_value",
     "MembershipROCDisplay",
     "lira",
     "RMIAResult",
     "rmia",
+    "WorstCasePair",
+    "worst_case_neighbours",
     "AttributeInversionResult",
     "candidate_minimisers",
     "fredrikson_inversion",

@@ -48,13 +48,29 @@ strong convexity of :math:`G_D` and :math:`\\nabla G_D(\\theta) = 0 =
     \\le \\frac{2\\, \\omega_j\\, L\\, R}{W \\alpha},
 
 where :math:`R` bounds every row norm (``data_norm``) and :math:`L` bounds
-:math:`|\\partial l / \\partial z|` at the minimisers:
+:math:`|\\partial l / \\partial z|` at the minimiser :math:`\\theta'` of *any* data set
+(the bound is applied at :math:`\\theta'`, and both rows' gradients are evaluated there):
 
-* logistic loss: :math:`|\\sigma(z) - y| \\le 1`, so :math:`L = 1`;
-* squared loss with :math:`|y| \\le B` (``target_bound``): :math:`G(\\theta^*) \\le
-  G(0) \\le B^2/2` and :math:`G(\\theta^*) \\ge \\alpha \\lVert\\theta^*\\rVert^2 / 2` give
-  :math:`\\lVert\\theta^*\\rVert \\le B/\\sqrt\\alpha` for *both* data sets, so
-  :math:`|z - y| \\le R B / \\sqrt\\alpha + B` and :math:`L = B (1 + R/\\sqrt\\alpha)`.
+* logistic loss: :math:`G(\\theta^*) \\le G(0) = \\log 2` and
+  :math:`G(\\theta^*) \\ge \\alpha \\lVert\\theta^*\\rVert^2 / 2` give
+  :math:`\\lVert\\theta^*\\rVert \\le \\sqrt{2 \\log 2 / \\alpha}`, so
+  :math:`|z| \\le R \\sqrt{2\\log 2/\\alpha}` and
+  :math:`|\\sigma(z) - y| \\le \\sigma(|z|)`: :math:`L = \\sigma(R\\sqrt{2\\log 2/\\alpha})`
+  (below 1; it approaches 1/2 for strong penalties, halving the classical :math:`L = 1`);
+* squared loss with :math:`|y| \\le B` (``target_bound``): the minimiser is
+  :math:`\\theta^* = (A^\\top A + \\alpha I)^{-1} A^\\top b` with the rows of
+  :math:`A` the :math:`\\sqrt{\\omega_i / W}\\, x_i` and :math:`b_i = \\sqrt{\\omega_i / W}\\, y_i`,
+  so :math:`\\lVert b\\rVert \\le B`, every singular value :math:`s` of :math:`A` is at most
+  :math:`R`, and :math:`\\lVert\\theta^*\\rVert \\le c B` with
+  :math:`c = \\max_{0 \\le s \\le R} s / (s^2 + \\alpha)` (:math:`1/(2\\sqrt\\alpha)` when
+  :math:`\\sqrt\\alpha \\le R`, else :math:`R/(R^2 + \\alpha)`); hence
+  :math:`|z - y| \\le B (1 + R c)` and :math:`L = B (1 + R c)` (at most half the
+  :math:`R/\\sqrt\\alpha` term of the cruder :math:`\\lVert\\theta^*\\rVert \\le B/\\sqrt\\alpha`).
+
+Both bounds hold for every data set with rows of norm at most :math:`R`, so they are
+data-independent; they are tested by exact refits of random and adversarial
+neighbouring pairs (``tests/test_fil_dp.py``) and by the worst-case search of
+:func:`sklearn_privacy.attacks.worst_case_neighbours`.
 
 Over all rows, the sensitivity is :math:`\\Delta = 2 L R \\max_j \\omega_j / (W\\alpha)`
 (``2 L R / (n alpha)`` with unit weights).
@@ -63,6 +79,7 @@ Over all rows, the sensitivity is :math:`\\Delta = 2 L R \\max_j \\omega_j / (W\
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import expit
 
 from ..mechanisms._gaussian import (
     analytic_gaussian_delta,
@@ -72,6 +89,16 @@ from ..mechanisms._gaussian import (
 
 __all__ = ["analytic_gaussian_delta", "analytic_gaussian_epsilon", "analytic_gaussian_sigma",
            "minimiser_sensitivity"]
+
+
+def ridge_norm_factor(alpha: float, data_norm: float) -> float:
+    """``max over 0 <= s <= data_norm of s / (s^2 + alpha)``: ``||theta*|| <= factor * B``.
+
+    The largest gain of a ridge solution ``(A^T A + alpha I)^-1 A^T b`` when every singular
+    value of ``A`` is at most ``data_norm`` (see the module docstring).
+    """
+    root = np.sqrt(alpha)
+    return float(1.0 / (2.0 * root) if root <= data_norm else data_norm / (data_norm**2 + alpha))
 
 
 def minimiser_sensitivity(*, loss: str, alpha: float, data_norm, fit_intercept: bool,
@@ -126,12 +153,15 @@ def minimiser_sensitivity(*, loss: str, alpha: float, data_norm, fit_intercept: 
         if target_bound is None:
             return np.inf, ("no DP guarantee: least squares needs bounded targets (set "
                             "target_bound to a bound on |y|).")
-        lipschitz = float(target_bound) * (1.0 + float(data_norm) / np.sqrt(alpha))
+        lipschitz = float(target_bound) * (1.0 + float(data_norm)
+                                           * ridge_norm_factor(alpha, float(data_norm)))
         what = (f"|y| <= target_bound = {target_bound!r}, so |l'| <= target_bound (1 + "
-                "data_norm / sqrt(alpha)) at both minimisers")
+                "data_norm c) with c = max_(s <= data_norm) s / (s^2 + alpha) at any "
+                "minimiser")
     else:
-        lipschitz = 1.0
-        what = "|l'| = |sigmoid(z) - y| <= 1"
+        lipschitz = float(expit(float(data_norm) * np.sqrt(2.0 * np.log(2.0) / alpha)))
+        what = ("|l'| = |sigmoid(z) - y| <= sigmoid(data_norm sqrt(2 log 2 / alpha)) = "
+                f"{lipschitz:.6g} at any minimiser (||theta*||^2 <= 2 log 2 / alpha)")
     total = float(np.sum(sample_weight))
     share = float(np.max(sample_weight)) / total
     with np.errstate(over="ignore"):

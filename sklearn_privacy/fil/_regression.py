@@ -41,7 +41,7 @@ class FILLinearRegression(RegressorMixin, BaseFILEstimator):
     fit_intercept : bool, default=True
         Fit an intercept (it is perturbed too), unpenalised unless ``intercept_scaling``
         is given.
-{INTERCEPT_SCALING}{DP_PARAMS}    random_state : int, RandomState instance, Generator or None, default=None
+{INTERCEPT_SCALING}{DP_PARAMS}    random_state : int, RandomState, Generator or None, default=None
         Source of the noise. ``None`` draws from fresh OS entropy (required for a
         private release); a fixed seed makes the noise reproducible (tests only). An
         instance is copied by :func:`~sklearn.base.clone`, so clones draw the same noise:

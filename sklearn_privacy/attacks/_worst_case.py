@@ -1,0 +1,254 @@
+"""Worst-case neighbouring data sets for the DP view of the FIL estimators.
+
+An audit of an output-perturbed release is only as strong as the neighbouring pair it
+uses: the released centre moves by ``||theta*(D') - theta*(D)||``, and the Gaussian noise
+hides a move of at most ``sensitivity_``. This module searches for the replacement of one
+row that moves the exact minimiser the most, and gives the likelihood-ratio statistic of
+the release for that pair (the projection on the move), so that
+:func:`~sklearn_privacy.attacks.canary_audit` can approach the claimed epsilon.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import clone, is_classifier
+
+from ..utils import child_seeds, noise_generator
+
+
+@dataclass
+class WorstCasePair:
+    """A neighbouring pair ``D, D'`` (row ``index`` replaced) and how far it moves the fit.
+
+    Returned by :func:`worst_case_neighbours`; ``statistic()`` gives the optimal test of a
+    release for this pair, for :func:`canary_audit`.
+
+    Parameters
+    ----------
+    index : int
+        Row of ``D`` replaced in ``D'``.
+    x_replacement : ndarray of shape (n_features,)
+        The replacing row (on the ``data_norm`` sphere).
+    y_replacement : scalar
+        Its label / target.
+    movement : float
+        ``||theta*(D') - theta*(D)||`` of the exact minimisers (exact refits).
+    sensitivity : float
+        The estimator's ``sensitivity_`` (the largest move its DP view allows).
+    theta_original, theta_replaced : ndarray
+        The exact minimisers on ``D`` and ``D'``.
+    n_refits : int
+        Exact refits the search made.
+
+    See Also
+    --------
+    worst_case_neighbours : Search such a pair.
+    canary_audit : Audit a release on it.
+
+    Examples
+    --------
+    See :func:`worst_case_neighbours`.
+    """
+
+    index: int
+    x_replacement: np.ndarray = field(repr=False)
+    y_replacement: object = None
+    movement: float = 0.0
+    sensitivity: float = float("inf")
+    theta_original: np.ndarray = field(default=None, repr=False)
+    theta_replaced: np.ndarray = field(default=None, repr=False)
+    n_refits: int = 0
+
+    @property
+    def ratio(self) -> float:
+        """``movement / sensitivity``: at most 1 when the DP view's bound holds."""
+        return self.movement / self.sensitivity
+
+    def statistic(self):
+        """The likelihood-ratio statistic of a release for this pair.
+
+        For ``theta + N(0, sigma^2 I)`` the optimal test between ``D`` and ``D'`` thresholds
+        the projection of the released parameters on ``theta*(D') - theta*(D)``. The
+        returned callable (picklable) maps a fitted release to that projection, for
+        ``canary_audit(..., statistic=pair.statistic())``.
+
+        Returns
+        -------
+        statistic : callable
+            ``statistic(fitted_release) -> float``.
+        """
+        d = self.theta_replaced - self.theta_original
+        return functools.partial(_projection, origin=self.theta_original,
+                                 direction=d / np.linalg.norm(d))
+
+
+def _projection(release, origin, direction):
+    return float((release._released_theta() - origin) @ direction)
+
+
+def _exact_theta(estimator, X, y):
+    est = clone(estimator).set_params(sigma=1.0, random_state=0)
+    est.fit(X, y)
+    return est, est._audit_engine().theta.copy()
+
+
+def _grad_rows(loss, theta, Xa, y):
+    l1, l2, _ = loss.derivatives(Xa @ theta, y)
+    return l1, l2
+
+
+def worst_case_neighbours(estimator, X, y, *, n_starts: int = 16, n_steps: int = 60,
+                          n_refits: int = 12, random_state=None) -> WorstCasePair:
+    """Search the replace-one neighbour that moves a FIL estimator's exact minimiser most.
+
+    The DP view of :class:`~sklearn_privacy.FILLinearRegression` and
+    :class:`~sklearn_privacy.FILLogisticRegression` bounds the move of the exact minimiser
+    by ``sensitivity_`` over every replacement of one row by any row of norm at most
+    ``data_norm`` (and target in ``[-target_bound, target_bound]``). This search looks
+    for a pair that attains it: to first order the move is ``H^-1 (g' - g_i)`` (``H`` the
+    objective's Hessian, ``g_i`` the removed row's loss gradient, ``g'`` the
+    replacement's), which is maximised by projected gradient ascent over replacements on
+    the ``data_norm`` sphere (``n_starts`` starts: the directions of least curvature, the
+    parameter direction and random ones; both labels or both target signs) jointly with
+    the removed row; the best ``n_refits`` candidates are then refitted exactly and the
+    largest exact move is returned.
+
+    Parameters
+    ----------
+    estimator : FILLinearRegression or FILLogisticRegression
+        Unfitted template in its DP view (``data_norm`` set; ``target_bound`` for least
+        squares).
+    X : ndarray of shape (n_samples, n_features)
+        Dense numeric rows (already within ``data_norm``, or scaled by the estimator).
+    y : array-like of shape (n_samples,)
+        Labels / targets.
+    n_starts, n_steps : int
+        Starting replacements per label and ascent steps.
+    n_refits : int
+        Candidates refitted exactly.
+    random_state : int, RandomState, Generator or None
+        Random starting directions.
+
+    Returns
+    -------
+    pair : WorstCasePair
+        The pair with the largest exact move found, and both minimisers.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_privacy import FILLinearRegression
+    >>> from sklearn_privacy.attacks import worst_case_neighbours
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 4)); X /= np.linalg.norm(X, axis=1, keepdims=True)
+    >>> y = np.clip(X @ [1.0, -1.0, 0.5, 0.0], -1, 1)
+    >>> est = FILLinearRegression(fit_intercept=False, data_norm=1.0, target_bound=1.0,
+    ...                           alpha=10.0)
+    >>> pair = worst_case_neighbours(est, X, y, random_state=0)
+    >>> bool(0.85 < pair.ratio <= 1.0)    # the exact move is close to sensitivity_
+    True
+    """
+    from ..fil._base import BaseFILEstimator
+
+    if not isinstance(estimator, BaseFILEstimator):
+        raise TypeError("worst_case_neighbours searches the DP view of FILLinearRegression "
+                        f"or FILLogisticRegression; got {type(estimator).__name__}.")
+    if getattr(estimator, "data_norm", None) is None:
+        raise ValueError("worst_case_neighbours needs data_norm set: without it no "
+                         "replacement is bounded and the DP view claims nothing.")
+    for name, v in (("n_starts", n_starts), ("n_steps", n_steps), ("n_refits", n_refits)):
+        if isinstance(v, bool) or not isinstance(v, Integral) or v < 1:
+            raise ValueError(f"{name} must be a positive integer; got {v!r}.")
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2:
+        raise ValueError("X must be a dense 2-D numeric array.")
+    y = np.asarray(y)
+    R = float(estimator.data_norm)
+    fitted, theta = _exact_theta(estimator, X, y)
+    eng = fitted._audit_engine()
+    loss, fi = eng.loss, eng.fit_intercept
+    classifier = is_classifier(fitted)
+    Xs = np.asarray(eng.X)                      # the rows as fitted (scaled to data_norm)
+    ys = eng.y                                  # encoded labels / clipped targets
+    d = Xs.shape[1]
+    Xa = np.hstack([Xs, np.ones((Xs.shape[0], 1))]) if fi else Xs
+    l1, _ = _grad_rows(loss, theta, Xa, ys)
+    Hinv = eng.H_inv
+    A = (Xa * l1[:, None]) @ Hinv               # rows: H^-1 g_i
+    if classifier:
+        labels = [(0.0, fitted.classes_[0]), (1.0, fitted.classes_[1])]
+    else:
+        tb = getattr(fitted, "target_bound", None)
+        b = float(tb) if tb is not None else float(np.max(np.abs(ys)))
+        labels = [(-b, -b), (b, b)]
+    rng = np.random.default_rng(int(child_seeds(noise_generator(random_state), 1)[0]))
+    # starts: least-curvature directions of H (restricted to the features), theta, random
+    w, V = np.linalg.eigh(eng.H[:d, :d])
+    starts = [V[:, k] for k in range(min(d, n_starts // 2))]
+    if np.linalg.norm(theta[:d]) > 0:
+        starts.append(theta[:d] / np.linalg.norm(theta[:d]))
+    while len(starts) < n_starts:
+        starts.append(rng.standard_normal(d))
+    S = np.array([s / np.linalg.norm(s) for s in starts])
+    S = R * np.vstack([S, -S])                  # both signs of every start
+    M = Hinv @ Hinv
+    cands = []
+    for y_enc, y_raw in labels:
+        x = S.copy()
+        idx = np.zeros(x.shape[0], dtype=int)
+        for _ in range(n_steps):
+            xa = np.hstack([x, np.ones((x.shape[0], 1))]) if fi else x
+            z = xa @ theta
+            g1, g2, _ = loss.derivatives(z, np.full(z.shape, y_enc))
+            a_new = (xa * g1[:, None]) @ Hinv   # H^-1 g'
+            # the removed row maximising ||H^-1 (g' - g_i)|| for each candidate
+            dist = (np.sum(a_new**2, axis=1)[:, None] - 2 * a_new @ A.T
+                    + np.sum(A**2, axis=1)[None, :])
+            idx = np.argmax(dist, axis=1)
+            v = (xa * g1[:, None]) - (Xa[idx] * l1[idx, None])      # g' - g_i
+            Mv = v @ M
+            # d/dx of v^T M v: 2 (g1 (Mv)_x + g2 theta_x (x~ . Mv))
+            grad = 2 * (g1[:, None] * Mv[:, :d]
+                        + g2[:, None] * theta[None, :d] * np.sum(xa * Mv, axis=1)[:, None])
+            step = R * grad / np.maximum(np.linalg.norm(grad, axis=1, keepdims=True), 1e-300)
+            x_new = x + 0.3 * step
+            x = R * x_new / np.linalg.norm(x_new, axis=1, keepdims=True)
+        xa = np.hstack([x, np.ones((x.shape[0], 1))]) if fi else x
+        g1, _, _ = loss.derivatives(xa @ theta, np.full(x.shape[0], y_enc))
+        a_new = (xa * g1[:, None]) @ Hinv
+        dist = (np.sum(a_new**2, axis=1)[:, None] - 2 * a_new @ A.T
+                + np.sum(A**2, axis=1)[None, :])
+        idx = np.argmax(dist, axis=1)
+        value = dist[np.arange(x.shape[0]), idx]
+        cands += [(float(value[k]), int(idx[k]), x[k].copy(), y_raw) for k in range(x.shape[0])]
+    cands.sort(key=lambda c: -c[0])
+    best = None
+    seen = set()
+    refits = 0
+    for _, i, xr, yr in cands:
+        key = (i, tuple(np.round(xr, 6)), yr)
+        if key in seen:
+            continue
+        seen.add(key)
+        Xp, yp = X.copy(), y.copy()
+        Xp[i] = xr
+        yp[i] = yr
+        try:
+            _, theta_p = _exact_theta(estimator, Xp, yp)
+        except ValueError:      # e.g. the replacement removed the last row of a class
+            continue
+        refits += 1
+        move = float(np.linalg.norm(theta_p - theta))
+        if best is None or move > best.movement:
+            best = WorstCasePair(index=i, x_replacement=xr, y_replacement=yr, movement=move,
+                                 sensitivity=float(fitted.sensitivity_),
+                                 theta_original=theta, theta_replaced=theta_p)
+        if refits >= n_refits:
+            break
+    best.n_refits = refits
+    return best
+

@@ -1,0 +1,123 @@
+"""PrivacyReport: sections present when they apply, numbers from the library's own tools."""
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.linear_model import LogisticRegression
+
+from sklearn_privacy import FILLogisticRegression
+from sklearn_privacy.report import PrivacyReport
+
+
+def _data(n=800, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = 0.3 * rng.normal(size=(2 * n, d))
+    X[:, 1] = rng.random(2 * n) < 0.3                  # a binary sensitive attribute
+    X /= np.max(np.linalg.norm(X, axis=1))
+    X[:, 1] = X[:, 1] > 0
+    y = (X[:, 0] + 0.3 * X[:, 1] + 0.1 * rng.normal(size=2 * n) > 0).astype(int)
+    return X[:n], y[:n], X[n:], y[n:]
+
+
+def test_fil_release_report_has_every_section_and_consistent_numbers():
+    import sklearn_privacy.fil as fil
+
+    X, y, Xp, yp = _data()
+    est = FILLogisticRegression(fit_intercept=False, data_norm=1.5, alpha=0.05, sigma=1.0)
+    sigma = est.fit(X, y).sigma_for_epsilon(2.0)
+    est.set_params(sigma=sigma).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rep = PrivacyReport.from_estimator(est, X, y, Xp, yp, sensitive_columns=[1],
+                                           canary_releases=4000, random_state=0)
+    assert [s.key for s in rep.sections] == ["claim", "release", "fil", "membership",
+                                             "inversion", "audits"]
+    s = rep.summary
+    assert s["claimed_epsilon"] == pytest.approx(2.0)
+    assert s["max_eta"] == pytest.approx(float(np.max(fil.eta(est, per_example=True))))
+    assert 0.0 <= s["empirical_epsilon"] <= s["claimed_epsilon"]
+    page = rep.to_html()
+    assert "not refuted" in page and "http" not in page          # self-contained
+    assert page.count("data:image/png;base64,") == sum(
+        sec.figure_png is not None for sec in rep.sections) >= 4
+    assert set(rep.timings) == {sec.key for sec in rep.sections}
+    # the most exposed row is listed first, by its index
+    top = int(np.argmax(fil.eta(est, per_example=True)))
+    fil_table = dict(rep.sections[2].table)
+    assert fil_table["most exposed rows (index: eta)"].startswith(f"{top}: ")
+
+
+def test_overfit_forest_report_shows_leakage_and_no_claim(tmp_path):
+    X, y, Xp, yp = _data(n=500)
+    rf = RandomForestClassifier(n_estimators=30, random_state=0).fit(X, y)
+    rep = PrivacyReport.from_estimator(rf, X, y, Xp, yp, n_canaries=300, random_state=0)
+    assert [s.key for s in rep.sections] == ["claim", "release", "membership", "audits"]
+    assert np.isinf(rep.summary["claimed_epsilon"])
+    assert rep.summary["empirical_epsilon"] > 1.0      # a fully grown forest memorises
+    memb = " ".join(rep.sections[2].verdicts)
+    assert "Membership leaks" in memb
+    auc = float(re.search(r"AUC[^:]*?(\d\.\d+) \[", str(rep.sections[2].table)).group(1))
+    assert auc > 0.55
+    path = tmp_path / "report.html"
+    rep.save_html(path)
+    assert path.read_text(encoding="utf-8") == rep._repr_html_()
+    assert "PrivacyReport(RandomForestClassifier" in repr(rep)
+
+
+def test_report_without_population_skips_attacks_and_plot_renders():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    X, y, _, _ = _data(n=300)
+    model = LogisticRegression().fit(X, y)
+    rep = PrivacyReport.from_estimator(model, X, y, n_canaries=100, random_state=0)
+    assert "membership" not in [s.key for s in rep.sections]
+    fig = rep.plot()
+    assert len(fig.axes) >= 2
+
+
+def test_raw_frame_pipeline_report():
+    pytest.importorskip("pandas")
+    from sklearn.compose import make_column_transformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    from sklearn_privacy.datasets import load_adult
+
+    adult = load_adult(raw=True, as_frame=True)
+    cols = ["age", "hours_per_week", "race", "sex"]
+    X = adult.data[cols].iloc[:1200]
+    y = (adult.target.iloc[:1200] == ">50K").to_numpy()
+    Xp = adult.data[cols].iloc[1200:2400]
+    yp = (adult.target.iloc[1200:2400] == ">50K").to_numpy()
+    pipe = make_pipeline(
+        make_column_transformer((OneHotEncoder(handle_unknown="ignore"), ["race", "sex"]),
+                                remainder=StandardScaler()),
+        FILLogisticRegression(sigma=0.1, alpha=1e-3)).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rep = PrivacyReport.from_estimator(pipe, X, y, Xp, yp, sensitive_columns=["sex"],
+                                           n_canaries=200, random_state=0)
+    keys = [s.key for s in rep.sections]
+    assert keys == ["claim", "release", "fil", "membership", "inversion", "audits"]
+    assert np.isinf(rep.summary["claimed_epsilon"])     # the scaler saw the private rows
+    fil_rows = dict(rep.sections[2].table)
+    assert "eta of 'sex' (median / max)" in fil_rows
+    # the most exposed rows are named by the frame's index labels
+    first = fil_rows["most exposed rows (index: eta)"].split(":")[0]
+    assert int(first) in set(X.index)
+
+
+def test_bad_input():
+    X, y, Xp, yp = _data(n=50)
+    with pytest.raises(Exception, match="not fitted|fitted"):
+        PrivacyReport.from_estimator(LogisticRegression(), X, y)
+    model = LogisticRegression().fit(X, y)
+    with pytest.raises(ValueError, match="y_train"):
+        PrivacyReport.from_estimator(model, X, y[:-1])
+    with pytest.raises(ValueError, match="y_population"):
+        PrivacyReport.from_estimator(model, X, y, Xp, yp[:-1])

@@ -1,0 +1,98 @@
+"""Worst-case neighbours of the FIL DP view: the search attains the (sharper) bounds."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from sklearn_privacy import FILLinearRegression, FILLogisticRegression
+from sklearn_privacy.attacks import canary_audit, worst_case_neighbours
+
+
+def _theta(est, X, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        f = clone(est).set_params(sigma=1.0, random_state=0).fit(X, y)
+    return f._audit_engine().theta, f.sensitivity_
+
+
+def _adversarial(loss, alpha=1e4):
+    n, R, B = 5, 1.3, 2.0
+    X = np.zeros((n, 1))
+    X[0, 0] = R
+    y = np.zeros(n)
+    if loss == "squared":
+        y[0] = B
+        return FILLinearRegression(fit_intercept=False, data_norm=R, target_bound=B,
+                                   alpha=alpha), X, y
+    y = y.astype(int)
+    y[1] = 1
+    return FILLogisticRegression(fit_intercept=False, data_norm=R, alpha=alpha), X, y
+
+
+@pytest.mark.parametrize("loss", ["squared", "logistic"])
+def test_search_attains_the_bound_on_adversarial_data(loss):
+    est, X, y = _adversarial(loss)
+    pair = worst_case_neighbours(est, X, y, random_state=0)
+    # the pair's move, recomputed by independent exact refits
+    Xp, yp = X.copy(), y.copy()
+    Xp[pair.index] = pair.x_replacement
+    yp[pair.index] = pair.y_replacement
+    (t0, sens), (t1, _) = _theta(est, X, y), _theta(est, Xp, yp)
+    assert np.linalg.norm(t1 - t0) == pytest.approx(pair.movement, rel=1e-9)
+    assert pair.sensitivity == sens
+    assert 0.98 < pair.ratio <= 1.0 + 1e-9
+    assert np.linalg.norm(pair.x_replacement) == pytest.approx(est.data_norm)
+
+
+@pytest.mark.parametrize("loss", ["squared", "logistic"])
+def test_search_beats_random_pairs_and_never_exceeds_the_bound(loss):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(120, 3))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    if loss == "squared":
+        y = np.clip(X @ [0.8, -0.5, 0.2] + 0.1 * rng.normal(size=120), -1, 1)
+        est = FILLinearRegression(fit_intercept=False, data_norm=1.0, target_bound=1.0,
+                                  alpha=2.0)
+        labels = [-1.0, 1.0]
+    else:
+        y = (X[:, 0] > 0).astype(int)
+        est = FILLogisticRegression(fit_intercept=False, data_norm=1.0, alpha=2.0)
+        labels = [0, 1]
+    pair = worst_case_neighbours(est, X, y, random_state=0)
+    t0, sens = _theta(est, X, y)
+    random_best = 0.0
+    for _ in range(25):
+        i = rng.integers(120)
+        Xp, yp = X.copy(), y.copy()
+        x = rng.normal(size=3)
+        Xp[i] = x / np.linalg.norm(x)
+        yp[i] = labels[rng.integers(2)]
+        random_best = max(random_best, np.linalg.norm(_theta(est, Xp, yp)[0] - t0) / sens)
+    assert random_best < pair.ratio <= 1.0 + 1e-9
+
+
+def test_pair_statistic_drives_canary_audit_towards_the_claim():
+    est, X, y = _adversarial("squared")
+    pair = worst_case_neighbours(est, X, y, random_state=0)
+    sigma = clone(est).set_params(sigma=1.0).fit(X, y).sigma_for_epsilon(4.0)
+    res = canary_audit(clone(est).set_params(sigma=sigma), X, y, pair.index,
+                       pair.x_replacement, pair.y_replacement, statistic=pair.statistic(),
+                       n_releases=20_000, refit=False, random_state=0)
+    assert res.claimed_epsilon == pytest.approx(4.0)
+    # a tight pair and the optimal statistic: a large share of the claim, never above it
+    assert 0.5 * 4.0 < res.epsilon_lower_bound <= 4.0
+
+
+def test_bad_input():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20, 2))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(TypeError, match="searches the DP view"):
+        worst_case_neighbours(object(), X, y)
+    with pytest.raises(ValueError, match="needs data_norm"):
+        worst_case_neighbours(FILLogisticRegression(fit_intercept=False), X, y)
+    with pytest.raises(ValueError, match="n_refits must be a positive integer"):
+        worst_case_neighbours(FILLogisticRegression(fit_intercept=False, data_norm=1.0),
+                              X, y, n_refits=0)
