@@ -21,6 +21,7 @@ from sklearn_privacy.fil import (
     EtaDisplay,
     FILLinearRegression,
     FILLogisticRegression,
+    FILPoissonRegressor,
     IRFILLinearRegression,
     IRFILLogisticRegression,
 )
@@ -34,6 +35,7 @@ __all__ = [
     "EtaDisplay",
     "FILLinearRegression",
     "FILLogisticRegression",
+    "FILPoissonRegressor",
     "IRFILLinearRegression",
     "IRFILLogisticRegression",
     "MembershipROCDisplay",

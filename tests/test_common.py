@@ -18,6 +18,7 @@ def _instances():
     from sklearn_privacy import (
         FILLinearRegression,
         FILLogisticRegression,
+        FILPoissonRegressor,
         IRFILLinearRegression,
         IRFILLogisticRegression,
         PrivateMulticalibrator,
@@ -28,6 +29,7 @@ def _instances():
     return [
         FILLinearRegression(sigma=1e-8, random_state=0),
         FILLogisticRegression(sigma=1e-8, random_state=0),
+        FILPoissonRegressor(sigma=1e-8, alpha=1e-3, random_state=0),
         IRFILLinearRegression(sigma=1e-8, n_iter=3, random_state=0),
         IRFILLogisticRegression(sigma=1e-8, n_iter=3, random_state=0),
         WERMClassifier(),

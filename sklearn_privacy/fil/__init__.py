@@ -7,9 +7,11 @@ from ._display import EtaDisplay
 from ._dp import analytic_gaussian_delta, analytic_gaussian_epsilon, analytic_gaussian_sigma
 from ._engine import FILEngine
 from ._irfil import IRFILLinearRegression, IRFILLogisticRegression
+from ._poisson import FILPoissonRegressor
 from ._regression import FILLinearRegression
 
 __all__ = ["BaseFILEstimator", "EtaDisplay", "FILEngine", "FILLinearRegression",
-           "FILLogisticRegression", "IRFILLinearRegression", "IRFILLogisticRegression",
+           "FILLogisticRegression", "FILPoissonRegressor", "IRFILLinearRegression",
+           "IRFILLogisticRegression",
            "analytic_gaussian_delta", "analytic_gaussian_epsilon", "analytic_gaussian_sigma",
            "eta", "fisher_information"]
