@@ -9,9 +9,10 @@ from ._engine import FILEngine
 from ._irfil import IRFILLinearRegression, IRFILLogisticRegression
 from ._poisson import FILPoissonRegressor
 from ._regression import FILLinearRegression
+from ._sklearn_audit import audit
 
 __all__ = ["BaseFILEstimator", "EtaDisplay", "FILEngine", "FILLinearRegression",
            "FILLogisticRegression", "FILPoissonRegressor", "IRFILLinearRegression",
            "IRFILLogisticRegression",
            "analytic_gaussian_delta", "analytic_gaussian_epsilon", "analytic_gaussian_sigma",
-           "eta", "fisher_information"]
+           "audit", "eta", "fisher_information"]
