@@ -2,8 +2,10 @@
 
 Components
 ----------
-- :class:`FILLinearRegression`, :class:`FILLogisticRegression` -- output-perturbed
-  GLMs that report the Fisher information loss (FIL) of every training value.
+- :class:`FILLinearRegression`, :class:`FILLogisticRegression`,
+  :class:`FILPoissonRegressor` -- output-perturbed GLMs that report the Fisher
+  information loss (FIL) of every training value; :func:`sklearn_privacy.fil.audit`
+  does the same for a linear model trained with scikit-learn.
 - :class:`IRFILLinearRegression`, :class:`IRFILLogisticRegression` -- iteratively
   reweighted FIL: equal leakage across individuals.
 - :class:`WERMClassifier` -- weighted ERM over training and reference data.

@@ -163,3 +163,38 @@ def test_pipeline_eta_with_column_names():
     region = eta(pipe, columns="region", per_example=True)
     np.testing.assert_allclose(region, pipe[-1].eta(columns=[1, 2, 3], per_example=True))
     assert np.all(region <= pipe[-1].eta_ * (1 + 1e-12))
+
+
+def test_make_count_data_follows_its_documented_model():
+    """A fit on many simulated rows recovers the documented log-mean coefficients."""
+    from sklearn_privacy.datasets import make_count_data
+
+    counts = make_count_data(40_000, random_state=0)
+    data = counts.data
+    age = data[:, 0].astype(float)
+    female = (data[:, 1] == "female").astype(float)
+    regions = ["south", "east", "west"]  # north is the reference level
+    X = np.column_stack([age - 50, female] + [(data[:, 2] == r).astype(float) for r in regions]
+                        + [data[:, 3].astype(float), data[:, 4].astype(float)])
+    est = FILPoissonRegressor(sigma=1e-12, alpha=0.0, random_state=0).fit(X, counts.target)
+    truth = [counts.coef["age"], counts.coef["sex=female"]] + [
+        counts.coef[f"region={r}"] for r in regions] + [counts.coef["chronic"],
+                                                        counts.coef["smoker"]]
+    np.testing.assert_allclose(est.coef_, truth, atol=0.05)
+    assert est.intercept_ == pytest.approx(counts.coef["intercept"], abs=0.05)
+    # same seed, same table; overdispersion adds variance at the same mean
+    again = make_count_data(40_000, random_state=0)
+    np.testing.assert_array_equal(again.target, counts.target)
+    wide = make_count_data(40_000, overdispersion=1.0, random_state=0).target
+    assert wide.var() > 1.5 * counts.target.var()
+    assert abs(wide.mean() - counts.target.mean()) < 0.1 * counts.target.mean()
+
+
+@pytest.mark.parametrize("kwargs,match", [({"n_samples": 0}, "n_samples"),
+                                          ({"n_samples": 2.5}, "n_samples"),
+                                          ({"overdispersion": -1.0}, "overdispersion")])
+def test_make_count_data_bad_arguments(kwargs, match):
+    from sklearn_privacy.datasets import make_count_data
+
+    with pytest.raises(ValueError, match=match):
+        make_count_data(**kwargs)
