@@ -1,6 +1,6 @@
 """
 Count data: the Fisher information loss of a Poisson regression
-================================================================
+===============================================================
 
 Yearly clinic visits are the typical sensitive regression target: a count per person.
 This example fits scikit-learn's :class:`~sklearn.linear_model.PoissonRegressor` the

@@ -198,3 +198,10 @@ def test_make_count_data_bad_arguments(kwargs, match):
 
     with pytest.raises(ValueError, match=match):
         make_count_data(**kwargs)
+
+
+def test_dask_input_is_refused_clearly():
+    da = pytest.importorskip("dask.array")
+    X, y = _counts(n=40)
+    with pytest.raises(TypeError, match="does not take dask collections"):
+        FILPoissonRegressor().fit(da.from_array(X, chunks=20), y)
