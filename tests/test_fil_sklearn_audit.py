@@ -298,6 +298,13 @@ def test_refusals_are_clear():
         fil.audit(LinearRegression().fit(Xs, y), Xs, y, sigma=1.0)
     with pytest.raises(ValueError, match="sigma"):
         fil.audit(Ridge().fit(X, y), X, y, sigma=-1.0)
+    ridge = Ridge().fit(X, y)
+    with pytest.raises(ValueError, match="sample_weight must be finite and non-negative"):
+        fil.audit(ridge, X, y, sigma=1.0, sample_weight=-np.ones(len(y)))
+    with pytest.raises(ValueError, match="sample_weight: all weights are zero"):
+        fil.audit(ridge, X, y, sigma=1.0, sample_weight=np.zeros(len(y)))
+    with pytest.raises(ValueError, match="X.*inconsistent numbers of samples"):
+        fil.audit(ridge, X[:-3], y, sigma=1.0, sample_weight=np.ones(len(y)))
 
 
 def test_wrong_training_data_warns():

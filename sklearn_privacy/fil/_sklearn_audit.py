@@ -38,7 +38,7 @@ from sklearn.linear_model import (
     RidgeCV,
 )
 from sklearn.pipeline import Pipeline
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
 from ..utils._validation import errors_name
 from ..utils.fixes import _check_sample_weight
@@ -359,11 +359,18 @@ def audit(estimator, X, y, *, sigma, sample_weight=None, data_norm=None,
             f"X: the model was fitted on {n_in} features but X gives {Xt.shape[1]} (after "
             "the pipeline's preprocessing); pass the training data of the model."
         )
+    with errors_name("X"):
+        check_consistent_length(Xt, y)
     n = Xt.shape[0]
     if sample_weight is not None:
         with errors_name("sample_weight"):
             sample_weight = _check_sample_weight(sample_weight, np.empty((n, 0)),
                                                  dtype=np.float64)
+        if not np.all(np.isfinite(sample_weight)) or np.any(sample_weight < 0):
+            raise ValueError("sample_weight must be finite and non-negative (the weights "
+                             "the model was fitted with).")
+        if not np.sum(sample_weight) > 0:
+            raise ValueError("sample_weight: all weights are zero; at least one must be > 0.")
     W = _total_weight(sample_weight, n)
     cls, params, note = handler(model, W, y)
     if is_classifier(model):
