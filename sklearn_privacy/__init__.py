@@ -6,7 +6,8 @@ Components
   :class:`FILPoissonRegressor` -- output-perturbed GLMs that report the Fisher
   information loss (FIL) of every training value; :func:`sklearn_privacy.fil.audit`
   does the same for a linear model trained with scikit-learn.
-- :class:`IRFILLinearRegression`, :class:`IRFILLogisticRegression` -- iteratively
+- :class:`IRFILLinearRegression`, :class:`IRFILLogisticRegression`,
+  :class:`IRFILPoissonRegressor` -- iteratively
   reweighted FIL: equal leakage across individuals.
 - :class:`WERMClassifier` -- weighted ERM over training and reference data.
 - :class:`PrivateMulticalibrator` -- multicalibration post-processing, optionally
@@ -26,6 +27,7 @@ from sklearn_privacy.fil import (
     FILPoissonRegressor,
     IRFILLinearRegression,
     IRFILLogisticRegression,
+    IRFILPoissonRegressor,
 )
 from sklearn_privacy.metrics import PrivacyUtilityDisplay
 from sklearn_privacy.multicalibration import MulticalibrationDisplay, PrivateMulticalibrator
@@ -40,6 +42,7 @@ __all__ = [
     "FILPoissonRegressor",
     "IRFILLinearRegression",
     "IRFILLogisticRegression",
+    "IRFILPoissonRegressor",
     "MembershipROCDisplay",
     "MulticalibrationDisplay",
     "PrivacyUtilityDisplay",

@@ -21,6 +21,7 @@ def _instances():
         FILPoissonRegressor,
         IRFILLinearRegression,
         IRFILLogisticRegression,
+        IRFILPoissonRegressor,
         PrivateMulticalibrator,
         WERMClassifier,
     )
@@ -32,6 +33,7 @@ def _instances():
         FILPoissonRegressor(sigma=1e-8, alpha=1e-3, random_state=0),
         IRFILLinearRegression(sigma=1e-8, n_iter=3, random_state=0),
         IRFILLogisticRegression(sigma=1e-8, n_iter=3, random_state=0),
+        IRFILPoissonRegressor(sigma=1e-8, alpha=1e-3, n_iter=3, random_state=0),
         WERMClassifier(),
         PrivateMulticalibrator(random_state=0),
         PrivateMulticalibrator(mechanism="numeric_sparse", random_state=0),

@@ -205,3 +205,26 @@ def test_dask_input_is_refused_clearly():
     X, y = _counts(n=40)
     with pytest.raises(TypeError, match="does not take dask collections"):
         FILPoissonRegressor().fit(da.from_array(X, chunks=20), y)
+
+
+def test_irfil_poisson_equalises_eta_and_matches_a_weighted_refit():
+    """IRFIL on the Poisson loss: eta equalised; the release is the weighted FIL fit."""
+    from sklearn_privacy import IRFILPoissonRegressor
+
+    X, y = _counts(n=150, d=3, seed=5)
+    plain = FILPoissonRegressor(sigma=1.0, alpha=0.02, random_state=0).fit(X, y)
+    fair = IRFILPoissonRegressor(sigma=1.0, alpha=0.02, n_iter=12, random_state=0).fit(X, y)
+    cv = fair.eta_history_["cv"]
+    assert cv[0] == pytest.approx(plain.eta_.std() / plain.eta_.mean(), rel=1e-9)
+    assert cv[-1] < 1e-3 * cv[0]
+    assert fair.sample_weight_.sum() == pytest.approx(150.0)
+    # oracle: the plain estimator fitted with the final weights gives the same etas
+    ref = FILPoissonRegressor(sigma=1.0, alpha=0.02, random_state=0).fit(
+        X, y, sample_weight=fair.sample_weight_)
+    np.testing.assert_allclose(fair.eta_, ref.eta_, rtol=1e-8)
+    assert fair.epsilon_ == np.inf
+    # an attribute (the label) equalised instead
+    label = IRFILPoissonRegressor(sigma=1.0, alpha=0.02, n_iter=12, attributes="label",
+                                  random_state=0).fit(X, y)
+    e = label.eta(columns="label", per_example=True)
+    assert e.std() / e.mean() < 1e-2

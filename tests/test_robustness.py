@@ -619,7 +619,7 @@ def _count_cases():
     """FILPoissonRegressor, fil.audit of scikit-learn models, the simulated count table."""
     from sklearn.linear_model import PoissonRegressor, Ridge
 
-    from sklearn_privacy import FILPoissonRegressor, fil
+    from sklearn_privacy import FILPoissonRegressor, IRFILPoissonRegressor, fil
     from sklearn_privacy.datasets import make_count_data
 
     counts = np.round(np.exp(0.3 * X0[:, 0]) * 2)
@@ -633,6 +633,11 @@ def _count_cases():
                      "y": ("nan", "inf", "neg", "wrong_length", "ndim3", "strings", "complex"),
                      "sample_weight": ("nan", "inf", "neg", "wrong_length", "ndim3",
                                        "strings", "complex")}),
+        Case("IRFILPoissonRegressor.fit",
+             _fit_predict(lambda: IRFILPoissonRegressor(alpha=1e-2, n_iter=2, random_state=0)),
+             lambda: {"X": X0, "y": counts, "sample_weight": np.ones(N)},
+             arrays={"X": ARRAY_KINDS, "y": ("nan", "inf", "neg", "wrong_length", "strings"),
+                     "sample_weight": ("nan", "inf", "neg", "wrong_length")}),
         Case("FILPoissonRegressor.predict", _fit_predict(factory),
              lambda: {"X": X0, "y": counts, "X_test": X0[:5]},
              arrays={"X_test": ("nan", "inf", "ndim3", "strings", "complex", "wrong_width")},
