@@ -312,3 +312,16 @@ def test_wrong_training_data_warns():
     model = Ridge(alpha=1.0).fit(X, y)
     with pytest.warns(UserWarning, match="from the exact minimiser"):
         fil.audit(model, X, y + 5.0, sigma=1.0)
+
+
+def test_unpenalised_logistic_on_separable_classes_is_refused():
+    X, _, _ = _data("clf", n=60)
+    y = (X[:, 0] > 0).astype(int)  # separable
+    model = LogisticRegression(C=np.inf, max_iter=50)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(X, y)
+    with pytest.raises(ValueError, match="LogisticRegression.*alpha=0.0.*separable"):
+        fil.audit(model, X, y, sigma=1.0)
