@@ -10,15 +10,12 @@ when a pipeline was given -- so that every audit tool of the package applies unc
 Penalty conventions (``W`` = total sample weight, ``n`` without weights; the FIL objective
 is ``sum_i w_i l_i + W alpha / 2 ||coef||^2``, the intercept never penalised):
 
-=====================================  ===============================  =====================
-scikit-learn model                      its objective                    FIL ``alpha``
-=====================================  ===============================  =====================
-``LinearRegression``                    ``sum w (y - z)^2``              ``0``
-``Ridge(alpha=a)`` / ``RidgeCV``        ``sum w (y - z)^2 + a ||coef||^2``  ``a / W`` (``alpha_``)
-``LogisticRegression(C=c)``, L2         ``c sum w l + ||coef||^2 / 2``   ``1 / (c W)``
-``LogisticRegression(C=inf)``           ``sum w l``                      ``0``
-``PoissonRegressor(alpha=a)``           ``sum w D / (2 W) + a/2 ||coef||^2``  ``a``
-=====================================  ===============================  =====================
+- ``LinearRegression``: ``sum w (y - z)^2`` -> ``alpha = 0``;
+- ``Ridge(alpha=a)``: ``sum w (y - z)^2 + a ||coef||^2`` -> ``a / W`` (``RidgeCV``: its
+  ``alpha_``);
+- ``LogisticRegression(C=c)``, L2: ``c sum w l + ||coef||^2 / 2`` -> ``1 / (c W)``;
+  ``C=inf``: ``0``;
+- ``PoissonRegressor(alpha=a)``: ``sum w D / (2 W) + a/2 ||coef||^2`` -> ``a``.
 
 The multinomial case plugs into :data:`_HANDLERS` (one mapping function per model type).
 """
