@@ -325,3 +325,16 @@ def test_unpenalised_logistic_on_separable_classes_is_refused():
         model.fit(X, y)
     with pytest.raises(ValueError, match="LogisticRegression.*alpha=0.0.*separable"):
         fil.audit(model, X, y, sigma=1.0)
+
+
+def test_sparse_input_gives_the_dense_audit():
+    import scipy.sparse as sp
+
+    X, y, sw = _data("clf", n=150, d=5, seed=7)
+    X[np.abs(X) < 0.8] = 0.0
+    model = LogisticRegression(C=0.7, tol=1e-10, solver="newton-cholesky")
+    dense = fil.audit(model.fit(X, y), X, y, sigma=0.3, sample_weight=None)
+    Xs = sp.csr_matrix(X)
+    sparse = fil.audit(model.fit(Xs, y), Xs, y, sigma=0.3)
+    np.testing.assert_allclose(sparse.eta_, dense.eta_, rtol=1e-9)
+    assert sparse.release(random_state=0).predict(Xs).shape == (150,)

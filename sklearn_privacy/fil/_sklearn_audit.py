@@ -74,7 +74,7 @@ class _AuditedMixin:
             state.pop(key, None)
         return state
 
-    def release(self, random_state=None, *, sigma=None):
+    def release(self, random_state=None, *, sigma: float | None = None):
         """A copy of the audited scikit-learn model (or pipeline) with noisy coefficients.
 
         The exact minimiser (the user's coefficients after polishing) plus one draw of
@@ -254,8 +254,8 @@ def _user_theta(model):
     return np.r_[coef, float(np.ravel(model.intercept_)[0])]
 
 
-def audit(estimator, X, y, *, sigma, sample_weight=None, data_norm=None,
-          target_bound=None, random_state=None):
+def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float | None = None,
+          target_bound: float | None = None, random_state=None):
     """FIL audit of a linear model already trained with scikit-learn.
 
     Maps the fitted model's penalty to the FIL objective exactly (table in the user
