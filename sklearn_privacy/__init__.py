@@ -2,9 +2,12 @@
 
 Components
 ----------
-- :class:`FILLinearRegression`, :class:`FILLogisticRegression` -- output-perturbed
-  GLMs that report the Fisher information loss (FIL) of every training value.
-- :class:`IRFILLinearRegression`, :class:`IRFILLogisticRegression` -- iteratively
+- :class:`FILLinearRegression`, :class:`FILLogisticRegression`,
+  :class:`FILPoissonRegressor` -- output-perturbed GLMs that report the Fisher
+  information loss (FIL) of every training value; :func:`sklearn_privacy.fil.audit`
+  does the same for a linear model trained with scikit-learn.
+- :class:`IRFILLinearRegression`, :class:`IRFILLogisticRegression`,
+  :class:`IRFILPoissonRegressor` -- iteratively
   reweighted FIL: equal leakage across individuals.
 - :class:`WERMClassifier` -- weighted ERM over training and reference data.
 - :class:`PrivateMulticalibrator` -- multicalibration post-processing, optionally
@@ -24,8 +27,10 @@ from sklearn_privacy.fil import (
     EtaDisplay,
     FILLinearRegression,
     FILLogisticRegression,
+    FILPoissonRegressor,
     IRFILLinearRegression,
     IRFILLogisticRegression,
+    IRFILPoissonRegressor,
 )
 from sklearn_privacy.metrics import PrivacyUtilityDisplay
 from sklearn_privacy.multicalibration import MulticalibrationDisplay, PrivateMulticalibrator
@@ -39,8 +44,10 @@ __all__ = [
     "EtaDisplay",
     "FILLinearRegression",
     "FILLogisticRegression",
+    "FILPoissonRegressor",
     "IRFILLinearRegression",
     "IRFILLogisticRegression",
+    "IRFILPoissonRegressor",
     "MembershipROCDisplay",
     "MulticalibrationDisplay",
     "PrivacyReport",

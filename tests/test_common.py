@@ -18,8 +18,10 @@ def _instances():
     from sklearn_privacy import (
         FILLinearRegression,
         FILLogisticRegression,
+        FILPoissonRegressor,
         IRFILLinearRegression,
         IRFILLogisticRegression,
+        IRFILPoissonRegressor,
         PrivateMulticalibrator,
         WERMClassifier,
     )
@@ -29,8 +31,10 @@ def _instances():
     return [
         FILLinearRegression(sigma=1e-8, random_state=0),
         FILLogisticRegression(sigma=1e-8, random_state=0),
+        FILPoissonRegressor(sigma=1e-8, alpha=1e-3, random_state=0),
         IRFILLinearRegression(sigma=1e-8, n_iter=3, random_state=0),
         IRFILLogisticRegression(sigma=1e-8, n_iter=3, random_state=0),
+        IRFILPoissonRegressor(sigma=1e-8, alpha=1e-3, n_iter=3, random_state=0),
         WERMClassifier(),
         PrivateMulticalibrator(random_state=0),
         PrivateMulticalibrator(mechanism="numeric_sparse", random_state=0),

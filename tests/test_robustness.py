@@ -621,9 +621,56 @@ def _display_cases():
     ]
 
 
+def _count_cases():
+    """FILPoissonRegressor, fil.audit of scikit-learn models, the simulated count table."""
+    from sklearn.linear_model import PoissonRegressor, Ridge
+
+    from sklearn_privacy import FILPoissonRegressor, IRFILPoissonRegressor, fil
+    from sklearn_privacy.datasets import make_count_data
+
+    counts = np.round(np.exp(0.3 * X0[:, 0]) * 2)
+    ridge = Ridge(alpha=1.0).fit(X0, YREG)
+    pois = PoissonRegressor(alpha=0.1).fit(X0, counts)
+    factory = lambda: FILPoissonRegressor(alpha=1e-2, random_state=0)  # noqa: E731
+    return [
+        Case("FILPoissonRegressor.fit", _fit_predict(factory),
+             lambda: {"X": X0, "y": counts, "sample_weight": np.ones(N)},
+             arrays={"X": ARRAY_KINDS,
+                     "y": ("nan", "inf", "neg", "wrong_length", "ndim3", "strings", "complex"),
+                     "sample_weight": ("nan", "inf", "neg", "wrong_length", "ndim3",
+                                       "strings", "complex")}),
+        Case("IRFILPoissonRegressor.fit",
+             _fit_predict(lambda: IRFILPoissonRegressor(alpha=1e-2, n_iter=2, random_state=0)),
+             lambda: {"X": X0, "y": counts, "sample_weight": np.ones(N)},
+             arrays={"X": ARRAY_KINDS, "y": ("nan", "inf", "neg", "wrong_length", "strings"),
+                     "sample_weight": ("nan", "inf", "neg", "wrong_length")}),
+        Case("FILPoissonRegressor.predict", _fit_predict(factory),
+             lambda: {"X": X0, "y": counts, "X_test": X0[:5]},
+             arrays={"X_test": ("nan", "inf", "ndim3", "strings", "complex", "wrong_width")},
+             aliases={"X_test": ("X", "features")}),
+        Case("fil.audit(Ridge)", lambda **kw: fil.audit(**kw).eta_,
+             lambda: {"estimator": ridge, "X": X0, "y": YREG, "sigma": 1.0,
+                      "sample_weight": np.ones(N)},
+             arrays={"X": ("nan", "inf", "wrong_length", "ndim3", "strings", "complex",
+                           "wrong_width"),
+                     "y": ("nan", "inf", "wrong_length", "ndim3", "strings", "complex"),
+                     "sample_weight": ("nan", "inf", "neg", "wrong_length", "ndim3",
+                                       "strings")},
+             scalars={"sigma": ("nan_scalar", "inf_scalar", "str_scalar", "neg", "zero")},
+             aliases={"X": ("features",)}),
+        Case("fil.audit(PoissonRegressor)", lambda **kw: fil.audit(**kw).eta_,
+             lambda: {"estimator": pois, "X": X0, "y": counts, "sigma": 1.0},
+             arrays={"y": ("nan", "inf", "neg", "wrong_length", "strings")}),
+        Case("make_count_data", lambda **kw: make_count_data(**kw).target,
+             lambda: {"n_samples": 20, "overdispersion": 0.5, "random_state": 0},
+             scalars={"n_samples": ("nan_scalar", "str_scalar", "neg", "zero"),
+                      "overdispersion": ("nan_scalar", "inf_scalar", "neg")}),
+    ]
+
+
 def _all_cases():
     return (_fil_cases() + _attack_cases() + _mc_cases() + _werm_cases() + _utils_cases()
-            + _pipeline_cases() + _display_cases())
+            + _pipeline_cases() + _display_cases() + _count_cases())
 
 
 CASES = {c.name: c for c in _all_cases()}

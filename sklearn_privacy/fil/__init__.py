@@ -7,9 +7,12 @@ from ._display import EtaDisplay
 from ._dp import analytic_gaussian_delta, analytic_gaussian_epsilon, analytic_gaussian_sigma
 from ._engine import FILEngine
 from ._irfil import IRFILLinearRegression, IRFILLogisticRegression
+from ._poisson import FILPoissonRegressor, IRFILPoissonRegressor
 from ._regression import FILLinearRegression
+from ._sklearn_audit import audit
 
 __all__ = ["BaseFILEstimator", "EtaDisplay", "FILEngine", "FILLinearRegression",
-           "FILLogisticRegression", "IRFILLinearRegression", "IRFILLogisticRegression",
+           "FILLogisticRegression", "FILPoissonRegressor", "IRFILLinearRegression",
+           "IRFILLogisticRegression", "IRFILPoissonRegressor",
            "analytic_gaussian_delta", "analytic_gaussian_epsilon", "analytic_gaussian_sigma",
-           "eta", "fisher_information"]
+           "audit", "eta", "fisher_information"]

@@ -37,8 +37,10 @@ def final_fil_estimator(estimator, who, why=""):
     if not isinstance(final, BaseFILEstimator):
         raise TypeError(
             f"{who} needs a fitted FIL estimator (FILLinearRegression, "
-            "FILLogisticRegression or their IRFIL variants), possibly as the last step of a "
-            f"Pipeline{why}; got {type(final).__name__}."
+            "FILLogisticRegression, FILPoissonRegressor or the IRFIL variants), possibly as "
+            f"the last step of a Pipeline{why}; got {type(final).__name__}. For a linear "
+            "model trained with scikit-learn, sklearn_privacy.fil.audit(model, X, y, "
+            "sigma=...) returns one."
         )
     return steps, final
 

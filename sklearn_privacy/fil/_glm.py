@@ -34,18 +34,27 @@ class GLMLoss:
     def value(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         if self.name == "squared":
             return 0.5 * (z - y) ** 2
+        if self.name == "poisson":  # half Poisson deviance up to a term free of z
+            with np.errstate(over="ignore"):
+                return np.exp(z) - y * z
         return np.logaddexp(0.0, z) - y * z
 
     def derivatives(self, z: np.ndarray, y: np.ndarray):
         """Return ``(l', l'', dl'/dy)`` at every ``(z_i, y_i)``."""
         if self.name == "squared":
             return z - y, np.ones_like(z), -np.ones_like(z)
+        if self.name == "poisson":
+            with np.errstate(over="ignore"):
+                mu = np.exp(z)
+            return mu - y, mu, -np.ones_like(z)
         s = expit(z)
         return s - y, s * (1.0 - s), -np.ones_like(z)
 
 
 SQUARED = GLMLoss("squared")
 LOGISTIC = GLMLoss("logistic")
+#: Poisson regression with log link: l = exp(z) - y z, l' = exp(z) - y, l'' = exp(z).
+POISSON = GLMLoss("poisson")
 
 
 class SingularHessianError(ValueError):
@@ -317,7 +326,8 @@ def fit_minimiser(
             return (grad, *hessian(c))
 
         def separable():
-            _check_not_separable(z, y, sample_weight, reg_diag)
+            if loss.name == "logistic":
+                _check_not_separable(z, y, sample_weight, reg_diag)
 
         return f, derivatives, separable
 

@@ -1,0 +1,438 @@
+"""FIL audit of a linear model trained with scikit-learn itself.
+
+:func:`audit` maps a fitted scikit-learn ``LinearRegression``, ``Ridge``, ``RidgeCV``,
+binary ``LogisticRegression`` or ``PoissonRegressor`` (alone or as the last step of a
+``Pipeline``) to the FIL estimator with the same objective, fits that estimator on the
+same data warm-started from the user's coefficients (Newton polishes them to the exact
+minimiser the Jacobians assume), and returns it -- wrapped in the user's preprocessing
+when a pipeline was given -- so that every audit tool of the package applies unchanged.
+
+Penalty conventions (``W`` = total sample weight, ``n`` without weights; the FIL objective
+is ``sum_i w_i l_i + W alpha / 2 ||coef||^2``, the intercept never penalised):
+
+- ``LinearRegression``: ``sum w (y - z)^2`` -> ``alpha = 0``;
+- ``Ridge(alpha=a)``: ``sum w (y - z)^2 + a ||coef||^2`` -> ``a / W`` (``RidgeCV``: its
+  ``alpha_``);
+- ``LogisticRegression(C=c)``, L2: ``c sum w l + ||coef||^2 / 2`` -> ``1 / (c W)``;
+  ``C=inf``: ``0``;
+- ``PoissonRegressor(alpha=a)``: ``sum w D / (2 W) + a/2 ||coef||^2`` -> ``a``.
+
+The multinomial case plugs into :data:`_HANDLERS` (one mapping function per model type).
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+
+import numpy as np
+from sklearn.base import is_classifier
+from sklearn.linear_model import (
+    LinearRegression,
+    LogisticRegression,
+    PoissonRegressor,
+    Ridge,
+    RidgeCV,
+)
+from sklearn.pipeline import Pipeline
+from sklearn.utils.validation import check_consistent_length, check_is_fitted
+
+from ..utils._validation import errors_name
+from ..utils.fixes import _check_sample_weight
+from ._classification import FILLogisticRegression
+from ._glm import SingularHessianError
+from ._poisson import FILPoissonRegressor
+from ._regression import FILLinearRegression
+
+__all__ = ["audit"]
+
+#: Relative distance (to ``max(1, ||theta||)``) between the user's coefficients and the
+#: exact minimiser above which the audit warns that it describes a different model.
+POLISH_WARN = 0.1
+
+#: Fitted attributes of a scikit-learn model kept in a release (everything else ending in
+#: ``_`` -- iteration counts, singular values, cross-validation scores -- is dropped).
+_RELEASE_KEEP = ("coef_", "intercept_", "classes_", "n_features_in_", "feature_names_in_",
+                 "alpha_")
+
+
+class _AuditedMixin:
+    """What an audit adds to a FIL estimator: the warm start, the polish and the release.
+
+    The user's model (which holds the *exact* coefficients) is kept in memory only: it is
+    removed from every pickle, as the rest of the audit state.
+    """
+
+    def _fit_exact(self, X, y, sample_weight, theta_init=None):
+        if theta_init is None:
+            theta_init = self.__dict__.get("_theta_init")
+        return super()._fit_exact(X, y, sample_weight, theta_init=theta_init)
+
+    def __getstate__(self):
+        state = dict(super().__getstate__())
+        for key in ("_source", "_theta_init"):
+            state.pop(key, None)
+        return state
+
+    def release(self, random_state=None, *, sigma: float | None = None):
+        """A copy of the audited scikit-learn model (or pipeline) with noisy coefficients.
+
+        The exact minimiser (the user's coefficients after polishing) plus one draw of
+        :math:`\\mathcal N(0, \\sigma^2 I)` on every coefficient and the intercept -- the
+        output-perturbation mechanism whose FIL this object reports -- written into a
+        deep copy of the user's own model: same class, same parameters, ready to
+        ``predict`` and to pickle. Data-dependent fitted attributes other than the
+        coefficients (``n_iter_``, ``rank_``, ``singular_``, ``best_score_``,
+        ``cv_results_``) are removed; ``classes_``, ``n_features_in_``,
+        ``feature_names_in_`` and ``RidgeCV``'s selected ``alpha_`` are kept (see
+        ``release_claim_`` for what that means for privacy). When a pipeline was audited,
+        the whole pipeline is copied and its last step replaced.
+
+        Parameters
+        ----------
+        random_state : int, RandomState instance, Generator or None, default=None
+            Source of the noise: ``None`` draws from fresh OS entropy (required for a
+            private release); a fixed seed is for tests only.
+        sigma : float or None, default=None
+            Noise scale of this release (``None``: the ``sigma`` of the audit). The etas
+            of this object describe its own ``sigma``; at another scale they are
+            multiplied by ``sigma_audit / sigma``.
+
+        Returns
+        -------
+        model : estimator
+            An instance of the audited model's class (a ``Pipeline`` of the same steps
+            when a pipeline was audited).
+        """
+        source = self.__dict__.get("_source")
+        if source is None:
+            self._audit_engine()  # raises the clear error of a model loaded from a dump
+            raise AttributeError("release is only available on the result of fil.audit.")
+        new = type(self).__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        if sigma is not None:
+            new.sigma = float(sigma)
+        new.random_state = random_state
+        new._release(self._audit_engine().theta.copy())
+        pipe, model = source
+        out_model = copy.deepcopy(model)
+        for key in list(vars(out_model)):
+            if key.endswith("_") and not key.startswith("_") and key not in _RELEASE_KEEP:
+                delattr(out_model, key)
+        coef = np.asarray(new.coef_, dtype=float).reshape(np.shape(model.coef_))
+        out_model.coef_ = coef
+        intercept = np.ravel(new.intercept_)[0] if self.fit_intercept else 0.0
+        if np.ndim(model.intercept_) == 0:
+            out_model.intercept_ = float(intercept)
+        else:
+            out_model.intercept_ = np.full(np.shape(model.intercept_), intercept)
+        if pipe is None:
+            return out_model
+        out_pipe = copy.deepcopy(pipe)
+        name = out_pipe.steps[-1][0]
+        out_pipe.steps[-1] = (name, out_model)
+        return out_pipe
+
+
+class AuditedLinearRegression(_AuditedMixin, FILLinearRegression):
+    """:class:`FILLinearRegression` fitted by :func:`audit` (adds ``release``)."""
+
+
+class AuditedLogisticRegression(_AuditedMixin, FILLogisticRegression):
+    """:class:`FILLogisticRegression` fitted by :func:`audit` (adds ``release``)."""
+
+
+class AuditedPoissonRegressor(_AuditedMixin, FILPoissonRegressor):
+    """:class:`FILPoissonRegressor` fitted by :func:`audit` (adds ``release``)."""
+
+
+# ---------------------------------------------------------------- model -> mapping
+def _total_weight(sample_weight, n):
+    return float(n if sample_weight is None else np.sum(sample_weight))
+
+
+def _least_squares(model, W, y):
+    if getattr(model, "positive", False):
+        raise ValueError(
+            f"audit: {type(model).__name__}(positive=True) constrains the coefficients, so "
+            "its solution is not the stationary point the FIL Jacobians describe. Refit "
+            "with positive=False."
+        )
+    if np.ndim(model.coef_) == 2 and np.shape(model.coef_)[0] != 1:
+        raise ValueError(
+            f"audit: {type(model).__name__} was fitted on {np.shape(model.coef_)[0]} "
+            "targets; audit one target at a time (fit one model per column of y)."
+        )
+    note = ""
+    if isinstance(model, LinearRegression):
+        alpha = 0.0
+    else:
+        a = model.alpha_ if isinstance(model, RidgeCV) else model.alpha
+        if np.size(a) != 1:
+            raise ValueError(f"audit: {type(model).__name__} has one alpha per target; "
+                             "audit a single-target model.")
+        a = float(np.ravel(a)[0])
+        alpha = a / W
+        if isinstance(model, RidgeCV):
+            note = (f" RidgeCV chose alpha_={a!r} by cross-validation on these same rows: "
+                    "that choice is data-dependent and not covered by the noise (the etas "
+                    "and epsilon_ treat it as fixed).")
+    return AuditedLinearRegression, {"alpha": alpha}, note
+
+
+def _logistic_penalty(model):
+    """``"l2"`` or ``None`` for a LogisticRegression (any scikit-learn version)."""
+    penalty = getattr(model, "penalty", "deprecated")
+    l1_ratio = getattr(model, "l1_ratio", None)
+    if penalty == "deprecated":
+        if l1_ratio not in (None, 0, 0.0):
+            penalty = "l1" if l1_ratio == 1 else "elasticnet"
+        else:
+            penalty = "l2"
+    if penalty in ("l1", "elasticnet"):
+        raise ValueError(
+            f"audit: LogisticRegression with an {penalty} penalty (l1_ratio={l1_ratio!r}) "
+            "is not differentiable at zero coefficients, so the FIL Jacobians do not "
+            "apply. Refit with an L2 penalty (l1_ratio=0) or without a penalty."
+        )
+    if penalty is None or penalty == "none" or not np.isfinite(model.C):
+        return None
+    return "l2"
+
+
+def _logistic(model, W, y):
+    classes = model.classes_
+    if classes.size > 2:
+        raise ValueError(
+            f"audit: LogisticRegression with {classes.size} classes (multinomial) is not "
+            "supported yet; the FIL logistic estimator is binary. Audit one class against "
+            "the rest (a binary LogisticRegression per class) meanwhile."
+        )
+    if getattr(model, "class_weight", None) is not None:
+        raise ValueError(
+            "audit: LogisticRegression(class_weight=...) is not supported; pass the class "
+            "weights as sample_weight (to both the model's fit and audit) instead."
+        )
+    if getattr(model, "multi_class", "auto") == "multinomial":
+        raise ValueError(
+            "audit: a binary LogisticRegression fitted with multi_class='multinomial' uses "
+            "the symmetric softmax parametrisation; refit with the default (binary) "
+            "formulation."
+        )
+    if model.solver == "liblinear" and model.fit_intercept:
+        raise ValueError(
+            "audit: LogisticRegression(solver='liblinear', fit_intercept=True) penalises "
+            "the intercept (through intercept_scaling), a different objective. Refit with "
+            "another solver (e.g. 'lbfgs' or 'newton-cholesky') or fit_intercept=False."
+        )
+    alpha = 0.0 if _logistic_penalty(model) is None else 1.0 / (float(model.C) * W)
+    return AuditedLogisticRegression, {"alpha": alpha}, ""
+
+
+def _poisson(model, W, y):
+    return AuditedPoissonRegressor, {"alpha": float(model.alpha)}, ""
+
+
+#: Exact model type -> mapping ``(model, total weight, y) -> (class, params, claim note)``.
+_HANDLERS = {
+    LinearRegression: _least_squares,
+    Ridge: _least_squares,
+    RidgeCV: _least_squares,
+    LogisticRegression: _logistic,
+    PoissonRegressor: _poisson,
+}
+
+
+def _supported():
+    return ", ".join(sorted(t.__name__ for t in _HANDLERS))
+
+
+def _user_theta(model):
+    coef = np.ravel(np.asarray(model.coef_, dtype=float))
+    if not model.fit_intercept:
+        return coef
+    return np.r_[coef, float(np.ravel(model.intercept_)[0])]
+
+
+def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float | None = None,
+          target_bound: float | None = None, random_state=None):
+    """FIL audit of a linear model already trained with scikit-learn.
+
+    Maps the fitted model's penalty to the FIL objective exactly (table in the user
+    guide "Auditing a model you already trained"), refits the matching FIL estimator on
+    ``(X, y)`` **starting from the model's coefficients** (Newton polishes them to the
+    exact minimiser when the model's solver stopped early; the distance moved is
+    ``polish_distance_``) and returns it, inside a copy of the model's preprocessing when
+    ``estimator`` is a pipeline. Everything that works on the package's own estimators
+    works on the result: ``eta_``, ``eta``, ``fisher_information``, ``sigma_for_eta``,
+    ``sigma_for_epsilon`` (where a guarantee is derivable), :func:`eta` with original
+    column names, :class:`EtaDisplay`, :func:`~sklearn_privacy.attacks.whitebox_inversion`.
+    ``result.release()`` (``result[-1].release()`` for a pipeline) returns a copy of the
+    user's own model with noisy coefficients at ``sigma``.
+
+    Parameters
+    ----------
+    estimator : fitted LinearRegression, Ridge, RidgeCV, LogisticRegression \
+            (binary, L2 or no penalty) or PoissonRegressor, or a Pipeline ending in one
+        The model to audit, exactly as trained (it is not modified).
+    X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
+        The training data the model was fitted on (the raw input of a pipeline).
+    y : array-like of shape (n_samples,)
+        The training targets.
+    sigma : float > 0
+        Noise scale of the output perturbation the etas are computed for.
+    sample_weight : array-like of shape (n_samples,), default=None
+        The sample weights the model was fitted with (``None``: unit weights).
+    data_norm, target_bound : float or None, default=None
+        Bounds for the (epsilon, delta)-DP view, as in :class:`FILLogisticRegression`
+        and :class:`FILLinearRegression` (``target_bound`` least squares only). Every row
+        of the final step's input must already satisfy ``data_norm`` (and every target
+        ``target_bound``): an audit cannot rescale the data the model was trained on.
+    random_state : int, RandomState instance or None, default=None
+        Noise of the released coefficients of the returned estimator (``None``: fresh
+        OS entropy).
+
+    Returns
+    -------
+    audited : FIL estimator or Pipeline
+        A fitted :class:`FILLinearRegression`, :class:`FILLogisticRegression` or
+        :class:`FILPoissonRegressor` (subclasses adding :meth:`release`), or a Pipeline of
+        copies of the model's preprocessing steps ending in one. Extra attributes of the
+        FIL step: ``polish_distance_`` (L2 distance between the model's coefficients and
+        the exact minimiser), ``polish_relative_`` (the same divided by
+        ``max(1, ||theta||)``), ``source_alpha_`` (the mapped penalty) and
+        ``release_claim_`` (what the release covers).
+
+    Raises
+    ------
+    ValueError
+        An unsupported model (the message lists the supported ones) or setting
+        (``l1``/``elasticnet`` penalties, ``class_weight``, ``positive=True``, several
+        targets, liblinear's penalised intercept, more than two classes), an unfitted
+        model, data that do not match it, or a singular Hessian (for example
+        ``LinearRegression`` on collinear columns).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn_privacy import fil
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.normal(size=(300, 3))
+    >>> y = (X[:, 0] + 0.5 * rng.normal(size=300) > 0).astype(int)
+    >>> model = LogisticRegression(C=0.5).fit(X, y)
+    >>> audited = fil.audit(model, X, y, sigma=0.1, random_state=0)
+    >>> audited.alpha == 1 / (0.5 * 300)             # LogisticRegression(C) -> 1 / (n C)
+    True
+    >>> bool(audited.polish_distance_ < 1e-3)          # lbfgs stopped close to the minimiser
+    True
+    >>> audited.eta_.shape
+    (300,)
+    >>> public = audited.release(random_state=0)       # the user's own model type, noisy
+    >>> type(public).__name__, public.coef_.shape
+    ('LogisticRegression', (1, 3))
+    """
+    if isinstance(estimator, Pipeline):
+        pipe = estimator
+        model = pipe.steps[-1][1]
+        if isinstance(model, Pipeline):
+            raise ValueError("audit: flatten the pipeline (its last step is itself a "
+                             "Pipeline) before auditing it.")
+        check_is_fitted(pipe)
+        Xt = pipe[:-1].transform(X) if len(pipe.steps) > 1 else X
+    else:
+        pipe, model, Xt = None, estimator, X
+    handler = _HANDLERS.get(type(model))
+    if handler is None:
+        raise ValueError(
+            f"audit supports fitted scikit-learn {_supported()} models (or a Pipeline "
+            f"ending in one); got {type(model).__name__}. For a model of this package "
+            "use its own eta_ and sklearn_privacy.fil.eta directly."
+        )
+    check_is_fitted(model)
+    n_in = getattr(model, "n_features_in_", None)
+    if n_in is not None and Xt.shape[1] != n_in:
+        raise ValueError(
+            f"X: the model was fitted on {n_in} features but X gives {Xt.shape[1]} (after "
+            "the pipeline's preprocessing); pass the training data of the model."
+        )
+    with errors_name("X"):
+        check_consistent_length(Xt, y)
+    n = Xt.shape[0]
+    if sample_weight is not None:
+        with errors_name("sample_weight"):
+            sample_weight = _check_sample_weight(sample_weight, np.empty((n, 0)),
+                                                 dtype=np.float64)
+        if not np.all(np.isfinite(sample_weight)) or np.any(sample_weight < 0):
+            raise ValueError("sample_weight must be finite and non-negative (the weights "
+                             "the model was fitted with).")
+        if not np.sum(sample_weight) > 0:
+            raise ValueError("sample_weight: all weights are zero; at least one must be > 0.")
+    W = _total_weight(sample_weight, n)
+    cls, params, note = handler(model, W, y)
+    if is_classifier(model):
+        with errors_name("y"):
+            labels = np.unique(np.asarray(y))
+        if labels.size != model.classes_.size or np.any(labels != model.classes_):
+            raise ValueError(
+                f"y: its classes {labels.tolist()} differ from the model's classes_ "
+                f"{model.classes_.tolist()}; pass the labels the model was trained on."
+            )
+    kwargs = dict(sigma=sigma, fit_intercept=bool(model.fit_intercept),
+                  random_state=random_state, **params)
+    if cls is AuditedPoissonRegressor:
+        if data_norm is not None or target_bound is not None:
+            raise ValueError("audit: data_norm/target_bound do not apply to Poisson "
+                             "regression (no DP guarantee is derivable for it).")
+    else:
+        kwargs["data_norm"] = data_norm
+        if cls is AuditedLinearRegression:
+            kwargs["target_bound"] = target_bound
+        elif target_bound is not None:
+            raise ValueError("audit: target_bound applies to least squares only.")
+    fil = cls(**kwargs)
+    theta_user = _user_theta(model)
+    fil._theta_init = theta_user
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            fil.fit(Xt, y, sample_weight=sample_weight)
+        except SingularHessianError as exc:
+            raise SingularHessianError(
+                f"audit of {type(model).__name__}: the mapped objective (alpha="
+                f"{params['alpha']!r}) has no unique minimiser on these data: {exc}"
+            ) from exc
+    for w in caught:
+        if "scaled to norm data_norm" in str(w.message) or "clipped to" in str(w.message):
+            raise ValueError(
+                "audit: some rows of X exceed data_norm (or targets exceed target_bound); "
+                "the model was trained on the unbounded data, so the DP view cannot "
+                "apply. Pass bounds that hold for the training data, or None."
+            )
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    theta = fil._audit_engine().theta
+    distance = float(np.linalg.norm(theta - theta_user))
+    fil.polish_distance_ = distance
+    fil.polish_relative_ = distance / max(1.0, float(np.linalg.norm(theta)))
+    fil.source_alpha_ = float(params["alpha"])
+    if fil.polish_relative_ > POLISH_WARN:
+        warnings.warn(
+            f"audit: the {type(model).__name__}'s coefficients are {distance:.3g} (L2) from "
+            "the exact minimiser of the mapped objective (more than 10% of its norm); the "
+            "audit describes the exact "
+            "minimiser. Refit the model with a tighter tol or more max_iter, or check "
+            "that X, y and sample_weight are its training data.",
+            UserWarning, stacklevel=2)
+    steps = "" if pipe is None else (
+        " The preprocessing steps were fitted on the private rows without a guarantee "
+        "and are released as they are.")
+    fil.release_claim_ = (
+        f"Gaussian output perturbation (sigma={fil.sigma!r}) of the exact minimiser of "
+        f"the {type(model).__name__} objective (FIL alpha={params['alpha']!r}). "
+        f"{fil.epsilon_reason_}{note}{steps}")
+    fil._source = (copy.deepcopy(pipe) if pipe is not None else None, copy.deepcopy(model))
+    fil.__dict__.pop("_theta_init", None)
+    if pipe is None:
+        return fil
+    return Pipeline([(name, copy.deepcopy(step)) for name, step in pipe.steps[:-1]]
+                    + [(pipe.steps[-1][0], fil)])
