@@ -9,6 +9,8 @@ Components
 - :class:`WERMClassifier` -- weighted ERM over training and reference data.
 - :class:`PrivateMulticalibrator` -- multicalibration post-processing, optionally
   differentially private.
+- :class:`RandomStoppingSearch` -- differentially private hyperparameter selection
+  (random stopping over DP candidates with DP scores).
 - :mod:`sklearn_privacy.attacks` -- membership inference and attribute inversion,
   as functions and as scorers for model selection.
 - :class:`EtaDisplay`, :class:`MembershipROCDisplay`, :class:`MulticalibrationDisplay`,
@@ -25,6 +27,7 @@ from sklearn_privacy.fil import (
     IRFILLogisticRegression,
 )
 from sklearn_privacy.metrics import PrivacyUtilityDisplay
+from sklearn_privacy.model_selection import RandomStoppingSearch
 from sklearn_privacy.multicalibration import MulticalibrationDisplay, PrivateMulticalibrator
 from sklearn_privacy.werm import WERMClassifier
 
@@ -40,6 +43,7 @@ __all__ = [
     "MulticalibrationDisplay",
     "PrivacyUtilityDisplay",
     "PrivateMulticalibrator",
+    "RandomStoppingSearch",
     "WERMClassifier",
     "__version__",
 ]
