@@ -21,6 +21,7 @@ def _instances():
         IRFILLinearRegression,
         IRFILLogisticRegression,
         PrivateMulticalibrator,
+        RandomStoppingSearch,
         WERMClassifier,
     )
     from sklearn_privacy.multicalibration import GradientDescentLogisticRegression
@@ -34,6 +35,9 @@ def _instances():
         PrivateMulticalibrator(random_state=0),
         PrivateMulticalibrator(mechanism="numeric_sparse", random_state=0),
         GradientDescentLogisticRegression(fit_intercept=True),
+        RandomStoppingSearch(
+            FILLogisticRegression(sigma=1e-8, fit_intercept=False, data_norm=1e3),
+            {"alpha": [1e-3]}, mean_runs=1, validation_fraction=0.1, random_state=0),
     ]
 
 

@@ -6,6 +6,7 @@ import copy
 from numbers import Integral, Real
 
 import numpy as np
+from scipy.sparse import issparse
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.compose import ColumnTransformer
 from sklearn.frozen import FrozenEstimator
@@ -13,7 +14,7 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ..exceptions import AuditStateUnavailableError
 from ..fil._base import BaseFILEstimator
@@ -36,13 +37,16 @@ def _final_step(estimator):
     return estimator, path
 
 
-def _data_independent_reason(step) -> str | None:
-    """``None`` when the fitted preprocessing ``step`` holds nothing learnt from the rows,
-    else why it may have learnt from them."""
+def _data_independent_reason(step, fitted=True) -> str | None:
+    """``None`` when the preprocessing ``step`` holds nothing learnt from the rows, else
+    why it may have learnt from them. Unfitted (``fitted=False``): decided from the
+    parameters, steps that state their own claim are left to the fitted check."""
     if step is None or (isinstance(step, str) and step in ("drop", "passthrough")):
         return None
     claim = getattr(step, "__sklearn_privacy_claim__", None)
     if callable(claim):
+        if not fitted:
+            return None
         claims = claim()
         claims = claims if isinstance(claims, list) else [claims]
         bad = [c for c in claims if c.kind != "data_independent"]
@@ -60,20 +64,22 @@ def _data_independent_reason(step) -> str | None:
         return None
     if isinstance(step, Pipeline):
         for _, sub in step.steps:
-            reason = _data_independent_reason(sub)
+            reason = _data_independent_reason(sub, fitted)
             if reason:
                 return reason
         return None
     if isinstance(step, ColumnTransformer):
-        subs = [t for _, t, _ in step.transformers_]
+        subs = [t for _, t, _ in (step.transformers_ if fitted else step.transformers)]
+        if not fitted and step.remainder not in ("drop", "passthrough"):
+            subs.append(step.remainder)
         for sub in subs:
-            reason = _data_independent_reason(sub)
+            reason = _data_independent_reason(sub, fitted)
             if reason:
                 return reason
         return None
     if isinstance(step, FeatureUnion):
         for _, sub in step.transformer_list:
-            reason = _data_independent_reason(sub)
+            reason = _data_independent_reason(sub, fitted)
             if reason:
                 return reason
         return None
@@ -102,6 +108,7 @@ def _check_candidate(candidate, n_train):
     """
     final, path = _final_step(candidate)
     where = "estimator" + "".join(f"[{p!r}]" for p in path)
+    _check_preprocessing(candidate, fitted=False)
     if isinstance(final, BaseFILEstimator):
         if final._data_dependent_weights:
             raise ValueError(
@@ -135,25 +142,28 @@ def _check_candidate(candidate, n_train):
         "possibly at the end of a Pipeline of data-independent transformers.")
 
 
+def _check_preprocessing(candidate, fitted):
+    """Every step before the final estimator must be data-independent."""
+    steps, node = [], candidate
+    while isinstance(node, Pipeline):
+        steps.extend(s for _, s in node.steps[:-1])
+        node = node.steps[-1][1]
+    for step in steps:
+        reason = _data_independent_reason(step, fitted)
+        if reason:
+            raise ValueError(
+                "A preprocessing step of the candidate pipeline voids the candidate's "
+                f"guarantee: {reason}. Use data-independent steps (declared bounds, "
+                "categories given) or tune on a public split.")
+
+
 def _verify_fitted(fitted, mu, pure_eps, n_train):
     """The fitted candidate's own claim must not exceed what the accounting assumed."""
     final, _ = _final_step(fitted)
-    if isinstance(fitted, Pipeline):
-        steps = []
-        node = fitted
-        while isinstance(node, Pipeline):
-            steps.extend(s for _, s in node.steps[:-1])
-            node = node.steps[-1][1]
-        for step in steps:
-            reason = _data_independent_reason(step)
-            if reason:
-                raise ValueError(
-                    "A preprocessing step of the candidate pipeline voids the candidate's "
-                    f"guarantee: {reason}. Use data-independent steps (declared bounds, "
-                    "categories given) or tune on a public split.")
+    _check_preprocessing(fitted, fitted=True)
     if isinstance(final, BaseFILEstimator):
         got = final.sensitivity_ / final._audit_sigma()
-        if not np.isfinite(final.epsilon_) or got > mu * (1 + 1e-9):
+        if not np.isfinite(final.sensitivity_) or got > mu * (1 + 1e-9):
             raise RuntimeError(
                 f"The fitted candidate reports sensitivity/sigma {got:.6g} but the search "
                 f"accounted for {mu:.6g} ({final.epsilon_reason_}).")
@@ -163,6 +173,15 @@ def _verify_fitted(fitted, mu, pure_eps, n_train):
                 "The fitted PrivateMulticalibrator reports epsilon_spent_ = "
                 f"{final.epsilon_spent_} above its epsilon = {pure_eps}: its guarantee "
                 "does not hold for these rows.")
+
+
+def _indexable(a):
+    """Frames, series, arrays and sparse matrices as given; other array-likes as arrays."""
+    if issparse(a):
+        return a if a.format in ("csr", "csc") else a.tocsr()  # row indexing
+    if hasattr(a, "iloc") or isinstance(a, np.ndarray):
+        return a
+    return np.asarray(a)
 
 
 def _accuracy_rows(estimator, X, y):
@@ -274,8 +293,9 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
 
     Notes
     -----
-    **Guarantee.** Neighbouring data sets differ in the values of one row (replacement;
-    ``n``, the grid and every other parameter are public). The adversary sees
+    **Guarantee and threat model.** Neighbouring data sets differ in the values of one
+    row (replacement; ``n``, the grid and every other parameter are public). The
+    adversary is computationally unbounded, sees
     ``best_estimator_``, ``best_params_`` and ``best_score_`` and knows everything else.
     One candidate run is DP with respect to the rows: the training rows are seen only by
     the training mechanism (the score is post-processing of the model for them), the
@@ -286,7 +306,7 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
     (which covers Gaussian candidates), converted to ``(epsilon, delta)``; see
     :func:`random_stopping_epsilon`.
 
-    **Not covered, hence not released.** The number of runs ``K`` is independent of the
+    **Not guaranteed, hence not released.** The number of runs ``K`` is independent of the
     data, but the theorems need it *secret*: given ``K = k`` the release is the best of
     ``k`` runs, whose privacy loss grows with ``k``. Likewise the transcript of all runs
     (their settings and scores) is not covered. Both are audit state (:attr:`n_runs_`,
@@ -362,7 +382,8 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
 
     def _split_sizes(self, n):
         if isinstance(n, Integral) and n < 2:
-            raise ValueError(f"RandomStoppingSearch needs at least 2 rows; got {n}.")
+            raise ValueError("RandomStoppingSearch needs at least 2 rows (one to train, one "
+                             f"to score); got n_samples = {n}.")
         n_val = int(round(self.validation_fraction * n))
         n_val = min(max(n_val, 1), n - 1)
         return n - n_val, n_val
@@ -393,7 +414,11 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
             A candidate estimator whose privacy the search cannot account for.
         """
         if y is None:
-            raise ValueError("RandomStoppingSearch requires y to be passed, but y is None.")
+            raise ValueError("RandomStoppingSearch requires y to be passed, but the target y "
+                             "is None.")
+        X, y = _indexable(X), _indexable(y)
+        if isinstance(y, np.ndarray) and y.ndim == 2 and y.shape[1] == 1:
+            y = column_or_1d(y, warn=True)
         n = _num_samples(X)
         if _num_samples(y) != n:
             raise ValueError(f"X has {n} rows but y has {_num_samples(y)}: give one target "
@@ -498,14 +523,18 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
 
     @property
     def n_runs_(self) -> int:
-        """Number of runs ``K`` of the last fit (audit state: publishing it voids the
-        guarantee, see Notes; not pickled)."""
+        """Number of runs ``K`` of the last fit: audit state, never pickled.
+
+        Publishing it voids the guarantee (see Notes).
+        """
         return self._audit_state()["n_runs"]
 
     @property
     def audit_results_(self) -> dict:
-        """Every run's setting and noisy score, in run order (audit state, not covered by
-        the guarantee and not pickled)."""
+        """Every run's setting and noisy score, in run order: audit state, never pickled.
+
+        Not covered by the guarantee (see Notes).
+        """
         state = self._audit_state()
         return {"params": list(state["params"]), "scores": state["scores"].copy()}
 
@@ -528,10 +557,12 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            Input rows, passed to ``best_estimator_`` untouched.
 
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            Predictions of the winning run's model.
         """
         check_is_fitted(self)
         return self.best_estimator_.predict(X)
@@ -543,10 +574,12 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            Input rows, passed to ``best_estimator_`` untouched.
 
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
+            Probabilities of the winning run's model, columns in ``classes_`` order.
         """
         check_is_fitted(self)
         return self.best_estimator_.predict_proba(X)
@@ -558,10 +591,12 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            Input rows, passed to ``best_estimator_`` untouched.
 
         Returns
         -------
         scores : ndarray
+            Decision values of the winning run's model.
         """
         check_is_fitted(self)
         return self.best_estimator_.decision_function(X)
@@ -573,11 +608,15 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            Evaluation rows.
         y : array-like of shape (n_samples,)
+            Their targets.
 
         Returns
         -------
         score : float
+            What ``best_estimator_.score`` returns (accuracy for a classifier, R^2 for
+            a regressor). Not private: ``X``, ``y`` are the caller's evaluation data.
         """
         check_is_fitted(self)
         return self.best_estimator_.score(X, y)
