@@ -315,6 +315,12 @@ def test_bad_data_and_parameters_are_refused():
         RandomStoppingSearch(_fil(), {"alpha": [0.1]}, mean_runs=0.5).fit(X, y)
     with pytest.raises(ValueError, match="score_epsilon"):
         RandomStoppingSearch(_fil(), {"alpha": [0.1]}, score_epsilon=0).fit(X, y)
+    y_nan = y.astype(float)
+    y_nan[-1] = np.nan
+    with pytest.raises(ValueError, match="Input y contains NaN"):
+        RandomStoppingSearch(_fil(), {"alpha": [0.1]}, mean_runs=1).fit(X, y_nan)
+    with pytest.raises(ValueError, match="at least 2 rows of X"):
+        RandomStoppingSearch(_fil(), {"alpha": [0.1]}).fit(X[:1], y[:1])
     with pytest.raises(ValueError, match="one score per row"):
         RandomStoppingSearch(_fil(), {"alpha": [0.1]}, mean_runs=1,
                              scoring=lambda est, X, y: 1.0).fit(X, y)
@@ -402,7 +408,10 @@ def test_audit_refutes_grid_search_on_the_selected_hyperparameter():
 
 def test_audit_of_private_selection_stays_within_its_claim():
     """The same audit on RandomStoppingSearch: on the selected hyperparameter and on the
-    released score the lower bound stays at or under ``epsilon_`` (3 x 0.1)."""
+    released score the lower bound stays at or under ``epsilon_`` (3 x 0.1).
+
+    Mutation check: with the Laplace noise of the score replaced by 0 (claim unchanged),
+    the bound on the released score was 1.30 > 0.3 and this test failed."""
     for statistic in (_chosen_clip, _released_score):
         lb, fitted = _neighbouring_audit(_private(0.1, 3), 40, statistic)
         assert fitted.epsilon_ == pytest.approx(0.3)
@@ -413,10 +422,7 @@ def test_audit_has_power_on_a_weakly_private_selection():
     """The audit can fail: with a score budget of 50 (nearly noiseless scores) the released
     score separates D from D' and the bound exceeds what the model alone (0.01) or the
     previous test's total (0.3) would claim, while staying under the honest total
-    epsilon_ = 150.
-
-    Mutation check: with the score noise removed from ``fit`` and ``score_epsilon=0.1``
-    (claim 0.3), the previous test's bound on the released score rises above 0.3."""
+    epsilon_ = 150."""
     lb, fitted = _neighbouring_audit(_private(50.0, 2), 40, _released_score)
     assert 0.6 < lb <= fitted.epsilon_               # refutes a claim of 0.3
 

@@ -280,7 +280,7 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
         Number of held-out rows (a function of ``n`` only).
     n_features_in_ : int
         Number of features seen during fit (from ``best_estimator_``).
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when ``X`` has string column names.
     classes_ : ndarray
         Class labels (classifiers; treated as public).
@@ -382,8 +382,8 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
 
     def _split_sizes(self, n):
         if isinstance(n, Integral) and n < 2:
-            raise ValueError("RandomStoppingSearch needs at least 2 rows (one to train, one "
-                             f"to score); got n_samples = {n}.")
+            raise ValueError("RandomStoppingSearch needs at least 2 rows of X (one to train, "
+                             f"one to score); got n_samples = {n}.")
         n_val = int(round(self.validation_fraction * n))
         n_val = min(max(n_val, 1), n - 1)
         return n - n_val, n_val
@@ -419,6 +419,11 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
         X, y = _indexable(X), _indexable(y)
         if isinstance(y, np.ndarray) and y.ndim == 2 and y.shape[1] == 1:
             y = column_or_1d(y, warn=True)
+        y_values = np.asarray(y)
+        if y_values.dtype.kind in "fc" and not np.all(np.isfinite(y_values)):
+            # a bad target in the validation part would never reach the candidate
+            raise ValueError("Input y contains NaN or infinity: every row needs a finite "
+                             "target.")
         n = _num_samples(X)
         if _num_samples(y) != n:
             raise ValueError(f"X has {n} rows but y has {_num_samples(y)}: give one target "
