@@ -298,6 +298,7 @@ def test_raw_adult_frame_through_a_data_independent_pipeline():
      {"alpha": [0.1]}, ValueError, "FrozenEstimator"),
     (PrivateMulticalibrator(FrozenEstimator(LogisticRegression())), {"alpha": [0.1]},
      ValueError, "numeric_sparse"),
+    (_fil(), {"sigma": [1.0, 0.0]}, ValueError, "sigma must be a number > 0"),
     (_fil(), [], ValueError, "param_grid is empty"),
     (_fil(), {"alpha": 0.1}, TypeError, "param_grid"),
 ])

@@ -122,7 +122,10 @@ def _check_candidate(candidate, n_train):
         if not np.isfinite(sens):
             raise ValueError(f"{where} ({type(final).__name__}) has {reason} Every "
                              "candidate must be trained with a DP mechanism.")
-        return sens / float(final.sigma), 0.0
+        sigma = final.sigma
+        if isinstance(sigma, bool) or not isinstance(sigma, Real) or not sigma > 0:
+            raise ValueError(f"{where}: sigma must be a number > 0; got {sigma!r}.")
+        return sens / float(sigma), 0.0
     if isinstance(final, PrivateMulticalibrator):
         if final.mechanism != "numeric_sparse":
             raise ValueError(
@@ -157,7 +160,7 @@ def _check_preprocessing(candidate, fitted):
                 "categories given) or tune on a public split.")
 
 
-def _verify_fitted(fitted, mu, pure_eps, n_train):
+def _verify_fitted(fitted, mu, pure_eps):
     """The fitted candidate's own claim must not exceed what the accounting assumed."""
     final, _ = _final_step(fitted)
     _check_preprocessing(fitted, fitted=True)
@@ -458,7 +461,7 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
             seed = int(child_seeds(rng, 1)[0]) if seeded else None
             candidate = _set_random_states(clone(self.estimator).set_params(**grid[k]), seed)
             candidate.fit(X_tr, y_tr)
-            _verify_fitted(candidate, mus[k], pures[k], n_train)
+            _verify_fitted(candidate, mus[k], pures[k])
             rows = (_accuracy_rows(candidate, X_va, y_va) if self.scoring == "accuracy"
                     else np.asarray(self.scoring(candidate, X_va, y_va), dtype=float))
             if rows.shape != (n_val,):
