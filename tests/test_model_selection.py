@@ -184,6 +184,13 @@ def test_claim_is_the_accountants_total_for_the_least_private_setting():
     assert search.epsilon_ > search.best_estimator_.epsilon_
 
 
+def test_claim_needs_a_fitted_search():
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        RandomStoppingSearch(_fil(), {"alpha": [0.1]}).__sklearn_privacy_claim__()
+
+
 def test_pure_candidates_report_delta_zero():
     X, y = _unit_rows(200)
     search = RandomStoppingSearch(_multicalibrator(X, y), {"clip_proba": [0.0, 0.1]},

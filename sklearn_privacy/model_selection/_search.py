@@ -228,7 +228,8 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
         :class:`~sklearn_privacy.PrivateMulticalibrator` with
         ``mechanism="numeric_sparse"`` over a ``FrozenEstimator``, or a
         :class:`~sklearn.pipeline.Pipeline` ending in one of them whose other steps are
-        data-independent (``FunctionTransformer``, ``OneHotEncoder(categories=[...])``,
+        data-independent (``FunctionTransformer`` with a function not derived from the
+        private rows, ``OneHotEncoder(categories=[...])``,
         ``FrozenEstimator``, a ``ColumnTransformer`` of those, or any step whose
         ``__sklearn_privacy_claim__`` says ``"data_independent"``); anything else is
         refused at fit.
