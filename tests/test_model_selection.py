@@ -75,6 +75,10 @@ def test_pure_candidates_give_three_epsilon():
                                        pure_epsilon=0.1) == pytest.approx(0.6)
     # few runs: the (eps, delta) bound from Renyi DP is smaller and is reported
     assert random_stopping_epsilon(1.5, score_epsilon=0.2, pure_epsilon=0.1) < 0.5
+    # the logarithmic law (eta = 0): (2 eps, 0)
+    for mean_runs in (3, 10, 1e4):
+        assert random_stopping_epsilon(mean_runs, score_epsilon=0.2, pure_epsilon=0.1,
+                                       distribution="logarithmic") == pytest.approx(0.4)
     assert random_stopping_epsilon(1, score_epsilon=0.2, pure_epsilon=0.5) == 0.5
 
 
@@ -91,12 +95,30 @@ def test_gaussian_selection_bound_is_above_the_single_gaussian_and_grows_with_ru
     assert totals[-1] < 3 * totals[0]      # 500 times more runs, well under 3x the epsilon
 
 
-def _tnb_output_law(q, mean_runs, k_max=4000):
-    """Exact law of the best of K ~ Geometric(1 / mean_runs) runs of a candidate with
-    output law ``q`` on ordered outcomes 0 < 1 < ... (a direct sum over K)."""
-    gamma = 1.0 / mean_runs
+def _runs_law(mean_runs, distribution, k_max=4000):
+    """P[K = k] for k = 1..k_max, written out from the two laws' definitions."""
+    from sklearn_privacy.model_selection._accounting import runs_gamma
+
+    gamma = runs_gamma(mean_runs, distribution)
     k = np.arange(1, k_max + 1)
-    pk = gamma * (1 - gamma) ** (k - 1)
+    if distribution == "geometric":
+        return k, gamma * (1 - gamma) ** (k - 1)
+    return k, (1 - gamma) ** k / (k * np.log(1 / gamma))
+
+
+def test_runs_laws_have_the_requested_mean():
+    for distribution in ("geometric", "logarithmic"):
+        for m in (1.5, 5.0, 30.0):
+            k, pk = _runs_law(m, distribution, k_max=100_000)
+            assert pk.sum() == pytest.approx(1.0, abs=1e-9)
+            assert (k * pk).sum() == pytest.approx(m, rel=1e-9)
+
+
+def _tnb_output_law(q, mean_runs, k_max=4000, distribution="geometric"):
+    """Exact law of the best of K runs (K from ``distribution`` with mean ``mean_runs``)
+    of a candidate with output law ``q`` on ordered outcomes 0 < 1 < ... (a direct sum
+    over K)."""
+    k, pk = _runs_law(mean_runs, distribution, k_max)
     cdf = np.cumsum(q)
     prev = np.r_[0.0, cdf[:-1]]
     return (pk[:, None] * (cdf[None, :] ** k[:, None] - prev[None, :] ** k[:, None])).sum(0)
@@ -129,6 +151,13 @@ def test_accountant_bounds_exact_selection_of_a_discrete_candidate():
         exact = np.log(np.sum(a2 ** lam * a ** (1 - lam))) / (lam - 1)
         bound = rdp([lam], eps)[0] + second + np.log(m) / (lam - 1)
         assert exact <= bound
+    # the logarithmic law: within 2 eps
+    a, a2 = (_tnb_output_law(q, m, distribution="logarithmic"),
+             _tnb_output_law(q2, m, distribution="logarithmic"))
+    assert a.sum() == pytest.approx(1.0) and a2.sum() == pytest.approx(1.0)
+    assert 0.6 < np.max(np.abs(np.log(a2 / a))) <= 2 * eps
+    assert random_stopping_epsilon(m, score_epsilon=0.0, pure_epsilon=eps,
+                                   distribution="logarithmic") == 2 * eps
     # publishing K: given K = 60 the best-of-60 law is far from (3 eps)-DP
     cdf, cdf2 = np.cumsum(q), np.cumsum(q2)
     top, top2 = 1 - cdf[1] ** 60, 1 - cdf2[1] ** 60
@@ -142,6 +171,7 @@ def test_accountant_bounds_exact_selection_of_a_discrete_candidate():
     ({"score_epsilon": -1.0}, "score_epsilon"),
     ({"gaussian_mu": np.nan}, "gaussian_mu"),
     ({"delta": 0.0}, "delta"),
+    ({"distribution": "poisson"}, "distribution"),
 ])
 def test_accountant_rejects_bad_input(kwargs, match):
     base = {"mean_runs": 5, "score_epsilon": 0.1}
@@ -172,10 +202,11 @@ def test_claim_is_the_accountants_total_for_the_least_private_setting():
     assert search.candidate_gaussian_mu_ == pytest.approx(mu)
     assert search.n_validation_ == 100
     expected = random_stopping_epsilon(4, score_epsilon=0.3, gaussian_mu=mu, delta=1e-5)
-    assert search.epsilon_ == expected and search.delta_ == 1e-5
+    assert search.epsilon_ == pytest.approx(expected, rel=1e-12)
+    assert search.delta_ == 1e-5
     claim = search.__sklearn_privacy_claim__()
     assert isinstance(claim, StepClaim)
-    assert (claim.kind, claim.epsilon, claim.delta) == ("dp", expected, 1e-5)
+    assert (claim.kind, claim.epsilon, claim.delta) == ("dp", search.epsilon_, 1e-5)
     assert "Papernot & Steinke" in claim.reason and "secret" in claim.reason
     # the released winner was trained on the training part with its own guarantee
     assert search.best_params_ in [dict(alpha=a, sigma=s) for a in grid["alpha"]
@@ -204,6 +235,26 @@ def _multicalibrator(X, y, epsilon=0.05):
     base = LogisticRegression().fit(X[::-1], y[::-1])   # stands for a model fitted elsewhere
     return PrivateMulticalibrator(FrozenEstimator(base), mechanism="numeric_sparse",
                                   epsilon=epsilon, n_bins=4)
+
+
+def test_logarithmic_number_of_runs():
+    """With distribution="logarithmic" K follows P[K = k] ~ (1 - gamma)^k / k (chi-square
+    over 200 seeded fits) and the pure claim is 2 eps."""
+    X, y = _unit_rows(20, d=2)
+    mc = _multicalibrator(X, y)
+    runs = np.array([RandomStoppingSearch(mc, {"alpha": [0.1]},
+                                          mean_runs=3, distribution="logarithmic",
+                                          score_epsilon=0.05, random_state=s).fit(X, y)
+                     for s in range(200)])
+    assert runs[0].epsilon_ == pytest.approx(0.1) and runs[0].delta_ == 0.0
+    assert "eta = 0" in runs[0].epsilon_reason_
+    counts = np.array([r.n_runs_ for r in runs])
+    k, pk = _runs_law(3.0, "logarithmic")
+    edges = [1, 2, 3, 5, np.inf]
+    bins = list(zip(edges[:-1], edges[1:], strict=True))
+    observed = np.array([np.sum((counts >= lo) & (counts < hi)) for lo, hi in bins])
+    probs = np.array([pk[(k >= lo) & (k < hi)].sum() for lo, hi in bins])
+    assert stats.chisquare(observed, probs * counts.size).pvalue > 1e-3
 
 
 def test_number_of_runs_is_geometric_and_data_independent():

@@ -1,31 +1,36 @@
 """Privacy accounting of hyperparameter selection with a random number of runs.
 
 The selection runs one randomised, differentially private *candidate* mechanism ``Q``
-``K`` times on the same data, ``K`` drawn independently of the data from a geometric
-distribution on ``{1, 2, ...}`` with mean ``mean_runs`` (stopping probability
-``gamma = 1 / mean_runs`` after every run: Liu & Talwar's random stopping), and releases
-only the run with the highest (noisy) score. ``K`` and the other runs stay secret.
+``K`` times on the same data and releases only the run with the highest (noisy) score;
+``K`` and the other runs stay secret. ``K`` is drawn independently of the data, with mean
+``mean_runs``, from one of two members of Papernot & Steinke's truncated negative
+binomial family ``D_{eta, gamma}`` on ``{1, 2, ...}``:
+
+* ``"geometric"`` (``eta = 1``): ``P[K = k] = gamma (1 - gamma)^(k - 1)``, i.e. stop
+  with probability ``gamma = 1 / mean_runs`` after every run (Liu & Talwar's random
+  stopping);
+* ``"logarithmic"`` (``eta = 0``): ``P[K = k] = (1 - gamma)^k / (k log(1/gamma))``, with
+  ``E[K] = (1/gamma - 1) / log(1/gamma)`` solved for ``gamma``.
 
 Two theorems bound the privacy of the released winner; this module evaluates both and
 reports the smaller epsilon (each is a valid bound, so their minimum is):
 
-* **pure DP** (Liu & Talwar, "Private selection from private candidates", STOC 2019, the
-  random-stopping theorem without a cap on the number of runs; also Papernot & Steinke
-  2022, Theorem 2 with ``eta = 1`` in the limit of infinite orders): if ``Q`` is
-  ``(epsilon, 0)``-DP, the selection is ``(3 epsilon, 0)``-DP, whatever ``mean_runs``;
+* **pure DP**: if ``Q`` is ``(epsilon, 0)``-DP, the selection is
+  ``((2 + eta) epsilon, 0)``-DP whatever ``mean_runs``: ``3 epsilon`` for the geometric
+  law (Liu & Talwar, "Private selection from private candidates", STOC 2019, random
+  stopping without a cap on the number of runs), ``2 epsilon`` for the logarithmic law
+  (Papernot & Steinke 2022, Theorem 2 in the limit of infinite orders);
 * **Renyi DP** (Papernot & Steinke, "Hyperparameter tuning with Renyi differential
-  privacy", ICLR 2022, Theorem 2, truncated negative binomial with ``eta = 1``, which is
-  the geometric distribution above): if ``Q`` is ``(lambda, rho(lambda))``-RDP and
+  privacy", ICLR 2022, Theorem 2): if ``Q`` is ``(lambda, rho(lambda))``-RDP and
   ``(lambda_hat, rho(lambda_hat))``-RDP, the selection is ``(lambda, rho_A(lambda))``-RDP
   with
 
   .. math::
 
       \\rho_A(\\lambda) = \\rho(\\lambda)
-          + 2 \\Big(1 - \\frac{1}{\\hat\\lambda}\\Big) \\rho(\\hat\\lambda)
-          + \\frac{2 \\log(1/\\gamma)}{\\hat\\lambda}
+          + (1 + \\eta) \\Big(1 - \\frac{1}{\\hat\\lambda}\\Big) \\rho(\\hat\\lambda)
+          + \\frac{(1 + \\eta) \\log(1/\\gamma)}{\\hat\\lambda}
           + \\frac{\\log \\mathbb{E}[K]}{\\lambda - 1},
-      \\qquad \\mathbb{E}[K] = 1/\\gamma,
 
   for every ``lambda > 1`` and ``lambda_hat >= 1``; the conversion to
   ``(epsilon, delta)`` is Balle, Barthe, Gaboardi, Hsu & Sato (AISTATS 2020, Theorem 21):
@@ -61,6 +66,7 @@ from __future__ import annotations
 from numbers import Real
 
 import numpy as np
+from scipy.optimize import brentq
 
 __all__ = ["gaussian_rdp", "laplace_rdp", "pure_dp_rdp", "random_stopping_epsilon"]
 
@@ -170,21 +176,35 @@ def _check_nonneg(value, name):
     return float(value)
 
 
+DISTRIBUTIONS = {"geometric": 1.0, "logarithmic": 0.0}   # name -> eta
+
+
+def runs_gamma(mean_runs: float, distribution: str) -> float:
+    """The ``gamma`` of ``D_{eta, gamma}`` whose mean is ``mean_runs`` (> 1)."""
+    if distribution == "geometric":
+        return 1.0 / mean_runs
+    # logarithmic: E[K] = (1/gamma - 1) / log(1/gamma), decreasing in gamma on (0, 1)
+    def gap(log_inv_gamma):
+        return np.expm1(log_inv_gamma) / log_inv_gamma - mean_runs
+
+    return float(np.exp(-brentq(gap, 1e-12, 700.0, xtol=1e-14, rtol=1e-14)))
+
+
 def random_stopping_epsilon(mean_runs: float, *, score_epsilon: float,
                             gaussian_mu: float = 0.0, pure_epsilon: float = 0.0,
-                            delta: float = 1e-5) -> float:
-    """Total epsilon of private selection with a geometric number of runs.
+                            delta: float = 1e-5, distribution: str = "geometric") -> float:
+    """Total epsilon of private selection with a random number of runs.
 
     The candidate run is the largest of three mechanisms on disjoint rows (see the module
     notes): a Gaussian training mechanism with ``gaussian_mu`` (the largest
     ``sensitivity / sigma`` over the grid), an ``(pure_epsilon, 0)``-DP training mechanism
     (the largest over the grid) and the Laplace score of budget ``score_epsilon``. The
-    winner of ``K ~ Geometric(1 / mean_runs)`` runs is released; ``K`` is not.
+    winner of ``K`` runs is released; ``K`` is not.
 
     Parameters
     ----------
     mean_runs : float >= 1
-        Expected number of runs ``E[K] = 1 / gamma``; ``1`` means exactly one run.
+        Expected number of runs ``E[K]``; ``1`` means exactly one run.
     score_epsilon : float >= 0
         Budget of the Laplace-noised validation score of each run.
     gaussian_mu : float >= 0, default=0.0
@@ -194,33 +214,41 @@ def random_stopping_epsilon(mean_runs: float, *, score_epsilon: float,
     delta : float in (0, 1), default=1e-5
         Target delta. With no Gaussian component the result is a pure-DP epsilon
         (``delta = 0`` would do) when that is the smaller bound.
+    distribution : {"geometric", "logarithmic"}, default="geometric"
+        Law of ``K``: geometric (``eta = 1``, Liu & Talwar's random stopping) or
+        logarithmic (``eta = 0``), see the module notes.
 
     Returns
     -------
     epsilon : float
-        The smaller of Liu & Talwar's ``3 epsilon_Q`` (pure candidates only) and the
-        Renyi-DP bound of Papernot & Steinke (2022, Theorem 2, ``eta = 1``) converted at
+        The smaller of the pure-DP bound ``(2 + eta) epsilon_Q`` (pure candidates only)
+        and the Renyi-DP bound of Papernot & Steinke (2022, Theorem 2) converted at
         ``delta``; the pure bound (which holds with ``delta = 0``) is kept unless it is
         more than 1 % above the other.
 
     Raises
     ------
     ValueError
-        If ``mean_runs < 1``, a budget is negative or not finite, or ``delta`` is outside
-        ``(0, 1)``.
+        If ``mean_runs < 1``, a budget is negative or not finite, ``delta`` is outside
+        ``(0, 1)`` or ``distribution`` is unknown.
 
     Examples
     --------
     >>> from sklearn_privacy.model_selection import random_stopping_epsilon
     >>> random_stopping_epsilon(10, score_epsilon=0.1, pure_epsilon=0.1)   # 3 * 0.1
     0.3...
+    >>> random_stopping_epsilon(10, score_epsilon=0.1, pure_epsilon=0.1,
+    ...                         distribution="logarithmic")                # 2 * 0.1
+    0.2
     >>> round(random_stopping_epsilon(10, score_epsilon=0.1, gaussian_mu=0.2), 3)
     1.718
     """
-    return selection_bound(mean_runs, score_epsilon, gaussian_mu, pure_epsilon, delta)[0]
+    return selection_bound(mean_runs, score_epsilon, gaussian_mu, pure_epsilon, delta,
+                           distribution)[0]
 
 
-def selection_bound(mean_runs, score_epsilon, gaussian_mu, pure_epsilon, delta):
+def selection_bound(mean_runs, score_epsilon, gaussian_mu, pure_epsilon, delta,
+                    distribution="geometric"):
     """``(epsilon, is_pure)``: :func:`random_stopping_epsilon` and whether the pure-DP
     theorem gave it (then ``delta = 0``)."""
     if isinstance(mean_runs, bool) or not isinstance(mean_runs, Real) \
@@ -231,23 +259,29 @@ def selection_bound(mean_runs, score_epsilon, gaussian_mu, pure_epsilon, delta):
     pure_epsilon = _check_nonneg(pure_epsilon, "pure_epsilon")
     if isinstance(delta, bool) or not isinstance(delta, Real) or not 0 < delta < 1:
         raise ValueError(f"delta must be a number in (0, 1); got {delta!r}.")
+    if distribution not in DISTRIBUTIONS:
+        raise ValueError(f"distribution must be one of {sorted(DISTRIBUTIONS)}; got "
+                         f"{distribution!r}.")
     mean_runs = float(mean_runs)
+    rho = _candidate_rdp(_ORDERS, gaussian_mu, pure_epsilon, score_epsilon)
+    conversion = (np.log((_ORDERS - 1.0) / _ORDERS)
+                  - (np.log(delta) + np.log(_ORDERS)) / (_ORDERS - 1.0))
+    if mean_runs == 1.0:  # K = 1: the selection is the candidate itself
+        if gaussian_mu == 0.0:
+            return max(pure_epsilon, score_epsilon), True
+        return float(np.min(rho + conversion)), False
+    eta = DISTRIBUTIONS[distribution]
     best = np.inf
     if gaussian_mu == 0.0:
-        # Liu & Talwar: an (eps, 0)-DP candidate gives a (3 eps, 0)-DP selection; one run
-        # is the candidate itself
-        eps_q = max(pure_epsilon, score_epsilon)
-        best = eps_q if mean_runs == 1.0 else 3.0 * eps_q
-    log_m = np.log(mean_runs)
+        # pure candidates: ((2 + eta) eps_Q, 0), Liu & Talwar for the geometric law
+        best = (2.0 + eta) * max(pure_epsilon, score_epsilon)
+    log_inv_gamma = -np.log(runs_gamma(mean_runs, distribution))
     rho_hat = _candidate_rdp(_HAT_ORDERS, gaussian_mu, pure_epsilon, score_epsilon)
     # the lambda_hat part does not depend on lambda: minimise it once
-    second = np.min(2.0 * (1.0 - 1.0 / _HAT_ORDERS) * rho_hat + 2.0 * log_m / _HAT_ORDERS)
-    if mean_runs == 1.0:
-        second = 0.0  # K = 1: the selection is the candidate
-    rho = _candidate_rdp(_ORDERS, gaussian_mu, pure_epsilon, score_epsilon)
-    rdp = rho + second + log_m / (_ORDERS - 1.0)
-    eps = float(np.min(rdp + np.log((_ORDERS - 1.0) / _ORDERS)
-                       - (np.log(delta) + np.log(_ORDERS)) / (_ORDERS - 1.0)))
-    if best <= 1.01 * eps:  # a (3 eps, 0) claim is preferred unless clearly looser
+    second = np.min((1.0 + eta) * ((1.0 - 1.0 / _HAT_ORDERS) * rho_hat
+                                   + log_inv_gamma / _HAT_ORDERS))
+    rdp = rho + second + np.log(mean_runs) / (_ORDERS - 1.0)
+    eps = float(np.min(rdp + conversion))
+    if best <= 1.01 * eps:  # a pure claim is preferred unless clearly looser
         return float(best), True
     return eps, False

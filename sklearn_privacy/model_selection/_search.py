@@ -23,7 +23,7 @@ from ..multicalibration import PrivateMulticalibrator
 from ..privacy import StepClaim
 from ..utils._random import child_seeds, noise_generator
 from ..utils.fixes import Interval, StrOptions, _fit_context, _num_samples, _safe_indexing
-from ._accounting import selection_bound
+from ._accounting import runs_gamma, selection_bound
 
 __all__ = ["RandomStoppingSearch"]
 
@@ -205,7 +205,9 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
     Runs a randomised candidate ``K`` times on the private rows and releases only the
     best run; ``K`` is drawn, independently of the data, from the geometric distribution
     on ``{1, 2, ...}`` with mean ``mean_runs`` (after every run the search stops with
-    probability ``1 / mean_runs``: Liu & Talwar's random stopping). One candidate run:
+    probability ``1 / mean_runs``: Liu & Talwar's random stopping) or, with
+    ``distribution="logarithmic"``, from Papernot & Steinke's logarithmic law of the same
+    mean. One candidate run:
 
     1. draw one setting uniformly from ``param_grid`` (independently of the data);
     2. train ``clone(estimator)`` with it on the training part of a random,
@@ -240,6 +242,11 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
         least private setting.
     mean_runs : float >= 1, default=10
         Expected number of runs ``E[K]``; ``1`` runs exactly once.
+    distribution : {"geometric", "logarithmic"}, default="geometric"
+        Law of ``K`` (see :func:`random_stopping_epsilon`): ``"geometric"`` is random
+        stopping, ``(3 epsilon, 0)`` for ``(epsilon, 0)``-DP candidates;
+        ``"logarithmic"`` (``P[K = k]`` proportional to ``(1 - gamma)^k / k``) costs
+        less, ``(2 epsilon, 0)``, and has a heavier tail of long searches.
     score_epsilon : float > 0, default=0.1
         Budget of each run's Laplace-noised validation score.
     validation_fraction : float in (0, 1), default=0.25
@@ -304,11 +311,12 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
     One candidate run is DP with respect to the rows: the training rows are seen only by
     the training mechanism (the score is post-processing of the model for them), the
     validation rows only by the Laplace score (parallel composition), and the drawn
-    setting is data-independent. The total is the smaller of Liu & Talwar (2019): an
-    ``(epsilon, 0)``-DP candidate gives a ``(3 epsilon, 0)``-DP selection, and Papernot &
-    Steinke (2022), Theorem 2 with the geometric distribution (``eta = 1``), in Renyi DP
-    (which covers Gaussian candidates), converted to ``(epsilon, delta)``; see
-    :func:`random_stopping_epsilon`.
+    setting is data-independent. The total is the smaller of two bounds. For pure
+    candidates, an ``(epsilon, 0)``-DP candidate gives a ``(3 epsilon, 0)``-DP selection
+    with the geometric law (Liu & Talwar, 2019) and ``(2 epsilon, 0)`` with the
+    logarithmic one. In Renyi DP (which covers Gaussian candidates), Papernot & Steinke
+    (2022), Theorem 2 (``eta = 1`` geometric, ``eta = 0`` logarithmic), converted to
+    ``(epsilon, delta)``. See :func:`random_stopping_epsilon`.
 
     **Not guaranteed, hence not released.** The number of runs ``K`` is independent of the
     data, but the theorems need it *secret*: given ``K = k`` the release is the best of
@@ -343,6 +351,7 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
         "estimator": [BaseEstimator],
         "param_grid": [dict, list],
         "mean_runs": [Interval(Real, 1, None, closed="left")],
+        "distribution": [StrOptions({"geometric", "logarithmic"})],
         "score_epsilon": [Interval(Real, 0, None, closed="neither")],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "scoring": [StrOptions({"accuracy"}), callable],
@@ -350,12 +359,13 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
         "random_state": ["random_state", np.random.Generator],
     }
 
-    def __init__(self, estimator, param_grid, *, mean_runs=10.0, score_epsilon=0.1,
-                 validation_fraction=0.25, scoring="accuracy", delta=1e-5,
-                 random_state=None):
+    def __init__(self, estimator, param_grid, *, mean_runs=10.0, distribution="geometric",
+                 score_epsilon=0.1, validation_fraction=0.25, scoring="accuracy",
+                 delta=1e-5, random_state=None):
         self.estimator = estimator
         self.param_grid = param_grid
         self.mean_runs = mean_runs
+        self.distribution = distribution
         self.score_epsilon = score_epsilon
         self.validation_fraction = validation_fraction
         self.scoring = scoring
@@ -445,14 +455,14 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
             pures.append(pure)
         mu_max, pure_max = max(mus), max(pures)
         total, pure_total = selection_bound(self.mean_runs, self.score_epsilon, mu_max,
-                                            pure_max, self.delta)
+                                            pure_max, self.delta, self.distribution)
 
         rng = noise_generator(self.random_state)
         order = rng.permutation(n)
         train, val = np.sort(order[:n_train]), np.sort(order[n_train:])
         X_tr, y_tr = _safe_indexing(X, train), _safe_indexing(y, train)
         X_va, y_va = _safe_indexing(X, val), _safe_indexing(y, val)
-        n_runs = int(rng.geometric(1.0 / float(self.mean_runs)))
+        n_runs = self._draw_runs(rng)
         seeded = self.random_state is not None
         scale = 1.0 / (n_val * float(self.score_epsilon))
 
@@ -493,12 +503,26 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
                 setattr(self, attr, getattr(self.best_estimator_, attr))
         return self
 
+    def _draw_runs(self, rng) -> int:
+        """``K`` from its law (independent of the data)."""
+        if self.mean_runs == 1:
+            return 1
+        gamma = runs_gamma(float(self.mean_runs), self.distribution)
+        if self.distribution == "geometric":
+            return int(rng.geometric(gamma))
+        return int(rng.logseries(1.0 - gamma))
+
     def _reason(self, pure_total, mu, pure, n_train, n_val):
-        which = ("Liu & Talwar (2019): an (eps, 0)-DP candidate gives a (3 eps, 0)-DP "
-                 "selection" if pure_total else
-                 "Papernot & Steinke (2022), Theorem 2 (geometric K, Renyi DP), converted "
-                 f"at delta={self.delta}")
-        return (f"private selection by random stopping, mean_runs={self.mean_runs}: {which}; "
+        if pure_total:
+            which = ("an (eps, 0)-DP candidate gives a (3 eps, 0)-DP selection (Liu & "
+                     "Talwar 2019)" if self.distribution == "geometric" else
+                     "an (eps, 0)-DP candidate gives a (2 eps, 0)-DP selection (Papernot & "
+                     "Steinke 2022, Theorem 2, eta = 0)")
+        else:
+            which = (f"Papernot & Steinke (2022), Theorem 2 ({self.distribution} K, Renyi "
+                     f"DP), converted at delta={self.delta}")
+        return (f"private selection, {self.distribution} number of runs with mean "
+                f"{self.mean_runs}: {which}; "
                 f"candidate: training on {n_train} rows (Gaussian sensitivity/sigma <= "
                 f"{mu:.4g}, pure epsilon <= {pure:.4g}), Laplace score on {n_val} other rows "
                 f"(epsilon {self.score_epsilon}); assumes random_state=None and that the "
