@@ -12,6 +12,8 @@ Components
 - :class:`WERMClassifier` -- weighted ERM over training and reference data.
 - :class:`PrivateMulticalibrator` -- multicalibration post-processing, optionally
   differentially private.
+- :class:`RandomStoppingSearch` -- differentially private hyperparameter selection
+  (random stopping over DP candidates with DP scores).
 - :mod:`sklearn_privacy.attacks` -- membership inference and attribute inversion,
   as functions and as scorers for model selection.
 - :class:`EtaDisplay`, :class:`MembershipROCDisplay`, :class:`MulticalibrationDisplay`,
@@ -33,6 +35,7 @@ from sklearn_privacy.fil import (
     IRFILPoissonRegressor,
 )
 from sklearn_privacy.metrics import PrivacyUtilityDisplay
+from sklearn_privacy.model_selection import RandomStoppingSearch
 from sklearn_privacy.multicalibration import MulticalibrationDisplay, PrivateMulticalibrator
 from sklearn_privacy.privacy import privacy_claim
 from sklearn_privacy.report import PrivacyReport
@@ -53,6 +56,7 @@ __all__ = [
     "PrivacyReport",
     "PrivacyUtilityDisplay",
     "PrivateMulticalibrator",
+    "RandomStoppingSearch",
     "WERMClassifier",
     "__version__",
     "privacy_claim",

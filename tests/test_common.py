@@ -23,6 +23,7 @@ def _instances():
         IRFILLogisticRegression,
         IRFILPoissonRegressor,
         PrivateMulticalibrator,
+        RandomStoppingSearch,
         WERMClassifier,
     )
     from sklearn_privacy.multicalibration import GradientDescentLogisticRegression
@@ -43,6 +44,9 @@ def _instances():
         FILLogisticRegression(sigma=1e-8, intercept_scaling=1.0, random_state=0),
         BoundedScaler((-5.0, 5.0)),
         DPStandardScaler((-5.0, 5.0), random_state=0),
+        RandomStoppingSearch(
+            FILLogisticRegression(sigma=1e-8, fit_intercept=False, data_norm=1e3),
+            {"alpha": [1e-3]}, mean_runs=1, validation_fraction=0.1, random_state=0),
     ]
 
 

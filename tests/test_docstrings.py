@@ -36,6 +36,7 @@ PUBLIC_MODULES = [
     "sklearn_privacy.werm",
     "sklearn_privacy.multicalibration",
     "sklearn_privacy.metrics",
+    "sklearn_privacy.model_selection",
     "sklearn_privacy.mechanisms",
     "sklearn_privacy.datasets",
     "sklearn_privacy.utils",

@@ -668,9 +668,37 @@ def _count_cases():
     ]
 
 
+def _selection_cases():
+    from sklearn_privacy import RandomStoppingSearch
+    from sklearn_privacy.model_selection import random_stopping_epsilon
+
+    def search_call(X, y, **kw):
+        base = FILLogisticRegression(fit_intercept=False, data_norm=1.0, sigma=1.0)
+        return RandomStoppingSearch(base, {"alpha": [0.1, 1.0]}, **kw).fit(X, y) \
+            .predict_proba(X)
+
+    return [
+        Case("RandomStoppingSearch.fit", search_call,
+             lambda: {"X": X0, "y": YCLF, "mean_runs": 2, "random_state": 0},
+             arrays={"X": ("nan", "inf", "empty", "one_row", "wrong_length", "ndim3"),
+                     "y": ("nan", "wrong_length", "ndim3")},
+             scalars={"mean_runs": ("nan_scalar", "inf_scalar", "neg", "zero",
+                                    "str_scalar"),
+                      "score_epsilon": ("nan_scalar", "inf_scalar", "neg", "zero"),
+                      "validation_fraction": ("nan_scalar", "neg", "zero", "huge"),
+                      "delta": ("nan_scalar", "neg", "zero", "huge")}),
+        Case("random_stopping_epsilon", random_stopping_epsilon,
+             lambda: {"mean_runs": 5, "score_epsilon": 0.1, "gaussian_mu": 0.5},
+             scalars={"mean_runs": ("nan_scalar", "inf_scalar", "neg", "zero", "str_scalar"),
+                      "score_epsilon": ("nan_scalar", "inf_scalar", "neg", "str_scalar"),
+                      "gaussian_mu": ("nan_scalar", "inf_scalar", "neg", "str_scalar"),
+                      "delta": ("nan_scalar", "neg", "zero", "huge")}),
+    ]
+
+
 def _all_cases():
     return (_fil_cases() + _attack_cases() + _mc_cases() + _werm_cases() + _utils_cases()
-            + _pipeline_cases() + _display_cases() + _count_cases())
+            + _pipeline_cases() + _display_cases() + _count_cases() + _selection_cases())
 
 
 CASES = {c.name: c for c in _all_cases()}

@@ -1,0 +1,655 @@
+"""Differentially private hyperparameter selection by random stopping."""
+
+from __future__ import annotations
+
+import copy
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.sparse import issparse
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.compose import ColumnTransformer
+from sklearn.frozen import FrozenEstimator
+from sklearn.model_selection import ParameterGrid
+from sklearn.pipeline import FeatureUnion, Pipeline
+from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted, column_or_1d
+
+from ..exceptions import AuditStateUnavailableError
+from ..fil._base import BaseFILEstimator
+from ..fil._dp import minimiser_sensitivity
+from ..multicalibration import PrivateMulticalibrator
+from ..privacy import StepClaim
+from ..utils._random import child_seeds, noise_generator
+from ..utils.fixes import Interval, StrOptions, _fit_context, _num_samples, _safe_indexing
+from ._accounting import runs_gamma, selection_bound
+
+__all__ = ["RandomStoppingSearch"]
+
+
+def _final_step(estimator):
+    """``(final estimator, path)`` of a Pipeline (recursively), else the estimator."""
+    path = []
+    while isinstance(estimator, Pipeline):
+        name, estimator = estimator.steps[-1]
+        path.append(name)
+    return estimator, path
+
+
+def _data_independent_reason(step, fitted=True) -> str | None:
+    """``None`` when the preprocessing ``step`` holds nothing learnt from the rows, else
+    why it may have learnt from them. Unfitted (``fitted=False``): decided from the
+    parameters, steps that state their own claim are left to the fitted check."""
+    if step is None or (isinstance(step, str) and step in ("drop", "passthrough")):
+        return None
+    claim = getattr(step, "__sklearn_privacy_claim__", None)
+    if callable(claim):
+        if not fitted:
+            return None
+        claims = claim()
+        claims = claims if isinstance(claims, list) else [claims]
+        bad = [c for c in claims if c.kind != "data_independent"]
+        if not bad:
+            return None
+        return f"{type(step).__name__} is not data-independent: {bad[0].reason}"
+    if isinstance(step, FrozenEstimator):
+        return None  # fitted elsewhere (the caller's responsibility, as for any frozen model)
+    if isinstance(step, FunctionTransformer):
+        return None  # a fixed function of each row
+    if isinstance(step, OneHotEncoder):
+        if isinstance(step.categories, str):
+            return ("OneHotEncoder(categories='auto') learns its categories from the rows; "
+                    "pass categories=[...] (public lists)")
+        return None
+    if isinstance(step, Pipeline):
+        for _, sub in step.steps:
+            reason = _data_independent_reason(sub, fitted)
+            if reason:
+                return reason
+        return None
+    if isinstance(step, ColumnTransformer):
+        subs = [t for _, t, _ in (step.transformers_ if fitted else step.transformers)]
+        if not fitted and step.remainder not in ("drop", "passthrough"):
+            subs.append(step.remainder)
+        for sub in subs:
+            reason = _data_independent_reason(sub, fitted)
+            if reason:
+                return reason
+        return None
+    if isinstance(step, FeatureUnion):
+        for _, sub in step.transformer_list:
+            reason = _data_independent_reason(sub, fitted)
+            if reason:
+                return reason
+        return None
+    return (f"{type(step).__name__} is fitted on the private rows and the search cannot "
+            "tell that its state is data-independent")
+
+
+def _set_random_states(estimator, seed):
+    """Every nested ``random_state`` set to ``seed`` (``None``: fresh entropy), skipping
+    the inside of frozen estimators (fitted elsewhere, their parameters are fixed)."""
+    params = estimator.get_params(deep=True)
+    frozen = [k for k, v in params.items() if isinstance(v, FrozenEstimator)]
+    names = [k for k in params
+             if (k == "random_state" or k.endswith("__random_state"))
+             and not any(k.startswith(f + "__") for f in frozen)]
+    if names:
+        estimator.set_params(**dict.fromkeys(names, seed))
+    return estimator
+
+
+def _check_candidate(candidate, n_train):
+    """``(gaussian_mu, pure_epsilon)`` of the training mechanism of one candidate.
+
+    Computed from public quantities only (hyperparameters and the number of training
+    rows), so that every setting of the grid is accounted for, drawn or not.
+    """
+    final, path = _final_step(candidate)
+    where = "estimator" + "".join(f"[{p!r}]" for p in path)
+    _check_preprocessing(candidate, fitted=False)
+    if isinstance(final, BaseFILEstimator):
+        if final._data_dependent_weights:
+            raise ValueError(
+                f"{where} is {type(final).__name__}: its weights are recomputed from the "
+                "data, so it has no DP guarantee to select over. Use FILLogisticRegression "
+                "or FILLinearRegression with data_norm set.")
+        sens, reason = minimiser_sensitivity(
+            loss=final._loss.name, alpha=float(final.alpha), data_norm=final.data_norm,
+            fit_intercept=final.fit_intercept, sample_weight=np.ones(n_train),
+            target_bound=getattr(final, "target_bound", None))
+        if not np.isfinite(sens):
+            raise ValueError(f"{where} ({type(final).__name__}) has {reason} Every "
+                             "candidate must be trained with a DP mechanism.")
+        sigma = final.sigma
+        if isinstance(sigma, bool) or not isinstance(sigma, Real) or not sigma > 0:
+            raise ValueError(f"{where}: sigma must be a number > 0; got {sigma!r}.")
+        return sens / float(sigma), 0.0
+    if isinstance(final, PrivateMulticalibrator):
+        if final.mechanism != "numeric_sparse":
+            raise ValueError(
+                f"{where} is PrivateMulticalibrator(mechanism={final.mechanism!r}), which "
+                "claims no DP guarantee; use mechanism='numeric_sparse'.")
+        if not isinstance(final.estimator, FrozenEstimator):
+            raise ValueError(
+                f"{where} is PrivateMulticalibrator with a base estimator fitted on the "
+                "private rows (no guarantee); pass estimator=FrozenEstimator(model) of a "
+                "model trained on other data.")
+        return 0.0, float(final.epsilon)
+    raise TypeError(
+        f"{where} is {type(final).__name__}: RandomStoppingSearch can account only for "
+        "candidates whose training is a DP mechanism it knows: FILLogisticRegression or "
+        "FILLinearRegression with data_norm set (Gaussian output perturbation), or "
+        "PrivateMulticalibrator(mechanism='numeric_sparse') over a FrozenEstimator, "
+        "possibly at the end of a Pipeline of data-independent transformers.")
+
+
+def _check_preprocessing(candidate, fitted):
+    """Every step before the final estimator must be data-independent."""
+    steps, node = [], candidate
+    while isinstance(node, Pipeline):
+        steps.extend(s for _, s in node.steps[:-1])
+        node = node.steps[-1][1]
+    for step in steps:
+        reason = _data_independent_reason(step, fitted)
+        if reason:
+            raise ValueError(
+                "A preprocessing step of the candidate pipeline voids the candidate's "
+                f"guarantee: {reason}. Use data-independent steps (declared bounds, "
+                "categories given) or tune on a public split.")
+
+
+def _verify_fitted(fitted, mu, pure_eps):
+    """The fitted candidate's own claim must not exceed what the accounting assumed."""
+    final, _ = _final_step(fitted)
+    _check_preprocessing(fitted, fitted=True)
+    if isinstance(final, BaseFILEstimator):
+        got = final.sensitivity_ / final._audit_sigma()
+        if not np.isfinite(final.sensitivity_) or got > mu * (1 + 1e-9):
+            raise RuntimeError(
+                f"The fitted candidate reports sensitivity/sigma {got:.6g} but the search "
+                f"accounted for {mu:.6g} ({final.epsilon_reason_}).")
+    else:
+        if not final.epsilon_spent_ <= pure_eps * (1 + 1e-12):
+            raise ValueError(
+                "The fitted PrivateMulticalibrator reports epsilon_spent_ = "
+                f"{final.epsilon_spent_} above its epsilon = {pure_eps}: its guarantee "
+                "does not hold for these rows.")
+
+
+def _indexable(a):
+    """Frames, series, arrays and sparse matrices as given; other array-likes as arrays."""
+    if issparse(a):
+        return a if a.format in ("csr", "csc") else a.tocsr()  # row indexing
+    if hasattr(a, "iloc") or isinstance(a, np.ndarray):
+        return a
+    return np.asarray(a)
+
+
+def _accuracy_rows(estimator, X, y):
+    return (np.asarray(estimator.predict(X)) == np.asarray(y)).astype(float)
+
+
+def _estimator_has(attr):
+    def check(self):
+        if hasattr(self, "best_estimator_"):
+            return hasattr(self.best_estimator_, attr)
+        return hasattr(self.estimator, attr)
+    return check
+
+
+class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
+    """Differentially private hyperparameter selection by random stopping.
+
+    Runs a randomised candidate ``K`` times on the private rows and releases only the
+    best run; ``K`` is drawn, independently of the data, from the geometric distribution
+    on ``{1, 2, ...}`` with mean ``mean_runs`` (after every run the search stops with
+    probability ``1 / mean_runs``: Liu & Talwar's random stopping) or, with
+    ``distribution="logarithmic"``, from Papernot & Steinke's logarithmic law of the same
+    mean. One candidate run:
+
+    1. draw one setting uniformly from ``param_grid`` (independently of the data);
+    2. train ``clone(estimator)`` with it on the training part of a random,
+       data-independent split (``validation_fraction`` of the rows held out; the split
+       is drawn once per ``fit``), with a DP mechanism: a FIL estimator's Gaussian output
+       perturbation (``data_norm`` set, ``fit_intercept=False``, ``alpha > 0``) or
+       ``PrivateMulticalibrator(mechanism="numeric_sparse")`` over a frozen base;
+    3. score it on the validation part with a DP score: the mean of per-row scores in
+       ``[0, 1]`` (accuracy by default) plus Laplace noise of scale
+       ``1 / (n_validation * score_epsilon)`` (one row moves the mean by at most
+       ``1 / n_validation``).
+
+    Read more in the :ref:`User Guide <private_selection>`.
+
+    Parameters
+    ----------
+    estimator : estimator object
+        The candidate model: :class:`~sklearn_privacy.FILLogisticRegression` or
+        :class:`~sklearn_privacy.FILLinearRegression` in their DP view,
+        :class:`~sklearn_privacy.PrivateMulticalibrator` with
+        ``mechanism="numeric_sparse"`` over a ``FrozenEstimator``, or a
+        :class:`~sklearn.pipeline.Pipeline` ending in one of them whose other steps are
+        data-independent (``FunctionTransformer`` with a function not derived from the
+        private rows, ``OneHotEncoder(categories=[...])``,
+        ``FrozenEstimator``, a ``ColumnTransformer`` of those, or any step whose
+        ``__sklearn_privacy_claim__`` says ``"data_independent"``); anything else is
+        refused at fit.
+    param_grid : dict or list of dicts
+        Finite grid of settings (as for :class:`~sklearn.model_selection.GridSearchCV`,
+        nested names such as ``"filogisticregression__alpha"`` for pipelines). Every
+        setting counts in the accounting, drawn or not: the guarantee is that of the
+        least private setting.
+    mean_runs : float >= 1, default=10
+        Expected number of runs ``E[K]``; ``1`` runs exactly once.
+    distribution : {"geometric", "logarithmic"}, default="geometric"
+        Law of ``K`` (see :func:`random_stopping_epsilon`): ``"geometric"`` is random
+        stopping, ``(3 epsilon, 0)`` for ``(epsilon, 0)``-DP candidates;
+        ``"logarithmic"`` (``P[K = k]`` proportional to ``(1 - gamma)^k / k``) costs
+        less, ``(2 epsilon, 0)``, and has a heavier tail of long searches.
+    score_epsilon : float > 0, default=0.1
+        Budget of each run's Laplace-noised validation score.
+    validation_fraction : float in (0, 1), default=0.25
+        Share of the rows held out for scoring (rounded to the nearest count, at least
+        one row in each part). The training part is ``n - n_validation`` rows, which is
+        what the candidates' sensitivity is computed for.
+    scoring : "accuracy" or callable, default="accuracy"
+        ``"accuracy"``: per-row correctness of ``predict``. A callable
+        ``scoring(estimator, X, y)`` must return one score per row; values are clipped to
+        ``[0, 1]`` (row by row, so the sensitivity of the mean stays ``1 / n``).
+    delta : float in (0, 1), default=1e-5
+        The delta of the reported total (Gaussian candidates only; pure-DP candidates give
+        ``delta = 0`` when that bound is the smaller one).
+    random_state : None, int, RandomState or Generator, default=None
+        Source of the split, ``K``, the settings drawn, the score noise and the
+        candidates' noise (every nested ``random_state`` of a candidate is overwritten:
+        ``None``, or a child seed of a fixed ``random_state``). ``None`` draws fresh OS
+        entropy; a fixed value makes every draw reproducible and the release
+        **non-private** (tests only).
+
+    Attributes
+    ----------
+    best_estimator_ : estimator
+        The winning run's model, trained on the training part only (refitting it on all
+        rows would be a further release, not covered).
+    best_params_ : dict
+        The winning run's setting.
+    best_score_ : float
+        The winning run's *noisy* validation score (released with the winner).
+    epsilon_ : float
+        Total epsilon of the release (``best_estimator_``, ``best_params_``,
+        ``best_score_``) at ``delta_``.
+    delta_ : float
+        The delta at which ``epsilon_`` holds (``0.0`` for a pure-DP total).
+    epsilon_reason_ : str
+        The theorem and the quantities behind ``epsilon_``.
+    candidate_gaussian_mu_ : float
+        Largest ``sensitivity / sigma`` of a Gaussian training mechanism over the grid.
+    candidate_epsilon_ : float
+        Largest epsilon of a pure-DP training mechanism over the grid.
+    n_validation_ : int
+        Number of held-out rows (a function of ``n`` only).
+    n_features_in_ : int
+        Number of features seen during fit (from ``best_estimator_``).
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during fit, when ``X`` has string column names.
+    classes_ : ndarray
+        Class labels (classifiers; treated as public).
+
+    See Also
+    --------
+    random_stopping_epsilon : The accountant behind ``epsilon_``.
+    sklearn.model_selection.GridSearchCV : Non-private selection: its choice depends on
+        every row without any bound.
+
+    Notes
+    -----
+    **Guarantee and threat model.** Neighbouring data sets differ in the values of one
+    row (replacement; ``n``, the grid and every other parameter are public). The
+    adversary is computationally unbounded, sees
+    ``best_estimator_``, ``best_params_`` and ``best_score_`` and knows everything else.
+    One candidate run is DP with respect to the rows: the training rows are seen only by
+    the training mechanism (the score is post-processing of the model for them), the
+    validation rows only by the Laplace score (parallel composition), and the drawn
+    setting is data-independent. The total is the smaller of two bounds. For pure
+    candidates, an ``(epsilon, 0)``-DP candidate gives a ``(3 epsilon, 0)``-DP selection
+    with the geometric law (Liu & Talwar, 2019) and ``(2 epsilon, 0)`` with the
+    logarithmic one. In Renyi DP (which covers Gaussian candidates), Papernot & Steinke
+    (2022), Theorem 2 (``eta = 1`` geometric, ``eta = 0`` logarithmic), converted to
+    ``(epsilon, delta)``. See :func:`random_stopping_epsilon`.
+
+    **Not guaranteed, hence not released.** The number of runs ``K`` is independent of the
+    data, but the theorems need it *secret*: given ``K = k`` the release is the best of
+    ``k`` runs, whose privacy loss grows with ``k``. Likewise the transcript of all runs
+    (their settings and scores) is not covered. Both are audit state (:attr:`n_runs_`,
+    :attr:`audit_results_`): available in the fitting session, never written to a
+    pickle/joblib dump, and not to be published. A fixed ``random_state`` voids the
+    guarantee. Stratified or data-dependent splits would void it too, which is why the
+    split is a plain random permutation of positions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_privacy import FILLogisticRegression
+    >>> from sklearn_privacy.model_selection import RandomStoppingSearch
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.normal(size=(2000, 3))
+    >>> X /= np.linalg.norm(X, axis=1, keepdims=True)
+    >>> y = (X[:, 0] + 0.3 * rng.normal(size=2000) > 0).astype(int)
+    >>> base = FILLogisticRegression(fit_intercept=False, data_norm=1.0, sigma=0.5)
+    >>> search = RandomStoppingSearch(base, {"alpha": [0.01, 0.1]}, mean_runs=5,
+    ...                               score_epsilon=0.5).fit(X, y)
+    >>> sorted(search.best_params_)
+    ['alpha']
+    >>> round(search.epsilon_, 2)        # the whole release: model, setting and score
+    2.26
+    >>> search.__sklearn_privacy_claim__().kind
+    'dp'
+    """
+
+    _parameter_constraints: dict = {
+        "estimator": [BaseEstimator],
+        "param_grid": [dict, list],
+        "mean_runs": [Interval(Real, 1, None, closed="left")],
+        "distribution": [StrOptions({"geometric", "logarithmic"})],
+        "score_epsilon": [Interval(Real, 0, None, closed="neither")],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "scoring": [StrOptions({"accuracy"}), callable],
+        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "random_state": ["random_state", np.random.Generator],
+    }
+
+    def __init__(self, estimator, param_grid, *, mean_runs=10.0, distribution="geometric",
+                 score_epsilon=0.1, validation_fraction=0.25, scoring="accuracy",
+                 delta=1e-5, random_state=None):
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.mean_runs = mean_runs
+        self.distribution = distribution
+        self.score_epsilon = score_epsilon
+        self.validation_fraction = validation_fraction
+        self.scoring = scoring
+        self.delta = delta
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        inner = self.estimator.__sklearn_tags__()
+        tags.estimator_type = inner.estimator_type
+        tags.classifier_tags = copy.deepcopy(inner.classifier_tags)
+        tags.regressor_tags = copy.deepcopy(inner.regressor_tags)
+        tags.input_tags.sparse = inner.input_tags.sparse
+        tags.input_tags.string = inner.input_tags.string
+        tags.input_tags.categorical = inner.input_tags.categorical
+        tags.target_tags.required = True
+        tags.non_deterministic = True
+        return tags
+
+    def _grid(self):
+        try:
+            grid = list(ParameterGrid(self.param_grid))
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"param_grid: {exc}") from exc
+        if not grid:
+            raise ValueError("param_grid is empty: give at least one setting.")
+        return grid
+
+    def _split_sizes(self, n):
+        if isinstance(n, Integral) and n < 2:
+            raise ValueError("RandomStoppingSearch needs at least 2 rows of X (one to train, "
+                             f"one to score); got n_samples = {n}.")
+        n_val = int(round(self.validation_fraction * n))
+        n_val = min(max(n_val, 1), n - 1)
+        return n - n_val, n_val
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y):
+        """Select a setting privately and release the winning run.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            The private rows, passed to the candidates untouched (row subsets only).
+        y : array-like of shape (n_samples,)
+            Targets.
+
+        Returns
+        -------
+        self : object
+            The fitted search.
+
+        Raises
+        ------
+        ValueError
+            A candidate without a DP guarantee (the message names the setting and the
+            reason), a data-dependent preprocessing step, an empty grid, fewer than two
+            rows, or ``X`` and ``y`` of different lengths.
+        TypeError
+            A candidate estimator whose privacy the search cannot account for.
+        """
+        if y is None:
+            raise ValueError("RandomStoppingSearch requires y to be passed, but the target y "
+                             "is None.")
+        X, y = _indexable(X), _indexable(y)
+        if isinstance(y, np.ndarray) and y.ndim == 2 and y.shape[1] == 1:
+            y = column_or_1d(y, warn=True)
+        y_values = np.asarray(y)
+        if y_values.dtype.kind in "fc" and not np.all(np.isfinite(y_values)):
+            # a bad target in the validation part would never reach the candidate
+            raise ValueError("Input y contains NaN or infinity: every row needs a finite "
+                             "target.")
+        n = _num_samples(X)
+        if _num_samples(y) != n:
+            raise ValueError(f"X has {n} rows but y has {_num_samples(y)}: give one target "
+                             "per row.")
+        n_train, n_val = self._split_sizes(n)
+        grid = self._grid()
+        mus, pures = [], []
+        for params in grid:
+            candidate = clone(self.estimator).set_params(**params)
+            try:
+                mu, pure = _check_candidate(candidate, n_train)
+            except (ValueError, TypeError) as exc:
+                raise type(exc)(f"param_grid setting {params}: {exc}") from exc
+            mus.append(mu)
+            pures.append(pure)
+        mu_max, pure_max = max(mus), max(pures)
+        total, pure_total = selection_bound(self.mean_runs, self.score_epsilon, mu_max,
+                                            pure_max, self.delta, self.distribution)
+
+        rng = noise_generator(self.random_state)
+        order = rng.permutation(n)
+        train, val = np.sort(order[:n_train]), np.sort(order[n_train:])
+        X_tr, y_tr = _safe_indexing(X, train), _safe_indexing(y, train)
+        X_va, y_va = _safe_indexing(X, val), _safe_indexing(y, val)
+        n_runs = self._draw_runs(rng)
+        seeded = self.random_state is not None
+        scale = 1.0 / (n_val * float(self.score_epsilon))
+
+        best, runs = None, []
+        for _ in range(n_runs):
+            k = int(rng.choice(len(grid)))
+            seed = int(child_seeds(rng, 1)[0]) if seeded else None
+            candidate = _set_random_states(clone(self.estimator).set_params(**grid[k]), seed)
+            candidate.fit(X_tr, y_tr)
+            _verify_fitted(candidate, mus[k], pures[k])
+            rows = (_accuracy_rows(candidate, X_va, y_va) if self.scoring == "accuracy"
+                    else np.asarray(self.scoring(candidate, X_va, y_va), dtype=float))
+            if rows.shape != (n_val,):
+                raise ValueError(f"scoring must return one score per row ({n_val}); got "
+                                 f"shape {rows.shape}.")
+            if not np.all(np.isfinite(rows)):
+                raise ValueError("scoring returned NaN or inf for some rows; return finite "
+                                 "per-row scores in [0, 1].")
+            score = float(np.mean(np.clip(rows, 0.0, 1.0)) + rng.laplace(0.0, scale))
+            runs.append((k, score))
+            if best is None or score > best[1]:
+                best = (k, score, candidate)
+
+        self.best_estimator_ = best[2]
+        self.best_params_ = dict(grid[best[0]])
+        self.best_score_ = best[1]
+        self.candidate_gaussian_mu_ = float(mu_max)
+        self.candidate_epsilon_ = float(pure_max)
+        self.n_validation_ = int(n_val)
+        self.epsilon_ = float(total)
+        self.delta_ = 0.0 if pure_total else float(self.delta)
+        self.epsilon_reason_ = self._reason(pure_total, mu_max, pure_max, n_train, n_val)
+        self._audit = {"n_runs": n_runs,
+                       "params": [dict(grid[k]) for k, _ in runs],
+                       "scores": np.array([s for _, s in runs])}
+        for attr in ("n_features_in_", "feature_names_in_"):
+            if hasattr(self.best_estimator_, attr):
+                setattr(self, attr, getattr(self.best_estimator_, attr))
+        return self
+
+    def _draw_runs(self, rng) -> int:
+        """``K`` from its law (independent of the data)."""
+        if self.mean_runs == 1:
+            return 1
+        gamma = runs_gamma(float(self.mean_runs), self.distribution)
+        if self.distribution == "geometric":
+            return int(rng.geometric(gamma))
+        return int(rng.logseries(1.0 - gamma))
+
+    def _reason(self, pure_total, mu, pure, n_train, n_val):
+        if pure_total:
+            which = ("an (eps, 0)-DP candidate gives a (3 eps, 0)-DP selection (Liu & "
+                     "Talwar 2019)" if self.distribution == "geometric" else
+                     "an (eps, 0)-DP candidate gives a (2 eps, 0)-DP selection (Papernot & "
+                     "Steinke 2022, Theorem 2, eta = 0)")
+        else:
+            which = (f"Papernot & Steinke (2022), Theorem 2 ({self.distribution} K, Renyi "
+                     f"DP), converted at delta={self.delta}")
+        return (f"private selection, {self.distribution} number of runs with mean "
+                f"{self.mean_runs}: {which}; "
+                f"candidate: training on {n_train} rows (Gaussian sensitivity/sigma <= "
+                f"{mu:.4g}, pure epsilon <= {pure:.4g}), Laplace score on {n_val} other rows "
+                f"(epsilon {self.score_epsilon}); assumes random_state=None and that the "
+                "number of runs and the other runs stay secret.")
+
+    # ------------------------------------------------------------------ claim
+    def __sklearn_privacy_claim__(self) -> StepClaim:
+        """The claim of the released selection (winning model, setting and score).
+
+        Returns
+        -------
+        claim : StepClaim
+            ``kind="dp"`` with ``epsilon_``, ``delta_`` and ``epsilon_reason_``; the
+            winner's own ``epsilon_`` is part of it and must not be added again.
+        """
+        check_is_fitted(self)
+        return StepClaim(name=type(self).__name__.lower(), estimator=type(self).__name__,
+                         kind="dp", epsilon=self.epsilon_, delta=self.delta_,
+                         reason=self.epsilon_reason_)
+
+    # ------------------------------------------------------------------ audit state
+    def _audit_state(self):
+        check_is_fitted(self)
+        state = self.__dict__.get("_audit")
+        if state is None:
+            raise AuditStateUnavailableError(
+                "RandomStoppingSearch was loaded from a pickle/joblib dump: the number of "
+                "runs and the transcript of all runs are not covered by the privacy "
+                "guarantee and are never serialised.")
+        return state
+
+    @property
+    def n_runs_(self) -> int:
+        """Number of runs ``K`` of the last fit: audit state, never pickled.
+
+        Publishing it voids the guarantee (see Notes).
+        """
+        return self._audit_state()["n_runs"]
+
+    @property
+    def audit_results_(self) -> dict:
+        """Every run's setting and noisy score, in run order: audit state, never pickled.
+
+        Not covered by the guarantee (see Notes).
+        """
+        state = self._audit_state()
+        return {"params": list(state["params"]), "scores": state["scores"].copy()}
+
+    def __getstate__(self):
+        state = dict(super().__getstate__())
+        state.pop("_audit", None)
+        return state
+
+    # ------------------------------------------------------------------ delegation
+    @property
+    def classes_(self):
+        """Class labels of ``best_estimator_``."""
+        check_is_fitted(self)
+        return self.best_estimator_.classes_
+
+    @available_if(_estimator_has("predict"))
+    def predict(self, X):
+        """Predict with ``best_estimator_``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            Input rows, passed to ``best_estimator_`` untouched.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predictions of the winning run's model.
+        """
+        check_is_fitted(self)
+        return self.best_estimator_.predict(X)
+
+    @available_if(_estimator_has("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities of ``best_estimator_``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            Input rows, passed to ``best_estimator_`` untouched.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Probabilities of the winning run's model, columns in ``classes_`` order.
+        """
+        check_is_fitted(self)
+        return self.best_estimator_.predict_proba(X)
+
+    @available_if(_estimator_has("decision_function"))
+    def decision_function(self, X):
+        """Decision function of ``best_estimator_``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            Input rows, passed to ``best_estimator_`` untouched.
+
+        Returns
+        -------
+        scores : ndarray
+            Decision values of the winning run's model.
+        """
+        check_is_fitted(self)
+        return self.best_estimator_.decision_function(X)
+
+    @available_if(_estimator_has("score"))
+    def score(self, X, y):
+        """Score of ``best_estimator_`` on ``X``, ``y`` (its own ``score`` method).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            Evaluation rows.
+        y : array-like of shape (n_samples,)
+            Their targets.
+
+        Returns
+        -------
+        score : float
+            What ``best_estimator_.score`` returns (accuracy for a classifier, R^2 for
+            a regressor). Not private: ``X``, ``y`` are the caller's evaluation data.
+        """
+        check_is_fitted(self)
+        return self.best_estimator_.score(X, y)
