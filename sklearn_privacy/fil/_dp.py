@@ -155,7 +155,7 @@ def minimiser_sensitivity(*, loss: str, alpha: float, data_norm, fit_intercept: 
                             "target_bound to a bound on |y|).")
         lipschitz = float(target_bound) * (1.0 + float(data_norm)
                                            * ridge_norm_factor(alpha, float(data_norm)))
-        what = (f"|y| <= target_bound = {target_bound!r}, so |l'| <= target_bound (1 + "
+        what = (f"|y| <= target_bound = {float(target_bound)!r}, so |l'| <= target_bound (1 + "
                 "data_norm c) with c = max_(s <= data_norm) s / (s^2 + alpha) at any "
                 "minimiser")
     else:
@@ -169,6 +169,6 @@ def minimiser_sensitivity(*, loss: str, alpha: float, data_norm, fit_intercept: 
     reason = (
         "(epsilon, delta)-DP of the released parameters for replacing the values of any "
         f"one row (weights fixed and public), rows with ||x|| <= data_norm = "
-        f"{data_norm!r}, {what}: L2 sensitivity 2 L data_norm max(w) / (sum(w) alpha) = "
-        f"{sensitivity!r}.")
+        f"{float(data_norm)!r}, {what}: L2 sensitivity 2 L data_norm max(w) / (sum(w) alpha) = "
+        f"{float(sensitivity)!r}.")
     return sensitivity, reason

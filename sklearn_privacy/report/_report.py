@@ -537,7 +537,7 @@ def _membership_section(ctx):
             yy = np.r_[np.ones(a.size), np.zeros(b.size)]
             fpr, tpr, _ = roc_curve(yy, np.r_[a, b])
             ok = fpr >= floor
-            ax.plot(fpr[ok], tpr[ok], label=label)
+            ax.plot(fpr[ok], tpr[ok], label=f"{label}, AUC {roc_auc_score(yy, np.r_[a, b]):.3f}")
         grid = np.logspace(np.log10(floor), 0, 50)
         ax.plot(grid, grid, "k--", lw=1, label="chance")
         ax.axvspan(1e-5, floor, color="0.9", label=f"unresolved (FPR < 1/{k})")
@@ -577,16 +577,24 @@ def _inversion_section(ctx):
     for c in ctx["cols"]:
         try:
             base = prior_baseline(take_rows(X, rows), c).accuracy
-            if fil_model is not None and fil_model is est:
-                res = whitebox_inversion(est, c, rows=rows, prior="empirical", X=X,
-                                         random_state=rng)
-                kind = "white-box (release + all other values)"
-            else:
-                res = fredrikson_inversion(est, take_rows(X, rows), y[rows], c)
-                kind = "black-box (Fredrikson)"
         except (TypeError, ValueError) as exc:
             sec.table.append((f"'{c}'", f"not attacked: {exc}"))
             continue
+        res = None
+        if fil_model is not None and fil_model is est:
+            try:
+                res = whitebox_inversion(est, c, rows=rows, prior="empirical", X=X,
+                                         random_state=rng)
+                kind = "white-box (release + all other values)"
+            except (TypeError, ValueError) as exc:
+                sec.table.append((f"'{c}' white-box", f"not attacked: {exc}"))
+        if res is None:
+            try:
+                res = fredrikson_inversion(est, take_rows(X, rows), y[rows], c)
+                kind = "black-box (Fredrikson)"
+            except (TypeError, ValueError) as exc:
+                sec.table.append((f"'{c}'", f"not attacked: {exc}"))
+                continue
         sec.table.append((f"'{c}' {kind} accuracy",
                           f"{res.accuracy:.3f} vs prior baseline {base:.3f} "
                           f"({rows.size} rows)"))
@@ -663,7 +671,7 @@ def _audit_section(ctx):
     if _have_matplotlib():
         import matplotlib.pyplot as plt
 
-        fig, ax = plt.subplots(figsize=(5.2, 3.2))
+        fig, ax = plt.subplots(figsize=(5.2, 1.2 + 0.55 * len(bounds)))
         names = [b[0] for b in bounds]
         vals = [b[1] for b in bounds]
         ax.barh(names, vals, color="#73a33f", label="audited lower bound")
