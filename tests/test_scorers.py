@@ -40,7 +40,8 @@ def _onehot_regression(n=120, seed=0):
 def test_membership_scorer_equals_attack_on_the_fold_complement(mnist35):
     X, y = mnist35
     cv = KFold(3, shuffle=True, random_state=0)
-    scorer = make_membership_scorer(X, y, attack="loss", thresholds="global")
+    scorer = make_membership_scorer(X, y, attack="loss", thresholds="global",
+                                    metric="advantage")
     with sklearn.config_context(enable_metadata_routing=False):
         out = cross_validate(FILLogisticRegression(sigma=1e-3, alpha=1e-6, random_state=0),
                              X, y, cv=cv, scoring={"mia": scorer}, return_estimator=True)
@@ -55,7 +56,8 @@ def test_cross_validate_trends_over_sigma(mnist35):
     X, y = mnist35
     cv = KFold(2, shuffle=True, random_state=0)
     scoring = {"acc": "accuracy",
-               "mia": make_membership_scorer(X, y, attack="loss", thresholds="global"),
+               "mia": make_membership_scorer(X, y, attack="loss", thresholds="global",
+                                             metric="advantage"),
                "auc": make_membership_scorer(X, y, attack="loss", metric="auc")}
     acc, mia, auc = [], [], []
     for sigma in SIGMAS:
@@ -80,7 +82,8 @@ def test_grid_search_most_accurate_model_under_an_advantage_bound(mnist35):
         return int(np.argmax(np.where(ok, cv_results["mean_test_acc"], -np.inf)))
 
     scoring = {"acc": "accuracy",
-               "mia": make_membership_scorer(X, y, attack="loss", thresholds="global")}
+               "mia": make_membership_scorer(X, y, attack="loss", thresholds="global",
+                                             metric="advantage")}
     gs = GridSearchCV(FILLogisticRegression(alpha=1e-6, random_state=0),
                       {"sigma": list(SIGMAS)}, scoring=scoring,
                       cv=KFold(2, shuffle=True, random_state=0),

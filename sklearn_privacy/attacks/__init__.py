@@ -26,6 +26,7 @@ from ._scorers import (
     make_attribute_inversion_scorer,
     make_membership_scorer,
     make_werm_membership_scorer,
+    refit_under_leakage_bound,
 )
 
 __all__ = [
@@ -50,4 +51,5 @@ __all__ = [
     "make_werm_membership_scorer",
     "membership_inference",
     "membership_scores",
+    "refit_under_leakage_bound",
 ]
