@@ -167,7 +167,7 @@ class _MembershipScorer:
         return request
 
     def _value_positions(self, X, y):
-        """Fold positions matched by value (rows equal in X and y as a multiset)."""
+        """Fold positions matched by value, only where a fold row has a single match."""
         if self._keys is None:
             self._keys = _row_keys(self.X)
         kx_pop, kx_fold = _ids(self._keys, _row_keys(X))
@@ -175,26 +175,22 @@ class _MembershipScorer:
         base = int(max(ky_pop.max(initial=0), ky_fold.max(initial=0))) + 1
         pop_keys = kx_pop * base + ky_pop
         held = _fold_positions(pop_keys, kx_fold * base + ky_fold)
-        if self.sample_group is not None:
-            # a fold row equal to population rows of different groups: its group (and so
-            # the answer) depends on which copy is meant, which values cannot tell
-            _, inv = np.unique(pop_keys, return_inverse=True)
-            inv = inv.ravel()
-            g_codes = np.unique(self.sample_group, return_inverse=True)[1].ravel()
-            lo = np.full(inv.max() + 1, np.iinfo(np.int64).max)
-            hi = np.full(inv.max() + 1, -1)
-            np.minimum.at(lo, inv, g_codes)
-            np.maximum.at(hi, inv, g_codes)
-            mixed = lo[inv[held]] != hi[inv[held]]
-            if np.any(mixed):
-                raise ValueError(
-                    f"{int(mixed.sum())} rows of the evaluated fold are identical (features "
-                    "and label) to population rows of another group, so their group cannot "
-                    "be told by value. Identify rows by position: pass X as a pandas "
-                    "DataFrame with a unique index (e.g. X.reset_index(drop=True)), or "
-                    "enable metadata routing (sklearn.set_config(enable_metadata_routing="
-                    "True)) and pass sample_index=np.arange(n_samples) to the search's fit."
-                )
+        # a fold row with identical twins in the population: which copy is held out
+        # decides the members' positions, hence the attack's known / evaluation split
+        # and, for WERM, the rows' groups -- values cannot tell, so refuse
+        _, inv, counts = np.unique(pop_keys, return_inverse=True, return_counts=True)
+        twins = counts[inv.ravel()[held]] > 1
+        if np.any(twins):
+            raise ValueError(
+                f"{int(twins.sum())} rows of the evaluated fold have identical copies "
+                "(features and label) elsewhere in X_population, and an array carries no "
+                "row positions, so the scorer cannot tell which copy was held out (the "
+                "figure, and for WERM the rows' group, depend on it). Identify rows by "
+                "position: pass X as a pandas DataFrame with a unique index (e.g. "
+                "pd.DataFrame(X)), or enable metadata routing (sklearn.set_config("
+                "enable_metadata_routing=True)) and pass sample_index=np.arange(n_samples) "
+                "to the search's fit."
+            )
         return held, pop_keys
 
     def _index_positions(self, X, y):
@@ -359,12 +355,12 @@ def make_membership_scorer(X_population, y_population, *, attack="confidence",
        it, nothing else to set).
     2. A pandas ``X_population`` with a unique index: the fold keeps the index labels of
        its rows (scikit-learn indexes frames with ``iloc``), which give the positions.
-    3. Arrays or sparse matrices without ``sample_index`` carry no positions. The fold's
-       rows are then matched by value, which is exact here: the attack's scores depend
-       on a row's features and label only, so which of several identical rows is taken
-       as held out changes nothing (the members and non-members are the same multisets).
-       :func:`make_werm_membership_scorer` refuses this route with a ``ValueError``
-       when identical rows belong to different groups, where it would matter.
+    3. Arrays or sparse matrices without ``sample_index`` carry no positions. A fold
+       row is then matched by value only if it is the single population row with its
+       features and label; a fold holding a row with an identical copy elsewhere raises a
+       ``ValueError`` naming the two routes above, since the figure (the attack's random
+       known / evaluation split is drawn over positions; WERM's groups are per row)
+       depends on which copy was held out.
 
     **Which rows are members.** By default the members are the population rows outside
     the fold, which is right only when the training set is the fold's complement
