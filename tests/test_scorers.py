@@ -178,11 +178,12 @@ def test_bad_input(mnist35):
 
 
 def test_cv_scorer_with_duplicated_rows():
-    """Identical rows are interchangeable: a fold is found by its multiset of rows.
+    """Duplicated rows: folds are identified by position (``sample_index``), never by
+    value; without positions an array fold with identical copies is refused.
 
-    Regression: with ``cv=`` given, folds were compared by the positions the scorer
-    assigned to their rows, so a population with duplicated rows (common in real tables)
-    made every fold "not one of the test folds of cv".
+    Regression (older): with ``cv=`` given, folds were compared by the positions the
+    scorer assigned to their rows by value, so duplicated rows made every fold "not one
+    of the test folds of cv".
     """
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import KFold, cross_val_score
@@ -192,9 +193,19 @@ def test_cv_scorer_with_duplicated_rows():
     y = (X[:, 0] + rng.uniform(size=200) > 1).astype(int)
     cv = KFold(4, shuffle=True, random_state=0)
     scorer = make_membership_scorer(X, y, cv=cv, metric="auc")
-    scores = cross_val_score(LogisticRegression(), X, y, cv=cv, scoring=scorer,
-                             error_score="raise")
-    assert scores.shape == (4,) and np.all(np.abs(scores) <= 0.5)
+    with sklearn.config_context(enable_metadata_routing=True):
+        scores = cross_val_score(LogisticRegression(), X, y, cv=cv, scoring=scorer,
+                                 error_score="raise",
+                                 params={"sample_index": np.arange(200)})
+    expected = []
+    for train, test in cv.split(X):
+        est = LogisticRegression().fit(X[train], y[train])
+        expected.append(0.5 - membership_inference(est, X[train], y[train], X[test],
+                                                   y[test], random_state=0).auc)
+    np.testing.assert_array_equal(scores, expected)
+    with pytest.raises(ValueError, match="identical copies"):
+        cross_val_score(LogisticRegression(), X, y, cv=cv, scoring=scorer,
+                        error_score="raise")
 
 
 def test_tpr_at_fpr_counts_the_level_itself():
