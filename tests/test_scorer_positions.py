@@ -141,7 +141,8 @@ def test_plain_scorer_by_position_on_duplicates(duplicated_table):
 
 def test_sample_index_is_checked():
     rng = np.random.RandomState(0)
-    X = rng.normal(size=(40, 2)); y = (X[:, 0] > 0).astype(int)
+    X = rng.normal(size=(40, 2))
+    y = (X[:, 0] > 0).astype(int)
     clf = LogisticRegression().fit(X[:20], y[:20])
     scorer = make_membership_scorer(X, y)
     with pytest.raises(ValueError, match="one row position per row"):

@@ -191,7 +191,7 @@ class _MembershipScorer:
                 "enable_metadata_routing=True)) and pass sample_index=np.arange(n_samples) "
                 "to the search's fit."
             )
-        return held, pop_keys
+        return held
 
     def _index_positions(self, X, y):
         """Positions from the fold's index labels, when they name the same rows."""
@@ -209,7 +209,7 @@ class _MembershipScorer:
         return held
 
     def _positions(self, X, y, sample_index):
-        """(positions of the fold rows in the population, y, value keys or None)."""
+        """(positions of the fold rows in the population, y)."""
         m = n_rows(X)
         y = check_target(y, m)
         n = len(self.y)
@@ -217,30 +217,22 @@ class _MembershipScorer:
             held = _check_sample_index(sample_index, m, n)
         else:
             held = self._index_positions(X, y)
-            if held is None:  # no usable index: by value (exact, or refused; see above)
-                held, pop_keys = self._value_positions(X, y)
-                return held, y, pop_keys
+            if held is None:  # no usable index: by value (unique rows only, see above)
+                return self._value_positions(X, y), y
         if not np.array_equal(self.y[held], y):
             raise ValueError(
                 "The labels of the evaluated fold differ from y_population at the fold's "
                 "row positions: pass the same X, y to the scorer and to fit / GridSearchCV."
             )
-        return held, y, None
+        return held, y
 
-    def _members(self, estimator, held, pop_keys):
+    def _members(self, estimator, held):
         n = len(self.y)
         if self.cv is not None:
             cv = check_cv(self.cv, self.y, classifier=is_classifier(estimator))
-            if pop_keys is None:  # positions known: the fold is one of cv's test folds
-                target = np.sort(held)
-                same = (lambda test: test.size == target.size
-                        and np.array_equal(np.sort(test), target))
-            else:  # by value: identical rows are interchangeable, compare multisets
-                target = np.sort(pop_keys[held])
-                same = (lambda test: test.size == target.size
-                        and np.array_equal(np.sort(pop_keys[test]), target))
+            target = np.sort(held)
             for train, test in cv.split(np.zeros((n, 1)), self.y):
-                if same(test):
+                if test.size == target.size and np.array_equal(np.sort(test), target):
                     mask = np.zeros(n, bool)
                     mask[train] = True
                     return mask
@@ -281,8 +273,8 @@ class _MembershipScorer:
             :meth:`~MembershipInferenceResult.chance_level` and
             :meth:`~MembershipInferenceResult.summary`.
         """
-        held, y, pop_keys = self._positions(X, y, sample_index)
-        members = self._members(estimator, held, pop_keys)
+        held, y = self._positions(X, y, sample_index)
+        members = self._members(estimator, held)
         nonmember_rows = np.arange(len(held))
         if self.sample_group is not None:
             members &= self.sample_group == self.group
