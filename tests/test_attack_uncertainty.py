@@ -218,3 +218,39 @@ def test_epsilon_lower_bound_name_and_heuristic_repr():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         repr(audit)
+
+
+# ------------------------------------------------------------------------- ROC display
+def test_roc_display_band_unresolved_region_and_legend():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from sklearn_privacy.attacks import MembershipROCDisplay
+
+    rng = np.random.RandomState(0)
+    res = evaluate_scores(rng.normal(1, 1, 500), rng.normal(0, 1, 500), random_state=0)
+    disp = MembershipROCDisplay.from_result(res, n_resamples=200)
+    assert disp.n_nonmembers == 250
+    # the unresolved region ends at one false positive, 1 / 250
+    patch = disp.unresolved_
+    right = (patch.get_x() + patch.get_width() if hasattr(patch, "get_width")
+             else np.asarray(patch.get_xy())[:, 0].max())  # Rectangle or Polygon
+    assert right == pytest.approx(1 / 250)
+    label = disp.line_.get_label()
+    assert "TPR @ 0.1% FPR: unresolved by 250 non-members" in label
+    assert f"TPR {res.tpr_at_fpr[0.01]:.3g} @ 1% FPR" in label
+    low, high = disp.roc_auc_interval
+    assert low < res.auc < high and f"[{low:.3f}, {high:.3f}]" in label
+    grid, band_low, band_high = disp.tpr_band
+    assert grid.min() == pytest.approx(1 / 250) and np.all(band_low <= band_high)
+    # the curve as drawn lies inside its band at most grid points
+    inside = (np.interp(grid, disp.fpr, disp.tpr) >= band_low - 1e-12) & \
+        (np.interp(grid, disp.fpr, disp.tpr) <= band_high + 1e-12)
+    assert inside.mean() > 0.9
+    plain = MembershipROCDisplay.from_result(res, confidence=None)
+    assert plain.band_ is None and plain.roc_auc_interval is None
+    with pytest.raises(ValueError, match="confidence"):
+        MembershipROCDisplay.from_result(res, confidence=2.0)
+    plt.close("all")
