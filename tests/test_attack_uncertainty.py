@@ -254,3 +254,36 @@ def test_roc_display_band_unresolved_region_and_legend():
     with pytest.raises(ValueError, match="confidence"):
         MembershipROCDisplay.from_result(res, confidence=2.0)
     plt.close("all")
+
+
+def test_privacy_utility_display_shows_chance_level_bound_and_labelled_error_bars():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from sklearn_privacy.metrics import PrivacyUtilityDisplay
+
+    cv_results = {"params": [{"sigma": s} for s in (0.001, 0.01, 0.1, 10.0)],
+                  "mean_test_acc": [0.92, 0.92, 0.919, 0.6],
+                  "std_test_acc": [0.01] * 4,
+                  "mean_test_mia": [-0.06, -0.059, -0.058, 0.01],
+                  "std_test_mia": [0.02] * 4,
+                  "split0_test_acc": [0.9] * 4, "split1_test_acc": [0.9] * 4}
+    disp = PrivacyUtilityDisplay.from_cv_results(cv_results, utility="acc", leakage="mia",
+                                                 leakage_bound=0.05)
+    assert disp.chance_level_.get_xdata()[0] == 0.0
+    assert disp.bound_.get_xdata()[0] == 0.05
+    labels = disp.ax_.get_legend_handles_labels()[1]
+    assert "\u00b11 s.d. over 2 folds" in labels
+    assert "chance level (no membership signal)" in labels
+    # crowded points get labels apart from one another (12 px at least)
+    disp.figure_.canvas.draw()
+    boxes = [a.get_window_extent() for a in disp.annotations_]
+    centres = np.array([[(b.x0 + b.x1) / 2, (b.y0 + b.y1) / 2] for b in boxes])
+    gaps = [np.hypot(*(centres[i] - centres[j])) for i in range(4) for j in range(i)]
+    assert min(gaps) >= 10
+    none = PrivacyUtilityDisplay.from_cv_results(cv_results, utility="acc", leakage="mia",
+                                                 chance_level=None)
+    assert none.chance_level_ is None and none.bound_ is None
+    plt.close("all")
