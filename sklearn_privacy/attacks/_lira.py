@@ -95,6 +95,10 @@ class LiRAResult(MembershipInferenceResult):
         Indices into ``scores_members`` of the members in the evaluation part.
     eval_nonmembers : ndarray of int
         Indices into ``scores_nonmembers`` of the non-members in the evaluation part.
+    eval_member_decisions : ndarray of bool or None
+        Decision ("member") of the thresholded attack on each evaluation member.
+    eval_nonmember_decisions : ndarray of bool or None
+        Decision of the thresholded attack on each evaluation non-member.
     shadow_statistics : ndarray of shape (n_shadow, n_population)
         Statistic of every shadow model on every population row: the logit of the
         true-class confidence (classifiers) or minus the squared error (regressors).

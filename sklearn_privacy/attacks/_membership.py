@@ -199,6 +199,12 @@ class MembershipInferenceResult:
     eval_nonmember_decisions : ndarray of bool or None, default=None
         Decision of the thresholded attack on each evaluation non-member.
 
+    See Also
+    --------
+    membership_inference : Run a threshold membership attack on a fitted model.
+    evaluate_scores : Build this result from per-example membership scores.
+    MembershipROCDisplay : Plot the ROC curve of the attack.
+
     Notes
     -----
     Every figure comes with its uncertainty and its chance level for the evaluation
@@ -207,12 +213,6 @@ class MembershipInferenceResult:
     when membership labels are permuted among the scores: 0.5 for the AUC and the
     balanced accuracy, clearly positive for the advantage on small sets), and
     :meth:`summary` for all of them at once.
-
-    See Also
-    --------
-    membership_inference : Run a threshold membership attack on a fitted model.
-    evaluate_scores : Build this result from per-example membership scores.
-    MembershipROCDisplay : Plot the ROC curve of the attack.
 
     Examples
     --------
@@ -305,6 +305,7 @@ class MembershipInferenceResult:
         Returns
         -------
         value : float
+            The metric on the evaluation members and non-members.
         """
         fpr = self._check_metric(metric, fpr)
         s_in, s_out = self._eval_pool()
@@ -339,6 +340,7 @@ class MembershipInferenceResult:
         Returns
         -------
         (low, high) : tuple of float
+            The lower and upper limits of the interval.
         """
         fpr = self._check_metric(metric, fpr)
         confidence = check_fraction(confidence, "confidence")
@@ -353,7 +355,7 @@ class MembershipInferenceResult:
 
     def null_distribution(self, metric: str = "auc", *, fpr: float | None = None,
                           n_permutations: int = 1000, random_state=0) -> np.ndarray:
-        """Values of ``metric`` when membership is independent of the scores.
+        """Sample the null distribution of ``metric``: membership independent of scores.
 
         The evaluation scores are kept and the member / non-member labels are permuted
         among them (as many members and non-members as in the result): the distribution
@@ -375,6 +377,7 @@ class MembershipInferenceResult:
         Returns
         -------
         values : ndarray of shape (n_permutations,)
+            The metric under each relabelling.
         """
         fpr = self._check_metric(metric, fpr)
         n_permutations = check_positive_int(n_permutations, "n_permutations", minimum=10)
@@ -408,6 +411,7 @@ class MembershipInferenceResult:
         Returns
         -------
         chance : float
+            The expected metric of an attack without membership signal.
         """
         fpr = self._check_metric(metric, fpr)
         if metric in ("auc", "balanced_accuracy"):

@@ -100,6 +100,10 @@ class RMIAResult(LiRAResult):
         Indices into ``scores_members`` of the members in the evaluation part.
     eval_nonmembers : ndarray of int
         Indices into ``scores_nonmembers`` of the non-members in the evaluation part.
+    eval_member_decisions : ndarray of bool or None
+        Decision ("member") of the thresholded attack on each evaluation member.
+    eval_nonmember_decisions : ndarray of bool or None
+        Decision of the thresholded attack on each evaluation non-member.
     shadow_statistics : ndarray of shape (n_reference, n_population)
         Log-probability of the true label of every population row under every
         reference model.
