@@ -11,6 +11,7 @@ from sklearn_privacy.attacks import (
     make_attribute_inversion_scorer,
     make_membership_scorer,
     membership_inference,
+    refit_under_leakage_bound,
     whitebox_inversion,
 )
 from sklearn_privacy.datasets import load_mnist
@@ -76,10 +77,7 @@ def test_cross_validate_trends_over_sigma(mnist35):
 def test_grid_search_most_accurate_model_under_an_advantage_bound(mnist35):
     X, y = mnist35
     bound = 0.15
-
-    def most_accurate_under_bound(cv_results):
-        ok = -np.asarray(cv_results["mean_test_mia"]) <= bound
-        return int(np.argmax(np.where(ok, cv_results["mean_test_acc"], -np.inf)))
+    most_accurate_under_bound = refit_under_leakage_bound("acc", "mia", bound)
 
     scoring = {"acc": "accuracy",
                "mia": make_membership_scorer(X, y, attack="loss", thresholds="global",
