@@ -285,5 +285,11 @@ def test_privacy_utility_display_shows_chance_level_bound_and_labelled_error_bar
     assert min(gaps) >= 10
     none = PrivacyUtilityDisplay.from_cv_results(cv_results, utility="acc", leakage="mia",
                                                  chance_level=None)
-    assert none.chance_level_ is None and none.bound_ is None
+    assert none.chance_level_ is None and none.bound_ is None and none.selected_ is None
+    # the refitted candidate is circled, at its own coordinates (candidates are plotted
+    # in parameter order, so index 1 of the reversed results is the sigma=0.1 point)
+    shuffled = {k: (v[::-1] if isinstance(v, list) else v) for k, v in cv_results.items()}
+    sel = PrivacyUtilityDisplay.from_cv_results(shuffled, utility="acc", leakage="mia",
+                                                selected=1)
+    assert sel.selected_.get_xdata()[0] == 0.058 and sel.selected_.get_ydata()[0] == 0.919
     plt.close("all")

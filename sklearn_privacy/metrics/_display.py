@@ -77,6 +77,8 @@ class PrivacyUtilityDisplay:
     leakage_bound : float or None, default=None
         A leakage bound to draw (vertical line), e.g. the one given to
         :func:`~sklearn_privacy.attacks.refit_under_leakage_bound`.
+    selected : int or None, default=None
+        Position (in the plotted order) of the candidate the search refitted, circled.
 
     Attributes
     ----------
@@ -89,6 +91,8 @@ class PrivacyUtilityDisplay:
         The vertical chance-level line, or None.
     bound_ : Line2D or None
         The vertical leakage-bound line, or None.
+    selected_ : Line2D or None
+        The circle around the refitted candidate, or None.
     annotations_ : list of Annotation
         Parameter value written next to each point.
     ax_ : matplotlib Axes
@@ -117,7 +121,7 @@ class PrivacyUtilityDisplay:
 
     def __init__(self, leakage, utility, param_values, *, leakage_std=None, utility_std=None,
                  leakage_name="leakage", utility_name="utility", param_name=None,
-                 n_splits=None, chance_level=0.0, leakage_bound=None):
+                 n_splits=None, chance_level=0.0, leakage_bound=None, selected=None):
         self.leakage = np.asarray(leakage, dtype=float)
         self.utility = np.asarray(utility, dtype=float)
         self.param_values = list(param_values)
@@ -129,10 +133,12 @@ class PrivacyUtilityDisplay:
         self.n_splits = n_splits
         self.chance_level = chance_level
         self.leakage_bound = leakage_bound
+        self.selected = selected
 
     @classmethod
     def from_cv_results(cls, cv_results, *, utility, leakage, param=None,
-                        negate_leakage=True, chance_level=0.0, leakage_bound=None, ax=None):
+                        negate_leakage=True, chance_level=0.0, leakage_bound=None,
+                        selected=None, ax=None):
         """Trade-off from a ``cv_results_`` dict (GridSearchCV, RandomizedSearchCV).
 
         Parameters
@@ -156,6 +162,9 @@ class PrivacyUtilityDisplay:
             docstring). None: not drawn.
         leakage_bound : float or None, default=None
             A leakage bound to draw as a vertical line.
+        selected : int or None, default=None
+            Index (in ``cv_results``) of the candidate to circle, e.g. the search's
+            ``best_index_``.
         ax : matplotlib Axes, default=None
             Axes to draw on (None: a new figure).
 
@@ -213,7 +222,8 @@ class PrivacyUtilityDisplay:
                    leakage_std=std(l_key), utility_std=std(u_key),
                    leakage_name=leakage if negate_leakage else f"{leakage} (score)",
                    utility_name=utility, param_name=param, n_splits=n_splits or None,
-                   chance_level=chance_level, leakage_bound=leakage_bound)
+                   chance_level=chance_level, leakage_bound=leakage_bound,
+                   selected=None if selected is None else order.index(int(selected)))
         return disp.plot(ax=ax)
 
     @classmethod
@@ -242,7 +252,8 @@ class PrivacyUtilityDisplay:
         leakage_bound : float or None, default=None
             A leakage bound to draw as a vertical line.
         ax : matplotlib Axes, default=None
-            Axes to draw on (None: a new figure).
+            Axes to draw on (None: a new figure). The refitted candidate
+            (``search.best_index_``, when the search refits) is circled.
 
         Returns
         -------
@@ -253,9 +264,10 @@ class PrivacyUtilityDisplay:
         if cv_results is None:
             raise ValueError(f"{type(search).__name__} has no cv_results_: pass a fitted "
                              "GridSearchCV/RandomizedSearchCV (multi-metric scoring).")
+        best = getattr(search, "best_index_", None)
         return cls.from_cv_results(cv_results, utility=utility, leakage=leakage, param=param,
                                    negate_leakage=negate_leakage, chance_level=chance_level,
-                                   leakage_bound=leakage_bound, ax=ax)
+                                   leakage_bound=leakage_bound, selected=best, ax=ax)
 
     @classmethod
     def from_cross_validate(cls, results, *, utility, leakage, param="parameter",
@@ -353,6 +365,12 @@ class PrivacyUtilityDisplay:
         if self.leakage_bound is not None:
             self.bound_ = ax.axvline(self.leakage_bound, color="C3", ls=":", lw=1.2,
                                      label=f"leakage bound {self.leakage_bound:g}")
+        self.selected_ = None
+        if self.selected is not None:
+            k = self.selected
+            (self.selected_,) = ax.plot([self.leakage[k]], [self.utility[k]], "o", ms=13,
+                                        mfc="none", mec="C3", mew=1.5,
+                                        label="selected (refit)")
         self.annotations_ = self._annotate(ax)
         over = f" (mean over {n} folds)" if n is not None and n > 1 else ""
         ax.set_xlabel(f"leakage: {self.leakage_name}{over}")
