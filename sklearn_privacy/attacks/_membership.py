@@ -291,6 +291,16 @@ class MembershipInferenceResult:
         return batched_metric(np.r_[s_in, s_out], w_in, w_out, metric, level=fpr,
                               decisions=decisions)
 
+    def _resampled(self, metric, fpr, weights, rng, size, max_elements=4_000_000):
+        """``metric`` under ``size`` weightings, drawn and evaluated in bounded chunks."""
+        n_in, n_out = len(self.eval_members), len(self.eval_nonmembers)
+        step = max(1, max_elements // (n_in + n_out))
+        out = []
+        for start in range(0, size, step):
+            w_in, w_out = weights(rng, n_in, n_out, min(step, size - start))
+            out.append(self._batched(metric, fpr, w_in, w_out))
+        return np.concatenate(out)
+
     def metric_value(self, metric: str = "auc", *, fpr: float | None = None) -> float:
         """The point estimate of ``metric`` on the evaluation part.
 
@@ -346,9 +356,7 @@ class MembershipInferenceResult:
         confidence = check_fraction(confidence, "confidence")
         n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=10)
         rng = noise_generator(random_state)
-        w_in, w_out = bootstrap_weights(rng, len(self.eval_members),
-                                        len(self.eval_nonmembers), n_resamples)
-        values = self._batched(metric, fpr, w_in, w_out)
+        values = self._resampled(metric, fpr, bootstrap_weights, rng, n_resamples)
         alpha = (1.0 - confidence) / 2.0
         low, high = np.quantile(values, [alpha, 1.0 - alpha])
         return float(low), float(high)
@@ -382,9 +390,7 @@ class MembershipInferenceResult:
         fpr = self._check_metric(metric, fpr)
         n_permutations = check_positive_int(n_permutations, "n_permutations", minimum=10)
         rng = noise_generator(random_state)
-        w_in, w_out = permutation_weights(rng, len(self.eval_members),
-                                          len(self.eval_nonmembers), n_permutations)
-        return self._batched(metric, fpr, w_in, w_out)
+        return self._resampled(metric, fpr, permutation_weights, rng, n_permutations)
 
     def chance_level(self, metric: str = "auc", *, fpr: float | None = None,
                      n_permutations: int = 1000, random_state=0) -> float:
