@@ -31,7 +31,7 @@ class EpsilonLowerBoundResult:
     ----------
     epsilon_lower_bound : float
         The lower bound (0 when the test shows nothing). The same name as
-        :attr:`CanaryAuditResult.epsilon_lower_bound`; the former ``epsilon`` attribute
+        ``CanaryAuditResult.epsilon_lower_bound``; the former ``epsilon`` attribute
         is deprecated.
     delta : float
         The delta the bound is for.
