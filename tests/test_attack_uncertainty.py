@@ -293,3 +293,21 @@ def test_privacy_utility_display_shows_chance_level_bound_and_labelled_error_bar
                                                 selected=1)
     assert sel.selected_.get_xdata()[0] == 0.058 and sel.selected_.get_ydata()[0] == 0.919
     plt.close("all")
+
+
+def test_roc_display_label_parameter_follows_roc_curve_display():
+    """The curve label is ``name`` in the constructor and in the class methods, as in
+    scikit-learn's RocCurveDisplay (whose ``estimator_name`` was deprecated in 1.7)."""
+    import inspect
+
+    from sklearn.metrics import RocCurveDisplay
+
+    from sklearn_privacy.attacks import MembershipROCDisplay
+
+    ours = inspect.signature(MembershipROCDisplay.__init__).parameters
+    theirs = inspect.signature(RocCurveDisplay.__init__).parameters
+    assert "name" in ours and "estimator_name" not in ours
+    if "estimator_name" not in theirs:  # scikit-learn >= 1.9
+        assert "name" in theirs
+    for method in ("from_predictions", "from_result"):
+        assert "name" in inspect.signature(getattr(MembershipROCDisplay, method)).parameters
