@@ -62,7 +62,7 @@ def row(sigma, X, y, members, *, attacks=("loss", "confidence", "lira", "rmia"),
             res = membership_inference(est, X[members], y[members], X[~members],
                                        y[~members], attack=attack, thresholds="global",
                                        random_state=seed)
-        bounds[attack] = epsilon_lower_bound(res, delta=DELTA).epsilon
+        bounds[attack] = epsilon_lower_bound(res, delta=DELTA).epsilon_lower_bound
     best = max(bounds, key=bounds.get)
     # eta_ matches the dense Fisher information of every row checked (largest
     # eigenvalue), but on this one-hot data the rank-2 eigenvalue solver meets exact

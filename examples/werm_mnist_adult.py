@@ -96,7 +96,10 @@ def run_one(X, y, w, seed, epochs, early_stop=None):
     # per batch: the batch size shrinks in proportion to the rows kept.
     n_kept = {0.0: tr.size, 1.0: rf.size}.get(float(w), len(yfit))
     batch = max(1, round(min(BATCH, len(yfit)) * n_kept / len(yfit)))
-    clf = WERMClassifier(mlp(seed, epochs, batch), w=w, max_iter=early_stop)
+    inner = mlp(seed, epochs, batch)
+    if early_stop is not None:  # WERM-ES: the inner estimator's own epoch cap
+        inner.set_params(max_iter=early_stop)
+    clf = WERMClassifier(inner, w=w)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf.fit(Xfit, yfit, sample_group=group)

@@ -44,10 +44,10 @@ def test_bound_equals_hand_computation(delta, confidence):
     assert (res.true_positives, res.false_positives) == (tp, fp)
     assert (res.n_positive, res.n_negative) == (150, 150)
     eps, tpr_lo, fpr_hi = _hand_bound(tp, fp, 150, 150, delta, confidence)
-    assert res.epsilon == pytest.approx(eps, abs=1e-12)
+    assert res.epsilon_lower_bound == pytest.approx(eps, abs=1e-12)
     assert res.tpr_lower == pytest.approx(tpr_lo, abs=1e-12)
     assert res.fpr_upper == pytest.approx(fpr_hi, abs=1e-12)
-    assert res.epsilon > 0.5  # a separation of 2 standard deviations shows
+    assert res.epsilon_lower_bound > 0.5  # a separation of 2 standard deviations shows
 
 
 def test_known_counts_and_reversed_orientation():
@@ -60,7 +60,7 @@ def test_known_counts_and_reversed_orientation():
     # FPR_hi = 1 - 0.025^(1/20) (zero false positives), TPR_lo = 0.025^(1/20)
     fpr_hi = 1 - 0.025 ** (1 / 20)
     assert res.fpr_upper == pytest.approx(fpr_hi, rel=1e-10)
-    assert res.epsilon == pytest.approx(np.log((1 - fpr_hi) / fpr_hi), rel=1e-10)
+    assert res.epsilon_lower_bound == pytest.approx(np.log((1 - fpr_hi) / fpr_hi), rel=1e-10)
 
 
 def test_from_membership_result_uses_its_split():
@@ -71,7 +71,7 @@ def test_from_membership_result_uses_its_split():
     b = mi.scores_nonmembers[mi.eval_nonmembers]
     tp, fp = int(np.sum(a >= res.threshold)), int(np.sum(b >= res.threshold))
     assert (res.true_positives, res.false_positives) == (tp, fp)
-    assert res.epsilon == pytest.approx(
+    assert res.epsilon_lower_bound == pytest.approx(
         _hand_bound(tp, fp, a.size, b.size, 1e-5, 0.95)[0], abs=1e-12)
 
 
@@ -80,7 +80,7 @@ def test_no_signal_gives_a_bound_near_zero():
     s = rng.normal(size=2000)
     res = epsilon_lower_bound(scores=s, labels=np.r_[np.ones(1000), np.zeros(1000)],
                               random_state=0)
-    assert res.epsilon < 0.15
+    assert res.epsilon_lower_bound < 0.15
 
 
 def test_coverage_on_randomised_response():
@@ -92,7 +92,7 @@ def test_coverage_on_randomised_response():
     for r in range(40):
         s = np.r_[rng.uniform(size=500) < p, rng.uniform(size=500) < 1 - p].astype(float)
         lab = np.r_[np.ones(500), np.zeros(500)]
-        bounds.append(epsilon_lower_bound(scores=s, labels=lab, random_state=r).epsilon)
+        bounds.append(epsilon_lower_bound(scores=s, labels=lab, random_state=r).epsilon_lower_bound)
     bounds = np.array(bounds)
     assert np.mean(bounds > eps) <= 0.05 + 1e-12  # at most the 5% allowed
     assert np.median(bounds) > 0.5                 # and the test is not vacuous

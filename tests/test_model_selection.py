@@ -429,7 +429,7 @@ def _neighbouring_audit(make_search, n_trials, statistic):
     labels = np.r_[np.zeros(n_trials), np.ones(n_trials)]
     bound = epsilon_lower_bound(scores=np.array(values, float), labels=labels,
                                 random_state=0)
-    return bound.epsilon, fitted
+    return bound.epsilon_lower_bound, fitted
 
 
 def _proba_of_label(est, X, y):

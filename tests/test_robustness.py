@@ -353,6 +353,12 @@ def _attack_cases():
              arrays={"X_population": ("nan", "inf", "empty"),
                      "y_population": ("wrong_length", "column")},
              scalars={"known_fraction": ("nan_scalar", "neg", "zero", "huge")}),
+        Case("refit_under_leakage_bound",
+             lambda bound: attacks.refit_under_leakage_bound("acc", "mia", bound)(
+                 {"params": [{"s": 1}, {"s": 2}], "mean_test_acc": [0.9, 0.8],
+                  "mean_test_mia": [-0.2, -0.01]}),
+             lambda: {"bound": 0.05},
+             scalars={"bound": ("nan_scalar", "inf_scalar", "str_scalar")}),
     ]
 
 

@@ -11,6 +11,7 @@ from sklearn_privacy.attacks import (
     make_attribute_inversion_scorer,
     make_membership_scorer,
     membership_inference,
+    refit_under_leakage_bound,
     whitebox_inversion,
 )
 from sklearn_privacy.datasets import load_mnist
@@ -40,7 +41,8 @@ def _onehot_regression(n=120, seed=0):
 def test_membership_scorer_equals_attack_on_the_fold_complement(mnist35):
     X, y = mnist35
     cv = KFold(3, shuffle=True, random_state=0)
-    scorer = make_membership_scorer(X, y, attack="loss", thresholds="global")
+    scorer = make_membership_scorer(X, y, attack="loss", thresholds="global",
+                                    metric="advantage")
     with sklearn.config_context(enable_metadata_routing=False):
         out = cross_validate(FILLogisticRegression(sigma=1e-3, alpha=1e-6, random_state=0),
                              X, y, cv=cv, scoring={"mia": scorer}, return_estimator=True)
@@ -55,7 +57,8 @@ def test_cross_validate_trends_over_sigma(mnist35):
     X, y = mnist35
     cv = KFold(2, shuffle=True, random_state=0)
     scoring = {"acc": "accuracy",
-               "mia": make_membership_scorer(X, y, attack="loss", thresholds="global"),
+               "mia": make_membership_scorer(X, y, attack="loss", thresholds="global",
+                                             metric="advantage"),
                "auc": make_membership_scorer(X, y, attack="loss", metric="auc")}
     acc, mia, auc = [], [], []
     for sigma in SIGMAS:
@@ -74,13 +77,11 @@ def test_cross_validate_trends_over_sigma(mnist35):
 def test_grid_search_most_accurate_model_under_an_advantage_bound(mnist35):
     X, y = mnist35
     bound = 0.15
-
-    def most_accurate_under_bound(cv_results):
-        ok = -np.asarray(cv_results["mean_test_mia"]) <= bound
-        return int(np.argmax(np.where(ok, cv_results["mean_test_acc"], -np.inf)))
+    most_accurate_under_bound = refit_under_leakage_bound("acc", "mia", bound)
 
     scoring = {"acc": "accuracy",
-               "mia": make_membership_scorer(X, y, attack="loss", thresholds="global")}
+               "mia": make_membership_scorer(X, y, attack="loss", thresholds="global",
+                                             metric="advantage")}
     gs = GridSearchCV(FILLogisticRegression(alpha=1e-6, random_state=0),
                       {"sigma": list(SIGMAS)}, scoring=scoring,
                       cv=KFold(2, shuffle=True, random_state=0),
@@ -175,11 +176,12 @@ def test_bad_input(mnist35):
 
 
 def test_cv_scorer_with_duplicated_rows():
-    """Identical rows are interchangeable: a fold is found by its multiset of rows.
+    """Duplicated rows: folds are identified by position (``sample_index``), never by
+    value; without positions an array fold with identical copies is refused.
 
-    Regression: with ``cv=`` given, folds were compared by the positions the scorer
-    assigned to their rows, so a population with duplicated rows (common in real tables)
-    made every fold "not one of the test folds of cv".
+    Regression (older): with ``cv=`` given, folds were compared by the positions the
+    scorer assigned to their rows by value, so duplicated rows made every fold "not one
+    of the test folds of cv".
     """
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import KFold, cross_val_score
@@ -189,9 +191,19 @@ def test_cv_scorer_with_duplicated_rows():
     y = (X[:, 0] + rng.uniform(size=200) > 1).astype(int)
     cv = KFold(4, shuffle=True, random_state=0)
     scorer = make_membership_scorer(X, y, cv=cv, metric="auc")
-    scores = cross_val_score(LogisticRegression(), X, y, cv=cv, scoring=scorer,
-                             error_score="raise")
-    assert scores.shape == (4,) and np.all(np.abs(scores) <= 0.5)
+    with sklearn.config_context(enable_metadata_routing=True):
+        scores = cross_val_score(LogisticRegression(), X, y, cv=cv, scoring=scorer,
+                                 error_score="raise",
+                                 params={"sample_index": np.arange(200)})
+    expected = []
+    for train, test in cv.split(X):
+        est = LogisticRegression().fit(X[train], y[train])
+        expected.append(0.5 - membership_inference(est, X[train], y[train], X[test],
+                                                   y[test], random_state=0).auc)
+    np.testing.assert_array_equal(scores, expected)
+    with pytest.raises(ValueError, match="identical copies"):
+        cross_val_score(LogisticRegression(), X, y, cv=cv, scoring=scorer,
+                        error_score="raise")
 
 
 def test_tpr_at_fpr_counts_the_level_itself():
@@ -211,5 +223,5 @@ def test_tpr_at_fpr_counts_the_level_itself():
     a, b = s_in[res.eval_members], s_out[res.eval_nonmembers]
     fpr, tpr, _ = roc_curve(np.r_[np.ones(a.size), np.zeros(b.size)], np.r_[a, b],
                             drop_intermediate=False)
-    for level in (0.001, 0.01):
-        assert res.tpr_at_fpr[level] == tpr[fpr <= level].max()
+    assert res.tpr_at_fpr[0.01] == tpr[fpr <= 0.01].max()
+    assert np.isnan(res.tpr_at_fpr[0.001])  # 200 non-members: one false positive is 0.5%

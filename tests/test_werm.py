@@ -226,13 +226,38 @@ def test_routing_without_request_raises():
 
 
 def test_early_stopping_sets_inner_max_iter():
+    """The deprecated WERMClassifier.max_iter still overrides the inner value, warning."""
     X, y = _data()
     clf = WERMClassifier(LogisticRegression(max_iter=1000), w=0.5, max_iter=2)
-    with pytest.warns(Warning):
+    with pytest.warns(FutureWarning, match="max_iter is deprecated.*estimator__max_iter"):
         clf.fit(X, y, sample_group=np.arange(len(y)) % 2)
     assert clf.estimator_.max_iter == 2 and clf.n_iter_.max() <= 2
-    with pytest.raises(ValueError, match="max_iter"):
+    with pytest.raises(ValueError, match="max_iter"), pytest.warns(FutureWarning):
         WERMClassifier(GaussianNB(), max_iter=3).fit(X, y)
+
+
+def test_inner_max_iter_is_not_overridden_by_default():
+    """Regression: the meta-estimator's max_iter collided with the inner estimator's.
+    By default the inner estimator keeps its own value, and a search sets early stopping
+    through estimator__max_iter, without any warning."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.model_selection import GridSearchCV
+
+    X, y = _data()
+    group = np.arange(len(y)) % 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = WERMClassifier(LogisticRegression(max_iter=3), w=0.5).fit(
+            X, y, sample_group=group)
+        assert clf.estimator_.max_iter == 3 and clf.n_iter_.max() <= 3
+        gs = GridSearchCV(WERMClassifier(LogisticRegression(), w=0.5),
+                          {"estimator__max_iter": [2, 50]}, cv=2).fit(
+            X, y, sample_group=group)
+    assert gs.best_estimator_.estimator_.max_iter in (2, 50)
+    assert "max_iter" in WERMClassifier().get_params()  # still accepted, hidden default
 
 
 def test_bad_input():

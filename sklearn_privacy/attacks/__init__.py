@@ -33,6 +33,7 @@ from ._scorers import (
     make_attribute_inversion_scorer,
     make_membership_scorer,
     make_werm_membership_scorer,
+    refit_under_leakage_bound,
 )
 from ._worst_case import WorstCasePair, worst_case_neighbours
 
@@ -65,4 +66,5 @@ __all__ = [
     "make_werm_membership_scorer",
     "membership_inference",
     "membership_scores",
+    "refit_under_leakage_bound",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import warnings
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 
@@ -28,8 +29,10 @@ class EpsilonLowerBoundResult:
 
     Parameters
     ----------
-    epsilon : float
-        The lower bound (0 when the test shows nothing).
+    epsilon_lower_bound : float
+        The lower bound (0 when the test shows nothing). The same name as
+        ``CanaryAuditResult.epsilon_lower_bound``; the former ``epsilon`` attribute
+        is deprecated.
     delta : float
         The delta the bound is for.
     confidence : float
@@ -54,6 +57,13 @@ class EpsilonLowerBoundResult:
     fpr_upper : float
         One-sided Clopper-Pearson upper bound on the false positive rate, at level
         ``(1 - confidence) / 2``.
+    formal : bool, default=True
+        Whether the figure is a statistically valid lower bound on the mechanism's
+        epsilon: True for trials that are independent releases on one neighbouring pair
+        (:func:`canary_audit`, or ``scores`` the caller vouches for), False when computed
+        from one model's member and non-member examples (a
+        :class:`MembershipInferenceResult`), where it measures that model's
+        average-example leakage and is not a formal bound. The repr says so.
 
     See Also
     --------
@@ -69,11 +79,11 @@ class EpsilonLowerBoundResult:
     >>> res = epsilon_lower_bound(scores=scores, labels=labels, random_state=0)
     >>> res.orientation, res.true_positives, res.false_positives, res.n_positive
     ('greater', 25, 0, 25)
-    >>> round(res.epsilon, 2), round(res.fpr_upper, 3)  # 25 trials per class bound it
+    >>> round(res.epsilon_lower_bound, 2), round(res.fpr_upper, 3)  # 25 trials per class
     (1.84, 0.137)
     """
 
-    epsilon: float
+    epsilon_lower_bound: float
     delta: float
     confidence: float
     threshold: float
@@ -84,6 +94,27 @@ class EpsilonLowerBoundResult:
     n_negative: int
     tpr_lower: float
     fpr_upper: float
+    formal: bool = True
+
+    @property
+    def epsilon(self) -> float:
+        """Deprecated alias of :attr:`epsilon_lower_bound`."""
+        warnings.warn(
+            "EpsilonLowerBoundResult.epsilon is deprecated and will be removed in a future "
+            "release; use .epsilon_lower_bound (the name CanaryAuditResult uses).",
+            FutureWarning, stacklevel=2,
+        )
+        return self.epsilon_lower_bound
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={getattr(self, k)!r}" for k in (
+            "epsilon_lower_bound", "delta", "confidence", "threshold", "orientation",
+            "true_positives", "false_positives", "n_positive", "n_negative", "tpr_lower",
+            "fpr_upper", "formal"))
+        note = "" if self.formal else (
+            "  # heuristic: from one model's members and non-members, not a formal bound "
+            "on epsilon")
+        return f"{type(self).__name__}({fields}){note}"
 
 
 def _cp_upper(k, n, level):
@@ -195,7 +226,7 @@ def epsilon_lower_bound(result: MembershipInferenceResult | None = None, *, scor
     Returns
     -------
     result : :class:`EpsilonLowerBoundResult`
-        The lower bound ``epsilon`` (0 when the test shows nothing), the chosen test
+        The lower bound ``epsilon_lower_bound`` (0 when the test shows nothing), the chosen test
         (``threshold``, ``orientation``), its counts on the evaluation part and the
         Clopper-Pearson bounds on its rates.
 
@@ -218,7 +249,7 @@ def epsilon_lower_bound(result: MembershipInferenceResult | None = None, *, scor
     >>> scores = np.r_[rng.uniform(size=4000) < p, rng.uniform(size=4000) < 1 - p]
     >>> labels = np.r_[np.ones(4000), np.zeros(4000)]
     >>> res = epsilon_lower_bound(scores=scores, labels=labels, random_state=0)
-    >>> bool(0.7 < res.epsilon <= 1.0)
+    >>> bool(0.7 < res.epsilon_lower_bound <= 1.0)
     True
     """
     delta = _check_probability(delta, "delta", low_open=False, high_open=True)
@@ -280,10 +311,11 @@ def epsilon_lower_bound(result: MembershipInferenceResult | None = None, *, scor
         tp, fp = int(np.sum(a <= threshold)), int(np.sum(b <= threshold))
     eps, tpr_lo, fpr_hi = _bound(tp, fp, a.size, b.size, delta, level)
     return EpsilonLowerBoundResult(
-        epsilon=float(eps), delta=delta, confidence=confidence, threshold=threshold,
+        epsilon_lower_bound=float(eps), delta=delta, confidence=confidence,
+        threshold=threshold,
         orientation=orientation, true_positives=tp, false_positives=fp,
         n_positive=int(a.size), n_negative=int(b.size), tpr_lower=float(tpr_lo),
-        fpr_upper=float(fpr_hi),
+        fpr_upper=float(fpr_hi), formal=result is None,
     )
 
 
@@ -299,7 +331,7 @@ class CanaryAuditResult:
     Parameters
     ----------
     epsilon_lower_bound : float
-        The empirical lower bound (``bound.epsilon``).
+        The empirical lower bound (``bound.epsilon_lower_bound``).
     claimed_epsilon : float
         The claim of the published object, read through
         :func:`sklearn_privacy.privacy_claim` (``allow_seeded=True``: the audit picks
@@ -636,7 +668,7 @@ def canary_audit(estimator, X, y, index: int, x_replacement, y_replacement, *,
                                 confidence=confidence, known_fraction=known_fraction,
                                 random_state=rng)
     return CanaryAuditResult(
-        epsilon_lower_bound=bound.epsilon, claimed_epsilon=claimed_eps,
+        epsilon_lower_bound=bound.epsilon_lower_bound, claimed_epsilon=claimed_eps,
         claimed_delta=claimed_delta, bound=bound, statistics_original=stats[:n_releases],
         statistics_replaced=stats[n_releases:], claim=claim,
         claim_source=("privacy_claim(release, allow_seeded=True): largest epsilon over the "

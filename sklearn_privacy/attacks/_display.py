@@ -8,8 +8,11 @@ import numpy as np
 from sklearn.metrics import auc as _auc
 from sklearn.metrics import roc_curve
 
+from ..utils import noise_generator
 from ..utils._display import check_names, get_axes
 from ._membership import MembershipInferenceResult
+from ._roc import allowed_false_positives, batched_metric, bootstrap_weights, roc_counts
+from ._validation import check_fraction, check_positive_int
 
 
 def _check_levels(fpr_levels):
@@ -22,9 +25,51 @@ def _check_levels(fpr_levels):
     return tuple(out)
 
 
-def _tpr_at(fpr, tpr, levels):
-    """Largest TPR at FPR <= level (the library's convention, as in the results)."""
-    return {lv: float(tpr[fpr <= lv].max()) if np.any(fpr <= lv) else 0.0 for lv in levels}
+def _tpr_at(fpr, tpr, levels, n_out):
+    """TPR at each FPR level by the exact count rule; NaN where the level is unresolved.
+
+    The largest TPR of a threshold with at most ``floor(level * n_out)`` false positives,
+    as in :class:`~sklearn_privacy.attacks.MembershipInferenceResult`.
+    """
+    fp = np.rint(fpr * n_out)
+    out = {}
+    for lv in levels:
+        k = allowed_false_positives(lv, n_out)
+        out[lv] = float(tpr[fp <= k].max()) if k >= 1 else float("nan")
+    return out
+
+
+def _band(s_in, s_out, grid, confidence, n_resamples, random_state):
+    """Pointwise bootstrap interval of the ROC curve (as drawn) at each grid FPR.
+
+    Every resample's ROC polyline (ties: one straight segment, as
+    :func:`sklearn.metrics.roc_curve` draws them) is read at the grid FPRs by linear
+    interpolation; the band is the pointwise percentile interval.
+    """
+    rng = noise_generator(random_state)
+    w_in, w_out = bootstrap_weights(rng, s_in.size, s_out.size, n_resamples)
+    tp, fp = roc_counts(np.r_[s_in, s_out], w_in, w_out)
+    tpr, fpr = tp / s_in.size, fp / s_out.size
+    values = np.empty((n_resamples, grid.size))
+    for b in range(n_resamples):  # one np.interp per resample (a figure, not a hot path)
+        f, t = fpr[b], tpr[b]
+        last = np.r_[f[1:] != f[:-1], True]  # the highest TPR at each FPR
+        values[b] = np.interp(grid, f[last], t[last])
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.quantile(values, [alpha, 1.0 - alpha], axis=0)
+    return low, high
+
+
+def _auc_interval(s_in, s_out, confidence, n_resamples, random_state):
+    rng = noise_generator(random_state)
+    w_in, w_out = bootstrap_weights(rng, s_in.size, s_out.size, n_resamples)
+    values = batched_metric(np.r_[s_in, s_out], w_in, w_out, "auc")
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.quantile(values, [alpha, 1.0 - alpha])
+    return float(low), float(high)
+
+
+_OWN_AXES = "sklearn_privacy-membership-roc"
 
 
 def _pct(level):
@@ -32,7 +77,7 @@ def _pct(level):
 
 
 class MembershipROCDisplay:
-    """ROC curve of a membership attack, on log-log axes with the chance line.
+    """ROC curve of a membership attack on log-log axes, with its uncertainty.
 
     Low false-positive rates are what matter for membership inference (Carlini et al.,
     2022): an attack that identifies a few members with near certainty is a real leak
@@ -43,7 +88,21 @@ class MembershipROCDisplay:
 
     The curve is :func:`sklearn.metrics.roc_curve` of the scores on the result's
     *evaluation* rows (the members and non-members not used to choose thresholds), so
-    its AUC equals ``result.auc``.
+    its AUC equals ``result.auc``. What the figure shows besides the curve:
+
+    * a shaded band: the pointwise ``confidence`` bootstrap interval of the TPR at each
+      FPR (members and non-members resampled separately), and the AUC's interval in the
+      legend;
+    * the chance line TPR = FPR (an attack with no signal);
+    * a grey region left of ``1 / n_nonmembers``: FPRs the evaluation set does not
+      resolve (one false positive is already that rate). The legend gives the TPR only
+      at resolved levels, by the exact count rule (at most ``floor(level *
+      n_nonmembers)`` false positives) and says "unresolved" for the others.
+
+    The constructor takes the curve's label as ``name``, as
+    :class:`sklearn.metrics.RocCurveDisplay` does since scikit-learn 1.7 (which
+    deprecated its ``estimator_name``); the class methods take ``name`` as everywhere in
+    scikit-learn.
 
     Parameters
     ----------
@@ -55,14 +114,27 @@ class MembershipROCDisplay:
     roc_auc : float or None, default=None
         Area under the ROC curve.
     tpr_at_fpr : dict of float -> float or None, default=None
-        TPR at the chosen FPR levels (largest TPR at FPR <= level).
+        TPR at the chosen FPR levels (exact count rule; NaN when unresolved).
     name : str or None, default=None
         Curve label (the attack name).
+    n_nonmembers : int or None, default=None
+        Number of evaluation non-members: the FPR resolution is ``1 / n_nonmembers``.
+    roc_auc_interval : tuple of float or None, default=None
+        Confidence interval of the AUC.
+    tpr_band : tuple of three ndarrays or None, default=None
+        ``(fpr_grid, tpr_low, tpr_high)``: pointwise interval of the TPR at FPR <= each
+        grid value.
+    confidence : float or None, default=None
+        Coverage of the intervals (for the legend).
 
     Attributes
     ----------
     line_ : Line2D
         The ROC curve.
+    band_ : PolyCollection or None
+        The confidence band, or None when not drawn.
+    unresolved_ : matplotlib patch or None
+        The shaded region of unresolved FPRs, or None.
     chance_level_ : Line2D or None
         The chance line TPR = FPR, or None when it is not drawn.
     ax_ : matplotlib Axes
@@ -87,20 +159,28 @@ class MembershipROCDisplay:
     >>> rng = np.random.RandomState(0)
     >>> res = evaluate_scores(rng.normal(1, 1, 500), rng.normal(0, 1, 500), random_state=0)
     >>> disp = MembershipROCDisplay.from_result(res)
-    >>> bool(np.isclose(disp.roc_auc, res.auc))
-    True
+    >>> bool(np.isclose(disp.roc_auc, res.auc)), disp.n_nonmembers
+    (True, 250)
+    >>> disp.tpr_at_fpr  # 250 non-members: 0.1 % FPR is unresolved
+    {0.001: nan, 0.01: 0.136}
     """
 
-    def __init__(self, fpr, tpr, *, roc_auc=None, tpr_at_fpr=None, name=None):
+    def __init__(self, fpr, tpr, *, roc_auc=None, tpr_at_fpr=None, name=None,
+                 n_nonmembers=None, roc_auc_interval=None, tpr_band=None, confidence=None):
         self.fpr = np.asarray(fpr, dtype=float)
         self.tpr = np.asarray(tpr, dtype=float)
         self.roc_auc = roc_auc
         self.tpr_at_fpr = tpr_at_fpr
         self.name = name
+        self.n_nonmembers = n_nonmembers
+        self.roc_auc_interval = roc_auc_interval
+        self.tpr_band = tpr_band
+        self.confidence = confidence
 
     @classmethod
     def from_predictions(cls, y_true, y_score, *, fpr_levels=(0.001, 0.01), name=None,
-                         ax=None, plot_chance_level=True):
+                         ax=None, plot_chance_level=True, confidence=0.95,
+                         n_resamples=500, random_state=0):
         """ROC of membership scores against true membership.
 
         Parameters
@@ -110,13 +190,20 @@ class MembershipROCDisplay:
         y_score : array-like of shape (n_samples,)
             Finite scores, higher = more likely member.
         fpr_levels : sequence of float in (0, 1), default=(0.001, 0.01)
-            FPRs at which the TPR is reported in the legend.
+            FPRs at which the TPR is reported in the legend (NaN, "unresolved", below
+            ``1 / n_nonmembers``).
         name : str, default=None
             Legend label or title of the curve (None: a default).
         ax : matplotlib Axes, default=None
             Axes to draw on (None: a new figure).
         plot_chance_level : bool, default=True
             Whether to draw the diagonal of a random guess.
+        confidence : float in (0, 1) or None, default=0.95
+            Coverage of the bootstrap band and of the AUC interval; None draws neither.
+        n_resamples : int, default=500
+            Bootstrap resamples (vectorised).
+        random_state : int, RandomState, Generator or None, default=0
+            Bootstrap resampling; ``None`` draws from fresh OS entropy.
 
         Returns
         -------
@@ -145,14 +232,29 @@ class MembershipROCDisplay:
         y_true = y_true.astype(int)
         if np.unique(y_true).size < 2:
             raise ValueError("y_true must contain both members (1) and non-members (0).")
+        if confidence is not None:
+            confidence = check_fraction(confidence, "confidence")
+            n_resamples = check_positive_int(n_resamples, "n_resamples", minimum=10)
         fpr, tpr, _ = roc_curve(y_true, y_score, drop_intermediate=False)
-        disp = cls(fpr, tpr, roc_auc=float(_auc(fpr, tpr)), tpr_at_fpr=_tpr_at(fpr, tpr, levels),
-                   name=name)
+        s_in = y_score[y_true == 1].astype(float)
+        s_out = y_score[y_true == 0].astype(float)
+        n_out = s_out.size
+        interval = band = None
+        if confidence is not None:
+            interval = _auc_interval(s_in, s_out, confidence, n_resamples, random_state)
+            grid = np.unique(np.r_[np.geomspace(1.0 / n_out, 1.0, 80), 1.0])
+            band = (grid, *_band(s_in, s_out, grid, confidence, n_resamples,
+                                 random_state))
+        disp = cls(fpr, tpr, roc_auc=float(_auc(fpr, tpr)),
+                   tpr_at_fpr=_tpr_at(fpr, tpr, levels, n_out), name=name,
+                   n_nonmembers=n_out, roc_auc_interval=interval, tpr_band=band,
+                   confidence=confidence)
         return disp.plot(ax=ax, plot_chance_level=plot_chance_level)
 
     @classmethod
     def from_result(cls, result, *, fpr_levels=(0.001, 0.01), name=None, ax=None,
-                    plot_chance_level=True):
+                    plot_chance_level=True, confidence=0.95, n_resamples=500,
+                    random_state=0):
         """ROC of a membership inference result on its evaluation rows.
 
         Parameters
@@ -167,6 +269,12 @@ class MembershipROCDisplay:
             Axes to draw on (None: a new figure).
         plot_chance_level : bool, default=True
             Whether to draw the diagonal of a random guess.
+        confidence : float in (0, 1) or None, default=0.95
+            Coverage of the bootstrap band and of the AUC interval; None draws neither.
+        n_resamples : int, default=500
+            Bootstrap resamples.
+        random_state : int, RandomState, Generator or None, default=0
+            Bootstrap resampling.
 
         Returns
         -------
@@ -185,10 +293,13 @@ class MembershipROCDisplay:
         y_true = np.r_[np.ones(s_in.size, int), np.zeros(s_out.size, int)]
         return cls.from_predictions(y_true, np.r_[s_in, s_out], fpr_levels=fpr_levels,
                                     name=result.attack if name is None else name, ax=ax,
-                                    plot_chance_level=plot_chance_level)
+                                    plot_chance_level=plot_chance_level,
+                                    confidence=confidence, n_resamples=n_resamples,
+                                    random_state=random_state)
 
     @classmethod
-    def from_results(cls, results, *, names=None, fpr_levels=(0.001, 0.01), ax=None):
+    def from_results(cls, results, *, names=None, fpr_levels=(0.001, 0.01), ax=None,
+                     confidence=0.95, n_resamples=500, random_state=0):
         """ROC curves of several results on one axes (one chance line).
 
         Parameters
@@ -201,6 +312,12 @@ class MembershipROCDisplay:
             FPRs at which the TPR is reported in the legend.
         ax : matplotlib Axes, default=None
             Axes to draw on (None: a new figure).
+        confidence : float in (0, 1) or None, default=0.95
+            Coverage of the bootstrap bands and AUC intervals; None draws neither.
+        n_resamples : int, default=500
+            Bootstrap resamples.
+        random_state : int, RandomState, Generator or None, default=0
+            Bootstrap resampling.
 
         Returns
         -------
@@ -216,13 +333,31 @@ class MembershipROCDisplay:
         out = []
         for i, (res, nm) in enumerate(zip(results, names, strict=True)):
             disp = cls.from_result(res, fpr_levels=fpr_levels, name=nm, ax=ax,
-                                   plot_chance_level=(i == len(results) - 1))
+                                   plot_chance_level=(i == len(results) - 1),
+                                   confidence=confidence, n_resamples=n_resamples,
+                                   random_state=random_state)
             ax = disp.ax_
             out.append(disp)
         return out
 
+    def _label(self, name):
+        parts = [] if name is None else [str(name)]
+        if self.roc_auc is not None:
+            auc = f"AUC {self.roc_auc:.3f}"
+            if self.roc_auc_interval is not None:
+                low, high = self.roc_auc_interval
+                auc += f" [{low:.3f}, {high:.3f}]"
+            parts.append(auc)
+        for level, value in (self.tpr_at_fpr or {}).items():
+            if np.isnan(value):
+                n = "" if self.n_nonmembers is None else f" by {self.n_nonmembers} non-members"
+                parts.append(f"TPR @ {_pct(level)} FPR: unresolved{n}")
+            else:
+                parts.append(f"TPR {value:.3g} @ {_pct(level)} FPR")
+        return "\n".join([", ".join(parts[:2])] + parts[2:]) if parts else None
+
     def plot(self, ax=None, *, name=None, plot_chance_level=True, **kwargs):
-        """Draw the ROC curve (log-log axes).
+        """Draw the ROC curve (log-log axes), its band and the unresolved region.
 
         Parameters
         ----------
@@ -239,34 +374,62 @@ class MembershipROCDisplay:
         Returns
         -------
         display : MembershipROCDisplay
-            The display itself, with ``line_``, ``chance_level_``, ``ax_`` and
-            ``figure_`` set.
+            The display itself, with ``line_``, ``band_``, ``unresolved_``,
+            ``chance_level_``, ``ax_`` and ``figure_`` set.
         """
         ax, fig = get_axes(ax, f"{type(self).__name__}.plot")
+        if ax.get_gid() is None and not ax.lines:
+            ax.set_gid(_OWN_AXES)  # a fresh axes: the legend may go outside it
+        created = ax.get_gid() == _OWN_AXES
         name = self.name if name is None else name
-        parts = [] if name is None else [str(name)]
-        if self.roc_auc is not None:
-            parts.append(f"AUC {self.roc_auc:.3f}")
-        for level, value in (self.tpr_at_fpr or {}).items():
-            parts.append(f"TPR {value:.3g} @ {_pct(level)} FPR")
-        label = ", ".join(parts) if parts else None
-        # a log axis cannot show FPR = 0: start at the smallest positive FPR (or 1e-4)
+        label = self._label(name)
+        # a log axis cannot show FPR = 0: points at zero false positives are drawn at
+        # half the resolution, inside the shaded unresolved region
         positive = self.fpr[self.fpr > 0]
-        lo = min(float(positive.min()) if positive.size else 1e-4, 1e-2) / 2
+        if self.n_nonmembers:
+            lo = 0.5 / self.n_nonmembers
+        else:
+            lo = min(float(positive.min()) if positive.size else 1e-4, 1e-2) / 2
         fpr = np.maximum(self.fpr, lo)
         tpr = np.maximum(self.tpr, lo)
         (self.line_,) = ax.plot(fpr, tpr, label=label, **kwargs)
+        self.band_ = None
+        if self.tpr_band is not None:
+            grid, low, high = (np.asarray(a, dtype=float) for a in self.tpr_band)
+            self.band_ = ax.fill_between(grid, np.maximum(low, lo), np.maximum(high, lo),
+                                         alpha=0.2, lw=0, color=self.line_.get_color())
+        self.unresolved_ = None
+        left = min(lo, ax.get_xlim()[0]) if ax.get_xscale() == "log" else lo
+        if self.n_nonmembers:
+            labels = ax.get_legend_handles_labels()[1]
+            text = "unresolved FPR (< 1 / n non-members)"
+            self.unresolved_ = ax.axvspan(left / 2, 1.0 / self.n_nonmembers, color="0.88",
+                                          zorder=0, label=None if text in labels else text)
         self.chance_level_ = None
         if plot_chance_level:
-            (self.chance_level_,) = ax.plot([lo, 1], [lo, 1], "k--", lw=0.8,
+            (self.chance_level_,) = ax.plot([left / 2, 1], [left / 2, 1], "k--", lw=0.8,
                                             label="chance (TPR = FPR)")
         ax.set_xscale("log")
         ax.set_yscale("log")
-        left = min(lo, ax.get_xlim()[0]) if ax.get_xscale() == "log" else lo
         ax.set_xlim(left, 1.05)
         ax.set_ylim(left, 1.05)
+        level = f"{100 * self.confidence:g}% bootstrap band, " if self.tpr_band else ""
         ax.set_xlabel("false positive rate (non-members flagged)")
         ax.set_ylabel("true positive rate (members found)")
-        ax.legend(fontsize=7, loc="lower right")
+        if level:
+            ax.set_title(f"membership ROC ({level}evaluation rows only)", fontsize=9)
+        # curves first, then the shared marks (unresolved region, chance line)
+        handles, labels = ax.get_legend_handles_labels()
+        shared = [i for i, lab in enumerate(labels)
+                  if lab.startswith(("unresolved FPR", "chance ("))]
+        order = [i for i in range(len(labels)) if i not in shared] + shared
+        handles, labels = [handles[i] for i in order], [labels[i] for i in order]
+        if created:  # room on the right for the legend, outside the curves
+            fig.set_size_inches(9.0, 4.8)
+            ax.legend(handles, labels, fontsize=7, loc="upper left",
+                      bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+            fig.subplots_adjust(left=0.09, right=0.6, bottom=0.11, top=0.92)
+        else:
+            ax.legend(handles, labels, fontsize=7, loc="lower right")
         self.ax_, self.figure_ = ax, fig
         return self

@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils import noise_generator
 from ._membership import MembershipInferenceResult, evaluate_scores
-from ._reference import fit_reference_models
+from ._reference import LOGIT_CAP, fit_reference_models, log_proba
 from ._validation import (
     check_bool,
     check_fraction,
@@ -22,7 +22,6 @@ from ._validation import (
 )
 
 _SD_FLOOR = 1e-6
-_LOG_TINY = float(np.log(np.finfo(float).tiny))
 
 
 def _statistic(estimator, X, y):
@@ -30,7 +29,12 @@ def _statistic(estimator, X, y):
 
     For a classifier ``log p_y - log(sum_{j != y} p_j)`` (the "logit scaling" of
     Carlini et al., which makes the shadow distributions close to Gaussian); for a
-    regressor minus the squared error.
+    regressor minus the squared error. The log-probabilities come from
+    ``decision_function`` when it is the model's logit (exact in both tails; see
+    :func:`~sklearn_privacy.attacks._reference.log_proba`); otherwise from the
+    probabilities, with the statistic clamped symmetrically to ``+-LOGIT_CAP`` (36.7,
+    the largest logit float64 probabilities resolve), so that a confident row of either
+    class saturates at the same magnitude.
     """
     y = np.asarray(y)
     if is_classifier(estimator):
@@ -39,14 +43,7 @@ def _statistic(estimator, X, y):
                 "LiRA on a classifier needs predict_proba (the statistic is the logit of the "
                 f"true-class probability); {type(estimator).__name__} has none."
             )
-        if hasattr(estimator, "predict_log_proba"):  # exact tails (no rounding of p to 1)
-            with np.errstate(divide="ignore"):
-                log_p = np.asarray(estimator.predict_log_proba(X), dtype=float)
-        else:
-            with np.errstate(divide="ignore"):
-                log_p = np.log(np.asarray(estimator.predict_proba(X), dtype=float))
-        # probabilities of exactly 0 (pure tree leaves, ...): clip at the smallest normal
-        log_p = np.maximum(log_p, _LOG_TINY)
+        log_p, exact = log_proba(estimator, X)
         classes = np.asarray(estimator.classes_)
         pos = np.clip(np.searchsorted(classes, y), 0, len(classes) - 1)
         if not np.all(classes[pos] == y):
@@ -55,7 +52,13 @@ def _statistic(estimator, X, y):
         log_py = log_p[rows, pos]
         others = log_p.copy()
         others[rows, pos] = -np.inf
-        return log_py - logsumexp(others, axis=1)
+        with np.errstate(invalid="ignore"):
+            stat = log_py - logsumexp(others, axis=1)
+        if exact:
+            return stat
+        # probabilities of exactly 0 or 1: the same cap on both sides
+        stat = np.where(np.isnan(stat), 0.0, stat)
+        return np.clip(stat, -LOGIT_CAP, LOGIT_CAP)
     return -(np.asarray(estimator.predict(X), dtype=float) - y.astype(float)) ** 2
 
 
@@ -92,6 +95,10 @@ class LiRAResult(MembershipInferenceResult):
         Indices into ``scores_members`` of the members in the evaluation part.
     eval_nonmembers : ndarray of int
         Indices into ``scores_nonmembers`` of the non-members in the evaluation part.
+    eval_member_decisions : ndarray of bool or None
+        Decision ("member") of the thresholded attack on each evaluation member.
+    eval_nonmember_decisions : ndarray of bool or None
+        Decision of the thresholded attack on each evaluation non-member.
     shadow_statistics : ndarray of shape (n_shadow, n_population)
         Statistic of every shadow model on every population row: the logit of the
         true-class confidence (classifiers) or minus the squared error (regressors).

@@ -4,10 +4,47 @@ from __future__ import annotations
 
 import numpy as np
 from joblib import Parallel, delayed
+from scipy.special import logsumexp
 
 from ..utils import child_seeds
 from ..utils._random import seeded_clone
 from ._validation import take_rows
+
+#: largest |logit| float64 probabilities resolve near 1: p = 1 - 2**-53
+LOGIT_CAP = float(np.log1p(-2.0**-53) - np.log(2.0**-53))
+
+
+def log_proba(estimator, X):
+    """``(log_p, exact)``: log-probabilities of every class, without saturation if possible.
+
+    Many classifiers (scikit-learn's ``LogisticRegression`` among them) compute
+    ``predict_log_proba`` as ``log(predict_proba)``: a row whose probability of a class
+    rounds to 1.0 gets ``log 0 = -inf`` for the other classes, so confident rows of one
+    class saturate while the other class stays exact. When ``decision_function`` is the
+    logit behind ``predict_proba`` (checked on the rows themselves: ``expit(d)`` for two
+    classes, ``softmax(d)`` for more, equal to ``predict_proba``), the log-probabilities
+    are computed from it in closed form, exact in both tails (``exact=True``). Otherwise
+    the logarithm of the probabilities is returned (``exact=False``) and the callers
+    clamp both tails symmetrically at the resolution of float64 near 1.
+    """
+    proba = np.asarray(estimator.predict_proba(X), dtype=float)
+    if hasattr(estimator, "decision_function"):
+        try:
+            d = np.asarray(estimator.decision_function(X), dtype=float)
+        except (AttributeError, NotImplementedError, ValueError, TypeError):
+            d = None
+        if d is not None:
+            if d.ndim == 1 and proba.shape[1] == 2:
+                lp = np.column_stack([-np.logaddexp(0.0, d), -np.logaddexp(0.0, -d)])
+            elif d.ndim == 2 and d.shape == proba.shape:
+                lp = d - logsumexp(d, axis=1, keepdims=True)
+            else:
+                lp = None
+            if lp is not None and np.all(np.isfinite(lp)) and np.allclose(
+                    np.exp(lp), proba, rtol=1e-7, atol=1e-10):
+                return lp, True
+    with np.errstate(divide="ignore"):
+        return np.log(proba), False
 
 
 def _fit_reference(estimator, X, y, in_mask, seed, fit_params, outputs):

@@ -13,24 +13,26 @@ from sklearn.utils.validation import check_is_fitted
 from ..utils import noise_generator
 from ._lira import LiRAResult, _members_mask
 from ._membership import evaluate_scores
-from ._reference import fit_reference_models
+from ._reference import fit_reference_models, log_proba
 from ._validation import check_bool, check_fraction, check_positive_int, check_target, n_rows
 
-_LOG_TINY = float(np.log(np.finfo(float).tiny))
+_LOG_LOW, _LOG_HIGH = float(np.log(2.0**-53)), float(np.log1p(-(2.0**-53)))
 
 
 def _log_true_class_proba(estimator, X, y):
-    """``log Pr(y | x, model)``: the log-probability of the true class (at least log(tiny))."""
+    """``log Pr(y | x, model)``: the log-probability of the true class.
+
+    From ``decision_function`` when it is the model's logit (exact in both tails, see
+    :func:`~sklearn_privacy.attacks._reference.log_proba`); otherwise from the
+    probabilities, clamped symmetrically to ``[log(2**-53), log1p(-2**-53)]``, the
+    probabilities float64 resolves on both sides of a confident prediction.
+    """
     if not is_classifier(estimator) or not hasattr(estimator, "predict_proba"):
         raise ValueError(
             "RMIA needs a classifier with predict_proba (its test compares probabilities of "
             f"the true label); {type(estimator).__name__} has none."
         )
-    with np.errstate(divide="ignore"):
-        if hasattr(estimator, "predict_log_proba"):
-            log_p = np.asarray(estimator.predict_log_proba(X), dtype=float)
-        else:
-            log_p = np.log(np.asarray(estimator.predict_proba(X), dtype=float))
+    log_p, exact = log_proba(estimator, X)
     classes = np.asarray(estimator.classes_)
     y = np.asarray(y)
     if log_p.shape != (len(y), len(classes)):
@@ -40,7 +42,10 @@ def _log_true_class_proba(estimator, X, y):
     pos = np.clip(np.searchsorted(classes, y), 0, len(classes) - 1)
     if not np.all(classes[pos] == y):
         raise ValueError("y contains labels the estimator was not trained on.")
-    return np.maximum(log_p[np.arange(len(y)), pos], _LOG_TINY)
+    out = log_p[np.arange(len(y)), pos]
+    if exact:
+        return out
+    return np.clip(out, _LOG_LOW, _LOG_HIGH)
 
 
 def _log_marginal(log_p, in_mask, online, offline_a):
@@ -95,6 +100,10 @@ class RMIAResult(LiRAResult):
         Indices into ``scores_members`` of the members in the evaluation part.
     eval_nonmembers : ndarray of int
         Indices into ``scores_nonmembers`` of the non-members in the evaluation part.
+    eval_member_decisions : ndarray of bool or None
+        Decision ("member") of the thresholded attack on each evaluation member.
+    eval_nonmember_decisions : ndarray of bool or None
+        Decision of the thresholded attack on each evaluation non-member.
     shadow_statistics : ndarray of shape (n_reference, n_population)
         Log-probability of the true label of every population row under every
         reference model.

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import warnings
+from numbers import Real
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import is_classifier
@@ -21,7 +24,7 @@ from ._validation import (
     take_rows,
 )
 
-_METRICS = ("advantage", "balanced_accuracy", "auc")
+_METRICS = ("auc", "advantage", "balanced_accuracy")
 
 
 # ---------------------------------------------------------------- row identification
@@ -98,9 +101,36 @@ def _n_training_rows(estimator):
     return None
 
 
+def _check_sample_index(sample_index, m, n):
+    idx = np.asarray(sample_index)
+    if idx.ndim != 1 or idx.shape[0] != m:
+        raise ValueError(
+            f"sample_index must hold one row position per row of the evaluated fold "
+            f"({m}); got shape {idx.shape}. Pass sample_index=np.arange(n_samples) to the "
+            "search's fit (with metadata routing enabled), not a fold's slice."
+        )
+    if idx.size and not np.issubdtype(idx.dtype, np.integer):
+        raise TypeError(f"sample_index must hold integer row positions; got dtype "
+                        f"{idx.dtype}. Pass np.arange(n_samples).")
+    if idx.size and (idx.min() < 0 or idx.max() >= n or np.unique(idx).size != idx.size):
+        raise ValueError(
+            f"sample_index must hold distinct row positions in [0, {n}) of X_population; "
+            "pass np.arange(n_samples) to the search's fit."
+        )
+    return idx.astype(np.int64)
+
+
 class _MembershipScorer:
+    """Membership leakage of a fitted estimator on an evaluated fold (see the factories).
+
+    Rows are located by position: from ``sample_index`` (metadata routing), from a
+    pandas index that is unique in the population, or -- for arrays, where the fold
+    carries no position -- by value, and then only where the outcome cannot depend on
+    which of several identical rows is meant (see :meth:`_positions`).
+    """
+
     def __init__(self, X, y, attack, thresholds, metric, known_fraction, random_state,
-                 cv=None, sample_group=None, group=None):
+                 cv=None, sample_group=None, group=None, confidence=None):
         n = n_rows(X, "X_population")
         try:
             self.y = check_target(y, n, param="y_population", x_param="X_population")
@@ -113,29 +143,96 @@ class _MembershipScorer:
         self.X = X
         self.attack, self.thresholds, self.metric = attack, thresholds, metric
         self.known_fraction, self.random_state = known_fraction, random_state
-        self.cv, self.group = cv, group
+        self.cv, self.group, self.confidence = cv, group, confidence
         self.sample_group = sample_group
-        self._keys = _row_keys(X)
+        self._index = X.index if is_frame(X) and X.index.is_unique else None
+        self._keys = None  # value keys, computed on first use (arrays without positions)
 
-    def _positions(self, X, y):
-        m = n_rows(X)
-        y = check_target(y, m)
+    # -- metadata routing: the scorer consumes ``sample_index`` in ``score``
+    def get_metadata_routing(self):
+        """Metadata request of the scorer: ``sample_index`` (row positions) in ``score``.
+
+        With ``sklearn.set_config(enable_metadata_routing=True)``, pass
+        ``sample_index=np.arange(n_samples)`` to the search's ``fit``: it is split with
+        the folds and tells the scorer the position of every evaluated row.
+
+        Returns
+        -------
+        routing : MetadataRequest
+        """
+        from sklearn.utils.metadata_routing import MetadataRequest
+
+        request = MetadataRequest(owner=type(self).__name__)
+        request.score.add_request(param="sample_index", alias=True)
+        return request
+
+    def _value_positions(self, X, y):
+        """Fold positions matched by value, only where a fold row has a single match."""
+        if self._keys is None:
+            self._keys = _row_keys(self.X)
         kx_pop, kx_fold = _ids(self._keys, _row_keys(X))
         ky_pop, ky_fold = _ids(self.y, y)
         base = int(max(ky_pop.max(initial=0), ky_fold.max(initial=0))) + 1
         pop_keys = kx_pop * base + ky_pop
-        return _fold_positions(pop_keys, kx_fold * base + ky_fold), y, pop_keys
+        held = _fold_positions(pop_keys, kx_fold * base + ky_fold)
+        # a fold row with identical twins in the population: which copy is held out
+        # decides the members' positions, hence the attack's known / evaluation split
+        # and, for WERM, the rows' groups -- values cannot tell, so refuse
+        _, inv, counts = np.unique(pop_keys, return_inverse=True, return_counts=True)
+        twins = counts[inv.ravel()[held]] > 1
+        if np.any(twins):
+            raise ValueError(
+                f"{int(twins.sum())} rows of the evaluated fold have identical copies "
+                "(features and label) elsewhere in X_population, and an array carries no "
+                "row positions, so the scorer cannot tell which copy was held out (the "
+                "figure, and for WERM the rows' group, depend on it). Identify rows by "
+                "position: pass X as a pandas DataFrame with a unique index (e.g. "
+                "pd.DataFrame(X)), or enable metadata routing (sklearn.set_config("
+                "enable_metadata_routing=True)) and pass sample_index=np.arange(n_samples) "
+                "to the search's fit."
+            )
+        return held
 
-    def _members(self, estimator, held, pop_keys):
+    def _index_positions(self, X, y):
+        """Positions from the fold's index labels, when they name the same rows."""
+        if self._index is None or not is_frame(X):
+            return None
+        held = self._index.get_indexer(X.index)
+        if np.any(held < 0) or not np.array_equal(self.y[held], y):
+            return None
+        if self._keys is None:
+            self._keys = _row_keys(self.X)
+        # the labels must point at the same rows (a search on a re-indexed copy of the
+        # population would otherwise pair each fold row with another row's position)
+        if not np.array_equal(self._keys[held], _row_keys(X)):
+            return None
+        return held
+
+    def _positions(self, X, y, sample_index):
+        """(positions of the fold rows in the population, y)."""
+        m = n_rows(X)
+        y = check_target(y, m)
+        n = len(self.y)
+        if sample_index is not None:
+            held = _check_sample_index(sample_index, m, n)
+        else:
+            held = self._index_positions(X, y)
+            if held is None:  # no usable index: by value (unique rows only, see above)
+                return self._value_positions(X, y), y
+        if not np.array_equal(self.y[held], y):
+            raise ValueError(
+                "The labels of the evaluated fold differ from y_population at the fold's "
+                "row positions: pass the same X, y to the scorer and to fit / GridSearchCV."
+            )
+        return held, y
+
+    def _members(self, estimator, held):
         n = len(self.y)
         if self.cv is not None:
             cv = check_cv(self.cv, self.y, classifier=is_classifier(estimator))
-            # compare folds as multisets of row values: identical rows (frequent in real
-            # tables) are interchangeable, so positions alone could mismatch
-            target = np.sort(pop_keys[held])
+            target = np.sort(held)
             for train, test in cv.split(np.zeros((n, 1)), self.y):
-                if test.size == target.size and np.array_equal(np.sort(pop_keys[test]),
-                                                               target):
+                if test.size == target.size and np.array_equal(np.sort(test), target):
                     mask = np.zeros(n, bool)
                     mask[train] = True
                     return mask
@@ -157,9 +254,27 @@ class _MembershipScorer:
             )
         return mask
 
-    def __call__(self, estimator, X, y):
-        held, y, pop_keys = self._positions(X, y)
-        members = self._members(estimator, held, pop_keys)
+    def result(self, estimator, X, y, sample_index=None):
+        """The membership attack behind the score, as a full result.
+
+        Parameters
+        ----------
+        estimator : fitted estimator
+            The candidate trained on the population minus the fold.
+        X, y : the evaluated fold
+            As the search passes them to the scorer.
+        sample_index : array-like of int, default=None
+            Row positions of the fold in the population (see the factories).
+
+        Returns
+        -------
+        result : MembershipInferenceResult
+            With its :meth:`~MembershipInferenceResult.confidence_interval`,
+            :meth:`~MembershipInferenceResult.chance_level` and
+            :meth:`~MembershipInferenceResult.summary`.
+        """
+        held, y = self._positions(X, y, sample_index)
+        members = self._members(estimator, held)
         nonmember_rows = np.arange(len(held))
         if self.sample_group is not None:
             members &= self.sample_group == self.group
@@ -172,27 +287,38 @@ class _MembershipScorer:
                 )
         member_idx = np.flatnonzero(members)
         X_out = X if nonmember_rows.size == len(held) else take_rows(X, nonmember_rows)
-        result = membership_inference(
+        return membership_inference(
             estimator, take_rows(self.X, member_idx), self.y[member_idx], X_out,
             y[nonmember_rows], attack=self.attack, thresholds=self.thresholds,
             known_fraction=self.known_fraction,
             random_state=noise_generator(self.random_state),
         )
-        if self.metric == "advantage":
-            return -result.advantage
-        if self.metric == "balanced_accuracy":
-            return 0.5 - result.balanced_accuracy
-        return 0.5 - result.auc
+
+    def __call__(self, estimator, X, y, sample_index=None):
+        result = self.result(estimator, X, y, sample_index)
+        metric = self.metric
+        if self.confidence is None:
+            value = {"auc": result.auc, "advantage": result.advantage,
+                     "balanced_accuracy": result.balanced_accuracy}[metric]
+        else:  # the conservative end: the upper confidence limit of the leakage
+            value = result.confidence_interval(metric, confidence=self.confidence,
+                                               random_state=0)[1]
+        return -value if metric == "advantage" else 0.5 - value
 
     def __repr__(self):
         extra = "" if self.sample_group is None else f", group={self.group!r}"
+        if self.confidence is not None:
+            extra += f", confidence={self.confidence!r}"
         return (f"make_membership_scorer(attack={self.attack!r}, thresholds="
                 f"{self.thresholds!r}, metric={self.metric!r}{extra})")
 
 
-def _check_scorer_params(attack, thresholds, metric, known_fraction, random_state):
+def _check_scorer_params(attack, thresholds, metric, known_fraction, random_state,
+                         confidence=None):
     # validate now: inside a search, errors at scoring time become error_score (nan)
     check_choice(metric, _METRICS, "metric")
+    if confidence is not None:
+        check_fraction(confidence, "confidence")
     check_choice(attack, ATTACKS, "attack")
     check_choice(thresholds, ("global", "per_class"), "thresholds")
     check_fraction(known_fraction, "known_fraction")
@@ -200,20 +326,33 @@ def _check_scorer_params(attack, thresholds, metric, known_fraction, random_stat
 
 
 def make_membership_scorer(X_population, y_population, *, attack="confidence",
-                           thresholds="per_class", metric="advantage", known_fraction=0.5,
-                           cv=None, random_state=0):
+                           thresholds="per_class", metric="auc", known_fraction=0.5,
+                           cv=None, confidence=None, random_state=0):
     """Scorer measuring membership-inference leakage inside cross-validation.
 
     Design: the scorer is built on the population ``X_population, y_population`` that is
     passed to ``fit`` / ``GridSearchCV.fit``. When called on a fitted estimator and the
-    evaluated fold ``(X, y)``, it locates the fold's rows in the population (by value:
-    duplicated rows are matched as a multiset, so the fold's index is irrelevant), takes
-    the fold as the non-members and the rows the estimator was trained on as the
-    members, and runs :func:`membership_inference`. ``X`` is passed untouched to the
-    estimator: a DataFrame with string or categorical columns works with any pipeline,
-    and no feature-name warning is raised when frames are used consistently. Nothing
-    private to scikit-learn is used, no metadata routing is needed and the scorer works
-    in ``GridSearchCV``, ``cross_validate`` and multi-metric ``refit``.
+    evaluated fold ``(X, y)``, it takes the fold as the non-members and the rows the
+    estimator was trained on as the members, and runs :func:`membership_inference`.
+    ``X`` is passed untouched to the estimator: a DataFrame with string or categorical
+    columns works with any pipeline.
+
+    **Which rows the fold holds** is read by position, never guessed from values
+    (identical rows are the normal case in real tables), in this order:
+
+    1. ``sample_index``: with metadata routing enabled
+       (``sklearn.set_config(enable_metadata_routing=True)``), pass
+       ``sample_index=np.arange(n_samples)`` to the search's ``fit``; the search splits it
+       with the folds and hands each fold's positions to the scorer (the scorer requests
+       it, nothing else to set).
+    2. A pandas ``X_population`` with a unique index: the fold keeps the index labels of
+       its rows (scikit-learn indexes frames with ``iloc``), which give the positions.
+    3. Arrays or sparse matrices without ``sample_index`` carry no positions. A fold
+       row is then matched by value only if it is the single population row with its
+       features and label; a fold holding a row with an identical copy elsewhere raises a
+       ``ValueError`` naming the two routes above, since the figure (the attack's random
+       known / evaluation split is drawn over positions; WERM's groups are per row)
+       depends on which copy was held out.
 
     **Which rows are members.** By default the members are the population rows outside
     the fold, which is right only when the training set is the fold's complement
@@ -237,15 +376,29 @@ def make_membership_scorer(X_population, y_population, *, attack="confidence",
         Membership score of the attack; see :func:`membership_scores`.
     thresholds : {"global", "per_class"}, default="per_class"
         One threshold, or one per true class; see :func:`membership_inference`.
-    metric : {"advantage", "balanced_accuracy", "auc"}, default="advantage"
-        The score is ``-advantage``, ``0.5 - balanced_accuracy`` or ``0.5 - auc``: higher is
-        better privacy (0 = the attack does no better than chance).
+    metric : {"auc", "advantage", "balanced_accuracy"}, default="auc"
+        The score is ``0.5 - auc`` (default), ``-advantage`` or ``0.5 -
+        balanced_accuracy``; higher is better privacy. The default and the balanced
+        accuracy have chance level exactly 0: a model that carries no membership signal
+        scores 0 on average at every evaluation size, so "leakage under 0.05" means an
+        AUC under 0.55. The advantage (``max TPR - FPR``, the former default) is a
+        maximum over thresholds and reads about ``0.89 / sqrt(n)`` for a leak-free model
+        on ``n`` evaluation members and non-members (0.08-0.11 on a few hundred rows), so
+        a bound on it below that level excludes every model; see
+        :meth:`MembershipInferenceResult.chance_level`.
     known_fraction : float in (0, 1), default=0.5
         Fraction of the members and of the non-members on which the attack chooses its
         threshold(s); see :func:`membership_inference`.
     cv : int, cross-validation generator or None, default=None
         The splitter of the search, to reproduce the training sets (see above). Splitters
         that need ``groups`` are not supported here.
+    confidence : float in (0, 1) or None, default=None
+        ``None``: score the point estimate of ``metric``. A level such as ``0.95``: score
+        the conservative end of its two-sided bootstrap interval (minus the upper limit
+        of the leakage; :meth:`MembershipInferenceResult.confidence_interval`), so that a
+        score above ``-bound`` says the leakage is under ``bound`` at that confidence on
+        the fold. The full result of a fold (intervals, chance levels) is
+        ``scorer.result(estimator, X_fold, y_fold)``.
     random_state : int, RandomState, Generator or None, default=0
         Known/evaluation split of the attack. ``None`` draws it from fresh OS entropy at
         every call (never numpy's global state).
@@ -253,8 +406,11 @@ def make_membership_scorer(X_population, y_population, *, attack="confidence",
     Returns
     -------
     scorer : callable
-        ``scorer(estimator, X, y) -> float``: minus the attack's ``metric`` (shifted so
-        that 0 is chance level) on the evaluated fold; higher is better privacy.
+        ``scorer(estimator, X, y, sample_index=None) -> float``: minus the attack's
+        ``metric`` (shifted so that 0 is chance level for ``"auc"`` and
+        ``"balanced_accuracy"``) on the evaluated fold; higher is better privacy.
+        ``scorer.result(estimator, X, y)`` returns the full
+        :class:`MembershipInferenceResult`.
 
     Raises
     ------
@@ -262,6 +418,11 @@ def make_membership_scorer(X_population, y_population, *, attack="confidence",
         Bad parameters (at construction); at scoring time, a fold that is not part of the
         population or, as described above, a splitter whose training sets are not the
         folds' complements.
+
+    See Also
+    --------
+    refit_under_leakage_bound : ``refit`` callable picking the most useful candidate
+        under a leakage bound.
 
     Examples
     --------
@@ -274,18 +435,19 @@ def make_membership_scorer(X_population, y_population, *, attack="confidence",
     >>> scorer = make_membership_scorer(X, y)
     >>> scores = cross_val_score(DecisionTreeClassifier(random_state=0), X, y, cv=3,
     ...                          scoring=scorer)
-    >>> bool(np.all(scores < -0.1))    # a fully grown tree leaks membership
-    True
+    >>> scores.round(2)    # 0.5 - AUC: a fully grown tree leaks membership
+    array([-0.17, -0.1 , -0.09])
     """
-    _check_scorer_params(attack, thresholds, metric, known_fraction, random_state)
+    _check_scorer_params(attack, thresholds, metric, known_fraction, random_state,
+                         confidence)
     return _MembershipScorer(X_population, y_population, attack, thresholds, metric,
-                             known_fraction, random_state, cv=cv)
+                             known_fraction, random_state, cv=cv, confidence=confidence)
 
 
 def make_werm_membership_scorer(X_population, y_population, sample_group, *, group=0,
                                 attack="confidence", thresholds="per_class",
-                                metric="advantage", known_fraction=0.5, cv=None,
-                                random_state=0):
+                                metric="auc", known_fraction=0.5, cv=None,
+                                confidence=None, random_state=0):
     """Membership leakage of one group of rows (WERM's training or reference data).
 
     For a :class:`~sklearn_privacy.WERMClassifier` searched over ``w`` (the estimator
@@ -310,14 +472,18 @@ def make_werm_membership_scorer(X_population, y_population, sample_group, *, gro
         Membership score of the attack; see :func:`membership_scores`.
     thresholds : {"global", "per_class"}, default="per_class"
         One threshold, or one per true class; see :func:`membership_inference`.
-    metric : {"advantage", "balanced_accuracy", "auc"}, default="advantage"
-        The score is ``-advantage``, ``0.5 - balanced_accuracy`` or ``0.5 - auc`` of the
-        attack on the group's rows.
+    metric : {"auc", "advantage", "balanced_accuracy"}, default="auc"
+        The score is ``0.5 - auc``, ``-advantage`` or ``0.5 - balanced_accuracy`` of the
+        attack on the group's rows (chance level 0 for ``"auc"`` and
+        ``"balanced_accuracy"``; see :func:`make_membership_scorer`).
     known_fraction : float in (0, 1), default=0.5
         Fraction of the members and of the non-members on which the attack chooses its
         threshold(s).
     cv : int, cross-validation generator or None, default=None
         The splitter of the search, to reproduce the training sets; see
+        :func:`make_membership_scorer`.
+    confidence : float in (0, 1) or None, default=None
+        Score the conservative end of the metric's bootstrap interval; see
         :func:`make_membership_scorer`.
     random_state : int, RandomState, Generator or None, default=0
         Known/evaluation split of the attack. ``None`` draws it from fresh OS entropy at
@@ -346,7 +512,8 @@ def make_werm_membership_scorer(X_population, y_population, sample_group, *, gro
     >>> bool(out["test_group0"].mean() < -0.1), bool(out["test_group1"].mean() > -0.1)
     (True, True)
     """
-    _check_scorer_params(attack, thresholds, metric, known_fraction, random_state)
+    _check_scorer_params(attack, thresholds, metric, known_fraction, random_state,
+                         confidence)
     n = n_rows(X_population, "X_population")
     groups = check_target(sample_group, n, param="sample_group", x_param="X_population")
     if not np.any(groups == group):
@@ -354,7 +521,111 @@ def make_werm_membership_scorer(X_population, y_population, sample_group, *, gro
                          f"({np.unique(groups)[:10].tolist()}).")
     return _MembershipScorer(X_population, y_population, attack, thresholds, metric,
                              known_fraction, random_state, cv=cv, sample_group=groups,
-                             group=group)
+                             group=group, confidence=confidence)
+
+
+class _RefitUnderBound:
+    def __init__(self, utility, leakage, bound, on_infeasible):
+        self.utility, self.leakage = utility, leakage
+        self.bound, self.on_infeasible = bound, on_infeasible
+
+    def __call__(self, cv_results):
+        cols = {}
+        for which, name in (("utility", self.utility), ("leakage", self.leakage)):
+            key = f"mean_test_{name}"
+            if key not in cv_results:
+                available = sorted(k[len("mean_test_"):] for k in cv_results
+                                   if k.startswith("mean_test_"))
+                raise ValueError(f"{which}={name!r} is not a score of the search; "
+                                 f"available: {available}.")
+            cols[which] = np.asarray(cv_results[key], dtype=float)
+        leak = -cols["leakage"]  # the leakage scorers are negated (higher = more private)
+        utility = cols["utility"]
+        ok = np.isfinite(leak) & np.isfinite(utility) & (leak <= self.bound)
+        if np.any(ok):
+            return int(np.flatnonzero(ok)[np.argmax(utility[ok])])
+        finite = np.isfinite(leak)
+        least = int(np.flatnonzero(finite)[np.argmin(leak[finite])]) if finite.any() else None
+        detail = ("every candidate's leakage is NaN (failed scoring)" if least is None else
+                  f"the smallest mean leakage is {leak[least]:.4g} (candidate {least}, "
+                  f"{cv_results['params'][least]})")
+        msg = (f"No candidate has a mean {self.leakage!r} leakage under the bound "
+               f"{self.bound:g}: {detail}. Raise the bound, extend the grid towards more "
+               "privacy, or check that the bound is above the metric's chance level.")
+        if self.on_infeasible == "raise" or least is None:
+            raise ValueError(msg)
+        warnings.warn(msg + f" Refitting the least leaky candidate ({least}).", UserWarning,
+                      stacklevel=2)
+        return least
+
+    def __repr__(self):
+        return (f"refit_under_leakage_bound(utility={self.utility!r}, leakage="
+                f"{self.leakage!r}, bound={self.bound!r}, on_infeasible="
+                f"{self.on_infeasible!r})")
+
+
+def refit_under_leakage_bound(utility: str, leakage: str, bound: float, *,
+                              on_infeasible: str = "raise"):
+    """``refit`` callable: the most useful candidate whose mean leakage is under a bound.
+
+    For a multi-metric search (``GridSearchCV(..., scoring={utility: ..., leakage:
+    make_membership_scorer(...)}, refit=refit_under_leakage_bound(...))``): among the
+    candidates with ``-mean_test_<leakage> <= bound`` (the library's leakage scorers are
+    negated), the one with the largest ``mean_test_<utility>``. When no candidate meets
+    the bound it says so -- it never falls back silently to an arbitrary candidate.
+
+    Choose the bound above the leakage metric's chance level: with the default
+    ``metric="auc"`` of :func:`make_membership_scorer` the chance level is 0 and ``bound``
+    is the excess AUC over 0.5 allowed. The advantage metric reads about 0.1 on a few
+    hundred rows for a model that never saw them, so a bound of 0.05 on it excludes
+    every model.
+
+    Parameters
+    ----------
+    utility : str
+        Name of the utility score in the search's ``scoring`` dict (larger is better).
+    leakage : str
+        Name of the leakage score (a negated leakage, as the library's scorers return).
+    bound : float
+        Largest acceptable mean leakage.
+    on_infeasible : {"raise", "warn"}, default="raise"
+        No candidate under the bound: raise a ``ValueError`` (the search fails and
+        reports it), or warn and refit the least leaky candidate.
+
+    Returns
+    -------
+    refit : callable
+        ``refit(cv_results) -> int``, the index of the chosen candidate.
+
+    Raises
+    ------
+    ValueError
+        At refit time, when no candidate meets the bound (``on_infeasible="raise"``) or
+        when a score name is not in the search.
+
+    Examples
+    --------
+    >>> from sklearn_privacy.attacks import refit_under_leakage_bound
+    >>> cv_results = {"params": [{"sigma": 0.01}, {"sigma": 1.0}, {"sigma": 10.0}],
+    ...               "mean_test_acc": [0.90, 0.85, 0.70],
+    ...               "mean_test_mia": [-0.20, -0.04, 0.01]}
+    >>> refit_under_leakage_bound("acc", "mia", bound=0.05)(cv_results)
+    1
+    >>> refit_under_leakage_bound("acc", "mia", bound=-0.1)(cv_results)
+    Traceback (most recent call last):
+    ...
+    ValueError: No candidate has a mean 'mia' leakage under the bound -0.1: the smallest ...
+    """
+    if isinstance(bound, (bool, np.bool_)) or not isinstance(bound, Real) \
+            or not np.isfinite(bound):
+        raise TypeError(f"bound must be a finite number (the largest acceptable leakage); "
+                        f"got {bound!r}.")
+    for name, value in (("utility", utility), ("leakage", leakage)):
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be the name of a score in the search's scoring "
+                            f"dict; got {value!r}.")
+    check_choice(on_infeasible, ("raise", "warn"), "on_infeasible")
+    return _RefitUnderBound(utility, leakage, float(bound), on_infeasible)
 
 
 class _InversionScorer:

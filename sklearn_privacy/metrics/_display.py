@@ -67,14 +67,32 @@ class PrivacyUtilityDisplay:
     n_splits : int or None, default=None
         Number of cross-validation splits the scores are means over (written in the axis
         labels when above 1; None: unknown, nothing written).
+    chance_level : float or None, default=0.0
+        Leakage of a model that carries no membership signal, drawn as a vertical line:
+        0 for the default metric of :func:`~sklearn_privacy.attacks.make_membership_scorer`
+        (``0.5 - AUC``, negated) and for the balanced accuracy. The advantage metric's
+        chance level is positive and depends on the evaluation size
+        (:meth:`~sklearn_privacy.attacks.MembershipInferenceResult.chance_level`); for an
+        attribute-inversion accuracy it is the prior baseline. None: not drawn.
+    leakage_bound : float or None, default=None
+        A leakage bound to draw (vertical line), e.g. the one given to
+        :func:`~sklearn_privacy.attacks.refit_under_leakage_bound`.
+    selected : int or None, default=None
+        Position (in the plotted order) of the candidate the search refitted, circled.
 
     Attributes
     ----------
     line_ : Line2D
         The trade-off curve.
     errorbar_ : ErrorbarContainer or None
-        Error bars, or None when not drawn (no standard deviations, or
-        ``errorbars=False``).
+        Error bars (plus or minus one standard deviation over the folds, as the legend
+        says), or None when not drawn (no standard deviations, or ``errorbars=False``).
+    chance_level_ : Line2D or None
+        The vertical chance-level line, or None.
+    bound_ : Line2D or None
+        The vertical leakage-bound line, or None.
+    selected_ : Line2D or None
+        The circle around the refitted candidate, or None.
     annotations_ : list of Annotation
         Parameter value written next to each point.
     ax_ : matplotlib Axes
@@ -103,7 +121,7 @@ class PrivacyUtilityDisplay:
 
     def __init__(self, leakage, utility, param_values, *, leakage_std=None, utility_std=None,
                  leakage_name="leakage", utility_name="utility", param_name=None,
-                 n_splits=None):
+                 n_splits=None, chance_level=0.0, leakage_bound=None, selected=None):
         self.leakage = np.asarray(leakage, dtype=float)
         self.utility = np.asarray(utility, dtype=float)
         self.param_values = list(param_values)
@@ -113,10 +131,14 @@ class PrivacyUtilityDisplay:
         self.utility_name = utility_name
         self.param_name = param_name
         self.n_splits = n_splits
+        self.chance_level = chance_level
+        self.leakage_bound = leakage_bound
+        self.selected = selected
 
     @classmethod
     def from_cv_results(cls, cv_results, *, utility, leakage, param=None,
-                        negate_leakage=True, ax=None):
+                        negate_leakage=True, chance_level=0.0, leakage_bound=None,
+                        selected=None, ax=None):
         """Trade-off from a ``cv_results_`` dict (GridSearchCV, RandomizedSearchCV).
 
         Parameters
@@ -135,6 +157,14 @@ class PrivacyUtilityDisplay:
             ``"estimator__w"``). Default: the only parameter that varies.
         negate_leakage : bool, default=True
             Plot ``-score`` of the leakage (the library's leakage scorers are negated).
+        chance_level : float or None, default=0.0
+            Leakage of a model without membership signal (vertical line; see the class
+            docstring). None: not drawn.
+        leakage_bound : float or None, default=None
+            A leakage bound to draw as a vertical line.
+        selected : int or None, default=None
+            Index (in ``cv_results``) of the candidate to circle, e.g. the search's
+            ``best_index_``.
         ax : matplotlib Axes, default=None
             Axes to draw on (None: a new figure).
 
@@ -191,12 +221,14 @@ class PrivacyUtilityDisplay:
         disp = cls(sign * column(l_key), column(u_key), [values[i] for i in order],
                    leakage_std=std(l_key), utility_std=std(u_key),
                    leakage_name=leakage if negate_leakage else f"{leakage} (score)",
-                   utility_name=utility, param_name=param, n_splits=n_splits or None)
+                   utility_name=utility, param_name=param, n_splits=n_splits or None,
+                   chance_level=chance_level, leakage_bound=leakage_bound,
+                   selected=None if selected is None else order.index(int(selected)))
         return disp.plot(ax=ax)
 
     @classmethod
     def from_estimator(cls, search, *, utility, leakage, param=None, negate_leakage=True,
-                       ax=None):
+                       chance_level=0.0, leakage_bound=None, ax=None):
         """Trade-off of a fitted GridSearchCV / RandomizedSearchCV.
 
         Parameters
@@ -214,8 +246,14 @@ class PrivacyUtilityDisplay:
             only parameter that varies.
         negate_leakage : bool, default=True
             Plot ``-score`` of the leakage (the library's leakage scorers are negated).
+        chance_level : float or None, default=0.0
+            Leakage of a model without membership signal (vertical line; see the class
+            docstring). None: not drawn.
+        leakage_bound : float or None, default=None
+            A leakage bound to draw as a vertical line.
         ax : matplotlib Axes, default=None
-            Axes to draw on (None: a new figure).
+            Axes to draw on (None: a new figure). The refitted candidate
+            (``search.best_index_``, when the search refits) is circled.
 
         Returns
         -------
@@ -226,12 +264,15 @@ class PrivacyUtilityDisplay:
         if cv_results is None:
             raise ValueError(f"{type(search).__name__} has no cv_results_: pass a fitted "
                              "GridSearchCV/RandomizedSearchCV (multi-metric scoring).")
+        best = getattr(search, "best_index_", None)
         return cls.from_cv_results(cv_results, utility=utility, leakage=leakage, param=param,
-                                   negate_leakage=negate_leakage, ax=ax)
+                                   negate_leakage=negate_leakage, chance_level=chance_level,
+                                   leakage_bound=leakage_bound, selected=best, ax=ax)
 
     @classmethod
     def from_cross_validate(cls, results, *, utility, leakage, param="parameter",
-                            negate_leakage=True, ax=None):
+                            negate_leakage=True, chance_level=0.0, leakage_bound=None,
+                            ax=None):
         """Trade-off from ``cross_validate`` results, one per parameter value.
 
         Parameters
@@ -247,6 +288,11 @@ class PrivacyUtilityDisplay:
             Name of the parameter (label of the line and title only).
         negate_leakage : bool, default=True
             Plot ``-score`` of the leakage (the library's leakage scorers are negated).
+        chance_level : float or None, default=0.0
+            Leakage of a model without membership signal (vertical line; see the class
+            docstring). None: not drawn.
+        leakage_bound : float or None, default=None
+            A leakage bound to draw as a vertical line.
         ax : matplotlib Axes, default=None
             Axes to draw on (None: a new figure).
 
@@ -278,7 +324,8 @@ class PrivacyUtilityDisplay:
             for k in range(per_split[0].size):
                 cv_results[f"split{k}_test_{utility}"] = [scores[k] for scores in per_split]
         return cls.from_cv_results(cv_results, utility=utility, leakage=leakage, param=param,
-                                   negate_leakage=negate_leakage, ax=ax)
+                                   negate_leakage=negate_leakage, chance_level=chance_level,
+                                   leakage_bound=leakage_bound, ax=ax)
 
     def plot(self, ax=None, *, errorbars=True, **kwargs):
         """Draw the trade-off curve.
@@ -302,21 +349,53 @@ class PrivacyUtilityDisplay:
         kwargs.setdefault("marker", "o")
         (self.line_,) = ax.plot(self.leakage, self.utility,
                                 label=self.param_name or None, **kwargs)
+        n = self.n_splits
         self.errorbar_ = None
         if errorbars and self.leakage_std is not None and self.utility_std is not None:
+            folds = f" over {n} folds" if n is not None and n > 1 else " over folds"
             self.errorbar_ = ax.errorbar(self.leakage, self.utility, xerr=self.leakage_std,
                                          yerr=self.utility_std, fmt="none", alpha=0.4,
-                                         color=self.line_.get_color())
-        self.annotations_ = [
-            ax.annotate(format_value(v), (x, y), textcoords="offset points", xytext=(4, 4),
-                        fontsize=7)
-            for v, x, y in zip(self.param_values, self.leakage, self.utility, strict=True)
-        ]
-        n = self.n_splits
+                                         color=self.line_.get_color(),
+                                         label=f"\u00b11 s.d.{folds}")
+        self.chance_level_ = None
+        if self.chance_level is not None:
+            self.chance_level_ = ax.axvline(self.chance_level, color="k", ls="--", lw=0.8,
+                                            label="chance level (no membership signal)")
+        self.bound_ = None
+        if self.leakage_bound is not None:
+            self.bound_ = ax.axvline(self.leakage_bound, color="C3", ls=":", lw=1.2,
+                                     label=f"leakage bound {self.leakage_bound:g}")
+        self.selected_ = None
+        if self.selected is not None:
+            k = self.selected
+            (self.selected_,) = ax.plot([self.leakage[k]], [self.utility[k]], "o", ms=13,
+                                        mfc="none", mec="C3", mew=1.5,
+                                        label="selected (refit)")
+        self.annotations_ = self._annotate(ax)
         over = f" (mean over {n} folds)" if n is not None and n > 1 else ""
         ax.set_xlabel(f"leakage: {self.leakage_name}{over}")
         ax.set_ylabel(f"utility: {self.utility_name}{over}")
         if self.param_name:
             ax.set_title(f"privacy-utility trade-off over {self.param_name}", fontsize=9)
+        ax.legend(fontsize=7, loc="best")
         self.ax_, self.figure_ = ax, fig
         return self
+
+    def _annotate(self, ax):
+        """Parameter values next to the points, moved apart where points crowd."""
+        ax.autoscale_view()
+        xy = ax.transData.transform(np.column_stack([self.leakage, self.utility]))
+        offsets = [(5, 4), (5, -11), (-8, 6), (-8, -13)]
+        placed, out = [], []
+        for v, x, y, (px, py) in zip(self.param_values, self.leakage, self.utility, xy,
+                                     strict=True):
+            # the first offset whose text position is not within 12 px of a placed one
+            for dx, dy in offsets + [(5 + 28 * k, 4) for k in range(1, 6)]:
+                pos = np.array([px + dx, py + dy])
+                if all(np.hypot(*(pos - q)) >= 12 for q in placed):
+                    break
+            placed.append(pos)
+            out.append(ax.annotate(format_value(v), (x, y), textcoords="offset points",
+                                   xytext=(dx, dy), fontsize=7,
+                                   ha="right" if dx < 0 else "left"))
+        return out
