@@ -83,7 +83,8 @@ def figure2(data, seeds):
                 if mechanism == "base":
                     model = base
                 else:
-                    model = PrivateMulticalibrator(FrozenEstimator(base), groups, alpha=alpha,
+                    model = PrivateMulticalibrator(FrozenEstimator(base), groups,
+                                                   calibration_tol=alpha,
                                                    mechanism=mechanism, epsilon=1.0,
                                                    delta=1e-3,
                                                    random_state=seed).fit(Xtr, ytr)

@@ -193,7 +193,7 @@ def test_reliability_points_equal_bucket_means_before_and_after():
     # a base model blind to the group column, trained on other rows
     base = make_pipeline(ColumnTransformer([("x", "passthrough", [0])]),
                          LogisticRegression()).fit(*_mc_data(seed=1))
-    mc = PrivateMulticalibrator(FrozenEstimator(base), groups=[1], alpha=0.02, n_bins=5,
+    mc = PrivateMulticalibrator(FrozenEstimator(base), groups=[1], calibration_tol=0.02, n_bins=5,
                                 min_cell_size=20).fit(X, y)
     disp = MulticalibrationDisplay.from_estimator(mc, X, y)
     assert disp.group_names[0] == mc.groups_[0].name and len(disp.group_names) == 2

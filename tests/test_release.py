@@ -77,7 +77,7 @@ def test_pickles_hold_what_the_release_page_says():
     knn = KNeighborsClassifier().fit(X, y)
     assert _found(X, pickle.dumps(knn)) == 1  # every training row
     # PrivateMulticalibrator: history_ holds exact (non-private) cell errors
-    mc = PrivateMulticalibrator(alpha=0.01, min_cell_size=5).fit(X, y)
+    mc = PrivateMulticalibrator(calibration_tol=0.01, min_cell_size=5).fit(X, y)
     errors = [h["max_cell_error_seen"] for h in mc.history_]
     assert max(errors) > 0 and _found(errors, pickle.dumps(mc)) == 1
     # attack results: the per-row scores of the attacked rows
@@ -100,7 +100,7 @@ def test_strip_removes_data_dependent_state_and_keeps_predictions():
     irfil = IRFILLogisticRegression(sigma=0.1, n_iter=2, store_eta=True,
                                     random_state=0).fit(X, y)
     werm, _, _ = _werm()
-    mc = PrivateMulticalibrator(alpha=0.01, min_cell_size=5).fit(X, y)
+    mc = PrivateMulticalibrator(calibration_tol=0.01, min_cell_size=5).fit(X, y)
     for est, removed in ((irfil, ("sample_weight_", "eta_history_")),
                          (werm, ("sample_weight_",)),
                          (mc, ("history_",))):

@@ -29,7 +29,7 @@ AUDIT_ATTRIBUTES = {
     "IRFILLinearRegression": ("sample_weight_", "eta_history_"),
     "IRFILLogisticRegression": ("sample_weight_", "eta_history_"),
     "WERMClassifier": ("sample_weight_",),
-    "PrivateMulticalibrator": ("history_",),
+    "PrivateMulticalibrator": ("history_", "largest_cell_size_", "validation_errors_"),
 }
 
 
