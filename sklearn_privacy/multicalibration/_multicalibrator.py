@@ -476,7 +476,8 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                 "few rows on one side (each side needs at least 2 rows and both classes); "
                 "use more calibration rows or validation_fraction=None."
             )
-        seed = int(rng.integers(2**32 - 1))
+        draw = getattr(rng, "integers", None) or rng.randint
+        seed = int(draw(2**32 - 1))
         fit_rows, val_rows = train_test_split(np.arange(n), test_size=n_val, stratify=y01,
                                               random_state=seed)
         return np.sort(fit_rows), np.sort(val_rows)
