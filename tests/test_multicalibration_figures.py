@@ -196,3 +196,79 @@ def test_renamed_parameters_warn_and_keep_working():
         old = PrivateMulticalibrator(_base(), GROUPS, calibration_tol=0.05, max_rounds=2,
                                      min_cell_size=100).fit(X, y)
     assert old.updates_ == new.updates_ and old.n_iter_ == new.n_iter_ <= 2
+
+
+# ---------------------------------------------------------------- the display, 12+ groups
+def _display_data(n_groups=13, n=6000, seed=0):
+    rng = np.random.default_rng(seed)
+    g = rng.integers(0, n_groups, n)
+    p = rng.uniform(0.05, 0.95, n)
+    bias = np.linspace(-0.3, 0.3, n_groups)[g]
+    y = (rng.uniform(size=n) < np.clip(p + bias, 0, 1)).astype(int)
+    G = np.eye(n_groups, dtype=bool)[g]
+    return y, p, G, [f"group number {k} with a long name" for k in range(n_groups)]
+
+
+def test_display_uses_small_multiples_beyond_four_groups():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from sklearn_privacy.multicalibration import MulticalibrationDisplay
+
+    y, p, G, names = _display_data()
+    disp = MulticalibrationDisplay.from_predictions(y, p, G, y_prob_before=p, group_names=names,
+                                                    min_size=20)
+    try:
+        visible = [a for a in disp.axes_ if a.get_visible()]
+        assert len(visible) == 13 and disp.ax_ is visible[0]
+        # one legend for the figure, no legend on any axes (none covers a plot)
+        assert all(a.get_legend() is None for a in visible)
+        assert len(disp.figure_.legends) == 1
+        errors = disp.group_errors("after")
+        for a, name, e in zip(visible, names, errors, strict=True):
+            assert name[:20] in a.get_title() and f"after {e:.2f}" in a.get_title()
+        # the worst groups, worst first: the most biased groups are at both ends
+        top = MulticalibrationDisplay.from_predictions(y, p, G, group_names=names, worst=3,
+                                                       min_size=20)
+        want = np.argsort(-errors)[:3]
+        drawn = [k[0] for k in top.lines_]
+        assert drawn == [names[k] for k in want]
+        assert set(want) <= {0, 1, 11, 12}
+        # an overlay keeps its legend outside the axes and gives each group its colour
+        over = MulticalibrationDisplay.from_predictions(y, p, G, group_names=names, worst=4,
+                                                        layout="overlay")
+        over.figure_.canvas.draw()
+        legend = over.ax_.get_legend().get_window_extent()
+        assert legend.x0 >= over.ax_.get_window_extent().x1
+        colours = [line.get_color() for line in over.lines_.values()]
+        assert len(set(colours)) == 4
+    finally:
+        plt.close("all")
+
+
+def test_display_rejects_bad_layout_arguments():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from sklearn_privacy.multicalibration import MulticalibrationDisplay
+
+    y, p, G, names = _display_data(n_groups=6, n=600)
+    try:
+        with pytest.raises(ValueError, match="worst"):
+            MulticalibrationDisplay.from_predictions(y, p, G, worst=0)
+        with pytest.raises(ValueError, match="layout"):
+            MulticalibrationDisplay.from_predictions(y, p, G, layout="tiles")
+        _, ax = plt.subplots()
+        with pytest.raises(ValueError, match="layout='overlay'"):
+            MulticalibrationDisplay.from_predictions(y, p, G, ax=ax)
+        disp = MulticalibrationDisplay.from_predictions(y, p, G, ax=ax, layout="overlay")
+        assert disp.ax_ is ax
+        _, axes = plt.subplots(2, 3)
+        disp = MulticalibrationDisplay.from_predictions(y, p, G, ax=axes)
+        assert disp.ax_ is axes[0, 0]
+    finally:
+        plt.close("all")
