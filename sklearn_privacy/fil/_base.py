@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import AuditStateUnavailableError, PrivacyWarning
 from ..utils import noise_generator, resolve_columns
+from ..utils._columns import check_derived_block, derived_columns
 from ..utils._validation import errors_name, validate_named
 from ..utils.fixes import Interval, _check_sample_weight, _fit_context
 from . import _dask
@@ -555,13 +556,73 @@ class BaseFILEstimator(BaseEstimator):
         change what was released, so it must not change the reported eta)."""
         return self.__dict__.get("_sigma_fit", self.sigma)
 
-    def _resolve_columns(self, columns, param="columns"):
-        """Names of ``feature_names_in_`` / indices / mask -> int indices (order kept)."""
+    def _resolve_columns(self, columns, param="columns", X=None):
+        """Names of ``feature_names_in_`` / indices / mask -> int indices (order kept).
+
+        A name that is not a column but an original feature behind a ColumnTransformer
+        with pandas output (``"sex"`` for ``"cat__sex_Female"``, ``"cat__sex_Male"``)
+        resolves to its derived columns when their training values (``X``, else the audit
+        data) are that feature's encoding; see ``utils._columns.derived_columns``.
+        """
         if columns is None:
             return None
-        return resolve_columns(columns, self.n_features_in_,
-                               getattr(self, "feature_names_in_", None), label=True,
-                               param=param)
+        d = self.n_features_in_
+        names = getattr(self, "feature_names_in_", None)
+        try:
+            return resolve_columns(columns, d, names, label=True, param=param)
+        except ValueError as exc:
+            if isinstance(columns, str):
+                items = [columns]
+            elif isinstance(columns, (list, tuple, np.ndarray)) and all(
+                    isinstance(c, (str, Integral)) and not isinstance(c, (bool, np.bool_))
+                    for c in columns):
+                items = list(columns)
+            else:
+                raise
+            unknown = [c for c in items if isinstance(c, str) and c != "label"
+                       and (names is None or c not in list(names))]
+            if not unknown:
+                raise
+            if names is None and param == "attributes":
+                raise ValueError(
+                    f"attributes: got the name {unknown[0]!r}, but {type(self).__name__} "
+                    "received X without column names. Inside a Pipeline the preceding step "
+                    "returns an array even when the pipeline is fitted on a DataFrame: call "
+                    "pipe.set_output(transform='pandas') before fitting, so that the "
+                    f"encoded columns (e.g. 'onehotencoder__{unknown[0]}_...') reach this "
+                    f"step and {unknown[0]!r} resolves to them; or pass their indices in the "
+                    "preprocessing's output (sklearn_privacy.utils.feature_columns of the "
+                    "fitted preprocessing gives them)."
+                ) from None
+            if names is None:
+                raise ValueError(
+                    f"{param}: got the name {unknown[0]!r}, but {type(self).__name__} was "
+                    "fitted on data without column names (no feature_names_in_). Inside a "
+                    "Pipeline the preceding step returns an array even when the pipeline "
+                    "was fitted on a DataFrame: use the pipeline-level functions "
+                    "sklearn_privacy.fil.eta / fisher_information / sigma_for_eta(pipe, "
+                    f"..., columns={unknown[0]!r}), or call "
+                    "pipe.set_output(transform='pandas') before fitting so that column "
+                    "names reach this step, or pass integer indices."
+                ) from None
+            out = []
+            for item in items:
+                if not (isinstance(item, str) and item in unknown):
+                    out.extend(resolve_columns(item, d, names, label=True, param=param))
+                    continue
+                idx = derived_columns(item, names)
+                if not idx.size:
+                    raise exc from None
+                block = (X[:, idx] if X is not None else
+                         self._audit_engine().dense_columns(idx))
+                if sp.issparse(block):
+                    block = block.toarray()
+                check_derived_block(item, [str(names[k]) for k in idx], block, param)
+                out.extend(idx.tolist())
+            idx = np.asarray(out, dtype=np.int64)
+            if np.unique(idx).size != idx.size:
+                raise ValueError(f"{param} contains duplicate columns: {items}.") from None
+            return idx
 
     def _scaled(self, norms, what):
         """``norms / sigma`` with a clear error if it over- or underflows."""

@@ -145,7 +145,7 @@ class _IRFILMixin:
         columns = None if self.attributes is None else self._attribute_columns
         return engine.per_example_sq_norms(columns, constrained=self.constrained)
 
-    def _check_attributes(self):
+    def _check_attributes(self, X=None):
         """Resolve ``attributes`` (indices or names of ``feature_names_in_``) at fit."""
         if self.attributes is None:
             if self.constrained:
@@ -155,7 +155,8 @@ class _IRFILMixin:
                 )
             self._attribute_columns = None
             return
-        self._attribute_columns = self._resolve_columns(self.attributes, param="attributes")
+        self._attribute_columns = self._resolve_columns(self.attributes, param="attributes",
+                                                        X=X)
 
     def _history_scaled(self, values):
         with np.errstate(over="ignore", under="ignore"):
@@ -165,7 +166,7 @@ class _IRFILMixin:
 
     def _irfil_fit(self, X, y, s):
         """Run Algorithm 1; ``s`` are the validated user weights (individual counts)."""
-        self._check_attributes()
+        self._check_attributes(X)
         self.__dict__.pop("_eta_cache", None)
         pos = s > 0
         n_ind = s.sum()
