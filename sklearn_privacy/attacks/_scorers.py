@@ -139,6 +139,9 @@ class _MembershipScorer:
                     mask = np.zeros(n, bool)
                     mask[train] = True
                     return mask
+                if train.size == target.size and np.array_equal(np.sort(pop_keys[train]),
+                                                                target):
+                    return None  # scored on its training set (return_train_score=True)
             raise ValueError(
                 "The evaluated fold is not one of the test folds of cv: pass the same "
                 "splitter (with a fixed random_state) to the scorer and to the search."
@@ -146,6 +149,18 @@ class _MembershipScorer:
         mask = np.ones(n, bool)
         mask[held] = False
         seen = _n_training_rows(estimator)
+        if seen is not None and seen == held.size != mask.sum():
+            return None  # scored on its training set (return_train_score=True)
+        if seen is None and held.size > mask.sum():
+            raise ValueError(
+                f"The scored rows ({held.size}) outnumber the rest of the population "
+                f"({int(mask.sum())}): they look like the training set (as with "
+                "cross_validate(..., return_train_score=True)), but this estimator does not "
+                "record how many rows it was trained on, so members and non-members cannot "
+                "be told apart. Pass the splitter as cv= to make_membership_scorer (then the "
+                "train score is the same attack as the test score), or drop "
+                "return_train_score."
+            )
         if seen is not None and seen != mask.sum():
             raise ValueError(
                 f"The estimator was trained on {seen} rows but the population minus the "
@@ -160,6 +175,16 @@ class _MembershipScorer:
     def __call__(self, estimator, X, y):
         held, y, pop_keys = self._positions(X, y)
         members = self._members(estimator, held, pop_keys)
+        if members is None:
+            # the scored rows are the training set: the same attack with the roles of the
+            # fold and its complement exchanged (members: the fold, non-members: the rest)
+            if self.sample_group is not None:
+                raise ValueError("The WERM membership scorer is evaluated on held-out folds "
+                                 "only; drop return_train_score.")
+            members = np.zeros(len(self.y), bool)
+            members[held] = True
+            rest = np.flatnonzero(~members)
+            return self._score(estimator, held, take_rows(self.X, rest), self.y[rest])
         nonmember_rows = np.arange(len(held))
         if self.sample_group is not None:
             members &= self.sample_group == self.group
@@ -172,9 +197,12 @@ class _MembershipScorer:
                 )
         member_idx = np.flatnonzero(members)
         X_out = X if nonmember_rows.size == len(held) else take_rows(X, nonmember_rows)
+        return self._score(estimator, member_idx, X_out, y[nonmember_rows])
+
+    def _score(self, estimator, member_idx, X_out, y_out):
         result = membership_inference(
             estimator, take_rows(self.X, member_idx), self.y[member_idx], X_out,
-            y[nonmember_rows], attack=self.attack, thresholds=self.thresholds,
+            y_out, attack=self.attack, thresholds=self.thresholds,
             known_fraction=self.known_fraction,
             random_state=noise_generator(self.random_state),
         )
