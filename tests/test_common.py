@@ -28,8 +28,8 @@ def _instances():
     return [
         FILLinearRegression(sigma=1e-8, random_state=0),
         FILLogisticRegression(sigma=1e-8, random_state=0),
-        IRFILLinearRegression(sigma=1e-8, n_iter=3, random_state=0),
-        IRFILLogisticRegression(sigma=1e-8, n_iter=3, random_state=0),
+        IRFILLinearRegression(sigma=1e-8, eta_max_iter=3, random_state=0),
+        IRFILLogisticRegression(sigma=1e-8, eta_max_iter=3, random_state=0),
         WERMClassifier(),
         PrivateMulticalibrator(random_state=0),
         PrivateMulticalibrator(mechanism="numeric_sparse", random_state=0),

@@ -112,7 +112,7 @@ def test_eta_history_plots_irfil_statistics():
     rng = np.random.RandomState(0)
     X = rng.normal(size=(150, 3))
     y = X @ [1.0, -1.0, 0.5] + 0.1 * rng.normal(size=150)
-    est = IRFILLinearRegression(n_iter=4, random_state=0).fit(X, y)
+    est = IRFILLinearRegression(eta_max_iter=4, random_state=0).fit(X, y)
     disp = EtaDisplay.from_history(est)
     for key in ("max", "mean", "min"):
         np.testing.assert_allclose(disp.lines_[key].get_ydata(), est.eta_history_[key])

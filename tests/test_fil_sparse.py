@@ -202,10 +202,10 @@ def test_irfil_attributes_by_name(Est):
     pd = pytest.importorskip("pandas")
     X, y = _sparse_data(Est, n=120, d=4)
     df = pd.DataFrame(X, columns=["a", "b", "c", "d"])
-    by_name = Est(attributes=["c", "a"], n_iter=3, random_state=0).fit(df, y)
-    by_index = Est(attributes=[2, 0], n_iter=3, random_state=0).fit(X, y)
+    by_name = Est(attributes=["c", "a"], eta_max_iter=3, random_state=0).fit(df, y)
+    by_index = Est(attributes=[2, 0], eta_max_iter=3, random_state=0).fit(X, y)
     assert np.allclose(by_name.sample_weight_, by_index.sample_weight_, rtol=1e-12)
     with pytest.raises(ValueError, match="attributes.*'e'"):
-        Est(attributes=["e"], n_iter=1).fit(df, y)
+        Est(attributes=["e"], eta_max_iter=1).fit(df, y)
     with pytest.raises(ValueError, match="attributes.*no feature_names_in_"):
-        Est(attributes=["a"], n_iter=1).fit(X, y)
+        Est(attributes=["a"], eta_max_iter=1).fit(X, y)

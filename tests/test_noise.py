@@ -62,7 +62,7 @@ def _released_noise(make, y_of, sigma):
 @pytest.mark.parametrize("make, y_of", [
     (lambda: FILLinearRegression(sigma=0.3, alpha=1e-2), lambda y: y),
     (lambda: FILLogisticRegression(sigma=0.3, alpha=1e-2), lambda y: (y > 0).astype(int)),
-    (lambda: IRFILLinearRegression(sigma=0.3, alpha=1e-2, n_iter=2), lambda y: y),
+    (lambda: IRFILLinearRegression(sigma=0.3, alpha=1e-2, eta_max_iter=2), lambda y: y),
 ], ids=["FILLinearRegression", "FILLogisticRegression", "IRFILLinearRegression"])
 def test_output_perturbation_noise_is_fresh_gaussian(make, y_of):
     z = _released_noise(make, y_of, 0.3)

@@ -211,9 +211,9 @@ def _fil_cases():
         ("FILLogisticRegression", lambda: FILLogisticRegression(alpha=1e-2, random_state=0),
          YCLF),
         ("IRFILLinearRegression",
-         lambda: IRFILLinearRegression(alpha=1e-2, n_iter=2, random_state=0), YREG),
+         lambda: IRFILLinearRegression(alpha=1e-2, eta_max_iter=2, random_state=0), YREG),
         ("IRFILLogisticRegression",
-         lambda: IRFILLogisticRegression(alpha=1e-2, n_iter=2, random_state=0), YCLF),
+         lambda: IRFILLogisticRegression(alpha=1e-2, eta_max_iter=2, random_state=0), YCLF),
     ]:
         cases.append(Case(
             f"{name}.fit", _fit_predict(factory),
