@@ -52,7 +52,11 @@ _IRFIL_DOC = """
         ``None`` equalises the example-level eta (all features and the label). A set of
         column indices (``n_features_in_`` is the label) or names of
         ``feature_names_in_`` (``"label"`` for the label; resolved at fit) equalises the
-        attribute-level eta of those columns, e.g. a one-hot sensitive attribute.
+        attribute-level eta of those columns, e.g. a one-hot sensitive attribute. As the
+        last step of a pipeline with ``set_output(transform="pandas")``, an original
+        feature name (``"sex"``) resolves to its encoded columns
+        (``"onehotencoder__sex_Female"``, ...), checked to be one feature's one-hot
+        encoding; see ``attribute_columns_``.
     constrained : bool, default=False
         With a one-hot ``attributes`` block: use the constrained attribute eta (changes
         that move an individual between the encoded levels).
@@ -73,6 +77,10 @@ _IRFIL_DOC = """
         Released intercept (0.0 when ``fit_intercept=False``).
     sample_weight_ : ndarray of shape (n_samples,)
         Final weights :math:`\\omega` (those of the released model).
+    attribute_columns_ : ndarray of int or None
+        The columns ``attributes`` resolved to (indices of the input; ``n_features_in_``
+        is the label), None without ``attributes``. An original feature name behind a
+        pandas-output ColumnTransformer (``"sex"``) resolves to its encoded columns.
     n_iter_ : int
         Number of reweighting iterations run (fewer than ``eta_max_iter`` when
         ``eta_tol`` stopped the loop).
@@ -185,10 +193,11 @@ class _IRFILMixin:
                     "constrained=True needs attributes: pass the one-hot columns of the "
                     "attribute to equalise."
                 )
-            self._attribute_columns = None
+            self._attribute_columns = self.attribute_columns_ = None
             return
         self._attribute_columns = self._resolve_columns(self.attributes, param="attributes",
                                                         X=X)
+        self.attribute_columns_ = self._attribute_columns
 
     def _history_scaled(self, values):
         with np.errstate(over="ignore", under="ignore"):
