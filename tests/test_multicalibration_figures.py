@@ -136,12 +136,23 @@ def test_private_fit_warns_when_no_cell_can_be_corrected():
     assert mc.min_cell_size_ == 487
     assert 0 < mc.largest_cell_size_ < mc.min_cell_size_
     assert "largest_cell_size_" not in vars(strip_for_release(mc))
-    # enough budget: cells can be corrected, no advice
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", UserWarning)
+    # enough budget for cells of ~30 rows: no group is out of reach ...
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
         big = PrivateMulticalibrator(_base(), GROUPS, mechanism="numeric_sparse", epsilon=50.0,
                                      random_state=0).fit(X, y)
-    assert big.largest_cell_size_ >= big.smallest_correctable_cell(1.0)
+    assert big.largest_cell_sizes_.min() >= big.smallest_correctable_cell(1.0)
+    assert not any("have no" in str(w.message) or "min_cell_size_=" in str(w.message)
+                   for w in rec)
+    # ... but the c answers of NumericSparse are spent before the last groups: said so
+    assert big.n_updates_ == big.max_updates_
+    assert any("stopped after max_updates_" in str(w.message) for w in rec)
+    # a middle budget: the whole population can be corrected, the 12 groups cannot
+    with pytest.warns(UserWarning, match="12 of 13 groups"):
+        mid = PrivateMulticalibrator(_base(), GROUPS, mechanism="numeric_sparse", epsilon=8.0,
+                                     random_state=0).fit(X, y)
+    assert mid.largest_cell_sizes_[0] >= mid.smallest_correctable_cell(1.0)
+    assert "largest_cell_sizes_" not in vars(strip_for_release(mid))
 
 
 def test_exact_fit_warns_on_noise_updates_and_validation_keeps_the_base():

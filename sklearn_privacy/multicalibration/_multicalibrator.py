@@ -165,14 +165,16 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         input perturbation, or a base model fitted on the calibration data).
     delta_spent_ : float
     min_cell_size_ : int
+    largest_cell_sizes_ : ndarray of int of shape (len(groups_),)
+        Size of each group's largest (group, bucket) cell of the base model's
+        predictions on the calibration rows. A diagnostic for the data owner: exact
+        counts, outside any privacy budget; :func:`~sklearn_privacy.utils.strip_for_release`
+        removes it. Under NumericSparse the fit warns (UserWarning) when a group's is
+        below the size :meth:`smallest_correctable_cell` gives for a residual of 1 at
+        probability 1/2 (about ``min_cell_size_`` or more): that group can then be
+        corrected only by chance.
     largest_cell_size_ : int
-        Size of the largest (group, bucket) cell of the base model's predictions on the
-        calibration rows. A diagnostic for the data owner: it is an exact count, outside
-        any privacy budget, and :func:`~sklearn_privacy.utils.strip_for_release` removes
-        it. Under NumericSparse the fit warns (UserWarning) when this is below the size
-        :meth:`smallest_correctable_cell` gives for a residual of 1 at probability 1/2
-        (about ``min_cell_size_`` or more): then no cell can be corrected except by
-        chance.
+        The largest of ``largest_cell_sizes_`` (removed by ``strip_for_release`` too).
     validation_errors_ : ndarray of shape (n_updates + 1,)
         Only with ``validation_fraction``: the held-out error after each prefix of the
         updates (index 0: the base model); ``updates_`` keeps the prefix of its argmin.
@@ -535,8 +537,9 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             ``mechanism="numeric_sparse"`` with a base fitted on the calibration rows, or
             ``mechanism="input_perturbation"``: no differential-privacy guarantee.
         UserWarning
-            Under NumericSparse, no cell of the calibration data is large enough to be
-            corrected (see ``largest_cell_size_``); without privacy and without
+            Under NumericSparse, groups without a cell large enough to be corrected (see
+            ``largest_cell_sizes_``), or a budget of ``max_updates_`` answers spent before
+            the last cell; without privacy and without
             ``validation_fraction``, updates smaller than twice the standard error of the
             cell's mean residual (they may fit noise).
         """
@@ -640,8 +643,10 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         # largest (group, bucket) cell of the base predictions: a diagnostic for the data
         # owner (exact counts, outside any privacy budget; strip_for_release removes it)
         b0 = score_buckets(np.clip(p, *self._proba_bounds()), self.n_bins)
-        self.largest_cell_size_ = int(max(
-            (int(s.max()) for _, _, s in cell_statistics(b0, p, M) if s.size), default=0))
+        self.largest_cell_sizes_ = np.array(
+            [int(s.max()) if s.size else 0 for _, _, s in cell_statistics(b0, p, M)],
+            dtype=np.int64)
+        self.largest_cell_size_ = int(self.largest_cell_sizes_.max(initial=0))
         if val is None:
             self._run_loop(p, M, resid_y, m, ns)
         else:
@@ -651,6 +656,14 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                                        fit_rows.size)
         if private:
             self._warn_few_updates(n, thr)
+            if ns.halted_:
+                warnings.warn(
+                    f"The private fit stopped after max_updates_={self.max_updates_} noisy "
+                    f"answers ({self.n_updates_} updates) in pass {self.n_iter_}: cells "
+                    "later in the order (groups in the order given, after the whole "
+                    "population; buckets from low to high) may not have been corrected. "
+                    "Put the groups that matter most first, or raise max_updates (each "
+                    "answer's noise grows with it).", UserWarning, stacklevel=2)
         elif val is None:
             self._warn_small_cells()
         if private and frozen:
@@ -790,7 +803,21 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         """Warn when no cell of the calibration data is large enough to be corrected."""
         m = self.min_cell_size_
         need = _smallest_cell(1.0, 0.5, m, self.max_updates_, thr, float(self.epsilon))
-        if self.largest_cell_size_ >= need:
+        small = [g.name for g, size in zip(self.groups_, self.largest_cell_sizes_,
+                                           strict=True) if size < need]
+        if self.largest_cell_size_ >= need and small:
+            shown = ", ".join(map(str, small[:5])) + (", ..." if len(small) > 5 else "")
+            warnings.warn(
+                f"{len(small)} of {len(self.groups_)} groups ({shown}) have no (group, "
+                f"bucket) cell of the {need} rows that a cell miscalibrated by 1 needs to "
+                "be corrected half the time under this epsilon (see "
+                "smallest_correctable_cell and largest_cell_sizes_): the private fit cannot "
+                "correct them except by chance. Use a larger epsilon or calibration_tol, "
+                "fewer groups or bins, or more calibration rows. (largest_cell_sizes_ holds "
+                "exact counts: remove it with strip_for_release before publishing.)",
+                UserWarning, stacklevel=3)
+            return
+        if not small:
             return
         warnings.warn(
             f"The private fit made {self.n_updates_} update(s): a cell is corrected only "

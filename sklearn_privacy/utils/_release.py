@@ -29,7 +29,8 @@ AUDIT_ATTRIBUTES = {
     "IRFILLinearRegression": ("sample_weight_", "eta_history_"),
     "IRFILLogisticRegression": ("sample_weight_", "eta_history_"),
     "WERMClassifier": ("sample_weight_",),
-    "PrivateMulticalibrator": ("history_", "largest_cell_size_", "validation_errors_"),
+    "PrivateMulticalibrator": ("history_", "largest_cell_size_", "largest_cell_sizes_",
+                               "validation_errors_"),
 }
 
 
