@@ -139,8 +139,8 @@ class _MembershipScorer:
                     mask = np.zeros(n, bool)
                     mask[train] = True
                     return mask
-                if train.size == target.size and np.array_equal(np.sort(pop_keys[train]),
-                                                                target):
+                if (self.sample_group is None and train.size == target.size
+                        and np.array_equal(np.sort(pop_keys[train]), target)):
                     return None  # scored on its training set (return_train_score=True)
             raise ValueError(
                 "The evaluated fold is not one of the test folds of cv: pass the same "
@@ -149,9 +149,10 @@ class _MembershipScorer:
         mask = np.ones(n, bool)
         mask[held] = False
         seen = _n_training_rows(estimator)
-        if seen is not None and seen == held.size != mask.sum():
+        plain = self.sample_group is None  # (WERM: the training set is not the complement)
+        if plain and seen is not None and seen == held.size != mask.sum():
             return None  # scored on its training set (return_train_score=True)
-        if seen is None and held.size > mask.sum():
+        if plain and seen is None and held.size > mask.sum():
             raise ValueError(
                 f"The scored rows ({held.size}) outnumber the rest of the population "
                 f"({int(mask.sum())}): they look like the training set (as with "
@@ -178,9 +179,6 @@ class _MembershipScorer:
         if members is None:
             # the scored rows are the training set: the same attack with the roles of the
             # fold and its complement exchanged (members: the fold, non-members: the rest)
-            if self.sample_group is not None:
-                raise ValueError("The WERM membership scorer is evaluated on held-out folds "
-                                 "only; drop return_train_score.")
             members = np.zeros(len(self.y), bool)
             members[held] = True
             rest = np.flatnonzero(~members)
