@@ -187,8 +187,12 @@ def test_columns_by_name_equal_columns_by_index():
     mask[[0, d]] = True
     assert np.array_equal(clf.eta(columns=mask, per_example=True),
                           clf.eta(columns=[0, d], per_example=True))
-    with pytest.raises(ValueError, match="columns.*'race'.*not a column"):
-        clf.eta(columns=["race"])
+    # an original feature resolves to its encoded columns (checked to be one-hot)
+    race = [k for k, n in enumerate(names) if n.startswith("cat__race_")]
+    assert np.array_equal(clf.eta(columns=["race"], per_example=True),
+                          clf.eta(columns=race, per_example=True))
+    with pytest.raises(ValueError, match="columns.*'rac'.*not a column"):
+        clf.eta(columns=["rac"])
     # no feature names: a clear error naming the parameter
     X, yy = _sparse_data(FILLinearRegression)
     plain = FILLinearRegression(random_state=0).fit(X, yy)

@@ -586,8 +586,9 @@ class BaseFILEstimator(BaseEstimator):
             if names is None and param == "attributes":
                 raise ValueError(
                     f"attributes: got the name {unknown[0]!r}, but {type(self).__name__} "
-                    "received X without column names. Inside a Pipeline the preceding step "
-                    "returns an array even when the pipeline is fitted on a DataFrame: call "
+                    "received X without column names (no feature_names_in_). Inside a "
+                    "Pipeline the preceding step returns an array even when the pipeline is "
+                    "fitted on a DataFrame: call "
                     "pipe.set_output(transform='pandas') before fitting, so that the "
                     f"encoded columns (e.g. 'onehotencoder__{unknown[0]}_...') reach this "
                     f"step and {unknown[0]!r} resolves to them; or pass their indices in the "
