@@ -150,8 +150,10 @@ class _MembershipScorer:
         mask[held] = False
         seen = _n_training_rows(estimator)
         plain = self.sample_group is None  # (WERM: the training set is not the complement)
-        if plain and seen is not None and seen == held.size != mask.sum():
-            return None  # scored on its training set (return_train_score=True)
+        if plain and seen is not None and seen == held.size > mask.sum():
+            # scored on its training set (return_train_score=True): the fold has the
+            # training size and its complement is too small to be the training set
+            return None
         if plain and seen is None and held.size > mask.sum():
             raise ValueError(
                 f"The scored rows ({held.size}) outnumber the rest of the population "

@@ -213,7 +213,9 @@ class EtaDisplay:
             classifier was trained on); a boolean mask (``True``: "in group"); an array
             of labels (one per training row); or a column -- a name or position of ``X``
             when ``X`` is given (categorical values work), otherwise of the final FIL
-            estimator's input (``feature_names_in_`` or position).
+            estimator's input (``feature_names_in_`` or position) or, for a pipeline, an
+            original input feature traced through the fitted steps (a one-hot encoded
+            feature is decoded to its level names).
         X : array-like or DataFrame of shape (n_samples, n_features), default=None
             The training data, only to read the column ``by``.
         y : array-like of shape (n_samples,), default=None

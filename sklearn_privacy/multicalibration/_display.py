@@ -55,7 +55,10 @@ class MulticalibrationDisplay:
     lies on the diagonal. Create it with :meth:`from_estimator` (a fitted
     :class:`~sklearn_privacy.PrivateMulticalibrator`: its base model "before", the
     multicalibrated model "after", on the groups it was fitted with) or
-    :meth:`from_predictions`. Marker areas are proportional to the cell sizes. The points
+    :meth:`from_predictions`. Marker areas are proportional to the cell sizes. Up to four
+    groups share one axes (legend beside it); beyond, each group gets a small axes of its
+    own, titled with its largest cell error before and after (``layout``), and
+    ``worst=k`` keeps the ``k`` groups with the largest error after post-processing. The points
     are computed on the rows passed (use held-out rows to judge generalisation); they
     release the exact cell means of those rows and carry no privacy guarantee.
 

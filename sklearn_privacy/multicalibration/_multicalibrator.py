@@ -758,10 +758,10 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         Returns
         -------
         size : int
-            The smallest cell size (rows of the calibration data), or ``0`` never: a
-            cell of any size has a positive probability. Compare it with your calibration
-            set: with ``n`` rows and ``n_bins`` buckets a typical group-bucket cell has
-            at most a few times ``n * group share / n_bins`` rows.
+            The smallest cell size (rows of the calibration data) reaching
+            ``probability``. Compare it with your calibration set: with ``n`` rows and
+            ``n_bins`` buckets a group's cells hold about ``n * group share / n_bins``
+            rows (more in the buckets where the base model's predictions concentrate).
 
         Raises
         ------
