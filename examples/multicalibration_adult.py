@@ -53,8 +53,8 @@ from sklearn_privacy.multicalibration import membership_matrix  # noqa: E402
 from sklearn_privacy.multicalibration._groups import as_groups  # noqa: E402
 
 # The private fits at epsilon = 1 warn that most of the 18 groups have no cell large
-# enough to be corrected (and the input-perturbation fits that they claim no guarantee):
-# that is the finding the tables below show, once per fit. See the user guide page
+# enough to be corrected: that is what the tables below show, so the advice is not
+# repeated for every fit and seed. See the user guide page
 # "Multicalibration: buckets, what a private fit can correct, overfitting, pictures".
 warnings.filterwarnings("ignore", message=r".*(groups \(.*\) have no|The private fit)")
 warnings.filterwarnings("ignore", message=r".*updates shifted a cell")
