@@ -99,7 +99,7 @@ def irfil_rows(client, n, chunk, n_iter):
 
     X, y = make(n, chunk)
     Xn, yn = dask.compute(X, y, scheduler="threads")
-    kw = dict(alpha=ALPHA, n_iter=n_iter, random_state=0)
+    kw = dict(alpha=ALPHA, eta_max_iter=n_iter, random_state=0)
     load = os.getloadavg()[0]
     t = time.perf_counter()
     ref = IRFILLinearRegression(**kw).fit(Xn, yn)

@@ -142,12 +142,12 @@ def main(argv=None):
                 t = time.perf_counter()
                 LogisticRegression().fit(X, y01)
                 times["lr"].append(time.perf_counter() - t)
-            est = Est(sigma=1.0, alpha=alpha, n_iter=N_ITER, random_state=0)
+            est = Est(sigma=1.0, alpha=alpha, eta_max_iter=N_ITER, random_state=0)
             t = time.perf_counter()
             est.fit(X, y)
             times["new"].append(time.perf_counter() - t)
             if old_solver is not None:
-                old = Est(sigma=1.0, alpha=alpha, n_iter=N_ITER, random_state=0)
+                old = Est(sigma=1.0, alpha=alpha, eta_max_iter=N_ITER, random_state=0)
                 with _before.patched(old_solver):
                     t = time.perf_counter()
                     old.fit(X, y)

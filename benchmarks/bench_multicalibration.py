@@ -5,7 +5,7 @@ whole population, race (5), sex (2) and race x sex (10) -- 18 groups. Two bases:
 multicalibration paper's weak base (all columns standardised, no intercept, gradient
 descent, learning rate 0.1, 1500 iterations) and scikit-learn's LogisticRegression.
 
-* sklearn_privacy: ``PrivateMulticalibrator(alpha, n_bins=10)`` (no privacy), at
+* sklearn_privacy: ``PrivateMulticalibrator(calibration_tol=alpha, n_bins=10)`` (no privacy), at
   alpha = 0.1, 0.05 and 0.02, with the default ``clip_proba=0`` and with ``clip_proba=0.01``
   (every prediction kept in [0.01, 0.99]);
 * multicalibration 0.0.2: ``MulticalibrationPredictor("HKRR")`` with alpha = 0.1,
@@ -118,7 +118,7 @@ def main(repeat=3, mcgrad=True):
         report("base model", p_te)
         for alpha in (0.1, 0.05, 0.02):
             for clip in (0.0, 0.01):
-                params = {"alpha": alpha, "clip_proba": clip}
+                params = {"calibration_tol": alpha, "clip_proba": clip}
                 seconds, p = _timed(partial(_fit_predict, score_base, score_groups, S_tr,
                                             ytr, S_te, params), repeat)
                 e2e, p_raw = _timed(partial(_fit_predict, FrozenEstimator(base), groups, Xtr,
@@ -131,8 +131,8 @@ def main(repeat=3, mcgrad=True):
             # every prediction to the mean calibration prediction of its bucket; the
             # same mapping applied to our output (without clip_proba)
             if alpha == 0.02:
-                mc = PrivateMulticalibrator(score_base, score_groups, alpha=alpha).fit(S_tr,
-                                                                                        ytr)
+                mc = PrivateMulticalibrator(score_base, score_groups,
+                                            calibration_tol=alpha).fit(S_tr, ytr)
                 report("  diagnostic: ours (alpha=0.02) + bucket-mean mapping",
                        _bucket_mean_mapping(mc.predict_proba(S_tr)[:, 1],
                                             mc.predict_proba(S_te)[:, 1]))

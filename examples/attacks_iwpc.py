@@ -99,7 +99,7 @@ def figure7(quick):
              lambda t: (FILLinearRegression(sigma=sigma, alpha=1e-2, fit_intercept=False,
                                             random_state=0) if t == 0 else
                         IRFILLinearRegression(sigma=sigma, alpha=1e-2, fit_intercept=False,
-                                              n_iter=t, attributes=d.attribute_columns,
+                                              eta_max_iter=t, attributes=d.attribute_columns,
                                               random_state=0)))]
     if not quick:
         adult = load_adult(variant="fil")
@@ -108,13 +108,13 @@ def figure7(quick):
                      np.array([[0.0], [1.0]]),
                      lambda t: (FILLogisticRegression(sigma=sigma, alpha=1e-3, random_state=0)
                                 if t == 0 else
-                                IRFILLogisticRegression(sigma=sigma, alpha=1e-3, n_iter=t,
+                                IRFILLogisticRegression(sigma=sigma, alpha=1e-3, eta_max_iter=t,
                                                         attributes=married, random_state=0))))
     fig, axes = plt.subplots(1, len(runs), figsize=(5.5 * len(runs), 3.8), squeeze=False)
     for ax, (name, X, y, cols, cand, make) in zip(axes[0], runs, strict=True):
         first = IRFILLinearRegression if "IWPC" in name else IRFILLogisticRegression
         params = make(1).get_params()
-        params.update(n_iter=1, store_eta=True)
+        params.update(eta_max_iter=1, store_eta=True)
         eta0 = first(**params).fit(X, y).eta_history_["eta"][0]
         deciles = np.array_split(np.argsort(eta0), 10)
         table = np.array([_decile_accuracy(make(t).fit(X, y), cols, cand, deciles, 20)

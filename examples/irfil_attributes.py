@@ -46,10 +46,10 @@ def main():
     adult = load_adult(variant="fil")
     runs = {
         "IWPC, VKORC1 (least squares)": IRFILLinearRegression(
-            sigma=SIGMA, alpha=1e-2, fit_intercept=False, n_iter=10,
+            sigma=SIGMA, alpha=1e-2, fit_intercept=False, eta_max_iter=10,
             attributes=iwpc.attribute_columns, store_eta=True, random_state=0).fit(Xi, yi),
         "Adult, married (least squares)": IRFILLinearRegression(
-            sigma=SIGMA, alpha=1e-3, fit_intercept=False, n_iter=10,
+            sigma=SIGMA, alpha=1e-3, fit_intercept=False, eta_max_iter=10,
             attributes=adult.sensitive_columns["marital_status"], store_eta=True,
             random_state=0).fit(adult.data, 2.0 * adult.target - 1.0),
     }

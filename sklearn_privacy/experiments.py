@@ -117,11 +117,11 @@ def fit_irfil_models(n_iter=10, store_eta=False, random_state=0):
     out = {}
     for name, (plain, lam) in models.items():
         if name == "linear":
-            est = IRFILLinearRegression(sigma=1.0, alpha=lam, n_iter=n_iter,
+            est = IRFILLinearRegression(sigma=1.0, alpha=lam, eta_max_iter=n_iter,
                                         store_eta=store_eta, random_state=random_state)
             est.fit(X, 2.0 * y - 1.0)
         else:
-            est = IRFILLogisticRegression(sigma=1.0, alpha=lam, n_iter=n_iter,
+            est = IRFILLogisticRegression(sigma=1.0, alpha=lam, eta_max_iter=n_iter,
                                           store_eta=store_eta, random_state=random_state)
             est.fit(X, y)
         out[name] = (plain, est, lam)

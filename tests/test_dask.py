@@ -125,7 +125,7 @@ def test_dask_fit_on_a_distributed_cluster_equals_numpy():
 
     X, y, _ = _data(n=600, classification=True)
     ref = FILLogisticRegression(alpha=1e-2, random_state=1).fit(X, y)
-    irfil_kw = dict(alpha=1e-2, n_iter=2, random_state=1)
+    irfil_kw = dict(alpha=1e-2, eta_max_iter=2, random_state=1)
     irfil_ref = IRFILLogisticRegression(**irfil_kw).fit(X, y)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster, \

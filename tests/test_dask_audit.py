@@ -90,7 +90,7 @@ def test_dp_bounding_on_dask_without_rows_above_the_bound():
 
 def test_irfil_with_data_norm_on_dask_reports_no_guarantee():
     X, y, _ = _data()
-    kw = dict(alpha=0.05, fit_intercept=False, n_iter=2, data_norm=2.0, target_bound=3.0,
+    kw = dict(alpha=0.05, fit_intercept=False, eta_max_iter=2, data_norm=2.0, target_bound=3.0,
               random_state=0)
     ref = IRFILLinearRegression(**kw)
     caught_ref = _fit_recording(ref, X, y)

@@ -58,7 +58,7 @@ CHUNKS = {"uneven": ((37, 200, 3, 180), D), "regular": (128, 2), "single": (N, D
 ])
 def test_irfil_on_dask_equals_numpy(Est, fit_intercept, chunks, weights):
     X, y, sw = _data(Est is IRFILLogisticRegression)
-    kw = dict(sigma=0.7, alpha=1e-2, fit_intercept=fit_intercept, n_iter=3, store_eta=True,
+    kw = dict(sigma=0.7, alpha=1e-2, fit_intercept=fit_intercept, eta_max_iter=3, store_eta=True,
               random_state=5)
     ref = Est(**kw).fit(X, y, sample_weight=None if weights is None else sw)
     Xd = da.from_array(X, chunks=CHUNKS[chunks])
@@ -80,7 +80,7 @@ def test_irfil_on_dask_equals_numpy(Est, fit_intercept, chunks, weights):
 @pytest.mark.parametrize("Est", [IRFILLinearRegression, IRFILLogisticRegression])
 def test_irfil_on_dask_verbose_and_cv_tol_as_numpy(Est, capsys):
     X, y, _ = _data(Est is IRFILLogisticRegression, seed=1)
-    kw = dict(alpha=1e-2, n_iter=8, cv_tol=0.02, verbose=1, random_state=0)
+    kw = dict(alpha=1e-2, eta_max_iter=8, eta_tol=0.02, verbose=1, random_state=0)
     ref = Est(**kw).fit(X, y)
     out_ref = capsys.readouterr().out
     est = Est(**kw).fit(da.from_array(X, chunks=100), y)
@@ -97,7 +97,7 @@ def test_irfil_on_dask_constrained_attribute(Est):
     rng = np.random.default_rng(2)
     X, y, _ = _data(Est is IRFILLogisticRegression, seed=2)
     X[:, 2:5] = np.eye(3)[rng.integers(0, 3, N)]
-    kw = dict(alpha=1e-2, n_iter=2, attributes=[2, 3, 4], constrained=True, random_state=0)
+    kw = dict(alpha=1e-2, eta_max_iter=2, attributes=[2, 3, 4], constrained=True, random_state=0)
     ref = Est(**kw).fit(X, y)
     est = Est(**kw).fit(da.from_array(X, chunks=(150, D)), y)
     _assert_same_irfil(est, ref)
@@ -110,12 +110,12 @@ def test_irfil_on_dask_constrained_attribute(Est):
 def test_irfil_on_dask_clone_and_grid_search():
     X, y, _ = _data(True, seed=3)
     Xd = da.from_array(X, chunks=(140, D))
-    est = IRFILLogisticRegression(alpha=1e-2, n_iter=2, random_state=0).fit(Xd, y)
+    est = IRFILLogisticRegression(alpha=1e-2, eta_max_iter=2, random_state=0).fit(Xd, y)
     again = clone(est).fit(Xd, y)
     np.testing.assert_array_equal(again.coef_, est.coef_)
     np.testing.assert_array_equal(again.sample_weight_, est.sample_weight_)
     grid = dict(alpha=[1e-2, 1e-1])
-    base = IRFILLogisticRegression(n_iter=1, random_state=0)
+    base = IRFILLogisticRegression(eta_max_iter=1, random_state=0)
     on_dask = GridSearchCV(base, grid, cv=2).fit(Xd, y)
     in_memory = GridSearchCV(base, grid, cv=2).fit(X, y)
     assert on_dask.best_params_ == in_memory.best_params_

@@ -112,7 +112,7 @@ def test_eta_history_plots_irfil_statistics():
     rng = np.random.RandomState(0)
     X = rng.normal(size=(150, 3))
     y = X @ [1.0, -1.0, 0.5] + 0.1 * rng.normal(size=150)
-    est = IRFILLinearRegression(n_iter=4, random_state=0).fit(X, y)
+    est = IRFILLinearRegression(eta_max_iter=4, random_state=0).fit(X, y)
     disp = EtaDisplay.from_history(est)
     for key in ("max", "mean", "min"):
         np.testing.assert_allclose(disp.lines_[key].get_ydata(), est.eta_history_[key])
@@ -193,7 +193,7 @@ def test_reliability_points_equal_bucket_means_before_and_after():
     # a base model blind to the group column, trained on other rows
     base = make_pipeline(ColumnTransformer([("x", "passthrough", [0])]),
                          LogisticRegression()).fit(*_mc_data(seed=1))
-    mc = PrivateMulticalibrator(FrozenEstimator(base), groups=[1], alpha=0.02, n_bins=5,
+    mc = PrivateMulticalibrator(FrozenEstimator(base), groups=[1], calibration_tol=0.02, n_bins=5,
                                 min_cell_size=20).fit(X, y)
     disp = MulticalibrationDisplay.from_estimator(mc, X, y)
     assert disp.group_names[0] == mc.groups_[0].name and len(disp.group_names) == 2

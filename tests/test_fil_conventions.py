@@ -109,14 +109,14 @@ def test_permutation_importance_ranks_the_informative_features():
 
 # ---------------------------------------------------------------------- tol
 def test_tol_is_the_newton_tolerance_in_both_logistic_estimators():
-    """With ``cv_tol`` given, IRFIL's ``tol`` is the Newton tolerance of every weighted
+    """With ``eta_tol`` given, IRFIL's ``tol`` is the Newton tolerance of every weighted
     solve, as in FILLogisticRegression: a loose ``tol`` stops Newton early in both."""
     X, y = _data(classification=True)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the new spelling is warning-free
-        loose = IRFILLogisticRegression(sigma=1e-9, n_iter=1, tol=0.3, cv_tol=0.0,
+        loose = IRFILLogisticRegression(sigma=1e-9, eta_max_iter=1, tol=0.3, eta_tol=0.0,
                                         random_state=0).fit(X, y)
-        tight = IRFILLogisticRegression(sigma=1e-9, n_iter=1, cv_tol=0.0,
+        tight = IRFILLogisticRegression(sigma=1e-9, eta_max_iter=1, eta_tol=0.0,
                                         random_state=0).fit(X, y)
         fil_loose = FILLogisticRegression(sigma=1e-9, tol=0.3, random_state=0).fit(X, y)
         fil_tight = FILLogisticRegression(sigma=1e-9, random_state=0).fit(X, y)
@@ -130,9 +130,9 @@ def test_tol_is_the_newton_tolerance_in_both_logistic_estimators():
     np.testing.assert_allclose(tight.coef_, ref.coef_, rtol=1e-8)
 
 
-def test_cv_tol_is_the_reweighting_stop():
+def test_eta_tol_is_the_reweighting_stop():
     X, y = _data()
-    est = IRFILLinearRegression(n_iter=50, cv_tol=1e-3, random_state=0).fit(X, y)
+    est = IRFILLinearRegression(eta_max_iter=50, eta_tol=1e-3, random_state=0).fit(X, y)
     cv = est.eta_history_["cv"]
     assert cv[-1] <= 1e-3 < cv[-2] and est.n_iter_ == len(cv) - 1 < 50
 
@@ -142,9 +142,9 @@ def test_cv_tol_is_the_reweighting_stop():
 def test_old_tol_keeps_its_meaning_for_one_release_with_a_future_warning(Est,
                                                                            classification):
     X, y = _data(classification=classification)
-    new = Est(n_iter=50, cv_tol=1e-3, random_state=0).fit(X, y)
-    with pytest.warns(FutureWarning, match=r"cv_tol=0\.001"):
-        old = Est(n_iter=50, tol=1e-3, random_state=0).fit(X, y)
+    new = Est(eta_max_iter=50, eta_tol=1e-3, random_state=0).fit(X, y)
+    with pytest.warns(FutureWarning, match=r"eta_tol=0\.001"):
+        old = Est(eta_max_iter=50, tol=1e-3, random_state=0).fit(X, y)
     assert old.n_iter_ == new.n_iter_ < 50
     assert np.array_equal(old.coef_, new.coef_)
     assert np.array_equal(old.sample_weight_, new.sample_weight_)
@@ -152,18 +152,18 @@ def test_old_tol_keeps_its_meaning_for_one_release_with_a_future_warning(Est,
 
 def test_newton_tol_is_deprecated_in_favour_of_tol():
     X, y = _data(classification=True)
-    new = IRFILLogisticRegression(n_iter=2, tol=0.3, cv_tol=0.0, random_state=0).fit(X, y)
+    new = IRFILLogisticRegression(eta_max_iter=2, tol=0.3, eta_tol=0.0, random_state=0).fit(X, y)
     with pytest.warns(FutureWarning, match=r"Use tol=0\.3"):
-        old = IRFILLogisticRegression(n_iter=2, newton_tol=0.3, random_state=0).fit(X, y)
+        old = IRFILLogisticRegression(eta_max_iter=2, newton_tol=0.3, random_state=0).fit(X, y)
     assert np.array_equal(old.coef_, new.coef_)
     with pytest.warns(FutureWarning), pytest.raises(ValueError, match="pass only tol"):
-        IRFILLogisticRegression(tol=1e-10, cv_tol=0.1, newton_tol=1e-10).fit(X, y)
+        IRFILLogisticRegression(tol=1e-10, eta_tol=0.1, newton_tol=1e-10).fit(X, y)
 
 
-def test_tol_and_cv_tol_together_are_refused_for_least_squares():
+def test_tol_and_eta_tol_together_are_refused_for_least_squares():
     X, y = _data()
-    with pytest.raises(ValueError, match="pass only cv_tol"):
-        IRFILLinearRegression(tol=1e-3, cv_tol=1e-3).fit(X, y)
+    with pytest.raises(ValueError, match="pass only eta_tol"):
+        IRFILLinearRegression(tol=1e-3, eta_tol=1e-3).fit(X, y)
 
 
 @pytest.mark.parametrize("Est", ALL)
@@ -172,3 +172,17 @@ def test_defaults_do_not_warn(Est):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         Est(random_state=0).fit(X, y)
+
+
+@pytest.mark.parametrize("Est,classification", [(IRFILLinearRegression, False),
+                                                (IRFILLogisticRegression, True)])
+def test_n_iter_and_cv_tol_are_deprecated_names(Est, classification):
+    X, y = _data(classification=classification)
+    new = Est(eta_max_iter=50, eta_tol=1e-3, random_state=0).fit(X, y)
+    with pytest.warns(FutureWarning, match="Use eta_max_iter=50") as rec:
+        old = Est(n_iter=50, cv_tol=1e-3, random_state=0).fit(X, y)
+    assert any("Use eta_tol=0.001" in str(w.message) for w in rec)
+    assert old.n_iter_ == new.n_iter_ < 50
+    assert np.array_equal(old.coef_, new.coef_)
+    with pytest.warns(FutureWarning), pytest.raises(ValueError, match="pass only eta_tol"):
+        Est(eta_tol=1e-3, cv_tol=1e-3).fit(X, y)

@@ -112,10 +112,10 @@ def test_epsilon_is_the_analytic_gaussian_mechanism_of_the_derived_sensitivity(w
     (lambda: FILLogisticRegression(alpha=0.0, fit_intercept=False, data_norm=3.0), "alpha=0"),
     (lambda: FILLinearRegression(alpha=0.1, fit_intercept=False, data_norm=3.0),
      "target_bound"),
-    (lambda: IRFILLogisticRegression(alpha=0.1, fit_intercept=False, data_norm=3.0, n_iter=2),
+    (lambda: IRFILLogisticRegression(alpha=0.1, fit_intercept=False, data_norm=3.0, eta_max_iter=2),
      "recomputed from the data"),
     (lambda: IRFILLinearRegression(alpha=0.1, fit_intercept=False, data_norm=3.0,
-                                   target_bound=5.0, n_iter=2), "recomputed from the data"),
+                                   target_bound=5.0, eta_max_iter=2), "recomputed from the data"),
 ])
 def test_no_guarantee_is_infinite_epsilon_with_a_reason(make, reason):
     rng = np.random.RandomState(1)

@@ -163,7 +163,7 @@ def test_non_converged_newton_warns():
     with pytest.warns(ConvergenceWarning, match="max_iter"):
         FILLogisticRegression(alpha=1e-2, max_iter=1, random_state=0).fit(X, y)
     with pytest.warns(ConvergenceWarning, match="max_iter"):
-        IRFILLogisticRegression(alpha=1e-2, max_iter=1, n_iter=1, random_state=0).fit(X, y)
+        IRFILLogisticRegression(alpha=1e-2, max_iter=1, eta_max_iter=1, random_state=0).fit(X, y)
 
 
 # ---------------------------------------------------------------------- 4. rows

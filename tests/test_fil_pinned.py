@@ -70,11 +70,12 @@ CASES = {
     "log": (lambda: FILLogisticRegression(sigma=0.1, alpha=1e-2, random_state=4), "c", False),
     "log_sw_noint": (lambda: FILLogisticRegression(sigma=0.1, alpha=1e-2, fit_intercept=False,
                                                    random_state=4), "c", True),
-    "irlin": (lambda: IRFILLinearRegression(sigma=0.1, alpha=1e-2, n_iter=5, random_state=5),
+    "irlin": (lambda: IRFILLinearRegression(sigma=0.1, alpha=1e-2, eta_max_iter=5, random_state=5),
               "r", False),
-    "irlog": (lambda: IRFILLogisticRegression(sigma=0.1, alpha=1e-2, n_iter=5, random_state=6),
+    "irlog": (lambda: IRFILLogisticRegression(sigma=0.1, alpha=1e-2, eta_max_iter=5,
+                                              random_state=6),
               "c", False),
-    "irlog_attr": (lambda: IRFILLogisticRegression(sigma=0.1, alpha=1e-2, n_iter=5,
+    "irlog_attr": (lambda: IRFILLogisticRegression(sigma=0.1, alpha=1e-2, eta_max_iter=5,
                                                    attributes=[0], random_state=6), "c", True),
 }
 

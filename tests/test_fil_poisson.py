@@ -213,7 +213,7 @@ def test_irfil_poisson_equalises_eta_and_matches_a_weighted_refit():
 
     X, y = _counts(n=150, d=3, seed=5)
     plain = FILPoissonRegressor(sigma=1.0, alpha=0.02, random_state=0).fit(X, y)
-    fair = IRFILPoissonRegressor(sigma=1.0, alpha=0.02, n_iter=12, random_state=0).fit(X, y)
+    fair = IRFILPoissonRegressor(sigma=1.0, alpha=0.02, eta_max_iter=12, random_state=0).fit(X, y)
     cv = fair.eta_history_["cv"]
     assert cv[0] == pytest.approx(plain.eta_.std() / plain.eta_.mean(), rel=1e-9)
     assert cv[-1] < 1e-3 * cv[0]
@@ -224,7 +224,7 @@ def test_irfil_poisson_equalises_eta_and_matches_a_weighted_refit():
     np.testing.assert_allclose(fair.eta_, ref.eta_, rtol=1e-8)
     assert fair.epsilon_ == np.inf
     # an attribute (the label) equalised instead
-    label = IRFILPoissonRegressor(sigma=1.0, alpha=0.02, n_iter=12, attributes="label",
+    label = IRFILPoissonRegressor(sigma=1.0, alpha=0.02, eta_max_iter=12, attributes="label",
                                   random_state=0).fit(X, y)
     e = label.eta(columns="label", per_example=True)
     assert e.std() / e.mean() < 1e-2

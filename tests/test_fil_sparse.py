@@ -187,8 +187,12 @@ def test_columns_by_name_equal_columns_by_index():
     mask[[0, d]] = True
     assert np.array_equal(clf.eta(columns=mask, per_example=True),
                           clf.eta(columns=[0, d], per_example=True))
-    with pytest.raises(ValueError, match="columns.*'race'.*not a column"):
-        clf.eta(columns=["race"])
+    # an original feature resolves to its encoded columns (checked to be one-hot)
+    race = [k for k, n in enumerate(names) if n.startswith("cat__race_")]
+    assert np.array_equal(clf.eta(columns=["race"], per_example=True),
+                          clf.eta(columns=race, per_example=True))
+    with pytest.raises(ValueError, match="columns.*'rac'.*not a column"):
+        clf.eta(columns=["rac"])
     # no feature names: a clear error naming the parameter
     X, yy = _sparse_data(FILLinearRegression)
     plain = FILLinearRegression(random_state=0).fit(X, yy)
@@ -202,10 +206,10 @@ def test_irfil_attributes_by_name(Est):
     pd = pytest.importorskip("pandas")
     X, y = _sparse_data(Est, n=120, d=4)
     df = pd.DataFrame(X, columns=["a", "b", "c", "d"])
-    by_name = Est(attributes=["c", "a"], n_iter=3, random_state=0).fit(df, y)
-    by_index = Est(attributes=[2, 0], n_iter=3, random_state=0).fit(X, y)
+    by_name = Est(attributes=["c", "a"], eta_max_iter=3, random_state=0).fit(df, y)
+    by_index = Est(attributes=[2, 0], eta_max_iter=3, random_state=0).fit(X, y)
     assert np.allclose(by_name.sample_weight_, by_index.sample_weight_, rtol=1e-12)
     with pytest.raises(ValueError, match="attributes.*'e'"):
-        Est(attributes=["e"], n_iter=1).fit(df, y)
+        Est(attributes=["e"], eta_max_iter=1).fit(df, y)
     with pytest.raises(ValueError, match="attributes.*no feature_names_in_"):
-        Est(attributes=["a"], n_iter=1).fit(X, y)
+        Est(attributes=["a"], eta_max_iter=1).fit(X, y)

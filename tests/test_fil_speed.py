@@ -104,7 +104,7 @@ def test_irfil_verbose_prints_one_line_per_iteration(Est, capsys):
     y = X @ [1.0, -1.0, 0.5] + 0.3 * rng.normal(size=200)
     if Est is IRFILLogisticRegression:
         y = (y > 0).astype(int)
-    est = Est(alpha=1e-2, n_iter=3, verbose=1, random_state=0).fit(X, y)
+    est = Est(alpha=1e-2, eta_max_iter=3, verbose=1, random_state=0).fit(X, y)
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == est.n_iter_ + 1 == 4
     for t, line in enumerate(lines):
@@ -113,7 +113,7 @@ def test_irfil_verbose_prints_one_line_per_iteration(Est, capsys):
         assert cv == pytest.approx(est.eta_history_["cv"][t], rel=1e-3)
         mean = float(line.split("eta mean ")[1].split(",")[0])
         assert mean == pytest.approx(est.eta_history_["mean"][t], rel=1e-5)
-    Est(alpha=1e-2, n_iter=3, random_state=0).fit(X, y)
+    Est(alpha=1e-2, eta_max_iter=3, random_state=0).fit(X, y)
     assert capsys.readouterr().out == ""
 
 

@@ -30,7 +30,7 @@ def test_woodbury_equals_refit_least_squares():
     assert np.array_equal(truth, truth_b)
     assert np.allclose(a, b, rtol=1e-11, atol=1e-12)
     # and with IRFIL weights (the attack replays the weighted objective)
-    w = IRFILLinearRegression(sigma=1e-3, alpha=1e-2, n_iter=3, random_state=0).fit(X, y)
+    w = IRFILLinearRegression(sigma=1e-3, alpha=1e-2, eta_max_iter=3, random_state=0).fit(X, y)
     a, _, _ = candidate_minimisers(w, cols, cand, rows=np.arange(10))
     b, _, _ = candidate_minimisers(w, cols, cand, rows=np.arange(10), method="refit")
     assert np.allclose(a, b, rtol=1e-11, atol=1e-12)

@@ -32,7 +32,7 @@ def test_mnist01_irfil_equalises_eta(mnist_models):
     data, models = mnist_models
     X, y = data.data_train, data.target_train
     Xte, yte = data.data_test, data.target_test
-    lin = IRFILLinearRegression(sigma=1.0, alpha=0.0, n_iter=10, random_state=0)
+    lin = IRFILLinearRegression(sigma=1.0, alpha=0.0, eta_max_iter=10, random_state=0)
     lin.fit(X, 2.0 * y - 1.0)
     h = lin.eta_history_
     assert h["cv"][0] == pytest.approx(0.35, abs=0.02)
@@ -57,7 +57,7 @@ def test_mnist01_irfil_equalises_eta(mnist_models):
     k = LAMBDA_GRID.index(lam)
     assert acc2(lam) == target
     assert all(acc2(larger) != target for larger in LAMBDA_GRID[:k])
-    log = IRFILLogisticRegression(sigma=1.0, alpha=lam, n_iter=10, random_state=0).fit(X, y)
+    log = IRFILLogisticRegression(sigma=1.0, alpha=lam, eta_max_iter=10, random_state=0).fit(X, y)
     assert log.eta_history_["cv"][0] > 0.3
     assert log.eta_history_["cv"][-1] <= 1e-3
     assert log.eta_history_["max"][-1] < 0.5 * log.eta_history_["max"][0]
@@ -70,7 +70,7 @@ def test_mnist01_irfil_equalises_eta(mnist_models):
                           (IRFILLogisticRegression, LOGISTIC, True)])
 def test_weighted_jacobian_matches_finite_differences(Est, loss, classification):
     X, y = _data(classification=classification)
-    est = Est(sigma=1.0, alpha=1e-2, n_iter=4, random_state=0).fit(X, y)
+    est = Est(sigma=1.0, alpha=1e-2, eta_max_iter=4, random_state=0).fit(X, y)
     omega = est.sample_weight_
     assert not np.allclose(omega, 1.0)  # weights really differ
     engine = est._audit_engine()
@@ -98,7 +98,7 @@ def test_weighted_jacobian_matches_finite_differences(Est, loss, classification)
                          [(IRFILLinearRegression, False), (IRFILLogisticRegression, True)])
 def test_converged_fit_has_equal_eta(Est, classification):
     X, y = _data(classification=classification, seed=1)
-    est = Est(sigma=0.5, alpha=1e-2, n_iter=200, cv_tol=1e-12, random_state=0).fit(X, y)
+    est = Est(sigma=0.5, alpha=1e-2, eta_max_iter=200, eta_tol=1e-12, random_state=0).fit(X, y)
     assert est.n_iter_ < 200
     assert est.eta_.std() / est.eta_.mean() <= 1e-12
     # independent check: a plain FIL fit with the final weights has the same etas
@@ -113,8 +113,9 @@ def test_integer_weights_equal_duplicated_rows():
     sw = np.ones(60)
     sw[:10] = 2
     Xd, yd = np.vstack([X, X[:10]]), np.concatenate([y, y[:10]])
-    a = IRFILLinearRegression(alpha=1e-2, n_iter=6, random_state=0).fit(X, y, sample_weight=sw)
-    b = IRFILLinearRegression(alpha=1e-2, n_iter=6, random_state=0).fit(Xd, yd)
+    a = IRFILLinearRegression(alpha=1e-2, eta_max_iter=6, random_state=0).fit(
+        X, y, sample_weight=sw)
+    b = IRFILLinearRegression(alpha=1e-2, eta_max_iter=6, random_state=0).fit(Xd, yd)
     assert np.allclose(a._audit_engine().theta, b._audit_engine().theta, rtol=1e-10)
     assert np.allclose(a.eta_history_["cv"], b.eta_history_["cv"], rtol=1e-8)
     # the weight of a doubled row is the sum of its two copies' weights
@@ -122,7 +123,8 @@ def test_integer_weights_equal_duplicated_rows():
     # zero weight rows stay at zero
     sw0 = np.ones(60)
     sw0[5] = 0
-    c = IRFILLinearRegression(alpha=1e-2, n_iter=3, random_state=0).fit(X, y, sample_weight=sw0)
+    c = IRFILLinearRegression(alpha=1e-2, eta_max_iter=3, random_state=0).fit(
+        X, y, sample_weight=sw0)
     assert c.sample_weight_[5] == 0 and c.sample_weight_.sum() == pytest.approx(59)
 
 
@@ -130,20 +132,23 @@ def test_iwpc_attribute_level_irfil():
     from sklearn_privacy.datasets import load_iwpc
 
     d = load_iwpc()
-    est = IRFILLinearRegression(sigma=1.0, alpha=1e-2, n_iter=10, attributes=d.attribute_columns,
+    est = IRFILLinearRegression(sigma=1.0, alpha=1e-2, eta_max_iter=10,
+                                attributes=d.attribute_columns,
                                 random_state=0).fit(d.data, d.target)
     h = est.eta_history_
     assert h["std"][0] / h["std"][-1] >= 100
     direct = est.eta(columns=d.attribute_columns, per_example=True)
     assert direct.std() == pytest.approx(h["std"][-1], rel=1e-8)
-    con = IRFILLinearRegression(sigma=1.0, alpha=1e-2, n_iter=10, attributes=d.attribute_columns,
+    con = IRFILLinearRegression(sigma=1.0, alpha=1e-2, eta_max_iter=10,
+                                attributes=d.attribute_columns,
                                 constrained=True, random_state=0).fit(d.data, d.target)
     assert con.eta_history_["std"][0] / con.eta_history_["std"][-1] >= 100
 
 
 def test_tol_stops_early_and_store_eta():
     X, y = _data()
-    est = IRFILLinearRegression(n_iter=50, cv_tol=1e-3, store_eta=True, random_state=0).fit(X, y)
+    est = IRFILLinearRegression(eta_max_iter=50, eta_tol=1e-3, store_eta=True,
+                                random_state=0).fit(X, y)
     assert est.n_iter_ < 50 and est.eta_history_["cv"][-1] <= 1e-3
     assert est.eta_history_["cv"][-2] > 1e-3
     assert est.eta_history_["eta"].shape == (est.n_iter_ + 1, len(y))
@@ -155,7 +160,7 @@ def test_tol_stops_early_and_store_eta():
 def test_noise_is_drawn_once(Est, classification):
     X, y = _data(classification=classification)
     rng = np.random.RandomState(3)
-    est = Est(sigma=0.7, alpha=1e-2, n_iter=5, random_state=rng).fit(X, y)
+    est = Est(sigma=0.7, alpha=1e-2, eta_max_iter=5, random_state=rng).fit(X, y)
     theta = est._audit_engine().theta
     released = np.append(est.coef_, est.intercept_)
     reference = np.random.RandomState(3)
@@ -178,7 +183,7 @@ def test_logistic_refits_are_warm_started(monkeypatch):
         return out
 
     monkeypatch.setattr(_base, "fit_minimiser", recording)
-    est = IRFILLogisticRegression(alpha=1e-2, n_iter=6, random_state=0).fit(X, y)
+    est = IRFILLogisticRegression(alpha=1e-2, eta_max_iter=6, random_state=0).fit(X, y)
     assert len(calls) == est.n_iter_ + 1 == 7
     assert calls[0][0] is None
     for prev, cur in zip(calls[:-1], calls[1:], strict=True):
@@ -193,7 +198,7 @@ def test_logistic_refits_are_warm_started(monkeypatch):
 
 def test_history_matches_direct_statistics():
     X, y = _data()
-    est = IRFILLinearRegression(sigma=0.5, alpha=1e-2, n_iter=4, store_eta=True,
+    est = IRFILLinearRegression(sigma=0.5, alpha=1e-2, eta_max_iter=4, store_eta=True,
                                 random_state=0).fit(X, y)
     h = est.eta_history_
     assert set(h) == {"mean", "std", "max", "min", "cv", "eta"}
@@ -216,7 +221,7 @@ def test_history_matches_direct_statistics():
 
 def test_release_drops_audit_state_keeps_weights():
     X, y = _data()
-    est = IRFILLinearRegression(n_iter=3, random_state=0).fit(X, y)
+    est = IRFILLinearRegression(eta_max_iter=3, random_state=0).fit(X, y)
     loaded = pickle.loads(pickle.dumps(est))
     assert np.array_equal(loaded.coef_, est.coef_)
     with pytest.raises(AttributeError, match="never serialised"):
@@ -229,8 +234,8 @@ def test_release_drops_audit_state_keeps_weights():
 @pytest.mark.parametrize("Est", [IRFILLinearRegression, IRFILLogisticRegression])
 def test_bad_input(Est):
     X, y = _data(classification=True)
-    with pytest.raises(ValueError, match="n_iter"):
-        Est(n_iter=0).fit(X, y)
+    with pytest.raises(ValueError, match="eta_max_iter"):
+        Est(eta_max_iter=0).fit(X, y)
     with pytest.raises(ValueError, match="out of range"):
         Est(attributes=[0, X.shape[1] + 1]).fit(X, y)
     with pytest.raises(ValueError, match="out of range"):

@@ -29,6 +29,9 @@ from sklearn_privacy.multicalibration import (
 )
 from sklearn_privacy.multicalibration import _multicalibrator as mc_module
 
+#: The fit's advice on noisy or impossible updates (tested in test_multicalibration_figures)
+_FIT_ADVICE = r".*(updates shifted a cell|The private fit|groups \(.*\) have no)"
+
 
 @pytest.fixture(scope="module")
 def adult():
@@ -53,7 +56,7 @@ def adult():
 def test_non_private_weak_base_reaches_paper_accuracy(adult):
     Xtr, ytr, Xte, yte, groups, weak, strong = adult
     assert weak.score(Xte, yte) == pytest.approx(0.80, abs=0.01)  # the weak base
-    mc = PrivateMulticalibrator(FrozenEstimator(weak), groups, alpha=0.1).fit(Xtr, ytr)
+    mc = PrivateMulticalibrator(FrozenEstimator(weak), groups, calibration_tol=0.1).fit(Xtr, ytr)
     assert mc.score(Xte, yte) >= 0.835
     M = membership_matrix(mc.groups_, Xtr)
     err = multicalibration_error(ytr, mc.predict_proba(Xtr)[:, 1], M,
@@ -62,7 +65,7 @@ def test_non_private_weak_base_reaches_paper_accuracy(adult):
     before = multicalibration_error(ytr, weak.predict_proba(Xtr)[:, 1], M,
                                     min_size=mc.min_cell_size_)
     assert before > 0.1
-    mc2 = PrivateMulticalibrator(FrozenEstimator(strong), groups, alpha=0.1).fit(Xtr, ytr)
+    mc2 = PrivateMulticalibrator(FrozenEstimator(strong), groups, calibration_tol=0.1).fit(Xtr, ytr)
     assert abs(mc2.score(Xte, yte) - strong.score(Xte, yte)) <= 0.002
 
 
@@ -112,7 +115,8 @@ def test_replay_equals_fit_time_predictions():
     X = np.column_stack([rng.normal(size=3000), rng.randint(0, 2, 3000), rng.randint(0, 2, 3000)])
     y = (rng.uniform(size=3000) < 0.2 + 0.6 * (X[:, 1] * (X[:, 0] > 0))).astype(int)
     base = LogisticRegression().fit(X, y)
-    mc = PrivateMulticalibrator(FrozenEstimator(base), [1, 2, (1, 2)], alpha=0.02).fit(X, y)
+    mc = PrivateMulticalibrator(FrozenEstimator(base), [1, 2, (1, 2)],
+                                calibration_tol=0.02).fit(X, y)
     assert mc.n_updates_ > 0
     # independent replay, one row at a time
     p = base.predict_proba(X)[:, 1].copy()
@@ -171,7 +175,7 @@ def test_privacy_audit_on_neighbouring_calibration_sets(broken, monkeypatch):
     (X, y), (X2, y2) = _audit_datasets()
     est = PrivateMulticalibrator(FrozenEstimator(_StepBase().fit(X, y)), (), n_bins=1,
                                  mechanism="numeric_sparse", epsilon=1.0, max_updates=1,
-                                 min_cell_size=1, threshold=5.0, max_rounds=1)
+                                 min_cell_size=1, threshold=5.0, max_iter=1)
     res = canary_audit(est, X, y, -1, X2[-1], y2[-1], statistic=_first_shift,
                        n_releases=500, random_state=0)
     assert res.claimed_epsilon == 1.0
@@ -224,8 +228,8 @@ def test_bad_input():
     with pytest.raises(ValueError, match="Unknown label type"):
         PrivateMulticalibrator().fit(X, np.linspace(0, 1, 50))
     for alpha in (0, 1, -0.1, 1.5):
-        with pytest.raises(ValueError, match="'alpha' parameter"):
-            PrivateMulticalibrator(alpha=alpha).fit(X, y)
+        with pytest.raises(ValueError, match="'calibration_tol' parameter"):
+            PrivateMulticalibrator(calibration_tol=alpha).fit(X, y)
     for n_bins in (0, -3):
         with pytest.raises(ValueError, match="'n_bins' parameter"):
             PrivateMulticalibrator(n_bins=n_bins).fit(X, y)
@@ -314,7 +318,7 @@ def test_fit_attributes_and_history():
     X = np.column_stack([rng.normal(size=3000), rng.randint(0, 2, 3000)])
     y = (rng.uniform(size=3000) < 0.2 + 0.6 * (X[:, 1] * (X[:, 0] > 0))).astype(int)
     base = LogisticRegression().fit(X, y)
-    mc = PrivateMulticalibrator(FrozenEstimator(base), [1], alpha=0.05).fit(X, y)
+    mc = PrivateMulticalibrator(FrozenEstimator(base), [1], calibration_tol=0.05).fit(X, y)
     assert mc.n_updates_ == len(mc.updates_) == sum(h["n_updates"] for h in mc.history_)
     assert mc.n_rounds_ == len(mc.history_) and mc.history_[-1]["n_updates"] == 0
     assert mc.history_[-1]["max_cell_error_seen"] <= 0.05 < mc.history_[0][
@@ -323,7 +327,8 @@ def test_fit_attributes_and_history():
     # the first update is on the whole population (group 0)
     assert mc.updates_[0][0] == 0
     # max_updates caps the number of steps
-    capped = PrivateMulticalibrator(FrozenEstimator(base), [1], alpha=0.05, max_updates=2).fit(X, y)
+    capped = PrivateMulticalibrator(FrozenEstimator(base), [1], calibration_tol=0.05,
+                                    max_updates=2).fit(X, y)
     assert capped.n_updates_ == 2 and capped.updates_ == mc.updates_[:2]
 
 
@@ -426,13 +431,13 @@ def test_random_state_none_neither_reads_nor_advances_the_global_stream():
     base = FrozenEstimator(LogisticRegression().fit(X, y))
     np.random.seed(1)  # noqa: NPY002
     before = np.random.get_state()  # noqa: NPY002
-    a = PrivateMulticalibrator(base, [1], alpha=0.02, mechanism="numeric_sparse",
+    a = PrivateMulticalibrator(base, [1], calibration_tol=0.02, mechanism="numeric_sparse",
                                epsilon=5.0, min_cell_size=20).fit(X, y)
     after = np.random.get_state()  # noqa: NPY002
     np.testing.assert_array_equal(before[1], after[1])
     assert before[2] == after[2]
     np.random.seed(1)  # noqa: NPY002
-    b = PrivateMulticalibrator(base, [1], alpha=0.02, mechanism="numeric_sparse",
+    b = PrivateMulticalibrator(base, [1], calibration_tol=0.02, mechanism="numeric_sparse",
                                epsilon=5.0, min_cell_size=20).fit(X, y)
     assert a.n_updates_ > 0 and b.n_updates_ > 0
     assert [u[2] for u in a.updates_] != [u[2] for u in b.updates_]
@@ -460,10 +465,10 @@ def test_input_perturbation_noise_is_fresh_gaussian_whatever_the_global_seed():
 def test_int_seeds_keep_their_streams():
     X, y = _toy()
     base = LogisticRegression().fit(X, y)
-    a = PrivateMulticalibrator(FrozenEstimator(base), [1], alpha=0.02, min_cell_size=20,
+    a = PrivateMulticalibrator(FrozenEstimator(base), [1], calibration_tol=0.02, min_cell_size=20,
                                mechanism="numeric_sparse", epsilon=5.0,
                                random_state=3).fit(X, y)
-    b = PrivateMulticalibrator(FrozenEstimator(base), [1], alpha=0.02, min_cell_size=20,
+    b = PrivateMulticalibrator(FrozenEstimator(base), [1], calibration_tol=0.02, min_cell_size=20,
                                mechanism="numeric_sparse", epsilon=5.0,
                                random_state=np.random.RandomState(3)).fit(X, y)
     assert a.updates_ == b.updates_ and a.n_updates_ > 0
@@ -505,7 +510,7 @@ def test_non_private_loop_equals_the_full_cell_loop(n_bins):
     base = make_pipeline(ColumnTransformer([("x", "passthrough", [0])]),
                          LogisticRegression()).fit(Xg, y)   # misses the group effect
     frozen = FrozenEstimator(base)
-    mc = PrivateMulticalibrator(frozen, [1, 2], alpha=0.03, n_bins=n_bins,
+    mc = PrivateMulticalibrator(frozen, [1, 2], calibration_tol=0.03, n_bins=n_bins,
                                 min_cell_size=15).fit(Xg, y)
     M = membership_matrix(mc.groups_, Xg)
     p_ref, upd_ref = _reference_loop(base.predict_proba(Xg)[:, 1], M, y, n_bins,
@@ -520,8 +525,8 @@ def test_huge_n_bins_without_privacy_is_fast_and_calibrated():
     X, y = _toy(n=3000)
     frozen = FrozenEstimator(LogisticRegression().fit(X, y))
     t0 = time.perf_counter()
-    mc = PrivateMulticalibrator(frozen, [1], alpha=0.3, n_bins=10**9, min_cell_size=1,
-                                max_rounds=3).fit(X, y)
+    mc = PrivateMulticalibrator(frozen, [1], calibration_tol=0.3, n_bins=10**9,
+                                min_cell_size=1, max_iter=3).fit(X, y)
     assert time.perf_counter() - t0 < 20
     assert mc.n_updates_ > 0
     assert mc.n_queries_ == mc.n_rounds_ * 2 * 10**9   # every cell counts as examined
@@ -548,7 +553,7 @@ def test_frozen_base_in_grid_search_reports_a_finite_epsilon():
     search = GridSearchCV(
         PrivateMulticalibrator(FrozenEstimator(base), [1], mechanism="numeric_sparse",
                                epsilon=1.0),
-        {"alpha": [0.05, 0.1]}, cv=3)
+        {"calibration_tol": [0.05, 0.1]}, cv=3)
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyWarning)
         warnings.simplefilter("error", FutureWarning)
@@ -582,6 +587,7 @@ def test_privacy_warning_when_the_base_is_fitted_on_the_calibration_rows():
                                random_state=0).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        warnings.filterwarnings("ignore", _FIT_ADVICE, UserWarning)
         frozen = FrozenEstimator(LogisticRegression().fit(*_toy(seed=4)))
         ok = PrivateMulticalibrator(frozen, [1], mechanism="numeric_sparse",
                                     random_state=0).fit(X, y)
@@ -631,7 +637,7 @@ def test_weak_base_complement_probability_is_exact():
 def test_extreme_privacy_parameters_give_clear_errors():
     X, y = _toy(n=300)
     frozen = FrozenEstimator(LogisticRegression().fit(X, y))
-    for kwargs in (dict(epsilon=1e-320), dict(alpha=1e-300)):
+    for kwargs in (dict(epsilon=1e-320), dict(calibration_tol=1e-300)):
         with pytest.raises(ValueError, match="min_cell_size"):
             PrivateMulticalibrator(frozen, [1], mechanism="numeric_sparse",
                                    **kwargs).fit(X, y)

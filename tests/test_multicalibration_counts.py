@@ -114,13 +114,13 @@ def _fit_both(X, y, **params):
 
 
 NON_PRIVATE = [
-    dict(alpha=0.1, n_bins=10),
-    dict(alpha=0.02, n_bins=10, min_cell_size=5),
-    dict(alpha=0.01, n_bins=37, min_cell_size=3, max_rounds=7),
-    dict(alpha=0.03, n_bins=1, min_cell_size=1),
-    dict(alpha=0.005, n_bins=4, min_cell_size=10, max_updates=9),
-    dict(alpha=0.02, n_bins=2**40, min_cell_size=2, decimals=2),
-    dict(alpha=0.01, n_bins=10**6, min_cell_size=3, decimals=3),
+    dict(calibration_tol=0.1, n_bins=10),
+    dict(calibration_tol=0.02, n_bins=10, min_cell_size=5),
+    dict(calibration_tol=0.01, n_bins=37, min_cell_size=3, max_iter=7),
+    dict(calibration_tol=0.03, n_bins=1, min_cell_size=1),
+    dict(calibration_tol=0.005, n_bins=4, min_cell_size=10, max_updates=9),
+    dict(calibration_tol=0.02, n_bins=2**40, min_cell_size=2, decimals=2),
+    dict(calibration_tol=0.01, n_bins=10**6, min_cell_size=3, decimals=3),
 ]
 
 
@@ -130,10 +130,10 @@ def test_non_private_loop_equals_rescanning_oracle_bit_for_bit(seed, params):
     params = dict(params)
     X, y = _data(seed, decimals=params.pop("decimals", None))
     mc, M = _fit_both(X, y, **params)
-    ref = _reference(X[:, 0], M, y.astype(float), alpha=params["alpha"],
+    ref = _reference(X[:, 0], M, y.astype(float), alpha=params["calibration_tol"],
                      n_bins=params["n_bins"], m=mc.min_cell_size_,
                      max_updates=params.get("max_updates"),
-                     max_rounds=params.get("max_rounds", 100), ns=None)
+                     max_rounds=params.get("max_iter", 100), ns=None)
     assert mc.updates_ == ref["updates"]
     assert mc.n_updates_ == len(ref["updates"]) > 0
     assert mc.history_ == ref["history"]
@@ -152,7 +152,7 @@ PRIVATE = [
     dict(epsilon=2000.0, min_cell_size=30, max_updates=6, n_bins=10),
     dict(epsilon=500.0, min_cell_size=10, max_updates=40, n_bins=5, threshold=2.0),
     dict(epsilon=1.0, n_bins=10),
-    dict(epsilon=5e4, min_cell_size=2, max_updates=25, n_bins=64, alpha=0.01),
+    dict(epsilon=5e4, min_cell_size=2, max_updates=25, n_bins=64, calibration_tol=0.01),
 ]
 
 
@@ -160,13 +160,14 @@ PRIVATE = [
 @pytest.mark.parametrize("params", PRIVATE)
 def test_numeric_sparse_loop_equals_rescanning_oracle_bit_for_bit(seed, params):
     X, y = _data(seed)
-    params = dict(alpha=0.05, **params) if "alpha" not in params else params
+    params = (dict(calibration_tol=0.05, **params) if "calibration_tol" not in params
+              else params)
     mc, M = _fit_both(X, y, mechanism="numeric_sparse", random_state=seed, **params)
-    thr = params.get("threshold", params["alpha"] * mc.min_cell_size_)
+    thr = params.get("threshold", params["calibration_tol"] * mc.min_cell_size_)
     ns = NumericSparse(params["epsilon"], mc.max_updates_, thr, test_sensitivity=2.0,
                        answer_sensitivities=[2.0, 1.0], test_fraction=0.5,
                        random_state=np.random.RandomState(seed))
-    ref = _reference(X[:, 0], M, y.astype(float), alpha=params["alpha"],
+    ref = _reference(X[:, 0], M, y.astype(float), alpha=params["calibration_tol"],
                      n_bins=params["n_bins"], m=mc.min_cell_size_, max_updates=None,
                      max_rounds=100, ns=ns)
     assert mc.updates_ == ref["updates"]
@@ -203,10 +204,10 @@ def test_cell_statistics_equals_per_group_bincount():
 # these numbers is a change of the algorithm's output.
 def test_pinned_outputs():
     X, y = _data(11)
-    mc, _ = _fit_both(X, y, alpha=0.02, min_cell_size=5)
+    mc, _ = _fit_both(X, y, calibration_tol=0.02, min_cell_size=5)
     assert (mc.n_updates_, mc.n_rounds_) == PINNED["non_private"][:2]
     assert float(mc.predict_proba(X)[:, 1].sum()).hex() == PINNED["non_private"][2]
-    mc, _ = _fit_both(X, y, alpha=0.05, mechanism="numeric_sparse", epsilon=2000.0,
+    mc, _ = _fit_both(X, y, calibration_tol=0.05, mechanism="numeric_sparse", epsilon=2000.0,
                       min_cell_size=30, max_updates=6, random_state=4)
     assert (mc.n_updates_, mc.n_rounds_, mc.epsilon_spent_) == PINNED["private"][:3]
     assert float(mc.predict_proba(X)[:, 1].sum()).hex() == PINNED["private"][3]
@@ -220,7 +221,7 @@ PINNED = {"non_private": (141, 13, "0x1.89ab9e5a5667cp+8"),
 def test_clip_proba_equals_oracle_with_projection(seed):
     X, y = _data(seed)
     delta = 0.02
-    mc, M = _fit_both(X, y, alpha=0.03, min_cell_size=5, clip_proba=delta)
+    mc, M = _fit_both(X, y, calibration_tol=0.03, min_cell_size=5, clip_proba=delta)
     p0 = np.clip(X[:, 0], delta, 1 - delta)
     ref = _reference(p0, M, y.astype(float), alpha=0.03, n_bins=10, m=5, max_updates=None,
                      max_rounds=100, ns=None, lo=delta, hi=1 - delta)
@@ -246,8 +247,8 @@ def test_clip_proba_keeps_predictions_off_zero():
     y = (rng.uniform(size=n) < 0.02).astype(int)
     X = np.column_stack([score, np.ones(n)])
     base = FrozenEstimator(ScoreColumn().fit(X, y))
-    plain = PrivateMulticalibrator(base, [1], alpha=0.05).fit(X, y)
-    clipped = PrivateMulticalibrator(base, [1], alpha=0.05, clip_proba=0.01).fit(X, y)
+    plain = PrivateMulticalibrator(base, [1], calibration_tol=0.05).fit(X, y)
+    clipped = PrivateMulticalibrator(base, [1], calibration_tol=0.05, clip_proba=0.01).fit(X, y)
     p0, p1 = plain.predict_proba(X)[:, 1], clipped.predict_proba(X)[:, 1]
     assert np.sum(p0 == 0.0) > 50
     assert p1.min() >= 0.01 and np.sum(p1 == 0.01) > 50
@@ -259,16 +260,16 @@ def test_clip_proba_keeps_predictions_off_zero():
 
 def test_verbose_prints_one_line_per_round(capsys):
     X, y = _data(2)
-    mc, _ = _fit_both(X, y, alpha=0.02, min_cell_size=5, verbose=1)
+    mc, _ = _fit_both(X, y, calibration_tol=0.02, min_cell_size=5, verbose=1)
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == mc.n_rounds_ > 1
     for line, h in zip(lines, mc.history_, strict=True):
         assert line.startswith(f"[PrivateMulticalibrator] round {h['round']}: "
                                f"{h['n_updates']} updates, max cell error ")
         assert f"{h['max_cell_error_seen']:.4g}" in line
-    _fit_both(X, y, alpha=0.02, min_cell_size=5)  # verbose=0: silent
+    _fit_both(X, y, calibration_tol=0.02, min_cell_size=5)  # verbose=0: silent
     assert capsys.readouterr().out == ""
-    mc, _ = _fit_both(X, y, alpha=0.05, mechanism="numeric_sparse", epsilon=2000.0,
+    mc, _ = _fit_both(X, y, calibration_tol=0.05, mechanism="numeric_sparse", epsilon=2000.0,
                       min_cell_size=30, max_updates=6, random_state=4, verbose=1)
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == mc.n_rounds_

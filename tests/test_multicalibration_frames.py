@@ -23,6 +23,9 @@ from sklearn_privacy.multicalibration import (
     membership_matrix,
 )
 
+#: The fit's advice on noisy or impossible updates (tested in test_multicalibration_figures)
+_FIT_ADVICE = r".*(updates shifted a cell|The private fit|groups \(.*\) have no)"
+
 
 def _raw_frame(n=3000, seed=0, category=False):
     rng = np.random.RandomState(seed)
@@ -55,7 +58,8 @@ def test_raw_frame_with_named_groups_matches_precomputed_masks(category):
               Group(("female", ColumnPredicate("race", "==", "Black")))]
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no feature-name (or any other) warning
-        mc = PrivateMulticalibrator(_pipeline(), groups, alpha=0.05).fit(df, y)
+        warnings.filterwarnings("ignore", _FIT_ADVICE, UserWarning)
+        mc = PrivateMulticalibrator(_pipeline(), groups, calibration_tol=0.05).fit(df, y)
         p = mc.predict_proba(df)
         acc = mc.score(df, y)
     assert mc.n_features_in_ == 5
@@ -63,7 +67,7 @@ def test_raw_frame_with_named_groups_matches_precomputed_masks(category):
     # oracle: the same loop with the masks computed by pandas, passed as 0/1 columns
     S = np.column_stack([df["race"] == "Black", df["age"] >= 50,
                          (df["sex"] == "Female") & (df["race"] == "Black")]).astype(float)
-    ref = PrivateMulticalibrator(_pipeline(), [0, 1, 2], alpha=0.05).fit(
+    ref = PrivateMulticalibrator(_pipeline(), [0, 1, 2], calibration_tol=0.05).fit(
         df, y, sensitive_features=S)
     assert mc.n_updates_ > 0 and mc.updates_ == ref.updates_
     np.testing.assert_array_equal(p, ref.predict_proba(df, sensitive_features=S))
@@ -145,7 +149,8 @@ def test_sensitive_features_the_model_does_not_see():
               (ColumnPredicate("race", "==", "Black"), ColumnPredicate("sex", "==", "Female"))]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        mc = PrivateMulticalibrator(LogisticRegression(), groups, alpha=0.05).fit(
+        warnings.filterwarnings("ignore", _FIT_ADVICE, UserWarning)
+        mc = PrivateMulticalibrator(LogisticRegression(), groups, calibration_tol=0.05).fit(
             X, y, sensitive_features=S)
         p = mc.predict_proba(X, sensitive_features=S)
     np.testing.assert_array_equal(mc.feature_names_in_, ["age", "hours"])
@@ -180,11 +185,12 @@ def test_grid_search_routes_sensitive_features():
     cv = KFold(3, shuffle=True, random_state=0)
     with sklearn.config_context(enable_metadata_routing=True), warnings.catch_warnings():
         warnings.simplefilter("error")
+        warnings.filterwarnings("ignore", _FIT_ADVICE, UserWarning)
         est = (PrivateMulticalibrator(base, groups, mechanism="numeric_sparse", epsilon=2.0,
                                       random_state=0)
                .set_fit_request(sensitive_features=True)
                .set_score_request(sensitive_features=True))
-        search = GridSearchCV(est, {"alpha": [0.05, 0.2]}, cv=cv).fit(
+        search = GridSearchCV(est, {"calibration_tol": [0.05, 0.2]}, cv=cv).fit(
             X, y, sensitive_features=S)
     assert search.best_estimator_.epsilon_spent_ == 2.0
     assert search.best_estimator_.sensitive_features_in_["names"] == ["race", "sex"]
@@ -192,8 +198,9 @@ def test_grid_search_routes_sensitive_features():
     for k, alpha in enumerate([0.05, 0.2]):
         manual = []
         for tr, te in cv.split(X):
-            m = PrivateMulticalibrator(base, groups, alpha=alpha, mechanism="numeric_sparse",
-                                       epsilon=2.0, random_state=0).fit(
+            m = PrivateMulticalibrator(base, groups, calibration_tol=alpha,
+                                       mechanism="numeric_sparse", epsilon=2.0,
+                                       random_state=0).fit(
                 X.iloc[tr], y[tr], sensitive_features=S.iloc[tr])
             manual.append(m.score(X.iloc[te], y[te], sensitive_features=S.iloc[te]))
         assert search.cv_results_["mean_test_score"][k] == pytest.approx(np.mean(manual))
@@ -205,6 +212,7 @@ def test_scorer_on_raw_frames_and_sensitive_features():
                                           min_size=10)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        warnings.filterwarnings("ignore", _FIT_ADVICE, UserWarning)
         scores = cross_val_score(_pipeline(), df, y, cv=3, scoring=scorer)
     assert np.all((scores <= 0) & (scores > -1))
     model = _pipeline().fit(df, y)
@@ -224,20 +232,21 @@ def test_scorer_receives_routed_sensitive_features_in_grid_search():
     cv = KFold(3, shuffle=True, random_state=0)
     with sklearn.config_context(enable_metadata_routing=True), warnings.catch_warnings():
         warnings.simplefilter("error")
+        warnings.filterwarnings("ignore", _FIT_ADVICE, UserWarning)
         scorer = make_multicalibration_scorer(groups, min_size=20).set_score_request(
             sensitive_features=True)
         est = (PrivateMulticalibrator(LogisticRegression(), groups)
                .set_fit_request(sensitive_features=True)
                .set_predict_proba_request(sensitive_features=True))
-        search = GridSearchCV(est, {"alpha": [0.02, 0.3]}, cv=cv, scoring=scorer).fit(
+        search = GridSearchCV(est, {"calibration_tol": [0.02, 0.3]}, cv=cv, scoring=scorer).fit(
             X, y, sensitive_features=S)
     for k, alpha in enumerate([0.02, 0.3]):
         manual = []
         for tr, te in cv.split(X):
-            m = PrivateMulticalibrator(LogisticRegression(), groups, alpha=alpha).fit(
+            m = PrivateMulticalibrator(LogisticRegression(), groups, calibration_tol=alpha).fit(
                 X.iloc[tr], y[tr], sensitive_features=S.iloc[tr])
             p = m.predict_proba(X.iloc[te], sensitive_features=S.iloc[te])[:, 1]
             G = membership_matrix(m.groups_, S.iloc[te])
             manual.append(-multicalibration_error(y[te], p, G, min_size=20))
         assert search.cv_results_["mean_test_score"][k] == pytest.approx(np.mean(manual))
-    assert search.best_params_ == {"alpha": 0.02}
+    assert search.best_params_ == {"calibration_tol": 0.02}

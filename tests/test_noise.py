@@ -62,7 +62,7 @@ def _released_noise(make, y_of, sigma):
 @pytest.mark.parametrize("make, y_of", [
     (lambda: FILLinearRegression(sigma=0.3, alpha=1e-2), lambda y: y),
     (lambda: FILLogisticRegression(sigma=0.3, alpha=1e-2), lambda y: (y > 0).astype(int)),
-    (lambda: IRFILLinearRegression(sigma=0.3, alpha=1e-2, n_iter=2), lambda y: y),
+    (lambda: IRFILLinearRegression(sigma=0.3, alpha=1e-2, eta_max_iter=2), lambda y: y),
 ], ids=["FILLinearRegression", "FILLogisticRegression", "IRFILLinearRegression"])
 def test_output_perturbation_noise_is_fresh_gaussian(make, y_of):
     z = _released_noise(make, y_of, 0.3)
@@ -102,7 +102,7 @@ def test_multicalibrator_releases_differ_under_a_fixed_global_seed(mechanism):
         kw = {"epsilon": 1.0} if mechanism == "numeric_sparse" else {"epsilon": 50.0}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PrivacyWarning)   # input perturbation: no DP
-            mc = PrivateMulticalibrator(base, groups=[1], alpha=0.05, mechanism=mechanism,
+            mc = PrivateMulticalibrator(base, groups=[1], calibration_tol=0.05, mechanism=mechanism,
                                         min_cell_size=20, **kw).fit(X[1000:], y[1000:])
         assert np.array_equal(before, np.random.get_state()[1])
         outputs.append(mc.predict_proba(X[:50])[:, 1].round(12).tobytes())

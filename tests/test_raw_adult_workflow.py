@@ -135,7 +135,7 @@ def test_whitebox_inversion_of_race_through_the_pipeline(adult):
 def test_irfil_equalises_eta_of_race_on_raw_frame(adult):
     X, y, _, _ = adult
     # the paper's attribute-level IRFIL experiment uses least squares
-    pipe = _pipeline(IRFILLinearRegression(alpha=1e-2, n_iter=5, random_state=0),
+    pipe = _pipeline(IRFILLinearRegression(alpha=1e-2, eta_max_iter=5, random_state=0),
                      sparse=True)
     names = pipe[0].fit(X).get_feature_names_out()
     race = [k for k, n in enumerate(names) if n.startswith("cat__race_")]
@@ -178,7 +178,7 @@ def test_multicalibration_with_raw_groups_and_frozen_base(adult):
 
 def test_strip_for_release_keeps_predictions(adult):
     X, y, X_test, _ = adult
-    pipe = _pipeline(IRFILLogisticRegression(alpha=1e-2, n_iter=2, random_state=0),
+    pipe = _pipeline(IRFILLogisticRegression(alpha=1e-2, eta_max_iter=2, random_state=0),
                      sparse=True).fit(X, y)
     with pytest.warns(PrivacyWarning, match=r"random_state=0 set to None"):
         released = strip_for_release(pipe)       # the seed is cleared from the copy

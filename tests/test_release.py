@@ -60,7 +60,7 @@ def test_pickles_hold_what_the_release_page_says():
     blob = pickle.dumps(fil)
     assert _found(X, blob) == 0 and _found(fil.coef_, blob) == 1
     # IRFIL: the data-dependent sample_weight_ and eta_history_ are in the pickle
-    irfil = IRFILLogisticRegression(sigma=0.1, n_iter=2, store_eta=True,
+    irfil = IRFILLogisticRegression(sigma=0.1, eta_max_iter=2, store_eta=True,
                                     random_state=0).fit(X, y)
     blob = pickle.dumps(irfil)
     assert _found(X, blob) == 0
@@ -77,7 +77,7 @@ def test_pickles_hold_what_the_release_page_says():
     knn = KNeighborsClassifier().fit(X, y)
     assert _found(X, pickle.dumps(knn)) == 1  # every training row
     # PrivateMulticalibrator: history_ holds exact (non-private) cell errors
-    mc = PrivateMulticalibrator(alpha=0.01, min_cell_size=5).fit(X, y)
+    mc = PrivateMulticalibrator(calibration_tol=0.01, min_cell_size=5).fit(X, y)
     errors = [h["max_cell_error_seen"] for h in mc.history_]
     assert max(errors) > 0 and _found(errors, pickle.dumps(mc)) == 1
     # attack results: the per-row scores of the attacked rows
@@ -97,10 +97,10 @@ def _assert_same_predictions(a, b, X):
 
 def test_strip_removes_data_dependent_state_and_keeps_predictions():
     X, y = _data()
-    irfil = IRFILLogisticRegression(sigma=0.1, n_iter=2, store_eta=True,
+    irfil = IRFILLogisticRegression(sigma=0.1, eta_max_iter=2, store_eta=True,
                                     random_state=0).fit(X, y)
     werm, _, _ = _werm()
-    mc = PrivateMulticalibrator(alpha=0.01, min_cell_size=5).fit(X, y)
+    mc = PrivateMulticalibrator(calibration_tol=0.01, min_cell_size=5).fit(X, y)
     for est, removed in ((irfil, ("sample_weight_", "eta_history_")),
                          (werm, ("sample_weight_",)),
                          (mc, ("history_",))):
@@ -136,7 +136,7 @@ def test_strip_walks_pipelines_and_searches():
     grid = GridSearchCV(WERMClassifier(LogisticRegression()), {"w": [0.2, 0.7]},
                         cv=KFold(2)).fit(X, y, sample_group=g)
     nested = PrivateMulticalibrator(
-        IRFILLogisticRegression(sigma=0.1, n_iter=1, random_state=0), alpha=0.01,
+        IRFILLogisticRegression(sigma=0.1, eta_max_iter=1, random_state=0), alpha=0.01,
         min_cell_size=5).fit(X, y)
     for est, inner in ((pipe, lambda e: e[-1]), (grid, lambda e: e.best_estimator_),
                        (grid.best_estimator_, lambda e: e),
@@ -150,7 +150,7 @@ def test_strip_walks_pipelines_and_searches():
 
 def test_strip_inplace():
     X, y = _data()
-    irfil = IRFILLogisticRegression(sigma=0.1, n_iter=1, random_state=0).fit(X, y)
+    irfil = IRFILLogisticRegression(sigma=0.1, eta_max_iter=1, random_state=0).fit(X, y)
     before = irfil.predict_proba(X)
     assert strip_for_release(irfil, inplace=True) is irfil
     assert not hasattr(irfil, "sample_weight_")

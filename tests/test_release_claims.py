@@ -207,7 +207,7 @@ def test_n_iter_is_audit_state():
     of Newton steps): neither the pickle nor strip_for_release keeps it."""
     X, y = _logistic_problem(n=300, d=5)
     for est in (FILLogisticRegression(fit_intercept=False, data_norm=1.0, alpha=0.01),
-                IRFILLogisticRegression(n_iter=2, cv_tol=0.5)):
+                IRFILLogisticRegression(eta_max_iter=2, eta_tol=0.5)):
         est.fit(X, y)
         assert hasattr(est, "n_iter_")
         assert not hasattr(pickle.loads(pickle.dumps(est)), "n_iter_")
@@ -253,7 +253,7 @@ def test_strip_refuses_rows_anywhere_in_the_model(make, where):
 
 def test_strip_removes_irfil_state_inside_a_calibrated_wrapper():
     X, y = _logistic_problem(n=300, d=4)
-    cal = CalibratedClassifierCV(IRFILLogisticRegression(n_iter=2, sigma=0.1),
+    cal = CalibratedClassifierCV(IRFILLogisticRegression(eta_max_iter=2, sigma=0.1),
                                  cv=2).fit(X, y)
     inner = cal.calibrated_classifiers_[0].estimator
     weights = inner.sample_weight_

@@ -212,9 +212,9 @@ def _fil_cases():
         ("FILLogisticRegression", lambda: FILLogisticRegression(alpha=1e-2, random_state=0),
          YCLF),
         ("IRFILLinearRegression",
-         lambda: IRFILLinearRegression(alpha=1e-2, n_iter=2, random_state=0), YREG),
+         lambda: IRFILLinearRegression(alpha=1e-2, eta_max_iter=2, random_state=0), YREG),
         ("IRFILLogisticRegression",
-         lambda: IRFILLogisticRegression(alpha=1e-2, n_iter=2, random_state=0), YCLF),
+         lambda: IRFILLogisticRegression(alpha=1e-2, eta_max_iter=2, random_state=0), YCLF),
     ]:
         cases.append(Case(
             f"{name}.fit", _fit_predict(factory),
@@ -646,7 +646,7 @@ def _count_cases():
                      "sample_weight": ("nan", "inf", "neg", "wrong_length", "ndim3",
                                        "strings", "complex")}),
         Case("IRFILPoissonRegressor.fit",
-             _fit_predict(lambda: IRFILPoissonRegressor(alpha=1e-2, n_iter=2, random_state=0)),
+             _fit_predict(lambda: IRFILPoissonRegressor(alpha=1e-2, eta_max_iter=2, random_state=0)),
              lambda: {"X": X0, "y": counts, "sample_weight": np.ones(N)},
              arrays={"X": ARRAY_KINDS, "y": ("nan", "inf", "neg", "wrong_length", "strings"),
                      "sample_weight": ("nan", "inf", "neg", "wrong_length")}),

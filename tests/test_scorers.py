@@ -154,7 +154,7 @@ def test_bad_input(mnist35):
         scorer(est, X[200:], y[200:])
     svc = LinearSVC().fit(X[:100], y[:100])
     with pytest.raises(ValueError, match="predict_proba"):
-        make_membership_scorer(X, y, attack="confidence")(svc, X[100:], y[100:])
+        make_membership_scorer(X, y, attack="confidence")(svc, X[200:], y[200:])
     with pytest.raises(ValueError, match="attack must be one of"):
         make_membership_scorer(X, y, attack="lira")
     with pytest.raises(ValueError, match="thresholds must be"):

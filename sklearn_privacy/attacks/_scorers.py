@@ -236,6 +236,9 @@ class _MembershipScorer:
                     mask = np.zeros(n, bool)
                     mask[train] = True
                     return mask
+                if (self.sample_group is None and train.size == target.size
+                        and np.array_equal(np.sort(train), target)):
+                    return None  # scored on its training set (return_train_score=True)
             raise ValueError(
                 "The evaluated fold is not one of the test folds of cv: pass the same "
                 "splitter (with a fixed random_state) to the scorer and to the search."
@@ -243,6 +246,21 @@ class _MembershipScorer:
         mask = np.ones(n, bool)
         mask[held] = False
         seen = _n_training_rows(estimator)
+        plain = self.sample_group is None  # (WERM: the training set is not the complement)
+        if plain and seen is not None and seen == held.size > mask.sum():
+            # scored on its training set (return_train_score=True): the fold has the
+            # training size and its complement is too small to be the training set
+            return None
+        if plain and seen is None and held.size > mask.sum():
+            raise ValueError(
+                f"The scored rows ({held.size}) outnumber the rest of the population "
+                f"({int(mask.sum())}): they look like the training set (as with "
+                "cross_validate(..., return_train_score=True)), but this estimator does not "
+                "record how many rows it was trained on, so members and non-members cannot "
+                "be told apart. Pass the splitter as cv= to make_membership_scorer (then the "
+                "train score is the same attack as the test score), or drop "
+                "return_train_score."
+            )
         if seen is not None and seen != mask.sum():
             raise ValueError(
                 f"The estimator was trained on {seen} rows but the population minus the "
@@ -275,6 +293,11 @@ class _MembershipScorer:
         """
         held, y = self._positions(X, y, sample_index)
         members = self._members(estimator, held)
+        if members is None:
+            # the scored rows are the training set: the same attack with the roles of the
+            # fold and its complement exchanged (members: the fold, non-members: the rest)
+            rest = np.setdiff1d(np.arange(len(self.y)), held)
+            return self._attack(estimator, held, take_rows(self.X, rest), self.y[rest])
         nonmember_rows = np.arange(len(held))
         if self.sample_group is not None:
             members &= self.sample_group == self.group
@@ -287,9 +310,12 @@ class _MembershipScorer:
                 )
         member_idx = np.flatnonzero(members)
         X_out = X if nonmember_rows.size == len(held) else take_rows(X, nonmember_rows)
+        return self._attack(estimator, member_idx, X_out, y[nonmember_rows])
+
+    def _attack(self, estimator, member_idx, X_out, y_out):
         return membership_inference(
-            estimator, take_rows(self.X, member_idx), self.y[member_idx], X_out,
-            y[nonmember_rows], attack=self.attack, thresholds=self.thresholds,
+            estimator, take_rows(self.X, member_idx), self.y[member_idx], X_out, y_out,
+            attack=self.attack, thresholds=self.thresholds,
             known_fraction=self.known_fraction,
             random_state=noise_generator(self.random_state),
         )

@@ -1,6 +1,6 @@
 """Fisher information loss of output-perturbed generalised linear models."""
 
-from ._audit import eta, fisher_information
+from ._audit import eta, fisher_information, sigma_for_eta
 from ._base import BaseFILEstimator
 from ._classification import FILLogisticRegression
 from ._display import EtaDisplay
@@ -15,4 +15,4 @@ __all__ = ["BaseFILEstimator", "EtaDisplay", "FILEngine", "FILLinearRegression",
            "FILLogisticRegression", "FILPoissonRegressor", "IRFILLinearRegression",
            "IRFILLogisticRegression", "IRFILPoissonRegressor",
            "analytic_gaussian_delta", "analytic_gaussian_epsilon", "analytic_gaussian_sigma",
-           "audit", "eta", "fisher_information"]
+           "audit", "eta", "fisher_information", "sigma_for_eta"]

@@ -11,7 +11,7 @@ from ..utils._pipeline import feature_columns, split_pipeline
 from ..utils._validation import errors_name
 from ._base import BaseFILEstimator
 
-__all__ = ["eta", "fisher_information"]
+__all__ = ["eta", "fisher_information", "sigma_for_eta"]
 
 
 def _final_input_names(steps, final):
@@ -186,3 +186,66 @@ def fisher_information(estimator, rows=None, columns=None, *, dense=None):
     """
     final, cols = _final_and_columns(estimator, columns)
     return final.fisher_information(rows, cols, dense=dense)
+
+
+def sigma_for_eta(estimator, target_eta: float, *, statistic: str = "max", columns=None,
+                  constrained: bool = False) -> float:
+    """Noise scale at which the per-example eta of a FIL estimator or pipeline hits a target.
+
+    The pipeline-level form of :meth:`FILLogisticRegression.sigma_for_eta
+    <sklearn_privacy.FILLogisticRegression.sigma_for_eta>`: ``columns`` may name an
+    *original* input feature of the pipeline (``"sex"``), which maps to every column the
+    preprocessing derives from it, as in :func:`eta`. Refit with
+    ``pipe.set_params(<last step>__sigma=sigma)`` to release a model whose per-example eta
+    statistic equals ``target_eta``.
+
+    eta is not unit-free: it measures how precisely an unbiased adversary can recover a
+    training *value* (standard deviation at least ``1 / eta`` in the units of that
+    value), so rescaling a feature or the target rescales eta and the sigma returned
+    here (standardise the columns, or read eta in the units the adversary cares about).
+    For a one-hot attribute, ``constrained=True`` counts only moves between its levels
+    (the unconstrained eta also counts impossible moves such as "half female"; see the
+    FIL user guide).
+
+    Parameters
+    ----------
+    estimator : fitted FIL estimator, or a Pipeline ending in one
+        The model whose training values are audited.
+    target_eta : float > 0
+        The per-example eta the refitted model must reach.
+    statistic : {"max", "mean"}, default="max"
+        Which statistic of the per-example eta must equal ``target_eta``.
+    columns : None, or one or several features, default=None
+        Features, as in :func:`eta` (original features through a pipeline).
+    constrained : bool, default=False
+        As in :func:`eta`, for a one-hot attribute.
+
+    Returns
+    -------
+    sigma : float
+        The output-perturbation noise scale.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from sklearn.compose import make_column_transformer
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import OneHotEncoder, StandardScaler
+    >>> from sklearn_privacy import FILLogisticRegression
+    >>> from sklearn_privacy.fil import eta, sigma_for_eta
+    >>> rng = np.random.RandomState(0)
+    >>> X = pd.DataFrame({"age": rng.normal(40, 10, 300),
+    ...                   "sex": rng.choice(["Female", "Male"], 300)})
+    >>> y = (X["age"] + 5 * (X["sex"] == "Male") > 42).astype(int)
+    >>> pipe = make_pipeline(make_column_transformer((StandardScaler(), ["age"]),
+    ...                                              (OneHotEncoder(), ["sex"])),
+    ...                      FILLogisticRegression(sigma=1.0, random_state=0)).fit(X, y)
+    >>> sigma = sigma_for_eta(pipe, 0.5, columns="sex")
+    >>> refit = pipe.set_params(fillogisticregression__sigma=sigma).fit(X, y)
+    >>> round(float(eta(refit, columns="sex", per_example=True).max()), 6)
+    0.5
+    """
+    final, cols = _final_and_columns(estimator, columns)
+    return final.sigma_for_eta(target_eta, statistic=statistic, columns=cols,
+                               constrained=constrained)

@@ -55,6 +55,46 @@ def _column_of(X, by, n):
     return values
 
 
+def _training_column(estimator, final, by):
+    """Training values of column ``by``: of the final step's input, or an original
+    feature of a pipeline (its one-hot columns decoded to level names)."""
+    from ..utils import resolve_columns
+    from ..utils._pipeline import feature_columns
+
+    engine = final._audit_engine()
+    try:
+        col = resolve_columns(by, final.n_features_in_,
+                              getattr(final, "feature_names_in_", None), param="by")
+        return engine.dense_columns(col)[:, 0]
+    except ValueError:
+        if estimator is final:
+            raise
+    try:
+        cols = feature_columns(estimator, by)
+    except ValueError as exc:
+        raise ValueError(f"by={by!r}: {exc} Or pass X= (the training frame) to read the "
+                         "column from it.") from None
+    block = engine.dense_columns(cols)
+    if cols.size == 1:
+        return block[:, 0]
+    from ..utils._pipeline import split_pipeline
+    from ._audit import _final_input_names
+
+    names = _final_input_names(split_pipeline(estimator)[0], final)
+    nonzero = block != 0
+    if names is None or np.any(nonzero.sum(axis=1) > 1):
+        raise ValueError(
+            f"by={by!r} maps to {cols.size} columns of the final step that are not a one-hot "
+            "block; pass X= (the training frame) to read the column from it."
+        )
+    level = [names[k].split("__", 1)[-1] for k in cols]
+    prefix = f"{by}_"
+    level = [v[len(prefix):] if v.startswith(prefix) else v for v in level]
+    out = np.array(level + ["(none)"], dtype=object)
+    pick = np.where(nonzero.any(axis=1), np.argmax(nonzero, axis=1), len(level))
+    return out[pick]
+
+
 def _labels(values):
     """Group labels and the per-row group code of a 1-D array of categorical values."""
     values = np.asarray(values)
@@ -99,6 +139,8 @@ class EtaDisplay:
         the IRFIL ``history``.
     estimator_name : str or None, default=None
         Default title of the plot.
+    top_k_labels : list of str or None, default=None
+        Label of each ``top_k_index`` row (None: its position).
 
     Attributes
     ----------
@@ -116,6 +158,9 @@ class EtaDisplay:
         mean +- std of the history (``kind="history"``).
     top_k_markers_ : PathCollection or None
         Markers of the ``top_k_index`` rows.
+    top_k_texts_ : list of Annotation
+        One label per marked row (the frame's index label when ``X`` is a DataFrame,
+        else the row position), stacked by rank so that they never overlap.
 
     See Also
     --------
@@ -137,11 +182,12 @@ class EtaDisplay:
     """
 
     def __init__(self, eta=None, *, groups=None, group_names=None, top_k_index=None,
-                 history=None, kind="hist", estimator_name=None):
+                 history=None, kind="hist", estimator_name=None, top_k_labels=None):
         self.eta = None if eta is None else np.asarray(eta, dtype=float)
         self.groups = None if groups is None else np.asarray(groups)
         self.group_names = group_names
         self.top_k_index = None if top_k_index is None else np.asarray(top_k_index)
+        self.top_k_labels = None if top_k_labels is None else [str(v) for v in top_k_labels]
         self.history = history
         self.kind = kind
         self.estimator_name = estimator_name
@@ -167,7 +213,9 @@ class EtaDisplay:
             classifier was trained on); a boolean mask (``True``: "in group"); an array
             of labels (one per training row); or a column -- a name or position of ``X``
             when ``X`` is given (categorical values work), otherwise of the final FIL
-            estimator's input (``feature_names_in_`` or position).
+            estimator's input (``feature_names_in_`` or position) or, for a pipeline, an
+            original input feature traced through the fitted steps (a one-hot encoded
+            feature is decoded to its level names).
         X : array-like or DataFrame of shape (n_samples, n_features), default=None
             The training data, only to read the column ``by``.
         y : array-like of shape (n_samples,), default=None
@@ -178,7 +226,9 @@ class EtaDisplay:
         constrained : bool, default=False
             As in :func:`sklearn_privacy.fil.eta`.
         top_k : int, default=5
-            Mark the ``top_k`` most leaking rows (0: none).
+            Mark and label the ``top_k`` most leaking rows (0: none). Labels are the
+            index labels of ``X`` when it is a DataFrame of the training rows, else row
+            positions.
         bins : int in [1, 10000], default=30
             Number of histogram bins, shared by the groups (``kind="hist"``).
         log_scale : bool, default=False
@@ -219,10 +269,14 @@ class EtaDisplay:
         values = np.asarray(_pipeline_eta(estimator, columns=columns, per_example=True,
                                           constrained=constrained), dtype=float)
         n = values.size
-        groups, names = cls._resolve_by(final, by, X, y, n)
+        groups, names = cls._resolve_by(estimator, final, by, X, y, n)
         order = np.argsort(-values, kind="stable")
+        labels = None
+        index = getattr(X, "index", None)
+        if index is not None and len(index) == n and hasattr(X, "columns"):
+            labels = [str(v) for v in np.asarray(index)[order[:top_k]]]
         disp = cls(values, groups=groups, group_names=names, top_k_index=order[:top_k],
-                   kind=kind, estimator_name=name)
+                   top_k_labels=labels, kind=kind, estimator_name=name)
         return disp.plot(ax=ax, bins=bins, log_scale=log_scale)
 
     @classmethod
@@ -246,7 +300,7 @@ class EtaDisplay:
         return cls.from_estimator(estimator, kind="history", ax=ax, name=name)
 
     @staticmethod
-    def _resolve_by(final, by, X, y, n):
+    def _resolve_by(estimator, final, by, X, y, n):
         if by is None:
             return None, None
         if isinstance(by, str) and by == "class":
@@ -267,11 +321,7 @@ class EtaDisplay:
             if X is not None:
                 values = _column_of(X, by, n)
             else:
-                from ..utils import resolve_columns
-
-                col = resolve_columns(by, final.n_features_in_,
-                                      getattr(final, "feature_names_in_", None), param="by")
-                values = final._audit_engine().dense_columns(col)[:, 0]
+                values = _training_column(estimator, final, by)
             names, codes = _labels(values)
             return codes, names
         arr = np.asarray(by)
@@ -311,6 +361,7 @@ class EtaDisplay:
         ax, fig = get_axes(ax, f"{type(self).__name__}.plot")
         self.bars_, self.counts_, self.lines_ = {}, {}, {}
         self.band_ = self.top_k_markers_ = self.bin_edges_ = None
+        self.top_k_texts_ = []
         title = name if name is not None else self.estimator_name
         if kind == "history":
             self._plot_history(ax)
@@ -365,9 +416,21 @@ class EtaDisplay:
             self.top_k_markers_ = ax.scatter(
                 xs, np.full(xs.size, 0.03), transform=ax.get_xaxis_transform(), marker="v",
                 color="crimson", zorder=3, label=f"top {top.size} rows")
-            for i, x in zip(top[:5], xs[:5], strict=False):
-                ax.annotate(str(int(i)), (x, 0.06), xycoords=ax.get_xaxis_transform(),
-                            fontsize=7, color="crimson", ha="center")
+            labels = self.top_k_labels
+            if labels is None or len(labels) != top.size:
+                labels = [str(int(i)) for i in top]
+            # one label per marker, stacked by rank so that labels of close values never
+            # overlap; a thin line joins each label to its marker
+            self.top_k_texts_ = []
+            for rank, (label, x) in enumerate(zip(labels, xs, strict=True)):
+                txt = ax.annotate(
+                    label, (x, 0.03), xycoords=ax.get_xaxis_transform(),
+                    xytext=(x, 0.12 + 0.07 * rank), textcoords=ax.get_xaxis_transform(),
+                    fontsize=7, color="crimson", ha="center", va="bottom",
+                    arrowprops={"arrowstyle": "-", "color": "crimson", "lw": 0.5},
+                    bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none",
+                          "alpha": 0.8})
+                self.top_k_texts_.append(txt)
         ax.legend(fontsize=8)
 
     def _plot_history(self, ax):

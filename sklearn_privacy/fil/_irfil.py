@@ -15,7 +15,7 @@ from ._regression import FILLinearRegression
 
 _IRFIL_DOC = """
     IRFIL (Hannun, Guo & van der Maaten, 2021, Algorithm 1) reweights the examples
-    ``n_iter`` times. Starting from weights :math:`\\omega^0` (1, or ``sample_weight``),
+    up to ``eta_max_iter`` times. Starting from weights :math:`\\omega^0` (1, or ``sample_weight``),
     iteration :math:`t` fits :math:`\\theta^t = \\arg\\min \\sum_i \\omega^{{t-1}}_i
     \\ell_i(\\theta) + n\\alpha/2 \\lVert w \\rVert^2` (warm-started from
     :math:`\\theta^{{t-1}}`), computes the weighted per-example FIL :math:`\\eta_i`
@@ -41,17 +41,22 @@ _IRFIL_DOC = """
         L2 penalty, the FIL paper's :math:`\\lambda` (penalty ``n alpha / 2 ||w||^2``).
     fit_intercept : bool, default=True
         Fit an unpenalised intercept (it is perturbed too).
-{extra_params}    n_iter : int, default=10
-        Number of reweighting iterations :math:`T` (at least 1); ``T + 1`` weighted fits.
-    cv_tol : float or None, default=None
-        Stop the reweighting early once the coefficient of variation
-        std(eta)/mean(eta) of the equalised eta is at most ``cv_tol`` (``None``: run all
-        ``n_iter`` iterations). Called ``tol`` before version 0.3.
+{extra_params}    eta_max_iter : int, default=10
+        Maximum number of reweighting iterations :math:`T` (at least 1); at most
+        ``T + 1`` weighted fits. Called ``n_iter`` before 0.2.
+    eta_tol : float or None, default=None
+        Equalisation tolerance: stop the reweighting early once the coefficient of
+        variation std(eta)/mean(eta) of the equalised eta is at most ``eta_tol``
+        (``None``: run all ``eta_max_iter`` iterations). Called ``cv_tol`` before 0.2.
     attributes : None, int, str or array-like of int / str, default=None
         ``None`` equalises the example-level eta (all features and the label). A set of
         column indices (``n_features_in_`` is the label) or names of
         ``feature_names_in_`` (``"label"`` for the label; resolved at fit) equalises the
-        attribute-level eta of those columns, e.g. a one-hot sensitive attribute.
+        attribute-level eta of those columns, e.g. a one-hot sensitive attribute. As the
+        last step of a pipeline with ``set_output(transform="pandas")``, an original
+        feature name (``"sex"``) resolves to its encoded columns
+        (``"onehotencoder__sex_Female"``, ...), checked to be one feature's one-hot
+        encoding; see ``attribute_columns_``.
     constrained : bool, default=False
         With a one-hot ``attributes`` block: use the constrained attribute eta (changes
         that move an individual between the encoded levels).
@@ -74,10 +79,14 @@ _IRFIL_DOC = """
         Released intercept (0.0 when ``fit_intercept=False``).
     sample_weight_ : ndarray of shape (n_samples,)
         Final weights :math:`\\omega` (those of the released model).
+    attribute_columns_ : ndarray of int or None
+        The columns ``attributes`` resolved to (indices of the input; ``n_features_in_``
+        is the label), None without ``attributes``. An original feature name behind a
+        pandas-output ColumnTransformer (``"sex"``) resolves to its encoded columns.
     n_iter_ : int
-        Number of reweighting iterations run (fewer than ``n_iter`` when ``cv_tol``
-        stopped the loop: then data-dependent). Audit state: not pickled, removed by
-        :func:`~sklearn_privacy.utils.strip_for_release`.
+        Number of reweighting iterations run (fewer than ``eta_max_iter`` when
+        ``eta_tol`` stopped the loop: then data-dependent). Audit state: not pickled,
+        removed by :func:`~sklearn_privacy.utils.strip_for_release`.
     eta_history_ : dict of ndarray
         ``"mean"``, ``"std"``, ``"max"``, ``"min"`` and ``"cv"`` (std/mean) of the
         equalised per-individual eta, one entry per fit (entry ``t`` describes the fit with
@@ -100,7 +109,7 @@ _IRFIL_DOC = """
     **What IRFIL guarantees.** The reported eta are those of the released model, under the
     FIL threat model of :class:`{base}` (unbiased adversary who knows every other training
     value; Cramér-Rao bound :math:`\\mathrm{{Var}} \\geq 1/\\eta^2`). IRFIL makes them
-    equal across individuals (up to ``cv_tol`` or the iteration budget, see
+    equal across individuals (up to ``eta_tol`` or the iteration budget, see
     ``eta_history_["cv"]``); it does not lower the largest eta by itself -- pick ``sigma``
     for that (:meth:`sigma_for_eta`).
 
@@ -123,8 +132,12 @@ class _IRFILMixin:
     _data_dependent_weights = True
 
     _irfil_constraints: dict = {
-        "n_iter": [Interval(Integral, 1, None, closed="left")],
-        "cv_tol": [Interval(Real, 0, None, closed="left"), None],
+        "eta_max_iter": [Interval(Integral, 1, None, closed="left")],
+        "eta_tol": [Interval(Real, 0, None, closed="left"), None],
+        "n_iter": [Interval(Integral, 1, None, closed="left"),
+                   Hidden(StrOptions({"deprecated"}))],
+        "cv_tol": [Interval(Real, 0, None, closed="left"), None,
+                   Hidden(StrOptions({"deprecated"}))],
         "attributes": ["array-like", str, Integral, None],
         "constrained": ["boolean"],
         "store_eta": ["boolean"],
@@ -136,9 +149,36 @@ class _IRFILMixin:
 
     def _tolerances(self):
         """``(Newton tolerance, reweighting stop)`` (see ``_resolve_tolerances``)."""
-        return self.__dict__.get("_tols", (1e-12, self.cv_tol))
+        return self.__dict__.get("_tols", (1e-12, self.eta_tol))
+
+    def _renamed(self):
+        """``(eta_max_iter, eta_tol)`` honouring the names deprecated in 0.2."""
+        name = type(self).__name__
+        max_iter, eta_tol = self.eta_max_iter, self.eta_tol
+        if not (isinstance(self.n_iter, str) and self.n_iter == "deprecated"):
+            warnings.warn(
+                f"{name}(n_iter=...) is deprecated in 0.2 and will be removed in 0.4: the "
+                "cap on reweighting iterations is now eta_max_iter (max_iter and tol "
+                "belong to the solver, as in scikit-learn). "
+                f"Use eta_max_iter={self.n_iter!r}.", FutureWarning, stacklevel=5)
+            max_iter = self.n_iter
+        if not (isinstance(self.cv_tol, str) and self.cv_tol == "deprecated"):
+            warnings.warn(
+                f"{name}(cv_tol=...) is deprecated in 0.2 and will be removed in 0.4: the "
+                "equalisation tolerance is now eta_tol (cv read as cross-validation). "
+                f"Use eta_tol={self.cv_tol!r}.", FutureWarning, stacklevel=5)
+            if eta_tol is not None:
+                raise ValueError(f"{name}: pass only eta_tol; cv_tol is its deprecated name.")
+            eta_tol = self.cv_tol
+        return int(max_iter), eta_tol
+
+    def _eta_tol_given(self):
+        """Whether an equalisation tolerance was passed (eta_tol or the deprecated cv_tol)."""
+        return self.eta_tol is not None or not (
+            isinstance(self.cv_tol, str) and self.cv_tol == "deprecated")
 
     def _fit(self, X, y, sample_weight):
+        self._eta_max_iter, self._eta_tol = self._renamed()
         self._tols = self._resolve_tolerances()
         self._cv_tol = self._tols[1]
         theta, _ = self._irfil_fit(X, y, sample_weight)
@@ -148,7 +188,7 @@ class _IRFILMixin:
         columns = None if self.attributes is None else self._attribute_columns
         return engine.per_example_sq_norms(columns, constrained=self.constrained)
 
-    def _check_attributes(self):
+    def _check_attributes(self, X=None):
         """Resolve ``attributes`` (indices or names of ``feature_names_in_``) at fit."""
         if self.attributes is None:
             if self.constrained:
@@ -156,9 +196,11 @@ class _IRFILMixin:
                     "constrained=True needs attributes: pass the one-hot columns of the "
                     "attribute to equalise."
                 )
-            self._attribute_columns = None
+            self._attribute_columns = self.attribute_columns_ = None
             return
-        self._attribute_columns = self._resolve_columns(self.attributes, param="attributes")
+        self._attribute_columns = self._resolve_columns(self.attributes, param="attributes",
+                                                        X=X)
+        self.attribute_columns_ = self._attribute_columns
 
     def _history_scaled(self, values):
         with np.errstate(over="ignore", under="ignore"):
@@ -168,7 +210,7 @@ class _IRFILMixin:
 
     def _irfil_fit(self, X, y, s):
         """Run Algorithm 1; ``s`` are the validated user weights (individual counts)."""
-        self._check_attributes()
+        self._check_attributes(X)
         self.__dict__.pop("_eta_cache", None)
         pos = s > 0
         n_ind = s.sum()
@@ -178,7 +220,7 @@ class _IRFILMixin:
         verbose = getattr(self, "verbose", 0)
         stats = {k: [] for k in ("mean", "std", "max", "min", "cv")}
         etas = []
-        for t in range(self.n_iter + 1):
+        for t in range(self._eta_max_iter + 1):
             # Newton warm-started from the previous minimiser (the eigenvalue solver
             # starts from Rayleigh-Ritz bounds, closer than the previous iteration's eta)
             theta, n_newton, engine = self._fit_exact(X, y, omega, theta_init=theta)
@@ -198,10 +240,10 @@ class _IRFILMixin:
                 etas.append(self._history_scaled(eta_ind))
             if verbose:
                 scale = 1.0 / self.sigma
-                print(f"[{type(self).__name__}] iteration {t}/{self.n_iter}: eta mean "
+                print(f"[{type(self).__name__}] iteration {t}/{self._eta_max_iter}: eta mean "
                       f"{mean * scale:.6g}, max {e.max() * scale:.6g}, cv {cv:.4g}"
                       + (f", Newton steps {n_newton}" if n_newton else ""), flush=True)
-            if t == self.n_iter or (self._cv_tol is not None
+            if t == self._eta_max_iter or (self._cv_tol is not None
                                      and stats["cv"][-1] <= self._cv_tol):
                 break
             if np.any(e <= 0):
@@ -230,12 +272,15 @@ class IRFILLinearRegression(_IRFILMixin, FILLinearRegression):
         "tol": [Interval(Real, 0, None, closed="left"), None],
     }
 
-    def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, n_iter=10, cv_tol=None,
-                 attributes=None, constrained=False, store_eta=False, data_norm=None,
-                 target_bound=None, delta=1e-5, verbose=0, random_state=None, tol=None):
+    def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, eta_max_iter=10,
+                 eta_tol=None, attributes=None, constrained=False, store_eta=False,
+                 data_norm=None, target_bound=None, delta=1e-5, verbose=0, random_state=None,
+                 tol=None, n_iter="deprecated", cv_tol="deprecated"):
         self.sigma = sigma
         self.alpha = alpha
         self.fit_intercept = fit_intercept
+        self.eta_max_iter = eta_max_iter
+        self.eta_tol = eta_tol
         self.n_iter = n_iter
         self.cv_tol = cv_tol
         self.attributes = attributes
@@ -249,18 +294,18 @@ class IRFILLinearRegression(_IRFILMixin, FILLinearRegression):
         self.tol = tol
 
     def _resolve_tolerances(self):
-        """Least squares is solved exactly; ``tol`` is the deprecated name of ``cv_tol``."""
+        """Least squares is solved exactly; ``tol`` is the deprecated name of ``eta_tol``."""
         if self.tol is None:
-            return 1e-12, self.cv_tol
-        if self.cv_tol is not None:
+            return 1e-12, self._eta_tol
+        if self._eta_tol_given():
             raise ValueError(
-                "IRFILLinearRegression: pass only cv_tol (the reweighting stop); tol is its "
+                "IRFILLinearRegression: pass only eta_tol (the reweighting stop); tol is its "
                 "deprecated name."
             )
         warnings.warn(
-            "IRFILLinearRegression(tol=...) is deprecated since 0.3 and will be removed in "
-            "0.4: it is the reweighting stop, now called cv_tol (least squares is solved "
-            f"exactly and has no optimisation tolerance). Use cv_tol={self.tol!r}.",
+            "IRFILLinearRegression(tol=...) is deprecated in 0.2 and will be removed in "
+            "0.4: it is the reweighting stop, now called eta_tol (least squares is solved "
+            f"exactly and has no optimisation tolerance). Use eta_tol={self.tol!r}.",
             FutureWarning,
             stacklevel=5,
         )
@@ -276,13 +321,16 @@ class IRFILLogisticRegression(_IRFILMixin, FILLogisticRegression):
     }
 
     def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, tol=None, max_iter=100,
-                 n_iter=10, cv_tol=None, attributes=None, constrained=False, store_eta=False,
-                 data_norm=None, delta=1e-5, verbose=0, random_state=None, newton_tol="deprecated"):
+                 eta_max_iter=10, eta_tol=None, attributes=None, constrained=False,
+                 store_eta=False, data_norm=None, delta=1e-5, verbose=0, random_state=None,
+                 newton_tol="deprecated", n_iter="deprecated", cv_tol="deprecated"):
         self.sigma = sigma
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.tol = tol
         self.max_iter = max_iter
+        self.eta_max_iter = eta_max_iter
+        self.eta_tol = eta_tol
         self.n_iter = n_iter
         self.cv_tol = cv_tol
         self.attributes = attributes
@@ -295,30 +343,30 @@ class IRFILLogisticRegression(_IRFILMixin, FILLogisticRegression):
         self.newton_tol = newton_tol
 
     def _resolve_tolerances(self):
-        """``(Newton tolerance, reweighting stop)`` under the deprecation rules of 0.3.
+        """``(Newton tolerance, reweighting stop)`` under the deprecation rules of 0.2.
 
         ``tol`` is the Newton tolerance (as in :class:`FILLogisticRegression`) whenever
-        ``cv_tol`` is given. A ``tol`` given *without* ``cv_tol`` keeps its pre-0.3 meaning
-        (the reweighting stop) for one release, with a FutureWarning, so that no result
-        changes silently; ``newton_tol`` is the deprecated name of the Newton tolerance.
+        ``eta_tol`` is given. A ``tol`` given *without* ``eta_tol`` keeps its 0.1 meaning
+        (the reweighting stop) until 0.4, with a FutureWarning, so that no result changes
+        silently; ``newton_tol`` is the deprecated name of the Newton tolerance.
         """
         newton = None if self.newton_tol == "deprecated" else float(self.newton_tol)
         if newton is not None:
             warnings.warn(
-                "IRFILLogisticRegression(newton_tol=...) is deprecated since 0.3 and will be "
+                "IRFILLogisticRegression(newton_tol=...) is deprecated in 0.2 and will be "
                 "removed in 0.4: the Newton tolerance is tol, as in FILLogisticRegression "
-                "(give the reweighting stop as cv_tol, possibly None, to use the new "
+                "(give the reweighting stop as eta_tol, possibly None, to use the new "
                 f"meaning of tol now). Use tol={self.newton_tol!r}.",
                 FutureWarning,
                 stacklevel=5,
             )
-        if self.tol is not None and self.cv_tol is None:
+        if self.tol is not None and not self._eta_tol_given():
             warnings.warn(
-                f"IRFILLogisticRegression(tol={self.tol!r}) without cv_tol keeps its pre-0.3 "
-                "meaning for this release: the reweighting stop (coefficient of variation of "
-                "eta). From 0.4, tol is the Newton tolerance as in FILLogisticRegression. "
-                f"Pass cv_tol={self.tol!r} for the reweighting stop (and tol only for the "
-                "Newton tolerance).",
+                f"IRFILLogisticRegression(tol={self.tol!r}) without eta_tol keeps its 0.1 "
+                "meaning until 0.4: the reweighting stop (coefficient of variation of "
+                "eta). From 0.4, tol is only the Newton tolerance, as in "
+                f"FILLogisticRegression. Pass eta_tol={self.tol!r} for the reweighting stop "
+                "(and tol only for the Newton tolerance).",
                 FutureWarning,
                 stacklevel=5,
             )
@@ -329,25 +377,33 @@ class IRFILLogisticRegression(_IRFILMixin, FILLogisticRegression):
                 "its deprecated name."
             )
         tol = self.tol if self.tol is not None else newton
-        return (1e-12 if tol is None else tol), self.cv_tol
+        return (1e-12 if tol is None else tol), self._eta_tol
 
 
 _LINEAR_EXTRA = ""
 _LOGISTIC_EXTRA = """    tol : float or None, default=None
         Tolerance of each Newton solve, as in :class:`FILLogisticRegression` (``None``:
-        ``1e-12``). Transition in 0.3: a ``tol`` given without ``cv_tol`` keeps its old
-        meaning (the reweighting stop) with a FutureWarning; give ``cv_tol`` too to use
-        the new meaning now (``cv_tol=0.0`` stops only when every eta is equal).
+        ``1e-12``). Transition until 0.4: a ``tol`` given without ``eta_tol`` keeps its
+        0.1 meaning (the reweighting stop) with a FutureWarning; give ``eta_tol`` too to
+        use the new meaning now (``eta_tol=0.0`` stops only when every eta is equal).
     max_iter : int, default=100
         Maximum Newton iterations per fit.
 """
 _LINEAR_TOL = """    tol : float or None, default=None
-        Deprecated since 0.3 (removed in 0.4): the old name of ``cv_tol`` (least squares
+        Deprecated in 0.2 (removed in 0.4): the old name of ``eta_tol`` (least squares
         is solved exactly, so there is no optimisation tolerance). Setting it warns and
-        acts as ``cv_tol``.
+        acts as ``eta_tol``.
+    n_iter : int, default="deprecated"
+        Deprecated in 0.2 (removed in 0.4): the old name of ``eta_max_iter``.
+    cv_tol : float or None, default="deprecated"
+        Deprecated in 0.2 (removed in 0.4): the old name of ``eta_tol``.
 """
 _LOGISTIC_TOL = """    newton_tol : float, default="deprecated"
-        Deprecated since 0.3 (removed in 0.4): the old name of ``tol``.
+        Deprecated in 0.2 (removed in 0.4): the old name of ``tol``.
+    n_iter : int, default="deprecated"
+        Deprecated in 0.2 (removed in 0.4): the old name of ``eta_max_iter``.
+    cv_tol : float or None, default="deprecated"
+        Deprecated in 0.2 (removed in 0.4): the old name of ``eta_tol``.
 """
 
 IRFILLinearRegression.__doc__ = (
@@ -363,7 +419,7 @@ IRFILLinearRegression.__doc__ = (
     >>> X = rng.normal(size=(300, 4))
     >>> y = X @ [1.0, -1.0, 0.5, 0.0] + 0.1 * rng.normal(size=300)
     >>> plain = FILLinearRegression(random_state=0).fit(X, y)
-    >>> fair = IRFILLinearRegression(n_iter=10, random_state=0).fit(X, y)
+    >>> fair = IRFILLinearRegression(eta_max_iter=10, random_state=0).fit(X, y)
     >>> cv = lambda e: e.std() / e.mean()
     >>> bool(cv(fair.eta_) < 0.01 < cv(plain.eta_))
     True
@@ -384,7 +440,7 @@ IRFILLogisticRegression.__doc__ = (
     >>> rng = np.random.RandomState(0)
     >>> X = rng.normal(size=(300, 3))
     >>> y = (X[:, 0] + 0.5 * rng.normal(size=300) > 0).astype(int)
-    >>> clf = IRFILLogisticRegression(alpha=1e-2, n_iter=10, random_state=0).fit(X, y)
+    >>> clf = IRFILLogisticRegression(alpha=1e-2, eta_max_iter=10, random_state=0).fit(X, y)
     >>> bool(clf.eta_history_["cv"][-1] < 1e-3 * clf.eta_history_["cv"][0])
     True
     >>> clf.sample_weight_.shape, round(float(clf.sample_weight_.sum()))

@@ -297,28 +297,37 @@ _POISSON_DP_ATTRS = """    epsilon_ : float
 
 class IRFILPoissonRegressor(_IRFILMixin, FILPoissonRegressor):
     _parameter_constraints: dict = {
-        **FILPoissonRegressor._parameter_constraints, **_IRFILMixin._irfil_constraints,
+        **FILPoissonRegressor._parameter_constraints,
+        **{k: v for k, v in _IRFILMixin._irfil_constraints.items()
+           if k not in ("n_iter", "cv_tol")},   # new in 0.2: no deprecated spellings
     }
 
     def __init__(self, sigma=1.0, *, alpha=1.0, fit_intercept=True, tol=1e-12, max_iter=100,
-                 n_iter=10, cv_tol=None, attributes=None, constrained=False, store_eta=False,
-                 verbose=0, random_state=None):
+                 eta_max_iter=10, eta_tol=None, attributes=None, constrained=False,
+                 store_eta=False, verbose=0, random_state=None):
         self.sigma = sigma
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.tol = tol
         self.max_iter = max_iter
-        self.n_iter = n_iter
-        self.cv_tol = cv_tol
+        self.eta_max_iter = eta_max_iter
+        self.eta_tol = eta_tol
         self.attributes = attributes
         self.constrained = constrained
         self.store_eta = store_eta
         self.verbose = verbose
         self.random_state = random_state
 
+    def _renamed(self):
+        """``(eta_max_iter, eta_tol)`` (no deprecated spellings for this estimator)."""
+        return int(self.eta_max_iter), self.eta_tol
+
+    def _eta_tol_given(self):
+        return self.eta_tol is not None
+
     def _resolve_tolerances(self):
-        """``(Newton tolerance, reweighting stop)``: ``tol`` and ``cv_tol``."""
-        return float(self.tol), self.cv_tol
+        """``(Newton tolerance, reweighting stop)``: ``tol`` and ``eta_tol``."""
+        return float(self.tol), self.eta_tol
 
 
 IRFILPoissonRegressor.__doc__ = (
@@ -337,7 +346,7 @@ IRFILPoissonRegressor.__doc__ = (
     >>> X = rng.normal(size=(300, 3))
     >>> y = rng.poisson(np.exp(X @ [0.5, -0.3, 0.0] + 1.0))
     >>> plain = FILPoissonRegressor(alpha=1e-2, random_state=0).fit(X, y)
-    >>> fair = IRFILPoissonRegressor(alpha=1e-2, n_iter=10, random_state=0).fit(X, y)
+    >>> fair = IRFILPoissonRegressor(alpha=1e-2, eta_max_iter=10, random_state=0).fit(X, y)
     >>> cv = lambda e: e.std() / e.mean()
     >>> bool(cv(fair.eta_) < 0.05 < cv(plain.eta_))
     True

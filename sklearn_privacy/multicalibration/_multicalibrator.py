@@ -12,7 +12,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clo
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score
-from sklearn.utils import check_array, get_tags
+from sklearn.model_selection import train_test_split
+from sklearn.utils import _safe_indexing, check_array, get_tags
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
     check_is_fitted,
@@ -23,7 +24,7 @@ from sklearn.utils.validation import (
 from ..exceptions import PrivacyWarning
 from ..mechanisms import NumericSparse
 from ..utils import noise_generator
-from ..utils._buckets import MAX_N_BINS, score_buckets
+from ..utils._buckets import MAX_N_BINS, cell_statistics, score_buckets
 from ..utils._groups import as_2d_data, as_groups, membership_matrix
 from ..utils._random import warn_shared_noise
 from ..utils.fixes import (
@@ -49,7 +50,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     Mugunthan & Tanzer): passes over the cells in a fixed order (groups in the given order,
     preceded by the whole population; buckets from low to high), each cell queried through
     an oracle (their Algorithm 2); a positive answer ``r`` shifts :math:`p` by ``r`` on that
-    cell, clipped to [0, 1]. Passes repeat until one makes no update (or ``max_rounds``).
+    cell, clipped to [0, 1]. Passes repeat until one makes no update (or ``max_iter``).
     The fitted predictor is the ordered list of updates ``updates_``, replayed on any X at
     prediction time (vectorised over rows).
 
@@ -78,8 +79,9 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         :class:`~sklearn_privacy.multicalibration.Group` (see
         :func:`~sklearn_privacy.multicalibration.conjunction_groups`). Evaluated on
         ``sensitive_features`` when given, else on ``X``.
-    alpha : float in (0, 1), default=0.1
-        Target error: a cell is updated while its mean residual exceeds ``alpha`` in
+    calibration_tol : float in (0, 1), default=0.1
+        Target error (the alpha of alpha-multicalibration; called ``alpha`` before 0.2):
+        a cell is updated while its mean residual exceeds ``calibration_tol`` in
         absolute value (with NumericSparse, while its noisy residual sum exceeds the
         threshold).
     n_bins : int in [1, 2**53], default=10
@@ -98,12 +100,14 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         :math:`\\sqrt{m\\epsilon}/\\sqrt{\\ln(|C|/\\beta) + \\ln|C|}` with beta = 0.05,
         :math:`|C|` the number of cells, at least 1.
     min_cell_size : int or None, default=None
-        ``m``. None: 20 without privacy; Theorem 2's :math:`\\ln|C| / (\\alpha^2\\epsilon)`
-        with NumericSparse.
+        ``m``. None: 20 without privacy; with NumericSparse Theorem 2's
+        :math:`\\ln|C| / (\\alpha^2\\epsilon)`, alpha being ``calibration_tol``. See
+        :meth:`smallest_correctable_cell` for the cells a private fit can correct.
     threshold : float or None, default=None
-        NumericSparse's public threshold on the residual sum (None: ``alpha * m``).
-    max_rounds : int, default=100
-        Maximum passes over the cells.
+        NumericSparse's public threshold on the residual sum (None:
+        ``calibration_tol * m``).
+    max_iter : int, default=100
+        Maximum passes over the cells (called ``max_rounds`` before 0.2).
     clip_proba : float in [0, 0.5), default=0.0
         Every prediction -- the base model's, and each one after an update -- is
         projected onto ``[clip_proba, 1 - clip_proba]`` instead of [0, 1]. With 0 an update
@@ -111,15 +115,22 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         disagrees costs an unbounded log-loss (34.5 nats under scikit-learn's
         ``log_loss`` clipping); a small positive value (e.g. 0.01) avoids that without
         changing the stopping rule: at convergence every cell with at least
-        ``min_cell_size`` members still has ``|mean(y - p)| <= alpha``, and for
-        ``clip_proba < alpha`` each update still lowers the squared error on the
-        calibration data by at least ``size * (alpha**2 - clip_proba**2)``, so the loop
-        terminates. A public constant: it does not change the privacy accounting.
+        ``min_cell_size`` members still has ``|mean(y - p)| <= calibration_tol``, and for
+        ``clip_proba < calibration_tol`` each update still lowers the squared error on the
+        calibration data by at least ``size * (calibration_tol**2 - clip_proba**2)``, so
+        the loop terminates. A public constant: it does not change the privacy accounting.
         See the Notes on the `multicalibration` package's final mapping.
-    prefit : bool, default="deprecated"
-        Use ``estimator`` as fitted. Deprecated: it breaks in ``clone``/``GridSearchCV``
-        (the clone is unfitted); pass ``FrozenEstimator(estimator)`` instead. Setting it
-        emits a FutureWarning; it keeps working until its removal.
+    validation_fraction : float in (0, 1) or None, default=None
+        Without privacy only: hold out this fraction of the calibration rows (stratified
+        by label; the base model, when fitted here, does not see them either), run the
+        loop on the rest, then keep the prefix of ``updates_`` with the smallest
+        largest cell error on the held-out rows (cells of at least ``min_cell_size``
+        rows scaled to the held-out size); ``validation_errors_`` records that error
+        after each prefix. Updates of small cells fit sampling noise (a mean of ``s``
+        labels has standard error up to ``0.5 / sqrt(s)``); without this option the fit
+        warns when an update shifted a cell by less than twice the standard error of
+        its mean residual.
+        Refused with a mechanism (the check reads the held-out rows exactly).
     random_state : None, int, RandomState or Generator, default=None
         Noise source, see :func:`~sklearn_privacy.utils.noise_generator` (``None``: fresh
         OS entropy, never numpy's global state; required for a private release). A fixed
@@ -131,6 +142,15 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         updates and, without privacy, the largest cell error met during the pass (under
         NumericSparse the number of noisy answers left instead: the cell errors are not
         computed, that would read the data outside the budget).
+    alpha : float, default="deprecated"
+        Deprecated in 0.2, removed in 0.4: the old name of ``calibration_tol`` (a
+        FutureWarning names the new one).
+    max_rounds : int, default="deprecated"
+        Deprecated in 0.2, removed in 0.4: the old name of ``max_iter``.
+    prefit : bool, default="deprecated"
+        Use ``estimator`` as fitted. Deprecated: it breaks in ``clone``/``GridSearchCV``
+        (the clone is unfitted); pass ``FrozenEstimator(estimator)`` instead. Setting it
+        emits a FutureWarning; it keeps working until its removal.
 
     Attributes
     ----------
@@ -140,7 +160,10 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     updates_ : list of (group index, bucket, shift)
     n_updates_ : int
     n_queries_ : int
+    n_iter_ : int
+        Number of passes over the cells run (at most ``max_iter``).
     n_rounds_ : int
+        Same as ``n_iter_`` (its name before 0.2).
     epsilon_spent_ : float
         Privacy budget of the whole fit (``inf`` when no guarantee holds: no mechanism,
         input perturbation, or a base model fitted on the calibration data): the
@@ -149,6 +172,19 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         published object.
     delta_spent_ : float
     min_cell_size_ : int
+    largest_cell_sizes_ : ndarray of int of shape (len(groups_),)
+        Size of each group's largest (group, bucket) cell of the base model's
+        predictions on the calibration rows. A diagnostic for the data owner: exact
+        counts, outside any privacy budget; :func:`~sklearn_privacy.utils.strip_for_release`
+        removes it. Under NumericSparse the fit warns (UserWarning) when a group's is
+        below the size :meth:`smallest_correctable_cell` gives for a residual of 1 at
+        probability 1/2 (about ``min_cell_size_`` or more): that group can then be
+        corrected only by chance.
+    largest_cell_size_ : int
+        The largest of ``largest_cell_sizes_`` (removed by ``strip_for_release`` too).
+    validation_errors_ : ndarray of shape (n_updates + 1,)
+        Only with ``validation_fraction``: the held-out error after each prefix of the
+        updates (index 0: the base model); ``updates_`` keeps the prefix of its argmin.
     max_updates_ : int or None
     history_ : list of dict
         Per pass over the cells: ``round``, ``n_updates`` and (without privacy)
@@ -174,8 +210,8 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     -----
     **Mechanisms.** ``mechanism=None`` (no privacy): a cell with at least
     ``min_cell_size`` members is updated by its exact mean residual when that exceeds
-    ``alpha`` in absolute value. At convergence every such cell has
-    ``|mean(y - p)| <= alpha`` on the calibration data.
+    ``calibration_tol`` in absolute value. At convergence every such cell has
+    ``|mean(y - p)| <= calibration_tol`` on the calibration data.
 
     ``mechanism="numeric_sparse"``: every cell query goes through one
     :class:`~sklearn_privacy.mechanisms.NumericSparse` instance with budget ``epsilon``
@@ -187,7 +223,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
       released information -- allowed by NumericSparse.
     * Test value: :math:`|\\sum_{cell}(y - p)|`; replacing one individual changes it by
       at most 2 (its residual leaves, another enters, each in [-1, 1]). Public threshold
-      ``threshold`` (default ``alpha * min_cell_size``). There is no separate, uncounted
+      ``threshold`` (default ``calibration_tol * min_cell_size``). There is no separate, uncounted
       size check: cells with fewer than ``threshold`` members cannot reach the threshold
       except through noise. (The paper's size check :math:`|S_i| + Lap(\\epsilon\\sqrt{j})`
       accesses the data outside the budget and its noise grows with epsilon instead of
@@ -212,7 +248,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
       ``epsilon_spent_`` reports ``epsilon`` once a query is made.
     * Threat model: the adversary sees ``updates_`` (hence every prediction) and knows
       everything except whether one individual's (features, label) row was replaced. The
-      groups, ``n_bins``, ``alpha``, ``min_cell_size``, ``threshold``, ``max_updates`` and
+      groups, ``n_bins``, ``calibration_tol``, ``min_cell_size``, ``threshold``, ``max_updates`` and
       the base model are public: they must not be chosen by looking at the calibration
       data, and the base model must not have been trained on it: pass
       ``FrozenEstimator(model)`` of a model trained on other rows. The estimator cannot
@@ -272,7 +308,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     >>> y = (rng.uniform(size=4000) < np.where(g == 1, 0.8, 0.2) * (X[:, 0] > 0) + 0.1)
     >>> y = y.astype(int)
     >>> base = LogisticRegression().fit(X, y)       # linear: misses the interaction
-    >>> mc = PrivateMulticalibrator(FrozenEstimator(base), groups=[1], alpha=0.05)
+    >>> mc = PrivateMulticalibrator(FrozenEstimator(base), groups=[1], calibration_tol=0.05)
     >>> _ = mc.fit(X, y)
     >>> G = np.column_stack([np.ones(4000, bool), g == 1])
     >>> before = multicalibration_error(y, base.predict_proba(X)[:, 1], G, min_size=20)
@@ -284,7 +320,8 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "predict_proba"]), None],
         "groups": ["array-like", list, tuple],
-        "alpha": [Interval(Real, 0, 1, closed="neither")],
+        "calibration_tol": [Interval(Real, 0, 1, closed="neither")],
+        "alpha": [Interval(Real, 0, 1, closed="neither"), Hidden(StrOptions({"deprecated"}))],
         "n_bins": [Interval(Integral, 1, MAX_N_BINS, closed="both")],
         "mechanism": [StrOptions({"numeric_sparse", "input_perturbation"}), None],
         "epsilon": [Interval(Real, 0, None, closed="neither")],
@@ -292,19 +329,24 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         "max_updates": [Interval(Integral, 1, None, closed="left"), None],
         "min_cell_size": [Interval(Integral, 1, None, closed="left"), None],
         "threshold": [Interval(Real, 0, None, closed="left"), None],
-        "max_rounds": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_rounds": [Interval(Integral, 1, None, closed="left"),
+                       Hidden(StrOptions({"deprecated"}))],
         "clip_proba": [Interval(Real, 0, 0.5, closed="left")],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither"), None],
         "prefit": ["boolean", Hidden(StrOptions({"deprecated"}))],
         "random_state": ["random_state", np.random.Generator],
         "verbose": ["verbose"],
     }
 
-    def __init__(self, estimator=None, groups=(), *, alpha=0.1, n_bins=10, mechanism=None,
-                 epsilon=1.0, delta=1e-3, max_updates=None, min_cell_size=None,
-                 threshold=None, max_rounds=100, clip_proba=0.0, prefit="deprecated",
-                 random_state=None, verbose=0):
+    def __init__(self, estimator=None, groups=(), *, calibration_tol=0.1, n_bins=10,
+                 mechanism=None, epsilon=1.0, delta=1e-3, max_updates=None,
+                 min_cell_size=None, threshold=None, max_iter=100, clip_proba=0.0,
+                 validation_fraction=None, random_state=None, verbose=0,
+                 alpha="deprecated", max_rounds="deprecated", prefit="deprecated"):
         self.estimator = estimator
         self.groups = groups
+        self.calibration_tol = calibration_tol
         self.alpha = alpha
         self.n_bins = n_bins
         self.mechanism = mechanism
@@ -313,7 +355,9 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         self.max_updates = max_updates
         self.min_cell_size = min_cell_size
         self.threshold = threshold
+        self.max_iter = max_iter
         self.max_rounds = max_rounds
+        self.validation_fraction = validation_fraction
         self.clip_proba = clip_proba
         self.prefit = prefit
         self.random_state = random_state
@@ -423,6 +467,30 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             Xn = pd.DataFrame(Xn, columns=X.columns, index=X.index)
         return Xn, std
 
+    def _validation_split(self, y01, rng):
+        """(fit rows, held-out rows), stratified by label; refused under a mechanism."""
+        if self.mechanism is not None:
+            raise ValueError(
+                "validation_fraction holds out calibration rows to choose among the "
+                "updates by their exact error, which reads those rows outside any privacy "
+                f"budget: it is only available with mechanism=None (got "
+                f"mechanism={self.mechanism!r}). Check a private fit on rows that are not "
+                "private instead."
+            )
+        n = y01.size
+        n_val = math.ceil(self.validation_fraction * n)
+        if n_val < 2 or n - n_val < 2 or np.bincount(y01, minlength=2).min() < 2:
+            raise ValueError(
+                f"validation_fraction={self.validation_fraction!r} of {n} rows leaves too "
+                "few rows on one side (each side needs at least 2 rows and both classes); "
+                "use more calibration rows or validation_fraction=None."
+            )
+        draw = getattr(rng, "integers", None) or rng.randint
+        seed = int(draw(2**32 - 1))
+        fit_rows, val_rows = train_test_split(np.arange(n), test_size=n_val, stratify=y01,
+                                              random_state=seed)
+        return np.sort(fit_rows), np.sort(val_rows)
+
     def _resolve_base(self):
         """(base estimator, used as fitted?) with the deprecated ``prefit`` handled."""
         base = self.estimator if self.estimator is not None else LogisticRegression()
@@ -475,6 +543,12 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         PrivacyWarning
             ``mechanism="numeric_sparse"`` with a base fitted on the calibration rows, or
             ``mechanism="input_perturbation"``: no differential-privacy guarantee.
+        UserWarning
+            Under NumericSparse, groups without a cell large enough to be corrected (see
+            ``largest_cell_sizes_``), or a budget of ``max_updates_`` answers spent before
+            the last cell; without privacy and without
+            ``validation_fraction``, updates smaller than twice the standard error of the
+            cell's mean residual (they may fit noise).
         """
         _check_2d(X)
         validate_data(self, X, skip_check_array=True)
@@ -495,11 +569,15 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                 f"with exactly 2 classes; got {classes.size}."
             )
         base, frozen = self._resolve_base()
+        self._tol, self._max_iter = self._renamed()
         private = self.mechanism == "numeric_sparse"
         if self.mechanism in ("numeric_sparse", "input_perturbation"):
             warn_shared_noise(type(self).__name__, self.random_state, stacklevel=3)
         rng = noise_generator(self.random_state)
         Xc = X
+        val = None
+        if self.validation_fraction is not None:
+            val = self._validation_split(y01, rng)
         self.feature_noise_std_ = 0.0
         if self.mechanism == "input_perturbation":
             Xc, self.feature_noise_std_ = self._input_perturbation(X, n, rng)
@@ -518,7 +596,12 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                 "pass estimator=FrozenEstimator(model).",
                 PrivacyWarning, stacklevel=2,
             )
-        self.estimator_ = base if frozen else clone(base).fit(Xc, y)
+        if frozen:
+            self.estimator_ = base
+        elif val is None:
+            self.estimator_ = clone(base).fit(Xc, y)
+        else:  # the held-out rows stay unseen by the base model too
+            self.estimator_ = clone(base).fit(_safe_indexing(Xc, val[0]), y[val[0]])
         base_classes = np.asarray(getattr(self.estimator_, "classes_", []))
         if base_classes.size != 2 or not np.array_equal(base_classes, classes):
             raise ValueError(
@@ -556,40 +639,43 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                     f"Groups without any member in the calibration data: {empty}. Drop them, "
                     "for instance with conjunction_groups(..., X=X, min_size=...)."
                 )
-        if self.min_cell_size is not None:
-            m = int(self.min_cell_size)
-        elif private:
-            # Theorem 2's ln|C| / (alpha^2 epsilon), in float64 so that extreme alpha or
-            # epsilon give a clear error instead of ZeroDivisionError / OverflowError
-            with np.errstate(over="ignore", divide="ignore", under="ignore"):
-                m_float = float(np.float64(math.log(max(n_cells, 2)))
-                                / (np.float64(self.alpha) ** 2 * np.float64(self.epsilon)))
-            if not m_float <= 2.0**53:
-                raise ValueError(
-                    f"alpha={self.alpha!r} and epsilon={self.epsilon!r} give a default "
-                    f"min_cell_size ln|C| / (alpha^2 epsilon) = {m_float:.3g}, beyond any "
-                    "data set (no cell could ever be updated). Use larger alpha or epsilon, "
-                    "or pass min_cell_size explicitly."
-                )
-            m = max(1, math.ceil(m_float))
-        else:
-            m = 20
+        m, c, thr = self._cell_settings(len(self.groups_), private)
         self.min_cell_size_ = m
         ns = None
         if private:
-            c = self.max_updates
-            if c is None:
-                beta = 0.05
-                c = max(1, int(math.sqrt(m * self.epsilon)
-                               / math.sqrt(math.log(n_cells / beta) + math.log(n_cells))))
-            self.max_updates_ = int(c)
-            thr = self.alpha * m if self.threshold is None else float(self.threshold)
-            ns = NumericSparse(self.epsilon, self.max_updates_, thr, test_sensitivity=2.0,
+            self.max_updates_ = c
+            ns = NumericSparse(self.epsilon, c, thr, test_sensitivity=2.0,
                                answer_sensitivities=[2.0, 1.0], test_fraction=0.5,
                                random_state=rng)
         else:
             self.max_updates_ = self.max_updates
-        self._run_loop(p, M, y01.astype(float), m, ns)
+        resid_y = y01.astype(float)
+        # largest (group, bucket) cell of the base predictions: a diagnostic for the data
+        # owner (exact counts, outside any privacy budget; strip_for_release removes it)
+        b0 = score_buckets(np.clip(p, *self._proba_bounds()), self.n_bins)
+        self.largest_cell_sizes_ = np.array(
+            [int(s.max()) if s.size else 0 for _, _, s in cell_statistics(b0, p, M)],
+            dtype=np.int64)
+        self.largest_cell_size_ = int(self.largest_cell_sizes_.max(initial=0))
+        if val is None:
+            self._run_loop(p, M, resid_y, m, ns)
+        else:
+            fit_rows, val_rows = val
+            self._run_loop(p[fit_rows], M[fit_rows], resid_y[fit_rows], m, ns)
+            self._select_on_validation(p[val_rows], M[val_rows], resid_y[val_rows], m,
+                                       fit_rows.size)
+        if private:
+            self._warn_few_updates(n, thr)
+            if ns.halted_:
+                warnings.warn(
+                    f"The private fit stopped after max_updates_={self.max_updates_} noisy "
+                    f"answers ({self.n_updates_} updates) in pass {self.n_iter_}: cells "
+                    "later in the order (groups in the order given, after the whole "
+                    "population; buckets from low to high) may not have been corrected. "
+                    "Put the groups that matter most first, or raise max_updates (each "
+                    "answer's noise grows with it).", UserWarning, stacklevel=2)
+        elif val is None:
+            self._warn_small_cells()
         if private and frozen:
             self.epsilon_spent_, self.delta_spent_ = ns.epsilon_spent_, 0.0
         else:
@@ -638,6 +724,204 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             return [own, base]
         return [own] + step_claims(self.estimator_, "estimator_")
 
+    # ------------------------------------------------------------------ settings
+    def _renamed(self):
+        """(calibration_tol, max_iter), honouring the deprecated ``alpha``/``max_rounds``."""
+        tol, max_iter = self.calibration_tol, self.max_iter
+        if not (isinstance(self.alpha, str) and self.alpha == "deprecated"):
+            warnings.warn(
+                "PrivateMulticalibrator(alpha=...) is deprecated in 0.2 and will be removed "
+                "in 0.4: it is the calibration tolerance, now called calibration_tol (alpha "
+                "is the L2 penalty of the FIL estimators). Use "
+                f"calibration_tol={self.alpha!r}.", FutureWarning, stacklevel=3)
+            tol = self.alpha
+        if not (isinstance(self.max_rounds, str) and self.max_rounds == "deprecated"):
+            warnings.warn(
+                "PrivateMulticalibrator(max_rounds=...) is deprecated in 0.2 and will be "
+                "removed in 0.4: the cap on passes over the cells is now max_iter, as in "
+                f"scikit-learn. Use max_iter={self.max_rounds!r}.", FutureWarning,
+                stacklevel=3)
+            max_iter = self.max_rounds
+        return float(tol), int(max_iter)
+
+    def _cell_settings(self, n_groups, private):
+        """(min cell size m, max_updates c, threshold) from public quantities only.
+
+        ``n_groups`` counts the whole population. Without privacy ``c`` is
+        ``max_updates`` (possibly None) and the threshold is unused.
+        """
+        tol = self._tol
+        n_cells = n_groups * self.n_bins
+        if self.min_cell_size is not None:
+            m = int(self.min_cell_size)
+        elif private:
+            # Theorem 2's ln|C| / (tol^2 epsilon), in float64 so that extreme tol or
+            # epsilon give a clear error instead of ZeroDivisionError / OverflowError
+            with np.errstate(over="ignore", divide="ignore", under="ignore"):
+                m_float = float(np.float64(math.log(max(n_cells, 2)))
+                                / (np.float64(tol) ** 2 * np.float64(self.epsilon)))
+            if not m_float <= 2.0**53:
+                raise ValueError(
+                    f"calibration_tol={tol!r} and epsilon={self.epsilon!r} give a default "
+                    f"min_cell_size ln|C| / (calibration_tol^2 epsilon) = {m_float:.3g}, "
+                    "beyond any data set (no cell could ever be updated). Use a larger "
+                    "calibration_tol or epsilon, or pass min_cell_size explicitly."
+                )
+            m = max(1, math.ceil(m_float))
+        else:
+            m = 20
+        if not private:
+            return m, self.max_updates, None
+        c = self.max_updates
+        if c is None:
+            beta = 0.05
+            c = max(1, int(math.sqrt(m * self.epsilon)
+                           / math.sqrt(math.log(n_cells / beta) + math.log(n_cells))))
+        thr = tol * m if self.threshold is None else float(self.threshold)
+        return m, int(c), thr
+
+    def smallest_correctable_cell(self, miscalibration, *, probability=0.5):
+        """Smallest cell NumericSparse corrects with the given probability (before fitting).
+
+        Computed from the parameters alone (public quantities: the number of groups,
+        ``n_bins``, ``calibration_tol``, ``epsilon``, ``min_cell_size``, ``max_updates``,
+        ``threshold``), so it can be called on an unfitted estimator to choose epsilon,
+        the groups or the bins before spending the budget. For a cell of ``s`` rows whose
+        mean residual is ``miscalibration`` in absolute value, the probability of an
+        update at its query is that of passing the noisy threshold test,
+        :math:`P(|r| s + L_t - L_T \\ge T)` with :math:`L_t \\sim Lap(16c/\\epsilon)` and
+        :math:`L_T \\sim Lap(8c/\\epsilon)` (exact: the difference of two Laplace
+        variables has a closed-form tail), times that of the released count reaching the
+        minimum, :math:`P(s + L_n \\ge m)` with :math:`L_n \\sim Lap(4c/\\epsilon)`. The
+        returned ``s`` is the smallest size whose product reaches ``probability``. It
+        concerns one query with a fresh threshold and ignores that the budget of ``c``
+        positive answers may already be spent on other cells, so it is a lower bound on
+        the cell sizes a fit can correct.
+
+        Parameters
+        ----------
+        miscalibration : float in (0, 1]
+            Absolute mean residual ``|mean(y - p)|`` of the cell.
+        probability : float in (0, 1), default=0.5
+            Required probability that the query updates the cell.
+
+        Returns
+        -------
+        size : int
+            The smallest cell size (rows of the calibration data) reaching
+            ``probability``. Compare it with your calibration set: with ``n`` rows and
+            ``n_bins`` buckets a group's cells hold about ``n * group share / n_bins``
+            rows (more in the buckets where the base model's predictions concentrate).
+
+        Raises
+        ------
+        ValueError
+            ``mechanism`` is not ``"numeric_sparse"`` (without privacy every cell of
+            ``min_cell_size`` rows is corrected), or an argument out of range.
+
+        Examples
+        --------
+        >>> from sklearn_privacy import PrivateMulticalibrator
+        >>> mc = PrivateMulticalibrator(groups=list(range(12)), mechanism="numeric_sparse",
+        ...                             epsilon=1.0)
+        >>> mc.smallest_correctable_cell(0.2)
+        504
+        >>> mc.set_params(epsilon=8.0).smallest_correctable_cell(0.2)
+        64
+        """
+        if self.mechanism != "numeric_sparse":
+            raise ValueError(
+                "smallest_correctable_cell describes mechanism='numeric_sparse'; without "
+                "privacy every cell of at least min_cell_size rows whose mean residual "
+                f"exceeds calibration_tol is corrected (mechanism={self.mechanism!r})."
+            )
+        for name, value in (("miscalibration", miscalibration), ("probability", probability)):
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, Real):
+                raise TypeError(f"{name} must be a real number; got {value!r}.")
+        if not 0 < miscalibration <= 1:
+            raise ValueError(f"miscalibration must be in (0, 1] (an absolute mean residual); "
+                             f"got {miscalibration!r}.")
+        if not 0 < probability < 1:
+            raise ValueError(f"probability must be in (0, 1); got {probability!r}.")
+        self._validate_params()
+        self._tol, _ = self._renamed()
+        m, c, thr = self._cell_settings(len(as_groups(self.groups)), True)
+        return _smallest_cell(float(miscalibration), float(probability), m, c, thr,
+                              float(self.epsilon))
+
+    def _warn_few_updates(self, n, thr):
+        """Warn when no cell of the calibration data is large enough to be corrected."""
+        m = self.min_cell_size_
+        need = _smallest_cell(1.0, 0.5, m, self.max_updates_, thr, float(self.epsilon))
+        small = [g.name for g, size in zip(self.groups_, self.largest_cell_sizes_,
+                                           strict=True) if size < need]
+        if self.largest_cell_size_ >= need and small:
+            shown = ", ".join(map(str, small[:5])) + (", ..." if len(small) > 5 else "")
+            warnings.warn(
+                f"{len(small)} of {len(self.groups_)} groups ({shown}) have no (group, "
+                f"bucket) cell of the {need} rows that a cell miscalibrated by 1 needs to "
+                "be corrected half the time under this epsilon (see "
+                "smallest_correctable_cell and largest_cell_sizes_): the private fit cannot "
+                "correct them except by chance. Use a larger epsilon or calibration_tol, "
+                "fewer groups or bins, or more calibration rows. (largest_cell_sizes_ holds "
+                "exact counts: remove it with strip_for_release before publishing.)",
+                UserWarning, stacklevel=3)
+            return
+        if not small:
+            return
+        warnings.warn(
+            f"The private fit made {self.n_updates_} update(s): a cell is corrected only "
+            f"when its released size reaches min_cell_size_={m} and its residual sum passes "
+            f"the noisy threshold {thr:.3g}, but the largest (group, bucket) cell of the "
+            f"calibration data has {self.largest_cell_size_} rows (n_samples={n}). Even a "
+            f"cell miscalibrated by 1 needs about {need} rows to be corrected half the time "
+            "(see smallest_correctable_cell). Use a larger epsilon or calibration_tol, "
+            "fewer groups or bins (min_cell_size grows with their number), or more "
+            "calibration rows. (largest_cell_size_ is an exact count: remove it with "
+            "strip_for_release before publishing.)", UserWarning, stacklevel=3)
+
+    def _warn_small_cells(self):
+        """Warn when updates shifted cells by less than their sampling noise."""
+        flags = np.asarray(self._update_noise, dtype=bool)
+        noisy = int(flags.sum())
+        if not noisy:
+            return
+        warnings.warn(
+            f"{noisy} of {flags.size} updates shifted a cell by less than twice the "
+            "standard error of its mean residual (sqrt(sum p(1 - p)) / size, the spread of "
+            "that mean if the predictions were calibrated): on cells this small the "
+            "correction may fit noise and raise the calibration error on new rows. Pass "
+            "validation_fraction (e.g. 0.2) to keep only the updates that help on "
+            "held-out rows, raise min_cell_size (a cell of s rows has a standard error up "
+            "to 0.5 / sqrt(s)), or check multicalibration_error on held-out rows.",
+            UserWarning, stacklevel=3)
+
+    def _select_on_validation(self, p, M, resid_y, m, n_fit):
+        """Keep the prefix of ``updates_`` with the smallest error on the held-out rows."""
+        lo, hi = self._proba_bounds()
+        p = np.clip(p, lo, hi)
+        b = score_buckets(p, self.n_bins)
+        m_val = max(1, round(m * p.size / n_fit))
+        indptr, members = _group_members(M)
+
+        def error():
+            stats = cell_statistics(b, resid_y - p, M)
+            errs = [np.abs(su[sz >= m_val]) / sz[sz >= m_val] for _, su, sz in stats]
+            errs = np.concatenate(errs) if errs else np.zeros(0)
+            return float(errs.max()) if errs.size else 0.0
+
+        scores = [error()]
+        for g, bucket, shift in self.updates_:
+            rows_g = members[indptr[g]:indptr[g + 1]]
+            cell = rows_g[b[rows_g] == bucket]
+            p[cell] = np.clip(p[cell] + shift, lo, hi)
+            b[cell] = score_buckets(p[cell], self.n_bins)
+            scores.append(error())
+        self.validation_errors_ = np.asarray(scores)
+        keep = int(np.argmin(self.validation_errors_))
+        self.updates_ = self.updates_[:keep]
+        self.n_updates_ = keep
+
     def _run_loop(self, p, M, resid_y, m, ns):
         """Passes over the cells; updates ``p`` in place and records ``updates_``.
 
@@ -654,13 +938,14 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         private = ns is not None
         lo, hi = self._proba_bounds()
         self.updates_ = []
+        self._update_noise = []
         self.history_ = []
         self.n_queries_ = 0
         np.clip(p, lo, hi, out=p)
         b = score_buckets(p, self.n_bins)
         indptr, members = _group_members(M)
         rounds = 0
-        for rounds in range(1, self.max_rounds + 1):
+        for rounds in range(1, self._max_iter + 1):
             n_upd = 0
             worst = 0.0
             # every (group, bucket) cell of the pass counts as queried (under NumericSparse
@@ -682,15 +967,20 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                     detail = (f"{ns.max_answers - ns.n_answers_} of {ns.max_answers} noisy "
                               "answers left (cell errors are not computed under privacy)")
                 else:
-                    detail = f"max cell error {worst:.4g} (alpha {self.alpha:g})"
+                    detail = f"max cell error {worst:.4g} (calibration_tol {self._tol:g})"
                 print(f"[PrivateMulticalibrator] round {rounds}: {n_upd} updates, {detail}")
             if n_upd == 0 or (private and ns.halted_):
                 break
-        self.n_rounds_ = rounds
+        self.n_iter_ = self.n_rounds_ = rounds
         self.n_updates_ = len(self.updates_)
 
     def _apply(self, g, bucket, shift, rows, p, b, lo, hi):
         """Shift the cell's rows, re-bucket them and record the update."""
+        if rows.size:
+            # standard error of the cell's mean residual if p were calibrated on it
+            q = p[rows]
+            se = math.sqrt(float(np.sum(q * (1.0 - q)))) / rows.size
+            self._update_noise.append(abs(shift) < 2.0 * se)
         p[rows] = np.clip(p[rows] + shift, lo, hi)
         new = score_buckets(p[rows], self.n_bins)
         b[rows] = new
@@ -703,7 +993,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         Returns the number of updates and the largest cell error seen so far in the pass
         (``worst`` on entry: the largest before this group).
         """
-        n_bins, alpha = self.n_bins, self.alpha
+        n_bins, alpha = self.n_bins, self._tol
         bm = b[rows_g]
         keys, sums, sizes = _cell_table(bm, resid_y[rows_g] - p[rows_g], n_bins)
         n_upd, pos = 0, 0
@@ -911,3 +1201,46 @@ def _sum_tolerance(sizes):
     """
     sizes = np.asarray(sizes, dtype=float)
     return (1e-9 + 4.0 * _EPS * (sizes + 64.0)) * sizes + 1e-12
+
+
+def _laplace_difference_sf(z, a, b):
+    """``P(L_a - L_b >= z)`` for independent centred Laplace variables of scales a, b.
+
+    The characteristic function of the difference factorises as
+    ``(a^2 phi_a - b^2 phi_b) / (a^2 - b^2)``, so its tail is the same signed mixture of
+    the two Laplace tails (for ``a == b``: ``exp(-|z|/a) (1 + |z|/(2a)) / 2`` on a side).
+    """
+    def sf(z, s):
+        return 0.5 * math.exp(-z / s) if z >= 0 else 1.0 - 0.5 * math.exp(z / s)
+
+    if math.isclose(a, b, rel_tol=1e-9):
+        t = 0.5 * math.exp(-abs(z) / a) * (1.0 + abs(z) / (2.0 * a))
+        return t if z >= 0 else 1.0 - t
+    return (a * a * sf(z, a) - b * b * sf(z, b)) / (a * a - b * b)
+
+
+def _update_probability(size, r, m, c, thr, epsilon):
+    """Probability that a cell of ``size`` rows with mean residual ``r`` is updated."""
+    test = _laplace_difference_sf(thr - r * size, 16.0 * c / epsilon, 8.0 * c / epsilon)
+    count_scale = 4.0 * c / epsilon
+    z = m - size
+    count = 0.5 * math.exp(-z / count_scale) if z >= 0 else 1.0 - 0.5 * math.exp(
+        z / count_scale)
+    return max(0.0, min(1.0, test)) * count
+
+
+def _smallest_cell(r, probability, m, c, thr, epsilon):
+    """Smallest integer size whose update probability reaches ``probability``."""
+    hi = 1
+    while _update_probability(hi, r, m, c, thr, epsilon) < probability:
+        hi *= 2
+        if hi > 2**62:
+            return hi
+    lo = hi // 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _update_probability(mid, r, m, c, thr, epsilon) >= probability:
+            hi = mid
+        else:
+            lo = mid
+    return hi

@@ -1,7 +1,10 @@
 """Score buckets and per-(group, bucket) cell statistics shared by metrics and estimators.
 
 A *cell* is the set of members of a group whose predicted probability falls in one of
-``n_bins`` equal-width buckets ``[0, 1/k), [1/k, 2/k), ..., [(k-1)/k, 1]``. Both
+``n_bins`` equal-width buckets ``[0, 1/k), [1/k, 2/k), ..., [(k-1)/k, 1]``, with the edges
+``j/k`` taken as float64 numbers (``j / k`` correctly rounded, as numpy computes it): a
+probability ``p`` is in bucket ``j`` exactly when ``j / k <= p < (j + 1) / k``, and ``p = 1``
+is in the last bucket. Both
 :func:`sklearn_privacy.metrics.multicalibration_error` and
 :class:`sklearn_privacy.PrivateMulticalibrator` score cells with the functions below.
 """
@@ -23,8 +26,20 @@ MAX_N_BINS = 2**53
 
 
 def score_buckets(p, n_bins):
-    """Bucket index of each probability: ``[0, 1/k), [1/k, 2/k), ..., [(k-1)/k, 1]``."""
-    return np.minimum((np.asarray(p) * n_bins).astype(np.int64), n_bins - 1)
+    """Bucket index of each probability: ``[0, 1/k), [1/k, 2/k), ..., [(k-1)/k, 1]``.
+
+    Exact interval membership: ``p`` is in bucket ``j`` if and only if
+    ``j / k <= p < (j + 1) / k`` with the float64 edges ``j / k`` (``p = 1`` in the last
+    bucket). ``floor(p * k)`` alone is not that: the product rounds, so a probability one
+    ulp below ``9 / 10`` gives ``p * 10 == 9.0``. The product is off by at most one bucket,
+    and one comparison with each neighbouring edge corrects it.
+    """
+    p = np.asarray(p, dtype=float)
+    k = float(n_bins)
+    j = np.minimum(np.floor(p * k), k - 1.0)
+    j -= p < j / k                      # the product rounded up across an edge
+    j += (j + 1.0 < k) & (p >= (j + 1.0) / k)  # ... or down
+    return j.astype(np.int64)
 
 
 def check_n_bins(n_bins, param="n_bins"):

@@ -121,3 +121,54 @@ def resolve_columns(columns, n_features: int, feature_names=None, *, label: bool
     if not allow_duplicates and np.unique(idx).size != idx.size:
         raise ValueError(f"{param} contains duplicate columns: {items}.")
     return idx
+
+
+def derived_columns(feature: str, feature_names) -> np.ndarray:
+    """Columns of ``feature_names`` that scikit-learn's naming derives from ``feature``.
+
+    A :class:`~sklearn.compose.ColumnTransformer` names its output
+    ``"{transformer}__{name}"``, and a :class:`~sklearn.preprocessing.OneHotEncoder`
+    names each level ``"{feature}_{category}"``; so the columns of an original feature
+    ``"sex"`` are ``"cat__sex_Female"``, ``"cat__sex_Male"`` (or ``"sex_Female"``, ... when
+    ``verbose_feature_names_out=False``) and the column of a scaled ``"age"`` is
+    ``"num__age"``. Returns the indices (ascending) of the names equal to ``feature`` or
+    to ``feature + "_..."`` once the part up to the first ``"__"`` is removed. The match
+    is by name only: a different feature whose name starts with ``feature + "_"`` would
+    match too, which the caller must rule out (see ``check_derived_block``).
+    """
+    out = []
+    for k, name in enumerate(str(f) for f in feature_names):
+        rest = name.split("__", 1)[1] if "__" in name else name
+        if rest == feature or rest.startswith(feature + "_"):
+            out.append(k)
+    return np.asarray(out, dtype=np.int64)
+
+
+def check_derived_block(feature: str, names, block, param: str) -> None:
+    """Refuse a name-derived column set that is not one feature's encoding.
+
+    ``block`` holds the training values of the matched columns (n, k). One column named
+    exactly after the feature is its (scaled) value; one other column must hold 0/1; several
+    columns must be a one-hot block (at most one positive entry per row, the rest 0; rows
+    scaled to a norm bound keep that shape). Anything else -- e.g. the levels
+    of ``"sex"`` plus those of another feature ``"sex_at_birth"``, two 1s in a row -- is
+    refused with the matched names, so that no column is included silently.
+    """
+    rests = [n.split("__", 1)[1] if "__" in n else n for n in names]
+    if len(names) == 1 and rests[0] == feature:
+        return
+    block = np.asarray(block, dtype=float)
+    nonzero = block != 0
+    if len(names) == 1:
+        # one level of a binary feature (OneHotEncoder(drop="if_binary")): 0/1 values
+        if np.all((block == 0) | (block == 1)):
+            return
+    elif np.all(nonzero.sum(axis=1) <= 1) and np.all(block[nonzero] > 0):
+        # a one-hot block (its rows possibly scaled to a norm bound): one level per row
+        return
+    raise ValueError(
+        f"{param}: {feature!r} is not a column name; by scikit-learn's naming it would be "
+        f"the columns {list(names)}, but their values are not one feature's one-hot "
+        "encoding (at most one non-zero entry per row), so another feature may share "
+        "the prefix. Pass the exact column names (or indices) instead."
+    )

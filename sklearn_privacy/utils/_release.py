@@ -32,7 +32,8 @@ AUDIT_ATTRIBUTES = {
     "IRFILLinearRegression": ("sample_weight_", "eta_history_"),
     "IRFILLogisticRegression": ("sample_weight_", "eta_history_"),
     "WERMClassifier": ("sample_weight_",),
-    "PrivateMulticalibrator": ("history_",),
+    "PrivateMulticalibrator": ("history_", "largest_cell_size_", "largest_cell_sizes_",
+                               "validation_errors_"),
 }
 
 
