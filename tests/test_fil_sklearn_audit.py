@@ -240,7 +240,9 @@ def test_dp_view_through_an_audit():
     audited = fil.audit(model, X, y, sigma=0.5, data_norm=1.0, random_state=0)
     assert np.isfinite(audited.epsilon_)
     s = audited.sigma_for_epsilon(1.0)
-    assert audited.sensitivity_ == pytest.approx(2.0 * 0.5 * 200 / 200, rel=1e-12)  # 2 C R
+    # alpha = 1 / (n C) = 0.01; L = sigmoid(R sqrt(2 log 2 / alpha)); sensitivity 2 L R C
+    L = 1 / (1 + np.exp(-np.sqrt(2 * np.log(2) / 0.01)))
+    assert audited.sensitivity_ == pytest.approx(2.0 * L * 0.5 * 200 / 200, rel=1e-12)
     assert s > 0
     with pytest.raises(ValueError, match="exceed data_norm"):
         fil.audit(model, X, y, sigma=0.5, data_norm=0.5)

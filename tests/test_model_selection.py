@@ -198,7 +198,8 @@ def test_claim_is_the_accountants_total_for_the_least_private_setting():
     search = RandomStoppingSearch(_fil(), grid, mean_runs=4, score_epsilon=0.3,
                                   validation_fraction=0.25, random_state=0).fit(X, y)
     n_train = 300
-    mu = 2 / (n_train * 0.01) / 0.5                    # smallest alpha, smallest sigma
+    L = 1 / (1 + np.exp(-np.sqrt(2 * np.log(2) / 0.01)))   # logistic L at alpha 0.01, R 1
+    mu = 2 * L / (n_train * 0.01) / 0.5                # smallest alpha, smallest sigma
     assert search.candidate_gaussian_mu_ == pytest.approx(mu)
     assert search.n_validation_ == 100
     expected = random_stopping_epsilon(4, score_epsilon=0.3, gaussian_mu=mu, delta=1e-5)

@@ -167,7 +167,10 @@ def test_multicalibration_with_raw_groups_and_frozen_base(adult):
               ColumnPredicate("age", ">=", 50)]
     mc = PrivateMulticalibrator(FrozenEstimator(base), groups=groups,
                                 mechanism="numeric_sparse", epsilon=1.0, random_state=0)
-    mc.fit(X_cal, y_cal)
+    # at epsilon = 1 a few hundred calibration rows cannot correct every group: the fit
+    # says so (see smallest_correctable_cell) instead of silently making few updates
+    with pytest.warns(UserWarning, match="groups|noisy answers"):
+        mc.fit(X_cal, y_cal)
     assert np.isfinite(mc.epsilon_spent_) and mc.epsilon_spent_ <= 1.0
     proba = mc.predict_proba(X_cal)
     assert proba.shape == (len(X_cal), 2) and np.all((proba >= 0) & (proba <= 1))

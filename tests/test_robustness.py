@@ -703,9 +703,67 @@ def _selection_cases():
     ]
 
 
+def _audit_cases():
+    """One-run audits, worst-case neighbours and the privacy report."""
+    from sklearn_privacy import PrivacyReport
+    from sklearn_privacy.attacks import (
+        WorstCasePair,
+        one_run_audit,
+        one_run_audit_scores,
+        one_run_epsilon_bound,
+        one_run_p_value,
+        worst_case_neighbours,
+    )
+
+    inc = np.arange(N) % 2 == 0
+    scores = inc + 0.5 * np.sin(np.arange(N))
+    Xb = X0 / np.max(np.linalg.norm(X0, axis=1))
+    dp_log = FILLogisticRegression(fit_intercept=False, data_norm=1.0, alpha=0.5)
+    counts = {"n_guesses": ("nan_scalar", "inf_scalar", "str_scalar", "neg"),
+              "n_correct": ("nan_scalar", "inf_scalar", "str_scalar", "neg", "huge")}
+    return [
+        Case("one_run_p_value", lambda **kw: one_run_p_value(**kw),
+             lambda: {"n_guesses": 20, "n_correct": 15, "epsilon": 1.0},
+             scalars=counts),
+        Case("one_run_epsilon_bound", lambda **kw: one_run_epsilon_bound(**kw),
+             lambda: {"n_guesses": 20, "n_correct": 18, "n_canaries": 40},
+             scalars={**counts, "confidence": ("nan_scalar", "str_scalar", "neg", "zero",
+                                               "huge"),
+                      "delta": ("nan_scalar", "str_scalar", "neg", "huge")}),
+        Case("one_run_audit_scores", lambda **kw: one_run_audit_scores(**kw)
+             .epsilon_lower_bound,
+             lambda: {"scores": scores, "included": inc, "random_state": 0},
+             arrays={"scores": ("nan", "inf", "empty", "wrong_length", "ndim3", "strings",
+                                "complex")},
+             scalars={"k_plus": ("str_scalar", "neg", "huge"),
+                      "confidence": ("nan_scalar", "str_scalar", "neg", "zero", "huge")}),
+        Case("one_run_audit", lambda **kw: one_run_audit(LogisticRegression(), **kw)
+             .epsilon_lower_bound,
+             lambda: {"X": X0, "y": YCLF, "n_canaries": 20, "random_state": 0},
+             arrays={"y": ("wrong_length", "ndim3")},
+             scalars={"n_canaries": ("nan_scalar", "inf_scalar", "str_scalar", "neg", "zero"),
+                      "confidence": ("nan_scalar", "str_scalar", "neg", "zero", "huge")},
+             aliases={"y": ("entries",)}),
+        Case("worst_case_neighbours", lambda **kw: worst_case_neighbours(dp_log, **kw).ratio,
+             lambda: {"X": Xb, "y": YCLF, "n_refits": 2, "random_state": 0},
+             scalars={"n_starts": ("nan_scalar", "str_scalar", "neg", "zero"),
+                      "n_refits": ("nan_scalar", "str_scalar", "neg", "zero")}),
+        Case("WorstCasePair.statistic",
+             lambda **kw: WorstCasePair(**kw).ratio,
+             lambda: {"index": 0, "x_replacement": Xb[0], "movement": 1.0,
+                      "sensitivity": 2.0}),
+        Case("PrivacyReport.from_estimator",
+             lambda **kw: PrivacyReport.from_estimator(_fitted("sk"), **kw).summary,
+             lambda: {"X_train": X0, "y_train": YCLF, "n_canaries": 20, "random_state": 0},
+             arrays={"y_train": ("wrong_length", "ndim3", "nan")},
+             aliases={"y_train": ("entries",)}),
+    ]
+
+
 def _all_cases():
     return (_fil_cases() + _attack_cases() + _mc_cases() + _werm_cases() + _utils_cases()
-            + _pipeline_cases() + _display_cases() + _count_cases() + _selection_cases())
+            + _pipeline_cases() + _display_cases() + _count_cases() + _selection_cases()
+            + _audit_cases())
 
 
 CASES = {c.name: c for c in _all_cases()}

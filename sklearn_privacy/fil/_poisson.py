@@ -209,8 +209,9 @@ class FILPoissonRegressor(RegressorMixin, BaseFILEstimator):
                 raise SingularHessianError(msg)
         return out
 
-    def _account(self, sample_weight):
+    def _account(self, sample_weight, gradient_norm=None):
         self.sensitivity_ = float("inf")
+        self.certified_distance_ = float("inf")
         self.epsilon_ = float("inf")
         self.delta_ = 0.0
         self.epsilon_reason_ = POISSON_EPSILON_REASON
