@@ -28,7 +28,7 @@ from sklearn_privacy.metrics import PrivacyUtilityDisplay
 from sklearn_privacy.multicalibration import MulticalibrationDisplay, PrivateMulticalibrator
 from sklearn_privacy.werm import WERMClassifier
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "EtaDisplay",

@@ -23,7 +23,7 @@ def _instances():
         PrivateMulticalibrator,
         WERMClassifier,
     )
-    from sklearn_privacy.multicalibration import GradientDescentLogisticRegression
+    from sklearn_privacy.multicalibration._weak_base import GradientDescentLogisticRegression
 
     return [
         FILLinearRegression(sigma=1e-8, random_state=0),

@@ -250,7 +250,7 @@ class BaseFILEstimator(BaseEstimator):
     Examples
     --------
     >>> from sklearn_privacy import FILLogisticRegression, IRFILLinearRegression
-    >>> from sklearn_privacy.fil import BaseFILEstimator
+    >>> from sklearn_privacy.fil._base import BaseFILEstimator
     >>> isinstance(FILLogisticRegression(), BaseFILEstimator)
     True
     >>> isinstance(IRFILLinearRegression(), BaseFILEstimator)

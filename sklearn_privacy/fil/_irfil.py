@@ -46,7 +46,7 @@ _IRFIL_DOC = """
     cv_tol : float or None, default=None
         Stop the reweighting early once the coefficient of variation
         std(eta)/mean(eta) of the equalised eta is at most ``cv_tol`` (``None``: run all
-        ``n_iter`` iterations). Called ``tol`` before version 0.3.
+        ``n_iter`` iterations). Called ``tol`` before version 0.2.
     attributes : None, int, str or array-like of int / str, default=None
         ``None`` equalises the example-level eta (all features and the label). A set of
         column indices (``n_features_in_`` is the label) or names of
@@ -255,7 +255,7 @@ class IRFILLinearRegression(_IRFILMixin, FILLinearRegression):
                 "deprecated name."
             )
         warnings.warn(
-            "IRFILLinearRegression(tol=...) is deprecated since 0.3 and will be removed in "
+            "IRFILLinearRegression(tol=...) is deprecated since 0.2 and will be removed in "
             "0.4: it is the reweighting stop, now called cv_tol (least squares is solved "
             f"exactly and has no optimisation tolerance). Use cv_tol={self.tol!r}.",
             FutureWarning,
@@ -292,17 +292,17 @@ class IRFILLogisticRegression(_IRFILMixin, FILLogisticRegression):
         self.newton_tol = newton_tol
 
     def _resolve_tolerances(self):
-        """``(Newton tolerance, reweighting stop)`` under the deprecation rules of 0.3.
+        """``(Newton tolerance, reweighting stop)`` under the deprecation rules of 0.2.
 
         ``tol`` is the Newton tolerance (as in :class:`FILLogisticRegression`) whenever
-        ``cv_tol`` is given. A ``tol`` given *without* ``cv_tol`` keeps its pre-0.3 meaning
+        ``cv_tol`` is given. A ``tol`` given *without* ``cv_tol`` keeps its pre-0.2 meaning
         (the reweighting stop) for one release, with a FutureWarning, so that no result
         changes silently; ``newton_tol`` is the deprecated name of the Newton tolerance.
         """
         newton = None if self.newton_tol == "deprecated" else float(self.newton_tol)
         if newton is not None:
             warnings.warn(
-                "IRFILLogisticRegression(newton_tol=...) is deprecated since 0.3 and will be "
+                "IRFILLogisticRegression(newton_tol=...) is deprecated since 0.2 and will be "
                 "removed in 0.4: the Newton tolerance is tol, as in FILLogisticRegression "
                 "(give the reweighting stop as cv_tol, possibly None, to use the new "
                 f"meaning of tol now). Use tol={self.newton_tol!r}.",
@@ -311,7 +311,7 @@ class IRFILLogisticRegression(_IRFILMixin, FILLogisticRegression):
             )
         if self.tol is not None and self.cv_tol is None:
             warnings.warn(
-                f"IRFILLogisticRegression(tol={self.tol!r}) without cv_tol keeps its pre-0.3 "
+                f"IRFILLogisticRegression(tol={self.tol!r}) without cv_tol keeps its pre-0.2 "
                 "meaning for this release: the reweighting stop (coefficient of variation of "
                 "eta). From 0.4, tol is the Newton tolerance as in FILLogisticRegression. "
                 f"Pass cv_tol={self.tol!r} for the reweighting stop (and tol only for the "
@@ -332,19 +332,19 @@ class IRFILLogisticRegression(_IRFILMixin, FILLogisticRegression):
 _LINEAR_EXTRA = ""
 _LOGISTIC_EXTRA = """    tol : float or None, default=None
         Tolerance of each Newton solve, as in :class:`FILLogisticRegression` (``None``:
-        ``1e-12``). Transition in 0.3: a ``tol`` given without ``cv_tol`` keeps its old
+        ``1e-12``). Transition in 0.2: a ``tol`` given without ``cv_tol`` keeps its old
         meaning (the reweighting stop) with a FutureWarning; give ``cv_tol`` too to use
         the new meaning now (``cv_tol=0.0`` stops only when every eta is equal).
     max_iter : int, default=100
         Maximum Newton iterations per fit.
 """
 _LINEAR_TOL = """    tol : float or None, default=None
-        Deprecated since 0.3 (removed in 0.4): the old name of ``cv_tol`` (least squares
+        Deprecated since 0.2 (removed in 0.4): the old name of ``cv_tol`` (least squares
         is solved exactly, so there is no optimisation tolerance). Setting it warns and
         acts as ``cv_tol``.
 """
 _LOGISTIC_TOL = """    newton_tol : float, default="deprecated"
-        Deprecated since 0.3 (removed in 0.4): the old name of ``tol``.
+        Deprecated since 0.2 (removed in 0.4): the old name of ``tol``.
 """
 
 IRFILLinearRegression.__doc__ = (

@@ -118,7 +118,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     prefit : bool, default="deprecated"
         Use ``estimator`` as fitted. Deprecated: it breaks in ``clone``/``GridSearchCV``
         (the clone is unfitted); pass ``FrozenEstimator(estimator)`` instead. Setting it
-        emits a FutureWarning; it keeps working until its removal.
+        emits a FutureWarning (deprecated since 0.2, removed in 0.4).
     random_state : None, int, RandomState or Generator, default=None
         Noise source, see :func:`~sklearn_privacy.utils.noise_generator` (``None``: fresh
         OS entropy, never numpy's global state; required for a private release).
@@ -421,7 +421,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         base = self.estimator if self.estimator is not None else LogisticRegression()
         if not (isinstance(self.prefit, str) and self.prefit == "deprecated"):
             warnings.warn(
-                "`prefit` is deprecated and will be removed in a future release: it fails "
+                "`prefit` is deprecated since 0.2 and will be removed in 0.4: it fails "
                 "in clone/GridSearchCV. Pass estimator=FrozenEstimator(model) (from "
                 "sklearn.frozen) to use a fitted model as is.",
                 FutureWarning, stacklevel=3,
