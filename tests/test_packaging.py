@@ -103,8 +103,8 @@ def test_ci_run_fails_when_a_readme_command_fails(tmp_path, failing):
 # --------------------------------------------------------------------------- versions
 def test_version_is_declared_once_and_released_in_the_changelog():
     assert PYPROJECT["project"]["version"] == sklearn_privacy.__version__ == "0.2.0"
-    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
-    first = re.search(r"^## \[?(\d+\.\d+\.\d+)", changelog, flags=re.M)
+    changelog = (ROOT / "CHANGELOG.rst").read_text(encoding="utf-8")
+    first = re.search(r"^Version (\d+\.\d+\.\d+)", changelog, flags=re.M)
     assert first and first.group(1) == sklearn_privacy.__version__
     assert "version policy" in changelog.lower()
 
@@ -199,3 +199,13 @@ def test_helmert_needs_two_columns():
 
     with pytest.raises(ValueError, match="at least two one-hot columns"):
         FILEngine._helmert(1)
+
+
+# --------------------------------------------------------------------------- front pages
+@pytest.mark.parametrize("page", ["index.rst", "getting_started.rst"])
+def test_front_page_snippets_run(page):
+    import doctest
+
+    result = doctest.testfile(str(ROOT / "doc" / page), module_relative=False,
+                              optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 5 and result.failed == 0

@@ -90,7 +90,7 @@ _IRFIL_DOC = """
     See Also
     --------
     {base} : The unweighted estimator.
-    sklearn_privacy.EtaDisplay : Plots ``eta_history_`` and the eta distribution.
+    sklearn_privacy.fil.EtaDisplay : Plots ``eta_history_`` and the eta distribution.
 
     Notes
     -----
