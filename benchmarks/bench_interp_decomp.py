@@ -15,7 +15,7 @@ compares
 
 on rank, relative reconstruction error ``||K - K[:, S] coef||_F / ||K||_F``, best-of
 ``--repeat`` time, run-to-run determinism, and the largest relative change of the
-against those with the hand-written ID (``--no-etas`` skips it).
+per-example etas against those with the hand-written ID (``--no-etas`` skips it).
 
 Run: ``python benchmarks/bench_interp_decomp.py`` (about a minute).
 """

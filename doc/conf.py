@@ -40,6 +40,8 @@ autosummary_ignore_module_all = False
 autodoc_typehints = "none"
 # Fitted attributes (eta_, epsilon_, ...) as attribute entries, so :attr: links resolve.
 numpydoc_attributes_as_param_list = False
+# The in-page table of contents lists methods by their own name (eta, fit, ...).
+toc_object_entries_show_parents = "hide"
 
 # pydata-sphinx-theme: the theme of scikit-learn, numpy and fairlearn. Wide content column
 # (code is not cut), API pages with an in-page table of contents.

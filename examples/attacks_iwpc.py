@@ -106,7 +106,8 @@ def figure6(quick):
     n_draws = 20 if quick else 100
     curves = {lam: inversion_curve(sigmas, alpha=lam, n_draws=n_draws,
                                    n_draws_blackbox=3 if quick else 10) for lam in lambdas}
-    fig, axes = plt.subplots(1, 4, figsize=(16, 3.6))
+    fig, axes = plt.subplots(2, 2, figsize=(8, 6))
+    axes = axes.ravel()
     for lam, rows in curves.items():
         eta = [r["eta_mean"] for r in rows]
         axes[0].loglog(sigmas, eta, "o-", label=f"lambda={lam:g}")
@@ -247,4 +248,4 @@ figure7(args.quick)
 
 grid_search(args.quick)
 
-# sphinx_gallery_thumbnail_number = 1
+# sphinx_gallery_thumbnail_number = 2

@@ -54,4 +54,4 @@ ax.set_xlabel("per-example eta at sigma = 1")
 fig.tight_layout()
 plt.show()
 
-# sphinx_gallery_thumbnail_number = 1
+# sphinx_gallery_thumbnail_number = 2

@@ -160,7 +160,7 @@ def figure2(data, seeds):
                          f"{med[3]:.3f}", f"{med[4]:.3f}"])
     print(format_table(["base", "calibration", "train BCE", "train acc", "test BCE",
                         "test acc", "test MC err"], rows))
-    fig, axes = plt.subplots(1, 2, figsize=(13, 4.2))
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.8))
     width = 0.38
     x = np.arange(len(CONFIGS))
     for k, base_name in enumerate(bases):
@@ -216,7 +216,7 @@ def reliability(data):
 def epsilon_sweep(data, seeds, epsilons):
     Xtr, ytr, Xte, yte, groups, bases = data
     Gte = membership_matrix(as_groups(groups), Xte)
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.8))
     rows = []
     for base_name, base in bases.items():
         acc, err = [], []
@@ -280,4 +280,4 @@ reliability(data)
 
 epsilon_sweep(data, seeds, epsilons)
 
-# sphinx_gallery_thumbnail_number = 2
+# sphinx_gallery_thumbnail_number = 3
