@@ -17,6 +17,10 @@ on rank, relative reconstruction error ``||K - K[:, S] coef||_F / ||K||_F``, bes
 ``--repeat`` time, run-to-run determinism, and the largest relative change of the
 per-example etas against those with the hand-written ID (``--no-etas`` skips it).
 
+``--end-to-end``: instead, all per-example etas of MNIST 0/1 logistic regression with each
+of the two deterministic IDs, interleaved over ``--repeat`` rounds (run it without a BLAS
+thread limit: it is about scipy's BLAS pool next to numpy's).
+
 Run: ``python benchmarks/bench_interp_decomp.py`` (about a minute).
 """
 
@@ -119,12 +123,33 @@ def make_mnist01(n, rng):
     return X / np.linalg.norm(X, axis=1).max(), (digit[idx] == 1).astype(float)
 
 
+def end_to_end(repeat):
+    X, y = make_mnist01(12_665, np.random.default_rng(0))
+    engine = FILLogisticRegression(alpha=1e-3, random_state=0).fit(X, y)._audit_engine()
+    methods = {"hand-written": handwritten_id,
+               "scipy det.": lambda K, tol: scipy_id(K, tol, False)}
+    times = {name: [] for name in methods}
+    for _ in range(repeat):
+        for name, f in methods.items():
+            with mock.patch.object(_secular, "_interpolative", f):
+                engine._cache.clear()
+                t = time.perf_counter()
+                engine.per_example_sq_norms()
+                times[name].append(time.perf_counter() - t)
+    print(f"# MNIST 0/1 logistic, all etas; load {os.getloadavg()[0]:.1f}; {repeat} rounds")
+    for name, v in times.items():
+        print(f"{name}: best {min(v):.3f} s, median {float(np.median(v)):.3f} s")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--no-etas", action="store_true",
                         help="skip the eta comparison (the full per-example audit)")
+    parser.add_argument("--end-to-end", action="store_true")
     args = parser.parse_args(argv)
+    if args.end_to_end:
+        return end_to_end(args.repeat)
     adult = load_adult(variant="fil")
     Xa, ya = np.ascontiguousarray(adult.data, dtype=float), adult.target.astype(float)
     Xm, ym = make_mnist01(12_665, np.random.default_rng(0))
