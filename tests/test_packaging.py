@@ -209,3 +209,28 @@ def test_front_page_snippets_run(page):
     result = doctest.testfile(str(ROOT / "doc" / page), module_relative=False,
                               optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted >= 5 and result.failed == 0
+
+
+def test_user_guide_lists_new_pages_without_breaking_the_build(tmp_path, monkeypatch):
+    """A page added to doc/user_guide/ but not yet to its toctree is appended to it (so
+    ``sphinx -W`` does not fail on "document isn't included in any toctree"); listed pages
+    are not repeated."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("doc_conf", ROOT / "doc" / "conf.py")
+    conf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conf)
+    for name in ("index", "fil", "brand_new_page"):
+        (tmp_path / f"{name}.rst").write_text("x\n")
+    monkeypatch.setattr(conf, "_GUIDE", tmp_path)
+    source = ["Guide\n=====\n\n.. toctree::\n\n   fil\n"]
+    conf._list_every_guide_page(None, "user_guide/index", source)
+    assert source[0].count("   fil\n") == 1
+    assert source[0].endswith("   brand_new_page\n")
+    other = ["unchanged"]
+    conf._list_every_guide_page(None, "user_guide/fil", other)
+    assert other == ["unchanged"]
+    listed = set(re.findall(r"^   ([a-z0-9_]+)\s*$",
+                            (ROOT / "doc/user_guide/index.rst").read_text(), flags=re.M))
+    pages = {p.stem for p in (ROOT / "doc/user_guide").glob("*.rst")} - {"index"}
+    assert listed <= pages          # every listed page exists
