@@ -246,7 +246,9 @@ def parse_args(argv=None):
     return parser.parse_args(argv)
 
 
-def main(args):
+def main(argv=None):
+    """Run the study with the command-line arguments ``argv`` (default: ``sys.argv``)."""
+    args = parse_args(argv)
     defenses = ("WERM",) if args.no_es else ("WERM", "WERM-ES")
     weights = (0.0, 0.1, 0.5, 0.9, 1.0) if args.quick else WEIGHTS
     seeds = (0,) if args.quick else (0, 1, 2, 3, 4)
@@ -325,6 +327,6 @@ def main(args):
 # paper's full grid. One line per fit, then the averages, Table 2 and Table 3.
 
 if __name__ == "__main__":  # also in the gallery; not when a test imports the module
-    results = main(parse_args())
+    results = main()
 
 # sphinx_gallery_thumbnail_number = 1
