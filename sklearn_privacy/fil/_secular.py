@@ -215,8 +215,9 @@ def _interpolative(K, tol):
     it replaces on the benchmark's kernels (``benchmarks/bench_interp_decomp.py``, Adult
     and MNIST 0/1, both models): the same rank (15, 24, 27, 27), a smaller reconstruction
     error (3e-16 to 7e-16 against 6e-16 to 1.5e-15), etas within 1.7e-15 relative of the
-    old ones, and the same time within the shared machine's noise (all per-example etas
-    of MNIST 0/1 logistic: best of 5, 11.8 s against 12.3 s under load 12).
+    old ones, and slightly less time (3.6 ms against 3.8 ms at p = 785; all per-example
+    etas of MNIST 0/1 logistic, best of 5: 1.21 s against 1.23 s); see
+    ``benchmarks/results_front.md``.
     """
     k, idx, proj = interp_decomp(K, tol, rand=False)
     S = np.asarray(idx[:k], dtype=int)
