@@ -37,9 +37,9 @@ from sklearn.model_selection import train_test_split
 from threadpoolctl import threadpool_limits
 
 from sklearn_privacy import FILLinearRegression, FILLogisticRegression
+from sklearn_privacy._experiments import mnist_membership_split
 from sklearn_privacy.attacks import candidate_minimisers, lira, membership_inference
 from sklearn_privacy.datasets import load_iwpc
-from sklearn_privacy.experiments import mnist_membership_split
 from sklearn_privacy.fil._engine import FILEngine
 
 

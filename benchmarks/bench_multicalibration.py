@@ -46,9 +46,10 @@ from sklearn.metrics import log_loss
 from sklearn.pipeline import make_pipeline
 
 from sklearn_privacy import PrivateMulticalibrator
-from sklearn_privacy.experiments import adult_multicalibration_data
+from sklearn_privacy._experiments import adult_multicalibration_data
 from sklearn_privacy.metrics import multicalibration_error
-from sklearn_privacy.multicalibration import GradientDescentLogisticRegression, membership_matrix
+from sklearn_privacy.multicalibration import membership_matrix
+from sklearn_privacy.multicalibration._weak_base import GradientDescentLogisticRegression
 
 
 def _bucket_mean_mapping(p_cal, p, n_bins=10):

@@ -41,7 +41,7 @@ from sklearn_privacy.privacy import privacy_claim
 from sklearn_privacy.report import PrivacyReport
 from sklearn_privacy.werm import WERMClassifier
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "EtaDisplay",

@@ -26,7 +26,7 @@ def _instances():
         RandomStoppingSearch,
         WERMClassifier,
     )
-    from sklearn_privacy.multicalibration import GradientDescentLogisticRegression
+    from sklearn_privacy.multicalibration._weak_base import GradientDescentLogisticRegression
     from sklearn_privacy.preprocessing import BoundedScaler, DPStandardScaler
 
     return [

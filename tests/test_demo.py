@@ -182,7 +182,7 @@ def test_raw_data_section_figures(sections):
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-    from sklearn_privacy.experiments import raw_adult_split
+    from sklearn_privacy._experiments import raw_adult_split
 
     rows = {r["sigma"]: r for r in sections["s7_raw_data"][1]}
     assert sorted(rows) == [0.01, 0.1, 1.0]

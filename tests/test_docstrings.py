@@ -6,7 +6,7 @@ classes), plus the public methods and properties those classes define themselves
 from another class of this package. Methods inherited from scikit-learn or builtins are
 scikit-learn's business and are not checked here.
 
-:mod:`sklearn_privacy.experiments` is left out on purpose: its module docstring declares it
+:mod:`sklearn_privacy._experiments` is left out on purpose: its module docstring declares it
 importable but not part of the stable API (experiment setups for the demo, the examples, the
 benchmarks and the tests), so its functions are documented as experiments, not as API.
 
@@ -161,7 +161,7 @@ def test_collection_is_complete():
     assert PUBLIC_OBJECTS["sklearn_privacy.exceptions.PrivacyWarning"] == "class"
     # scikit-learn's own methods are not collected
     assert "sklearn_privacy.FILLinearRegression.get_params" not in PUBLIC_OBJECTS
-    assert not any(p.startswith("sklearn_privacy.experiments") for p in PUBLIC_OBJECTS)
+    assert not any(p.startswith("sklearn_privacy._experiments") for p in PUBLIC_OBJECTS)
     assert len(PUBLIC_OBJECTS) > 90
 
 

@@ -15,7 +15,7 @@ from sklearn_privacy import (
     IRFILLinearRegression,
     IRFILLogisticRegression,
 )
-from sklearn_privacy.fil import BaseFILEstimator
+from sklearn_privacy.fil._base import BaseFILEstimator
 
 ALL = (FILLinearRegression, FILLogisticRegression, IRFILLinearRegression,
        IRFILLogisticRegression)

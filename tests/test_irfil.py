@@ -9,7 +9,7 @@ from sklearn_privacy import (
     IRFILLinearRegression,
     IRFILLogisticRegression,
 )
-from sklearn_privacy.experiments import LAMBDA_GRID, exact_accuracy, fit_mnist01_models
+from sklearn_privacy._experiments import LAMBDA_GRID, exact_accuracy, fit_mnist01_models
 from sklearn_privacy.fil import _base
 from sklearn_privacy.fil._glm import LOGISTIC, SQUARED, fit_minimiser
 

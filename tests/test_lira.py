@@ -9,10 +9,10 @@ from sklearn.svm import LinearSVC
 from sklearn.tree import DecisionTreeClassifier
 
 from sklearn_privacy import FILLogisticRegression
+from sklearn_privacy._experiments import mnist_membership_split
 from sklearn_privacy.attacks import lira, membership_inference
 from sklearn_privacy.attacks._lira import _statistic
 from sklearn_privacy.datasets import load_mnist
-from sklearn_privacy.experiments import mnist_membership_split
 
 
 @pytest.fixture(scope="module")

@@ -22,12 +22,12 @@ from sklearn_privacy.mechanisms import NumericSparse
 from sklearn_privacy.metrics import make_multicalibration_scorer, multicalibration_error
 from sklearn_privacy.multicalibration import (
     ColumnPredicate,
-    GradientDescentLogisticRegression,
     Group,
     conjunction_groups,
     membership_matrix,
 )
 from sklearn_privacy.multicalibration import _multicalibrator as mc_module
+from sklearn_privacy.multicalibration._weak_base import GradientDescentLogisticRegression
 
 #: The fit's advice on noisy or impossible updates (tested in test_multicalibration_figures)
 _FIT_ADVICE = r".*(updates shifted a cell|The private fit|groups \(.*\) have no)"

@@ -24,7 +24,7 @@ OPTIONS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 def test_the_guide_is_found():
     assert len(PAGES) >= 8
-    assert "15_your_own_data.rst" in {p.name for p in PAGES}
+    assert "your_own_data.rst" in {p.name for p in PAGES}
     assert set(XFAIL_PAGES) <= {p.name for p in PAGES}
 
 
@@ -43,7 +43,7 @@ def test_page_snippets_run(page):
 
 
 def test_own_data_page_has_snippets_for_every_component():
-    text = (GUIDE / "15_your_own_data.rst").read_text()
+    text = (GUIDE / "your_own_data.rst").read_text()
     examples = doctest.DocTestParser().get_examples(text)
     assert len(examples) > 60
     source = "\n".join(e.source for e in examples)

@@ -565,15 +565,15 @@ def canary_audit(estimator, X, y, index: int, x_replacement, y_replacement, *,
         True: every release is a full refit (any randomised training algorithm).
         False, for output-perturbation estimators whose training is a deterministic
         exact fit followed by one noise draw (the FIL estimators): ``D`` and ``D'`` are
-        fitted once each, and every release is drawn from that fit by the estimator's
-        audit hook ``_redraw_release(random_state)``, which passes the fit's exact
-        minimiser through the same release code as ``fit``, with
+        fitted once each, and every release is drawn from that fit: the fit's exact
+        minimiser goes through the same release code as ``fit``, with
         ``random_state=np.random.default_rng(seed)`` for the release's seed. The
         releases are then exactly those of refits with that ``random_state`` (the audit
         still tests the real noise code, including any defect in it) at the cost of one
         noise draw each, so the tens of thousands of releases a large epsilon needs take
         seconds. It cannot detect a defect in the deterministic fit that depends on
-        ``random_state``; estimators without the hook get a TypeError.
+        ``random_state``; other estimators (which cannot redraw their release) get a
+        TypeError.
     n_jobs : int, default=None
         Releases are trained through :class:`joblib.Parallel` (any backend, e.g. dask).
         With ``refit=False`` the draws run in this process (one noise draw each; the
@@ -595,7 +595,8 @@ def canary_audit(estimator, X, y, index: int, x_replacement, y_replacement, *,
     ValueError, TypeError
         Bad ``index``, a replacement of the wrong width or type, a statistic that does not
         return one finite number, bad ``n_releases``, ``delta`` or ``confidence``;
-        ``refit=False`` for an estimator without the ``_redraw_release`` hook.
+        ``refit=False`` for an estimator that cannot redraw its release (not a FIL
+        estimator).
 
     Examples
     --------

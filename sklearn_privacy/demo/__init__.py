@@ -2,11 +2,11 @@
 
 Each component contributes one section module named ``_sN_<component>.py`` that
 defines ``TITLE`` (str), ``compute()`` (the figures, from the setups of
-:mod:`sklearn_privacy.experiments`), ``render(result) -> str`` (a table, the paper's
+``sklearn_privacy._experiments``), ``render(result) -> str`` (a table, the paper's
 figures next to ours and one sentence on what they mean) and ``run() -> str``
 (``render(compute())``). Sections run in the order of their file names on the bundled
 data and print their text. Tests and benchmarks import setups from
-:mod:`sklearn_privacy.experiments`, never from this package.
+``sklearn_privacy._experiments``, never from this package.
 """
 
 import importlib

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-# setups live in sklearn_privacy.experiments; re-exported for existing imports
-from ..experiments import (  # noqa: F401
+# the setups live in sklearn_privacy._experiments
+from .._experiments import (  # noqa: F401
     LAMBDA_GRID,
     exact_accuracy,
     fit_mnist01_models,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-# setups live in sklearn_privacy.experiments; re-exported for existing imports
-from ..experiments import exact_accuracy, fit_irfil_models  # noqa: F401
+# the setups live in sklearn_privacy._experiments
+from .._experiments import exact_accuracy, fit_irfil_models  # noqa: F401
 
 TITLE = "Iteratively reweighted FIL, MNIST 0 vs 1 (PCA-20, sigma = 1, 10 iterations)"
 

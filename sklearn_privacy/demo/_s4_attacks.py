@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-# setups live in sklearn_privacy.experiments; re-exported for existing imports
-from ..experiments import IWPC_SIGMAS as SIGMAS  # noqa: F401
-from ..experiments import inversion_curve, iwpc_split  # noqa: F401
+# the setups live in sklearn_privacy._experiments
+from .._experiments import IWPC_SIGMAS as SIGMAS  # noqa: F401
+from .._experiments import inversion_curve, iwpc_split  # noqa: F401
 
 TITLE = ("Attribute inversion of the VKORC1 genotype, IWPC (least squares, lambda = 1e-2, "
          "3,855 training rows; accuracy over noise draws)")
 
 
 def compute() -> list[dict]:
-    """:func:`~sklearn_privacy.experiments.inversion_curve` at the default sigmas."""
+    """``inversion_curve`` at the default sigmas."""
     return inversion_curve()
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..experiments import werm_mnist_study
+from .._experiments import werm_mnist_study
 
 TITLE = ("WERM, MNIST (1,000 training / 1,000 reference / 1,000 test digits, MLP, "
          "per-class confidence attack)")
@@ -17,7 +17,7 @@ PAPER_TABLE_2 = {
 
 
 def compute() -> list[dict]:
-    """:func:`~sklearn_privacy.experiments.werm_mnist_study` at w = 0, 0.5, 1."""
+    """``werm_mnist_study`` at w = 0, 0.5, 1."""
     return werm_mnist_study()
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-# setups live in sklearn_privacy.experiments; re-exported for existing imports
-from ..experiments import adult_setup, multicalibration_study  # noqa: F401
+# the setups live in sklearn_privacy._experiments
+from .._experiments import adult_setup, multicalibration_study  # noqa: F401
 
 TITLE = ("Multicalibration, Adult (30,162 calibration / 15,060 test rows, race x sex groups, "
          "alpha = 0.1)")
@@ -19,7 +19,7 @@ PAPER_BASE = "weak base (paper)"
 
 
 def compute() -> list[dict]:
-    """:func:`~sklearn_privacy.experiments.multicalibration_study`."""
+    """``multicalibration_study``."""
     return multicalibration_study()
 
 

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-# setups live in sklearn_privacy.experiments; re-exported for existing imports
-from ..experiments import RAW_ADULT_SIGMAS as SIGMAS  # noqa: F401
-from ..experiments import raw_adult_model as make_model  # noqa: F401
-from ..experiments import raw_adult_split, raw_data_audit  # noqa: F401
+# the setups live in sklearn_privacy._experiments
+from .._experiments import RAW_ADULT_SIGMAS as SIGMAS  # noqa: F401
+from .._experiments import raw_adult_model as make_model  # noqa: F401
+from .._experiments import raw_adult_split, raw_data_audit  # noqa: F401
 
 TITLE = ("Your own data: raw UCI Adult frame -> ColumnTransformer (sparse one-hot) + "
          "FILLogisticRegression (3,000 training rows, alpha = 1e-3)")
 
 
 def compute() -> list[dict]:
-    """:func:`~sklearn_privacy.experiments.raw_data_audit` at sigma = 0.01, 0.1, 1."""
+    """``raw_data_audit`` at sigma = 0.01, 0.1, 1."""
     return raw_data_audit()
 
 
@@ -43,5 +43,18 @@ def render(result: list[dict]) -> str:
     return "\n".join([format_table(header, rows), paper, meaning])
 
 
+#: What the section prints when pandas is not installed (the raw table is a DataFrame with
+#: ``category`` columns, and the attribute attacks invert a categorical column by name).
+NEEDS_PANDAS = ("Skipped: this section runs the raw UCI Adult DataFrame (string and category "
+                "columns) through a pipeline and needs pandas, which is not a core "
+                "dependency. Install it (`pip install pandas`, or the `demo` extra: "
+                "`pip install \"sklearn-privacy[demo]\"`) and rerun "
+                "`python -m sklearn_privacy.demo --only raw_data`.")
+
+
 def run() -> str:
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        return NEEDS_PANDAS
     return render(compute())

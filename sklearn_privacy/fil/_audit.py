@@ -101,7 +101,7 @@ def eta(estimator, rows=None, columns=None, *, per_example: bool = False,
         The model whose training values are audited. Its audit state must be available
         (not removed by :func:`~sklearn_privacy.utils.strip_for_release`).
     rows : None, int, array-like of int or array-like of bool, default=None
-        Training rows (see :meth:`FILLinearRegression.eta`).
+        Training rows (see :meth:`~sklearn_privacy.FILLinearRegression.eta`).
     columns : None, or one or several features, default=None
         For a FIL estimator: indices or names of its ``feature_names_in_`` (index
         ``n_features_in_`` or ``"label"`` for the label). For a pipeline: **original input
@@ -112,7 +112,7 @@ def eta(estimator, rows=None, columns=None, *, per_example: bool = False,
         ``"cat__race_White"``, also when that input is sparse), and ``"label"``.
         ``None``: every feature and the label.
     per_example, constrained : bool, default=False
-        As in :meth:`FILLinearRegression.eta`; ``constrained`` applies to a one-hot
+        As in :meth:`~sklearn_privacy.FILLinearRegression.eta`; ``constrained`` applies to a one-hot
         attribute (e.g. an original categorical feature encoded without a dropped level).
 
     Returns
@@ -162,7 +162,7 @@ def fisher_information(estimator, rows=None, columns=None, *, dense=None):
     columns : None, or one or several features, default=None
         Features, as in :func:`eta` (original features through a pipeline).
     dense : bool or None, default=None
-        As in :meth:`FILLinearRegression.fisher_information`.
+        As in :meth:`~sklearn_privacy.FILLinearRegression.fisher_information`.
 
     Returns
     -------

@@ -108,7 +108,7 @@ THREAT_MODEL_DOC = """
     ``1e13`` the fit is refused. The audit state is a private copy of the training data
     (sparse input is kept as CSR and densified one row chunk at a time).
 
-    **Differential privacy view** (:attr:`epsilon_`). Neighbouring data sets differ in
+    **Differential privacy view** (``epsilon_``). Neighbouring data sets differ in
     the values :math:`(x_j, y_j)` of one row (replacement; the number of rows, the
     sample weights and every hyperparameter are public and fixed). The adversary sees
     only the released :math:`\\theta'`, knows everything else, including every other
@@ -121,7 +121,7 @@ THREAT_MODEL_DOC = """
     and :math:`L = B (1 + R/\\sqrt{\\alpha})` for least squares with :math:`|y| \\le B` =
     ``target_bound`` (the minimiser's norm is at most :math:`B/\\sqrt\\alpha`). The release
     is then the Gaussian mechanism with sensitivity :math:`\\Delta` and noise ``sigma``
-    on every coordinate, and :attr:`epsilon_` is its exact epsilon at ``delta`` (analytic
+    on every coordinate, and ``epsilon_`` is its exact epsilon at ``delta`` (analytic
     Gaussian mechanism, Balle & Wang, 2018; :meth:`sigma_for_epsilon` inverts it). With
     unit weights :math:`\\Delta = 2 L R / (n \\alpha)`. Otherwise ``epsilon_`` is
     ``inf`` and ``epsilon_reason_`` says why: an unpenalised intercept (one row can move
@@ -334,7 +334,7 @@ class BaseFILEstimator(BaseEstimator):
     Examples
     --------
     >>> from sklearn_privacy import FILLogisticRegression, IRFILLinearRegression
-    >>> from sklearn_privacy.fil import BaseFILEstimator
+    >>> from sklearn_privacy.fil._base import BaseFILEstimator
     >>> isinstance(FILLogisticRegression(), BaseFILEstimator)
     True
     >>> isinstance(IRFILLinearRegression(), BaseFILEstimator)

@@ -384,18 +384,17 @@ class FILEngine:
 
     @staticmethod
     def _helmert(k):
-        """Orthonormal basis (k x (k-1)) of the vectors summing to zero."""
+        """Orthonormal basis (k x (k-1)) of the vectors summing to zero.
+
+        The transposed Helmert matrix without its first row (:func:`scipy.linalg.helmert`);
+        its columns are those the hand-written construction gave, bit for bit.
+        """
         if k < 2:
             raise ValueError(
                 "constrained=True needs an attribute of at least two one-hot columns "
                 "(changes that keep the one-hot columns summing to a constant)."
             )
-        Q = np.zeros((k, k - 1))
-        for j in range(k - 1):
-            Q[: j + 1, j] = 1.0
-            Q[j + 1, j] = -(j + 1)
-            Q[:, j] /= np.linalg.norm(Q[:, j])
-        return Q
+        return np.ascontiguousarray(linalg.helmert(k).T)
 
     # ------------------------------------------------------------------ per example
     def per_example_sq_norms(self, columns=None, *, constrained=False, rows=None):

@@ -102,7 +102,7 @@ _IRFIL_DOC = """
     See Also
     --------
     {base} : The unweighted estimator.
-    sklearn_privacy.EtaDisplay : Plots ``eta_history_`` and the eta distribution.
+    sklearn_privacy.fil.EtaDisplay : Plots ``eta_history_`` and the eta distribution.
 
     Notes
     -----
@@ -157,14 +157,14 @@ class _IRFILMixin:
         max_iter, eta_tol = self.eta_max_iter, self.eta_tol
         if not (isinstance(self.n_iter, str) and self.n_iter == "deprecated"):
             warnings.warn(
-                f"{name}(n_iter=...) is deprecated in 0.2 and will be removed in 0.4: the "
+                f"{name}(n_iter=...) is deprecated since 0.2 and will be removed in 0.4: the "
                 "cap on reweighting iterations is now eta_max_iter (max_iter and tol "
                 "belong to the solver, as in scikit-learn). "
                 f"Use eta_max_iter={self.n_iter!r}.", FutureWarning, stacklevel=5)
             max_iter = self.n_iter
         if not (isinstance(self.cv_tol, str) and self.cv_tol == "deprecated"):
             warnings.warn(
-                f"{name}(cv_tol=...) is deprecated in 0.2 and will be removed in 0.4: the "
+                f"{name}(cv_tol=...) is deprecated since 0.2 and will be removed in 0.4: the "
                 "equalisation tolerance is now eta_tol (cv read as cross-validation). "
                 f"Use eta_tol={self.cv_tol!r}.", FutureWarning, stacklevel=5)
             if eta_tol is not None:
@@ -303,7 +303,7 @@ class IRFILLinearRegression(_IRFILMixin, FILLinearRegression):
                 "deprecated name."
             )
         warnings.warn(
-            "IRFILLinearRegression(tol=...) is deprecated in 0.2 and will be removed in "
+            "IRFILLinearRegression(tol=...) is deprecated since 0.2 and will be removed in "
             "0.4: it is the reweighting stop, now called eta_tol (least squares is solved "
             f"exactly and has no optimisation tolerance). Use eta_tol={self.tol!r}.",
             FutureWarning,
@@ -353,7 +353,7 @@ class IRFILLogisticRegression(_IRFILMixin, FILLogisticRegression):
         newton = None if self.newton_tol == "deprecated" else float(self.newton_tol)
         if newton is not None:
             warnings.warn(
-                "IRFILLogisticRegression(newton_tol=...) is deprecated in 0.2 and will be "
+                "IRFILLogisticRegression(newton_tol=...) is deprecated since 0.2 and will be "
                 "removed in 0.4: the Newton tolerance is tol, as in FILLogisticRegression "
                 "(give the reweighting stop as eta_tol, possibly None, to use the new "
                 f"meaning of tol now). Use tol={self.newton_tol!r}.",

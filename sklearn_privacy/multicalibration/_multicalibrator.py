@@ -496,7 +496,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         base = self.estimator if self.estimator is not None else LogisticRegression()
         if not (isinstance(self.prefit, str) and self.prefit == "deprecated"):
             warnings.warn(
-                "`prefit` is deprecated and will be removed in a future release: it fails "
+                "`prefit` is deprecated since 0.2 and will be removed in 0.4: it fails "
                 "in clone/GridSearchCV. Pass estimator=FrozenEstimator(model) (from "
                 "sklearn.frozen) to use a fitted model as is.",
                 FutureWarning, stacklevel=3,

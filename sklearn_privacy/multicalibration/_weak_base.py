@@ -22,7 +22,8 @@ class GradientDescentLogisticRegression(ClassifierMixin, BaseEstimator):
     this is the base classifier of Fishman, Mugunthan & Tanzer's Adult experiment: on
     standardised Adult it stops far from the optimum (test accuracy about 0.80, against
     0.85 for :class:`~sklearn.linear_model.LogisticRegression`), which is why
-    multicalibration appears to improve accuracy there.
+    multicalibration appears to improve accuracy there. It is kept, outside the public
+    API, to reproduce that experiment; use a solved model for anything else.
 
     Parameters
     ----------
@@ -57,7 +58,8 @@ class GradientDescentLogisticRegression(ClassifierMixin, BaseEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_privacy.multicalibration import GradientDescentLogisticRegression
+    >>> from sklearn_privacy.multicalibration._weak_base import (
+    ...     GradientDescentLogisticRegression)
     >>> X = np.array([[-2.0], [-1.0], [1.0], [2.0]]); y = np.array([0, 0, 1, 1])
     >>> GradientDescentLogisticRegression().fit(X, y).predict([[-3.0], [3.0]])
     array([0, 1])

@@ -186,7 +186,7 @@ class Group:
     """A subpopulation defined by a membership function of the data.
 
     Groups are the subpopulations on which multicalibration is enforced and measured
-    (:class:`~sklearn_privacy.multicalibration.PrivateMulticalibrator`,
+    (:class:`~sklearn_privacy.PrivateMulticalibrator`,
     :func:`~sklearn_privacy.metrics.multicalibration_error`). A group is evaluated on the
     data it is given, never stored with it, so one group object serves for training,
     calibration and test data alike.

@@ -305,7 +305,7 @@ def adult_setup():
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
 
-    from .multicalibration import GradientDescentLogisticRegression
+    from .multicalibration._weak_base import GradientDescentLogisticRegression
 
     Xtr, ytr, Xte, yte, groups, d = adult_multicalibration_data()
     keep = ColumnTransformer([("features", "passthrough", list(range(d)))])

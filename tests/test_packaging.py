@@ -1,0 +1,236 @@
+"""Packaging and the first commands: what a new user meets before reading any API page.
+
+* ``.ci/run`` runs exactly README.md's commands, each in a fresh virtual environment, and
+  fails when one of them fails (checked by running it on a stub README whose demo fails).
+* The version, the changelog and the deprecation messages agree; the license files that
+  ``pyproject.toml`` declares exist.
+* Internals are private; the main demo runs without pandas (a core-dependency install).
+* ``_helmert`` (now :func:`scipy.linalg.helmert`) is the orthonormal basis it was.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import sklearn_privacy
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / ".ci"))
+import readme_commands  # noqa: E402
+
+sys.path.pop(0)
+
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+# --------------------------------------------------------------------------- .ci/run
+def test_readme_commands_are_the_demo_and_both_suites():
+    cmds = readme_commands.commands((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert len(cmds) == 3
+    demo, suite, minimum = cmds
+    assert demo.endswith("-m sklearn_privacy.demo")
+    assert suite.endswith("-m pytest -q") and "[test" in suite
+    assert "-c .ci/min-versions.txt" in minimum and minimum.endswith("-m pytest -q")
+    assert [readme_commands.venv_dir(c) for c in cmds] == [".venv", ".venv", ".venv-min"]
+
+
+def test_ci_run_reads_the_commands_from_readme():
+    script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "python3 .ci/readme_commands.py" in script
+    assert 'rm -rf -- "$venv"' in script       # each command starts from a fresh venv
+    assert "set -e" not in script               # set -e ignores failures inside && lists
+
+
+def test_venv_dir_refuses_paths_outside_the_checkout():
+    for bad in ("python3 -m venv / && x", "python3 -m venv ../v && x", "pip install x"):
+        with pytest.raises(ValueError, match="inside the checkout"):
+            readme_commands.venv_dir(bad)
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+@pytest.mark.parametrize("failing", [None, 0, 1, 2])
+def test_ci_run_fails_when_a_readme_command_fails(tmp_path, failing):
+    """.ci/run on a stub checkout whose README commands are cheap: the run fails exactly
+    when one of them fails, whichever part of its ``&&`` chain fails (venv creation, an
+    install, the final command), and every command still runs."""
+    (tmp_path / ".ci").mkdir()
+    for name in ("run", "readme_commands.py"):
+        shutil.copy(ROOT / ".ci" / name, tmp_path / ".ci" / name)
+    parts = ["python3 -m venv .v{k} && true && echo ran{k} >> log",
+             "python3 -m venv .v{k} && false && echo ran{k} >> log",  # an install fails
+             "python3 -m venv .v{k} && true && (echo ran{k} >> log; exit 5)"]  # pytest: 5
+    lines = []
+    for k in range(3):   # command 1 fails at its end, commands 0 and 2 at an install
+        template = parts[0] if failing != k else parts[2] if k == 1 else parts[1]
+        lines.append(template.format(k=k))
+    # the venv module is replaced by a stub: the test is about exit statuses, not pip
+    stub = tmp_path / "bin"
+    stub.mkdir()
+    real = shutil.which("python3")
+    (stub / "python3").write_text(
+        "#!/usr/bin/env bash\n"
+        'if [ "$1 $2" = "-m venv" ]; then mkdir -p "$3"; exit 0; fi\n'
+        f'exec {real} "$@"\n')
+    (stub / "python3").chmod(0o755)
+    readme = "# x\n\n## The two commands\n\n```bash\n" + "\n".join(lines) + "\n```\n\n## Next\n"
+    (tmp_path / "README.md").write_text(readme)
+    (tmp_path / ".v1").mkdir()
+    (tmp_path / ".v1" / "stale").write_text("from an earlier run")
+    env = {"PATH": f"{stub}:/usr/bin:/bin"}
+    proc = subprocess.run(["bash", str(tmp_path / ".ci" / "run")], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+    ran = (tmp_path / "log").read_text().split() if (tmp_path / "log").exists() else []
+    assert not (tmp_path / ".v1" / "stale").exists()       # the venv was removed first
+    if failing is None:
+        assert proc.returncode == 0, proc.stderr
+        assert ran == ["ran0", "ran1", "ran2"]
+    else:
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert "FAILED" in proc.stderr and f".v{failing}" in proc.stderr
+        expected = [f"ran{k}" for k in range(3) if k != failing or failing == 1]
+        assert ran == expected
+
+
+# --------------------------------------------------------------------------- versions
+def test_version_is_declared_once_and_released_in_the_changelog():
+    assert PYPROJECT["project"]["version"] == sklearn_privacy.__version__ == "0.2.0"
+    changelog = (ROOT / "CHANGELOG.rst").read_text(encoding="utf-8")
+    first = re.search(r"^Version (\d+\.\d+\.\d+)", changelog, flags=re.M)
+    assert first and first.group(1) == sklearn_privacy.__version__
+    assert "version policy" in changelog.lower()
+
+
+def test_deprecation_messages_follow_the_policy():
+    """Deprecated in 0.2, removed in 0.4: no message names another version."""
+    found = 0
+    for path in (ROOT / "sklearn_privacy").rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        for m in re.finditer(r"deprecated since (\d+\.\d+)", text, flags=re.I):
+            found += 1
+            assert m.group(1) == "0.2", f"{path.name}: {m.group(0)}"
+        for m in re.finditer(r"removed in (?:version )?(\d+\.\d+)", text, flags=re.I):
+            assert m.group(1) == "0.4", f"{path.name}: {m.group(0)}"
+        assert "removed in a future release" not in text, path.name
+    assert found >= 1
+
+
+def test_declared_license_files_exist():
+    project = PYPROJECT["project"]
+    assert project["license"].startswith("BSD-3-Clause")
+    files = [p for pattern in project["license-files"] for p in ROOT.glob(pattern)]
+    names = {p.name for p in files}
+    assert {"LICENSE", "ATTRIBUTION.txt", "CC-BY-4.0.txt", "CC-BY-SA-4.0.txt",
+            "CC-BY-SA-3.0.txt"} <= names
+    attribution = (ROOT / "sklearn_privacy/datasets/data/ATTRIBUTION.txt").read_text()
+    for spdx in ("CC BY 4.0", "CC BY-SA 4.0", "CC BY-SA 3.0"):   # each shipped license
+        assert spdx in attribution
+        assert spdx.replace(" ", "-") in project["license"]
+    build = PYPROJECT["build-system"]["requires"]
+    assert any(re.fullmatch(r"setuptools>=(7[7-9]|[89]\d)(\.\d+)*", r) for r in build)
+
+
+# --------------------------------------------------------------------------- privacy of internals
+def test_internals_are_not_public():
+    import sklearn_privacy.fil as fil
+    import sklearn_privacy.multicalibration as mc
+
+    assert not {"FILEngine", "BaseFILEstimator"} & set(fil.__all__)
+    assert not hasattr(fil, "FILEngine") and not hasattr(fil, "BaseFILEstimator")
+    assert "GradientDescentLogisticRegression" not in mc.__all__
+    assert not hasattr(mc, "GradientDescentLogisticRegression")
+    package = Path(sklearn_privacy.__file__).parent
+    assert not (package / "experiments.py").exists()
+    assert importlib.import_module("sklearn_privacy._experiments").__file__ == str(
+        package / "_experiments.py")
+
+
+# --------------------------------------------------------------------------- demo on core deps
+_BLOCK_PANDAS = """
+import sys
+class _Block:
+    def find_spec(self, name, path=None, target=None):
+        if name == "pandas" or name.startswith("pandas."):
+            raise ImportError("pandas is blocked for this test")
+sys.meta_path.insert(0, _Block())
+from sklearn_privacy.demo import main
+main(["--only", "raw_data", "s1_fil"])
+"""
+
+
+def test_demo_runs_without_pandas():
+    """The core install has no pandas: the raw-table section says so and the demo exits 0."""
+    proc = subprocess.run([sys.executable, "-c", _BLOCK_PANDAS], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Skipped: this section runs the raw UCI Adult DataFrame" in proc.stdout
+    assert "pip install pandas" in proc.stdout
+    assert "Fisher information loss, MNIST 0 vs 1" in proc.stdout   # other sections ran
+
+
+# --------------------------------------------------------------------------- helmert
+@pytest.mark.parametrize("k", [2, 3, 7, 40])
+def test_helmert_basis(k):
+    from sklearn_privacy.fil._engine import FILEngine
+
+    Q = FILEngine._helmert(k)
+    # the hand-written construction it replaces, as the oracle
+    ref = np.zeros((k, k - 1))
+    for j in range(k - 1):
+        ref[: j + 1, j] = 1.0
+        ref[j + 1, j] = -(j + 1)
+        ref[:, j] /= np.linalg.norm(ref[:, j])
+    np.testing.assert_allclose(Q, ref, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(Q.T @ Q, np.eye(k - 1), atol=1e-14)
+    np.testing.assert_allclose(Q.T @ np.ones(k), 0.0, atol=1e-14)
+    assert Q.flags.c_contiguous
+
+
+def test_helmert_needs_two_columns():
+    from sklearn_privacy.fil._engine import FILEngine
+
+    with pytest.raises(ValueError, match="at least two one-hot columns"):
+        FILEngine._helmert(1)
+
+
+# --------------------------------------------------------------------------- front pages
+@pytest.mark.parametrize("page", ["index.rst", "getting_started.rst"])
+def test_front_page_snippets_run(page):
+    import doctest
+
+    result = doctest.testfile(str(ROOT / "doc" / page), module_relative=False,
+                              optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 5 and result.failed == 0
+
+
+def test_user_guide_lists_new_pages_without_breaking_the_build(tmp_path, monkeypatch):
+    """A page added to doc/user_guide/ but not yet to its toctree is appended to it (so
+    ``sphinx -W`` does not fail on "document isn't included in any toctree"); listed pages
+    are not repeated."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("doc_conf", ROOT / "doc" / "conf.py")
+    conf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conf)
+    for name in ("index", "fil", "brand_new_page"):
+        (tmp_path / f"{name}.rst").write_text("x\n")
+    monkeypatch.setattr(conf, "_GUIDE", tmp_path)
+    source = ["Guide\n=====\n\n.. toctree::\n\n   fil\n"]
+    conf._list_every_guide_page(None, "user_guide/index", source)
+    assert source[0].count("   fil\n") == 1
+    assert source[0].endswith("   brand_new_page\n")
+    other = ["unchanged"]
+    conf._list_every_guide_page(None, "user_guide/fil", other)
+    assert other == ["unchanged"]
+    listed = set(re.findall(r"^   ([a-z0-9_]+)\s*$",
+                            (ROOT / "doc/user_guide/index.rst").read_text(), flags=re.M))
+    pages = {p.stem for p in (ROOT / "doc/user_guide").glob("*.rst")} - {"index"}
+    assert listed <= pages          # every listed page exists
