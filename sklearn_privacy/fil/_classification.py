@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, log_softmax, softmax
 from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from ..utils import noise_generator
 from ..utils._validation import errors_name, validate_named
+from . import _dask
 from ._base import DP_ATTRS_DOC, DP_PARAMS_DOC, THREAT_MODEL_DOC, BaseFILEstimator
+from ._dp import analytic_gaussian_epsilon, minimiser_sensitivity
 from ._glm import LOGISTIC
+from ._multinomial import MultinomialFILEngine, fit_multinomial, one_hot
 
 
 class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
@@ -99,8 +103,76 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.multi_class = True
         return tags
+
+    def _is_multinomial(self) -> bool:
+        """True when fitted (or being fitted) on more than two classes."""
+        return len(getattr(self, "classes_", ())) > 2
+
+    def _fit_exact(self, X, y, sample_weight, theta_init=None):
+        """Binary: the base fit. Multinomial: Newton on the softmax objective."""
+        if not self._is_multinomial():
+            return super()._fit_exact(X, y, sample_weight, theta_init=theta_init)
+        if _dask.is_dask_collection(X):  # pragma: no cover - refused in _dask.prepare
+            raise ValueError("Multiclass (multinomial) fits need the data in memory.")
+        K = len(self.classes_)
+        theta, n_iter, hessian = fit_multinomial(
+            X, one_hot(y.astype(np.intp), K), alpha=float(self.alpha),
+            fit_intercept=self.fit_intercept, sample_weight=sample_weight,
+            theta_init=theta_init, tol=self._newton_tol(),
+            max_iter=getattr(self, "max_iter", 100))
+        engine = MultinomialFILEngine(
+            X, y, theta, n_classes=K, alpha=float(self.alpha),
+            fit_intercept=self.fit_intercept, sample_weight=sample_weight,
+            hessian=hessian)
+        return theta, n_iter, engine
+
+    def _release(self, theta):
+        """Binary: the base release. Multinomial: noise on all ``K (d + 1)`` numbers.
+
+        ``theta`` is the row-major ``K x (d + 1)`` matrix ``[coef | intercept]`` (``K x
+        d`` without intercept); ``coef_`` is ``(K, d)`` and ``intercept_`` ``(K,)``
+        (zeros, not released, when ``fit_intercept=False``), as in scikit-learn.
+        """
+        if not self._is_multinomial():
+            return super()._release(theta)
+        noise = noise_generator(self.random_state).standard_normal(theta.shape)
+        with np.errstate(over="ignore", invalid="ignore"):
+            released = theta + self.sigma * noise
+        if not np.all(np.isfinite(released)):
+            raise ValueError(
+                f"sigma={self.sigma!r} is so large that the released parameters overflow "
+                "float64; use a smaller sigma."
+            )
+        self._sigma_fit = float(self.sigma)
+        K, d = len(self.classes_), self.n_features_in_
+        Theta = released.reshape(K, d + int(self.fit_intercept))
+        self.coef_ = np.ascontiguousarray(Theta[:, :d])
+        self.intercept_ = Theta[:, d].copy() if self.fit_intercept else np.zeros(K)
+
+    def _released_theta(self) -> np.ndarray:
+        """The released parameters in the layout of the audit engine's ``theta``."""
+        if not self._is_multinomial():
+            return super()._released_theta()
+        if self.fit_intercept:
+            return np.column_stack([self.coef_, self.intercept_]).ravel()
+        return np.ravel(self.coef_)
+
+    def _account(self, sample_weight):
+        """DP view; the multinomial loss has gradient norm at most ``sqrt(2) ||x||``."""
+        if not self._is_multinomial():
+            return super()._account(sample_weight)
+        sensitivity, reason = minimiser_sensitivity(
+            loss="multinomial", alpha=float(self.alpha), data_norm=self.data_norm,
+            fit_intercept=self.fit_intercept, sample_weight=sample_weight,
+            data_dependent_weights=self._data_dependent_weights)
+        self.sensitivity_ = float(sensitivity)
+        self.epsilon_ = (analytic_gaussian_epsilon(self._sigma_fit, sensitivity,
+                                                   float(self.delta))
+                         if np.isfinite(sensitivity) else np.inf)
+        self.delta_ = float(self.delta)
+        self.epsilon_reason_ = reason
 
     def _encode_target(self, y, sample_weight):
         """Classes to ``classes_`` and ``y`` to 0/1 (``classes_[1]`` is 1).
@@ -111,13 +183,22 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         with errors_name("y"):
             check_classification_targets(y)
             classes, y01 = np.unique(y, return_inverse=True)
-        if classes.size != 2:
+        if classes.size < 2:
             raise ValueError(
-                "Only binary classification is supported. "
-                f"{type(self).__name__} needs y with exactly 2 classes, got "
-                f"{classes.size} class(es). For multiclass problems, wrap it in "
-                "sklearn.multiclass.OneVsRestClassifier."
+                f"{type(self).__name__} needs y with at least 2 classes, got "
+                f"{classes.size} class(es)."
             )
+        if classes.size > 2:  # multinomial: y as class indices 0..K-1
+            present = np.unique(y01[sample_weight > 0])
+            if present.size < classes.size:
+                missing = np.setdiff1d(np.arange(classes.size), present)
+                raise ValueError(
+                    f"Classes {list(classes[missing])} have no positive sample_weight; "
+                    "the multinomial minimiser does not exist (their unpenalised "
+                    "intercepts diverge). Give every class positive weight or drop it."
+                )
+            self.classes_ = classes
+            return y01.astype(np.float64)
         y01 = y01.astype(np.float64)
         if np.unique(y01[sample_weight > 0]).size < 2:
             raise ValueError(
@@ -142,6 +223,8 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         """
         check_is_fitted(self)
         X = validate_named(self, X, dtype=np.float64, reset=False, accept_sparse=["csr", "csc"])
+        if self._is_multinomial():
+            return np.asarray(X @ self.coef_.T) + self.intercept_
         return np.asarray(X @ self.coef_[0]).ravel() + self.intercept_[0]
 
     def predict_proba(self, X):
@@ -159,6 +242,8 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
             directly (not as one minus the other), so small probabilities stay accurate.
         """
         z = self.decision_function(X)
+        if z.ndim == 2:  # multinomial
+            return softmax(z, axis=1)
         # expit(-z), not 1 - expit(z): keeps P(classes_[0]) ~ e^-z accurate for large z
         return np.column_stack([expit(-z), expit(z)])
 
@@ -177,6 +262,8 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
             underflow for large log-odds.
         """
         z = self.decision_function(X)
+        if z.ndim == 2:  # multinomial
+            return log_softmax(z, axis=1)
         return np.column_stack([-np.logaddexp(0.0, z), -np.logaddexp(0.0, -z)])
 
     def predict(self, X):
@@ -193,4 +280,7 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
             ``classes_[1]`` where the log-odds are positive, ``classes_[0]`` elsewhere.
         """
         check_is_fitted(self)
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        z = self.decision_function(X)
+        if z.ndim == 2:  # multinomial
+            return self.classes_[np.argmax(z, axis=1)]
+        return self.classes_[(z > 0).astype(int)]

@@ -239,7 +239,7 @@ def minimiser_sensitivity(*, loss: str, alpha: float, data_norm, fit_intercept: 
 
     Parameters
     ----------
-    loss : {"logistic", "squared"}
+    loss : {"logistic", "multinomial", "squared"}
         The loss of the model.
     alpha : float
         The L2 penalty of the objective (``(W alpha / 2) ||theta||^2``).
@@ -285,6 +285,12 @@ def minimiser_sensitivity(*, loss: str, alpha: float, data_norm, fit_intercept: 
         lipschitz = float(target_bound) * (1.0 + float(data_norm) / np.sqrt(alpha))
         what = (f"|y| <= target_bound = {target_bound!r}, so |l'| <= target_bound (1 + "
                 "data_norm / sqrt(alpha)) at both minimisers")
+    elif loss == "multinomial":
+        # grad_Theta l = (p - e_y) x^T, ||p - e_y||^2 = (1 - p_y)^2 + sum_{k!=y} p_k^2
+        # <= 2 (1 - p_y)^2 <= 2
+        lipschitz = float(np.sqrt(2.0))
+        what = ("||grad l||_F = ||softmax(z) - e_y||_2 ||x|| <= sqrt(2) ||x||, every "
+                "coefficient of every class penalised")
     else:
         lipschitz = 1.0
         what = "|l'| = |sigmoid(z) - y| <= 1"

@@ -51,6 +51,8 @@ batched ``eigvalsh``.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 from scipy import linalg
@@ -187,8 +189,9 @@ def fit_multinomial(X, Y, *, alpha, fit_intercept, sample_weight=None, theta_ini
              else np.array(theta_init, dtype=float).reshape(K, q))
     Theta = Theta - Theta.mean(axis=0)
     n_iter = 0
-    H = None
-    for n_iter in range(1, max_iter + 1):
+    converged = False
+    while n_iter < max_iter:
+        n_iter += 1
         Z = _predictor(X, Theta, fit_intercept)
         P = softmax(Z, axis=1)
         G = (P - Y) * omega[:, None]
@@ -229,9 +232,9 @@ def fit_multinomial(X, Y, *, alpha, fit_intercept, sample_weight=None, theta_ini
                 "(classes may be linearly separable)."
             )
         if t == 1.0 and np.linalg.norm(step) <= tol * max(1.0, np.linalg.norm(Theta)):
+            converged = True
             break
-    else:
-        import warnings
+    if not converged:
         warnings.warn(
             f"Newton's method did not converge in max_iter={max_iter} steps on the "
             "multinomial objective; increase max_iter or alpha.",
