@@ -418,3 +418,51 @@ def test_canary_audit_stays_below_the_claim(epsilon):
     broken = _TenfoldLessNoise(**{**template.get_params(), "sigma": sigma})
     caught = canary_audit(broken, X, y, j, x_new, y_new, **kw)
     assert caught.epsilon_lower_bound > epsilon
+
+
+# ------------------------------------------------------------------ one-vs-rest
+def test_one_vs_rest_releases_add_their_fisher_information():
+    from sklearn.multiclass import OneVsRestClassifier
+
+    from sklearn_privacy.fil import EtaDisplay, fisher_information
+    from sklearn_privacy.fil._dense import dense_jacobians
+
+    X, y = _data(n=90)
+    sigmas = [0.5, 1.0, 2.0]
+    ovr = OneVsRestClassifier(FILLogisticRegression(alpha=ALPHA, random_state=0)).fit(X, y)
+    for est, s in zip(ovr.estimators_, sigmas, strict=True):  # different noise per release
+        est.set_params(sigma=s).fit(X, (y == est.classes_[1]).astype(int))
+    Q = helmert_basis(K)
+    stacked = []
+    for k, (est, s) in enumerate(zip(ovr.estimators_, sigmas, strict=True)):
+        eng = est._audit_engine()
+        J = dense_jacobians(X, eng.y, eng.theta, loss=LOGISTIC, alpha=ALPHA,
+                            fit_intercept=True)  # independent oracle: explicit inverse
+        stacked.append(np.concatenate([J[:, :, :D], J[:, :, D:] * Q[k]], axis=2) / s)
+    J = np.concatenate(stacked, axis=1)  # (n, 3 (d + 1), d + K - 1)
+    ref = np.array([np.linalg.norm(j, 2) for j in J])
+    np.testing.assert_allclose(eta(ovr, per_example=True), ref, rtol=1e-9)
+    JS = np.hstack([J[i] for i in (2, 5, 7)])
+    assert eta(ovr, rows=[2, 5, 7]) == pytest.approx(np.linalg.norm(JS, 2), rel=1e-9)
+    F = fisher_information(ovr, rows=[2, 5], columns=[1, "label"])
+    JS = np.hstack([J[i][:, [1, D, D + 1]] for i in (2, 5)])
+    np.testing.assert_allclose(F, JS.T @ JS, rtol=1e-9, atol=1e-14)
+    # bounds: the largest single release <= together <= root of the sum of squares
+    single = np.array([e.eta(columns=np.arange(D), per_example=True)
+                       for e in ovr.estimators_])
+    both = eta(ovr, columns=np.arange(D), per_example=True)
+    assert np.all(both >= single.max(axis=0) * (1 - 1e-12))
+    assert np.all(both <= np.sqrt((single**2).sum(axis=0)) * (1 + 1e-12))
+    with pytest.raises(TypeError, match="fits more than two classes natively"):
+        EtaDisplay.from_estimator(ovr)
+
+
+def test_one_vs_rest_of_two_classes_is_the_single_release():
+    from sklearn.multiclass import OneVsRestClassifier
+
+    X, y = _data(k=2)
+    ovr = OneVsRestClassifier(FILLogisticRegression(sigma=0.3, alpha=ALPHA,
+                                                    random_state=0)).fit(X, y)
+    assert len(ovr.estimators_) == 1
+    np.testing.assert_allclose(eta(ovr, per_example=True), ovr.estimators_[0].eta_,
+                               rtol=1e-9)
