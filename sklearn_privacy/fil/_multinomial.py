@@ -68,6 +68,7 @@ __all__ = ["MultinomialFILEngine", "fit_multinomial", "helmert_basis",
            "multinomial_minimiser", "one_hot"]
 
 _CHUNK_BYTES = 48_000_000
+LBFGS_GTOL = 1e-5
 DENSE_FIM_MAX = 2048
 
 
@@ -112,9 +113,28 @@ def _predictor(X, Theta, fit_intercept):
 
 
 def _hessian(X, P, omega, fit_intercept, K, q):
-    """Loss Hessian ``sum_i omega_i S_i (x) x~_i x~_i^T`` (p x p), block by block."""
-    H = np.zeros((K, q, K, q))
+    """Loss Hessian ``sum_i omega_i S_i (x) x~_i x~_i^T`` (p x p).
+
+    Dense ``X``: ``blockdiag_k(X~^T diag(omega p_k) X~) - V^T V`` with ``V_i = sqrt(omega_i)
+    p_i (x) x~_i``, one GEMM per row chunk. Sparse ``X``: block by block.
+    """
     n = X.shape[0]
+    if not sp.issparse(X):
+        H = np.zeros((K * q, K * q))
+        diag = np.zeros((K, q, q))
+        for sl in _chunks(n, 8 * K * q * 2):
+            Xt = _dense_aug(X, sl, fit_intercept)
+            Pc, root = P[sl], np.sqrt(omega[sl])
+            V = ((Pc * root[:, None])[:, :, None] * Xt[:, None, :]).reshape(-1, K * q)
+            H -= V.T @ V
+            Xw = Xt * root[:, None]
+            for k in range(K):
+                diag[k] += (Xw * Pc[:, k:k + 1]).T @ Xw
+        H4 = H.reshape(K, q, K, q)
+        for k in range(K):
+            H4[k, :, k, :] += diag[k]
+        return H
+    H = np.zeros((K, q, K, q))
     for sl in _chunks(n, 8 * (q + 2 * K) * 4):
         Xt = _dense_aug(X, sl, fit_intercept) if not sp.issparse(X) else None
         Pc, om = P[sl], omega[sl]
@@ -153,6 +173,42 @@ def _objective(X, Y, Theta, omega, alpha, total, d, c, fit_intercept):
                  + 0.5 * c / Theta.shape[0] * (s @ s))
 
 
+def _lbfgs_start(X, Y, Theta, omega, alpha, total, d, fit_intercept):
+    """A cheap starting point for Newton: L-BFGS on the mean objective (gradient only).
+
+    The loss gradient sums to zero over the classes, so the iterates stay symmetric;
+    Newton's method then polishes to machine precision in a few exact steps.
+    """
+    from scipy.optimize import minimize
+
+    K, q = Theta.shape
+
+    def fun(flat):
+        T = flat.reshape(K, q)
+        Z = _predictor(X, T, fit_intercept)
+        zmax = Z.max(axis=1)
+        E = np.exp(Z - zmax[:, None])
+        sums = E.sum(axis=1)
+        lse = zmax + np.log(sums)
+        G = (E / sums[:, None] - Y) * omega[:, None]
+        grad = np.empty((K, q))
+        grad[:, :d] = np.asarray(X.T @ G).T + total * alpha * T[:, :d]
+        if fit_intercept:
+            grad[:, d] = G.sum(axis=0)
+        value = omega @ (lse - np.sum(Y * Z, axis=1)) + 0.5 * total * alpha * np.sum(
+            T[:, :d] ** 2)
+        return value / total, grad.ravel() / total
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = minimize(fun, Theta.ravel(), jac=True, method="L-BFGS-B",
+                       options={"maxiter": 500, "gtol": LBFGS_GTOL, "ftol": 1e-12})
+    out = res.x.reshape(K, q)
+    if not np.all(np.isfinite(out)):
+        return Theta
+    return out - out.mean(axis=0)
+
+
 def fit_multinomial(X, Y, *, alpha, fit_intercept, sample_weight=None, theta_init=None,
                     tol=1e-12, max_iter=100):
     """Symmetric exact minimiser of the multinomial objective by damped Newton.
@@ -188,36 +244,53 @@ def fit_multinomial(X, Y, *, alpha, fit_intercept, sample_weight=None, theta_ini
     Theta = (np.zeros((K, q)) if theta_init is None
              else np.array(theta_init, dtype=float).reshape(K, q))
     Theta = Theta - Theta.mean(axis=0)
-    n_iter = 0
-    converged = False
-    while n_iter < max_iter:
-        n_iter += 1
-        Z = _predictor(X, Theta, fit_intercept)
-        P = softmax(Z, axis=1)
+    if theta_init is None:
+        Theta = _lbfgs_start(X, Y, Theta, omega, alpha, total, d, fit_intercept)
+    def gradient(T):
+        P = softmax(_predictor(X, T, fit_intercept), axis=1)
         G = (P - Y) * omega[:, None]
-        grad = np.asarray(X.T @ G).T
+        grad = np.empty((K, q))
+        grad[:, :d] = np.asarray(X.T @ G).T + total * alpha * T[:, :d]
         if fit_intercept:
-            grad = np.column_stack([grad, G.sum(axis=0)])
-        grad[:, :d] += total * alpha * Theta[:, :d]
+            grad[:, d] = G.sum(axis=0)
+        return P, grad
+
+    def exact(T, P):
         H_loss = _hessian(X, P, omega, fit_intercept, K, q)
         Rg, c = _regulariser(K, q, d, total, alpha, H_loss)
-        s = Theta.sum(axis=0)
-        grad = grad + (c / K) * s[None, :]
         H = H_loss + Rg
         try:
-            cf = linalg.cho_factor(H, lower=True, check_finite=False)
+            return H, c, linalg.cho_factor(H, lower=True, check_finite=False)
         except linalg.LinAlgError as exc:
             raise SingularHessianError(
                 "The multinomial Hessian is singular; increase alpha (classes may be "
                 "linearly separable)."
             ) from exc
-        step = -linalg.cho_solve(cf, grad.ravel(), check_finite=False).reshape(K, q)
+
+    # Newton's method; once the steps are small, steps with the last exact Hessian
+    # (chord steps, one gradient each) while they shrink at least tenfold; the returned
+    # Hessian is always exact at the final iterate, whose exact step is below tol.
+    n_iter = 0
+    converged = False
+    H = cf = None
+    c = 0.0
+    need_exact = True
+    prev = np.inf
+    while n_iter < max_iter:
+        n_iter += 1
+        P, grad = gradient(Theta)
+        exact_here = need_exact or cf is None
+        if exact_here:
+            H, c, cf = exact(Theta, P)
+        s_sum = Theta.sum(axis=0)
+        g = grad + (c / K) * s_sum[None, :]
+        step = -linalg.cho_solve(cf, g.ravel(), check_finite=False).reshape(K, q)
+        norm = float(np.linalg.norm(step))
         scale = max(1.0, float(np.linalg.norm(Theta)))
-        small = np.linalg.norm(step) <= 1e-4 * scale
         t = 1.0
-        if not small:
+        if norm > 1e-4 * scale:
             f0 = _objective(X, Y, Theta, omega, alpha, total, d, c, fit_intercept)
-            slope = float(np.sum(grad * step))
+            slope = float(np.sum(g * step))
             while t > 1e-10:
                 f1 = _objective(X, Y, Theta + t * step, omega, alpha, total, d, c,
                                 fit_intercept)
@@ -231,19 +304,22 @@ def fit_multinomial(X, Y, *, alpha, fit_intercept, sample_weight=None, theta_ini
                 "Newton's method diverged on the multinomial objective; increase alpha "
                 "(classes may be linearly separable)."
             )
-        if t == 1.0 and np.linalg.norm(step) <= tol * max(1.0, np.linalg.norm(Theta)):
-            converged = True
-            break
+        if norm <= tol * scale:
+            if exact_here:  # the exact step at the final iterate is below tol
+                converged = True
+                break
+            need_exact = True  # a chord step: confirm with the exact Hessian
+        elif exact_here:
+            need_exact = norm > 1e-4 * scale
+        else:
+            need_exact = norm > 0.1 * prev  # the chord steps stalled
+        prev = norm
     if not converged:
         warnings.warn(
             f"Newton's method did not converge in max_iter={max_iter} steps on the "
             "multinomial objective; increase max_iter or alpha.",
             ConvergenceWarning, stacklevel=3,
         )
-    # Hessian at the final iterate (the audit engine reuses it)
-    P = softmax(_predictor(X, Theta, fit_intercept), axis=1)
-    H_loss = _hessian(X, P, omega, fit_intercept, K, q)
-    H = H_loss + _regulariser(K, q, d, total, alpha, H_loss)[0]
     return Theta.ravel(), n_iter, H
 
 
@@ -414,18 +490,25 @@ class MultinomialFILEngine:
         om = self.omega[rows]
         R = self.R[rows] * om[:, None]
         T = (Xt @ M4.reshape(q, K * K * q)).reshape(r, K, K, q)  # x~^T M_kl
-        A = np.einsum("iklb,ib->ikl", T, Xt)
-        C = np.einsum("il,iklj->ikj", R, T[:, :, :, :d])  # (r, K, d)
-        Md = M4[:d, :, :, :d].transpose(1, 2, 0, 3).reshape(K * K, d * d)
+        A = np.matmul(T.reshape(r, K * K, q), Xt[:, :, None]).reshape(r, K, K)
+        C = np.matmul(R[:, None, None, :], T[:, :, :, :d]).reshape(r, K, d)
         RR = (R[:, :, None] * R[:, None, :]).reshape(r, K * K)
-        D = (RR @ Md).reshape(r, d, d)
         U = self._u(rows)
-        G = np.einsum("ikm,ikl,iln->imn", U, A, U, optimize=True)
-        UC = np.einsum("ikm,ikj->imj", U, C)  # (r, m, d)
+        Ut = U.transpose(0, 2, 1)
+        G = np.matmul(Ut, np.matmul(A, U))
+        UC = np.matmul(Ut, C)  # (r, m, d)
         G[:, :, :d] += UC
         G[:, :d, :] += UC.transpose(0, 2, 1)
-        G[:, :d, :d] += D
-        return 0.5 * (G + G.transpose(0, 2, 1))
+        G[:, :d, :d] += (RR @ self._md()).reshape(r, d, d)
+        return G
+
+    def _md(self):
+        """``M_kl[:d, :d]`` as a (K^2, d^2) matrix (for the ``D_i`` GEMM)."""
+        if getattr(self, "_Md", None) is None:
+            K, d = self.K, self.d
+            self._Md = np.ascontiguousarray(
+                self._m4()[:d, :, :, :d].transpose(1, 2, 0, 3).reshape(K * K, d * d))
+        return self._Md
 
     def _per_row_bytes(self):
         return 8 * (self.K * self.K * self.q + 4 * self.m * self.m + self.d * self.d)
