@@ -11,7 +11,8 @@ Side by side in one run, best of ``--repeat`` interleaved rounds:
   per row chunk for ``x~^T M_kl`` (``M = H^-2``), one GEMM for the ``D_i`` blocks, the
   ``(d + K - 1)``-square Grams by batched products and numpy's batched ``eigvalsh``;
 * ``dense``: the plain path -- form each example's Jacobian ``J_i = -H^-1 B_i``
-  (``K (d+1) x (d + K - 1)``) explicitly and take its spectral norm by SVD. Timed on the
+  (``K (d+1) x (d + K - 1)``) explicitly (``B_i`` built densely, ``H^-1 B`` one GEMM per
+  block of 50 rows) and take its spectral norm by batched SVD. Timed on the
   first ``--dense-rows`` rows and **extrapolated linearly** to all rows (plus the shared
   ``H^-1``); its etas are compared with the structured ones on those rows.
 
@@ -34,8 +35,12 @@ import resource
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
+
+# the checkout's package, not an installed one
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
 def _data(d):
@@ -91,11 +96,16 @@ def headline(d, alpha, repeat, dense_rows):
     sub = np.arange(min(dense_rows, n))
 
     def dense():
+        # B_i built densely, J_i = -H^-1 B_i by one GEMM per block of rows, SVD per row
+        H_inv = engine.H_inv
         out = np.empty(sub.size)
         for start in range(0, sub.size, 50):
             part = sub[start:start + 50]
-            J = engine.jacobian_columns(part, np.arange(d + 1))
-            out[start:start + 50] = np.linalg.svd(J, compute_uv=False)[:, 0]
+            B = engine.dense_b(part)  # (r, p, m)
+            r, p, m = B.shape
+            J = (H_inv @ B.transpose(1, 0, 2).reshape(p, r * m)).reshape(p, r, m)
+            out[start:start + 50] = np.linalg.svd(J.transpose(1, 0, 2),
+                                                  compute_uv=False)[:, 0]
         return out
 
     t_dense_rows, dense_eta = _timed(dense)
