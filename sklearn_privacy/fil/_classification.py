@@ -18,14 +18,33 @@ from ._multinomial import MultinomialFILEngine, fit_multinomial, one_hot
 
 
 class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
-    __doc__ = """Binary logistic regression released with output perturbation, with its FIL.
+    __doc__ = """Logistic regression (binary or multinomial) released with output perturbation.
 
-    Minimises :math:`\\sum_i \\omega_i\\,[\\log(1 + e^{z_i}) - y_i z_i] +
+    **Two classes.** Minimises :math:`\\sum_i \\omega_i\\,[\\log(1 + e^{z_i}) - y_i z_i] +
     n\\alpha/2 \\lVert w \\rVert^2` (:math:`z_i = \\theta^\\top \\tilde x_i`, ``y`` encoded
     0/1 with ``classes_[1]`` as 1) to machine precision with Newton's method and releases
-    the minimiser plus :math:`\\mathcal N(0, \\sigma^2 I)` noise. The Fisher information
-    loss of any subset of the training values is available while the estimator is in
-    memory (:attr:`eta_`, :meth:`eta`, :meth:`fisher_information`).
+    the minimiser plus :math:`\\mathcal N(0, \\sigma^2 I)` noise.
+
+    **More than two classes** (``K`` classes, multinomial, as scikit-learn's
+    :class:`~sklearn.linear_model.LogisticRegression`): minimises the softmax loss
+    :math:`\\sum_i \\omega_i [\\log \\sum_k e^{z_{ik}} - z_{i y_i}] + n\\alpha/2
+    \\lVert W \\rVert_F^2` with :math:`z_i = W x_i + b`, every row of ``W`` penalised and
+    the ``K`` intercepts not. The loss is unchanged when one vector is added to every
+    class; the released minimiser is the *symmetric* one (:math:`\\sum_k W_k = 0`, forced by
+    the penalty, and :math:`\\sum_k b_k = 0`, the convention scikit-learn's solvers
+    follow), which is unique. ``LogisticRegression(C=1 / (n alpha))`` has the same
+    minimiser (``n`` the total sample weight). Gaussian noise is added to all ``K (d + 1)``
+    released numbers (``K d`` without intercept). The label of row ``i`` enters its FIL as
+    the one-hot vector restricted to changes that keep it summing to one: ``K - 1``
+    coordinates in an orthonormal basis of the sum-zero vectors (column ``"label"`` of
+    :meth:`eta`; ``K - 1`` values per row in :meth:`fisher_information`). The DP view
+    uses :math:`L = \\sqrt 2` (:math:`\\lVert \\nabla_W l \\rVert_F = \\lVert
+    \\mathrm{softmax}(z) - e_y \\rVert_2 \\lVert x \\rVert \\le \\sqrt 2 \\lVert x \\rVert`).
+    The per-example etas are computed from the structure of the Jacobian (never one
+    dense ``K (d + 1) x (d + K - 1)`` matrix per row); see the user guide, "Multiclass".
+
+    The Fisher information loss of any subset of the training values is available while
+    the estimator is in memory (:attr:`eta_`, :meth:`eta`, :meth:`fisher_information`).
 
     Parameters
     ----------
@@ -48,18 +67,21 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
-    coef_ : ndarray of shape (1, n_features)
+    classes_ : ndarray of shape (n_classes,)
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
         Released (noise-perturbed) coefficients (shaped as in
-        :class:`~sklearn.linear_model.LogisticRegression`).
-    intercept_ : ndarray of shape (1,)
-        Released (noise-perturbed) intercept; ``[0.0]`` when ``fit_intercept=False``.
+        :class:`~sklearn.linear_model.LogisticRegression`: one row for two classes, one
+        row per class otherwise).
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+        Released (noise-perturbed) intercepts; zeros when ``fit_intercept=False``.
     eta_ : ndarray of shape (n_samples,)
         Per-example Fisher information loss (audit state, not serialised).
     n_iter_ : int
         Newton steps taken: steps with an approximate Hessian (formed in single
         precision for 64 or more dense parameters, reused while it converges fast)
-        followed by Newton steps with the exact Hessian, usually one.
+        followed by Newton steps with the exact Hessian, usually one. Multinomial: the
+        Newton steps after an L-BFGS start (exact-Hessian and chord steps, the last one
+        exact).
 {DP_ATTRS}    n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when ``X`` has string feature names.
@@ -84,6 +106,12 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
     >>> sigma = clf.sigma_for_eta(0.5)          # noise giving max per-example eta 0.5
     >>> float(clf.set_params(sigma=sigma).fit(X, y).eta_.max().round(6))
     0.5
+    >>> y3 = np.digitize(X[:, 0] - X[:, 1], [-0.5, 0.5])   # three classes: multinomial
+    >>> clf3 = FILLogisticRegression(sigma=0.05, alpha=1e-2, random_state=0).fit(X, y3)
+    >>> clf3.coef_.shape, clf3.intercept_.shape, clf3.predict_proba(X[:2]).shape
+    ((3, 2), (3,), (2, 3))
+    >>> clf3.eta(rows=[0], columns="label", per_example=True).shape
+    (1,)
     """.replace("{THREAT_MODEL_DOC}", THREAT_MODEL_DOC).replace(
         "{DP_PARAMS}", DP_PARAMS_DOC).replace("{DP_ATTRS}", DP_ATTRS_DOC)
 
@@ -209,7 +237,7 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         return y01
 
     def decision_function(self, X):
-        """Compute the log-odds of ``classes_[1]`` under the released parameters.
+        """Compute the log-odds (binary) or the class scores under the released parameters.
 
         Parameters
         ----------
@@ -218,8 +246,9 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
 
         Returns
         -------
-        scores : ndarray of shape (n_samples,)
-            ``X @ coef_[0] + intercept_[0]``, with the noise-perturbed parameters.
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            ``X @ coef_[0] + intercept_[0]`` for two classes, ``X @ coef_.T +
+            intercept_`` for more, with the noise-perturbed parameters.
         """
         check_is_fitted(self)
         X = validate_named(self, X, dtype=np.float64, reset=False, accept_sparse=["csr", "csc"])
@@ -237,8 +266,9 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
 
         Returns
         -------
-        proba : ndarray of shape (n_samples, 2)
-            Probabilities of ``classes_[0]`` and ``classes_[1]``; each column is computed
+        proba : ndarray of shape (n_samples, n_classes)
+            Probabilities of the classes in the order of ``classes_`` (softmax of the
+            scores for more than two classes); for two classes each column is computed
             directly (not as one minus the other), so small probabilities stay accurate.
         """
         z = self.decision_function(X)
@@ -257,9 +287,9 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
 
         Returns
         -------
-        log_proba : ndarray of shape (n_samples, 2)
-            Log-probabilities of ``classes_[0]`` and ``classes_[1]``, computed without
-            underflow for large log-odds.
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Log-probabilities of the classes in the order of ``classes_``, computed
+            without underflow for large scores.
         """
         z = self.decision_function(X)
         if z.ndim == 2:  # multinomial
@@ -277,7 +307,8 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
-            ``classes_[1]`` where the log-odds are positive, ``classes_[0]`` elsewhere.
+            ``classes_[1]`` where the log-odds are positive, ``classes_[0]`` elsewhere
+            (two classes); the class of the largest score (more classes).
         """
         check_is_fitted(self)
         z = self.decision_function(X)
