@@ -165,10 +165,11 @@ def main():
     print(f"| dense Jacobians + SVD, all rows (extrapolated from {h['dense_rows']} rows: "
           f"{h['dense_rows_time']:.2f} s, + H^-1 {h['dense_inverse']:.3f} s) | "
           f"{h['dense_total_est']:.2f} | {h['dense_total_est'] / sk:.1f} |")
+    rounds = {k: [round(x, 3) for x in v] for k, v in h["all_rounds"].items()}
     print(f"\nstructured etas vs dense: {h['dense_total_est'] / h['eta']:.0f}x faster, max "
           f"rel. diff {h['dense_max_rel_diff']:.1e}; |coef - sklearn newton-cholesky| max "
           f"{h['coef_gap_vs_newton_cholesky']:.1e}; Newton/chord steps {h['n_iter']}; "
-          f"all rounds {json.dumps({k: [round(x, 3) for x in v] for k, v in h['all_rounds'].items()})}")
+          f"all rounds {json.dumps(rounds)}")
 
     print(f"\nLargest d within {args.budget:.0f} s (fit + all 5,000 10-class etas, "
           "fresh process each)")
