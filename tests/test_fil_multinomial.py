@@ -466,3 +466,31 @@ def test_one_vs_rest_of_two_classes_is_the_single_release():
     assert len(ovr.estimators_) == 1
     np.testing.assert_allclose(eta(ovr, per_example=True), ovr.estimators_[0].eta_,
                                rtol=1e-9)
+
+
+def test_sparse_input_gives_the_dense_results():
+    import scipy.sparse as sp
+
+    X, y = _data()
+    X[np.abs(X) < 0.7] = 0.0
+    dense = FILLogisticRegression(sigma=0.2, alpha=ALPHA, random_state=0).fit(X, y)
+    sparse = FILLogisticRegression(sigma=0.2, alpha=ALPHA, random_state=0).fit(
+        sp.csr_matrix(X), y)
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(sparse.eta_, dense.eta_, rtol=1e-9)
+    np.testing.assert_allclose(sparse.predict_proba(sp.csr_matrix(X)),
+                               dense.predict_proba(X), rtol=1e-10)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_membership_scores_and_ill_conditioning_warning():
+    from sklearn_privacy.attacks import membership_scores
+    from sklearn_privacy.exceptions import NumericalPrecisionWarning
+
+    X, y = _data()
+    clf = FILLogisticRegression(sigma=0.01, alpha=ALPHA, random_state=0).fit(X, y)
+    p_true = membership_scores(clf, X, y, attack="confidence")
+    np.testing.assert_allclose(p_true, clf.predict_proba(X)[np.arange(N), y])
+    Xc = np.column_stack([X, X[:, 0] + 1e-7 * np.random.RandomState(0).normal(size=N)])
+    with pytest.warns(NumericalPrecisionWarning, match="ill-conditioned"):
+        FILLogisticRegression(alpha=1e-12, random_state=0).fit(Xc, y)
