@@ -421,7 +421,9 @@ def candidate_minimisers(estimator, columns, candidates=None, *, rows=None, meth
         IWPC (3,855 rows), 4% on a 150-row toy problem, with identical attack predictions
         in both (tested).
         ``"refit"``: refit the exact minimiser for every (row, candidate), warm-started
-        (slow; the reference). ``"auto"``: ``"woodbury"``.
+        (slow; the reference). ``"auto"``: ``"woodbury"``, except for a multinomial
+        model (more than two classes), whose candidates are always exact refits
+        (``"woodbury"`` is refused for it).
     X : array-like or DataFrame, default=None
         Raw rows in the pipeline's input (any rows with valid values, e.g. the training
         frame): needed only when ``candidates`` are levels of an original feature. Each
@@ -593,7 +595,8 @@ def whitebox_inversion(estimator, columns, candidates=None, *, rows=None, prior=
     method : {"auto", "woodbury", "refit"}, default="auto"
         How the candidate minimisers are computed: a Newton step with a Woodbury update
         (``"woodbury"``, also ``"auto"``; exact for least squares) or an exact refit per
-        row and candidate (``"refit"``). See :func:`candidate_minimisers`.
+        row and candidate (``"refit"``; ``"auto"`` for a multinomial model). See
+        :func:`candidate_minimisers`.
     X : array-like or DataFrame, default=None
         Raw rows in the pipeline's input, needed only when ``candidates`` are levels of an
         original feature. See :func:`candidate_minimisers`.
