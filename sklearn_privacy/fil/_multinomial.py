@@ -350,21 +350,72 @@ def multinomial_minimiser(X, y_idx, theta, *, n_classes, alpha, fit_intercept,
     return out, float(np.linalg.norm(out - start.ravel()))
 
 
-LANCZOS_STEPS = 12
+LANCZOS_STEPS = 10
 LANCZOS_RTOL = 1e-10
+
+
+def _tridiagonal_top(a, b):
+    """Largest eigenvalue and its eigenvector of each symmetric tridiagonal matrix.
+
+    ``a`` (r, k) diagonals, ``b`` (r, k - 1) off-diagonals. The eigenvalue by bisection on
+    Sturm counts (vectorised over the rows), the eigenvector by inverse iteration
+    (Thomas algorithm on the positive definite ``sigma I - T``); rows where it breaks
+    down return non-finite vectors (the caller then falls back).
+    """
+    r, k = a.shape
+    radius = np.zeros((r, k))
+    radius[:, 1:] += np.abs(b)
+    radius[:, :-1] += np.abs(b)
+    lo = a.max(axis=1)
+    hi = (a + radius).max(axis=1)
+    b2 = b**2
+    tiny = np.finfo(float).tiny
+    for _ in range(64):
+        mid = 0.5 * (lo + hi)
+        qv = a[:, 0] - mid
+        above = qv >= 0  # eigenvalues >= mid exist iff some pivot of T - mid I is >= 0
+        for i in range(1, k):
+            qv = np.where(qv == 0, tiny, qv)
+            qv = (a[:, i] - mid) - b2[:, i - 1] / qv
+            above |= qv >= 0
+        lo = np.where(above, mid, lo)
+        hi = np.where(above, hi, mid)
+        if np.all(hi - lo <= 4 * np.finfo(float).eps * np.abs(hi)):
+            break
+    theta = lo
+    # eigenvector by two steps of inverse iteration with a shift just above the top
+    # eigenvalue: sigma I - T is positive definite, so the Thomas algorithm is stable
+    sigma = hi + 1e-12 * np.abs(hi) + tiny
+    v = np.ones((r, k))
+    with np.errstate(all="ignore"):
+        for _ in range(2):
+            d = sigma[:, None] - a  # diagonal of sigma I - T (off-diagonal: -b)
+            c = np.zeros((r, k))
+            rhs = v.copy()
+            piv = d[:, 0].copy()
+            rhs[:, 0] /= piv
+            for i in range(1, k):
+                c[:, i - 1] = -b[:, i - 1] / piv
+                piv = d[:, i] + b[:, i - 1] * c[:, i - 1]
+                rhs[:, i] = (rhs[:, i] + b[:, i - 1] * rhs[:, i - 1]) / piv
+            for i in range(k - 2, -1, -1):
+                rhs[:, i] -= c[:, i] * rhs[:, i + 1]
+            v = rhs / np.linalg.norm(rhs, axis=1, keepdims=True)
+    return theta, v
 
 
 def top_eigenvalues(G, *, steps=LANCZOS_STEPS, rtol=LANCZOS_RTOL):
     """Largest eigenvalue of every symmetric PSD matrix of ``G`` (r, m, m), certified.
 
-    ``steps`` batched Lanczos steps with full reorthogonalisation, started from each
-    matrix's column of largest diagonal (slightly perturbed), give the top Ritz value
-    ``theta <= lambda_max`` and its residual ``res``. The upper bound is *proved* row by
-    row: a Cholesky factorisation of ``(theta (1 + rtol) + res) I - G`` succeeds only
-    if every eigenvalue lies below ``theta (1 + rtol) + res``. Rows with ``res > rtol
-    theta`` or a failed factorisation go to LAPACK's ``eigvalsh``. The result is
-    therefore within ``2 rtol`` (relative, plus rounding) of the top eigenvalue for
-    every row; small matrices (``m <= steps + 4``) go to ``eigvalsh`` directly.
+    ``steps`` batched Lanczos steps (started from each matrix's column of largest
+    diagonal, slightly perturbed) give a Ritz vector ``y``; its Rayleigh quotient
+    ``theta = y^T G y`` is a lower bound of ``lambda_max`` whatever the rounding in the
+    iteration (and accurate to the *square* of the vector's error). The upper bound is
+    *proved* row by row: a Cholesky factorisation of ``theta (1 + rtol) I - G``
+    succeeds only if every eigenvalue lies below ``theta (1 + rtol)``. Rows with a
+    non-finite Ritz vector or a failed factorisation go to LAPACK's ``eigvalsh``. Every
+    returned value is therefore within ``rtol`` (relative, plus rounding) below the top
+    eigenvalue; small matrices (``m <= steps + 4``) go to ``eigvalsh`` directly.
     """
     r, m, _ = G.shape
     if m <= steps + 4 or r == 0:
@@ -374,31 +425,29 @@ def top_eigenvalues(G, *, steps=LANCZOS_STEPS, rtol=LANCZOS_RTOL):
     start = start + 1e-3 * np.linalg.norm(start, axis=1, keepdims=True) * (
         np.random.default_rng(0).standard_normal((r, m)))
     norms = np.linalg.norm(start, axis=1, keepdims=True)
-    V = np.zeros((r, steps + 1, m))
+    V = np.zeros((r, steps, m))
     V[:, 0] = start / np.where(norms > 0, norms, 1.0)
     a = np.zeros((r, steps))
-    b = np.zeros((r, steps))
+    b = np.zeros((r, steps - 1))
     floor = 1e-14 * (diag.sum(axis=1) + 1e-300)
     for j in range(steps):
         w = np.einsum("imn,in->im", G, V[:, j])
         a[:, j] = np.einsum("im,im->i", w, V[:, j])
-        for _ in range(2):  # full reorthogonalisation, twice
-            coef = np.einsum("ijm,im->ij", V[:, : j + 1], w)
-            w -= np.einsum("ij,ijm->im", coef, V[:, : j + 1])
+        if j == steps - 1:
+            break
+        coef = np.einsum("ijm,im->ij", V[:, : j + 1], w)  # full reorthogonalisation
+        w -= np.einsum("ij,ijm->im", coef, V[:, : j + 1])
         bj = np.linalg.norm(w, axis=1)
         live = bj > floor
         b[:, j] = np.where(live, bj, 0.0)
         V[:, j + 1] = w / np.where(live, bj, 1.0)[:, None] * live[:, None]
-    T = np.zeros((r, steps, steps))
-    k = np.arange(steps)
-    T[:, k, k] = a
-    T[:, k[:-1], k[1:]] = b[:, :-1]
-    T[:, k[1:], k[:-1]] = b[:, :-1]
-    ritz, vecs = np.linalg.eigh(T)
-    theta = ritz[:, -1]
-    res = b[:, -1] * np.abs(vecs[:, -1, -1])
-    ok = (res <= rtol * theta) & (theta > 0)
-    upper = theta * (1.0 + rtol) + res
+    _, s = _tridiagonal_top(a, b)
+    with np.errstate(all="ignore"):
+        y = np.einsum("ij,ijm->im", s, V)
+        y /= np.linalg.norm(y, axis=1, keepdims=True)
+        theta = np.einsum("im,imn,in->i", y, G, y, optimize=True)
+        ok = np.isfinite(theta) & (theta > 0)
+    upper = theta * (1.0 + rtol)
     eye = np.eye(m)
     for i in np.flatnonzero(ok):
         if dpotrf(upper[i] * eye - G[i], lower=1, clean=0, overwrite_a=1)[1] != 0:
