@@ -511,3 +511,17 @@ def test_certified_top_eigenvalues():
     out = top_eigenvalues(G)
     assert np.all(out <= ref * (1 + 1e-14))  # a Rayleigh quotient: never above
     assert np.all(out >= ref * (1 - 1e-10))  # the Cholesky certificate's margin
+
+
+def test_eta_display_by_class():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from sklearn_privacy.fil import EtaDisplay
+
+    X, y = _data()
+    labels = np.array(["cat", "dog", "eel"])[y]
+    clf = FILLogisticRegression(sigma=0.1, alpha=ALPHA, random_state=0).fit(X, labels)
+    disp = EtaDisplay.from_estimator(clf, by="class")
+    texts = [t.get_text() for t in disp.ax_.get_legend().get_texts()]
+    assert all(any(name in t for t in texts) for name in ("cat", "dog", "eel"))
