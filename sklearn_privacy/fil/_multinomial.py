@@ -71,7 +71,7 @@ __all__ = ["MultinomialFILEngine", "fit_multinomial", "helmert_basis",
            "multinomial_minimiser", "one_hot"]
 
 _CHUNK_BYTES = 48_000_000
-LBFGS_GTOL = 1e-5
+LBFGS_GTOL = 1e-7
 DENSE_FIM_MAX = 2048
 
 
@@ -370,10 +370,10 @@ def _tridiagonal_top(a, b):
     hi = (a + radius).max(axis=1)
     b2 = b**2
     tiny = np.finfo(float).tiny
-    # 40 halvings of the Gershgorin bracket: the shift of the inverse iteration only
+    # 24 halvings of the Gershgorin bracket: the shift of the inverse iteration only
     # needs to lie just above the top eigenvalue (the caller's eigenvalue is the
     # Rayleigh quotient of the Ritz vector, certified separately)
-    for _ in range(40):
+    for _ in range(24):
         mid = 0.5 * (lo + hi)
         qv = a[:, 0] - mid
         above = qv >= 0  # eigenvalues >= mid exist iff some pivot of T - mid I is >= 0
