@@ -3,7 +3,7 @@
 For every (model, d, n) the script fits the exact minimiser once, then times
 
 * ``structured``: building the audit state (Hessian, Cholesky, inverse: done once by
-  ``fit``) and then every per-example eta with :class:`sklearn_privacy.fil.FILEngine` (one
+  ``fit``) and then every per-example eta with the FIL engine (one
   eigendecomposition, one GEMM, a 2 x 2 secular equation per example) -- the work of
   ``eta_`` on a fitted estimator;
 * ``dense``: the straightforward path of the paper's public code -- form the Hessian and
@@ -58,7 +58,7 @@ from sklearn.decomposition import PCA
 
 from sklearn_privacy import FILLinearRegression, FILLogisticRegression
 from sklearn_privacy.datasets import load_adult, load_mnist
-from sklearn_privacy.fil import FILEngine
+from sklearn_privacy.fil._engine import FILEngine
 from sklearn_privacy.fil._dense import dense_hessian_inverse
 from sklearn_privacy.fil._glm import LOGISTIC, SQUARED, augment, fit_minimiser
 

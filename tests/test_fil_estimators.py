@@ -230,8 +230,9 @@ def test_bad_hyperparameters(Est, param, value):
 
 def test_classifier_target_errors():
     X, _ = _classification(n=30)
-    with pytest.raises(ValueError, match="Only binary classification"):
-        FILLogisticRegression().fit(X, np.arange(30) % 3)
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        FILLogisticRegression().fit(X, np.zeros(30))
+    assert FILLogisticRegression().fit(X, np.arange(30) % 3).coef_.shape == (3, X.shape[1])
     with pytest.raises(ValueError, match="Unknown label type"):
         FILLogisticRegression().fit(X, np.linspace(0, 1, 30))
     with pytest.raises(ValueError, match="one class has positive sample_weight"):

@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..fil._audit import final_fil_estimator
 from ..fil._glm import augment, fit_minimiser
+from ..fil._multinomial import fit_multinomial, one_hot
 from ..utils import noise_generator, resolve_columns
 from ..utils._pipeline import feature_columns
 from ..utils._validation import errors_name
@@ -426,7 +427,9 @@ def candidate_minimisers(estimator, columns, candidates=None, *, rows=None, meth
         IWPC (3,855 rows), 4% on a 150-row toy problem, with identical attack predictions
         in both (tested).
         ``"refit"``: refit the exact minimiser for every (row, candidate), warm-started
-        (slow; the reference). ``"auto"``: ``"woodbury"``.
+        (slow; the reference). ``"auto"``: ``"woodbury"``, except for a multinomial
+        model (more than two classes), whose candidates are always exact refits
+        (``"woodbury"`` is refused for it).
     X : array-like or DataFrame, default=None
         Raw rows in the pipeline's input (any rows with valid values, e.g. the training
         frame): needed only when ``candidates`` are levels of an original feature. Each
@@ -479,7 +482,14 @@ def _candidate_minimisers(engine, cols, candidates, truth_all, rows, method):
     truth = truth_all[idx]
     n_c, p = len(candidates), engine.p
     out = np.empty((idx.size, n_c, p))
-    if method == "refit":
+    multinomial = getattr(engine, "K", 2) > 2
+    if multinomial and method == "woodbury":
+        raise ValueError(
+            "method='woodbury' covers the binary and least-squares models; a multinomial "
+            "(more than two classes) model's candidates are exact refits: use "
+            "method='refit' or 'auto'."
+        )
+    if method == "refit" or multinomial:
         X = engine.dense_rows(np.arange(engine.n))
         for k, i in enumerate(idx):
             for c in range(n_c):
@@ -488,6 +498,12 @@ def _candidate_minimisers(engine, cols, candidates, truth_all, rows, method):
                     continue
                 Xc = X.copy()
                 Xc[i, cols] = candidates[c]
+                if multinomial:
+                    out[k, c] = fit_multinomial(
+                        Xc, one_hot(y.astype(np.intp), engine.K), alpha=engine.alpha,
+                        fit_intercept=engine.fit_intercept, sample_weight=engine.omega,
+                        theta_init=theta, tol=1e-14)[0]
+                    continue
                 out[k, c], _ = fit_minimiser(
                     Xc, y, loss=engine.loss, alpha=engine.alpha,
                     fit_intercept=engine.fit_intercept, sample_weight=engine.omega,
@@ -585,7 +601,8 @@ def whitebox_inversion(estimator, columns, candidates=None, *, rows=None, prior=
     method : {"auto", "woodbury", "refit"}, default="auto"
         How the candidate minimisers are computed: a Newton step with a Woodbury update
         (``"woodbury"``, also ``"auto"``; exact for least squares) or an exact refit per
-        row and candidate (``"refit"``). See :func:`candidate_minimisers`.
+        row and candidate (``"refit"``; ``"auto"`` for a multinomial model). See
+        :func:`candidate_minimisers`.
     X : array-like or DataFrame, default=None
         Raw rows in the pipeline's input, needed only when ``candidates`` are levels of an
         original feature. See :func:`candidate_minimisers`.

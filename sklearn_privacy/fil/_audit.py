@@ -10,6 +10,7 @@ from ..utils._columns import resolve_columns
 from ..utils._pipeline import feature_columns, split_pipeline
 from ..utils._validation import errors_name
 from ._base import BaseFILEstimator
+from ._ovr import OneVsRestAudit, is_fil_ovr
 
 __all__ = ["eta", "fisher_information", "sigma_for_eta"]
 
@@ -35,11 +36,16 @@ def final_fil_estimator(estimator, who, why=""):
     """
     steps, final = split_pipeline(estimator)
     if not isinstance(final, BaseFILEstimator):
+        hint = ""
+        if is_fil_ovr(final):
+            hint = (" FILLogisticRegression fits more than two classes natively "
+                    "(multinomial): use it instead of OneVsRestClassifier (fil.eta and "
+                    "fil.fisher_information also accept the one-vs-rest composition).")
         raise TypeError(
             f"{who} needs a fitted FIL estimator (FILLinearRegression, "
             "FILLogisticRegression, FILPoissonRegressor or the IRFIL variants), possibly as "
-            f"the last step of a Pipeline{why}; got {type(final).__name__}. For a linear "
-            "model trained with scikit-learn, sklearn_privacy.fil.audit(model, X, y, "
+            f"the last step of a Pipeline{why}; got {type(final).__name__}.{hint} For a "
+            "linear model trained with scikit-learn, sklearn_privacy.fil.audit(model, X, y, "
             "sigma=...) returns one."
         )
     return steps, final
@@ -47,7 +53,11 @@ def final_fil_estimator(estimator, who, why=""):
 
 def _final_and_columns(estimator, columns):
     """The final FIL estimator and ``columns`` as indices into its input (+ label)."""
-    steps, final = final_fil_estimator(estimator, "eta / fisher_information")
+    steps, final = split_pipeline(estimator)
+    if is_fil_ovr(final):  # K binary releases audited together
+        final = OneVsRestAudit(final)
+    else:
+        steps, final = final_fil_estimator(estimator, "eta / fisher_information")
     final._audit_engine()  # fitted, audit state available
     if columns is None:
         return final, None
@@ -99,7 +109,12 @@ def eta(estimator, rows=None, columns=None, *, per_example: bool = False,
     ----------
     estimator : fitted FIL estimator, or a Pipeline ending in one
         The model whose training values are audited. Its audit state must be available
-        (not removed by :func:`~sklearn_privacy.utils.strip_for_release`).
+        (not removed by :func:`~sklearn_privacy.utils.strip_for_release`). A fitted
+        :class:`~sklearn.multiclass.OneVsRestClassifier` of FIL classifiers (or a
+        pipeline ending in one) is audited as its ``K`` releases together: independent
+        noise, so their Fisher information adds and ``eta = sqrt(lambda_max(sum_k
+        FIM_k))``; the label is then the one-hot vector, ``K - 1`` values in the
+        Helmert basis of the sum-zero changes (as for the multinomial model).
     rows : None, int, array-like of int or array-like of bool, default=None
         Training rows (see :meth:`~sklearn_privacy.FILLinearRegression.eta`).
     columns : None, or one or several features, default=None

@@ -447,7 +447,7 @@ class BaseFILEstimator(BaseEstimator):
         and never stored.
         """
         sensitivity, reason = minimiser_sensitivity(
-            loss=self._loss.name, alpha=float(self.alpha), data_norm=self.data_norm,
+            loss=self._dp_loss_name(), alpha=float(self.alpha), data_norm=self.data_norm,
             fit_intercept=self._solver_intercept(), sample_weight=sample_weight,
             target_bound=getattr(self, "target_bound", None),
             data_dependent_weights=self._data_dependent_weights)
@@ -484,6 +484,10 @@ class BaseFILEstimator(BaseEstimator):
                        "others and counted in data_norm; intercept_ = intercept_scaling * "
                        "that coefficient (post-processing).")
         self.epsilon_reason_ = reason + self._noise_note()
+
+    def _dp_loss_name(self) -> str:
+        """The loss whose derivative bound the DP view uses (see ``minimiser_sensitivity``)."""
+        return self._loss.name
 
     def _objective_gradient_norm(self, X, y, sample_weight, theta) -> float:
         """L2 norm of the gradient of ``(1/W) sum_i w_i l_i + (alpha/2)||theta||^2`` at

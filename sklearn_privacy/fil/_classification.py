@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, log_softmax, softmax
 from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from ..utils import noise_generator
 from ..utils._validation import errors_name, validate_named
+from . import _dask
 from ._base import (
     DP_ATTRS_DOC,
     DP_PARAMS_DOC,
@@ -17,17 +19,37 @@ from ._base import (
     BaseFILEstimator,
 )
 from ._glm import LOGISTIC
+from ._multinomial import MultinomialFILEngine, fit_multinomial, one_hot
 
 
 class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
-    __doc__ = """Binary logistic regression released with output perturbation, with its FIL.
+    __doc__ = """Logistic regression (binary or multinomial) released with output perturbation.
 
-    Minimises :math:`\\sum_i \\omega_i\\,[\\log(1 + e^{z_i}) - y_i z_i] +
+    **Two classes.** Minimises :math:`\\sum_i \\omega_i\\,[\\log(1 + e^{z_i}) - y_i z_i] +
     n\\alpha/2 \\lVert w \\rVert^2` (:math:`z_i = \\theta^\\top \\tilde x_i`, ``y`` encoded
     0/1 with ``classes_[1]`` as 1) to machine precision with Newton's method and releases
-    the minimiser plus :math:`\\mathcal N(0, \\sigma^2 I)` noise. The Fisher information
-    loss of any subset of the training values is available while the estimator is in
-    memory (:attr:`eta_`, :meth:`eta`, :meth:`fisher_information`).
+    the minimiser plus :math:`\\mathcal N(0, \\sigma^2 I)` noise.
+
+    **More than two classes** (``K`` classes, multinomial, as scikit-learn's
+    :class:`~sklearn.linear_model.LogisticRegression`): minimises the softmax loss
+    :math:`\\sum_i \\omega_i [\\log \\sum_k e^{z_{ik}} - z_{i y_i}] + n\\alpha/2
+    \\lVert W \\rVert_F^2` with :math:`z_i = W x_i + b`, every row of ``W`` penalised and
+    the ``K`` intercepts not. The loss is unchanged when one vector is added to every
+    class; the released minimiser is the *symmetric* one (:math:`\\sum_k W_k = 0`, forced by
+    the penalty, and :math:`\\sum_k b_k = 0`, the convention scikit-learn's solvers
+    follow), which is unique. ``LogisticRegression(C=1 / (n alpha))`` has the same
+    minimiser (``n`` the total sample weight). Gaussian noise is added to all ``K (d + 1)``
+    released numbers (``K d`` without intercept). The label of row ``i`` enters its FIL as
+    the one-hot vector restricted to changes that keep it summing to one: ``K - 1``
+    coordinates in an orthonormal basis of the sum-zero vectors (column ``"label"`` of
+    :meth:`eta`; ``K - 1`` values per row in :meth:`fisher_information`). The DP view
+    uses :math:`L = \\sqrt 2` (:math:`\\lVert \\nabla_W l \\rVert_F = \\lVert
+    \\mathrm{softmax}(z) - e_y \\rVert_2 \\lVert x \\rVert \\le \\sqrt 2 \\lVert x \\rVert`).
+    The per-example etas are computed from the structure of the Jacobian (never one
+    dense ``K (d + 1) x (d + K - 1)`` matrix per row); see the user guide, "Multiclass".
+
+    The Fisher information loss of any subset of the training values is available while
+    the estimator is in memory (:attr:`eta_`, :meth:`eta`, :meth:`fisher_information`).
 
     Parameters
     ----------
@@ -55,20 +77,22 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
 
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
-    coef_ : ndarray of shape (1, n_features)
+    classes_ : ndarray of shape (n_classes,)
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
         Released (noise-perturbed) coefficients (shaped as in
-        :class:`~sklearn.linear_model.LogisticRegression`).
-    intercept_ : ndarray of shape (1,)
-        Released (noise-perturbed) intercept; ``[0.0]`` when ``fit_intercept=False``.
+        :class:`~sklearn.linear_model.LogisticRegression`: one row for two classes, one
+        row per class otherwise).
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+        Released (noise-perturbed) intercepts; zeros when ``fit_intercept=False``.
     eta_ : ndarray of shape (n_samples,)
         Per-example Fisher information loss (audit state, not serialised).
     n_iter_ : int
         Newton steps taken: steps with an approximate Hessian (formed in single
         precision for 64 or more dense parameters, reused while it converges fast)
-        followed by Newton steps with the exact Hessian, usually one. Data-dependent
-        and not covered by ``epsilon_``: audit state, left out of pickles and
-        :func:`~sklearn_privacy.utils.strip_for_release`.
+        followed by Newton steps with the exact Hessian, usually one. Multinomial: the
+        Newton steps after an L-BFGS start (exact-Hessian and chord steps, the last one
+        exact). Data-dependent and not covered by ``epsilon_``: audit state, left out of
+        pickles and :func:`~sklearn_privacy.utils.strip_for_release`.
 {DP_ATTRS}    n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when ``X`` has string feature names.
@@ -93,6 +117,12 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
     >>> sigma = clf.sigma_for_eta(0.5)          # noise giving max per-example eta 0.5
     >>> float(clf.set_params(sigma=sigma).fit(X, y).eta_.max().round(6))
     0.5
+    >>> y3 = np.digitize(X[:, 0] - X[:, 1], [-0.5, 0.5])   # three classes: multinomial
+    >>> clf3 = FILLogisticRegression(sigma=0.05, alpha=1e-2, random_state=0).fit(X, y3)
+    >>> clf3.coef_.shape, clf3.intercept_.shape, clf3.predict_proba(X[:2]).shape
+    ((3, 2), (3,), (2, 3))
+    >>> clf3.eta(rows=[0], columns="label", per_example=True).shape
+    (1,)
     """.replace("{THREAT_MODEL_DOC}", THREAT_MODEL_DOC).replace(
         "{DP_PARAMS}", DP_PARAMS_DOC).replace("{DP_ATTRS}", DP_ATTRS_DOC).replace(
         "{INTERCEPT_SCALING}", INTERCEPT_SCALING_DOC)
@@ -114,8 +144,84 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
+        # the penalised intercept (intercept_scaling) is implemented for two classes only
+        tags.classifier_tags.multi_class = getattr(self, "intercept_scaling", None) is None
         return tags
+
+    def _is_multinomial(self) -> bool:
+        """True when fitted (or being fitted) on more than two classes."""
+        return len(getattr(self, "classes_", ())) > 2
+
+    def _fit_exact(self, X, y, sample_weight, theta_init=None):
+        """Binary: the base fit. Multinomial: Newton on the softmax objective."""
+        if not self._is_multinomial():
+            return super()._fit_exact(X, y, sample_weight, theta_init=theta_init)
+        if _dask.is_dask_collection(X):  # pragma: no cover - refused in _dask.prepare
+            raise ValueError("Multiclass (multinomial) fits need the data in memory.")
+        K = len(self.classes_)
+        theta, n_iter, hessian = fit_multinomial(
+            X, one_hot(y.astype(np.intp), K), alpha=float(self.alpha),
+            fit_intercept=self.fit_intercept, sample_weight=sample_weight,
+            theta_init=theta_init, tol=self._newton_tol(),
+            max_iter=getattr(self, "max_iter", 100))
+        engine = MultinomialFILEngine(
+            X, y, theta, n_classes=K, alpha=float(self.alpha),
+            fit_intercept=self.fit_intercept, sample_weight=sample_weight,
+            hessian=hessian)
+        return theta, n_iter, engine
+
+    def _release(self, theta):
+        """Binary: the base release. Multinomial: noise on all ``K (d + 1)`` numbers.
+
+        ``theta`` is the row-major ``K x (d + 1)`` matrix ``[coef | intercept]`` (``K x
+        d`` without intercept); ``coef_`` is ``(K, d)`` and ``intercept_`` ``(K,)``
+        (zeros, not released, when ``fit_intercept=False``), as in scikit-learn.
+        """
+        if not self._is_multinomial():
+            return super()._release(theta)
+        noise = noise_generator(self.random_state).standard_normal(theta.shape)
+        with np.errstate(over="ignore", invalid="ignore"):
+            released = theta + self.sigma * noise
+        if not np.all(np.isfinite(released)):
+            raise ValueError(
+                f"sigma={self.sigma!r} is so large that the released parameters overflow "
+                "float64; use a smaller sigma."
+            )
+        self._sigma_fit = float(self.sigma)
+        K, d = len(self.classes_), self.n_features_in_
+        Theta = released.reshape(K, d + int(self.fit_intercept))
+        self.coef_ = np.ascontiguousarray(Theta[:, :d])
+        self.intercept_ = Theta[:, d].copy() if self.fit_intercept else np.zeros(K)
+
+    def _released_theta(self) -> np.ndarray:
+        """The released parameters in the layout of the audit engine's ``theta``."""
+        if not self._is_multinomial():
+            return super()._released_theta()
+        if self.fit_intercept:
+            return np.column_stack([self.coef_, self.intercept_]).ravel()
+        return np.ravel(self.coef_)
+
+    def _dp_loss_name(self) -> str:
+        """The loss of the DP view: the multinomial gradient norm is at most sqrt(2)||x||."""
+        return "multinomial" if self._is_multinomial() else super()._dp_loss_name()
+
+    def _objective_gradient_norm(self, X, y, sample_weight, theta) -> float:
+        """Multinomial: ``||(1/W) X^T (w (P - Y)) + alpha Theta||_F`` (no intercept, the
+        only case with a DP view), the certificate of the released centre."""
+        if not self._is_multinomial():
+            return super()._objective_gradient_norm(X, y, sample_weight, theta)
+        K = len(self.classes_)
+        Theta = np.asarray(theta, dtype=np.float64).reshape(K, -1)
+        Z = np.asarray(X @ Theta.T)
+        Z -= Z.max(axis=1, keepdims=True)
+        P = np.exp(Z)
+        P /= P.sum(axis=1, keepdims=True)
+        R = P - one_hot(np.asarray(y).astype(np.intp), K)
+        total = float(np.sum(sample_weight))
+        G = np.asarray(X.T @ (np.asarray(sample_weight)[:, None] * R)).T / total
+        with np.errstate(over="ignore", invalid="ignore"):
+            value = float(np.linalg.norm(G + float(self.alpha) * Theta))
+        return value if np.isfinite(value) else np.inf
 
     def _encode_target(self, y, sample_weight):
         """Classes to ``classes_`` and ``y`` to 0/1 (``classes_[1]`` is 1).
@@ -126,13 +232,28 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         with errors_name("y"):
             check_classification_targets(y)
             classes, y01 = np.unique(y, return_inverse=True)
-        if classes.size != 2:
+        if classes.size < 2:
             raise ValueError(
-                "Only binary classification is supported. "
-                f"{type(self).__name__} needs y with exactly 2 classes, got "
-                f"{classes.size} class(es). For multiclass problems, wrap it in "
-                "sklearn.multiclass.OneVsRestClassifier."
+                f"{type(self).__name__} needs y with at least 2 classes, got "
+                f"{classes.size} class(es)."
             )
+        if classes.size > 2:  # multinomial: y as class indices 0..K-1
+            if self._penalised_intercept():
+                raise ValueError(
+                    "Only binary classification is supported with intercept_scaling (the "
+                    "penalised intercept is implemented for two classes); for more classes "
+                    "use fit_intercept=False and append a constant column to X (its value "
+                    "counts towards data_norm).")
+            present = np.unique(y01[sample_weight > 0])
+            if present.size < classes.size:
+                missing = np.setdiff1d(np.arange(classes.size), present)
+                raise ValueError(
+                    f"Classes {list(classes[missing])} have no positive sample_weight; "
+                    "the multinomial minimiser does not exist (their unpenalised "
+                    "intercepts diverge). Give every class positive weight or drop it."
+                )
+            self.classes_ = classes
+            return y01.astype(np.float64)
         y01 = y01.astype(np.float64)
         if np.unique(y01[sample_weight > 0]).size < 2:
             raise ValueError(
@@ -143,7 +264,7 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         return y01
 
     def decision_function(self, X):
-        """Compute the log-odds of ``classes_[1]`` under the released parameters.
+        """Compute the log-odds (binary) or the class scores under the released parameters.
 
         Parameters
         ----------
@@ -152,11 +273,14 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
 
         Returns
         -------
-        scores : ndarray of shape (n_samples,)
-            ``X @ coef_[0] + intercept_[0]``, with the noise-perturbed parameters.
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            ``X @ coef_[0] + intercept_[0]`` for two classes, ``X @ coef_.T +
+            intercept_`` for more, with the noise-perturbed parameters.
         """
         check_is_fitted(self)
         X = validate_named(self, X, dtype=np.float64, reset=False, accept_sparse=["csr", "csc"])
+        if self._is_multinomial():
+            return np.asarray(X @ self.coef_.T) + self.intercept_
         return np.asarray(X @ self.coef_[0]).ravel() + self.intercept_[0]
 
     def predict_proba(self, X):
@@ -169,11 +293,14 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
 
         Returns
         -------
-        proba : ndarray of shape (n_samples, 2)
-            Probabilities of ``classes_[0]`` and ``classes_[1]``; each column is computed
+        proba : ndarray of shape (n_samples, n_classes)
+            Probabilities of the classes in the order of ``classes_`` (softmax of the
+            scores for more than two classes); for two classes each column is computed
             directly (not as one minus the other), so small probabilities stay accurate.
         """
         z = self.decision_function(X)
+        if z.ndim == 2:  # multinomial
+            return softmax(z, axis=1)
         # expit(-z), not 1 - expit(z): keeps P(classes_[0]) ~ e^-z accurate for large z
         return np.column_stack([expit(-z), expit(z)])
 
@@ -187,11 +314,13 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
 
         Returns
         -------
-        log_proba : ndarray of shape (n_samples, 2)
-            Log-probabilities of ``classes_[0]`` and ``classes_[1]``, computed without
-            underflow for large log-odds.
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Log-probabilities of the classes in the order of ``classes_``, computed
+            without underflow for large scores.
         """
         z = self.decision_function(X)
+        if z.ndim == 2:  # multinomial
+            return log_softmax(z, axis=1)
         return np.column_stack([-np.logaddexp(0.0, z), -np.logaddexp(0.0, -z)])
 
     def predict(self, X):
@@ -205,7 +334,11 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
-            ``classes_[1]`` where the log-odds are positive, ``classes_[0]`` elsewhere.
+            ``classes_[1]`` where the log-odds are positive, ``classes_[0]`` elsewhere
+            (two classes); the class of the largest score (more classes).
         """
         check_is_fitted(self)
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        z = self.decision_function(X)
+        if z.ndim == 2:  # multinomial
+            return self.classes_[np.argmax(z, axis=1)]
+        return self.classes_[(z > 0).astype(int)]

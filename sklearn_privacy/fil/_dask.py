@@ -230,6 +230,8 @@ def prepare(est, X, y, sample_weight=None):
                 "Only binary classification is supported. "
                 f"{type(est).__name__} needs y with exactly 2 classes, got "
                 f"{classes.size} class(es)."
+                + (" Multiclass (multinomial) fits need the data in memory: pass X and "
+                   "y as numpy arrays (e.g. X.compute())." if classes.size > 2 else "")
             )
         yd = (yd == classes[1]).astype(np.float64)
         if wd is not None and da.unique(yd[(wd > 0)]).compute().size < 2:

@@ -110,7 +110,7 @@ def minimiser_sensitivity(*, loss: str, alpha: float, data_norm, fit_intercept: 
 
     Parameters
     ----------
-    loss : {"logistic", "squared"}
+    loss : {"logistic", "multinomial", "squared"}
         The loss of the model.
     alpha : float
         The L2 penalty of the objective (``(W alpha / 2) ||theta||^2``).
@@ -158,6 +158,12 @@ def minimiser_sensitivity(*, loss: str, alpha: float, data_norm, fit_intercept: 
         what = (f"|y| <= target_bound = {float(target_bound)!r}, so |l'| <= target_bound (1 + "
                 "data_norm c) with c = max_(s <= data_norm) s / (s^2 + alpha) at any "
                 "minimiser")
+    elif loss == "multinomial":
+        # grad_Theta l = (p - e_y) x^T, ||p - e_y||^2 = (1 - p_y)^2 + sum_{k!=y} p_k^2
+        # <= 2 (1 - p_y)^2 <= 2
+        lipschitz = float(np.sqrt(2.0))
+        what = ("||grad l||_F = ||softmax(z) - e_y||_2 ||x|| <= sqrt(2) ||x||, every "
+                "coefficient of every class penalised")
     else:
         lipschitz = float(expit(float(data_norm) * np.sqrt(2.0 * np.log(2.0) / alpha)))
         what = ("|l'| = |sigmoid(z) - y| <= sigmoid(data_norm sqrt(2 log 2 / alpha)) = "

@@ -429,7 +429,11 @@ IRFILLinearRegression.__doc__ = (
 )
 
 IRFILLogisticRegression.__doc__ = (
-    """Binary logistic regression with iteratively reweighted FIL.
+    """Logistic regression (binary or multinomial) with iteratively reweighted FIL.
+
+    With more than two classes the model is the multinomial one of
+    :class:`FILLogisticRegression` and the equalised eta is that of the whole
+    ``K x (d + 1)`` release (the label as ``K - 1`` sum-zero coordinates).
 """ + _IRFIL_DOC.format(alpha_default="1e-3", extra_params=_LOGISTIC_EXTRA,
                         tol_param=_LOGISTIC_TOL, base="FILLogisticRegression",
                         dp_params=DP_PARAMS_DOC, dp_attrs=DP_ATTRS_DOC) + """

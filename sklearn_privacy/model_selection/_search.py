@@ -7,7 +7,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy.sparse import issparse
-from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.compose import ColumnTransformer
 from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import ParameterGrid
@@ -100,11 +100,12 @@ def _set_random_states(estimator, seed):
     return estimator
 
 
-def _check_candidate(candidate, n_train):
+def _check_candidate(candidate, n_train, n_classes=2):
     """``(gaussian_mu, pure_epsilon)`` of the training mechanism of one candidate.
 
-    Computed from public quantities only (hyperparameters and the number of training
-    rows), so that every setting of the grid is accounted for, drawn or not.
+    Computed from public quantities only (hyperparameters, the number of training rows
+    and the label set, public by the threat model), so that every setting of the grid is
+    accounted for, drawn or not.
     """
     final, path = _final_step(candidate)
     where = "estimator" + "".join(f"[{p!r}]" for p in path)
@@ -115,9 +116,12 @@ def _check_candidate(candidate, n_train):
                 f"{where} is {type(final).__name__}: its weights are recomputed from the "
                 "data, so it has no DP guarantee to select over. Use FILLogisticRegression "
                 "or FILLinearRegression with data_norm set.")
+        loss = final._loss.name
+        if loss == "logistic" and n_classes > 2:
+            loss = "multinomial"
         sens, reason = minimiser_sensitivity(
-            loss=final._loss.name, alpha=float(final.alpha), data_norm=final.data_norm,
-            fit_intercept=final.fit_intercept, sample_weight=np.ones(n_train),
+            loss=loss, alpha=float(final.alpha), data_norm=final.data_norm,
+            fit_intercept=final._solver_intercept(), sample_weight=np.ones(n_train),
             target_bound=getattr(final, "target_bound", None))
         if not np.isfinite(sens):
             raise ValueError(f"{where} ({type(final).__name__}) has {reason} Every "
@@ -443,12 +447,13 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
             raise ValueError(f"X has {n} rows but y has {_num_samples(y)}: give one target "
                              "per row.")
         n_train, n_val = self._split_sizes(n)
+        n_classes = np.unique(y_values).size if is_classifier(self.estimator) else 0
         grid = self._grid()
         mus, pures = [], []
         for params in grid:
             candidate = clone(self.estimator).set_params(**params)
             try:
-                mu, pure = _check_candidate(candidate, n_train)
+                mu, pure = _check_candidate(candidate, n_train, n_classes)
             except (ValueError, TypeError) as exc:
                 raise type(exc)(f"param_grid setting {params}: {exc}") from exc
             mus.append(mu)

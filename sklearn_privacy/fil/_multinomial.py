@@ -1,0 +1,736 @@
+"""Multinomial (softmax) logistic regression: exact minimiser and structured FIL engine.
+
+Parameters and objective
+------------------------
+With ``K`` classes, ``d`` features and ``q = d + 1`` (``q = d`` without intercept), the
+parameters are a ``K x q`` matrix ``Theta = [W | b]`` (row ``k``: the coefficients and
+intercept of class ``k``), flattened row-major into ``theta`` of length ``p = K q``.
+The objective is scikit-learn's multinomial ``LogisticRegression`` objective (with
+``C = 1 / (n alpha)``)::
+
+    F(Theta) = sum_i omega_i [logsumexp(Theta x~_i) - y_i^T Theta x~_i] + (n alpha / 2) ||W||_F^2
+
+with ``y_i`` the one-hot label, ``n`` the total sample weight and the intercepts ``b``
+not penalised. ``F`` is invariant under ``Theta -> Theta + 1_K c^T`` in every unpenalised
+direction (the intercepts, and all of ``Theta`` when ``alpha = 0``); as scikit-learn, we
+release the *symmetric* minimiser, the one with ``sum_k Theta_k = 0`` (with ``alpha > 0``
+the penalty already forces ``sum_k W_k = 0``; only the intercepts need the convention).
+It is unique, and it is the minimiser of ``F + (c / 2K) ||sum_k Theta_k||^2`` for any
+``c > 0`` -- the loss gradient always sums to zero over the classes -- so Newton's method
+and the Hessian below include that term (with a ``c`` of the scale of the Hessian).
+
+Jacobian of the minimiser
+-------------------------
+With ``p_i = softmax(Theta x~_i)``, ``S_i = diag(p_i) - p_i p_i^T``, ``r_i = p_i - y_i``
+and ``E = [I_d; 0]`` (``q x d``), the gradient of example ``i``'s loss is
+``omega_i r_i (x) x~_i`` and its derivative with respect to the data values is::
+
+    B_i = omega_i [ (S_i W) (x) x~_i + r_i (x) E ,  -Q (x) x~_i ]      (p x (d + K - 1))
+
+The label is the one-hot vector ``y_i``; the only changes that keep it a distribution
+are those summing to zero, so -- as the binary model treats its 0/1 label as a real
+number -- the label's coordinates are the ``K - 1`` coordinates of ``y_i`` in the
+orthonormal (Helmert) basis ``Q`` of the vectors summing to zero. (An unconstrained
+``R^K`` label would add the direction ``1_K``, which changes no distribution and moves
+only the penalised class sum; it would dominate every eta with a non-physical change.)
+The minimiser's Jacobian is ``J_i = -H^{-1} B_i``, and everything is in the symmetric
+subspace, so ``c`` above does not enter.
+
+Structured computation (never forming ``J_i``): with ``M = H^{-2}`` and
+``U_i = omega_i [S_i W, -Q]`` (``K x m``), ``m = d + K - 1``::
+
+    J_i^T J_i = U_i^T A_i U_i + U_i^T C_i + C_i^T U_i + D_i,
+    A_i[k, l] = x~^T M_kl x~,   C_i[k, j] = omega_i sum_l r_l (x~^T M_kl)_j,
+    D_i[j, j'] = omega_i^2 sum_kl r_k r_l (M_kl)_jj'                 (features j, j' < d)
+
+where ``M_kl`` is the ``q x q`` block ``(k, l)`` of ``M``. For a chunk of rows,
+``x~^T M_kl`` for all ``(k, l)`` is one GEMM ``(rows x q) @ (q x K^2 q)`` and ``D`` one
+GEMM ``(rows x K^2) @ (K^2 x d^2)``; the top eigenvalue of each per-row ``m x m`` Gram
+comes from a batched, certified Lanczos iteration (:func:`top_eigenvalues`; LAPACK's
+``eigvalsh`` for the rows it cannot certify).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from scipy import linalg
+from scipy.linalg.lapack import dpotrf
+from scipy.sparse.linalg import LinearOperator
+from scipy.special import logsumexp, softmax
+from sklearn.exceptions import ConvergenceWarning
+
+from ..exceptions import NumericalPrecisionWarning
+from ..utils import resolve_columns
+from ._engine import _ERROR_FACTOR, COND_WARN, check_sigma_scaled
+from ._glm import SingularHessianError, augment
+
+__all__ = ["MultinomialFILEngine", "fit_multinomial", "helmert_basis",
+           "multinomial_minimiser", "one_hot"]
+
+_CHUNK_BYTES = 48_000_000
+LBFGS_GTOL = 1e-7
+DENSE_FIM_MAX = 2048
+
+
+def helmert_basis(k: int) -> np.ndarray:
+    """Orthonormal basis (k x (k-1)) of the vectors of R^k summing to zero (Helmert)."""
+    Q = np.zeros((k, k - 1))
+    for j in range(1, k):
+        Q[:j, j - 1] = 1.0
+        Q[j, j - 1] = -float(j)
+        Q[:, j - 1] /= np.sqrt(j * (j + 1.0))
+    return Q
+
+
+def one_hot(y_idx, n_classes: int) -> np.ndarray:
+    """One-hot matrix (n, K) of integer class indices."""
+    y_idx = np.asarray(y_idx, dtype=np.intp)
+    Y = np.zeros((y_idx.size, n_classes))
+    Y[np.arange(y_idx.size), y_idx] = 1.0
+    return Y
+
+
+def _dense_aug(X, rows, fit_intercept):
+    Xr = X[rows]
+    if sp.issparse(Xr):
+        Xr = Xr.toarray()
+    return augment(np.asarray(Xr, dtype=np.float64), fit_intercept)
+
+
+def _chunks(n, per_row_bytes, budget=_CHUNK_BYTES):
+    size = max(1, int(budget // max(per_row_bytes, 1)))
+    for start in range(0, n, size):
+        yield slice(start, min(n, start + size))
+
+
+def _predictor(X, Theta, fit_intercept):
+    """``Z = X~ Theta^T`` (n x K)."""
+    d = X.shape[1]
+    Z = np.asarray(X @ Theta[:, :d].T)
+    if fit_intercept:
+        Z = Z + Theta[:, d]
+    return Z
+
+
+def _hessian(X, P, omega, fit_intercept, K, q):
+    """Loss Hessian ``sum_i omega_i S_i (x) x~_i x~_i^T`` (p x p).
+
+    Dense ``X``: ``blockdiag_k(X~^T diag(omega p_k) X~) - V^T V`` with ``V_i = sqrt(omega_i)
+    p_i (x) x~_i``, one GEMM per row chunk. Sparse ``X``: block by block.
+    """
+    n = X.shape[0]
+    if not sp.issparse(X):
+        H = np.zeros((K * q, K * q))
+        diag = np.zeros((K, q, q))
+        for sl in _chunks(n, 8 * K * q * 2):
+            Xt = _dense_aug(X, sl, fit_intercept)
+            Pc, root = P[sl], np.sqrt(omega[sl])
+            V = ((Pc * root[:, None])[:, :, None] * Xt[:, None, :]).reshape(-1, K * q)
+            H -= V.T @ V
+            Xw = Xt * root[:, None]
+            for k in range(K):
+                diag[k] += (Xw * Pc[:, k:k + 1]).T @ Xw
+        H4 = H.reshape(K, q, K, q)
+        for k in range(K):
+            H4[k, :, k, :] += diag[k]
+        return H
+    H = np.zeros((K, q, K, q))
+    for sl in _chunks(n, 8 * (q + 2 * K) * 4):
+        Xt = _dense_aug(X, sl, fit_intercept) if not sp.issparse(X) else None
+        Pc, om = P[sl], omega[sl]
+        if Xt is None:
+            Xs = augment(X[sl], fit_intercept).tocsr()
+        for k in range(K):
+            for m in range(k, K):
+                c = om * (Pc[:, k] * ((k == m) - Pc[:, m]))
+                if Xt is not None:
+                    blk = (Xt * c[:, None]).T @ Xt
+                else:
+                    blk = (Xs.T @ Xs.multiply(c[:, None]).tocsr()).toarray()
+                H[k, :, m, :] += blk
+                if m != k:
+                    H[m, :, k, :] += blk.T
+    return H.reshape(K * q, K * q)
+
+
+def _regulariser(K, q, d, total, alpha, H_loss):
+    """Penalty Hessian plus the symmetric-parametrisation term ``(c/K) 1 1^T (x) I_q``."""
+    R = np.zeros((K, q, K, q))
+    idx = np.arange(d)
+    for k in range(K):
+        R[k, idx, k, idx] = total * alpha
+    c = max(np.trace(H_loss) / H_loss.shape[0], total * alpha, 1e-300)
+    for a in range(q):
+        R[:, a, :, a] += c / K
+    return R.reshape(K * q, K * q), c
+
+
+def _objective(X, Y, Theta, omega, alpha, total, d, c, fit_intercept):
+    Z = _predictor(X, Theta, fit_intercept)
+    loss = omega @ (logsumexp(Z, axis=1) - np.sum(Y * Z, axis=1))
+    s = Theta.sum(axis=0)
+    return float(loss + 0.5 * total * alpha * np.sum(Theta[:, :d] ** 2)
+                 + 0.5 * c / Theta.shape[0] * (s @ s))
+
+
+def _lbfgs_start(X, Y, Theta, omega, alpha, total, d, fit_intercept):
+    """A cheap starting point for Newton: L-BFGS on the mean objective (gradient only).
+
+    The loss gradient sums to zero over the classes, so the iterates stay symmetric;
+    Newton's method then polishes to machine precision in a few exact steps.
+    """
+    from scipy.optimize import minimize
+
+    K, q = Theta.shape
+
+    def fun(flat):
+        T = flat.reshape(K, q)
+        Z = _predictor(X, T, fit_intercept)
+        zmax = Z.max(axis=1)
+        E = np.exp(Z - zmax[:, None])
+        sums = E.sum(axis=1)
+        lse = zmax + np.log(sums)
+        G = (E / sums[:, None] - Y) * omega[:, None]
+        grad = np.empty((K, q))
+        grad[:, :d] = np.asarray(X.T @ G).T + total * alpha * T[:, :d]
+        if fit_intercept:
+            grad[:, d] = G.sum(axis=0)
+        value = omega @ (lse - np.sum(Y * Z, axis=1)) + 0.5 * total * alpha * np.sum(
+            T[:, :d] ** 2)
+        return value / total, grad.ravel() / total
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = minimize(fun, Theta.ravel(), jac=True, method="L-BFGS-B",
+                       options={"maxiter": 500, "gtol": LBFGS_GTOL, "ftol": 1e-12})
+    out = res.x.reshape(K, q)
+    if not np.all(np.isfinite(out)):
+        return Theta
+    return out - out.mean(axis=0)
+
+
+def fit_multinomial(X, Y, *, alpha, fit_intercept, sample_weight=None, theta_init=None,
+                    tol=1e-12, max_iter=100):
+    """Symmetric exact minimiser of the multinomial objective by damped Newton.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n, d)
+    Y : ndarray of shape (n, K)
+        Label distributions (one-hot for ordinary labels; soft labels allowed, each row
+        summing to one).
+    alpha : float
+        L2 penalty (``n alpha / 2 ||W||^2``, ``n`` the total weight).
+    fit_intercept : bool
+    sample_weight : ndarray of shape (n,) or None
+    theta_init : ndarray of shape (K q,) or None
+    tol : float
+        Stop when the Newton step is at most ``tol`` relative to the parameters.
+    max_iter : int
+
+    Returns
+    -------
+    theta : ndarray of shape (K q,)
+        Row-major ``Theta = [W | b]``, with ``sum_k Theta_k = 0``.
+    n_iter : int
+    hessian : ndarray of shape (K q, K q)
+        The (symmetrised, regularised) Hessian at the last iterate.
+    """
+    n, d = X.shape
+    K = Y.shape[1]
+    q = d + int(fit_intercept)
+    omega = np.ones(n) if sample_weight is None else np.asarray(sample_weight, float)
+    total = float(omega.sum())
+    Theta = (np.zeros((K, q)) if theta_init is None
+             else np.array(theta_init, dtype=float).reshape(K, q))
+    Theta = Theta - Theta.mean(axis=0)
+    if theta_init is None:
+        Theta = _lbfgs_start(X, Y, Theta, omega, alpha, total, d, fit_intercept)
+    def gradient(T):
+        P = softmax(_predictor(X, T, fit_intercept), axis=1)
+        G = (P - Y) * omega[:, None]
+        grad = np.empty((K, q))
+        grad[:, :d] = np.asarray(X.T @ G).T + total * alpha * T[:, :d]
+        if fit_intercept:
+            grad[:, d] = G.sum(axis=0)
+        return P, grad
+
+    def exact(T, P):
+        H_loss = _hessian(X, P, omega, fit_intercept, K, q)
+        Rg, c = _regulariser(K, q, d, total, alpha, H_loss)
+        H = H_loss + Rg
+        try:
+            return H, c, linalg.cho_factor(H, lower=True, check_finite=False)
+        except linalg.LinAlgError as exc:
+            raise SingularHessianError(
+                "The multinomial Hessian is singular; increase alpha (classes may be "
+                "linearly separable)."
+            ) from exc
+
+    # Newton's method; once the steps are small, steps with the last exact Hessian
+    # (chord steps, one gradient each) while they shrink at least tenfold; the returned
+    # Hessian is always exact at the final iterate, whose exact step is below tol.
+    n_iter = 0
+    converged = False
+    H = cf = None
+    c = 0.0
+    need_exact = True
+    prev = np.inf
+    while n_iter < max_iter:
+        n_iter += 1
+        P, grad = gradient(Theta)
+        exact_here = need_exact or cf is None
+        if exact_here:
+            H, c, cf = exact(Theta, P)
+        s_sum = Theta.sum(axis=0)
+        g = grad + (c / K) * s_sum[None, :]
+        step = -linalg.cho_solve(cf, g.ravel(), check_finite=False).reshape(K, q)
+        norm = float(np.linalg.norm(step))
+        scale = max(1.0, float(np.linalg.norm(Theta)))
+        t = 1.0
+        if norm > 1e-4 * scale:
+            f0 = _objective(X, Y, Theta, omega, alpha, total, d, c, fit_intercept)
+            slope = float(np.sum(g * step))
+            while t > 1e-10:
+                f1 = _objective(X, Y, Theta + t * step, omega, alpha, total, d, c,
+                                fit_intercept)
+                if f1 <= f0 + 1e-4 * t * slope:
+                    break
+                t *= 0.5
+        Theta = Theta + t * step
+        Theta -= Theta.mean(axis=0)
+        if not np.all(np.isfinite(Theta)):
+            raise SingularHessianError(
+                "Newton's method diverged on the multinomial objective; increase alpha "
+                "(classes may be linearly separable)."
+            )
+        if norm <= tol * scale:
+            if exact_here:  # the exact step at the final iterate is below tol
+                converged = True
+                break
+            need_exact = True  # a chord step: confirm with the exact Hessian
+        elif exact_here:
+            need_exact = norm > 1e-4 * scale
+        else:
+            need_exact = norm > 0.1 * prev  # the chord steps stalled
+        prev = norm
+    if not converged:
+        warnings.warn(
+            f"Newton's method did not converge in max_iter={max_iter} steps on the "
+            "multinomial objective; increase max_iter or alpha.",
+            ConvergenceWarning, stacklevel=3,
+        )
+    return Theta.ravel(), n_iter, H
+
+
+def multinomial_minimiser(X, y_idx, theta, *, n_classes, alpha, fit_intercept,
+                          sample_weight=None, tol=1e-12, max_iter=100):
+    """Exact minimiser from given (e.g. a user's solver's) parameters, and the distance.
+
+    Polishes ``theta`` (row-major ``K x q`` of ``[coef_ | intercept_]``, any intercept
+    offset) with Newton's method on the multinomial objective at ``alpha``.
+
+    Returns
+    -------
+    theta : ndarray of shape (K q,)
+        The symmetric exact minimiser.
+    distance : float
+        L2 distance moved from the symmetric version of the given parameters.
+    """
+    K = int(n_classes)
+    q = X.shape[1] + int(fit_intercept)
+    start = np.asarray(theta, float).reshape(K, q)
+    start = start - start.mean(axis=0)
+    out, _, _ = fit_multinomial(X, one_hot(y_idx, K), alpha=alpha,
+                                fit_intercept=fit_intercept, sample_weight=sample_weight,
+                                theta_init=start.ravel(), tol=tol, max_iter=max_iter)
+    return out, float(np.linalg.norm(out - start.ravel()))
+
+
+LANCZOS_STEPS = 10
+LANCZOS_RTOL = 1e-10
+
+
+def _tridiagonal_top(a, b):
+    """Largest eigenvalue and its eigenvector of each symmetric tridiagonal matrix.
+
+    ``a`` (r, k) diagonals, ``b`` (r, k - 1) off-diagonals. The eigenvalue by bisection on
+    Sturm counts (vectorised over the rows), the eigenvector by inverse iteration
+    (Thomas algorithm on the positive definite ``sigma I - T``); rows where it breaks
+    down return non-finite vectors (the caller then falls back).
+    """
+    r, k = a.shape
+    radius = np.zeros((r, k))
+    radius[:, 1:] += np.abs(b)
+    radius[:, :-1] += np.abs(b)
+    lo = a.max(axis=1)
+    hi = (a + radius).max(axis=1)
+    b2 = b**2
+    tiny = np.finfo(float).tiny
+    # 24 halvings of the Gershgorin bracket: the shift of the inverse iteration only
+    # needs to lie just above the top eigenvalue (the caller's eigenvalue is the
+    # Rayleigh quotient of the Ritz vector, certified separately)
+    for _ in range(24):
+        mid = 0.5 * (lo + hi)
+        qv = a[:, 0] - mid
+        above = qv >= 0  # eigenvalues >= mid exist iff some pivot of T - mid I is >= 0
+        for i in range(1, k):
+            qv = np.where(qv == 0, tiny, qv)
+            qv = (a[:, i] - mid) - b2[:, i - 1] / qv
+            above |= qv >= 0
+        lo = np.where(above, mid, lo)
+        hi = np.where(above, hi, mid)
+    theta = lo
+    # eigenvector by two steps of inverse iteration with a shift just above the top
+    # eigenvalue: sigma I - T is positive definite, so the Thomas algorithm is stable
+    sigma = hi + 1e-12 * np.abs(hi) + tiny
+    v = np.ones((r, k))
+    with np.errstate(all="ignore"):
+        for _ in range(2):
+            d = sigma[:, None] - a  # diagonal of sigma I - T (off-diagonal: -b)
+            c = np.zeros((r, k))
+            rhs = v.copy()
+            piv = d[:, 0].copy()
+            rhs[:, 0] /= piv
+            for i in range(1, k):
+                c[:, i - 1] = -b[:, i - 1] / piv
+                piv = d[:, i] + b[:, i - 1] * c[:, i - 1]
+                rhs[:, i] = (rhs[:, i] + b[:, i - 1] * rhs[:, i - 1]) / piv
+            for i in range(k - 2, -1, -1):
+                rhs[:, i] -= c[:, i] * rhs[:, i + 1]
+            v = rhs / np.linalg.norm(rhs, axis=1, keepdims=True)
+    return theta, v
+
+
+def top_eigenvalues(G, *, steps=LANCZOS_STEPS, rtol=LANCZOS_RTOL):
+    """Largest eigenvalue of every symmetric PSD matrix of ``G`` (r, m, m), certified.
+
+    ``steps`` batched Lanczos steps (started from each matrix's column of largest
+    diagonal, slightly perturbed) give a Ritz vector ``y``; its Rayleigh quotient
+    ``theta = y^T G y`` is a lower bound of ``lambda_max`` whatever the rounding in the
+    iteration (and accurate to the *square* of the vector's error). The upper bound is
+    *proved* row by row: a Cholesky factorisation of ``theta (1 + rtol) I - G``
+    succeeds only if every eigenvalue lies below ``theta (1 + rtol)``. Rows with a
+    non-finite Ritz vector or a failed factorisation go to LAPACK's ``eigvalsh``. Every
+    returned value is therefore within ``rtol`` (relative, plus rounding) below the top
+    eigenvalue; small matrices (``m <= steps + 4``) go to ``eigvalsh`` directly.
+    """
+    r, m, _ = G.shape
+    if m <= steps + 4 or r == 0:
+        return np.linalg.eigvalsh(G)[:, -1] if m > 1 else G[:, 0, 0].copy()
+    diag = np.einsum("imm->im", G)
+    start = np.take_along_axis(G, diag.argmax(axis=1)[:, None, None], axis=2)[:, :, 0]
+    start = start + 1e-3 * np.linalg.norm(start, axis=1, keepdims=True) * (
+        np.random.default_rng(0).standard_normal((r, m)))
+    norms = np.linalg.norm(start, axis=1, keepdims=True)
+    V = np.zeros((r, steps, m))
+    V[:, 0] = start / np.where(norms > 0, norms, 1.0)
+    a = np.zeros((r, steps))
+    b = np.zeros((r, steps - 1))
+    floor = 1e-14 * (diag.sum(axis=1) + 1e-300)
+    for j in range(steps):
+        w = np.einsum("imn,in->im", G, V[:, j])
+        a[:, j] = np.einsum("im,im->i", w, V[:, j])
+        if j == steps - 1:
+            break
+        coef = np.einsum("ijm,im->ij", V[:, : j + 1], w)  # full reorthogonalisation
+        w -= np.einsum("ij,ijm->im", coef, V[:, : j + 1])
+        bj = np.linalg.norm(w, axis=1)
+        live = bj > floor
+        b[:, j] = np.where(live, bj, 0.0)
+        V[:, j + 1] = w / np.where(live, bj, 1.0)[:, None] * live[:, None]
+    _, s = _tridiagonal_top(a, b)
+    with np.errstate(all="ignore"):
+        y = np.einsum("ij,ijm->im", s, V)
+        y /= np.linalg.norm(y, axis=1, keepdims=True)
+        theta = np.einsum("im,imn,in->i", y, G, y, optimize=True)
+        ok = np.isfinite(theta) & (theta > 0)
+    upper = theta * (1.0 + rtol)
+    eye = np.eye(m)
+    for i in np.flatnonzero(ok):
+        if dpotrf(upper[i] * eye - G[i], lower=1, clean=0, overwrite_a=1)[1] != 0:
+            ok[i] = False
+    bad = ~ok
+    if np.any(bad):
+        theta[bad] = np.linalg.eigvalsh(G[bad])[:, -1]
+    return theta
+
+
+class MultinomialFILEngine:
+    """Fisher information loss of the multinomial minimiser (audit state).
+
+    The same interface as :class:`~sklearn_privacy.fil.FILEngine`: columns ``0..d-1``
+    are the features and column ``d`` the label, whose ``K - 1`` coordinates are those
+    of the one-hot label in the Helmert basis ``Q`` of the sum-zero vectors (see the
+    module docstring). ``eta`` values are unscaled (divide by ``sigma``).
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n, d)
+    y : ndarray of shape (n,)
+        Class indices ``0..K-1``.
+    theta : ndarray of shape (K q,)
+        Symmetric exact minimiser (row-major ``[W | b]``).
+    n_classes : int
+    alpha, fit_intercept, sample_weight
+        As the fit.
+    hessian : ndarray of shape (K q, K q) or None
+        The regularised Hessian at ``theta`` (built here when None).
+    """
+
+    def __init__(self, X, y, theta, *, n_classes, alpha, fit_intercept, sample_weight,
+                 hessian=None):
+        if sp.issparse(X):
+            X = sp.csr_matrix(X, dtype=np.float64)
+        else:
+            X = np.asarray(X, dtype=np.float64, order="C")
+        self.X = X
+        self.y = np.asarray(y, dtype=np.float64)
+        self.n, self.d = X.shape
+        self.K = int(n_classes)
+        self.fit_intercept = bool(fit_intercept)
+        self.q = self.d + int(self.fit_intercept)
+        self.p = self.K * self.q
+        self.m = self.d + self.K - 1
+        self.alpha = float(alpha)
+        self.omega = np.array(sample_weight, dtype=np.float64)
+        self.theta = np.array(theta, dtype=np.float64)
+        self.Theta = self.theta.reshape(self.K, self.q)
+        self.W = self.Theta[:, : self.d]
+        self.loss = None  # no scalar GLM loss: the white-box inversion refuses it
+        Y = one_hot(self.y.astype(np.intp), self.K)
+        self.P = softmax(_predictor(X, self.Theta, self.fit_intercept), axis=1)
+        self.R = self.P - Y
+        if hessian is None:
+            H_loss = _hessian(X, self.P, self.omega, self.fit_intercept, self.K, self.q)
+            hessian = H_loss + _regulariser(self.K, self.q, self.d, self.omega.sum(),
+                                            self.alpha, H_loss)[0]
+        self.H = 0.5 * (hessian + hessian.T)
+        try:
+            cf = linalg.cho_factor(self.H, lower=True, check_finite=False)
+        except linalg.LinAlgError as exc:
+            raise SingularHessianError("The multinomial Hessian is singular; increase "
+                                       "alpha.") from exc
+        self.H_inv = linalg.cho_solve(cf, np.eye(self.p), check_finite=False)
+        self.H_inv = 0.5 * (self.H_inv + self.H_inv.T)
+        # 1-norm condition estimate from the Cholesky factor (LAPACK dpocon, O(p^2))
+        rcond, _ = linalg.lapack.dpocon(cf[0], np.abs(self.H).sum(axis=0).max(),
+                                        uplo="L")
+        self.cond = float(1.0 / rcond) if rcond > 0 else np.inf
+        self.eta_error_bound = _ERROR_FACTOR * self.cond * np.finfo(float).eps
+        if self.cond > COND_WARN:
+            warnings.warn(
+                f"The Hessian of the multinomial objective is ill-conditioned (estimated "
+                f"condition number {self.cond:.1e}): eta_, eta() and fisher_information "
+                f"may have relative errors up to about {self.eta_error_bound:.0e}. "
+                "Increase alpha or remove nearly collinear columns.",
+                NumericalPrecisionWarning, stacklevel=5,
+            )
+        self.Q = helmert_basis(self.K)
+        self._M4 = None
+
+    # ------------------------------------------------------------------ data access
+    def dense_rows(self, idx) -> np.ndarray:
+        """Training rows ``idx`` as a dense float array (a copy)."""
+        Xr = self.X[np.asarray(idx)]
+        return Xr.toarray() if sp.issparse(Xr) else np.array(Xr, dtype=np.float64)
+
+    def dense_columns(self, cols) -> np.ndarray:
+        """Training columns ``cols`` as a dense (n, len(cols)) array (a copy)."""
+        Xc = self.X[:, np.asarray(cols)]
+        return Xc.toarray() if sp.issparse(Xc) else np.array(Xc, dtype=np.float64)
+
+    # ------------------------------------------------------------------ validation
+    def _columns(self, columns):
+        if columns is None:
+            return np.arange(self.d + 1)
+        return resolve_columns(columns, self.d, None, label=True, param="columns")
+
+    def _rows(self, rows, *, unique=False, param="rows"):
+        from ._engine import FILEngine
+        return FILEngine._rows(self, rows, unique=unique, param=param)
+
+    def _selector(self, order, constrained):
+        """``P`` (m x m') mapping the full Jacobian columns to the selected ones.
+
+        ``order``: column indices (features ``< d``, ``d`` = the label, expanding to its
+        ``K - 1`` coordinates in place).
+        """
+        blocks = []
+        for c in order:
+            if c < self.d:
+                e = np.zeros((self.m, 1))
+                e[c, 0] = 1.0
+                blocks.append(e)
+            else:
+                e = np.zeros((self.m, self.K - 1))
+                e[self.d:, :] = np.eye(self.K - 1)
+                blocks.append(e)
+        P = np.hstack(blocks)
+        if constrained:
+            if np.any(np.asarray(order) == self.d):
+                raise ValueError(
+                    "constrained=True applies to the one-hot columns of an input "
+                    "attribute; the multinomial label is already constrained (its "
+                    "coordinates keep the one-hot summing to one). Leave the label out of "
+                    "columns."
+                )
+            k = len(order)
+            if k < 2:
+                raise ValueError("constrained=True needs at least two columns (the "
+                                 "one-hot columns of one attribute).")
+            P = P @ helmert_basis(k)
+        return P
+
+    # ------------------------------------------------------------------ structure
+    def _m4(self):
+        """``M = H^{-2}`` as ``(q, K, K, q)``: ``[a, k, l, b] = M[(k, a), (l, b)]``."""
+        if self._M4 is None:
+            M = self.H_inv @ self.H_inv
+            M = 0.5 * (M + M.T)
+            self._M4 = np.ascontiguousarray(
+                M.reshape(self.K, self.q, self.K, self.q).transpose(1, 0, 2, 3))
+        return self._M4
+
+    def _u(self, rows):
+        """``U_i = omega_i [S_i W, -Q]`` for the rows: (r, K, m)."""
+        Pr, om = self.P[rows], self.omega[rows]
+        PW = Pr @ self.W  # (r, d)
+        SW = Pr[:, :, None] * self.W[None] - Pr[:, :, None] * PW[:, None, :]
+        U = np.empty((Pr.shape[0], self.K, self.m))
+        U[:, :, : self.d] = SW
+        U[:, :, self.d:] = -self.Q[None]
+        return U * om[:, None, None]
+
+    def row_grams(self, rows):
+        """Per-row ``J_i^T J_i`` (r, m, m) in the full column space (structured)."""
+        K, q, d = self.K, self.q, self.d
+        M4 = self._m4()
+        Xt = _dense_aug(self.X, rows, self.fit_intercept)
+        r = Xt.shape[0]
+        om = self.omega[rows]
+        R = self.R[rows] * om[:, None]
+        T = (Xt @ M4.reshape(q, K * K * q)).reshape(r, K, K, q)  # x~^T M_kl
+        A = np.matmul(T.reshape(r, K * K, q), Xt[:, :, None]).reshape(r, K, K)
+        C = np.matmul(R[:, None, None, :], T[:, :, :, :d]).reshape(r, K, d)
+        RR = (R[:, :, None] * R[:, None, :]).reshape(r, K * K)
+        U = self._u(rows)
+        Ut = U.transpose(0, 2, 1)
+        G = np.matmul(Ut, np.matmul(A, U))
+        UC = np.matmul(Ut, C)  # (r, m, d)
+        G[:, :, :d] += UC
+        G[:, :d, :] += UC.transpose(0, 2, 1)
+        G[:, :d, :d] += (RR @ self._md()).reshape(r, d, d)
+        return G
+
+    def _md(self):
+        """``M_kl[:d, :d]`` as a (K^2, d^2) matrix (for the ``D_i`` GEMM)."""
+        if getattr(self, "_Md", None) is None:
+            K, d = self.K, self.d
+            self._Md = np.ascontiguousarray(
+                self._m4()[:d, :, :, :d].transpose(1, 2, 0, 3).reshape(K * K, d * d))
+        return self._Md
+
+    def _per_row_bytes(self):
+        return 8 * (self.K * self.K * self.q + 4 * self.m * self.m + self.d * self.d)
+
+    def per_example_sq_norms(self, columns=None, *, constrained=False, rows=None):
+        """``||J_i[:, C]||_2^2`` of every requested row (unscaled)."""
+        order = self._columns(columns)
+        idx = self._rows(rows)
+        Psel = None
+        if not (columns is None and not constrained):
+            Psel = self._selector(order, constrained)
+        out = np.empty(idx.size)
+        for sl in _chunks(idx.size, self._per_row_bytes()):
+            G = self.row_grams(idx[sl])
+            if Psel is not None:
+                G = np.einsum("am,iab,bn->imn", Psel, G, Psel, optimize=True)
+            out[sl] = top_eigenvalues(G)
+        return np.maximum(out, 0.0)
+
+    # ------------------------------------------------------------------ sets
+    def jacobian_columns(self, rows, order, constrained=False):
+        """Dense ``J_i P`` for the given rows: (r, p, m') (test oracle / small sets)."""
+        B = self.dense_b(rows)
+        J = -np.einsum("pq,iqm->ipm", self.H_inv, B)
+        return J @ self._selector(order, constrained)
+
+    def dense_b(self, rows):
+        """Dense ``B_i`` (r, p, m): the derivative of the weighted loss gradient."""
+        rows = np.asarray(rows)
+        Xt = _dense_aug(self.X, rows, self.fit_intercept)
+        U = self._u(rows)
+        r = Xt.shape[0]
+        B = np.einsum("ikm,ia->ikam", U, Xt)
+        R = self.R[rows] * self.omega[rows][:, None]
+        for j in range(self.d):
+            B[:, :, j, j] += R
+        return B.reshape(r, self.p, self.m)
+
+    def group_gram(self, rows=None, columns=None, *, constrained=False):
+        """``J_S J_S^T`` (p x p) of the set ``rows x columns``."""
+        order = self._columns(columns)
+        idx = self._rows(rows, unique=True)
+        Psel = self._selector(order, constrained)
+        S = np.zeros((self.p, self.p))
+        for sl in _chunks(idx.size, 8 * self.p * Psel.shape[1] * 2):
+            Bs = self.dense_b(idx[sl]) @ Psel
+            S += np.einsum("ipm,iqm->pq", Bs, Bs, optimize=True)
+        G = self.H_inv @ S @ self.H_inv
+        return 0.5 * (G + G.T)
+
+    def group_sq_norm(self, rows=None, columns=None, *, constrained=False):
+        """``||J_S||_2^2`` of the set ``rows x columns`` (unscaled)."""
+        G = self.group_gram(rows, columns, constrained=constrained)
+        return float(max(linalg.eigvalsh(G, subset_by_index=[self.p - 1, self.p - 1])[0],
+                         0.0))
+
+    def fim(self, rows=None, columns=None, *, sigma, dense=None):
+        """FIM ``J_S^T J_S / sigma^2``; values row-major, the label as ``K - 1`` values."""
+        order = self._columns(columns)
+        idx = self._rows(rows, unique=True)
+        Psel = self._selector(order, False)
+        k = Psel.shape[1]
+        size = idx.size * k
+        sigma = float(sigma)
+        if dense is None:
+            dense = size <= DENSE_FIM_MAX
+        if dense:
+            if size > 20_000:
+                raise ValueError(
+                    f"fisher_information: the dense FIM would be {size} x {size}; "
+                    "use dense=False (a LinearOperator) for large subsets.")
+            J = self.jacobian_columns(idx, order)
+            JS = J.transpose(1, 0, 2).reshape(self.p, size)
+            F0 = JS.T @ JS
+            with np.errstate(over="ignore", under="ignore"):
+                F = F0 / sigma / sigma
+            return check_sigma_scaled(F, np.abs(F0).max(initial=0.0), sigma,
+                                      "the Fisher information matrix")
+
+        def js(u):
+            U = np.asarray(u, float).reshape(idx.size, k)
+            out = np.zeros(self.p)
+            for sl in _chunks(idx.size, 8 * self.p * k * 2):
+                out += np.einsum("ipm,im->p", self.dense_b(idx[sl]) @ Psel, U[sl])
+            return -(self.H_inv @ out)
+
+        def jst(g):
+            hg = self.H_inv @ np.asarray(g, float).ravel()
+            U = np.empty((idx.size, k))
+            for sl in _chunks(idx.size, 8 * self.p * k * 2):
+                U[sl] = -np.einsum("ipm,p->im", self.dense_b(idx[sl]) @ Psel, hg)
+            return U.ravel()
+
+        def matvec(u):
+            raw = jst(js(u))
+            with np.errstate(over="ignore", under="ignore"):
+                out = raw / sigma / sigma
+            return check_sigma_scaled(out, np.abs(raw).max(initial=0.0), sigma,
+                                      "a Fisher information product")
+
+        return LinearOperator((size, size), matvec=matvec, rmatvec=matvec, dtype=float)
