@@ -115,7 +115,7 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Early stopping (WERM-ES) is the inner estimator's own parameter, as for any
         scikit-learn meta-estimator: ``WERMClassifier(MLPClassifier(max_iter=k))``, or
         ``estimator__max_iter`` in a search. Passing it still applies it, with a
-        ``FutureWarning``; it will be removed in a future release.
+        ``FutureWarning``; it will be removed in 0.4.
 
     Attributes
     ----------
@@ -471,8 +471,8 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         max_iter = self.max_iter
         if not (isinstance(max_iter, str) and max_iter == "deprecated"):
             warnings.warn(
-                "WERMClassifier's max_iter is deprecated and will be removed in a future "
-                "release: it overrode the inner estimator's own max_iter. Set early "
+                "WERMClassifier's max_iter is deprecated and will be removed in 0.4: "
+                "it overrode the inner estimator's own max_iter. Set early "
                 "stopping on the inner estimator instead, e.g. "
                 "WERMClassifier(MLPClassifier(max_iter=k)) or estimator__max_iter=k in a "
                 "search.", FutureWarning, stacklevel=2,
