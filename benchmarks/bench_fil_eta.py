@@ -58,8 +58,8 @@ from sklearn.decomposition import PCA
 
 from sklearn_privacy import FILLinearRegression, FILLogisticRegression
 from sklearn_privacy.datasets import load_adult, load_mnist
-from sklearn_privacy.fil._engine import FILEngine
 from sklearn_privacy.fil._dense import dense_hessian_inverse
+from sklearn_privacy.fil._engine import FILEngine
 from sklearn_privacy.fil._glm import LOGISTIC, SQUARED, augment, fit_minimiser
 
 ALPHA = 1e-3
