@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.base import clone, is_classifier
-from sklearn.metrics import roc_auc_score, roc_curve
+from sklearn.metrics import roc_auc_score
 from sklearn.utils.validation import check_is_fitted
 
 from ..attacks._validation import check_target, is_frame, n_rows, take_rows
@@ -531,23 +531,16 @@ def _membership_section(ctx):
     if _have_matplotlib():
         import matplotlib.pyplot as plt
 
-        fig, ax = plt.subplots(figsize=(5.2, 4.4))
-        floor = 1.0 / k
-        for label, a, b in curves:
-            yy = np.r_[np.ones(a.size), np.zeros(b.size)]
-            fpr, tpr, _ = roc_curve(yy, np.r_[a, b])
-            ok = fpr >= floor
-            ax.plot(fpr[ok], tpr[ok], label=f"{label}, AUC {roc_auc_score(yy, np.r_[a, b]):.3f}")
-        grid = np.logspace(np.log10(floor), 0, 50)
-        ax.plot(grid, grid, "k--", lw=1, label="chance")
-        ax.axvspan(1e-5, floor, color="0.9", label=f"unresolved (FPR < 1/{k})")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlim(max(1e-5, floor / 3), 1)
-        ax.set_ylim(max(1e-5, floor / 3), 1)
-        ax.set_xlabel("false positive rate")
-        ax.set_ylabel("true positive rate")
-        ax.legend(fontsize=8, loc="lower right")
+        from ..attacks import MembershipROCDisplay
+
+        fig, ax = plt.subplots(figsize=(6.4, 4.6))
+        for i, (label, a, b) in enumerate(curves):
+            # log-log ROC with its 95 % bootstrap band, the chance level (once) and the
+            # FPRs below 1 / n_nonmembers shaded as unresolved
+            MembershipROCDisplay.from_predictions(
+                np.r_[np.ones(a.size), np.zeros(b.size)], np.r_[a, b], name=label, ax=ax,
+                plot_chance_level=(i == 0), confidence=ctx["confidence"], n_resamples=200,
+                random_state=0)
         sec.figure_png = _figure_png(fig)
     return sec
 
