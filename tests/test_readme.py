@@ -11,8 +11,9 @@ BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
 
 
 @pytest.mark.parametrize("k", range(len(BLOCKS)))
-def test_readme_snippet_runs(k):
+def test_readme_snippet_runs(k, tmp_path, monkeypatch):
     pytest.importorskip("pandas")
+    monkeypatch.chdir(tmp_path)          # snippets may write files (report.html)
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message=".*feature names.*")
         exec(compile(BLOCKS[k], f"README.md block {k}", "exec"), {})
