@@ -26,6 +26,7 @@ import copy
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import is_classifier
 from sklearn.linear_model import (
     LinearRegression,
@@ -34,9 +35,11 @@ from sklearn.linear_model import (
     Ridge,
     RidgeCV,
 )
+from sklearn.multiclass import OneVsRestClassifier
 from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
+from ..utils import noise_generator
 from ..utils._validation import errors_name
 from ..utils.fixes import _check_sample_weight
 from ._classification import FILLogisticRegression
@@ -121,11 +124,14 @@ class _AuditedMixin:
                 delattr(out_model, key)
         coef = np.asarray(new.coef_, dtype=float).reshape(np.shape(model.coef_))
         out_model.coef_ = coef
-        intercept = np.ravel(new.intercept_)[0] if self.fit_intercept else 0.0
         if np.ndim(model.intercept_) == 0:
-            out_model.intercept_ = float(intercept)
+            out_model.intercept_ = (float(np.ravel(new.intercept_)[0])
+                                    if self.fit_intercept else 0.0)
         else:
-            out_model.intercept_ = np.full(np.shape(model.intercept_), intercept)
+            shape = np.shape(model.intercept_)
+            intercept = (np.ravel(new.intercept_).astype(float) if self.fit_intercept
+                         else np.zeros(int(np.prod(shape))))
+            out_model.intercept_ = intercept.reshape(shape)
         if pipe is None:
             return out_model
         out_pipe = copy.deepcopy(pipe)
@@ -144,6 +150,62 @@ class AuditedLogisticRegression(_AuditedMixin, FILLogisticRegression):
 
 class AuditedPoissonRegressor(_AuditedMixin, FILPoissonRegressor):
     """:class:`FILPoissonRegressor` fitted by :func:`audit` (adds ``release``)."""
+
+
+class AuditedOneVsRestClassifier(OneVsRestClassifier):
+    """A ``OneVsRestClassifier`` of ``LogisticRegression`` audited by :func:`audit`.
+
+    Its ``estimators_`` are the ``K`` audited binary models (:class:`FILLogisticRegression`
+    fitted by :func:`audit` on ``y == classes_[k]``), so :func:`~sklearn_privacy.fil.eta`
+    and :func:`~sklearn_privacy.fil.fisher_information` report the ``K`` independent
+    releases together (their Fisher information adds). Adds :meth:`release` and
+    ``polish_distances_`` (one per class).
+    """
+
+    def release(self, random_state=None, *, sigma: float | None = None):
+        """A copy of the audited ``OneVsRestClassifier`` whose ``K`` models are released.
+
+        Each binary model is released as :meth:`AuditedLogisticRegression.release`
+        does (independent noise per model); the wrapper (and, for a pipeline, the
+        preprocessing) is copied as it is.
+
+        Parameters
+        ----------
+        random_state : int, RandomState instance, Generator or None, default=None
+            Source of the noise (``None``: fresh OS entropy for every model).
+        sigma : float or None, default=None
+            Noise scale (``None``: the ``sigma`` of the audit).
+
+        Returns
+        -------
+        model : OneVsRestClassifier or Pipeline
+        """
+        source = self.__dict__.get("_source")
+        if source is None:
+            raise AttributeError("release is only available on the result of fil.audit.")
+        pipe, ovr = source
+        states = _spawn(random_state, len(self.estimators_))
+        out = copy.deepcopy(ovr)
+        out.estimators_ = [est.release(random_state=rs, sigma=sigma)
+                           for est, rs in zip(self.estimators_, states)]
+        if pipe is None:
+            return out
+        out_pipe = copy.deepcopy(pipe)
+        out_pipe.steps[-1] = (out_pipe.steps[-1][0], out)
+        return out_pipe
+
+    def __getstate__(self):
+        state = dict(super().__getstate__())
+        state.pop("_source", None)
+        return state
+
+
+def _spawn(random_state, k):
+    """``k`` independent noise sources from one ``random_state`` (``None`` stays None)."""
+    if random_state is None:
+        return [None] * k
+    seeds = noise_generator(random_state).randint(0, 2**31 - 1, size=k)
+    return [int(s) for s in seeds]
 
 
 # ---------------------------------------------------------------- model -> mapping
@@ -202,18 +264,27 @@ def _logistic_penalty(model):
 
 def _logistic(model, W, y):
     classes = model.classes_
-    if classes.size > 2:
-        raise ValueError(
-            f"audit: LogisticRegression with {classes.size} classes (multinomial) is not "
-            "supported yet; the FIL logistic estimator is binary. Audit one class against "
-            "the rest (a binary LogisticRegression per class) meanwhile."
-        )
+    multiclass = classes.size > 2
+    if multiclass:
+        # scikit-learn < 1.7 (or 1.5 with a non-default setting) may still fit K binary
+        # problems: the coefficients then minimise K separate objectives, not the softmax
+        multi_class = getattr(model, "multi_class", "deprecated")
+        ovr = multi_class == "ovr" or (multi_class == "auto" and model.solver == "liblinear")
+        if ovr or np.shape(model.coef_)[0] != classes.size:
+            raise ValueError(
+                f"audit: this LogisticRegression fitted {classes.size} one-vs-rest binary "
+                "models (multi_class='ovr' or solver='liblinear'), whose coefficients "
+                "minimise K separate objectives, not the multinomial one. Refit with the "
+                "multinomial formulation (the default of scikit-learn >= 1.5, another "
+                "solver than 'liblinear'), or wrap a binary LogisticRegression in "
+                "OneVsRestClassifier, which audit composes."
+            )
     if getattr(model, "class_weight", None) is not None:
         raise ValueError(
             "audit: LogisticRegression(class_weight=...) is not supported; pass the class "
             "weights as sample_weight (to both the model's fit and audit) instead."
         )
-    if getattr(model, "multi_class", "auto") == "multinomial":
+    if not multiclass and getattr(model, "multi_class", "auto") == "multinomial":
         raise ValueError(
             "audit: a binary LogisticRegression fitted with multi_class='multinomial' uses "
             "the symmetric softmax parametrisation; refit with the default (binary) "
@@ -244,14 +315,76 @@ _HANDLERS = {
 
 
 def _supported():
-    return ", ".join(sorted(t.__name__ for t in _HANDLERS))
+    return (", ".join(sorted(t.__name__ for t in _HANDLERS))
+            + ", OneVsRestClassifier(LogisticRegression)")
 
 
 def _user_theta(model):
-    coef = np.ravel(np.asarray(model.coef_, dtype=float))
+    """The model's parameters in the layout of the audit engine's ``theta``.
+
+    Binary and regression models: ``[coef, intercept]``. Multinomial: the row-major
+    ``K x (d + 1)`` matrix ``[coef_ | intercept_]`` (``K x d`` without intercept), with
+    the mean over the classes removed -- adding one vector to every class changes no
+    prediction, and the audit's minimiser is the symmetric one (scikit-learn's solvers
+    return it too; see the module docstring).
+    """
+    coef = np.asarray(model.coef_, dtype=float)
+    if coef.ndim == 2 and coef.shape[0] > 1 and is_classifier(model):
+        Theta = (np.column_stack([coef, np.ravel(model.intercept_)])
+                 if model.fit_intercept else coef.copy())
+        return (Theta - Theta.mean(axis=0)).ravel()
+    coef = np.ravel(coef)
     if not model.fit_intercept:
         return coef
     return np.r_[coef, float(np.ravel(model.intercept_)[0])]
+
+
+def _audit_ovr(pipe, ovr, Xt, y, *, sigma, sample_weight, data_norm, random_state):
+    """Audit of a ``OneVsRestClassifier`` of binary ``LogisticRegression``: one binary
+    audit per class on ``y == classes_[k]``, composed (the Fisher information adds)."""
+    check_is_fitted(ovr)
+    bad = [type(e).__name__ for e in ovr.estimators_ if type(e) is not LogisticRegression]
+    if bad:
+        raise ValueError(
+            "audit: a OneVsRestClassifier is audited when every fitted estimator is a "
+            f"binary LogisticRegression; got {sorted(set(bad))} (a class present in every "
+            "or no row gives a constant predictor). For a multiclass model prefer the "
+            "multinomial LogisticRegression (the scikit-learn default), which audit "
+            "supports directly."
+        )
+    with errors_name("y"):
+        labels = np.unique(np.asarray(y))
+    classes = ovr.classes_
+    if labels.size != classes.size or np.any(labels != classes):
+        raise ValueError(
+            f"y: its classes {labels.tolist()} differ from the model's classes_ "
+            f"{classes.tolist()}; pass the labels the model was trained on.")
+    Y = ovr.label_binarizer_.transform(y)
+    if sp.issparse(Y):
+        Y = Y.toarray()
+    states = _spawn(random_state, Y.shape[1])
+    audited = []
+    for k, est in enumerate(ovr.estimators_):
+        audited.append(audit(est, Xt, np.asarray(Y[:, k]).astype(int), sigma=sigma,
+                             sample_weight=sample_weight, data_norm=data_norm,
+                             random_state=states[k]))
+    out = AuditedOneVsRestClassifier.__new__(AuditedOneVsRestClassifier)
+    out.__dict__.update(copy.deepcopy(ovr).__dict__)
+    out.estimators_ = audited
+    out.polish_distances_ = np.array([a.polish_distance_ for a in audited])
+    out.release_claim_ = (
+        f"{len(audited)} independent Gaussian output perturbations (sigma={float(sigma)!r}) "
+        "of the exact minimisers of the one-vs-rest binary LogisticRegression objectives, "
+        "all computed from the same rows; fil.eta reports them together (their Fisher "
+        "information adds), and any (epsilon, delta) of one model does not cover the "
+        "composition." + ("" if pipe is None else
+                          " The preprocessing steps were fitted on the private rows "
+                          "without a guarantee and are released as they are."))
+    out._source = (copy.deepcopy(pipe) if pipe is not None else None, copy.deepcopy(ovr))
+    if pipe is None:
+        return out
+    return Pipeline([(name, copy.deepcopy(step)) for name, step in pipe.steps[:-1]]
+                    + [(pipe.steps[-1][0], out)])
 
 
 def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float | None = None,
@@ -342,6 +475,13 @@ def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float
         Xt = pipe[:-1].transform(X) if len(pipe.steps) > 1 else X
     else:
         pipe, model, Xt = None, estimator, X
+    if isinstance(model, OneVsRestClassifier):
+        if target_bound is not None:
+            raise ValueError("audit: target_bound applies to least squares only.")
+        with errors_name("X"):
+            check_consistent_length(Xt, y)
+        return _audit_ovr(pipe, model, Xt, y, sigma=sigma, sample_weight=sample_weight,
+                          data_norm=data_norm, random_state=random_state)
     handler = _HANDLERS.get(type(model))
     if handler is None:
         raise ValueError(
