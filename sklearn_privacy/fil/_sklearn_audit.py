@@ -187,7 +187,7 @@ class AuditedOneVsRestClassifier(OneVsRestClassifier):
         states = _spawn(random_state, len(self.estimators_))
         out = copy.deepcopy(ovr)
         out.estimators_ = [est.release(random_state=rs, sigma=sigma)
-                           for est, rs in zip(self.estimators_, states)]
+                           for est, rs in zip(self.estimators_, states, strict=True)]
         if pipe is None:
             return out
         out_pipe = copy.deepcopy(pipe)
