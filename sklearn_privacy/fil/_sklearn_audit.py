@@ -1,11 +1,13 @@
 """FIL audit of a linear model trained with scikit-learn itself.
 
 :func:`audit` maps a fitted scikit-learn ``LinearRegression``, ``Ridge``, ``RidgeCV``,
-binary ``LogisticRegression`` or ``PoissonRegressor`` (alone or as the last step of a
-``Pipeline``) to the FIL estimator with the same objective, fits that estimator on the
-same data warm-started from the user's coefficients (Newton polishes them to the exact
-minimiser the Jacobians assume), and returns it -- wrapped in the user's preprocessing
-when a pipeline was given -- so that every audit tool of the package applies unchanged.
+``LogisticRegression`` (binary or multinomial) or ``PoissonRegressor`` (alone or as the
+last step of a ``Pipeline``) to the FIL estimator with the same objective, fits that
+estimator on the same data warm-started from the user's coefficients (Newton polishes
+them to the exact minimiser the Jacobians assume), and returns it -- wrapped in the
+user's preprocessing when a pipeline was given -- so that every audit tool of the
+package applies unchanged. A ``OneVsRestClassifier`` of binary ``LogisticRegression`` is
+audited as the composition of its ``K`` binary releases.
 
 Penalty conventions (``W`` = total sample weight, ``n`` without weights; the FIL objective
 is ``sum_i w_i l_i + W alpha / 2 ||coef||^2``, the intercept never penalised):
@@ -14,10 +16,19 @@ is ``sum_i w_i l_i + W alpha / 2 ||coef||^2``, the intercept never penalised):
 - ``Ridge(alpha=a)``: ``sum w (y - z)^2 + a ||coef||^2`` -> ``a / W`` (``RidgeCV``: its
   ``alpha_``);
 - ``LogisticRegression(C=c)``, L2: ``c sum w l + ||coef||^2 / 2`` -> ``1 / (c W)``;
-  ``C=inf``: ``0``;
+  ``C=inf``: ``0``. With ``K > 2`` classes ``l`` is the softmax loss and ``||coef||^2``
+  the squared Frobenius norm of the ``K x d`` ``coef_`` (every class row penalised, the
+  ``K`` intercepts not): the same map ``1 / (c W)``;
 - ``PoissonRegressor(alpha=a)``: ``sum w D / (2 W) + a/2 ||coef||^2`` -> ``a``.
 
-The multinomial case plugs into :data:`_HANDLERS` (one mapping function per model type).
+Multinomial parametrisation: the softmax loss is unchanged when one vector is added to
+every class row of ``[coef_ | intercept_]``. The penalty makes the coefficient rows sum
+to zero at the minimiser; the unpenalised intercepts are determined only up to a common
+shift, and scikit-learn's solvers (lbfgs, newton-cg, newton-cholesky, sag, saga, checked
+with 1.9) return the symmetric ones (summing to zero), as does
+:class:`FILLogisticRegression`. The user's parameters are centred over the classes
+before the polish (a shift changes no prediction), so ``polish_distance_`` measures only
+what the solver left unconverged.
 """
 
 from __future__ import annotations
@@ -406,8 +417,16 @@ def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float
     Parameters
     ----------
     estimator : fitted LinearRegression, Ridge, RidgeCV, LogisticRegression \
-            (binary, L2 or no penalty) or PoissonRegressor, or a Pipeline ending in one
-        The model to audit, exactly as trained (it is not modified).
+            (binary or multinomial, L2 or no penalty), PoissonRegressor or \
+            OneVsRestClassifier(LogisticRegression), or a Pipeline ending in one
+        The model to audit, exactly as trained (it is not modified). A multinomial
+        ``LogisticRegression`` (scikit-learn's default for more than two classes) maps to
+        the multinomial :class:`FILLogisticRegression`: ``coef_`` ``(K, d)`` and ``K``
+        intercepts, the label a one-hot vector (column ``"label"``). A
+        ``OneVsRestClassifier`` of binary ``LogisticRegression`` is audited model by
+        model (on ``y == classes_[k]``) and returned as a ``OneVsRestClassifier`` of the
+        audited models: :func:`eta` and :func:`fisher_information` report the ``K``
+        independent releases together (their Fisher information adds).
     X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
         The training data the model was fitted on (the raw input of a pipeline).
     y : array-like of shape (n_samples,)
@@ -427,21 +446,25 @@ def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float
 
     Returns
     -------
-    audited : FIL estimator or Pipeline
+    audited : FIL estimator, OneVsRestClassifier or Pipeline
         A fitted :class:`FILLinearRegression`, :class:`FILLogisticRegression` or
-        :class:`FILPoissonRegressor` (subclasses adding :meth:`release`), or a Pipeline of
-        copies of the model's preprocessing steps ending in one. Extra attributes of the
-        FIL step: ``polish_distance_`` (L2 distance between the model's coefficients and
-        the exact minimiser), ``polish_relative_`` (the same divided by
-        ``max(1, ||theta||)``), ``source_alpha_`` (the mapped penalty) and
-        ``release_claim_`` (what the release covers).
+        :class:`FILPoissonRegressor` (subclasses adding :meth:`release`), a
+        ``OneVsRestClassifier`` of audited binary models (with ``release``,
+        ``polish_distances_`` and ``release_claim_``), or a Pipeline of copies of the
+        model's preprocessing steps ending in one. Extra attributes of the FIL step:
+        ``polish_distance_`` (L2 distance between the model's coefficients -- all ``K (d +
+        1)`` of a multinomial model, centred over the classes -- and the exact
+        minimiser), ``polish_relative_`` (the same divided by ``max(1, ||theta||)``),
+        ``source_alpha_`` (the mapped penalty) and ``release_claim_`` (what the release
+        covers).
 
     Raises
     ------
     ValueError
         An unsupported model (the message lists the supported ones) or setting
         (``l1``/``elasticnet`` penalties, ``class_weight``, ``positive=True``, several
-        targets, liblinear's penalised intercept, more than two classes), an unfitted
+        targets, liblinear's penalised intercept, a ``LogisticRegression`` fitted
+        one-vs-rest through ``multi_class="ovr"``), an unfitted
         model, data that do not match it, or a singular Hessian (for example
         ``LinearRegression`` on collinear columns).
 
@@ -464,6 +487,13 @@ def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float
     >>> public = audited.release(random_state=0)       # the user's own model type, noisy
     >>> type(public).__name__, public.coef_.shape
     ('LogisticRegression', (1, 3))
+    >>> y3 = np.digitize(X[:, 0] + 0.5 * rng.normal(size=300), [-0.5, 0.5])  # 3 classes
+    >>> multi = fil.audit(LogisticRegression(C=0.5).fit(X, y3), X, y3, sigma=0.1)
+    >>> multi.coef_.shape, multi.eta(rows=[0], columns="label", per_example=True).shape
+    ((3, 3), (1,))
+    >>> public3 = multi.release()                      # noisy K x d coef_ and K intercepts
+    >>> public3.coef_.shape, public3.intercept_.shape
+    ((3, 3), (3,))
     """
     if isinstance(estimator, Pipeline):
         pipe = estimator
