@@ -562,3 +562,72 @@ def test_one_vs_rest_logistic_regressions_are_composed():
 
     with pytest.raises(ValueError, match="binary LogisticRegression.*SGDClassifier"):
         fil.audit(OneVsRestClassifier(SGDClassifier()).fit(X, y), X, y, sigma=1.0)
+
+
+def test_multinomial_from_far_coefficients_warns_and_still_audits_the_minimiser():
+    """A model stopped after 3 lbfgs iterations: Newton (damped) still reaches the minimiser."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y, _ = _data3(seed=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = LogisticRegression(C=0.5, max_iter=3).fit(X, y)
+    with pytest.warns(UserWarning, match="from the exact minimiser"):
+        audited = fil.audit(model, X, y, sigma=0.5)
+    ref = FILLogisticRegression(sigma=0.5, alpha=1 / (0.5 * 200)).fit(X, y)
+    np.testing.assert_allclose(audited.eta_, ref.eta_, rtol=1e-8)
+    assert audited.polish_relative_ > 0.1
+
+
+def test_multinomial_sparse_and_pickled_audits():
+    import scipy.sparse as sp
+    from sklearn.multiclass import OneVsRestClassifier
+
+    X, y, _ = _data3(n=150, seed=6)
+    X[np.abs(X) < 0.7] = 0.0
+    Xs = sp.csr_matrix(X)
+    model = LogisticRegression(C=0.7, solver="newton-cholesky", tol=1e-10)
+    dense = fil.audit(model.fit(X, y), X, y, sigma=0.3)
+    sparse = fil.audit(model.fit(Xs, y), Xs, y, sigma=0.3)
+    np.testing.assert_allclose(sparse.eta_, dense.eta_, rtol=1e-9)
+    assert sparse.release(random_state=0).predict(Xs).shape == (150,)
+    restored = pickle.loads(pickle.dumps(sparse))
+    assert "_source" not in restored.__dict__
+    np.testing.assert_array_equal(restored.coef_, sparse.coef_)
+    with pytest.raises(AuditStateUnavailableError):
+        restored.release()
+    ovr = fil.audit(OneVsRestClassifier(LogisticRegression(tol=1e-10)).fit(X, y), X, y,
+                    sigma=0.3)
+    back = pickle.loads(pickle.dumps(ovr))
+    assert "_source" not in back.__dict__
+    np.testing.assert_array_equal(back.predict(X), ovr.predict(X))
+    with pytest.raises(AuditStateUnavailableError):
+        back.release()
+
+
+def test_one_vs_rest_in_a_pipeline_and_with_two_classes():
+    from sklearn.multiclass import OneVsRestClassifier
+
+    X, y, _ = _data3(seed=2)
+    pipe = make_pipeline(StandardScaler(), OneVsRestClassifier(
+        LogisticRegression(C=0.5, tol=1e-10))).fit(X, y)
+    audited = fil.audit(pipe, X, y, sigma=0.3, random_state=0)
+    assert type(audited).__name__ == "Pipeline" and audited[0] is not pipe[0]
+    Xt = pipe[0].transform(X)
+    ref = OneVsRestClassifier(FILLogisticRegression(sigma=0.3, alpha=1 / (0.5 * 200),
+                                                    random_state=0)).fit(Xt, y)
+    np.testing.assert_allclose(fil.eta(audited, per_example=True),
+                               fil.eta(ref, per_example=True), rtol=1e-8)
+    pub = audited[-1].release(random_state=0)
+    assert type(pub).__name__ == "Pipeline" and type(pub[-1]) is OneVsRestClassifier
+    assert pub.predict(X).shape == (200,)
+    # two classes: one binary model, the plain binary audit
+    y2 = np.where(y == "hi", "hi", "other")
+    two = OneVsRestClassifier(LogisticRegression(C=0.5, tol=1e-10)).fit(X, y2)
+    a2 = fil.audit(two, X, y2, sigma=0.3)
+    b2 = fil.audit(LogisticRegression(C=0.5, tol=1e-10).fit(X, y2), X, y2, sigma=0.3)
+    np.testing.assert_allclose(a2.estimators_[0].eta_, b2.eta_, rtol=1e-8)
+    with pytest.raises(ValueError, match="differ from the model's classes_"):
+        fil.audit(two, X, y, sigma=0.3)

@@ -193,6 +193,9 @@ class AuditedOneVsRestClassifier(OneVsRestClassifier):
         """
         source = self.__dict__.get("_source")
         if source is None:
+            for est in self.estimators_:  # the clear error of a model loaded from a dump
+                if hasattr(est, "_audit_engine"):
+                    est._audit_engine()
             raise AttributeError("release is only available on the result of fil.audit.")
         pipe, ovr = source
         states = _spawn(random_state, len(self.estimators_))
