@@ -631,3 +631,33 @@ def test_one_vs_rest_in_a_pipeline_and_with_two_classes():
     np.testing.assert_allclose(a2.estimators_[0].eta_, b2.eta_, rtol=1e-8)
     with pytest.raises(ValueError, match="differ from the model's classes_"):
         fil.audit(two, X, y, sigma=0.3)
+
+
+def test_privacy_claim_of_multiclass_audits():
+    """privacy_claim composes the audited one-vs-rest models as the library's own OvR."""
+    from sklearn.multiclass import OneVsRestClassifier
+
+    from sklearn_privacy import privacy_claim
+
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(300, 3))
+    X /= np.linalg.norm(X, axis=1).max()
+    y = np.digitize(X[:, 0] - X[:, 1], [-0.3, 0.3])
+    multi = fil.audit(LogisticRegression(C=10.0, fit_intercept=False, tol=1e-10).fit(X, y),
+                      X, y, sigma=30.0, data_norm=1.0)
+    assert privacy_claim(multi).epsilon == pytest.approx(multi.epsilon_, rel=1e-12)
+    assert np.isfinite(multi.epsilon_)
+    ovr = fil.audit(OneVsRestClassifier(LogisticRegression(C=10.0, fit_intercept=False,
+                                                           tol=1e-10)).fit(X, y),
+                    X, y, sigma=30.0, data_norm=1.0)
+    ref = OneVsRestClassifier(FILLogisticRegression(
+        sigma=30.0, alpha=1 / (10.0 * 300), fit_intercept=False, data_norm=1.0)).fit(X, y)
+    claim, expected = privacy_claim(ovr), privacy_claim(ref)
+    assert np.isfinite(claim.epsilon)
+    assert claim.epsilon == pytest.approx(expected.epsilon, rel=1e-9)
+    assert claim.epsilon > max(e.epsilon_ for e in ovr.estimators_)  # three releases
+    # seeded noise is not private
+    seeded = fil.audit(OneVsRestClassifier(LogisticRegression(C=10.0, fit_intercept=False,
+                                                              tol=1e-10)).fit(X, y),
+                       X, y, sigma=30.0, data_norm=1.0, random_state=0)
+    assert privacy_claim(seeded).epsilon == np.inf

@@ -213,6 +213,19 @@ class AuditedOneVsRestClassifier(OneVsRestClassifier):
         state.pop("_source", None)
         return state
 
+    def __sklearn_privacy_claim__(self):
+        """The wrapper (its label set, public) and the claims of its ``K`` models, which
+        :func:`~sklearn_privacy.privacy_claim` composes (as for a plain
+        ``OneVsRestClassifier`` of FIL estimators)."""
+        from ..privacy._compose import StepClaim, step_claims
+
+        out = [StepClaim("", type(self).__name__, "data_independent", 0.0, 0.0,
+                         "wrapper: its own state is the label set (classes_), declared "
+                         "public by the threat model; its audited models compose below")]
+        for i, child in enumerate(self.estimators_):
+            out += step_claims(child, f"estimators_[{i}]")
+        return out
+
 
 def _spawn(random_state, k):
     """``k`` independent noise sources from one ``random_state`` (``None`` stays None)."""
