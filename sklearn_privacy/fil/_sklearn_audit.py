@@ -92,9 +92,10 @@ class _AuditedMixin:
         """A copy of the audited scikit-learn model (or pipeline) with noisy coefficients.
 
         The exact minimiser (the user's coefficients after polishing) plus one draw of
-        :math:`\\mathcal N(0, \\sigma^2 I)` on every coefficient and the intercept -- the
-        output-perturbation mechanism whose FIL this object reports -- written into a
-        deep copy of the user's own model: same class, same parameters, ready to
+        :math:`\\mathcal N(0, \\sigma^2 I)` on every coefficient and intercept (all ``K
+        (d + 1)`` numbers of a multinomial model: ``coef_`` ``(K, d)`` and ``K``
+        intercepts) -- the output-perturbation mechanism whose FIL this object reports --
+        written into a deep copy of the user's own model: same class, same parameters, ready to
         ``predict`` and to pickle. Data-dependent fitted attributes other than the
         coefficients (``n_iter_``, ``rank_``, ``singular_``, ``best_score_``,
         ``cv_results_``) are removed; ``classes_``, ``n_features_in_``,
