@@ -1,11 +1,13 @@
 """FIL audit of a linear model trained with scikit-learn itself.
 
 :func:`audit` maps a fitted scikit-learn ``LinearRegression``, ``Ridge``, ``RidgeCV``,
-binary ``LogisticRegression`` or ``PoissonRegressor`` (alone or as the last step of a
-``Pipeline``) to the FIL estimator with the same objective, fits that estimator on the
-same data warm-started from the user's coefficients (Newton polishes them to the exact
-minimiser the Jacobians assume), and returns it -- wrapped in the user's preprocessing
-when a pipeline was given -- so that every audit tool of the package applies unchanged.
+``LogisticRegression`` (binary or multinomial) or ``PoissonRegressor`` (alone or as the
+last step of a ``Pipeline``) to the FIL estimator with the same objective, fits that
+estimator on the same data warm-started from the user's coefficients (Newton polishes
+them to the exact minimiser the Jacobians assume), and returns it -- wrapped in the
+user's preprocessing when a pipeline was given -- so that every audit tool of the
+package applies unchanged. A ``OneVsRestClassifier`` of binary ``LogisticRegression`` is
+audited as the composition of its ``K`` binary releases.
 
 Penalty conventions (``W`` = total sample weight, ``n`` without weights; the FIL objective
 is ``sum_i w_i l_i + W alpha / 2 ||coef||^2``, the intercept never penalised):
@@ -14,10 +16,19 @@ is ``sum_i w_i l_i + W alpha / 2 ||coef||^2``, the intercept never penalised):
 - ``Ridge(alpha=a)``: ``sum w (y - z)^2 + a ||coef||^2`` -> ``a / W`` (``RidgeCV``: its
   ``alpha_``);
 - ``LogisticRegression(C=c)``, L2: ``c sum w l + ||coef||^2 / 2`` -> ``1 / (c W)``;
-  ``C=inf``: ``0``;
+  ``C=inf``: ``0``. With ``K > 2`` classes ``l`` is the softmax loss and ``||coef||^2``
+  the squared Frobenius norm of the ``K x d`` ``coef_`` (every class row penalised, the
+  ``K`` intercepts not): the same map ``1 / (c W)``;
 - ``PoissonRegressor(alpha=a)``: ``sum w D / (2 W) + a/2 ||coef||^2`` -> ``a``.
 
-The multinomial case plugs into :data:`_HANDLERS` (one mapping function per model type).
+Multinomial parametrisation: the softmax loss is unchanged when one vector is added to
+every class row of ``[coef_ | intercept_]``. The penalty makes the coefficient rows sum
+to zero at the minimiser; the unpenalised intercepts are determined only up to a common
+shift, and scikit-learn's solvers (lbfgs, newton-cg, newton-cholesky, sag, saga, checked
+with 1.9) return the symmetric ones (summing to zero), as does
+:class:`FILLogisticRegression`. The user's parameters are centred over the classes
+before the polish (a shift changes no prediction), so ``polish_distance_`` measures only
+what the solver left unconverged.
 """
 
 from __future__ import annotations
@@ -26,6 +37,7 @@ import copy
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import is_classifier
 from sklearn.linear_model import (
     LinearRegression,
@@ -34,9 +46,11 @@ from sklearn.linear_model import (
     Ridge,
     RidgeCV,
 )
+from sklearn.multiclass import OneVsRestClassifier
 from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
+from ..utils import noise_generator
 from ..utils._validation import errors_name
 from ..utils.fixes import _check_sample_weight
 from ._classification import FILLogisticRegression
@@ -78,9 +92,10 @@ class _AuditedMixin:
         """A copy of the audited scikit-learn model (or pipeline) with noisy coefficients.
 
         The exact minimiser (the user's coefficients after polishing) plus one draw of
-        :math:`\\mathcal N(0, \\sigma^2 I)` on every coefficient and the intercept -- the
-        output-perturbation mechanism whose FIL this object reports -- written into a
-        deep copy of the user's own model: same class, same parameters, ready to
+        :math:`\\mathcal N(0, \\sigma^2 I)` on every coefficient and intercept (all ``K
+        (d + 1)`` numbers of a multinomial model: ``coef_`` ``(K, d)`` and ``K``
+        intercepts) -- the output-perturbation mechanism whose FIL this object reports --
+        written into a deep copy of the user's own model: same class, same parameters, ready to
         ``predict`` and to pickle. Data-dependent fitted attributes other than the
         coefficients (``n_iter_``, ``rank_``, ``singular_``, ``best_score_``,
         ``cv_results_``) are removed; ``classes_``, ``n_features_in_``,
@@ -121,11 +136,14 @@ class _AuditedMixin:
                 delattr(out_model, key)
         coef = np.asarray(new.coef_, dtype=float).reshape(np.shape(model.coef_))
         out_model.coef_ = coef
-        intercept = np.ravel(new.intercept_)[0] if self.fit_intercept else 0.0
         if np.ndim(model.intercept_) == 0:
-            out_model.intercept_ = float(intercept)
+            out_model.intercept_ = (float(np.ravel(new.intercept_)[0])
+                                    if self.fit_intercept else 0.0)
         else:
-            out_model.intercept_ = np.full(np.shape(model.intercept_), intercept)
+            shape = np.shape(model.intercept_)
+            intercept = (np.ravel(new.intercept_).astype(float) if self.fit_intercept
+                         else np.zeros(int(np.prod(shape))))
+            out_model.intercept_ = intercept.reshape(shape)
         if pipe is None:
             return out_model
         out_pipe = copy.deepcopy(pipe)
@@ -144,6 +162,78 @@ class AuditedLogisticRegression(_AuditedMixin, FILLogisticRegression):
 
 class AuditedPoissonRegressor(_AuditedMixin, FILPoissonRegressor):
     """:class:`FILPoissonRegressor` fitted by :func:`audit` (adds ``release``)."""
+
+
+class AuditedOneVsRestClassifier(OneVsRestClassifier):
+    """A ``OneVsRestClassifier`` of ``LogisticRegression`` audited by :func:`audit`.
+
+    Its ``estimators_`` are the ``K`` audited binary models (:class:`FILLogisticRegression`
+    fitted by :func:`audit` on ``y == classes_[k]``), so :func:`~sklearn_privacy.fil.eta`
+    and :func:`~sklearn_privacy.fil.fisher_information` report the ``K`` independent
+    releases together (their Fisher information adds). Adds :meth:`release` and
+    ``polish_distances_`` (one per class).
+    """
+
+    def release(self, random_state=None, *, sigma: float | None = None):
+        """A copy of the audited ``OneVsRestClassifier`` whose ``K`` models are released.
+
+        Each binary model is released as :meth:`AuditedLogisticRegression.release`
+        does (independent noise per model); the wrapper (and, for a pipeline, the
+        preprocessing) is copied as it is.
+
+        Parameters
+        ----------
+        random_state : int, RandomState instance, Generator or None, default=None
+            Source of the noise (``None``: fresh OS entropy for every model).
+        sigma : float or None, default=None
+            Noise scale (``None``: the ``sigma`` of the audit).
+
+        Returns
+        -------
+        model : OneVsRestClassifier or Pipeline
+        """
+        source = self.__dict__.get("_source")
+        if source is None:
+            for est in self.estimators_:  # the clear error of a model loaded from a dump
+                if hasattr(est, "_audit_engine"):
+                    est._audit_engine()
+            raise AttributeError("release is only available on the result of fil.audit.")
+        pipe, ovr = source
+        states = _spawn(random_state, len(self.estimators_))
+        out = copy.deepcopy(ovr)
+        out.estimators_ = [est.release(random_state=rs, sigma=sigma)
+                           for est, rs in zip(self.estimators_, states, strict=True)]
+        if pipe is None:
+            return out
+        out_pipe = copy.deepcopy(pipe)
+        out_pipe.steps[-1] = (out_pipe.steps[-1][0], out)
+        return out_pipe
+
+    def __getstate__(self):
+        state = dict(super().__getstate__())
+        state.pop("_source", None)
+        return state
+
+    def __sklearn_privacy_claim__(self):
+        """The wrapper (its label set, public) and the claims of its ``K`` models, which
+        :func:`~sklearn_privacy.privacy_claim` composes (as for a plain
+        ``OneVsRestClassifier`` of FIL estimators)."""
+        from ..privacy._compose import StepClaim, step_claims
+
+        out = [StepClaim("", type(self).__name__, "data_independent", 0.0, 0.0,
+                         "wrapper: its own state is the label set (classes_), declared "
+                         "public by the threat model; its audited models compose below")]
+        for i, child in enumerate(self.estimators_):
+            out += step_claims(child, f"estimators_[{i}]")
+        return out
+
+
+def _spawn(random_state, k):
+    """``k`` independent noise sources from one ``random_state`` (``None`` stays None)."""
+    if random_state is None:
+        return [None] * k
+    seeds = noise_generator(random_state).randint(0, 2**31 - 1, size=k)
+    return [int(s) for s in seeds]
 
 
 # ---------------------------------------------------------------- model -> mapping
@@ -202,18 +292,27 @@ def _logistic_penalty(model):
 
 def _logistic(model, W, y):
     classes = model.classes_
-    if classes.size > 2:
-        raise ValueError(
-            f"audit: LogisticRegression with {classes.size} classes (multinomial) is not "
-            "supported yet; the FIL logistic estimator is binary. Audit one class against "
-            "the rest (a binary LogisticRegression per class) meanwhile."
-        )
+    multiclass = classes.size > 2
+    if multiclass:
+        # scikit-learn < 1.7 (or 1.5 with a non-default setting) may still fit K binary
+        # problems: the coefficients then minimise K separate objectives, not the softmax
+        multi_class = getattr(model, "multi_class", "deprecated")
+        ovr = multi_class == "ovr" or (multi_class == "auto" and model.solver == "liblinear")
+        if ovr or np.shape(model.coef_)[0] != classes.size:
+            raise ValueError(
+                f"audit: this LogisticRegression fitted {classes.size} one-vs-rest binary "
+                "models (multi_class='ovr' or solver='liblinear'), whose coefficients "
+                "minimise K separate objectives, not the multinomial one. Refit with the "
+                "multinomial formulation (the default of scikit-learn >= 1.5, another "
+                "solver than 'liblinear'), or wrap a binary LogisticRegression in "
+                "OneVsRestClassifier, which audit composes."
+            )
     if getattr(model, "class_weight", None) is not None:
         raise ValueError(
             "audit: LogisticRegression(class_weight=...) is not supported; pass the class "
             "weights as sample_weight (to both the model's fit and audit) instead."
         )
-    if getattr(model, "multi_class", "auto") == "multinomial":
+    if not multiclass and getattr(model, "multi_class", "auto") == "multinomial":
         raise ValueError(
             "audit: a binary LogisticRegression fitted with multi_class='multinomial' uses "
             "the symmetric softmax parametrisation; refit with the default (binary) "
@@ -244,14 +343,76 @@ _HANDLERS = {
 
 
 def _supported():
-    return ", ".join(sorted(t.__name__ for t in _HANDLERS))
+    return (", ".join(sorted(t.__name__ for t in _HANDLERS))
+            + ", OneVsRestClassifier(LogisticRegression)")
 
 
 def _user_theta(model):
-    coef = np.ravel(np.asarray(model.coef_, dtype=float))
+    """The model's parameters in the layout of the audit engine's ``theta``.
+
+    Binary and regression models: ``[coef, intercept]``. Multinomial: the row-major
+    ``K x (d + 1)`` matrix ``[coef_ | intercept_]`` (``K x d`` without intercept), with
+    the mean over the classes removed -- adding one vector to every class changes no
+    prediction, and the audit's minimiser is the symmetric one (scikit-learn's solvers
+    return it too; see the module docstring).
+    """
+    coef = np.asarray(model.coef_, dtype=float)
+    if coef.ndim == 2 and coef.shape[0] > 1 and is_classifier(model):
+        Theta = (np.column_stack([coef, np.ravel(model.intercept_)])
+                 if model.fit_intercept else coef.copy())
+        return (Theta - Theta.mean(axis=0)).ravel()
+    coef = np.ravel(coef)
     if not model.fit_intercept:
         return coef
     return np.r_[coef, float(np.ravel(model.intercept_)[0])]
+
+
+def _audit_ovr(pipe, ovr, Xt, y, *, sigma, sample_weight, data_norm, random_state):
+    """Audit of a ``OneVsRestClassifier`` of binary ``LogisticRegression``: one binary
+    audit per class on ``y == classes_[k]``, composed (the Fisher information adds)."""
+    check_is_fitted(ovr)
+    bad = [type(e).__name__ for e in ovr.estimators_ if type(e) is not LogisticRegression]
+    if bad:
+        raise ValueError(
+            "audit: a OneVsRestClassifier is audited when every fitted estimator is a "
+            f"binary LogisticRegression; got {sorted(set(bad))} (a class present in every "
+            "or no row gives a constant predictor). For a multiclass model prefer the "
+            "multinomial LogisticRegression (the scikit-learn default), which audit "
+            "supports directly."
+        )
+    with errors_name("y"):
+        labels = np.unique(np.asarray(y))
+    classes = ovr.classes_
+    if labels.size != classes.size or np.any(labels != classes):
+        raise ValueError(
+            f"y: its classes {labels.tolist()} differ from the model's classes_ "
+            f"{classes.tolist()}; pass the labels the model was trained on.")
+    Y = ovr.label_binarizer_.transform(y)
+    if sp.issparse(Y):
+        Y = Y.toarray()
+    states = _spawn(random_state, Y.shape[1])
+    audited = []
+    for k, est in enumerate(ovr.estimators_):
+        audited.append(audit(est, Xt, np.asarray(Y[:, k]).astype(int), sigma=sigma,
+                             sample_weight=sample_weight, data_norm=data_norm,
+                             random_state=states[k]))
+    out = AuditedOneVsRestClassifier.__new__(AuditedOneVsRestClassifier)
+    out.__dict__.update(copy.deepcopy(ovr).__dict__)
+    out.estimators_ = audited
+    out.polish_distances_ = np.array([a.polish_distance_ for a in audited])
+    out.release_claim_ = (
+        f"{len(audited)} independent Gaussian output perturbations (sigma={float(sigma)!r}) "
+        "of the exact minimisers of the one-vs-rest binary LogisticRegression objectives, "
+        "all computed from the same rows; fil.eta reports them together (their Fisher "
+        "information adds), and any (epsilon, delta) of one model does not cover the "
+        "composition." + ("" if pipe is None else
+                          " The preprocessing steps were fitted on the private rows "
+                          "without a guarantee and are released as they are."))
+    out._source = (copy.deepcopy(pipe) if pipe is not None else None, copy.deepcopy(ovr))
+    if pipe is None:
+        return out
+    return Pipeline([(name, copy.deepcopy(step)) for name, step in pipe.steps[:-1]]
+                    + [(pipe.steps[-1][0], out)])
 
 
 def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float | None = None,
@@ -273,8 +434,16 @@ def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float
     Parameters
     ----------
     estimator : fitted LinearRegression, Ridge, RidgeCV, LogisticRegression \
-            (binary, L2 or no penalty) or PoissonRegressor, or a Pipeline ending in one
-        The model to audit, exactly as trained (it is not modified).
+            (binary or multinomial, L2 or no penalty), PoissonRegressor or \
+            OneVsRestClassifier(LogisticRegression), or a Pipeline ending in one
+        The model to audit, exactly as trained (it is not modified). A multinomial
+        ``LogisticRegression`` (scikit-learn's default for more than two classes) maps to
+        the multinomial :class:`FILLogisticRegression`: ``coef_`` ``(K, d)`` and ``K``
+        intercepts, the label a one-hot vector (column ``"label"``). A
+        ``OneVsRestClassifier`` of binary ``LogisticRegression`` is audited model by
+        model (on ``y == classes_[k]``) and returned as a ``OneVsRestClassifier`` of the
+        audited models: :func:`eta` and :func:`fisher_information` report the ``K``
+        independent releases together (their Fisher information adds).
     X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
         The training data the model was fitted on (the raw input of a pipeline).
     y : array-like of shape (n_samples,)
@@ -294,21 +463,25 @@ def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float
 
     Returns
     -------
-    audited : FIL estimator or Pipeline
+    audited : FIL estimator, OneVsRestClassifier or Pipeline
         A fitted :class:`FILLinearRegression`, :class:`FILLogisticRegression` or
-        :class:`FILPoissonRegressor` (subclasses adding :meth:`release`), or a Pipeline of
-        copies of the model's preprocessing steps ending in one. Extra attributes of the
-        FIL step: ``polish_distance_`` (L2 distance between the model's coefficients and
-        the exact minimiser), ``polish_relative_`` (the same divided by
-        ``max(1, ||theta||)``), ``source_alpha_`` (the mapped penalty) and
-        ``release_claim_`` (what the release covers).
+        :class:`FILPoissonRegressor` (subclasses adding :meth:`release`), a
+        ``OneVsRestClassifier`` of audited binary models (with ``release``,
+        ``polish_distances_`` and ``release_claim_``), or a Pipeline of copies of the
+        model's preprocessing steps ending in one. Extra attributes of the FIL step:
+        ``polish_distance_`` (L2 distance between the model's coefficients -- all ``K (d +
+        1)`` of a multinomial model, centred over the classes -- and the exact
+        minimiser), ``polish_relative_`` (the same divided by ``max(1, ||theta||)``),
+        ``source_alpha_`` (the mapped penalty) and ``release_claim_`` (what the release
+        covers).
 
     Raises
     ------
     ValueError
         An unsupported model (the message lists the supported ones) or setting
         (``l1``/``elasticnet`` penalties, ``class_weight``, ``positive=True``, several
-        targets, liblinear's penalised intercept, more than two classes), an unfitted
+        targets, liblinear's penalised intercept, a ``LogisticRegression`` fitted
+        one-vs-rest through ``multi_class="ovr"``), an unfitted
         model, data that do not match it, or a singular Hessian (for example
         ``LinearRegression`` on collinear columns).
 
@@ -331,6 +504,13 @@ def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float
     >>> public = audited.release(random_state=0)       # the user's own model type, noisy
     >>> type(public).__name__, public.coef_.shape
     ('LogisticRegression', (1, 3))
+    >>> y3 = np.digitize(X[:, 0] + 0.5 * rng.normal(size=300), [-0.5, 0.5])  # 3 classes
+    >>> multi = fil.audit(LogisticRegression(C=0.5).fit(X, y3), X, y3, sigma=0.1)
+    >>> multi.coef_.shape, multi.eta(rows=[0], columns="label", per_example=True).shape
+    ((3, 3), (1,))
+    >>> public3 = multi.release()                      # noisy K x d coef_ and K intercepts
+    >>> public3.coef_.shape, public3.intercept_.shape
+    ((3, 3), (3,))
     """
     if isinstance(estimator, Pipeline):
         pipe = estimator
@@ -342,6 +522,13 @@ def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float
         Xt = pipe[:-1].transform(X) if len(pipe.steps) > 1 else X
     else:
         pipe, model, Xt = None, estimator, X
+    if isinstance(model, OneVsRestClassifier):
+        if target_bound is not None:
+            raise ValueError("audit: target_bound applies to least squares only.")
+        with errors_name("X"):
+            check_consistent_length(Xt, y)
+        return _audit_ovr(pipe, model, Xt, y, sigma=sigma, sample_weight=sample_weight,
+                          data_norm=data_norm, random_state=random_state)
     handler = _HANDLERS.get(type(model))
     if handler is None:
         raise ValueError(
