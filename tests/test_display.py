@@ -338,3 +338,17 @@ def test_clear_import_error_without_matplotlib():
     assert out.returncode == 0, out.stderr
     assert "ImportError: EtaDisplay.plot requires matplotlib" in out.stdout
     assert "pip install" in out.stdout
+
+
+def test_eta_display_takes_name_and_deprecates_estimator_name():
+    """EtaDisplay's label parameter is ``name``, as in scikit-learn's displays since 1.7."""
+    import warnings
+
+    from sklearn_privacy import EtaDisplay
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert EtaDisplay(np.ones(3), name="model").name == "model"
+    with pytest.warns(FutureWarning, match="estimator_name=...\\) is deprecated since 0.2"):
+        old = EtaDisplay(np.ones(3), estimator_name="old")
+    assert old.name == "old"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral
 
 import numpy as np
@@ -137,10 +138,12 @@ class EtaDisplay:
     kind : {"hist", "ecdf", "history"}, default="hist"
         What :meth:`plot` draws: a histogram or empirical CDF of ``eta`` per group, or
         the IRFIL ``history``.
-    estimator_name : str or None, default=None
-        Default title of the plot.
+    name : str or None, default=None
+        Default title of the plot (as ``name`` of scikit-learn's ``RocCurveDisplay``).
     top_k_labels : list of str or None, default=None
         Label of each ``top_k_index`` row (None: its position).
+    estimator_name : str, optional
+        Deprecated since 0.2 (removed in 0.4): the old name of ``name``.
 
     Attributes
     ----------
@@ -182,7 +185,8 @@ class EtaDisplay:
     """
 
     def __init__(self, eta=None, *, groups=None, group_names=None, top_k_index=None,
-                 history=None, kind="hist", estimator_name=None, top_k_labels=None):
+                 history=None, kind="hist", name=None, top_k_labels=None,
+                 estimator_name="deprecated"):
         self.eta = None if eta is None else np.asarray(eta, dtype=float)
         self.groups = None if groups is None else np.asarray(groups)
         self.group_names = group_names
@@ -190,7 +194,14 @@ class EtaDisplay:
         self.top_k_labels = None if top_k_labels is None else [str(v) for v in top_k_labels]
         self.history = history
         self.kind = kind
-        self.estimator_name = estimator_name
+        if not (isinstance(estimator_name, str) and estimator_name == "deprecated"):
+            warnings.warn(
+                "EtaDisplay(estimator_name=...) is deprecated since 0.2 and will be removed "
+                "in 0.4: use name=..., as scikit-learn's displays do.", FutureWarning,
+                stacklevel=2)
+            if name is None:
+                name = estimator_name
+        self.name = name
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -262,7 +273,7 @@ class EtaDisplay:
                     "kind='history' needs an IRFIL estimator (IRFILLinearRegression or "
                     f"IRFILLogisticRegression) with eta_history_; {name} has none."
                 )
-            disp = cls(history=history, kind=kind, estimator_name=name)
+            disp = cls(history=history, kind=kind, name=name)
             return disp.plot(ax=ax)
         if isinstance(top_k, bool | np.bool_) or not isinstance(top_k, Integral) or top_k < 0:
             raise ValueError(f"top_k must be an integer >= 0; got {top_k!r}.")
@@ -276,7 +287,7 @@ class EtaDisplay:
         if index is not None and len(index) == n and hasattr(X, "columns"):
             labels = [str(v) for v in np.asarray(index)[order[:top_k]]]
         disp = cls(values, groups=groups, group_names=names, top_k_index=order[:top_k],
-                   top_k_labels=labels, kind=kind, estimator_name=name)
+                   top_k_labels=labels, kind=kind, name=name)
         return disp.plot(ax=ax, bins=bins, log_scale=log_scale)
 
     @classmethod
@@ -347,7 +358,7 @@ class EtaDisplay:
         log_scale : bool, default=False
             Log-scaled eta axis.
         name : str, default=None
-            Title (default: ``estimator_name``).
+            Title (default: the display's ``name``).
 
         Returns
         -------
@@ -362,7 +373,7 @@ class EtaDisplay:
         self.bars_, self.counts_, self.lines_ = {}, {}, {}
         self.band_ = self.top_k_markers_ = self.bin_edges_ = None
         self.top_k_texts_ = []
-        title = name if name is not None else self.estimator_name
+        title = name if name is not None else self.name
         if kind == "history":
             self._plot_history(ax)
         else:
