@@ -396,8 +396,10 @@ class MembershipROCDisplay:
         self.band_ = None
         if self.tpr_band is not None:
             grid, low, high = (np.asarray(a, dtype=float) for a in self.tpr_band)
+            # an explicit ``where``: matplotlib 3.6 fails on a band without one here
             self.band_ = ax.fill_between(grid, np.maximum(low, lo), np.maximum(high, lo),
-                                         alpha=0.2, lw=0, color=self.line_.get_color())
+                                         where=np.ones(grid.size, dtype=bool), alpha=0.2,
+                                         lw=0, color=self.line_.get_color())
         self.unresolved_ = None
         left = min(lo, ax.get_xlim()[0]) if ax.get_xscale() == "log" else lo
         if self.n_nonmembers:
