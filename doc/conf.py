@@ -180,7 +180,9 @@ def _list_every_guide_page(app, docname, source):
 
 #: Labels of scikit-learn's documentation that the docstrings of inherited methods
 #: (``score``, ``get_metadata_routing``, ...) refer to.
-_SKLEARN_LABELS = {"accuracy_score", "r2_score", "metadata_routing", "User Guide"}
+_SKLEARN_LABELS = {"accuracy_score", "r2_score", "metadata_routing", "User Guide",
+                   "df_output_transform",
+                   "sphx_glr_auto_examples_miscellaneous_plot_set_output.py"}
 
 
 def _sklearn_labels(app, env, node, contnode):

@@ -284,10 +284,12 @@ def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float
     sample_weight : array-like of shape (n_samples,), default=None
         The sample weights the model was fitted with (``None``: unit weights).
     data_norm, target_bound : float or None, default=None
-        Bounds for the (epsilon, delta)-DP view, as in :class:`FILLogisticRegression`
-        and :class:`FILLinearRegression` (``target_bound`` least squares only). Every row
-        of the final step's input must already satisfy ``data_norm`` (and every target
-        ``target_bound``): an audit cannot rescale the data the model was trained on.
+        Bounds for the (epsilon, delta)-DP view, as in
+        :class:`~sklearn_privacy.FILLogisticRegression` and
+        :class:`~sklearn_privacy.FILLinearRegression` (``target_bound`` least squares
+        only). Every row of the final step's input must already satisfy ``data_norm``
+        (and every target ``target_bound``): an audit cannot rescale the data the model
+        was trained on.
     random_state : int, RandomState instance or None, default=None
         Noise of the released coefficients of the returned estimator (``None``: fresh
         OS entropy).
@@ -295,12 +297,13 @@ def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float
     Returns
     -------
     audited : FIL estimator or Pipeline
-        A fitted :class:`FILLinearRegression`, :class:`FILLogisticRegression` or
-        :class:`FILPoissonRegressor` (subclasses adding :meth:`release`), or a Pipeline of
-        copies of the model's preprocessing steps ending in one. Extra attributes of the
-        FIL step: ``polish_distance_`` (L2 distance between the model's coefficients and
-        the exact minimiser), ``polish_relative_`` (the same divided by
-        ``max(1, ||theta||)``), ``source_alpha_`` (the mapped penalty) and
+        A fitted :class:`~sklearn_privacy.FILLinearRegression`,
+        :class:`~sklearn_privacy.FILLogisticRegression` or
+        :class:`~sklearn_privacy.FILPoissonRegressor` (subclasses adding ``release()``),
+        or a Pipeline of copies of the model's preprocessing steps ending in one. Extra
+        attributes of the FIL step: ``polish_distance_`` (L2 distance between the
+        model's coefficients and the exact minimiser), ``polish_relative_`` (the same
+        divided by ``max(1, ||theta||)``), ``source_alpha_`` (the mapped penalty) and
         ``release_claim_`` (what the release covers).
 
     Raises

@@ -22,7 +22,7 @@ from ..utils._random import child_seeds
 
 @dataclass
 class ReportSection:
-    """One section of a :class:`PrivacyReport`.
+    """One section of a :class:`~sklearn_privacy.PrivacyReport`.
 
     The report's ``sections`` list holds one per applicable part, in the order of the
     page; each carries its conclusions, its figures and the time it took.
@@ -45,7 +45,7 @@ class ReportSection:
 
     See Also
     --------
-    PrivacyReport : The report these sections make up.
+    sklearn_privacy.PrivacyReport : The report these sections make up.
 
     Examples
     --------
