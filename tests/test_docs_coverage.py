@@ -118,3 +118,20 @@ def test_landing_page_maps_the_tools():
     for name in ("privacy_claim", "one_run_audit", "fil.audit", "RandomStoppingSearch",
                  "DPStandardScaler", "BoundedScaler", "PrivacyReport"):
         assert name in guarantees, name
+
+
+def test_gallery_follows_the_reading_path():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("doc_conf", DOC / "conf.py")
+    conf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conf)
+    examples = sorted((ROOT / "examples").glob("*.py"), key=lambda p: conf._gallery_order(str(p)))
+    names = [p.name for p in examples if p.name not in ("__init__.py", "conftest.py")]
+    listed = [n for n in names if n in conf._GALLERY_ORDER]
+    assert listed == [n for n in conf._GALLERY_ORDER if n in names]
+    assert names[: len(listed)] == listed          # examples not listed come after
+    assert names[0] == "fil_mnist_leakage.py"
+    key = conf._gallery_order
+    assert sorted(["/x/zz_new.py", "/x/aa_new.py", "/x/attacks_iwpc.py"], key=key) == [
+        "/x/attacks_iwpc.py", "/x/aa_new.py", "/x/zz_new.py"]
