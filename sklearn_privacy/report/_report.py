@@ -117,9 +117,9 @@ class PrivacyReport:
       columns) for FIL models, or for scikit-learn GLMs through
       :func:`sklearn_privacy.fil.audit` at a given ``sigma``;
     * **membership** -- a threshold membership attack (members: the training rows;
-      non-members: the population rows) and, with reference models, LiRA; AUC with a
-      interval (Hanley & McNeil) against the chance level 0.5, ROC on log axes with the
-      resolution limit ``1 / n_nonmembers`` marked;
+      non-members: the population rows) and, with reference models, LiRA; AUC with its
+      ``confidence`` interval (Hanley & McNeil) against the chance level 0.5, ROC on log
+      axes with the resolution limit ``1 / n_nonmembers`` marked;
     * **inversion** -- attribute inversion of each sensitive column (white-box for FIL
       models, black-box Fredrikson otherwise) against the prior baseline;
     * **audits** -- empirical lower bounds on epsilon: the one-run audit (any model,
