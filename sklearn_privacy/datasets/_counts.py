@@ -41,7 +41,7 @@ def make_count_data(n_samples: int = 2000, *, overdispersion: float = 0.0,
     **Simulated data.** No real person is involved: the rows are drawn from the
     documented model below, so results on it illustrate a method and nothing about any
     population. It stands in for the count targets (visits, claims, admissions) that
-    :class:`~sklearn_privacy.fil.FILPoissonRegressor` and scikit-learn's
+    :class:`~sklearn_privacy.FILPoissonRegressor` and scikit-learn's
     :class:`~sklearn.linear_model.PoissonRegressor` model.
 
     Generating model: ``age`` uniform on [18, 90), ``sex`` female/male with probability

@@ -23,8 +23,8 @@ POISSON_EPSILON_REASON = (
 )
 
 _POISSON_NOTES = THREAT_MODEL_DOC.split("    **Differential privacy view**")[0] + """\
-    **Differential privacy view.** None: :attr:`epsilon_` is always ``inf`` and
-    :attr:`epsilon_reason_` says why -- the derivative of the loss in the linear predictor,
+    **Differential privacy view.** None: ``epsilon_`` is always ``inf`` and
+    ``epsilon_reason_`` says why -- the derivative of the loss in the linear predictor,
     :math:`e^z - y`, is unbounded, so the Lipschitz argument behind the sensitivity of
     the other FIL estimators does not apply. :meth:`sigma_for_epsilon` raises. The FIL
     figures above (a local, unbiased-adversary measure) are what this estimator reports.
@@ -234,7 +234,7 @@ class FILPoissonRegressor(RegressorMixin, BaseFILEstimator):
         Raises
         ------
         ValueError
-            Always, with :attr:`epsilon_reason_`.
+            Always, with ``epsilon_reason_``.
         """
         check_is_fitted(self)
         raise ValueError(f"sigma_for_epsilon: {self.epsilon_reason_}")

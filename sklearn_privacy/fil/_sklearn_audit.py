@@ -453,10 +453,12 @@ def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float
     sample_weight : array-like of shape (n_samples,), default=None
         The sample weights the model was fitted with (``None``: unit weights).
     data_norm, target_bound : float or None, default=None
-        Bounds for the (epsilon, delta)-DP view, as in :class:`FILLogisticRegression`
-        and :class:`FILLinearRegression` (``target_bound`` least squares only). Every row
-        of the final step's input must already satisfy ``data_norm`` (and every target
-        ``target_bound``): an audit cannot rescale the data the model was trained on.
+        Bounds for the (epsilon, delta)-DP view, as in
+        :class:`~sklearn_privacy.FILLogisticRegression` and
+        :class:`~sklearn_privacy.FILLinearRegression` (``target_bound`` least squares
+        only). Every row of the final step's input must already satisfy ``data_norm``
+        (and every target ``target_bound``): an audit cannot rescale the data the model
+        was trained on.
     random_state : int, RandomState instance or None, default=None
         Noise of the released coefficients of the returned estimator (``None``: fresh
         OS entropy).
@@ -464,8 +466,9 @@ def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float
     Returns
     -------
     audited : FIL estimator, OneVsRestClassifier or Pipeline
-        A fitted :class:`FILLinearRegression`, :class:`FILLogisticRegression` or
-        :class:`FILPoissonRegressor` (subclasses adding :meth:`release`), a
+        A fitted :class:`~sklearn_privacy.FILLinearRegression`,
+        :class:`~sklearn_privacy.FILLogisticRegression` or
+        :class:`~sklearn_privacy.FILPoissonRegressor` (subclasses adding ``release()``), a
         ``OneVsRestClassifier`` of audited binary models (with ``release``,
         ``polish_distances_`` and ``release_claim_``), or a Pipeline of copies of the
         model's preprocessing steps ending in one. Extra attributes of the FIL step:

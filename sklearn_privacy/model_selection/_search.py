@@ -247,8 +247,9 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
     mean_runs : float >= 1, default=10
         Expected number of runs ``E[K]``; ``1`` runs exactly once.
     distribution : {"geometric", "logarithmic"}, default="geometric"
-        Law of ``K`` (see :func:`random_stopping_epsilon`): ``"geometric"`` is random
-        stopping, ``(3 epsilon, 0)`` for ``(epsilon, 0)``-DP candidates;
+        Law of ``K`` (see
+        :func:`~sklearn_privacy.model_selection.random_stopping_epsilon`):
+        ``"geometric"`` is random stopping, ``(3 epsilon, 0)`` for ``(epsilon, 0)``-DP candidates;
         ``"logarithmic"`` (``P[K = k]`` proportional to ``(1 - gamma)^k / k``) costs
         less, ``(2 epsilon, 0)``, and has a heavier tail of long searches.
     score_epsilon : float > 0, default=0.1
@@ -302,7 +303,7 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
 
     See Also
     --------
-    random_stopping_epsilon : The accountant behind ``epsilon_``.
+    sklearn_privacy.model_selection.random_stopping_epsilon : The accountant behind ``epsilon_``.
     sklearn.model_selection.GridSearchCV : Non-private selection: its choice depends on
         every row without any bound.
 
@@ -320,7 +321,8 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
     with the geometric law (Liu & Talwar, 2019) and ``(2 epsilon, 0)`` with the
     logarithmic one. In Renyi DP (which covers Gaussian candidates), Papernot & Steinke
     (2022), Theorem 2 (``eta = 1`` geometric, ``eta = 0`` logarithmic), converted to
-    ``(epsilon, delta)``. See :func:`random_stopping_epsilon`.
+    ``(epsilon, delta)``. See
+    :func:`~sklearn_privacy.model_selection.random_stopping_epsilon`.
 
     **Not guaranteed, hence not released.** The number of runs ``K`` is independent of the
     data, but the theorems need it *secret*: given ``K = k`` the release is the best of

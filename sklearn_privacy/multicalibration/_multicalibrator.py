@@ -172,7 +172,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         published object.
     delta_spent_ : float
     min_cell_size_ : int
-    largest_cell_sizes_ : ndarray of int of shape (len(groups_),)
+    largest_cell_sizes_ : ndarray of int, one per entry of ``groups_``
         Size of each group's largest (group, bucket) cell of the base model's
         predictions on the calibration rows. A diagnostic for the data owner: exact
         counts, outside any privacy budget; :func:`~sklearn_privacy.utils.strip_for_release`

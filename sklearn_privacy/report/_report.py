@@ -22,7 +22,7 @@ from ..utils._random import child_seeds
 
 @dataclass
 class ReportSection:
-    """One section of a :class:`PrivacyReport`.
+    """One section of a :class:`~sklearn_privacy.PrivacyReport`.
 
     The report's ``sections`` list holds one per applicable part, in the order of the
     page; each carries its conclusions, its figures and the time it took.
@@ -45,7 +45,7 @@ class ReportSection:
 
     See Also
     --------
-    PrivacyReport : The report these sections make up.
+    sklearn_privacy.PrivacyReport : The report these sections make up.
 
     Examples
     --------
@@ -118,8 +118,9 @@ class PrivacyReport:
       :func:`sklearn_privacy.fil.audit` at a given ``sigma``;
     * **membership** -- a threshold membership attack (members: the training rows;
       non-members: the population rows) and, with reference models, LiRA; AUC with its
-      normal interval (Hanley & McNeil) against the chance level 0.5, ROC on log axes
-      with a bootstrap band and the resolution limit ``1 / n_nonmembers`` marked;
+      normal ``confidence`` interval (Hanley & McNeil) against the chance level 0.5, ROC
+      on log axes with a bootstrap band and the resolution limit ``1 / n_nonmembers``
+      marked;
     * **inversion** -- attribute inversion of each sensitive column (white-box for FIL
       models, black-box Fredrikson otherwise) against the prior baseline;
     * **audits** -- empirical lower bounds on epsilon: the one-run audit (any model,
