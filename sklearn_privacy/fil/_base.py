@@ -112,21 +112,25 @@ THREAT_MODEL_DOC = """
     the values :math:`(x_j, y_j)` of one row (replacement; the number of rows, the
     sample weights and every hyperparameter are public and fixed). The adversary sees
     only the released :math:`\\theta'`, knows everything else, including every other
-    row, and is computationally unbounded. When ``fit_intercept=False``, ``alpha > 0``,
-    ``data_norm`` is set (and, for least squares, ``target_bound``), the objective divided
-    by the total weight :math:`W` is ``alpha``-strongly convex in every coordinate, and
+    row, and is computationally unbounded. When every coordinate is penalised
+    (``fit_intercept=False``, or a penalised intercept through ``intercept_scaling``),
+    ``alpha > 0`` and ``data_norm`` is set (and, for least squares, ``target_bound``), the
+    objective divided by the total weight :math:`W` is ``alpha``-strongly convex, and
     replacing one row moves the exact minimiser by at most
     :math:`\\Delta = 2 L R \\max_j \\omega_j / (W \\alpha)` in L2 (Chaudhuri, Monteleoni &
-    Sarwate, 2011), with :math:`R` = ``data_norm``, :math:`L = 1` for the logistic loss
-    and :math:`L = B (1 + R/\\sqrt{\\alpha})` for least squares with :math:`|y| \\le B` =
-    ``target_bound`` (the minimiser's norm is at most :math:`B/\\sqrt\\alpha`). The release
+    Sarwate, 2011), with :math:`R` = ``data_norm`` and :math:`L` a bound on the loss's
+    derivative at any minimiser: :math:`\\sigma(R\\sqrt{2\\log 2/\\alpha})` for the logistic
+    loss (the penalty bounds :math:`\\lVert\\theta^*\\rVert^2 \\le 2\\log 2/\\alpha`),
+    :math:`\\sqrt 2` for the multinomial loss, and :math:`B (1 + R c)` for least squares
+    with :math:`|y| \\le B` = ``target_bound``, :math:`c = \\max_{s \\le R} s/(s^2+\\alpha)`
+    (the ridge solution's norm is at most :math:`cB`). The release
     is then the Gaussian mechanism with sensitivity :math:`\\Delta` and noise ``sigma``
     on every coordinate, and ``epsilon_`` is its exact epsilon at ``delta`` (analytic
     Gaussian mechanism, Balle & Wang, 2018; :meth:`sigma_for_epsilon` inverts it). With
     unit weights :math:`\\Delta = 2 L R / (n \\alpha)`. Otherwise ``epsilon_`` is
     ``inf`` and ``epsilon_reason_`` says why: an unpenalised intercept (one row can move
-    it without bound -- use ``fit_intercept=False`` with a constant column counted in
-    ``data_norm``), no ``data_norm``, ``alpha=0``, least squares without
+    it without bound -- set ``intercept_scaling``, or use ``fit_intercept=False`` with a
+    constant column counted in ``data_norm``), no ``data_norm``, ``alpha=0``, least squares without
     ``target_bound``, or data-dependent weights (IRFIL).
 
     **Certified minimiser.** The released centre is the solver's output, not the exact
