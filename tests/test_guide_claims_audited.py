@@ -21,6 +21,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.compose import ColumnTransformer
@@ -295,9 +296,42 @@ def _adult(n, columns):
     return adult, rows, (adult.target.iloc[:n] == ">50K").to_numpy()
 
 
-def _pipeline_audit(make, X, y, extreme, n_releases, redraw=True):
+def _strong_raw_row(make, X, y, bounds, categorical, cats):
+    """A raw replacement row against the model fitted on D: every numeric column at the
+    declared bound that pushes the score the wrong way, every categorical column at the
+    category with the most extreme coefficient, and the label it contradicts; of the two
+    labels, the row whose exact refit moves the final step most. Returns the row (a
+    one-row frame), its label and the move as a share of ``sensitivity_``."""
+    fitted = make(1.0).fit(X, y)
+    final = fitted[-1]
+    theta = final._audit_engine().theta
+    best = None
+    for label in (True, False):
+        sign = 1.0 if label else -1.0           # a positive row must look negative
+        row = {}
+        for j, (col, (lo, hi)) in enumerate(bounds.items()):
+            row[col] = lo if sign * theta[j] > 0 else hi
+        start = len(bounds)
+        for col, levels in zip(categorical, cats, strict=True):
+            block = theta[start:start + len(levels)]
+            row[col] = levels[int(np.argmin(sign * block))]
+            start += len(levels)
+        extreme = X.iloc[[0]].copy()
+        for col, value in row.items():
+            extreme[col] = value if col in bounds else pd.Categorical(
+                [value], categories=X[col].cat.categories)
+        Xp, yp = X.copy(), y.copy()
+        Xp.iloc[0] = extreme.iloc[0]
+        yp[0] = label
+        _, move = _direction(final, make(1.0).fit(Xp, yp)[-1])
+        if best is None or move > best[2]:
+            best = (extreme, label, move / final.sensitivity_)
+    return best
+
+
+def _pipeline_audit(make, X, y, extreme, label, n_releases, redraw=True):
     """Calibrate sigma for epsilon 1 as the page does, then audit the whole pipeline on
-    the raw extreme row (with the other label) replacing row 0. Statistic: the released
+    the raw row ``extreme`` (label ``label``) replacing row 0. Statistic: the released
     parameters projected on the exact move of the final step (both noise-free fits are
     the audit's own). ``redraw``: deterministic preprocessing, so releases are redrawn
     from the two fits (``refit=False``); otherwise every release is a full refit."""
@@ -306,11 +340,11 @@ def _pipeline_audit(make, X, y, extreme, n_releases, redraw=True):
         sigma = make(1.0).fit(X, y)[-1].sigma_for_epsilon(1.0)
         Xp, yp = X.copy(), y.copy()
         Xp.iloc[0] = extreme.iloc[0]
-        yp[0] = not y[0]
+        yp[0] = label
         v, _ = _direction(make(sigma).fit(X, y)[-1], make(sigma).fit(Xp, yp)[-1])
     stat = functools.partial(_projection, direction=v)
     template = _RedrawablePipeline(make(sigma).steps) if redraw else make(sigma)
-    return canary_audit(template, X, y, 0, extreme, not y[0], statistic=stat,
+    return canary_audit(template, X, y, 0, extreme, label, statistic=stat,
                         n_releases=n_releases, refit=not redraw, random_state=0), sigma
 
 
@@ -334,13 +368,14 @@ def test_publish_pipeline_audit():
             FILLogisticRegression(sigma=sigma, alpha=0.01, data_norm=np.sqrt(6),
                                   intercept_scaling=1.0))
 
-    extreme = X.iloc[[1]].assign(age=1e6, education_num=-1e6, hours_per_week=1e6,
-                                 race="Other")
-    res, sigma = _pipeline_audit(make, X, y, extreme, 10_000)
+    extreme, label, ratio = _strong_raw_row(make, X, y, bounds, categorical, cats)
+    assert ratio > 0.1
+    res, sigma = _pipeline_audit(make, X, y, extreme, label, 10_000)
     assert res.claimed_epsilon == pytest.approx(1.0) and res.claimed_delta == 1e-5
     assert res.epsilon_lower_bound <= 1.0 and not res.violates_claim
     lying = functools.partial(make, numeric=_MisdeclaredScaler())
-    bad, _ = _pipeline_audit(lying, X, y, extreme, 10_000)
+    outlier = X.iloc[[1]].assign(age=1e6, education_num=-1e6, hours_per_week=1e6)
+    bad, _ = _pipeline_audit(lying, X, y, outlier, not y[0], 10_000)
     assert bad.claimed_epsilon == pytest.approx(1.0) and bad.violates_claim
 
 
@@ -366,8 +401,9 @@ def test_end_to_end_recipe_audit(dp_scaler):
             FILLogisticRegression(sigma=sigma, alpha=0.01, data_norm=np.sqrt(10),
                                   intercept_scaling=1.0))
 
-    extreme = X.iloc[[1]].assign(age=-1e6, education_num=1e6, hours_per_week=-1e6)
-    res, sigma = _pipeline_audit(make, X, y, extreme, 100 if dp_scaler else 10_000,
+    extreme, label, ratio = _strong_raw_row(make, X, y, bounds, categorical, cats)
+    assert ratio > 0.1
+    res, sigma = _pipeline_audit(make, X, y, extreme, label, 100 if dp_scaler else 10_000,
                                  redraw=not dp_scaler)
     claim = privacy_claim(make(sigma).fit(X, y))
     assert claim.is_private
