@@ -270,9 +270,12 @@ def test_refusals_are_clear():
     with pytest.raises(ValueError, match="LinearRegression, LogisticRegression, "
                                          "PoissonRegressor, Ridge, RidgeCV.*got Lasso"):
         fil.audit(Lasso().fit(X, y), X, y, sigma=1.0)
+    # an L1 model: l1_ratio=1 where penalty is deprecated (scikit-learn >= 1.8), else
+    # penalty="l1" (l1_ratio alone is ignored under the default penalty="l2" there)
+    l1 = (dict(l1_ratio=1.0) if LogisticRegression().get_params()["penalty"] == "deprecated"
+          else dict(penalty="l1"))
     with pytest.raises(ValueError, match="l1 penalty"):
-        fil.audit(LogisticRegression(l1_ratio=1.0, solver="saga").fit(Xc, yc), Xc, yc,
-                  sigma=1.0)
+        fil.audit(LogisticRegression(solver="saga", **l1).fit(Xc, yc), Xc, yc, sigma=1.0)
     with pytest.raises(ValueError, match="class_weight"):
         fil.audit(LogisticRegression(class_weight="balanced").fit(Xc, yc), Xc, yc, sigma=1.0)
     with pytest.raises(ValueError, match="liblinear"):

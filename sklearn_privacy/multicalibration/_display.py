@@ -370,10 +370,13 @@ class MulticalibrationDisplay:
         shown = "" if len(selected) == len(self.group_names) else (
             f"{len(selected)} of {len(self.group_names)} groups"
             + (" with the largest cell error; " if worst is not None else "; "))
-        fig.legend(handles=handles, loc="outside upper center", fontsize=7.5,
-                   ncol=len(handles), frameon=False,
-                   title=f"reliability per group: {shown}{self.n_bins} buckets, marker "
-                         "area = cell size", title_fontsize=9)
+        legend_kw = dict(handles=handles, fontsize=7.5, ncol=len(handles), frameon=False,
+                         title=f"reliability per group: {shown}{self.n_bins} buckets, "
+                               "marker area = cell size", title_fontsize=9)
+        try:
+            fig.legend(loc="outside upper center", **legend_kw)
+        except ValueError:  # matplotlib < 3.7: no "outside" locations, anchor above
+            fig.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), **legend_kw)
         fig.supxlabel("mean predicted probability in the bucket", fontsize=8)
         fig.supylabel("observed fraction of positives", fontsize=8)
         self.ax_, self.axes_, self.figure_ = axes[0], axes, fig
