@@ -96,3 +96,12 @@ def test_bad_input():
     with pytest.raises(ValueError, match="n_refits must be a positive integer"):
         worst_case_neighbours(FILLogisticRegression(fit_intercept=False, data_norm=1.0),
                               X, y, n_refits=0)
+
+
+def test_multinomial_model_is_refused_clearly():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.arange(60) % 3
+    with pytest.raises(ValueError, match="binary and least-squares FIL models"):
+        worst_case_neighbours(FILLogisticRegression(fit_intercept=False, data_norm=1.0), X, y)

@@ -163,6 +163,11 @@ def worst_case_neighbours(estimator, X, y, *, n_starts: int = 16, n_steps: int =
     for name, v in (("n_starts", n_starts), ("n_steps", n_steps), ("n_refits", n_refits)):
         if isinstance(v, bool) or not isinstance(v, Integral) or v < 1:
             raise ValueError(f"{name} must be a positive integer; got {v!r}.")
+    if len(getattr(estimator, "classes_", ())) > 2 or (
+            hasattr(estimator, "predict_proba") and np.unique(np.asarray(y)).size > 2):
+        raise ValueError("worst_case_neighbours supports the binary and least-squares FIL "
+                         "models; the multinomial model's search is not implemented (its "
+                         "DP view is audited in tests/test_fil_multinomial.py).")
     X = np.asarray(X, dtype=float)
     if X.ndim != 2:
         raise ValueError("X must be a dense 2-D numeric array.")
