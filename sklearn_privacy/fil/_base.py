@@ -662,8 +662,8 @@ class BaseFILEstimator(BaseEstimator):
         )
         return theta, n_iter, engine
 
-    def _release(self, theta):
-        """Set ``coef_``/``intercept_`` to ``theta + N(0, sigma^2 I)``.
+    def _perturbed(self, theta) -> np.ndarray:
+        """``theta + N(0, sigma^2 I)``, the one noise draw of a release.
 
         The noise comes from :func:`sklearn_privacy.utils.noise_generator`: fresh OS
         entropy for ``random_state=None`` (numpy's global state is neither read nor
@@ -678,6 +678,11 @@ class BaseFILEstimator(BaseEstimator):
                 "float64; use a smaller sigma."
             )
         self._sigma_fit = float(self.sigma)
+        return released
+
+    def _release(self, theta):
+        """Set ``coef_``/``intercept_`` to ``theta + N(0, sigma^2 I)`` (see ``_perturbed``)."""
+        released = self._perturbed(theta)
         d = self.n_features_in_
         if self._penalised_intercept():  # the constant column's coefficient, rescaled
             intercept = float(self.intercept_scaling) * float(released[d])

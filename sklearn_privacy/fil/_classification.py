@@ -8,7 +8,6 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils import noise_generator
 from ..utils._validation import errors_name, validate_named
 from . import _dask
 from ._base import (
@@ -179,15 +178,7 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         """
         if not self._is_multinomial():
             return super()._release(theta)
-        noise = noise_generator(self.random_state).standard_normal(theta.shape)
-        with np.errstate(over="ignore", invalid="ignore"):
-            released = theta + self.sigma * noise
-        if not np.all(np.isfinite(released)):
-            raise ValueError(
-                f"sigma={self.sigma!r} is so large that the released parameters overflow "
-                "float64; use a smaller sigma."
-            )
-        self._sigma_fit = float(self.sigma)
+        released = self._perturbed(theta)
         K, d = len(self.classes_), self.n_features_in_
         Theta = released.reshape(K, d + int(self.fit_intercept))
         self.coef_ = np.ascontiguousarray(Theta[:, :d])
