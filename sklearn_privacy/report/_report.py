@@ -658,10 +658,14 @@ def _audit_section(ctx):
         word = "is refuted" if best > claimed else "is not refuted"
         sec.verdicts.append(f"The claimed epsilon = {claimed:.3g} {word}: best audit "
                             f"{best:.3g} at {conf:.0%} ({best_name}).")
-    else:
+    elif best > 0:
         sec.verdicts.append(f"Without a claim, the audits show the training is not "
                             f"epsilon-DP for any epsilon below {best:.3g} "
                             f"(at {conf:.0%}, {best_name}).")
+    else:
+        sec.verdicts.append(f"The audits found no evidence of leakage at {conf:.0%} (lower "
+                            "bound 0): this proves nothing about privacy, and nothing is "
+                            "claimed.")
     if _have_matplotlib():
         import matplotlib.pyplot as plt
 
