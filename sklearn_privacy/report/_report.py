@@ -445,6 +445,13 @@ def _fil_section(ctx):
                                  verdicts=[f"Not computed: {why}"])
         return None
     sec = ReportSection("fil", "Per-example Fisher information loss")
+    if model is not ctx["estimator"]:   # a scikit-learn GLM, through fil.audit
+        final = model.steps[-1][1] if hasattr(model, "steps") else model
+        sec.table.append(("audited through", (
+            f"fil.audit at sigma = {ctx['sigma']:.4g}: what this model would leak if its "
+            "coefficients were released with that noise (the published model has none); "
+            f"its coefficients were polished by {getattr(final, 'polish_distance_', 0.0):.3g} "
+            "to the exact minimiser")))
     eta = np.asarray(fil.eta(model, per_example=True))
     ctx["summary"]["max_eta"] = float(eta.max())
     X = ctx["X"]
