@@ -121,3 +121,18 @@ def test_bad_input():
         PrivacyReport.from_estimator(model, X, y[:-1])
     with pytest.raises(ValueError, match="y_population"):
         PrivacyReport.from_estimator(model, X, y, Xp, yp[:-1])
+
+
+def test_scikit_learn_glm_gets_per_example_fil_through_fil_audit():
+    import sklearn_privacy.fil as fil
+
+    X, y, Xp, yp = _data(n=300)
+    model = LogisticRegression(C=1.0).fit(X, y)
+    rep = PrivacyReport.from_estimator(model, X, y, Xp, yp, sigma=0.5, n_canaries=50,
+                                       random_state=0)
+    assert [s.key for s in rep.sections] == ["claim", "release", "fil", "membership",
+                                             "audits"]
+    table = dict(rep.sections[2].table)
+    assert table["audited through"].startswith("fil.audit at sigma = 0.5")
+    expected = fil.audit(model, X, y, sigma=0.5).eta_.max()
+    assert rep.summary["max_eta"] == pytest.approx(expected, rel=1e-12)
