@@ -412,11 +412,17 @@ def top_eigenvalues(G, *, steps=LANCZOS_STEPS, rtol=LANCZOS_RTOL):
     diagonal, slightly perturbed) give a Ritz vector ``y``; its Rayleigh quotient
     ``theta = y^T G y`` is a lower bound of ``lambda_max`` whatever the rounding in the
     iteration (and accurate to the *square* of the vector's error). The upper bound is
-    *proved* row by row: a Cholesky factorisation of ``theta (1 + rtol) I - G``
-    succeeds only if every eigenvalue lies below ``theta (1 + rtol)``. Rows with a
-    non-finite Ritz vector or a failed factorisation go to LAPACK's ``eigvalsh``. Every
-    returned value is therefore within ``rtol`` (relative, plus rounding) below the top
-    eigenvalue; small matrices (``m <= steps + 4``) go to ``eigvalsh`` directly.
+    *proved* row by row, first by a cheap bound: in an orthonormal basis ``[y, Y]``,
+    ``G = [[theta, g^T], [g, C]]`` with ``||g|| = rho = ||G y - theta y||`` and
+    ``lambda_max(C) <= ||C||_F = mu``, ``||C||_F^2 = ||G||_F^2 - 2 ||G y||^2 + theta^2``;
+    so ``lambda_max(G) <= lambda_max([[theta, rho], [rho, mu]]) <= theta + rho^2 /
+    (theta - mu)`` when ``mu < theta`` (both inflated by a rounding margin). Rows it
+    does not certify (the rest of the spectrum too heavy, or extreme scales) get a
+    Cholesky factorisation of ``theta (1 + rtol) I - G``, which succeeds only if every
+    eigenvalue lies below ``theta (1 + rtol)``. Rows with a non-finite Ritz vector or a
+    failed factorisation go to LAPACK's ``eigvalsh``. Every returned value is therefore
+    within ``rtol`` (relative, plus rounding) below the top eigenvalue; small matrices
+    (``m <= steps + 4``) go to ``eigvalsh`` directly.
     """
     r, m, _ = G.shape
     if m <= steps + 4 or r == 0:
@@ -432,25 +438,41 @@ def top_eigenvalues(G, *, steps=LANCZOS_STEPS, rtol=LANCZOS_RTOL):
     b = np.zeros((r, steps - 1))
     floor = 1e-14 * (diag.sum(axis=1) + 1e-300)
     for j in range(steps):
-        w = np.einsum("imn,in->im", G, V[:, j])
+        w = np.matmul(G, V[:, j, :, None])[:, :, 0]
         a[:, j] = np.einsum("im,im->i", w, V[:, j])
         if j == steps - 1:
             break
-        coef = np.einsum("ijm,im->ij", V[:, : j + 1], w)  # full reorthogonalisation
-        w -= np.einsum("ij,ijm->im", coef, V[:, : j + 1])
+        Vj = V[:, : j + 1]
+        coef = np.matmul(Vj, w[:, :, None])  # full reorthogonalisation
+        w -= np.matmul(coef.transpose(0, 2, 1), Vj)[:, 0]
         bj = np.linalg.norm(w, axis=1)
         live = bj > floor
         b[:, j] = np.where(live, bj, 0.0)
         V[:, j + 1] = w / np.where(live, bj, 1.0)[:, None] * live[:, None]
     _, s = _tridiagonal_top(a, b)
+    eps = np.finfo(float).eps
     with np.errstate(all="ignore"):
-        y = np.einsum("ij,ijm->im", s, V)
+        y = np.matmul(s[:, None, :], V)[:, 0]
         y /= np.linalg.norm(y, axis=1, keepdims=True)
-        theta = np.einsum("im,imn,in->i", y, G, y, optimize=True)
+        Gy = np.matmul(G, y[:, :, None])[:, :, 0]
+        theta = np.einsum("im,im->i", y, Gy)
         ok = np.isfinite(theta) & (theta > 0)
+        # the cheap certificate (scales where the squares neither overflow nor underflow)
+        top = diag.max(axis=1)
+        cheap = ok & (top > 1e-100) & (top < 1e100)
+        fro2 = np.einsum("imn,imn->i", G, G)
+        gy2 = np.einsum("im,im->i", Gy, Gy)
+        res = Gy - theta[:, None] * y
+        rho2 = np.einsum("im,im->i", res, res)
+        margin = 16 * m * eps * np.sqrt(fro2)  # rounding in G y, theta and the norms
+        mu = np.sqrt(np.maximum(fro2 - 2 * gy2 + theta**2, 0.0) + 8 * m * eps * fro2)
+        rho = np.sqrt(rho2) + margin
+        gap = theta - mu - margin
+        bound = theta + margin + rho**2 / gap
+        cheap &= (gap > 0) & (bound <= theta * (1.0 + rtol))
     upper = theta * (1.0 + rtol)
     eye = np.eye(m)
-    for i in np.flatnonzero(ok):
+    for i in np.flatnonzero(ok & ~cheap):
         if dpotrf(upper[i] * eye - G[i], lower=1, clean=0, overwrite_a=1)[1] != 0:
             ok[i] = False
     bad = ~ok
@@ -606,7 +628,13 @@ class MultinomialFILEngine:
         return U * om[:, None, None]
 
     def row_grams(self, rows):
-        """Per-row ``J_i^T J_i`` (r, m, m) in the full column space (structured)."""
+        """Per-row ``J_i^T J_i`` (r, m, m) in the full column space (structured).
+
+        As ``N_i^T S_i N_i`` with ``N_i = [U_i; E]`` and ``S_i = [[A_i, C_i], [C_i^T,
+        D_i]]``: ``G = U^T (A U + [C, 0]) + [C^T U + [D, 0]; 0]``, two batched products
+        and one add into the feature rows (no transposed copies). ``D_i`` is one GEMM
+        over the ``K (K + 1) / 2`` class pairs (``M_lk = M_kl^T``).
+        """
         K, q, d = self.K, self.q, self.d
         M4 = self._m4()
         Xt = _dense_aug(self.X, rows, self.fit_intercept)
@@ -616,22 +644,26 @@ class MultinomialFILEngine:
         T = (Xt @ M4.reshape(q, K * K * q)).reshape(r, K, K, q)  # x~^T M_kl
         A = np.matmul(T.reshape(r, K * K, q), Xt[:, :, None]).reshape(r, K, K)
         C = np.matmul(R[:, None, None, :], T[:, :, :, :d]).reshape(r, K, d)
-        RR = (R[:, :, None] * R[:, None, :]).reshape(r, K * K)
         U = self._u(rows)
-        Ut = U.transpose(0, 2, 1)
-        G = np.matmul(Ut, np.matmul(A, U))
-        UC = np.matmul(Ut, C)  # (r, m, d)
-        G[:, :, :d] += UC
-        G[:, :d, :] += UC.transpose(0, 2, 1)
-        G[:, :d, :d] += (RR @ self._md()).reshape(r, d, d)
+        AU = np.matmul(A, U)
+        AU[:, :, :d] += C
+        G = np.matmul(U.transpose(0, 2, 1), AU)
+        Z = np.matmul(C.transpose(0, 2, 1), U)  # (r, d, m)
+        ku, lu = np.triu_indices(K)
+        RR = R[:, ku] * R[:, lu]
+        Z[:, :, :d] += (RR @ self._md()).reshape(r, d, d)
+        G[:, :d, :] += Z
         return G
 
     def _md(self):
-        """``M_kl[:d, :d]`` as a (K^2, d^2) matrix (for the ``D_i`` GEMM)."""
+        """``M_kk`` and ``M_kl + M_kl^T`` (``k < l``), features only: (K(K+1)/2, d^2)."""
         if getattr(self, "_Md", None) is None:
             K, d = self.K, self.d
-            self._Md = np.ascontiguousarray(
-                self._m4()[:d, :, :, :d].transpose(1, 2, 0, 3).reshape(K * K, d * d))
+            Md = self._m4()[:d, :, :, :d].transpose(1, 2, 0, 3)  # (K, K, d, d)
+            ku, lu = np.triu_indices(K)
+            pairs = Md[ku, lu] + Md[lu, ku]  # M_lk[:d, :d] = M_kl[:d, :d]^T
+            pairs[ku == lu] *= 0.5
+            self._Md = np.ascontiguousarray(pairs.reshape(-1, d * d))
         return self._Md
 
     def _per_row_bytes(self):
