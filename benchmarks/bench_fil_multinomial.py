@@ -55,13 +55,54 @@ def _data(d):
     return np.ascontiguousarray(X), mnist.target
 
 
+def _before_module(ref):
+    """``sklearn_privacy.fil._multinomial`` as of git ``ref`` (the code before a change).
+
+    Loaded under another name inside the current package (its relative imports resolve
+    to the current package), so both versions run side by side in the same process.
+    """
+    import importlib.util
+    import tempfile
+
+    src = subprocess.run(["git", "show", f"{ref}:sklearn_privacy/fil/_multinomial.py"],
+                         capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parent).stdout
+    path = Path(tempfile.mkdtemp()) / "_multinomial_before.py"
+    path.write_text(src)
+    name = "sklearn_privacy.fil._multinomial_before"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+class _use_engine:
+    """Context: ``FILLogisticRegression`` fits with the given module's solver and engine."""
+
+    def __init__(self, module):
+        self.module = module
+
+    def __enter__(self):
+        from sklearn_privacy.fil import _classification as cls
+
+        self.saved = cls.fit_multinomial, cls.MultinomialFILEngine
+        cls.fit_multinomial = self.module.fit_multinomial
+        cls.MultinomialFILEngine = self.module.MultinomialFILEngine
+
+    def __exit__(self, *exc):
+        from sklearn_privacy.fil import _classification as cls
+
+        cls.fit_multinomial, cls.MultinomialFILEngine = self.saved
+
+
 def _timed(fn):
     t = time.perf_counter()
     out = fn()
     return time.perf_counter() - t, out
 
 
-def headline(d, alpha, repeat, dense_rows):
+def headline(d, alpha, repeat, dense_rows, before=None):
     import warnings
 
     from sklearn.linear_model import LogisticRegression
@@ -71,7 +112,16 @@ def headline(d, alpha, repeat, dense_rows):
     X, y = _data(d)
     n = len(y)
     rows = {k: [] for k in ("sk_lbfgs", "sk_newton", "fit", "eta")}
+    if before is not None:
+        rows.update(fit_before=[], eta_before=[])
     for _ in range(repeat):
+        if before is not None:
+            with _use_engine(before):
+                est = FILLogisticRegression(sigma=1.0, alpha=alpha, random_state=0)
+                t, est = _timed(lambda est=est: est.fit(X, y))
+                rows["fit_before"].append(t)
+                t, eta_before = _timed(lambda est=est: est.eta_)
+                rows["eta_before"].append(t)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             t, _ = _timed(lambda: LogisticRegression(C=1.0 / (n * alpha), max_iter=1000)
@@ -111,10 +161,13 @@ def headline(d, alpha, repeat, dense_rows):
     t_dense_rows, dense_eta = _timed(dense)
     dense_total = t_inv + t_dense_rows * n / sub.size
     diff = float(np.max(np.abs(dense_eta - eta[sub]) / eta[sub]))
+    before_diff = (float(np.max(np.abs(eta_before - eta) / eta)) if before is not None
+                   else None)
     return dict(n=n, d=d, K=10, alpha=alpha, **{k: v for k, v in best.items()},
                 all_rounds=rows, dense_inverse=t_inv, dense_rows=int(sub.size),
                 dense_rows_time=t_dense_rows, dense_total_est=dense_total,
                 dense_max_rel_diff=diff, coef_gap_vs_newton_cholesky=coef_gap,
+                before_max_rel_diff=before_diff,
                 n_iter=int(est.n_iter_), eta_max=float(eta.max()))
 
 
@@ -140,6 +193,9 @@ def main():
     ap.add_argument("--dense-rows", type=int, default=500)
     ap.add_argument("--d-grid", default="50,100,150,200,250,300")
     ap.add_argument("--budget", type=float, default=60.0)
+    ap.add_argument("--before", default=None,
+                    help="git ref whose multinomial solver and engine are timed side by "
+                         "side with the current ones (e.g. the commit before a change)")
     ap.add_argument("--one-d", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one_d is not None:
@@ -148,20 +204,34 @@ def main():
 
     print(f"# {platform.processor() or platform.machine()}, python {platform.python_version()}"
           f", numpy {np.__version__}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-    h = headline(50, args.alpha, args.repeat, args.dense_rows)
+    before = _before_module(args.before) if args.before else None
+    h = headline(50, args.alpha, args.repeat, args.dense_rows, before)
     sk = h["sk_lbfgs"]
     ours = h["fit"] + h["eta"]
     print(f"\nMNIST 5k, 10 classes, PCA-50, alpha={args.alpha} (C = 1/(n alpha)), "
           f"best of {args.repeat} interleaved rounds")
-    print("| step | seconds | x sklearn lbfgs fit |")
-    print("|---|---|---|")
-    for name, key in (("sklearn LogisticRegression (lbfgs, tol=1e-4)", "sk_lbfgs"),
-                      ("sklearn LogisticRegression (newton-cholesky, tol=1e-10)",
-                       "sk_newton"),
-                      ("FILLogisticRegression.fit (exact minimiser + audit state)", "fit"),
-                      ("all 5,000 etas (structured)", "eta")):
-        print(f"| {name} | {h[key]:.3f} | {h[key] / sk:.1f} |")
-    print(f"| **fit + all etas** | **{ours:.3f}** | **{ours / sk:.1f}** |")
+    steps = [("sklearn LogisticRegression (lbfgs, tol=1e-4)", "sk_lbfgs"),
+             ("sklearn LogisticRegression (newton-cholesky, tol=1e-10)", "sk_newton"),
+             ("FILLogisticRegression.fit (exact minimiser + audit state)", "fit"),
+             ("all 5,000 etas (structured)", "eta")]
+    if before is not None:
+        print(f"(before = the solver and engine of {args.before}, same rounds)")
+        print("| step | before (s) | x sklearn lbfgs | after (s) | x sklearn lbfgs |")
+        print("|---|---|---|---|---|")
+        for name, key in steps:
+            b = h.get(key + "_before", h[key])
+            print(f"| {name} | {b:.3f} | {b / sk:.1f} | {h[key]:.3f} | {h[key] / sk:.1f} |")
+        old_total = h["fit_before"] + h["eta_before"]
+        print(f"| **fit + all etas** | **{old_total:.3f}** | **{old_total / sk:.1f}** | "
+              f"**{ours:.3f}** | **{ours / sk:.1f}** |")
+        print(f"| dense / structured etas | | {h['dense_total_est'] / h['eta_before']:.1f} "
+              f"| | {h['dense_total_est'] / h['eta']:.1f} |")
+    else:
+        print("| step | seconds | x sklearn lbfgs fit |")
+        print("|---|---|---|")
+        for name, key in steps:
+            print(f"| {name} | {h[key]:.3f} | {h[key] / sk:.1f} |")
+        print(f"| **fit + all etas** | **{ours:.3f}** | **{ours / sk:.1f}** |")
     print(f"| dense Jacobians + SVD, all rows (extrapolated from {h['dense_rows']} rows: "
           f"{h['dense_rows_time']:.2f} s, + H^-1 {h['dense_inverse']:.3f} s) | "
           f"{h['dense_total_est']:.2f} | {h['dense_total_est'] / sk:.1f} |")
@@ -169,6 +239,8 @@ def main():
     print(f"\nstructured etas vs dense: {h['dense_total_est'] / h['eta']:.0f}x faster, max "
           f"rel. diff {h['dense_max_rel_diff']:.1e}; |coef - sklearn newton-cholesky| max "
           f"{h['coef_gap_vs_newton_cholesky']:.1e}; Newton/chord steps {h['n_iter']}; "
+          + (f"max rel. diff of the etas before/after {h['before_max_rel_diff']:.1e}; "
+             if before is not None else "") +
           f"all rounds {json.dumps(rounds)}")
 
     print(f"\nLargest d within {args.budget:.0f} s (fit + all 5,000 10-class etas, "
