@@ -8,8 +8,9 @@ Side by side in one run, best of ``--repeat`` interleaved rounds:
 * ``FIL fit``: ``FILLogisticRegression(alpha).fit`` (validation, exact symmetric
   minimiser by L-BFGS + Newton, audit state with the factorised Hessian);
 * ``FIL etas``: every per-example eta (``eta_``) from the structured engine: one GEMM
-  per row chunk for ``x~^T M_kl`` (``M = H^-2``), one GEMM for the ``D_i`` blocks, the
-  ``(d + K - 1)``-square Grams by batched products and numpy's batched ``eigvalsh``;
+  per row chunk for ``x~^T M_kl`` (``M = H^-2``), one GEMM over the class pairs for the
+  ``D_i`` blocks, the ``(d + K - 1)``-square Grams by batched products and their top
+  eigenvalues by batched Lanczos with a certified Rayleigh quotient;
 * ``dense``: the plain path -- form each example's Jacobian ``J_i = -H^-1 B_i``
   (``K (d+1) x (d + K - 1)``) explicitly (``B_i`` built densely, ``H^-1 B`` one GEMM per
   block of 50 rows) and take its spectral norm by batched SVD. Timed on the
@@ -23,7 +24,8 @@ whole process: Python, numpy, the data and the audit state).
 
 Run: ``OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 python benchmarks/bench_fil_multinomial.py``
 (a few minutes). The machine is shared: timings are noisy, ratios are measured within
-the same round.
+the same round. ``--before REF`` also times the solver and engine of git ``REF`` in the
+same rounds (before/after of a change, one run).
 """
 
 from __future__ import annotations

@@ -45,9 +45,12 @@ Structured computation (never forming ``J_i``): with ``M = H^{-2}`` and
 
 where ``M_kl`` is the ``q x q`` block ``(k, l)`` of ``M``. For a chunk of rows,
 ``x~^T M_kl`` for all ``(k, l)`` is one GEMM ``(rows x q) @ (q x K^2 q)`` and ``D`` one
-GEMM ``(rows x K^2) @ (K^2 x d^2)``; the top eigenvalue of each per-row ``m x m`` Gram
-comes from a batched, certified Lanczos iteration (:func:`top_eigenvalues`; LAPACK's
-``eigvalsh`` for the rows it cannot certify).
+GEMM ``(rows x K(K+1)/2) @ (K(K+1)/2 x d^2)`` over the class pairs (``M_lk = M_kl^T``);
+the top eigenvalue of each per-row ``m x m`` Gram comes from a batched Lanczos iteration
+whose Rayleigh quotient is certified, for most rows by a bound costing one matrix-vector
+product (the Frobenius norm of the rest of the spectrum), for the others by a Cholesky
+factorisation (:func:`top_eigenvalues`; LAPACK's ``eigvalsh`` for the rows it cannot
+certify).
 """
 
 from __future__ import annotations
@@ -463,15 +466,28 @@ def top_eigenvalues(G, *, steps=LANCZOS_STEPS, rtol=LANCZOS_RTOL):
         b[:, j] = np.where(live, bj, 0.0)
         V[:, j + 1] = w / np.where(live, bj, 1.0)[:, None] * live[:, None]
     _, s = _tridiagonal_top(a, b)
-    eps = np.finfo(float).eps
     with np.errstate(all="ignore"):
         y = np.matmul(s[:, None, :], V)[:, 0]
-        y /= np.linalg.norm(y, axis=1, keepdims=True)
+    return _certified_rayleigh(G, y, rtol)
+
+
+def _certified_rayleigh(G, y, rtol):
+    """Rayleigh quotients of the vectors ``y`` (r, m), certified as top eigenvalues.
+
+    Each returned value is ``theta = y^T G y`` when it is proved to lie within ``rtol``
+    of ``lambda_max(G)`` (by the Frobenius / 2 x 2 bound, else by a Cholesky
+    factorisation of ``theta (1 + rtol) I - G``), and LAPACK's ``eigvalsh`` otherwise
+    (non-finite or non-positive ``theta`` included).
+    """
+    r, m, _ = G.shape
+    eps = np.finfo(float).eps
+    top = np.einsum("imm->im", G).max(axis=1)
+    with np.errstate(all="ignore"):
+        y = y / np.linalg.norm(y, axis=1, keepdims=True)
         Gy = np.matmul(G, y[:, :, None])[:, :, 0]
         theta = np.einsum("im,im->i", y, Gy)
         ok = np.isfinite(theta) & (theta > 0)
         # the cheap certificate (scales where the squares neither overflow nor underflow)
-        top = diag.max(axis=1)
         cheap = ok & (top > 1e-100) & (top < 1e100)
         fro2 = np.einsum("imn,imn->i", G, G)
         gy2 = np.einsum("im,im->i", Gy, Gy)
