@@ -74,6 +74,7 @@ __all__ = ["MultinomialFILEngine", "fit_multinomial", "helmert_basis",
            "multinomial_minimiser", "one_hot"]
 
 _CHUNK_BYTES = 48_000_000
+MIN_CHUNK_ROWS = 16
 # L-BFGS stops early (mean-objective gradient 1e-5): one exact Hessian there, chord steps
 # to full precision, and the exact Hessian at the end cost less than more L-BFGS steps.
 LBFGS_GTOL = 1e-5
@@ -710,7 +711,10 @@ class MultinomialFILEngine:
         if not (columns is None and not constrained):
             Psel = self._selector(order, constrained)
         out = np.empty(idx.size)
-        for sl in _chunks(idx.size, self._per_row_bytes()):
+        # at least MIN_CHUNK_ROWS rows per chunk: with fewer, the GEMMs against M (p^2
+        # numbers, beyond the cache for large d) are limited by memory bandwidth
+        per_row = self._per_row_bytes()
+        for sl in _chunks(idx.size, per_row, max(_CHUNK_BYTES, MIN_CHUNK_ROWS * per_row)):
             G = self.row_grams(idx[sl])
             if Psel is not None:
                 G = np.einsum("am,iab,bn->imn", Psel, G, Psel, optimize=True)
