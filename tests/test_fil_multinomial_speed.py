@@ -117,3 +117,11 @@ def test_fit_returns_the_exact_hessian_at_the_minimiser():
         G[:, :8] += w.sum() * 1e-3 * Theta[:, :8]
         assert np.abs(G).max() < 1e-9 * w.sum()  # the gradient vanishes
         np.testing.assert_allclose(Theta.sum(axis=0), 0.0, atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [1, 7, 511, 512, 513, 1100])
+def test_mirror_lower(n):
+    from sklearn_privacy.fil._multinomial import _mirror_lower
+
+    a = np.random.RandomState(n).normal(size=(n, n))
+    np.testing.assert_array_equal(_mirror_lower(a.copy()), np.tril(a) + np.tril(a, -1).T)

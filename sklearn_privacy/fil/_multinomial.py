@@ -107,6 +107,17 @@ def _dense_aug(X, rows, fit_intercept):
     return augment(np.asarray(Xr, dtype=np.float64), fit_intercept)
 
 
+def _mirror_lower(a, block=512):
+    """Copy the lower triangle of the square ``a`` onto its upper one, in place."""
+    n = a.shape[0]
+    for s in range(0, n, block):
+        e = min(n, s + block)
+        diag = a[s:e, s:e]
+        diag[...] = np.tril(diag) + np.tril(diag, -1).T
+        a[s:e, e:] = a[e:, s:e].T
+    return a
+
+
 def _chunks(n, per_row_bytes, budget=_CHUNK_BYTES):
     size = max(1, int(budget // max(per_row_bytes, 1)))
     for start in range(0, n, size):
@@ -572,7 +583,7 @@ class MultinomialFILEngine:
         if info != 0:  # pragma: no cover - the factorisation above succeeded
             raise SingularHessianError("The multinomial Hessian is singular; increase "
                                        "alpha.")
-        self.H_inv = np.tril(inv) + np.tril(inv, -1).T
+        self.H_inv = _mirror_lower(inv)
         # 1-norm condition estimate from the Cholesky factor (LAPACK dpocon, O(p^2))
         rcond, _ = linalg.lapack.dpocon(cf[0], np.abs(self.H).sum(axis=0).max(),
                                         uplo="L")
