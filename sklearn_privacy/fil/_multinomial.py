@@ -655,11 +655,18 @@ class MultinomialFILEngine:
 
     # ------------------------------------------------------------------ structure
     def _m4(self):
-        """``M = H^{-2}`` as ``(q, K, K, q)``: ``[a, k, l, b] = M[(k, a), (l, b)]``."""
+        """``M = H^{-2}`` in the sum-zero class basis, as ``(q, K-1, K-1, q)``.
+
+        ``[i, a, b, j] = sum_kl Q_ka Q_lb M[(k, i), (l, j)]``: every class-indexed vector
+        that enters the per-row Grams (the columns of ``U_i`` and the residual ``r_i``)
+        sums to zero over the classes, so it is ``Q`` times its ``K - 1`` Helmert
+        coordinates, and only this block of ``M`` is needed.
+        """
         if self._M4 is None:
             M = self.H_inv.T @ self.H_inv  # H^-1 is symmetric: one dsyrk, symmetric
+            M4 = M.reshape(self.K, self.q, self.K, self.q)
             self._M4 = np.ascontiguousarray(
-                M.reshape(self.K, self.q, self.K, self.q).transpose(1, 0, 2, 3))
+                np.einsum("ka,kilj,lb->iabj", self.Q, M4, self.Q, optimize=True))
         return self._M4
 
     def _u(self, rows):
@@ -672,41 +679,56 @@ class MultinomialFILEngine:
         U[:, :, self.d:] = -self.Q[None]
         return U * om[:, None, None]
 
+    def _u_helmert(self, rows):
+        """``Q^T U_i = omega_i [Q^T S_i W, -I]`` for the rows: (r, K-1, m)."""
+        Pr, om = self.P[rows], self.omega[rows]
+        r, Kt, d = Pr.shape[0], self.K - 1, self.d
+        PQ = Pr @ self.Q  # (r, K-1): Q^T p_i
+        PW = Pr @ self.W  # (r, d)
+        U = np.zeros((r, Kt, self.m))
+        # Q^T (diag(p) - p p^T) W = Q^T diag(p) W - (Q^T p)(p^T W)
+        U[:, :, :d] = np.matmul(self.Q.T[None] * Pr[:, None, :], self.W[None])
+        U[:, :, :d] -= PQ[:, :, None] * PW[:, None, :]
+        U[:, :, :d] *= om[:, None, None]
+        U[:, np.arange(Kt), d + np.arange(Kt)] = -om[:, None]
+        return U
+
     def row_grams(self, rows):
         """Per-row ``J_i^T J_i`` (r, m, m) in the full column space (structured).
 
-        As ``N_i^T S_i N_i`` with ``N_i = [U_i; E]`` and ``S_i = [[A_i, C_i], [C_i^T,
-        D_i]]``: ``G = U^T (A U + [C, 0]) + [C^T U + [D, 0]; 0]``, two batched products
-        and one add into the feature rows (no transposed copies). ``D_i`` is one GEMM
-        over the ``K (K + 1) / 2`` class pairs (``M_lk = M_kl^T``).
+        In the Helmert coordinates of the classes (``U_i = Q U~_i``, ``r_i = Q rho_i``):
+        ``G = U~^T (A U~ + [C, 0]) + [C^T U~ + [D, 0]; 0]`` with ``A_ab = x~^T M~_ab x~``,
+        ``C_a = sum_b rho_b x~^T M~_ab[:, :d]`` and ``D = sum_ab rho_a rho_b
+        M~_ab[:d, :d]`` (``M~`` as in :meth:`_m4`): two batched products and one add into
+        the feature rows (no transposed copies); ``D_i`` is one GEMM over the ``K (K -
+        1) / 2`` Helmert pairs (``M~_ba = M~_ab^T``).
         """
-        K, q, d = self.K, self.q, self.d
+        Kt, q, d = self.K - 1, self.q, self.d
         M4 = self._m4()
         Xt = _dense_aug(self.X, rows, self.fit_intercept)
         r = Xt.shape[0]
         om = self.omega[rows]
-        R = self.R[rows] * om[:, None]
-        T = (Xt @ M4.reshape(q, K * K * q)).reshape(r, K, K, q)  # x~^T M_kl
-        A = np.matmul(T.reshape(r, K * K, q), Xt[:, :, None]).reshape(r, K, K)
-        C = np.matmul(R[:, None, None, :], T[:, :, :, :d]).reshape(r, K, d)
-        U = self._u(rows)
+        rho = (self.R[rows] * om[:, None]) @ self.Q  # (r, K-1)
+        T = (Xt @ M4.reshape(q, Kt * Kt * q)).reshape(r, Kt, Kt, q)  # x~^T M~_ab
+        A = np.matmul(T.reshape(r, Kt * Kt, q), Xt[:, :, None]).reshape(r, Kt, Kt)
+        C = np.matmul(rho[:, None, None, :], T[:, :, :, :d]).reshape(r, Kt, d)
+        U = self._u_helmert(rows)
         AU = np.matmul(A, U)
         AU[:, :, :d] += C
         G = np.matmul(U.transpose(0, 2, 1), AU)
         Z = np.matmul(C.transpose(0, 2, 1), U)  # (r, d, m)
-        ku, lu = np.triu_indices(K)
-        RR = R[:, ku] * R[:, lu]
-        Z[:, :, :d] += (RR @ self._md()).reshape(r, d, d)
+        ku, lu = np.triu_indices(Kt)
+        Z[:, :, :d] += ((rho[:, ku] * rho[:, lu]) @ self._md()).reshape(r, d, d)
         G[:, :d, :] += Z
         return G
 
     def _md(self):
-        """``M_kk`` and ``M_kl + M_kl^T`` (``k < l``), features only: (K(K+1)/2, d^2)."""
+        """``M~_aa`` and ``M~_ab + M~_ab^T`` (``a < b``), features only: (K(K-1)/2, d^2)."""
         if getattr(self, "_Md", None) is None:
-            K, d = self.K, self.d
-            Md = self._m4()[:d, :, :, :d].transpose(1, 2, 0, 3)  # (K, K, d, d)
-            ku, lu = np.triu_indices(K)
-            pairs = Md[ku, lu] + Md[lu, ku]  # M_lk[:d, :d] = M_kl[:d, :d]^T
+            Kt, d = self.K - 1, self.d
+            Md = self._m4()[:d, :, :, :d].transpose(1, 2, 0, 3)  # (K-1, K-1, d, d)
+            ku, lu = np.triu_indices(Kt)
+            pairs = Md[ku, lu] + Md[lu, ku]  # M~_ba[:d, :d] = M~_ab[:d, :d]^T
             pairs[ku == lu] *= 0.5
             self._Md = np.ascontiguousarray(pairs.reshape(-1, d * d))
         return self._Md
