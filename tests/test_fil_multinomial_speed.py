@@ -125,3 +125,12 @@ def test_mirror_lower(n):
 
     a = np.random.RandomState(n).normal(size=(n, n))
     np.testing.assert_array_equal(_mirror_lower(a.copy()), np.tril(a) + np.tril(a, -1).T)
+
+
+def test_row_chunking_does_not_change_the_etas(monkeypatch):
+    X, y, w = _problem(n=120, d=16, k=5, seed=5)
+    eng = _engine(X, y, w, 5, True)
+    whole = eng.per_example_sq_norms()
+    monkeypatch.setattr(mn, "_CHUNK_BYTES", 1)
+    monkeypatch.setattr(mn, "MIN_CHUNK_ROWS", 7)  # chunks of 7 rows, the last shorter
+    np.testing.assert_allclose(eng.per_example_sq_norms(), whole, rtol=1e-12)
