@@ -45,9 +45,12 @@ Structured computation (never forming ``J_i``): with ``M = H^{-2}`` and
 
 where ``M_kl`` is the ``q x q`` block ``(k, l)`` of ``M``. For a chunk of rows,
 ``x~^T M_kl`` for all ``(k, l)`` is one GEMM ``(rows x q) @ (q x K^2 q)`` and ``D`` one
-GEMM ``(rows x K^2) @ (K^2 x d^2)``; the top eigenvalue of each per-row ``m x m`` Gram
-comes from a batched, certified Lanczos iteration (:func:`top_eigenvalues`; LAPACK's
-``eigvalsh`` for the rows it cannot certify).
+GEMM ``(rows x K(K+1)/2) @ (K(K+1)/2 x d^2)`` over the class pairs (``M_lk = M_kl^T``);
+the top eigenvalue of each per-row ``m x m`` Gram comes from a batched Lanczos iteration
+whose Rayleigh quotient is certified, for most rows by a bound costing one matrix-vector
+product (the Frobenius norm of the rest of the spectrum), for the others by a Cholesky
+factorisation (:func:`top_eigenvalues`; LAPACK's ``eigvalsh`` for the rows it cannot
+certify).
 """
 
 from __future__ import annotations
@@ -57,7 +60,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from scipy import linalg
-from scipy.linalg.lapack import dpotrf
+from scipy.linalg.lapack import dpotrf, dpotri
 from scipy.sparse.linalg import LinearOperator
 from scipy.special import logsumexp, softmax
 from sklearn.exceptions import ConvergenceWarning
@@ -71,7 +74,11 @@ __all__ = ["MultinomialFILEngine", "fit_multinomial", "helmert_basis",
            "multinomial_minimiser", "one_hot"]
 
 _CHUNK_BYTES = 48_000_000
-LBFGS_GTOL = 1e-7
+MIN_CHUNK_ROWS = 16
+# L-BFGS stops early (mean-objective gradient 1e-5): one exact Hessian there, chord steps
+# to full precision, and the exact Hessian at the end cost less than more L-BFGS steps.
+LBFGS_GTOL = 1e-5
+CHORD_FROM = 1e-2
 DENSE_FIM_MAX = 2048
 
 
@@ -98,6 +105,17 @@ def _dense_aug(X, rows, fit_intercept):
     if sp.issparse(Xr):
         Xr = Xr.toarray()
     return augment(np.asarray(Xr, dtype=np.float64), fit_intercept)
+
+
+def _mirror_lower(a, block=512):
+    """Copy the lower triangle of the square ``a`` onto its upper one, in place."""
+    n = a.shape[0]
+    for s in range(0, n, block):
+        e = min(n, s + block)
+        diag = a[s:e, s:e]
+        diag[...] = np.tril(diag) + np.tril(diag, -1).T
+        a[s:e, e:] = a[e:, s:e].T
+    return a
 
 
 def _chunks(n, per_row_bytes, budget=_CHUNK_BYTES):
@@ -186,20 +204,28 @@ def _lbfgs_start(X, Y, Theta, omega, alpha, total, d, fit_intercept):
 
     K, q = Theta.shape
 
+    # the label term sum_i omega_i y_i^T Theta x~_i is linear in Theta: <Theta, YX>
+    Yw = Y * omega[:, None]
+    YX = np.empty((K, q))
+    YX[:, :d] = np.asarray(X.T @ Yw).T
+    if fit_intercept:
+        YX[:, d] = Yw.sum(axis=0)
+    grad = np.empty((K, q))
+
     def fun(flat):
         T = flat.reshape(K, q)
         Z = _predictor(X, T, fit_intercept)
         zmax = Z.max(axis=1)
-        E = np.exp(Z - zmax[:, None])
-        sums = E.sum(axis=1)
+        Z -= zmax[:, None]
+        np.exp(Z, out=Z)
+        sums = Z.sum(axis=1)
         lse = zmax + np.log(sums)
-        G = (E / sums[:, None] - Y) * omega[:, None]
-        grad = np.empty((K, q))
-        grad[:, :d] = np.asarray(X.T @ G).T + total * alpha * T[:, :d]
+        Z *= (omega / sums)[:, None]  # omega_i p_i
+        grad[:, :d] = np.asarray(X.T @ Z).T + total * alpha * T[:, :d] - YX[:, :d]
         if fit_intercept:
-            grad[:, d] = G.sum(axis=0)
-        value = omega @ (lse - np.sum(Y * Z, axis=1)) + 0.5 * total * alpha * np.sum(
-            T[:, :d] ** 2)
+            grad[:, d] = Z.sum(axis=0) - YX[:, d]
+        value = (omega @ lse - np.sum(YX * T)
+                 + 0.5 * total * alpha * np.sum(T[:, :d] ** 2))
         return value / total, grad.ravel() / total
 
     with warnings.catch_warnings():
@@ -270,9 +296,11 @@ def fit_multinomial(X, Y, *, alpha, fit_intercept, sample_weight=None, theta_ini
                 "linearly separable)."
             ) from exc
 
-    # Newton's method; once the steps are small, steps with the last exact Hessian
-    # (chord steps, one gradient each) while they shrink at least tenfold; the returned
-    # Hessian is always exact at the final iterate, whose exact step is below tol.
+    # Newton's method; once an exact step is below CHORD_FROM (relative), steps with
+    # the last exact Hessian (chord steps, one gradient each; the L-BFGS start is close
+    # enough that they contract by orders of magnitude) while they shrink at least
+    # tenfold; the returned Hessian is always exact at the final iterate, whose exact
+    # step is below tol.
     n_iter = 0
     converged = False
     H = cf = None
@@ -313,7 +341,7 @@ def fit_multinomial(X, Y, *, alpha, fit_intercept, sample_weight=None, theta_ini
                 break
             need_exact = True  # a chord step: confirm with the exact Hessian
         elif exact_here:
-            need_exact = norm > 1e-4 * scale
+            need_exact = norm > CHORD_FROM * scale
         else:
             need_exact = norm > 0.1 * prev  # the chord steps stalled
         prev = norm
@@ -412,11 +440,17 @@ def top_eigenvalues(G, *, steps=LANCZOS_STEPS, rtol=LANCZOS_RTOL):
     diagonal, slightly perturbed) give a Ritz vector ``y``; its Rayleigh quotient
     ``theta = y^T G y`` is a lower bound of ``lambda_max`` whatever the rounding in the
     iteration (and accurate to the *square* of the vector's error). The upper bound is
-    *proved* row by row: a Cholesky factorisation of ``theta (1 + rtol) I - G``
-    succeeds only if every eigenvalue lies below ``theta (1 + rtol)``. Rows with a
-    non-finite Ritz vector or a failed factorisation go to LAPACK's ``eigvalsh``. Every
-    returned value is therefore within ``rtol`` (relative, plus rounding) below the top
-    eigenvalue; small matrices (``m <= steps + 4``) go to ``eigvalsh`` directly.
+    *proved* row by row, first by a cheap bound: in an orthonormal basis ``[y, Y]``,
+    ``G = [[theta, g^T], [g, C]]`` with ``||g|| = rho = ||G y - theta y||`` and
+    ``lambda_max(C) <= ||C||_F = mu``, ``||C||_F^2 = ||G||_F^2 - 2 ||G y||^2 + theta^2``;
+    so ``lambda_max(G) <= lambda_max([[theta, rho], [rho, mu]]) <= theta + rho^2 /
+    (theta - mu)`` when ``mu < theta`` (both inflated by a rounding margin). Rows it
+    does not certify (the rest of the spectrum too heavy, or extreme scales) get a
+    Cholesky factorisation of ``theta (1 + rtol) I - G``, which succeeds only if every
+    eigenvalue lies below ``theta (1 + rtol)``. Rows with a non-finite Ritz vector or a
+    failed factorisation go to LAPACK's ``eigvalsh``. Every returned value is therefore
+    within ``rtol`` (relative, plus rounding) below the top eigenvalue; small matrices
+    (``m <= steps + 4``) go to ``eigvalsh`` directly.
     """
     r, m, _ = G.shape
     if m <= steps + 4 or r == 0:
@@ -432,25 +466,54 @@ def top_eigenvalues(G, *, steps=LANCZOS_STEPS, rtol=LANCZOS_RTOL):
     b = np.zeros((r, steps - 1))
     floor = 1e-14 * (diag.sum(axis=1) + 1e-300)
     for j in range(steps):
-        w = np.einsum("imn,in->im", G, V[:, j])
+        w = np.matmul(G, V[:, j, :, None])[:, :, 0]
         a[:, j] = np.einsum("im,im->i", w, V[:, j])
         if j == steps - 1:
             break
-        coef = np.einsum("ijm,im->ij", V[:, : j + 1], w)  # full reorthogonalisation
-        w -= np.einsum("ij,ijm->im", coef, V[:, : j + 1])
+        Vj = V[:, : j + 1]
+        coef = np.matmul(Vj, w[:, :, None])  # full reorthogonalisation
+        w -= np.matmul(coef.transpose(0, 2, 1), Vj)[:, 0]
         bj = np.linalg.norm(w, axis=1)
         live = bj > floor
         b[:, j] = np.where(live, bj, 0.0)
         V[:, j + 1] = w / np.where(live, bj, 1.0)[:, None] * live[:, None]
     _, s = _tridiagonal_top(a, b)
     with np.errstate(all="ignore"):
-        y = np.einsum("ij,ijm->im", s, V)
-        y /= np.linalg.norm(y, axis=1, keepdims=True)
-        theta = np.einsum("im,imn,in->i", y, G, y, optimize=True)
+        y = np.matmul(s[:, None, :], V)[:, 0]
+    return _certified_rayleigh(G, y, rtol)
+
+
+def _certified_rayleigh(G, y, rtol):
+    """Rayleigh quotients of the vectors ``y`` (r, m), certified as top eigenvalues.
+
+    Each returned value is ``theta = y^T G y`` when it is proved to lie within ``rtol``
+    of ``lambda_max(G)`` (by the Frobenius / 2 x 2 bound, else by a Cholesky
+    factorisation of ``theta (1 + rtol) I - G``), and LAPACK's ``eigvalsh`` otherwise
+    (non-finite or non-positive ``theta`` included).
+    """
+    r, m, _ = G.shape
+    eps = np.finfo(float).eps
+    top = np.einsum("imm->im", G).max(axis=1)
+    with np.errstate(all="ignore"):
+        y = y / np.linalg.norm(y, axis=1, keepdims=True)
+        Gy = np.matmul(G, y[:, :, None])[:, :, 0]
+        theta = np.einsum("im,im->i", y, Gy)
         ok = np.isfinite(theta) & (theta > 0)
+        # the cheap certificate (scales where the squares neither overflow nor underflow)
+        cheap = ok & (top > 1e-100) & (top < 1e100)
+        fro2 = np.einsum("imn,imn->i", G, G)
+        gy2 = np.einsum("im,im->i", Gy, Gy)
+        res = Gy - theta[:, None] * y
+        rho2 = np.einsum("im,im->i", res, res)
+        margin = 16 * m * eps * np.sqrt(fro2)  # rounding in G y, theta and the norms
+        mu = np.sqrt(np.maximum(fro2 - 2 * gy2 + theta**2, 0.0) + 8 * m * eps * fro2)
+        rho = np.sqrt(rho2) + margin
+        gap = theta - mu - margin
+        bound = theta + margin + rho**2 / gap
+        cheap &= (gap > 0) & (bound <= theta * (1.0 + rtol))
     upper = theta * (1.0 + rtol)
     eye = np.eye(m)
-    for i in np.flatnonzero(ok):
+    for i in np.flatnonzero(ok & ~cheap):
         if dpotrf(upper[i] * eye - G[i], lower=1, clean=0, overwrite_a=1)[1] != 0:
             ok[i] = False
     bad = ~ok
@@ -514,8 +577,13 @@ class MultinomialFILEngine:
         except linalg.LinAlgError as exc:
             raise SingularHessianError("The multinomial Hessian is singular; increase "
                                        "alpha.") from exc
-        self.H_inv = linalg.cho_solve(cf, np.eye(self.p), check_finite=False)
-        self.H_inv = 0.5 * (self.H_inv + self.H_inv.T)
+        # the inverse from the Cholesky factor (LAPACK dpotri: a third of the flops of
+        # solving against the identity), lower triangle mirrored: exactly symmetric
+        inv, info = dpotri(cf[0], lower=1)
+        if info != 0:  # pragma: no cover - the factorisation above succeeded
+            raise SingularHessianError("The multinomial Hessian is singular; increase "
+                                       "alpha.")
+        self.H_inv = _mirror_lower(inv)
         # 1-norm condition estimate from the Cholesky factor (LAPACK dpocon, O(p^2))
         rcond, _ = linalg.lapack.dpocon(cf[0], np.abs(self.H).sum(axis=0).max(),
                                         uplo="L")
@@ -587,12 +655,18 @@ class MultinomialFILEngine:
 
     # ------------------------------------------------------------------ structure
     def _m4(self):
-        """``M = H^{-2}`` as ``(q, K, K, q)``: ``[a, k, l, b] = M[(k, a), (l, b)]``."""
+        """``M = H^{-2}`` in the sum-zero class basis, as ``(q, K-1, K-1, q)``.
+
+        ``[i, a, b, j] = sum_kl Q_ka Q_lb M[(k, i), (l, j)]``: every class-indexed vector
+        that enters the per-row Grams (the columns of ``U_i`` and the residual ``r_i``)
+        sums to zero over the classes, so it is ``Q`` times its ``K - 1`` Helmert
+        coordinates, and only this block of ``M`` is needed.
+        """
         if self._M4 is None:
-            M = self.H_inv @ self.H_inv
-            M = 0.5 * (M + M.T)
+            M = self.H_inv.T @ self.H_inv  # H^-1 is symmetric: one dsyrk, symmetric
+            M4 = M.reshape(self.K, self.q, self.K, self.q)
             self._M4 = np.ascontiguousarray(
-                M.reshape(self.K, self.q, self.K, self.q).transpose(1, 0, 2, 3))
+                np.einsum("ka,kilj,lb->iabj", self.Q, M4, self.Q, optimize=True))
         return self._M4
 
     def _u(self, rows):
@@ -605,33 +679,58 @@ class MultinomialFILEngine:
         U[:, :, self.d:] = -self.Q[None]
         return U * om[:, None, None]
 
+    def _u_helmert(self, rows):
+        """``Q^T U_i = omega_i [Q^T S_i W, -I]`` for the rows: (r, K-1, m)."""
+        Pr, om = self.P[rows], self.omega[rows]
+        r, Kt, d = Pr.shape[0], self.K - 1, self.d
+        PQ = Pr @ self.Q  # (r, K-1): Q^T p_i
+        PW = Pr @ self.W  # (r, d)
+        U = np.zeros((r, Kt, self.m))
+        # Q^T (diag(p) - p p^T) W = Q^T diag(p) W - (Q^T p)(p^T W)
+        U[:, :, :d] = np.matmul(self.Q.T[None] * Pr[:, None, :], self.W[None])
+        U[:, :, :d] -= PQ[:, :, None] * PW[:, None, :]
+        U[:, :, :d] *= om[:, None, None]
+        U[:, np.arange(Kt), d + np.arange(Kt)] = -om[:, None]
+        return U
+
     def row_grams(self, rows):
-        """Per-row ``J_i^T J_i`` (r, m, m) in the full column space (structured)."""
-        K, q, d = self.K, self.q, self.d
+        """Per-row ``J_i^T J_i`` (r, m, m) in the full column space (structured).
+
+        In the Helmert coordinates of the classes (``U_i = Q U~_i``, ``r_i = Q rho_i``):
+        ``G = U~^T (A U~ + [C, 0]) + [C^T U~ + [D, 0]; 0]`` with ``A_ab = x~^T M~_ab x~``,
+        ``C_a = sum_b rho_b x~^T M~_ab[:, :d]`` and ``D = sum_ab rho_a rho_b
+        M~_ab[:d, :d]`` (``M~`` as in :meth:`_m4`): two batched products and one add into
+        the feature rows (no transposed copies); ``D_i`` is one GEMM over the ``K (K -
+        1) / 2`` Helmert pairs (``M~_ba = M~_ab^T``).
+        """
+        Kt, q, d = self.K - 1, self.q, self.d
         M4 = self._m4()
         Xt = _dense_aug(self.X, rows, self.fit_intercept)
         r = Xt.shape[0]
         om = self.omega[rows]
-        R = self.R[rows] * om[:, None]
-        T = (Xt @ M4.reshape(q, K * K * q)).reshape(r, K, K, q)  # x~^T M_kl
-        A = np.matmul(T.reshape(r, K * K, q), Xt[:, :, None]).reshape(r, K, K)
-        C = np.matmul(R[:, None, None, :], T[:, :, :, :d]).reshape(r, K, d)
-        RR = (R[:, :, None] * R[:, None, :]).reshape(r, K * K)
-        U = self._u(rows)
-        Ut = U.transpose(0, 2, 1)
-        G = np.matmul(Ut, np.matmul(A, U))
-        UC = np.matmul(Ut, C)  # (r, m, d)
-        G[:, :, :d] += UC
-        G[:, :d, :] += UC.transpose(0, 2, 1)
-        G[:, :d, :d] += (RR @ self._md()).reshape(r, d, d)
+        rho = (self.R[rows] * om[:, None]) @ self.Q  # (r, K-1)
+        T = (Xt @ M4.reshape(q, Kt * Kt * q)).reshape(r, Kt, Kt, q)  # x~^T M~_ab
+        A = np.matmul(T.reshape(r, Kt * Kt, q), Xt[:, :, None]).reshape(r, Kt, Kt)
+        C = np.matmul(rho[:, None, None, :], T[:, :, :, :d]).reshape(r, Kt, d)
+        U = self._u_helmert(rows)
+        AU = np.matmul(A, U)
+        AU[:, :, :d] += C
+        G = np.matmul(U.transpose(0, 2, 1), AU)
+        Z = np.matmul(C.transpose(0, 2, 1), U)  # (r, d, m)
+        ku, lu = np.triu_indices(Kt)
+        Z[:, :, :d] += ((rho[:, ku] * rho[:, lu]) @ self._md()).reshape(r, d, d)
+        G[:, :d, :] += Z
         return G
 
     def _md(self):
-        """``M_kl[:d, :d]`` as a (K^2, d^2) matrix (for the ``D_i`` GEMM)."""
+        """``M~_aa`` and ``M~_ab + M~_ab^T`` (``a < b``), features only: (K(K-1)/2, d^2)."""
         if getattr(self, "_Md", None) is None:
-            K, d = self.K, self.d
-            self._Md = np.ascontiguousarray(
-                self._m4()[:d, :, :, :d].transpose(1, 2, 0, 3).reshape(K * K, d * d))
+            Kt, d = self.K - 1, self.d
+            Md = self._m4()[:d, :, :, :d].transpose(1, 2, 0, 3)  # (K-1, K-1, d, d)
+            ku, lu = np.triu_indices(Kt)
+            pairs = Md[ku, lu] + Md[lu, ku]  # M~_ba[:d, :d] = M~_ab[:d, :d]^T
+            pairs[ku == lu] *= 0.5
+            self._Md = np.ascontiguousarray(pairs.reshape(-1, d * d))
         return self._Md
 
     def _per_row_bytes(self):
@@ -645,7 +744,10 @@ class MultinomialFILEngine:
         if not (columns is None and not constrained):
             Psel = self._selector(order, constrained)
         out = np.empty(idx.size)
-        for sl in _chunks(idx.size, self._per_row_bytes()):
+        # at least MIN_CHUNK_ROWS rows per chunk: with fewer, the GEMMs against M (p^2
+        # numbers, beyond the cache for large d) are limited by memory bandwidth
+        per_row = self._per_row_bytes()
+        for sl in _chunks(idx.size, per_row, max(_CHUNK_BYTES, MIN_CHUNK_ROWS * per_row)):
             G = self.row_grams(idx[sl])
             if Psel is not None:
                 G = np.einsum("am,iab,bn->imn", Psel, G, Psel, optimize=True)

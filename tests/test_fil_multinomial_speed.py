@@ -1,0 +1,136 @@
+"""The fast paths of the multinomial FIL engine keep its exactness.
+
+Oracles: dense per-example Jacobians ``J_i = -H^-1 B_i`` with an SVD (the Gram assembly
+and the certified top eigenvalue, on Grams large enough for the Lanczos path), LAPACK's
+``eigvalsh`` (the certificate, including a deliberately wrong Ritz vector it must
+reject), and the Hessian recomputed at the returned minimiser (the early-stopped L-BFGS
+start followed by chord steps).
+"""
+
+import numpy as np
+import pytest
+
+from sklearn_privacy.fil import _multinomial as mn
+from sklearn_privacy.fil._multinomial import (
+    MultinomialFILEngine,
+    _certified_rayleigh,
+    _hessian,
+    _regulariser,
+    fit_multinomial,
+    one_hot,
+    top_eigenvalues,
+)
+
+
+def _problem(n=300, d=20, k=4, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n, d))
+    y = rng.randint(k, size=n)
+    X[:, :k] += 1.5 * np.eye(k)[y]
+    w = rng.uniform(0.3, 3.0, size=n)
+    return X, y, w
+
+
+def _engine(X, y, w, k, fit_intercept, alpha=1e-2):
+    theta, _, H = fit_multinomial(X, one_hot(y, k), alpha=alpha,
+                                  fit_intercept=fit_intercept, sample_weight=w)
+    return MultinomialFILEngine(X, y, theta, n_classes=k, alpha=alpha,
+                                fit_intercept=fit_intercept, sample_weight=w, hessian=H)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_row_grams_and_etas_match_dense_jacobians(fit_intercept):
+    X, y, w = _problem()
+    eng = _engine(X, y, w, 4, fit_intercept)
+    assert eng.m > mn.LANCZOS_STEPS + 4  # the Lanczos path, not eigvalsh
+    rows = np.arange(60)
+    J = -np.einsum("pq,iqm->ipm", eng.H_inv, eng.dense_b(rows))
+    G_dense = np.einsum("ipm,ipn->imn", J, J)
+    G = eng.row_grams(rows)
+    scale = np.abs(G_dense).max(axis=(1, 2))[:, None, None]
+    assert np.max(np.abs(G - G_dense) / scale) < 1e-11
+    sv = np.linalg.svd(J, compute_uv=False)[:, 0]
+    sq = eng.per_example_sq_norms(rows=rows)
+    np.testing.assert_allclose(sq, sv**2, rtol=1e-9)
+    assert np.all(sq <= sv**2 * (1 + 1e-12))
+
+
+def test_cheap_certificate_skips_cholesky(monkeypatch):
+    rng = np.random.RandomState(1)
+    m = 40
+    V = np.linalg.qr(rng.normal(size=(m, m)))[0]
+    spectra = np.sort(rng.uniform(0.0, 0.1, size=(200, m)), axis=1)
+    spectra[:, -1] = 1.0 + rng.uniform(size=200)  # a well separated top eigenvalue
+    G = np.einsum("ab,ib,cb->iac", V, spectra, V)
+    calls = []
+    real = mn.dpotrf
+    monkeypatch.setattr(mn, "dpotrf", lambda *a, **k: calls.append(1) or real(*a, **k))
+    out = top_eigenvalues(G)
+    assert not calls  # every row certified by the Frobenius / 2 x 2 bound
+    ref = spectra[:, -1]
+    assert np.all(out <= ref * (1 + 1e-13))
+    assert np.all(out >= ref * (1 - mn.LANCZOS_RTOL))
+
+
+def test_certificate_rejects_a_wrong_ritz_vector(monkeypatch):
+    # vectors pointing at the *second* eigenvector: their Rayleigh quotient is a true
+    # eigenvalue with a zero residual, so only the bound on the rest of the spectrum
+    # (and then the Cholesky test) can reject it; the value must be the top eigenvalue
+    rng = np.random.RandomState(2)
+    m, r = 30, 50
+    V = np.linalg.qr(rng.normal(size=(m, m)))[0]
+    spectra = np.tile(np.linspace(0.01, 0.1, m), (r, 1))
+    spectra[:, -1] = 1.0
+    spectra[:, -2] = 0.9
+    G = np.einsum("ab,ib,cb->iac", V, spectra, V)
+    y = np.tile(V[:, -2], (r, 1))
+    calls = []
+    real = mn.dpotrf
+    monkeypatch.setattr(mn, "dpotrf", lambda *a, **k: calls.append(1) or real(*a, **k))
+    out = _certified_rayleigh(G, y, mn.LANCZOS_RTOL)
+    assert len(calls) == r  # the cheap bound refused every row; Cholesky failed too
+    np.testing.assert_allclose(out, 1.0, rtol=1e-12)  # eigvalsh, not 0.9
+    # the right vector is certified cheaply
+    calls.clear()
+    out = _certified_rayleigh(G, np.tile(V[:, -1], (r, 1)), mn.LANCZOS_RTOL)
+    assert not calls
+    np.testing.assert_allclose(out, 1.0, rtol=1e-12)
+    # non-finite vectors go to eigvalsh
+    out = _certified_rayleigh(G, np.full((r, m), np.nan), mn.LANCZOS_RTOL)
+    np.testing.assert_allclose(out, 1.0, rtol=1e-12)
+
+
+def test_fit_returns_the_exact_hessian_at_the_minimiser():
+    X, y, w = _problem(n=400, d=8, k=5, seed=3)
+    Y = one_hot(y, 5)
+    far = np.random.RandomState(4).normal(scale=3.0, size=5 * 9)
+    for init in (None, far):  # L-BFGS start; a far start (Newton, line search, chords)
+        theta, n_iter, H = fit_multinomial(X, Y, alpha=1e-3, fit_intercept=True,
+                                           sample_weight=w, theta_init=init)
+        Theta = theta.reshape(5, 9)
+        P = np.exp(X @ Theta[:, :8].T + Theta[:, 8])
+        P /= P.sum(axis=1, keepdims=True)
+        H_loss = _hessian(X, P, w, True, 5, 9)
+        H_ref = H_loss + _regulariser(5, 9, 8, w.sum(), 1e-3, H_loss)[0]
+        np.testing.assert_allclose(H, H_ref, rtol=0, atol=1e-9 * np.abs(H_ref).max())
+        G = ((P - Y) * w[:, None]).T @ np.column_stack([X, np.ones(len(y))])
+        G[:, :8] += w.sum() * 1e-3 * Theta[:, :8]
+        assert np.abs(G).max() < 1e-9 * w.sum()  # the gradient vanishes
+        np.testing.assert_allclose(Theta.sum(axis=0), 0.0, atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [1, 7, 511, 512, 513, 1100])
+def test_mirror_lower(n):
+    from sklearn_privacy.fil._multinomial import _mirror_lower
+
+    a = np.random.RandomState(n).normal(size=(n, n))
+    np.testing.assert_array_equal(_mirror_lower(a.copy()), np.tril(a) + np.tril(a, -1).T)
+
+
+def test_row_chunking_does_not_change_the_etas(monkeypatch):
+    X, y, w = _problem(n=120, d=16, k=5, seed=5)
+    eng = _engine(X, y, w, 5, True)
+    whole = eng.per_example_sq_norms()
+    monkeypatch.setattr(mn, "_CHUNK_BYTES", 1)
+    monkeypatch.setattr(mn, "MIN_CHUNK_ROWS", 7)  # chunks of 7 rows, the last shorter
+    np.testing.assert_allclose(eng.per_example_sq_norms(), whole, rtol=1e-12)
