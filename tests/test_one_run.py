@@ -173,8 +173,10 @@ def test_reference_calibration_and_parallel_backends_agree():
     est = LogisticRegression(max_iter=500)
     a = one_run_audit(est, X, y, n_jobs=1, **kw)
     b = one_run_audit(est, X, y, n_jobs=2, **kw)
-    np.testing.assert_array_equal(a.scores, b.scores)
-    assert a.epsilon_lower_bound == b.epsilon_lower_bound
+    # the same seeds in any backend; worker processes may round the last bit differently
+    np.testing.assert_allclose(a.scores, b.scores, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(a.included, b.included)
+    assert a.epsilon_lower_bound == pytest.approx(b.epsilon_lower_bound, abs=1e-9)
     assert "calibrated by 2 reference models" in a.score
 
 

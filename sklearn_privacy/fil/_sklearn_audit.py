@@ -563,7 +563,7 @@ def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float
     if is_classifier(model):
         with errors_name("y"):
             labels = np.unique(np.asarray(y))
-        if labels.size != model.classes_.size or np.any(labels != model.classes_):
+        if not np.array_equal(labels, model.classes_):
             raise ValueError(
                 f"y: its classes {labels.tolist()} differ from the model's classes_ "
                 f"{model.classes_.tolist()}; pass the labels the model was trained on."
