@@ -121,7 +121,7 @@ def one_run_epsilon_bound(n_guesses: int, n_correct: int, *, n_canaries: int | N
     2.021
     """
     r, v = _check_counts(n_guesses, n_correct)
-    _check_unit(confidence, "confidence", closed=False)
+    _check_unit(confidence, "confidence")
     if not (isinstance(delta, Real) and 0.0 <= delta < 1.0):
         raise ValueError(f"delta must be in [0, 1); got {delta!r}.")
     if not isinstance(n_tests, Integral) or n_tests < 1:
@@ -164,7 +164,7 @@ def _check_counts(n_guesses, n_correct):
     return int(n_guesses), int(n_correct)
 
 
-def _check_unit(x, name, closed=True):
+def _check_unit(x, name):
     ok = isinstance(x, Real) and not isinstance(x, bool) and (0.0 < x < 1.0)
     if not ok:
         raise ValueError(f"{name} must be a number in (0, 1); got {x!r}.")
