@@ -167,8 +167,9 @@ class AuditedPoissonRegressor(_AuditedMixin, FILPoissonRegressor):
 class AuditedOneVsRestClassifier(OneVsRestClassifier):
     """A ``OneVsRestClassifier`` of ``LogisticRegression`` audited by :func:`audit`.
 
-    Its ``estimators_`` are the ``K`` audited binary models (:class:`FILLogisticRegression`
-    fitted by :func:`audit` on ``y == classes_[k]``), so :func:`~sklearn_privacy.fil.eta`
+    Its ``estimators_`` are the ``K`` audited binary models
+    (:class:`~sklearn_privacy.FILLogisticRegression` fitted by :func:`audit` on
+    ``y == classes_[k]``), so :func:`~sklearn_privacy.fil.eta`
     and :func:`~sklearn_privacy.fil.fisher_information` report the ``K`` independent
     releases together (their Fisher information adds). Adds :meth:`release` and
     ``polish_distances_`` (one per class).
@@ -438,8 +439,8 @@ def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float
             OneVsRestClassifier(LogisticRegression), or a Pipeline ending in one
         The model to audit, exactly as trained (it is not modified). A multinomial
         ``LogisticRegression`` (scikit-learn's default for more than two classes) maps to
-        the multinomial :class:`FILLogisticRegression`: ``coef_`` ``(K, d)`` and ``K``
-        intercepts, the label a one-hot vector (column ``"label"``). A
+        the multinomial :class:`~sklearn_privacy.FILLogisticRegression`: ``coef_``
+        ``(K, d)`` and ``K`` intercepts, the label a one-hot vector (column ``"label"``). A
         ``OneVsRestClassifier`` of binary ``LogisticRegression`` is audited model by
         model (on ``y == classes_[k]``) and returned as a ``OneVsRestClassifier`` of the
         audited models: :func:`eta` and :func:`fisher_information` report the ``K``
