@@ -332,8 +332,9 @@ def test_raw_adult_frame_through_a_data_independent_pipeline():
                          _fil())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyWarning)
+        # seeded: with sigma = 0.5 on 1,500 rows a fresh draw's accuracy varies widely
         search = RandomStoppingSearch(pipe, {"fillogisticregression__alpha": [0.01, 0.1]},
-                                      mean_runs=3, score_epsilon=0.5).fit(X, y)
+                                      mean_runs=3, score_epsilon=0.5, random_state=0).fit(X, y)
     assert np.isfinite(search.epsilon_)
     assert search.predict(X.iloc[:5]).shape == (5,)
     assert search.score(X, y) > 0.6
