@@ -678,18 +678,9 @@ class FILEngine:
         if dense is None:
             dense = size <= DENSE_FIM_MAX
         if dense:
-            if size > 20_000:
-                raise ValueError(
-                    f"fisher_information: the dense FIM would be {size} x {size}; "
-                    "use dense=False (a LinearOperator) for large subsets."
-                )
-            J = self.jacobian_columns(idx, feats, has_label, label_position=label_pos)
-            JS = J.transpose(1, 0, 2).reshape(self.p, size)
-            F0 = JS.T @ JS
-            with np.errstate(over="ignore", under="ignore"):
-                F = F0 / sigma / sigma  # never sigma**2: that alone overflows
-            return check_sigma_scaled(F, np.abs(F0).max(initial=0.0), sigma,
-                                      "the Fisher information matrix")
+            check_dense_fim_size(size)
+            return dense_fim(self.jacobian_columns(idx, feats, has_label,
+                                                   label_position=label_pos), sigma)
 
         B = self.H_inv[:, feats]
         w = self.w[feats]
@@ -725,16 +716,39 @@ class FILEngine:
             U[:, internal] = Ui
             return U.ravel()
 
-        def matvec(u):
-            raw = jst(js(u))
-            with np.errstate(over="ignore", under="ignore"):
-                out = raw / sigma / sigma
-            return check_sigma_scaled(out, np.abs(raw).max(initial=0.0), sigma,
-                                      "a Fisher information product")
+        return fim_operator(js, jst, size, sigma)
 
-        return LinearOperator(
-            (size, size), matvec=matvec, rmatvec=matvec, dtype=float
+
+def check_dense_fim_size(size: int) -> None:
+    """Refuse a dense FIM too large to hold (the operator form handles any size)."""
+    if size > 20_000:
+        raise ValueError(
+            f"fisher_information: the dense FIM would be {size} x {size}; "
+            "use dense=False (a LinearOperator) for large subsets."
         )
+
+
+def dense_fim(J, sigma: float) -> np.ndarray:
+    """``J_S^T J_S / sigma^2`` from the per-row Jacobian columns ``J`` (rows, p, k)."""
+    JS = J.transpose(1, 0, 2).reshape(J.shape[1], J.shape[0] * J.shape[2])
+    F0 = JS.T @ JS
+    with np.errstate(over="ignore", under="ignore"):
+        F = F0 / sigma / sigma  # never sigma**2: that alone overflows
+    return check_sigma_scaled(F, np.abs(F0).max(initial=0.0), sigma,
+                              "the Fisher information matrix")
+
+
+def fim_operator(js, jst, size: int, sigma: float) -> LinearOperator:
+    """The FIM ``J_S^T J_S / sigma^2`` as a symmetric operator from ``J_S u``, ``J_S^T g``."""
+
+    def matvec(u):
+        raw = jst(js(u))
+        with np.errstate(over="ignore", under="ignore"):
+            out = raw / sigma / sigma
+        return check_sigma_scaled(out, np.abs(raw).max(initial=0.0), sigma,
+                                  "a Fisher information product")
+
+    return LinearOperator((size, size), matvec=matvec, rmatvec=matvec, dtype=float)
 
 
 def secular_sq_norms(At, l1, l2, l3, omega, st, has_label, *, offset=None):

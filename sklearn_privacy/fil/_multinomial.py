@@ -61,13 +61,18 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import linalg
 from scipy.linalg.lapack import dpotrf, dpotri
-from scipy.sparse.linalg import LinearOperator
 from scipy.special import logsumexp, softmax
 from sklearn.exceptions import ConvergenceWarning
 
 from ..exceptions import NumericalPrecisionWarning
 from ..utils import resolve_columns
-from ._engine import _ERROR_FACTOR, COND_WARN, check_sigma_scaled
+from ._engine import (
+    _ERROR_FACTOR,
+    COND_WARN,
+    check_dense_fim_size,
+    dense_fim,
+    fim_operator,
+)
 from ._glm import SingularHessianError, augment
 
 __all__ = ["MultinomialFILEngine", "fit_multinomial", "helmert_basis",
@@ -802,17 +807,8 @@ class MultinomialFILEngine:
         if dense is None:
             dense = size <= DENSE_FIM_MAX
         if dense:
-            if size > 20_000:
-                raise ValueError(
-                    f"fisher_information: the dense FIM would be {size} x {size}; "
-                    "use dense=False (a LinearOperator) for large subsets.")
-            J = self.jacobian_columns(idx, order)
-            JS = J.transpose(1, 0, 2).reshape(self.p, size)
-            F0 = JS.T @ JS
-            with np.errstate(over="ignore", under="ignore"):
-                F = F0 / sigma / sigma
-            return check_sigma_scaled(F, np.abs(F0).max(initial=0.0), sigma,
-                                      "the Fisher information matrix")
+            check_dense_fim_size(size)
+            return dense_fim(self.jacobian_columns(idx, order), sigma)
 
         def js(u):
             U = np.asarray(u, float).reshape(idx.size, k)
@@ -828,11 +824,4 @@ class MultinomialFILEngine:
                 U[sl] = -np.einsum("ipm,p->im", self.dense_b(idx[sl]) @ Psel, hg)
             return U.ravel()
 
-        def matvec(u):
-            raw = jst(js(u))
-            with np.errstate(over="ignore", under="ignore"):
-                out = raw / sigma / sigma
-            return check_sigma_scaled(out, np.abs(raw).max(initial=0.0), sigma,
-                                      "a Fisher information product")
-
-        return LinearOperator((size, size), matvec=matvec, rmatvec=matvec, dtype=float)
+        return fim_operator(js, jst, size, sigma)
