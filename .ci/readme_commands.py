@@ -1,7 +1,8 @@
 """The shell commands of README.md's "The two commands" section, one per line.
 
 ``python3 .ci/readme_commands.py`` prints every line of the section's ``bash`` blocks that
-starts with ``python3 -m venv`` (the demo, the test suite, the minimum-versions suite);
+starts with ``python3 -m venv`` (the demo, the test suite, the minimum-versions suite,
+lint and the documentation);
 ``--venv CMD`` prints the virtual environment directory that CMD creates. ``.ci/run`` runs
 exactly these lines, and ``tests/test_packaging.py`` checks that it does.
 """

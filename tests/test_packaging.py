@@ -33,14 +33,37 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 
 
 # --------------------------------------------------------------------------- .ci/run
-def test_readme_commands_are_the_demo_and_both_suites():
+def test_readme_commands_are_the_demo_both_suites_lint_and_docs():
     cmds = readme_commands.commands((ROOT / "README.md").read_text(encoding="utf-8"))
-    assert len(cmds) == 3
-    demo, suite, minimum = cmds
+    assert len(cmds) == 4
+    demo, suite, minimum, docs = cmds
     assert demo.endswith("-m sklearn_privacy.demo")
     assert suite.endswith("-m pytest -q") and "[test" in suite
     assert "-c .ci/min-versions.txt" in minimum and minimum.endswith("-m pytest -q")
-    assert [readme_commands.venv_dir(c) for c in cmds] == [".venv", ".venv", ".venv-min"]
+    assert [readme_commands.venv_dir(c) for c in cmds] == [".venv", ".venv", ".venv-min",
+                                                            ".venv-doc"]
+    # lint, then the documentation with every reference resolved and warnings as errors
+    steps = docs.split(" && ")
+    assert '.venv-doc/bin/python -m pip install -q -e ".[doc,lint]"' in steps
+    assert steps.index(".venv-doc/bin/ruff check .") < len(steps) - 1
+    assert steps[-1].startswith(".venv-doc/bin/python -m sphinx -n -W ")
+    assert steps[-1].endswith("-b html doc doc/_build/html")
+    extras = PYPROJECT["project"]["optional-dependencies"]
+    assert any(r.startswith("ruff") for r in extras["lint"])
+    assert {"sphinx-copybutton", "sphinx-mathjax-offline"} <= {
+        re.split(r"[<>=]", r)[0] for r in extras["doc"]}
+
+
+def test_the_documentation_doctests_run_in_the_suite():
+    """The doctests of the doc pages run in README's test command (pytest collects
+    tests/test_user_guide.py, which runs every doc page with ``>>>``)."""
+    import configparser
+
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "setup.cfg")
+    assert "tests" in cfg["tool:pytest"]["testpaths"].split()
+    guide_test = (ROOT / "tests" / "test_user_guide.py").read_text(encoding="utf-8")
+    assert "DOCTEST_PAGES = PAGES + sorted(DOC.glob(\"*.rst\"))" in guide_test
 
 
 def test_ci_run_reads_the_commands_from_readme():
@@ -57,7 +80,7 @@ def test_venv_dir_refuses_paths_outside_the_checkout():
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
-@pytest.mark.parametrize("failing", [None, 0, 1, 2])
+@pytest.mark.parametrize("failing", [None, 0, 1, 2, 3])
 def test_ci_run_fails_when_a_readme_command_fails(tmp_path, failing):
     """.ci/run on a stub checkout whose README commands are cheap: the run fails exactly
     when one of them fails, whichever part of its ``&&`` chain fails (venv creation, an
@@ -69,7 +92,7 @@ def test_ci_run_fails_when_a_readme_command_fails(tmp_path, failing):
              "python3 -m venv .v{k} && false && echo ran{k} >> log",  # an install fails
              "python3 -m venv .v{k} && true && (echo ran{k} >> log; exit 5)"]  # pytest: 5
     lines = []
-    for k in range(3):   # command 1 fails at its end, commands 0 and 2 at an install
+    for k in range(4):   # command 1 fails at its end, commands 0, 2 and 3 at an install
         template = parts[0] if failing != k else parts[2] if k == 1 else parts[1]
         lines.append(template.format(k=k))
     # the venv module is replaced by a stub: the test is about exit statuses, not pip
@@ -92,11 +115,12 @@ def test_ci_run_fails_when_a_readme_command_fails(tmp_path, failing):
     assert not (tmp_path / ".v1" / "stale").exists()       # the venv was removed first
     if failing is None:
         assert proc.returncode == 0, proc.stderr
-        assert ran == ["ran0", "ran1", "ran2"]
+        assert ran == ["ran0", "ran1", "ran2", "ran3"]
+        assert "all 4 README commands passed" in proc.stdout
     else:
         assert proc.returncode == 1, proc.stdout + proc.stderr
         assert "FAILED" in proc.stderr and f".v{failing}" in proc.stderr
-        expected = [f"ran{k}" for k in range(3) if k != failing or failing == 1]
+        expected = [f"ran{k}" for k in range(4) if k != failing or failing == 1]
         assert ran == expected
 
 

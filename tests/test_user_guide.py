@@ -1,4 +1,5 @@
-"""The user guide's ``>>>`` snippets run as doctests, page by page.
+"""The documentation's ``>>>`` snippets run as doctests, page by page: every page of the
+user guide and the top-level pages of ``doc/`` (landing page, getting started).
 
 Warnings about feature names are errors: a workflow that passes frames consistently must
 not trigger them. A page whose snippets cannot run today is listed in ``XFAIL_PAGES``
@@ -13,8 +14,11 @@ import pytest
 
 from sklearn_privacy.utils.fixes import numpy1_print_options
 
-GUIDE = Path(__file__).resolve().parent.parent / "doc" / "user_guide"
+DOC = Path(__file__).resolve().parent.parent / "doc"
+GUIDE = DOC / "user_guide"
 PAGES = sorted(GUIDE.glob("*.rst"))
+#: every page of the documentation with doctests (``doc/api`` holds autosummary stubs only)
+DOCTEST_PAGES = PAGES + sorted(DOC.glob("*.rst"))
 
 #: page file name -> why its snippets are expected to fail (none today).
 XFAIL_PAGES: dict[str, str] = {}
@@ -26,14 +30,17 @@ def test_the_guide_is_found():
     assert len(PAGES) >= 8
     assert "your_own_data.rst" in {p.name for p in PAGES}
     assert set(XFAIL_PAGES) <= {p.name for p in PAGES}
+    with_doctests = {p.relative_to(DOC).as_posix() for p in DOCTEST_PAGES
+                     if ">>> " in p.read_text(encoding="utf-8")}
+    assert {"index.rst", "getting_started.rst", "user_guide/fil.rst"} <= with_doctests
 
 
 @pytest.mark.parametrize(
     "page",
-    [pytest.param(p, id=p.stem,
+    [pytest.param(p, id=p.relative_to(DOC).with_suffix("").as_posix(),
                   marks=[pytest.mark.xfail(reason=XFAIL_PAGES[p.name], strict=True)]
                   if p.name in XFAIL_PAGES else [])
-     for p in PAGES])
+     for p in DOCTEST_PAGES])
 def test_page_snippets_run(page):
     with warnings.catch_warnings(), numpy1_print_options():
         warnings.filterwarnings("error", message=".*feature names.*")

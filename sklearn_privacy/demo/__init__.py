@@ -3,14 +3,19 @@
 Each component contributes one section module named ``_sN_<component>.py`` that
 defines ``TITLE`` (str), ``compute()`` (the figures, from the setups of
 ``sklearn_privacy._experiments``), ``render(result) -> str`` (a table, the paper's
-figures next to ours and one sentence on what they mean) and ``run() -> str``
-(``render(compute())``). Sections run in the order of their file names on the bundled
-data and print their text. Tests and benchmarks import setups from
+figures next to ours and one sentence on what they mean), ``check(result) -> list[str]``
+(the claims of the section's text that the figures do not satisfy, each within its stated
+tolerance; empty when all hold) and ``run() -> str`` (``render(compute())``). A section
+that cannot run with the installed dependencies defines ``skipped() -> str | None``, the
+text it prints instead. Sections run in the order of their file names on the bundled data
+and print their text; the demo exits with status 1 when any claim fails, so the CI run of
+the demo checks the reproductions. Tests and benchmarks import setups from
 ``sklearn_privacy._experiments``, never from this package.
 """
 
 import importlib
 import pkgutil
+import sys
 import time
 
 
@@ -32,8 +37,17 @@ def format_table(header, rows):
     return "\n".join(out)
 
 
+def run_section(module):
+    """Text and failed claims of one section: ``(text, [claim, ...])``."""
+    skipped = getattr(module, "skipped", lambda: None)()
+    if skipped is not None:
+        return skipped, []
+    result = module.compute()
+    return module.render(result), list(module.check(result))
+
+
 def main(argv=None):
-    """Run every demo section and print its table."""
+    """Run every demo section, print its table; return 1 if a claim failed, else 0."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m sklearn_privacy.demo")
@@ -43,11 +57,21 @@ def main(argv=None):
     )
     args = parser.parse_args(argv)
     start = time.perf_counter()
+    failed = []
     for module in section_modules():
         if args.only and not any(w in module.__name__ for w in args.only):
             continue
         t0 = time.perf_counter()
         print(f"\n=== {module.TITLE} ===", flush=True)
-        print(module.run(), flush=True)
+        text, failures = run_section(module)
+        print(text, flush=True)
+        for claim in failures:
+            print(f"CLAIM FAILED: {claim}", flush=True)
+        failed += [f"{module.TITLE}: {claim}" for claim in failures]
         print(f"({time.perf_counter() - t0:.1f} s)", flush=True)
     print(f"\nDemo finished in {time.perf_counter() - start:.1f} s.")
+    if failed:
+        print(f"{len(failed)} claim(s) of the demo did not hold:", *failed, sep="\n  ",
+              file=sys.stderr)
+        return 1
+    return 0

@@ -1,3 +1,3 @@
 from sklearn_privacy.demo import main
 
-main()
+raise SystemExit(main())

@@ -69,5 +69,15 @@ def render(result: dict) -> str:
     return "\n".join([format_table(header, rows), paper, meaning])
 
 
+def check(result: dict) -> list[str]:
+    """Claims of the text that the figures do not satisfy (empty when all hold)."""
+    m = result["models"]
+    claims = {f"{name}: mean eta of digit 0 above digit 1 (Figure 2)":
+              r["eta0_mean"] > r["eta1_mean"] for name, r in m.items()}
+    claims.update({f"{name}: the released model is less accurate than its minimiser":
+                   r["acc_released"] <= r["acc_minimiser"] for name, r in m.items()})
+    return [claim for claim, holds in claims.items() if not holds]
+
+
 def run() -> str:
     return render(compute())

@@ -60,5 +60,20 @@ def render(result: dict) -> str:
     return "\n".join([format_table(header, rows), paper, meaning])
 
 
+def check(result: dict) -> list[str]:
+    """Claims of the text that the figures do not satisfy (empty when all hold)."""
+    claims = {}
+    for name in ("linear", "logistic"):
+        plain, irfil = result[name], result[f"{name} + IRFIL"]
+        claims[f"{name}: IRFIL equalises eta (std/mean {irfil['cv']:.1e} < 1e-3 < "
+               f"{plain['cv']:.1e} without it)"] = irfil["cv"] < 1e-3 < plain["cv"]
+        ratio = irfil["eta_mean"] / plain["eta_mean"]
+        claims[f"{name}: the mean eta moves little (IRFIL / plain = {ratio:.2f}, "
+               "within 0.8-1.2)"] = 0.8 < ratio < 1.2
+        claims[f"{name}: the accuracy stays (within 1 point)"] = (
+            irfil["acc_minimiser"] > plain["acc_minimiser"] - 1.0)
+    return [claim for claim, holds in claims.items() if not holds]
+
+
 def run() -> str:
     return render(compute())

@@ -43,5 +43,22 @@ def render(result: list[dict]) -> str:
     return "\n".join([format_table(header, rows), paper, meaning])
 
 
+def check(result: list[dict]) -> list[str]:
+    """Claims of the text that the figures do not satisfy (empty when all hold)."""
+    by = {r["sigma"]: r for r in result}
+    claims = {}
+    for s, r in by.items():
+        claims[f"sigma {s:.0e}: Fredrikson's accuracy on training and test rows within "
+               "0.02"] = abs(r["fredrikson"] - r["fredrikson_heldout"]) < 0.02
+        claims[f"sigma {s:.0e}: Fredrikson above the prior by 0.05 on test rows"] = (
+            r["fredrikson_heldout"] > r["baseline"] + 0.05)
+    if 1e-2 in by:
+        claims["sigma 1e-02: white-box at chance (1/3 +- 0.02)"] = (
+            abs(by[1e-2]["whitebox"] - 1 / 3) < 0.02)
+    if 1e-8 in by:
+        claims["sigma 1e-08: white-box above 0.99"] = by[1e-8]["whitebox"] > 0.99
+    return [claim for claim, holds in claims.items() if not holds]
+
+
 def run() -> str:
     return render(compute())

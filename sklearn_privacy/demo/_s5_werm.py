@@ -51,6 +51,29 @@ def render(result: list[dict]) -> str:
     return "\n".join([format_table(header, rows), paper, meaning])
 
 
+def check(result: list[dict]) -> list[str]:
+    """Claims of the text that the figures do not satisfy (empty when all hold)."""
+    by_w = {r["w"]: r for r in result}
+    lo, mid, hi = by_w[0.0], by_w[0.5], by_w[1.0]
+    claims = {
+        "w 0 -> 1 lowers the training rows' MIA accuracy": lo["mia_train"] > hi["mia_train"],
+        "w 0 -> 1 raises the reference rows' MIA accuracy": (
+            lo["mia_reference"] < hi["mia_reference"]),
+        "w = 0.5 has the largest N_eff": mid["n_eff"] > max(lo["n_eff"], hi["n_eff"]),
+    }
+    return [claim for claim, holds in claims.items() if not holds]
+
+
+def skipped() -> str | None:
+    """Why the section cannot run here (scikit-learn < 1.7), or None."""
+    from sklearn.neural_network import MLPClassifier
+    from sklearn.utils.validation import has_fit_parameter
+
+    if has_fit_parameter(MLPClassifier(), "sample_weight"):
+        return None
+    return "Skipped: MLPClassifier takes sample_weight from scikit-learn 1.7 on."
+
+
 def run() -> str:
     try:
         result = compute()

@@ -72,5 +72,22 @@ def render(result: list[dict]) -> str:
     return "\n".join([format_table(header, rows), paper, meaning])
 
 
+def check(result: list[dict]) -> list[str]:
+    """Claims of the text that the figures do not satisfy (empty when all hold)."""
+    by = {(r["base"], r["post_processing"]): r for r in result}
+    plain = by[(PAPER_BASE, "uncalibrated")]
+    ns = by[(PAPER_BASE, "NumericSparse eps=1")]
+    cell = ns["worst_cell"]
+    claims = {
+        "the worst cell's error is the reported maximum": (
+            abs(cell["error"] - ns["test_mc_error"]) < 1e-9),
+        "the worst cell is smaller than the private minimum cell size": (
+            cell["n_calibration"] < ns["min_cell_size"]),
+        "NumericSparse lifts the weak base's accuracy by 0.02": (
+            ns["test_accuracy"] > plain["test_accuracy"] + 0.02),
+    }
+    return [claim for claim, holds in claims.items() if not holds]
+
+
 def run() -> str:
     return render(compute())

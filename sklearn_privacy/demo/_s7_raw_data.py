@@ -52,6 +52,37 @@ NEEDS_PANDAS = ("Skipped: this section runs the raw UCI Adult DataFrame (string 
                 "`python -m sklearn_privacy.demo --only raw_data`.")
 
 
+def check(result: list[dict]) -> list[str]:
+    """Claims of the text that the figures do not satisfy (empty when all hold)."""
+    small, big = result[0], result[-1]
+    claims = {}
+    for a, b in zip(result, result[1:], strict=False):
+        ratio = b["sigma"] / a["sigma"]
+        claims[f"eta scales as 1/sigma from sigma = {a['sigma']:g} to {b['sigma']:g}"] = all(
+            abs(a[k] / b[k] / ratio - 1) < 1e-6
+            for k in ("eta_max", "eta_median", "race_max", "race_median"))
+    for r in result:
+        claims[f"sigma = {r['sigma']:g}: MAP at least the prior"] = r["map"] >= r["baseline"]
+        claims[f"sigma = {r['sigma']:g}: membership advantage below 0.05"] = (
+            abs(r["membership"]) < 0.05)
+    claims["smallest sigma: accuracy above 0.83"] = small["accuracy"] > 0.83
+    claims["smallest sigma: MAP beats the prior by 0.01"] = (
+        small["map"] > small["baseline"] + 0.01)
+    claims["largest sigma: accuracy drops by 0.05"] = (
+        big["accuracy"] < small["accuracy"] - 0.05)
+    claims["largest sigma: white-box below the prior"] = big["whitebox"] < big["baseline"]
+    return [claim for claim, holds in claims.items() if not holds]
+
+
+def skipped() -> str | None:
+    """The text printed instead of the section when pandas is not installed, or None."""
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        return NEEDS_PANDAS
+    return None
+
+
 def run() -> str:
     try:
         import pandas  # noqa: F401
