@@ -1,11 +1,15 @@
 """Sphinx configuration for sklearn_privacy."""
 
-import logging
 import os
 import re
+import sys
+import zlib
 from pathlib import Path
 
 import sklearn_privacy
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _guide_links  # noqa: E402
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
@@ -19,17 +23,23 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    # MathJax 3 shipped in the package and copied into _build/html/_static/mathjax: the
+    # formulas render without any network access (no CDN address in the pages)
+    "sphinx-mathjax-offline",
     "sphinx.ext.intersphinx",
+    "sphinx_copybutton",
     "numpydoc",
     "matplotlib.sphinxext.plot_directive",
     "sphinx_gallery.gen_gallery",
 ]
-# Formulas are typeset by MathJax, loaded from its CDN by default. For a build read offline,
-# point SPHINX_MATHJAX_PATH at a local MathJax 2 (e.g. Debian's libjs-mathjax:
-# file:///usr/share/javascript/mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML).
-if os.environ.get("SPHINX_MATHJAX_PATH"):
-    mathjax_path = os.environ["SPHINX_MATHJAX_PATH"]
+# The copy button copies code without the prompts and the output of doctest blocks.
+copybutton_prompt_text = r">>> |\.\.\. |\$ "
+copybutton_prompt_is_regexp = True
+copybutton_only_copy_prompt_lines = True
 autosummary_generate = True
+# Every API page links to the user-guide section that cites its object most
+# (doc/_guide_links.py; the templates in _templates/autosummary print the link).
+autosummary_context = {"guide_sections": _guide_links.guide_sections(_guide_links.api_names())}
 templates_path = ["_templates"]
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
@@ -63,38 +73,62 @@ html_sidebars = {"index": [], "getting_started": [], "related_software": [], "ci
                  "whats_new": []}
 html_show_sourcelink = False
 
-# Every cross-reference must resolve (-n -W). References into other projects resolve
-# through intersphinx only when SPHINX_INTERSPHINX=1 (the build then fetches their
-# inventories); offline, the default, they are ignored by the patterns below and render
-# as plain text.
+# Every cross-reference must resolve (-n -W): references into other projects resolve
+# through intersphinx against the local inventories below; nothing is ignored.
 nitpicky = True
-_EXTERNAL = r"(numpy|np|scipy|sklearn|pandas|pd|matplotlib|dask|distributed|joblib|polars|" \
-            r"xarray|array-like|array_like|sparse|ndarray|DataFrame|Series|Axes|Figure|" \
-            r"Generator|RandomState|Bunch|Pipeline|callable|estimator|object|optional|" \
-            r"default|of|shape|or|int|float|bool|str|dict|list|tuple|None|type|Path|" \
-            r"Interval|Real|Integral|collections|typing|abc|os|pathlib|numbers|" \
-            r"BaseEstimator|ClassifierMixin|RegressorMixin|MetaEstimatorMixin|" \
-            r"TransformerMixin|BaseCrossValidator|UserWarning|RuntimeWarning|Warning|" \
-            r"ValueError|TypeError|Exception|RuntimeError|FutureWarning|" \
-            r"NotFittedError|ConvergenceWarning|Any|Sequence|Mapping|Iterable|Callable|" \
-            r"functools|math|re|warnings|pickle)\b.*"
-nitpick_ignore_regex = [(r"py:.*", _EXTERNAL)]
-# sphinx_gallery_conf holds a function (reset_argv): Sphinx cannot cache it, which only
-# means a full re-read when conf.py changes.
+nitpick_ignore_regex = []
+# sphinx_gallery_conf holds a function (the example order): Sphinx cannot cache it, which
+# only means a full re-read when conf.py changes.
 suppress_warnings = ["config.cache"]
 
-# Cross-references to the projects the library builds on. The inventories are fetched over
-# the network at build time; without network access Sphinx cannot reach them, references
-# to those projects then render as plain text, and the "failed to reach any of the
-# inventories" message is shown as information rather than as a warning (see
-# _IntersphinxOffline below), so that an offline `sphinx -W` build still passes.
-intersphinx_mapping = {
-    "python": ("https://docs.python.org/3", None),
-    "sklearn": ("https://scikit-learn.org/stable", None),
-    "numpy": ("https://numpy.org/doc/stable", None),
-    "scipy": ("https://docs.scipy.org/doc/scipy", None),
-    "matplotlib": ("https://matplotlib.org/stable", None),
-} if os.environ.get("SPHINX_INTERSPHINX") == "1" else {}
+# Cross-references to the projects the library builds on, offline: doc/_intersphinx/
+# objects.txt lists every name of another project the documentation refers to, with its
+# address in that project's documentation; _write_inventories turns it into one Sphinx
+# inventory per project (doc/_build/intersphinx/<project>.inv) before intersphinx reads
+# them. A reference to a name not listed there fails the -n -W build: add the name. With
+# SPHINX_INTERSPHINX=1 the projects' full inventories are fetched over the network instead.
+_INVENTORY_DIR = Path(__file__).resolve().parent / "_build" / "intersphinx"
+
+
+_OBJECTS = Path(__file__).resolve().parent / "_intersphinx" / "objects.txt"
+
+
+def _read_objects(path=_OBJECTS):
+    """``{project: (base url, [(name, role, uri), ...])}`` of the local inventory table."""
+    projects, current = {}, None
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):    # comment lines (addresses hold '#')
+            continue
+        m = re.fullmatch(r"\[(\S+)\]\s+(\S+)", line)
+        if m:
+            current = m.group(1)
+            projects[current] = (m.group(2), [])
+            continue
+        name, role, uri = line.split()
+        projects[current][1].append((name, role, uri))
+    return projects
+
+
+def _write_inventories(projects, directory=_INVENTORY_DIR):
+    """One Sphinx (version 2) inventory file per project; returns their paths."""
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = {}
+    for project, (_, entries) in projects.items():
+        body = "".join(f"{name} {role} 1 {uri} -\n" for name, role, uri in entries)
+        header = (f"# Sphinx inventory version 2\n# Project: {project}\n# Version: \n"
+                  "# The remainder of this file is compressed using zlib.\n")
+        paths[project] = directory / f"{project}.inv"
+        paths[project].write_bytes(header.encode() + zlib.compress(body.encode()))
+    return paths
+
+
+_PROJECTS = _read_objects()
+if os.environ.get("SPHINX_INTERSPHINX") == "1":
+    intersphinx_mapping = {p: (url, None) for p, (url, _) in _PROJECTS.items()}
+else:
+    _PATHS = _write_inventories(_PROJECTS)
+    intersphinx_mapping = {p: (url, str(_PATHS[p])) for p, (url, _) in _PROJECTS.items()}
 intersphinx_timeout = 5
 
 # Figures of the user guide: `.. plot::` blocks run their (doctest-format) code at build
@@ -109,19 +143,9 @@ plot_apply_rcparams = True
 _EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
-def _gallery_argv(gallery_conf, script_vars):
-    """Command-line arguments of the examples in the rendered gallery (smaller settings)."""
-    name = Path(script_vars["src_file"]).name
-    return {
-        "attacks_iwpc.py": ["--quick"],
-        "multicalibration_adult.py": ["--quick"],
-        "werm_mnist_adult.py": ["--quick", "--no-es", "--n-per-part", "400", "--epochs", "20",
-                                "--datasets", "MNIST", "--out", "/tmp/sklearn_privacy_gallery"],
-    }.get(name, [])
-
-
-# The gallery runs every example at build time (about 40 s in total with the settings of
-# _gallery_argv). A quick build of the other pages skips them:
+# The gallery runs every example at build time (each is a small, fast version; the long
+# studies are scripts in benchmarks/, not in the gallery). A quick build of the other pages
+# skips them:
 # `python -m sphinx -n -W -b html -D plot_gallery=0 doc doc/_build/html`.
 #: Order of the gallery: the user guide's reading path (FIL, its multiclass and count-data
 #: variants, IRFIL, attacks, WERM, multicalibration). Examples not listed come last, by name.
@@ -142,7 +166,6 @@ sphinx_gallery_conf = {
     "gallery_dirs": "auto_examples",
     "filename_pattern": r".*\.py$",
     "ignore_pattern": r"(__init__|conftest)\.py$",
-    "reset_argv": _gallery_argv,
     "within_subsection_order": _gallery_order,
     "download_all_examples": False,
     "show_memory": False,
@@ -155,6 +178,8 @@ sphinx_gallery_conf = {
     "reference_url": {"sklearn_privacy": None},
     "show_signature": False,
     "min_reported_time": 5,
+    # the computation-times page loads its table scripts from a CDN: not written
+    "write_computation_times": False,
 }
 
 
@@ -164,16 +189,6 @@ def _skip_generated_request_methods(app, what, name, obj, skip, options):
     if name.startswith("set_") and name.endswith("_request"):
         return True
     return skip
-
-
-class _IntersphinxOffline(logging.Filter):
-    """Show an unreachable intersphinx inventory (no network) as information, not a warning."""
-
-    def filter(self, record):
-        if record.levelno == logging.WARNING and "failed to reach any of the inventories" in str(
-                record.msg):
-            record.levelno, record.levelname = logging.INFO, "INFO"
-        return True
 
 
 _GUIDE = Path(__file__).resolve().parent / "user_guide"
@@ -220,4 +235,4 @@ def setup(app):
     app.connect("missing-reference", _sklearn_labels)
     app.connect("autodoc-skip-member", _skip_generated_request_methods)
     app.connect("source-read", _list_every_guide_page)
-    logging.getLogger("sphinx.sphinx.ext.intersphinx").addFilter(_IntersphinxOffline())
+    app.connect("source-read", _guide_links.add_section_labels)

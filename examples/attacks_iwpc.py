@@ -5,25 +5,25 @@ Attribute inversion against FIL noise, IRFIL, and privacy-constrained model sele
 1. FIL paper, Figure 6 (IWPC, least squares, no intercept, 3,855 training rows): mean
    eta, test MSE, and the accuracy of the white-box attack (eq. 30), its MAP variant, the
    black-box attack of Fredrikson et al. (eq. 31) and the prior-mode baseline, against
-   sigma, for lambda in {1e-3, 1e-2, 1e-1}. White-box attacks average 100 simulated
-   releases (``--quick``: 20), Fredrikson 10 released models.
+   sigma, for lambda = 1e-2. White-box attacks average 20 simulated releases,
+   Fredrikson 3 released models.
 2. FIL paper, Figure 7b/7d: white-box accuracy per decile of the initial attribute eta
-   over IRFIL iterations (sigma = 1e-3): IWPC (VKORC1, least squares, lambda = 1e-2) and,
-   without ``--quick``, Adult (``married``, logistic, lambda = 1e-3; the Newton update
-   gives the candidates' minimisers). 20 simulated releases per point.
+   over IRFIL iterations (sigma = 1e-3): IWPC (VKORC1, least squares, lambda = 1e-2).
+   20 simulated releases per point.
 3. ``GridSearchCV`` over sigma (IWPC, lambda = 1e-2, 5 folds) with two metrics -- test
    MSE and the white-box inversion scorer -- and a callable ``refit`` that picks the most
    accurate model whose attack accuracy stays within ``BOUND`` of the prior baseline.
 
 Figures: ``examples/output/attacks_iwpc_fig6.png``, ``examples/output/attacks_irfil_fig7.png``.
-Run: ``python examples/attacks_iwpc.py`` (a few minutes; ``--quick`` well under one).
+Run: ``python examples/attacks_iwpc.py`` (well under a minute). The paper's full grid
+(three penalties, 11 noise scales, 100 releases, Adult in Figure 7) is the study
+``benchmarks/study_attacks_iwpc.py`` (a few minutes).
 """
 
 # %%
 # Imports and settings
 # --------------------
 
-import argparse
 from pathlib import Path
 
 import matplotlib
@@ -33,26 +33,21 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from sklearn.model_selection import GridSearchCV, KFold, train_test_split  # noqa: E402
 
-from sklearn_privacy import (  # noqa: E402
-    FILLinearRegression,
-    FILLogisticRegression,
-    IRFILLinearRegression,
-    IRFILLogisticRegression,
-)
+from sklearn_privacy import FILLinearRegression, IRFILLinearRegression  # noqa: E402
 from sklearn_privacy.attacks import (  # noqa: E402
     fredrikson_inversion,  # noqa: E402
     make_attribute_inversion_scorer,
     prior_baseline,
     whitebox_inversion,
 )
-from sklearn_privacy.datasets import (
-    load_adult,  # noqa: E402
-    load_iwpc,  # noqa: E402
-)
+from sklearn_privacy.datasets import load_iwpc  # noqa: E402
 
 # the gallery runs the examples from their own directory, without __file__
 OUT = (Path(__file__).resolve().parent if "__file__" in globals() else Path.cwd()) / "output"
 BOUND = 0.05  # allowed white-box accuracy above the prior baseline
+SIGMAS = np.logspace(-5, 0, 6)  # noise scales of Figure 6
+N_DRAWS = 20  # simulated releases per white-box accuracy
+OUT.mkdir(exist_ok=True)
 
 
 def format_table(header, rows):
@@ -100,12 +95,9 @@ def inversion_curve(sigmas, *, alpha=1e-2, n_draws=100, n_draws_blackbox=10, ran
     return out
 
 
-def figure6(quick):
-    sigmas = np.logspace(-5, 0, 6 if quick else 11)
-    lambdas = (1e-2,) if quick else (1e-3, 1e-2, 1e-1)
-    n_draws = 20 if quick else 100
+def figure6(sigmas, lambdas=(1e-2,), n_draws=N_DRAWS, n_draws_blackbox=3):
     curves = {lam: inversion_curve(sigmas, alpha=lam, n_draws=n_draws,
-                                   n_draws_blackbox=3 if quick else 10) for lam in lambdas}
+                                   n_draws_blackbox=n_draws_blackbox) for lam in lambdas}
     fig, axes = plt.subplots(2, 2, figsize=(8, 6))
     axes = axes.ravel()
     for lam, rows in curves.items():
@@ -140,7 +132,7 @@ def _decile_accuracy(est, cols, cand, deciles, n_draws):
     return [float(acc[idx].mean()) for idx in deciles]
 
 
-def figure7(quick):
+def figure7():
     sigma, iters = 1e-3, (0, 1, 2, 3, 5, 10)
     d, X, _, y, _ = iwpc_split()
     runs = [("IWPC, VKORC1 (least squares)", X, y, d.attribute_columns, d.attribute_encoding,
@@ -149,18 +141,9 @@ def figure7(quick):
                         IRFILLinearRegression(sigma=sigma, alpha=1e-2, fit_intercept=False,
                                               eta_max_iter=t, attributes=d.attribute_columns,
                                               random_state=0)))]
-    if not quick:
-        adult = load_adult(variant="fil")
-        married = adult.sensitive_columns["marital_status"]
-        runs.append(("Adult, married (logistic)", adult.data, adult.target, married,
-                     np.array([[0.0], [1.0]]),
-                     lambda t: (FILLogisticRegression(sigma=sigma, alpha=1e-3, random_state=0)
-                                if t == 0 else
-                                IRFILLogisticRegression(sigma=sigma, alpha=1e-3, eta_max_iter=t,
-                                                        attributes=married, random_state=0))))
     fig, axes = plt.subplots(1, len(runs), figsize=(5.5 * len(runs), 3.8), squeeze=False)
     for ax, (name, X, y, cols, cand, make) in zip(axes[0], runs, strict=True):
-        first = IRFILLinearRegression if "IWPC" in name else IRFILLogisticRegression
+        first = IRFILLinearRegression
         params = make(1).get_params()
         params.update(eta_max_iter=1, store_eta=True)
         eta0 = first(**params).fit(X, y).eta_history_["eta"][0]
@@ -183,11 +166,11 @@ def figure7(quick):
     fig.savefig(OUT / "attacks_irfil_fig7.png", dpi=120)
 
 
-def grid_search(quick):
+def grid_search(sigmas):
     d, X, Xte, y, yte = iwpc_split()
     cols, cand = d.attribute_columns, d.attribute_encoding
     base = prior_baseline(X, cols, cand).accuracy
-    sigmas = list(np.logspace(-4, 0, 5 if quick else 9))
+    sigmas = list(sigmas)
     scoring = {"neg_mse": "neg_mean_squared_error",
                "inv": make_attribute_inversion_scorer(cols, cand, n_draws=20)}
 
@@ -213,24 +196,13 @@ def grid_search(quick):
 
 
 # %%
-# Settings
-# --------
-# ``--quick`` (used by the rendered gallery) takes fewer noise scales, penalties and
-# draws; without it the script runs the paper's full grid.
-
-parser = argparse.ArgumentParser(description=(__doc__ or "").strip().split("\n")[0])
-parser.add_argument("--quick", action="store_true")
-args = parser.parse_args()
-OUT.mkdir(exist_ok=True)
-
-# %%
 # Figure 6: leakage and attacks against the noise scale
 # -----------------------------------------------------
 # Mean eta falls as 1/sigma; the white-box and MAP attacks fall to the prior baseline
 # as eta falls, while Fredrikson's black-box attack does not depend on sigma (it is
 # population inference: it does as well on rows the model never saw).
 
-figure6(args.quick)
+figure6(SIGMAS)
 
 # %%
 # Figure 7: IRFIL equalises the attack's accuracy
@@ -238,7 +210,7 @@ figure6(args.quick)
 # White-box accuracy per decile of the initial attribute eta: after a few IRFIL
 # iterations every decile is attacked equally well.
 
-figure7(args.quick)
+figure7()
 
 # %%
 # Choosing sigma with an attack as the constraint
@@ -246,6 +218,6 @@ figure7(args.quick)
 # ``GridSearchCV`` picks the least noise whose white-box attack stays within a bound
 # of the prior baseline.
 
-grid_search(args.quick)
+grid_search(np.logspace(-4, 0, 5))
 
 # sphinx_gallery_thumbnail_number = 2

@@ -43,3 +43,5 @@ def test_every_example_is_in_gallery_format():
         assert lines[0] == '"""', path.name
         assert set(lines[2]) == {"="} and len(lines[2]) == len(lines[1]), path.name
         assert "\n# %%\n" in text, path.name
+        # examples, not command-line programs: the long studies live in benchmarks/
+        assert "argparse" not in text and "sys.argv" not in text, path.name

@@ -135,3 +135,81 @@ def test_gallery_follows_the_reading_path():
     key = conf._gallery_order
     assert sorted(["/x/zz_new.py", "/x/aa_new.py", "/x/attacks_iwpc.py"], key=key) == [
         "/x/attacks_iwpc.py", "/x/aa_new.py", "/x/zz_new.py"]
+
+
+# ---------------------------------------------------------------- API <-> user guide links
+def _load(name, path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_api_page_links_to_a_guide_section_that_links_back():
+    """Each of the API pages gets a "User guide" link (the templates print
+    ``guide_sections``), to a section whose text cross-references the object (the way
+    back); the section's label is the one ``add_section_labels`` puts before its heading."""
+    links = _load("guide_links", DOC / "_guide_links.py")
+    names = links.api_names()
+    assert len(names) >= 80
+    sections = links.guide_sections(names)
+    assert sorted(set(names) - set(sections)) == []          # every API page has a link
+    for name, (label, _page_title, title) in sections.items():
+        page, k = label[len("guide-"):].rsplit("-", 1)
+        text = (DOC / "user_guide" / f"{page}.rst").read_text(encoding="utf-8")
+        sec_title, body = links.sections(text)[int(k)]
+        assert sec_title == title
+        short = name.rsplit(".", 1)[1]
+        assert re.search(r":(?:class|func|meth|obj|exc|attr):`[^`]*\b" + short + r"\b", body), (
+            name, label)
+    for template in ("class.rst", "base.rst"):
+        text = (DOC / "_templates" / "autosummary" / template).read_text()
+        assert "guide_sections.get(fullname)" in text and "User guide:" in text
+
+
+def test_guide_sections_leave_out_objects_no_section_cites():
+    links = _load("guide_links", DOC / "_guide_links.py")
+    got = links.guide_sections(["numpy.linalg.svd", "sklearn_privacy.PrivacyReport"])
+    assert set(got) == {"sklearn_privacy.PrivacyReport"}
+
+
+def test_section_labels_go_before_every_heading():
+    links = _load("guide_links", DOC / "_guide_links.py")
+    source = ["=====\nTitle\n=====\n\nText.\n\nPart one\n--------\n\n>>> 1\n1\n\n"
+              "Part two\n~~~~~~~~\nMore.\n"]
+    links.add_section_labels(None, "user_guide/page", source)
+    lines = source[0].splitlines()
+    assert lines[0] == ".. _guide-page-0:" and lines[2] == "====="
+    assert lines[lines.index("Part one") - 2] == ".. _guide-page-1:"
+    assert lines[lines.index("Part two") - 2] == ".. _guide-page-2:"
+    untouched = ["Title\n=====\n"]
+    links.add_section_labels(None, "api/page", untouched)
+    assert untouched == ["Title\n=====\n"]
+
+
+# ---------------------------------------------------------------- offline documentation
+def test_docs_build_offline_without_catch_all_ignores(tmp_path):
+    """MathJax is bundled (no CDN), intersphinx reads local inventories that list every
+    external name with its project's address, and no reference is ignored."""
+    conf = _load("doc_conf", DOC / "conf.py")
+    assert "sphinx-mathjax-offline" in conf.extensions and "sphinx_copybutton" in conf.extensions
+    assert not hasattr(conf, "mathjax_path")
+    assert conf.nitpick_ignore_regex == [] and not getattr(conf, "nitpick_ignore", [])
+    assert set(conf.intersphinx_mapping) >= {"python", "numpy", "scipy", "sklearn"}
+    for url, inventory in conf.intersphinx_mapping.values():
+        assert url.startswith("https://") and Path(inventory).is_file()
+    projects = conf._read_objects()
+    assert projects["sklearn"][0] == "https://scikit-learn.org/stable/"
+    paths = conf._write_inventories(projects, tmp_path)
+    sphinx_inventory = pytest.importorskip("sphinx.util.inventory")
+    import io
+
+    data = paths["sklearn"].read_bytes()
+    inv = sphinx_inventory.InventoryFile.load(io.BytesIO(data), "https://x/", lambda *a: a[1])
+    inv = getattr(inv, "data", inv)   # Sphinx >= 8.2 wraps the mapping
+    item = inv["py:class"]["sklearn.pipeline.Pipeline"]
+    uri = getattr(item, "uri", None) or item[2]
+    assert uri == "https://x/modules/generated/sklearn.pipeline.Pipeline.html" \
+                  "#sklearn.pipeline.Pipeline"

@@ -321,8 +321,8 @@ def _study():
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "examples" / "werm_mnist_adult.py"
-    spec = importlib.util.spec_from_file_location("werm_mnist_adult", path)
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "study_werm_mnist_adult.py"
+    spec = importlib.util.spec_from_file_location("study_werm_mnist_adult", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
