@@ -46,10 +46,6 @@ def _names(claim, *words):
 
 
 # ---------------------------------------------------------------- regressions
-_DEFECT = pytest.mark.xfail(strict=True, reason="the defect is still present")
-
-
-@_DEFECT
 def test_regression_sparse_output_decided_by_the_rows():
     # 3 one-hot columns, 90 known and 10 unknown categories: density 0.3, dense output;
     # one more unknown category on a neighbour: density 0.2967 < 0.3, sparse output
@@ -67,7 +63,6 @@ def test_regression_sparse_output_decided_by_the_rows():
         assert _names(privacy_claim(m), "sparse_output_", "sparse_threshold=0")
 
 
-@_DEFECT
 def test_regression_categories_dtype_decided_by_a_missing_value():
     X = pd.DataFrame({"grade": np.arange(60) % 3 + 1})
     X2 = X.astype(float)
@@ -83,7 +78,6 @@ def test_regression_categories_dtype_decided_by_a_missing_value():
     assert _names(privacy_claim(b), "categories_", "dtype")
 
 
-@_DEFECT
 def test_regression_column_selector_decided_by_a_stray_string():
     X = pd.DataFrame({"age": np.linspace(20, 80, 40), "hours": np.linspace(10, 60, 40)})
     X2 = X.astype(object)
@@ -101,7 +95,6 @@ def test_regression_column_selector_decided_by_a_stray_string():
         assert _names(privacy_claim(m), "_columns", "column")
 
 
-@_DEFECT
 def test_regression_label_set_from_the_rows():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(80, 2))
@@ -114,7 +107,6 @@ def test_regression_label_set_from_the_rows():
         assert _names(privacy_claim(m), "classes_", "classes=")
 
 
-@_DEFECT
 def test_regression_best_estimator_of_a_search_was_selected_on_the_rows():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(120, 2))
@@ -125,7 +117,6 @@ def test_regression_best_estimator_of_a_search_was_selected_on_the_rows():
                   "GridSearchCV")
 
 
-@_DEFECT
 def test_regression_ridgecv_alpha_chosen_by_cross_validation():
     rng = np.random.default_rng(2)
     X = rng.normal(size=(100, 2))
@@ -136,7 +127,6 @@ def test_regression_ridgecv_alpha_chosen_by_cross_validation():
     assert _names(privacy_claim(audited), "RidgeCV", "alpha_")
 
 
-@_DEFECT
 def test_regression_random_stopping_accepts_a_failed_certificate():
     rng = np.random.default_rng(3)
     X = rng.normal(size=(400, 3))
@@ -147,7 +137,6 @@ def test_regression_random_stopping_accepts_a_failed_certificate():
     assert np.isfinite(search.best_estimator_.epsilon_)
 
 
-@_DEFECT
 def test_regression_seeded_noise_survives_stripping():
     rng = np.random.default_rng(4)
     X = rng.normal(size=(100, 2))
@@ -170,7 +159,6 @@ def _multicalibrator_fit(X, y):
     return mc, [str(w.message) for w in caught]
 
 
-@_DEFECT
 def test_regression_multicalibrator_publishes_exact_cell_counts():
     rng = np.random.default_rng(6)
     X = rng.normal(size=(300, 2))
@@ -184,7 +172,6 @@ def test_regression_multicalibrator_publishes_exact_cell_counts():
         assert not any(f"has {exact} rows" in m for m in messages)
 
 
-@_DEFECT
 def test_regression_row_count_in_a_warning():
     X = np.zeros((200, 2))
     X[:, 0] = 0.5
@@ -195,7 +182,6 @@ def test_regression_row_count_in_a_warning():
     assert not any("1 of 200" in str(w.message) for w in record)
 
 
-@_DEFECT
 def test_regression_random_stopping_warnings_count_the_runs():
     rng = np.random.default_rng(7)
     X = 3.0 * rng.normal(size=(300, 2))                       # rows above data_norm
@@ -209,7 +195,6 @@ def test_regression_random_stopping_warnings_count_the_runs():
     assert len(scaled) <= 1
 
 
-@_DEFECT
 def test_regression_bounded_scaler_lets_nan_through():
     X = np.array([[0.5], [np.nan], [0.2]])
     with pytest.raises(ValueError, match="fill_value"):

@@ -77,6 +77,9 @@ class _AuditedMixin:
     removed from every pickle, as the rest of the audit state.
     """
 
+    #: exact statistics of the rows, removed by ``strip_for_release``
+    _strip_on_release = ("polish_distance_", "polish_relative_")
+
     def _fit_exact(self, X, y, sample_weight, theta_init=None):
         if theta_init is None:
             theta_init = self.__dict__.get("_theta_init")
@@ -87,6 +90,16 @@ class _AuditedMixin:
         for key in ("_source", "_theta_init"):
             state.pop(key, None)
         return state
+
+    def __sklearn_privacy_attributes__(self):
+        """The FIL estimator's kinds; the polish distances are exact statistics of the
+        rows (``strip_for_release`` removes them)."""
+        kinds = super().__sklearn_privacy_attributes__()
+        why = ("rows", "the exact distance between the trained coefficients and the exact "
+                       "minimiser; remove it with strip_for_release")
+        kinds.update(polish_distance_=why, polish_relative_=why,
+                     source_alpha_="constant", release_claim_="constant")
+        return kinds
 
     def release(self, random_state=None, *, sigma: float | None = None):
         """A copy of the audited scikit-learn model (or pipeline) with noisy coefficients.
@@ -621,6 +634,13 @@ def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float
         f"Gaussian output perturbation (sigma={fil.sigma!r}) of the exact minimiser of "
         f"the {type(model).__name__} objective (FIL alpha={params['alpha']!r}). "
         f"{fil.epsilon_reason_}{note}{steps}")
+    if type(model).__name__.endswith("CV"):
+        # the penalty was chosen by cross-validation on these rows: record the selection
+        # where privacy_claim reads it (and strip_for_release keeps it)
+        from dataclasses import replace
+        fil.fit_provenance_ = replace(
+            fil.fit_provenance_,
+            selected_by=f"{type(model).__name__} (its alpha_ chosen by cross-validation)")
     fil._source = (copy.deepcopy(pipe) if pipe is not None else None, copy.deepcopy(model))
     fil.__dict__.pop("_theta_init", None)
     if pipe is None:

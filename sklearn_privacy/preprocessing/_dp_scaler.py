@@ -211,6 +211,13 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         return np.asarray(X, dtype=np.float64) * self.scale_ + self.mean_
 
+    def __sklearn_privacy_attributes__(self):
+        """Noisy statistics (and their post-processing); the rest from parameters."""
+        return {"mean_": "dp", "second_moment_": "dp", "var_": "dp", "scale_": "dp",
+                "gaussian_mu_": "constant", "delta_": "constant",
+                "noise_scale_": "constant", "lower_": "constant", "upper_": "constant",
+                "epsilon_": "constant"}
+
     def __sklearn_privacy_claim__(self):
         """``dp`` with ``(epsilon_, delta_)`` (and ``gaussian_mu`` for the Gaussian noise)."""
         from ..privacy import StepClaim

@@ -26,6 +26,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from ._attributes import attribute_findings
 from ._claim import PrivacyClaim, StepClaim
 
 __all__ = ["compose", "privacy_claim", "step_claims"]
@@ -68,6 +69,10 @@ def _non_private(name, est, reason):
 
 
 def _is_seeded(est) -> bool:
+    """Seeded now, or seeded at fit (``fit_provenance_`` survives stripping)."""
+    prov = getattr(est, "__dict__", {}).get("fit_provenance_")
+    if getattr(prov, "is_seeded", False):
+        return True
     params = est.get_params(deep=False) if isinstance(est, BaseEstimator) else {}
     return params.get("random_state", None) is not None
 
@@ -398,8 +403,10 @@ def privacy_claim(model, *, allow_seeded: bool = False) -> PrivacyClaim:
                         f"{type(model).__name__}.")
     check_is_fitted(model)
     token = _ALLOW_SEEDED.set(bool(allow_seeded))
+    root = type(model).__name__.lower()
     try:
-        steps = step_claims(model, type(model).__name__.lower())
+        steps = step_claims(model, root)
     finally:
         _ALLOW_SEEDED.reset(token)
+    steps += attribute_findings(model, root, allow_seeded=bool(allow_seeded))
     return compose(steps)

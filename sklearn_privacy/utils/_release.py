@@ -38,8 +38,9 @@ AUDIT_ATTRIBUTES = {
 
 
 def _audit_attributes(est):
-    """The :data:`AUDIT_ATTRIBUTES` of ``est``'s class or of a package base class."""
-    names = []
+    """The :data:`AUDIT_ATTRIBUTES` of ``est``'s class or of a package base class, and
+    the names a class lists in its own ``_strip_on_release`` tuple."""
+    names = list(getattr(type(est), "_strip_on_release", ()))
     for cls in type(est).__mro__:
         if cls.__module__.split(".")[0] == "sklearn_privacy":
             names.extend(AUDIT_ATTRIBUTES.get(cls.__name__, ()))
