@@ -185,6 +185,9 @@ class _MisdeclaredScaler(StandardScaler):
     def __sklearn_privacy_claim__(self):
         return StepClaim("", "StandardScaler", "data_independent", 0.0, 0.0, "a lie")
 
+    def __sklearn_privacy_attributes__(self):   # the same lie about its attributes
+        return dict.fromkeys(("mean_", "var_", "scale_", "n_samples_seen_"), "constant")
+
 
 def _projection(est, direction):
     """The released parameters of the final FIL step (of a pipeline, of a search's winner)
@@ -200,6 +203,9 @@ class _RedrawablePipeline(Pipeline):
     of ``canary_audit(refit=False)``: a release is the fitted preprocessing and the final
     step's exact minimiser passed once more through its own noise code (the same draws as
     a refit with that seed, since nothing before the final step is random)."""
+
+    def __sklearn_privacy_attributes__(self):
+        return {"steps": "child"}
 
     def _redraw_release(self, random_state):
         new = copy.copy(self)
@@ -244,7 +250,8 @@ def test_certified_minimiser_release_audit():
     y = (X[:, 0] + 0.3 * rng.normal(size=2000) > 0).astype(int)
     X = X / np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
     X, y = X[:300], y[:300]
-    est = FILLogisticRegression(fit_intercept=False, data_norm=1.0, alpha=0.01, sigma=0.5)
+    est = FILLogisticRegression(fit_intercept=False, data_norm=1.0, alpha=0.01, sigma=0.5,
+                                classes=[0, 1])
     fitted = clone(est).fit(X, y)
     assert np.isfinite(fitted.epsilon_)
     pair = worst_case_neighbours(est, X, y, random_state=0)
@@ -310,7 +317,8 @@ def test_multiclass_dp_view_audit():
     X = PCA(n_components=30, random_state=0).fit_transform(pixels)
     assert len(np.unique(y)) == 10
     R = float(np.linalg.norm(X, axis=1).max())
-    template = FILLogisticRegression(alpha=1e-3, fit_intercept=False, data_norm=R)
+    template = FILLogisticRegression(alpha=1e-3, fit_intercept=False, data_norm=R,
+                                     classes=np.arange(10))
     sigma = clone(template).fit(X, y).sigma_for_epsilon(1.0)
     est = clone(template).set_params(sigma=sigma)
     j, row, label, v, ratio = _multinomial_worst_pair(est, X, y)
@@ -400,9 +408,10 @@ def test_publish_pipeline_audit():
                                 else BoundedScaler(bounds), list(bounds)),
                                ("cat", OneHotEncoder(categories=cats,
                                                      handle_unknown="ignore",
-                                                     sparse_output=False), categorical)]),
+                                                     sparse_output=False), categorical)],
+                              sparse_threshold=0),
             FILLogisticRegression(sigma=sigma, alpha=0.01, data_norm=np.sqrt(6),
-                                  intercept_scaling=1.0))
+                                  intercept_scaling=1.0, classes=[False, True]))
 
     extreme, label, ratio = _strong_raw_row(make, X, y, bounds, categorical, cats)
     assert ratio > 0.1
@@ -433,9 +442,10 @@ def test_end_to_end_recipe_audit(dp_scaler):
             ColumnTransformer([("num", numeric, list(bounds)),
                                ("cat", OneHotEncoder(categories=cats,
                                                      handle_unknown="ignore",
-                                                     sparse_output=False), categorical)]),
+                                                     sparse_output=False), categorical)],
+                              sparse_threshold=0),
             FILLogisticRegression(sigma=sigma, alpha=0.01, data_norm=np.sqrt(10),
-                                  intercept_scaling=1.0))
+                                  intercept_scaling=1.0, classes=[False, True]))
 
     extreme, label, ratio = _strong_raw_row(make, X, y, bounds, categorical, cats)
     assert ratio > 0.1
@@ -467,7 +477,8 @@ class _AuditedRelease(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         from sklearn_privacy import fil
         clf = LogisticRegression(C=self.C, fit_intercept=False).fit(X, y)
-        self.audit_ = fil.audit(clf, X, y, sigma=self.sigma, data_norm=self.data_norm)
+        self.audit_ = fil.audit(clf, X, y, sigma=self.sigma, data_norm=self.data_norm,
+                                classes=[0, 1])
         self.epsilon_, self.delta_ = float(self.audit_.epsilon_), float(self.audit_.delta_)
         return self._publish(self.random_state)
 
@@ -480,6 +491,10 @@ class _AuditedRelease(ClassifierMixin, BaseEstimator):
 
     def _redraw_release(self, random_state):
         return copy.copy(self)._publish(random_state)
+
+    def __sklearn_privacy_attributes__(self):
+        return {"audit_": "child", "epsilon_": "constant", "delta_": "constant",
+                "coef_": "dp", "intercept_": "dp", "classes_": "public"}
 
     def _released_theta(self):
         return np.ravel(self.coef_)

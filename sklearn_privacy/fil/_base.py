@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..exceptions import AuditStateUnavailableError, PrivacyWarning
 from ..utils import noise_generator, resolve_columns
 from ..utils._columns import check_derived_block, derived_columns
+from ..utils._provenance import record_fit_provenance
 from ..utils._random import warn_shared_noise
 from ..utils._validation import errors_name, validate_named
 from ..utils.fixes import Interval, _check_sample_weight, _fit_context
@@ -411,6 +412,7 @@ class BaseFILEstimator(BaseEstimator):
         self._release(theta)
         self._account(account_weights,
                       gradient_norm=lambda: self._objective_gradient_norm(X, y, sw, theta))
+        record_fit_provenance(self)
         return self
 
     def _prepare_dask(self, X, y, sample_weight):

@@ -22,6 +22,7 @@ from ..fil._base import BaseFILEstimator
 from ..fil._dp import minimiser_sensitivity
 from ..multicalibration import PrivateMulticalibrator
 from ..privacy import StepClaim
+from ..utils._provenance import record_fit_provenance
 from ..utils._random import child_seeds, noise_generator
 from ..utils.fixes import Interval, StrOptions, _fit_context, _num_samples, _safe_indexing
 from ._accounting import runs_gamma, selection_bound
@@ -40,7 +41,8 @@ def _reemit_once(caught):
         if key in seen:
             continue
         seen.add(key)
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        # _reemit_once -> fit -> scikit-learn's fit context -> the caller of fit
+        warnings.warn(w.message, w.category, stacklevel=4)
 
 
 def _final_step(estimator):
@@ -553,6 +555,7 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
         for attr in ("n_features_in_", "feature_names_in_"):
             if hasattr(self.best_estimator_, attr):
                 setattr(self, attr, getattr(self.best_estimator_, attr))
+        record_fit_provenance(self)
         return self
 
     def _n_classes(self, y_values) -> int:

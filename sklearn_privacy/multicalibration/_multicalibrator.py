@@ -26,6 +26,7 @@ from ..mechanisms import NumericSparse
 from ..utils import noise_generator
 from ..utils._buckets import MAX_N_BINS, cell_statistics, score_buckets
 from ..utils._groups import as_2d_data, as_groups, membership_matrix
+from ..utils._provenance import record_fit_provenance
 from ..utils._random import warn_shared_noise
 from ..utils.fixes import (
     HasMethods,
@@ -682,6 +683,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             # no mechanism, input perturbation (exact labels) or a base model fitted on
             # the calibration rows without privacy: no guarantee
             self.epsilon_spent_, self.delta_spent_ = float("inf"), 1.0
+        record_fit_provenance(self)
         return self
 
     #: Exact counts and flags computed from the calibration rows outside the budget:

@@ -151,7 +151,7 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                 "X contains NaN or infinity, and BoundedScaler(fill_value=None) refuses "
                 "missing entries: declare fill_value=<a number inside the bounds> (NaN "
                 "becomes it, +-inf is clipped), or map missing values with "
-                "sklearn_privacy.privacy.PublicSchema first.")
+                "sklearn_privacy.preprocessing.PublicSchema first.")
         fill = float(self.fill_value)
         if not np.isfinite(fill):
             raise ValueError(f"fill_value must be a finite number; got {self.fill_value!r}.")

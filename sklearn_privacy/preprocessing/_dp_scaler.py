@@ -9,6 +9,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..utils import noise_generator
+from ..utils._provenance import record_fit_provenance
 from ..utils.fixes import Interval, StrOptions, _fit_context
 from ._bounded import resolve_bounds
 
@@ -180,6 +181,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self.scale_ = np.sqrt(self.var_)
         self.lower_, self.upper_ = lower, upper
         self.epsilon_ = float(self.epsilon)
+        record_fit_provenance(self)
         return self
 
     def transform(self, X):

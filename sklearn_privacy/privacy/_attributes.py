@@ -115,7 +115,7 @@ def _values_equal(a, b) -> bool:
     return True
 
 
-def _categories_check(est):
+def _categories_check(est, typed=False):
     name = type(est).__name__
     if isinstance(est.categories, str):
         return rows(f"categories={est.categories!r}: categories_ are the values found in "
@@ -132,20 +132,27 @@ def _categories_check(est):
         declared = np.asarray(declared)
         expected = np.dtype(object) if declared.dtype.kind in "OUS" else declared.dtype
         found = np.asarray(found)
+        if expected.kind != "O" and not typed:
+            return rows(
+                f"categories_[{i}] holds numbers, which {name} casts to the dtype pandas "
+                "inferred for the column: one missing value or stray string turns an int "
+                "column into float (or object). Run sklearn_privacy.preprocessing."
+                "PublicSchema first (it fixes the dtype: float64) and pass "
+                "schema.categories_for(...), or declare the categories as strings")
         if found.dtype != expected:
             return rows(
                 f"categories_[{i}] has dtype {found.dtype}, not the declared {expected}: "
                 f"{name} casts the declared categories to the dtype pandas/numpy inferred "
                 "for the column, which one missing value or one stray string changes; "
-                "declare the column's dtype (run sklearn_privacy.privacy.PublicSchema "
+                "declare the column's dtype (run sklearn_privacy.preprocessing.PublicSchema "
                 "first) or give the categories in the column's dtype")
         if not _values_equal(list(found), list(declared)):
             return rows(f"categories_[{i}] differs from the declared categories")
     return "public"
 
 
-def _encoder(est):
-    return {"categories_": _categories_check(est), "_infrequent_enabled": "constant",
+def _encoder(est, typed=False):
+    return {"categories_": _categories_check(est, typed), "_infrequent_enabled": "constant",
             "drop_idx_": "constant", "_drop_idx_after_grouping": "constant",
             "_n_features_outs": "constant", "_missing_indices": "constant"}
 
@@ -277,13 +284,22 @@ def _registry():
 SKLEARN_ATTRIBUTES = _REGISTRY_CACHE
 
 
-def declaration(est) -> dict | None:
-    """The declared kind of each fitted attribute of ``est``, or ``None`` (unknown)."""
+def declaration(est, typed: bool = False) -> dict | None:
+    """The declared kind of each fitted attribute of ``est``, or ``None`` (unknown).
+
+    ``typed``: ``est`` receives the output of a step that fixes the dtypes (a
+    ``PublicSchema`` earlier in the pipeline), so numeric categories are not cast to a
+    dtype inferred from the rows.
+    """
     method = getattr(type(est), "__sklearn_privacy_attributes__", None)
     if method is not None:
         return dict(est.__sklearn_privacy_attributes__())
     declare = _registry().get(type(est))
-    return None if declare is None else dict(declare(est))
+    if declare is None:
+        return None
+    if declare is _encoder:
+        return dict(_encoder(est, typed))
+    return dict(declare(est))
 
 
 # ------------------------------------------------------------------------------ walk
@@ -344,12 +360,12 @@ def _provenance_findings(prov, path, est, accounted, allow_seeded):
     return out
 
 
-def _check(est, path, accounted, allow_seeded, out, seen):
+def _check(est, path, accounted, allow_seeded, out, seen, typed=False):
     if id(est) in seen:
         return
     seen.add(id(est))
     name = type(est).__name__
-    decl = declaration(est)
+    decl = declaration(est, typed)
     if decl is None:
         out.append(_finding(path, est, None, (
             f"no declaration of {name}'s fitted attributes is known: everything it holds "
@@ -379,8 +395,13 @@ def _check(est, path, accounted, allow_seeded, out, seen):
         if kind in ("child", "dp"):
             found: list = []
             _estimators_in(value, f"{path}.{key}", found)
+            sub_typed = typed
             for sub_path, sub in found:
-                _check(sub, sub_path, accounted or kind == "dp", allow_seeded, out, seen)
+                _check(sub, sub_path, accounted or kind == "dp", allow_seeded, out, seen,
+                       sub_typed)
+                # in a pipeline, the steps after a dtype-fixing step see fixed dtypes
+                sub_typed = sub_typed or (key == "steps"
+                                          and getattr(type(sub), "_fixes_dtypes", False))
     prov = state.get("fit_provenance_")
     if prov is not None:
         out.extend(_provenance_findings(prov, path, est, accounted, allow_seeded))

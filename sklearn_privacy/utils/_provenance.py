@@ -1,8 +1,8 @@
 """How a fitted estimator was fitted: recorded at ``fit``, kept by pickles and stripping.
 
-Every estimator of the package whose ``fit`` is decorated with
-``sklearn_privacy.utils.fixes._fit_context`` gets a ``fit_provenance_`` attribute, a
-:class:`FitProvenance` that records three facts a privacy claim depends on and that the
+Every estimator of the package that draws noise calls :func:`record_fit_provenance` in
+its ``fit`` (one line, before ``return self``), which sets ``fit_provenance_``, a
+:class:`FitProvenance` recording three facts a privacy claim depends on and that the
 estimator's parameters no longer show once the object is copied, stripped or pickled:
 
 * where the noise came from (``random_state=None``: fresh OS entropy; an int seed or a
@@ -88,12 +88,13 @@ def _noise_kind(estimator) -> str:
     return "shared_generator"
 
 
-def selection_context(skip: int = 1) -> str | None:
+def selection_context(skip: int = 1, owner=None) -> str | None:
     """The selection on the rows the current ``fit`` runs inside, found on the call stack.
 
     A frame whose ``self`` is a scikit-learn search (``BaseSearchCV``) or an estimator
     whose class sets ``_selects_on_rows = True`` (the package's private selection), or a
-    frame of scikit-learn's cross-validation functions.
+    frame of scikit-learn's cross-validation functions; frames of ``owner`` itself (the
+    estimator being fitted) do not count.
     """
     from sklearn.model_selection._search import BaseSearchCV
 
@@ -102,12 +103,12 @@ def selection_context(skip: int = 1) -> str | None:
         module = frame.f_globals.get("__name__", "")
         if module in _CV_MODULES:
             return f"cross-validation ({frame.f_code.co_name})"
-        owner = frame.f_locals.get("self") if "self" in frame.f_code.co_varnames else None
-        if owner is not None:
-            if isinstance(owner, BaseSearchCV):
-                return type(owner).__name__
-            if getattr(type(owner), "_selects_on_rows", False):
-                return type(owner).__name__
+        this = frame.f_locals.get("self") if "self" in frame.f_code.co_varnames else None
+        if this is not None and this is not owner:
+            if isinstance(this, BaseSearchCV):
+                return type(this).__name__
+            if getattr(type(this), "_selects_on_rows", False):
+                return type(this).__name__
         frame = frame.f_back
     return None
 
@@ -125,7 +126,14 @@ def _certificate(estimator) -> bool | None:
         return None
 
 
-def record_fit_provenance(estimator, selected_by: str | None) -> None:
-    """Set ``estimator.fit_provenance_`` after a successful ``fit``."""
+def record_fit_provenance(estimator) -> None:
+    """Set ``estimator.fit_provenance_``; call it from ``fit``, once the fit is done.
+
+    Reads the parameters (``random_state``), the call stack (a selection on the rows
+    that runs this ``fit``) and the certificate attributes (``sensitivity_``,
+    ``certified_distance_``) when the estimator has them. Adds no frame to the ``fit``
+    call chain, so the stack levels of the fit's warnings are unchanged.
+    """
     estimator.fit_provenance_ = FitProvenance(
-        _noise_kind(estimator), selected_by, _certificate(estimator))
+        _noise_kind(estimator), selection_context(skip=1, owner=estimator),
+        _certificate(estimator))

@@ -27,7 +27,7 @@ import sklearn
 # validation of sub-estimators when asked), exactly as scikit-learn's own estimators do. It
 # replaces direct calls of the private ``BaseEstimator._validate_params``. Private in every
 # release (since 1.3); no public alternative.
-from sklearn.base import _fit_context as _sklearn_fit_context
+from sklearn.base import _fit_context  # noqa: F401
 
 # --- Indexing -------------------------------------------------------------------------
 # ``_safe_indexing`` selects rows of an array, sparse matrix, list or DataFrame by integer
@@ -127,35 +127,6 @@ def enforce_estimator_tags_y(estimator, y):
 
     enforce = getattr(estimator_checks, "_enforce_estimator_tags_y", None)
     return None if enforce is None else enforce(estimator, y)
-
-
-
-def _fit_context(*, prefer_skip_nested_validation):
-    """scikit-learn's ``_fit_context``, plus the fit provenance of the package.
-
-    After a successful ``fit`` the estimator gets ``fit_provenance_`` (see
-    ``sklearn_privacy.utils._provenance``): the kind of ``random_state`` at fit and the
-    selection on the rows the fit ran inside, read by ``privacy_claim`` and kept by
-    ``strip_for_release``.
-    """
-    import functools
-
-    from ._provenance import record_fit_provenance, selection_context
-
-    validated = _sklearn_fit_context(
-        prefer_skip_nested_validation=prefer_skip_nested_validation)
-
-    def decorator(fit_method):
-        inner = validated(fit_method)
-
-        @functools.wraps(fit_method)
-        def fit(estimator, *args, **kwargs):
-            selected_by = selection_context()
-            out = inner(estimator, *args, **kwargs)
-            record_fit_provenance(estimator, selected_by)
-            return out
-        return fit
-    return decorator
 
 
 __all__ = [
