@@ -56,8 +56,7 @@ GUIDE = ROOT / "doc" / "user_guide"
 #: page -> the tests that audit each workflow with a finite claim on it.
 AUDITED = {
     "publish.rst": ["test_publish_pipeline_audit"],
-    "published_object.rst": ["test_published_object_schema_audit",
-                             "test_published_object.py"],
+    "published_object.rst": ["test_published_object_schema_audit"],
     "end_to_end_claims.rst": [
         "test_end_to_end_recipe_audit",
         "test_privacy_claim.py::test_audit_of_the_end_to_end_recipe_stays_under_its_claim"],
@@ -430,7 +429,9 @@ def test_published_object_schema_audit():
     """published_object.rst: PublicSchema + its encoder + FIL (alpha=0.01, data_norm =
     the schema's, declared classes), epsilon 1, on 2,000 raw Adult rows; the strongest raw
     row of the declared domain, 10,000 releases per data set. Mutation: the same pipeline
-    with its noise cut tenfold (the claim kept) is refuted by the same audit."""
+    with its noise cut a hundredfold (the claim kept) is refuted by the same audit (the
+    raw row moves the minimiser a fraction of ``sensitivity_``, so a tenfold cut stays
+    within the claim at this size)."""
     from sklearn_privacy.preprocessing import PublicSchema
 
     bounds = {"age": (15, 100), "education_num": (1, 16), "hours_per_week": (0, 100)}
@@ -441,7 +442,7 @@ def test_published_object_schema_audit():
                           classes=[False, True])
 
     def make(sigma, broken=False):
-        cls = _BrokenFILLogistic if broken else FILLogisticRegression
+        cls = _HundredfoldLessNoise if broken else FILLogisticRegression
         return make_pipeline(schema, schema.make_encoder(), cls(
             sigma=sigma, alpha=0.01, fit_intercept=False, data_norm=schema.data_norm,
             classes=schema.classes))
