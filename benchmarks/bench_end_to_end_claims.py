@@ -39,6 +39,8 @@ CATEGORICAL = ["workclass", "marital_status", "occupation", "relationship", "rac
 BOUNDS = {"age": (15, 100), "education_num": (1, 16), "hours_per_week": (0, 100)}
 #: log1p of the capital columns, capped at 100,000 (the census top code is 99,999) and 5,000
 MONEY_BOUNDS = {"capital_gain": (0.0, np.log1p(1e5)), "capital_loss": (0.0, np.log1p(5e3))}
+#: the public label set (the data set's documentation)
+LABELS = ["<=50K", ">50K"]
 
 
 def documented_categories():
@@ -62,12 +64,13 @@ def public_pipeline(sigma, *, alpha, dp_scaler_epsilon=None):
                                 BoundedScaler(MONEY_BOUNDS)), list(MONEY_BOUNDS)),
         ("cat", OneHotEncoder(categories=[cats[c] for c in CATEGORICAL],
                               handle_unknown="ignore", sparse_output=False), CATEGORICAL),
-    ])
+    ], sparse_threshold=0)   # a layout fixed in advance (dense), not chosen by the rows
     # rows: 5 numeric values in [-1, 1], at most 6 ones, the constant 1 -> norm <= sqrt(12)
     # (a DP standardiser's output is not bounded: data_norm then scales long rows)
     return make_pipeline(ct, FILLogisticRegression(sigma=sigma, alpha=alpha,
                                                    data_norm=np.sqrt(12.0),
-                                                   intercept_scaling=1.0))
+                                                   intercept_scaling=1.0,
+                                                   classes=LABELS))
 
 
 def main():

@@ -646,16 +646,26 @@ def test_privacy_claim_of_multiclass_audits():
     X = rng.normal(size=(300, 3))
     X /= np.linalg.norm(X, axis=1).max()
     y = np.digitize(X[:, 0] - X[:, 1], [-0.3, 0.3])
+    from sklearn_privacy.privacy._attributes import _attribute_check_disabled
+
     multi = fil.audit(LogisticRegression(C=10.0, fit_intercept=False, tol=1e-10).fit(X, y),
-                      X, y, sigma=30.0, data_norm=1.0)
+                      X, y, sigma=30.0, data_norm=1.0, classes=[0, 1, 2])
     assert privacy_claim(multi).epsilon == pytest.approx(multi.epsilon_, rel=1e-12)
     assert np.isfinite(multi.epsilon_)
+    # without the declared label set: the labels were found in y
+    undeclared = fil.audit(LogisticRegression(C=10.0, fit_intercept=False,
+                                              tol=1e-10).fit(X, y), X, y, sigma=30.0,
+                           data_norm=1.0)
+    assert any("classes_" in r for r in privacy_claim(undeclared).reasons)
     ovr = fil.audit(OneVsRestClassifier(LogisticRegression(C=10.0, fit_intercept=False,
                                                            tol=1e-10)).fit(X, y),
-                    X, y, sigma=30.0, data_norm=1.0)
+                    X, y, sigma=30.0, data_norm=1.0, classes=[0, 1, 2])
     ref = OneVsRestClassifier(FILLogisticRegression(
-        sigma=30.0, alpha=1 / (10.0 * 300), fit_intercept=False, data_norm=1.0)).fit(X, y)
-    claim, expected = privacy_claim(ovr), privacy_claim(ref)
+        sigma=30.0, alpha=1 / (10.0 * 300), fit_intercept=False, data_norm=1.0,
+        classes=[0, 1])).fit(X, y)
+    claim = privacy_claim(ovr)
+    with _attribute_check_disabled():   # a plain OvR: its label set is not declared
+        expected = privacy_claim(ref)
     assert np.isfinite(claim.epsilon)
     assert claim.epsilon == pytest.approx(expected.epsilon, rel=1e-9)
     assert claim.epsilon > max(e.epsilon_ for e in ovr.estimators_)  # three releases

@@ -56,6 +56,7 @@ GUIDE = ROOT / "doc" / "user_guide"
 #: page -> the tests that audit each workflow with a finite claim on it.
 AUDITED = {
     "publish.rst": ["test_publish_pipeline_audit"],
+    "published_object.rst": ["test_published_object_schema_audit"],
     "end_to_end_claims.rst": [
         "test_end_to_end_recipe_audit",
         "test_privacy_claim.py::test_audit_of_the_end_to_end_recipe_stays_under_its_claim"],
@@ -185,6 +186,9 @@ class _MisdeclaredScaler(StandardScaler):
     def __sklearn_privacy_claim__(self):
         return StepClaim("", "StandardScaler", "data_independent", 0.0, 0.0, "a lie")
 
+    def __sklearn_privacy_attributes__(self):   # the same lie about its attributes
+        return dict.fromkeys(("mean_", "var_", "scale_", "n_samples_seen_"), "constant")
+
 
 def _projection(est, direction):
     """The released parameters of the final FIL step (of a pipeline, of a search's winner)
@@ -200,6 +204,9 @@ class _RedrawablePipeline(Pipeline):
     of ``canary_audit(refit=False)``: a release is the fitted preprocessing and the final
     step's exact minimiser passed once more through its own noise code (the same draws as
     a refit with that seed, since nothing before the final step is random)."""
+
+    def __sklearn_privacy_attributes__(self):
+        return {"steps": "child"}
 
     def _redraw_release(self, random_state):
         new = copy.copy(self)
@@ -244,7 +251,8 @@ def test_certified_minimiser_release_audit():
     y = (X[:, 0] + 0.3 * rng.normal(size=2000) > 0).astype(int)
     X = X / np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
     X, y = X[:300], y[:300]
-    est = FILLogisticRegression(fit_intercept=False, data_norm=1.0, alpha=0.01, sigma=0.5)
+    est = FILLogisticRegression(fit_intercept=False, data_norm=1.0, alpha=0.01, sigma=0.5,
+                                classes=[0, 1])
     fitted = clone(est).fit(X, y)
     assert np.isfinite(fitted.epsilon_)
     pair = worst_case_neighbours(est, X, y, random_state=0)
@@ -310,7 +318,8 @@ def test_multiclass_dp_view_audit():
     X = PCA(n_components=30, random_state=0).fit_transform(pixels)
     assert len(np.unique(y)) == 10
     R = float(np.linalg.norm(X, axis=1).max())
-    template = FILLogisticRegression(alpha=1e-3, fit_intercept=False, data_norm=R)
+    template = FILLogisticRegression(alpha=1e-3, fit_intercept=False, data_norm=R,
+                                     classes=np.arange(10))
     sigma = clone(template).fit(X, y).sigma_for_epsilon(1.0)
     est = clone(template).set_params(sigma=sigma)
     j, row, label, v, ratio = _multinomial_worst_pair(est, X, y)
@@ -400,9 +409,10 @@ def test_publish_pipeline_audit():
                                 else BoundedScaler(bounds), list(bounds)),
                                ("cat", OneHotEncoder(categories=cats,
                                                      handle_unknown="ignore",
-                                                     sparse_output=False), categorical)]),
+                                                     sparse_output=False), categorical)],
+                              sparse_threshold=0),
             FILLogisticRegression(sigma=sigma, alpha=0.01, data_norm=np.sqrt(6),
-                                  intercept_scaling=1.0))
+                                  intercept_scaling=1.0, classes=[False, True]))
 
     extreme, label, ratio = _strong_raw_row(make, X, y, bounds, categorical, cats)
     assert ratio > 0.1
@@ -412,6 +422,39 @@ def test_publish_pipeline_audit():
     lying = functools.partial(make, numeric=_MisdeclaredScaler())
     outlier = X.iloc[[1]].assign(age=1e6, education_num=-1e6, hours_per_week=1e6)
     bad, _ = _pipeline_audit(lying, X, y, outlier, not y[0], 10_000)
+    assert bad.claimed_epsilon == pytest.approx(1.0) and bad.violates_claim
+
+
+def test_published_object_schema_audit():
+    """published_object.rst: PublicSchema + its encoder + FIL (alpha=0.01, data_norm =
+    the schema's, declared classes), epsilon 1, on 2,000 raw Adult rows; the strongest raw
+    row of the declared domain, 10,000 releases per data set. Mutation: the same pipeline
+    with its noise cut a hundredfold (the claim kept) is refuted by the same audit (the
+    raw row moves the minimiser a fraction of ``sensitivity_``, so a tenfold cut stays
+    within the claim at this size)."""
+    from sklearn_privacy.preprocessing import PublicSchema
+
+    bounds = {"age": (15, 100), "education_num": (1, 16), "hours_per_week": (0, 100)}
+    categorical = ["race", "sex"]
+    adult, X, y = _adult(2000, list(bounds) + categorical)
+    cats = [list(adult.data[c].cat.categories) for c in categorical]
+    schema = PublicSchema({**bounds, **dict(zip(categorical, cats, strict=True))},
+                          classes=[False, True])
+
+    def make(sigma, broken=False):
+        cls = _HundredfoldLessNoise if broken else FILLogisticRegression
+        return make_pipeline(schema, schema.make_encoder(), cls(
+            sigma=sigma, alpha=0.01, fit_intercept=False, data_norm=schema.data_norm,
+            classes=schema.classes))
+
+    extreme, label, ratio = _strong_raw_row(make, X, y, bounds, categorical, cats)
+    assert ratio > 0.1
+    assert privacy_claim(make(1.0).fit(X, y)).is_private
+    res, sigma = _pipeline_audit(make, X, y, extreme, label, 10_000)
+    assert res.claimed_epsilon == pytest.approx(1.0) and res.claimed_delta == 1e-5
+    assert res.epsilon_lower_bound <= 1.0 and not res.violates_claim
+    bad, _ = _pipeline_audit(functools.partial(make, broken=True), X, y, extreme, label,
+                             10_000)
     assert bad.claimed_epsilon == pytest.approx(1.0) and bad.violates_claim
 
 
@@ -433,9 +476,10 @@ def test_end_to_end_recipe_audit(dp_scaler):
             ColumnTransformer([("num", numeric, list(bounds)),
                                ("cat", OneHotEncoder(categories=cats,
                                                      handle_unknown="ignore",
-                                                     sparse_output=False), categorical)]),
+                                                     sparse_output=False), categorical)],
+                              sparse_threshold=0),
             FILLogisticRegression(sigma=sigma, alpha=0.01, data_norm=np.sqrt(10),
-                                  intercept_scaling=1.0))
+                                  intercept_scaling=1.0, classes=[False, True]))
 
     extreme, label, ratio = _strong_raw_row(make, X, y, bounds, categorical, cats)
     assert ratio > 0.1
@@ -467,7 +511,8 @@ class _AuditedRelease(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         from sklearn_privacy import fil
         clf = LogisticRegression(C=self.C, fit_intercept=False).fit(X, y)
-        self.audit_ = fil.audit(clf, X, y, sigma=self.sigma, data_norm=self.data_norm)
+        self.audit_ = fil.audit(clf, X, y, sigma=self.sigma, data_norm=self.data_norm,
+                                classes=[0, 1])
         self.epsilon_, self.delta_ = float(self.audit_.epsilon_), float(self.audit_.delta_)
         return self._publish(self.random_state)
 
@@ -480,6 +525,10 @@ class _AuditedRelease(ClassifierMixin, BaseEstimator):
 
     def _redraw_release(self, random_state):
         return copy.copy(self)._publish(random_state)
+
+    def __sklearn_privacy_attributes__(self):
+        return {"audit_": "child", "epsilon_": "constant", "delta_": "constant",
+                "coef_": "dp", "intercept_": "dp", "classes_": "public"}
 
     def _released_theta(self):
         return np.ravel(self.coef_)

@@ -20,14 +20,20 @@ from sklearn_privacy.preprocessing import BoundedScaler, DPStandardScaler
 # ------------------------------------------------------------------ BoundedScaler
 def test_bounded_scaler_clips_and_maps_every_column_onto_the_range():
     X = np.array([[0.0, -50.0], [5.0, 10.0], [20.0, 30.0], [np.nan, 0.0]])
-    sc = BoundedScaler([(0, 10), (-10, 30)], feature_range=(0, 1)).fit(X)
+    with pytest.raises(ValueError, match="NaN or infinity.*fill_value"):
+        BoundedScaler([(0, 10), (-10, 30)]).fit(X)        # NaN is refused by default
+    sc = BoundedScaler([(0, 10), (-10, 30)], feature_range=(0, 1), fill_value=7.5).fit(X)
     out = sc.transform(X)
-    expected = np.array([[0.0, 0.0], [0.5, 0.5], [1.0, 1.0], [np.nan, 0.25]])
+    expected = np.array([[0.0, 0.0], [0.5, 0.5], [1.0, 1.0], [0.75, 0.25]])
     np.testing.assert_allclose(out, expected)
     np.testing.assert_allclose(sc.inverse_transform(out[:3]),
                                np.clip(X[:3], [0, -10], [10, 30]))
     # nothing learned from the rows: refitting on other rows changes nothing
-    other = BoundedScaler([(0, 10), (-10, 30)], feature_range=(0, 1)).fit(X[::-1] * 7)
+    other = BoundedScaler([(0, 10), (-10, 30)], feature_range=(0, 1),
+                          fill_value=7.5).fit(X[::-1] * 7)
+    # +-inf are clipped to the bounds under a declared fill value
+    inf = sc.transform(np.array([[np.inf, -np.inf]]))
+    np.testing.assert_array_equal(inf, [[1.0, 0.0]])
     np.testing.assert_array_equal(other.transform(X), out)
 
 

@@ -39,6 +39,7 @@ from sklearn_privacy.exceptions import PrivacyWarning
 from sklearn_privacy.fil import analytic_gaussian_delta, analytic_gaussian_epsilon
 from sklearn_privacy.preprocessing import BoundedScaler, DPStandardScaler
 from sklearn_privacy.privacy import PrivacyClaim, StepClaim
+from sklearn_privacy.privacy._attributes import _attribute_check_disabled
 from sklearn_privacy.privacy._compose import compose
 
 LEVELS = ["a", "b", "c"]
@@ -52,7 +53,7 @@ def _xy(n=60, seed=0):
 
 
 def _fil(sigma=0.5, **kw):
-    base = {"alpha": 0.1, "data_norm": 1.0, "fit_intercept": False}
+    base = {"alpha": 0.1, "data_norm": 1.0, "fit_intercept": False, "classes": [0, 1]}
     return FILLogisticRegression(sigma=sigma, **{**base, **kw})
 
 
@@ -97,6 +98,9 @@ class _MisdeclaredScaler(StandardScaler):
     def __sklearn_privacy_claim__(self):
         return StepClaim("", "StandardScaler", "data_independent", 0.0, 0.0, "a lie")
 
+    def __sklearn_privacy_attributes__(self):   # the same lie about its attributes
+        return dict.fromkeys(("mean_", "var_", "scale_", "n_samples_seen_"), "constant")
+
 
 def test_the_audit_refutes_a_misdeclared_step_and_not_the_honest_one():
     """The end-to-end audit can fail: the same pipeline with a scaler that claims to be
@@ -124,7 +128,7 @@ def _frame(n=120, seed=0):
 
 def _ct(num, cat, remainder="drop"):
     return ColumnTransformer([("num", num, ["x1"]), ("cat", cat, ["cat"])],
-                             remainder=remainder)
+                             remainder=remainder, sparse_threshold=0)
 
 
 OHE_GIVEN = OneHotEncoder(categories=[LEVELS], handle_unknown="ignore", sparse_output=False)
@@ -192,12 +196,17 @@ def test_fitted_numeric_steps_void_the_claim(step, words):
 def test_column_transformer_remainder_is_walked():
     df, y = _frame()
     ok = make_pipeline(ColumnTransformer([("cat", OHE_GIVEN, ["cat"])],
-                                         remainder=BoundedScaler((-5, 5))), _fil())
+                                         remainder=BoundedScaler((-5, 5)),
+                                         sparse_threshold=0), _fil())
     assert privacy_claim(ok.fit(df, y)).is_private
     bad = make_pipeline(ColumnTransformer([("cat", OHE_GIVEN, ["cat"])],
-                                          remainder=StandardScaler()), _fil())
+                                          remainder=StandardScaler(),
+                                          sparse_threshold=0), _fil())
     reasons = privacy_claim(bad.fit(df, y)).reasons
-    assert len(reasons) == 1 and "remainder" in reasons[0]
+    assert "remainder" in reasons[0]
+    # the attribute walk names the same object: no declaration of StandardScaler's state
+    assert len(reasons) == 2 and "transformers_[1][1]" in reasons[1]
+    assert "StandardScaler" in reasons[1]
 
 
 def test_searches_selected_on_the_private_rows_are_not_private():
@@ -211,10 +220,19 @@ def test_searches_selected_on_the_private_rows_are_not_private():
         claim = privacy_claim(search.fit(X, y))
         name = type(search).__name__
         assert claim.epsilon == math.inf
-        assert claim.reasons == [f"{name.lower()}: {name} selected its best_estimator_ / "
-                                 "best_params_ by scores computed on the private rows, "
-                                 "without a guarantee; tune on public data or use a "
-                                 "private selection"]
+        assert claim.reasons[0] == (f"{name.lower()}: {name} selected its best_estimator_ "
+                                    "/ best_params_ by scores computed on the private "
+                                    "rows, without a guarantee; tune on public data or "
+                                    "use a private selection")
+        # the attribute walk: the search's own state, and the winner's provenance
+        if name != "HalvingGridSearchCV":     # not in the registry: unknown, hence inf
+            assert any(".best_params_:" in r for r in claim.reasons)
+        assert privacy_claim(search.best_estimator_).reasons[-1].endswith(
+            "fit_provenance_: FILLogisticRegression was fitted inside "
+            f"{name} on the same rows: its hyperparameters were chosen (or could be) by "
+            "scores computed on the private rows, which its own claim does not cover; fix "
+            "them without the private rows, or publish the private selection itself "
+            "(RandomStoppingSearch)")
 
 
 def test_frozen_estimator_is_data_independent_with_its_condition_stated():
@@ -244,7 +262,10 @@ def test_one_vs_rest_composes_its_gaussian_models_exactly():
     X = rng.normal(size=(150, 2))
     y = np.digitize(X[:, 0], [-0.5, 0.5])
     ovr = OneVsRestClassifier(_fil(sigma=0.3)).fit(X, y)
-    claim = privacy_claim(ovr)
+    # the label set of a one-vs-rest wrapper is found in y: not declared, so inf
+    assert any("label_binarizer_" in r for r in privacy_claim(ovr).reasons)
+    with _attribute_check_disabled():           # the composition of the K releases
+        claim = privacy_claim(ovr)
     dp = [s for s in claim.steps if s.kind == "dp"]
     assert len(dp) == 3 and claim.composition == "gaussian"
     mu = math.sqrt(sum(s.gaussian_mu ** 2 for s in dp))
@@ -252,7 +273,7 @@ def test_one_vs_rest_composes_its_gaussian_models_exactly():
     assert analytic_gaussian_delta(claim.epsilon, sigma=1.0, sensitivity=mu) == \
         pytest.approx(3e-5, rel=1e-6)
     assert claim.epsilon < sum(s.epsilon for s in dp)
-    assert "label set" in dp[0].reason
+    assert "label set" in dp[0].reason and "declared classes" in dp[0].reason
 
 
 def test_seeded_noise_voids_the_claim_unless_the_audit_picks_the_seeds():
@@ -312,7 +333,10 @@ def test_claim_objects_validate_and_print_one_line_per_step():
     claim = privacy_claim(make_pipeline(BoundedScaler((-3, 3)), _fil()).fit(X, y))
     text = str(claim)
     assert isinstance(claim, PrivacyClaim) and repr(claim) == text
-    assert len(text.splitlines()) == 3 and text.startswith("PrivacyClaim: (")
+    assert len(text.splitlines()) == 4 and text.startswith("PrivacyClaim: (")
+    assert text.splitlines()[-1].startswith("  assumes: neighbouring data sets differ")
+    assert "hyperparameter was chosen without the private rows" in text
+    assert claim.assumptions[1].startswith("the schema (column names, dtypes")
     with pytest.raises(NotFittedError):
         privacy_claim(make_pipeline(BoundedScaler((-3, 3)), _fil()))
     with pytest.raises(TypeError, match="fitted scikit-learn estimator"):
@@ -340,13 +364,15 @@ def _random_pipeline(rng):
     ]
     k = int(rng.integers(len(numeric)))
     cat = OneHotEncoder(categories=[LEVELS], handle_unknown="ignore", sparse_output=False)
-    ct = ColumnTransformer([("num", numeric[k](), ["x1", "x2"]), ("cat", cat, ["cat"])])
+    ct = ColumnTransformer([("num", numeric[k](), ["x1", "x2"]), ("cat", cat, ["cat"])],
+                           sparse_threshold=0)
     alpha = float(rng.choice([0.01, 0.1, 1.0]))
     norm = float(rng.choice([0.5, 1.0, 3.0]))
     scaling = [None, 0.5, 1.0][int(rng.integers(3))]
     intercept = {"fit_intercept": scaling is not None, "intercept_scaling": scaling}
     if rng.random() < 0.5:
-        final = FILLogisticRegression(sigma=1.0, alpha=alpha, data_norm=norm, **intercept)
+        final = FILLogisticRegression(sigma=1.0, alpha=alpha, data_norm=norm,
+                                      classes=[0, 1], **intercept)
     else:
         final = FILLinearRegression(sigma=1.0, alpha=alpha, data_norm=norm,
                                     target_bound=2.0, **intercept)
@@ -429,9 +455,10 @@ def _recipe(sigma, dp_scaler):
                                       "Other", "White"]],
                          handle_unknown="ignore", sparse_output=False)
     ct = ColumnTransformer([("num", num, ["age", "hours_per_week"]),
-                            ("cat", cats, ["sex", "race"])])
+                            ("cat", cats, ["sex", "race"])], sparse_threshold=0)
     return make_pipeline(ct, FILLogisticRegression(sigma=sigma, alpha=0.05, data_norm=3.0,
-                                                   intercept_scaling=1.0))
+                                                   intercept_scaling=1.0,
+                                                   classes=["<=50K", ">50K"]))
 
 
 @pytest.mark.parametrize("dp_scaler", [False, True])
@@ -466,7 +493,8 @@ def test_audit_of_the_dp_view_guide_workflow_stays_under_its_claim():
     X = rng.normal(size=(2000, 4))
     y = (X[:, 0] - X[:, 1] + rng.logistic(size=2000) > 0).astype(int)
     X = np.hstack([X, np.ones((2000, 1))]) / 3.0
-    clf = FILLogisticRegression(alpha=0.05, fit_intercept=False, data_norm=3.0).fit(X, y)
+    clf = FILLogisticRegression(alpha=0.05, fit_intercept=False, data_norm=3.0,
+                                classes=[0, 1]).fit(X, y)
     template = clone(clf).set_params(sigma=clf.sigma_for_epsilon(1.0))
     theta = clf._audit_engine().theta
     canary = -3.0 * theta / np.linalg.norm(theta)       # on the sphere, against the model

@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..exceptions import AuditStateUnavailableError, PrivacyWarning
 from ..utils import noise_generator, resolve_columns
 from ..utils._columns import check_derived_block, derived_columns
+from ..utils._provenance import record_fit_provenance
 from ..utils._random import warn_shared_noise
 from ..utils._validation import errors_name, validate_named
 from ..utils.fixes import Interval, _check_sample_weight, _fit_context
@@ -266,13 +267,15 @@ def row_scale_factors(norms, data_norm):
 
 
 def warn_scaled_rows(count, n, data_norm, stacklevel):
-    """The PrivacyWarning of ``data_norm``: ``count`` of ``n`` rows were scaled.
+    """The PrivacyWarning of ``data_norm``: some rows were scaled.
 
-    Counts only: no value of a row (not even the largest norm) enters the text, which
-    ends up in logs, notebooks and the output of parallel workers.
+    No count and no value of a row (not even the largest norm) enters the text, which
+    ends up in logs, notebooks and the output of parallel workers: an exact count of the
+    rows above the bound changes with one row. ``count`` and ``n`` are kept in the
+    signature for the callers.
     """
     warnings.warn(
-        f"{count} of {n} rows of X have an L2 norm above "
+        "Rows of X have an L2 norm above "
         f"data_norm={data_norm!r}; they were scaled to norm "
         "data_norm before fitting. The DP guarantee (epsilon_) holds for the scaled "
         "rows (and, the scaling acting row by row, for the original data); the "
@@ -283,10 +286,10 @@ def warn_scaled_rows(count, n, data_norm, stacklevel):
 
 
 def warn_clipped_targets(count, n, bound, stacklevel):
-    """The PrivacyWarning of ``target_bound``: ``count`` of ``n`` targets were clipped
-    (counts only, as :func:`warn_scaled_rows`)."""
+    """The PrivacyWarning of ``target_bound``: some targets were clipped (no count, as
+    :func:`warn_scaled_rows`)."""
     warnings.warn(
-        f"{count} of {n} targets exceed target_bound="
+        "Targets exceed target_bound="
         f"{bound!r} in absolute value; they were "
         "clipped to [-target_bound, target_bound] before fitting. The DP "
         "guarantee (epsilon_) holds for the clipped targets (hence for the "
@@ -409,6 +412,7 @@ class BaseFILEstimator(BaseEstimator):
         self._release(theta)
         self._account(account_weights,
                       gradient_norm=lambda: self._objective_gradient_norm(X, y, sw, theta))
+        record_fit_provenance(self)
         return self
 
     def _prepare_dask(self, X, y, sample_weight):
@@ -563,12 +567,38 @@ class BaseFILEstimator(BaseEstimator):
             return StepClaim("", name, "non_private", np.inf, 0.0, self.epsilon_reason_)
         reason = self.epsilon_reason_
         if hasattr(self, "classes_"):
-            reason += (" The label set (classes_) is public by the threat model: the "
-                       "fitted classes are published as they are.")
+            reason += (" The label set classes_ is the declared classes parameter."
+                       if getattr(self, "classes", None) is not None else
+                       " The label set classes_ was found in y (not declared): see the "
+                       "attribute check of privacy_claim.")
         return StepClaim("", name, "dp", float(self.epsilon_), float(self.delta_), reason,
                          gaussian_mu=float(
                              (self.sensitivity_ + 2.0 * self.certified_distance_)
                              / self._sigma_fit))
+
+    def __sklearn_privacy_attributes__(self):
+        """Kinds of the published fitted attributes (see ``sklearn_privacy.privacy``).
+
+        The released parameters are the Gaussian mechanism's output; the sensitivity, the
+        certified distance and the claim are functions of the parameters and the number
+        of rows (public); ``classes_`` is public only when declared with ``classes=``.
+        """
+        kinds = {"coef_": "dp", "intercept_": "dp", "_sigma_fit": "constant",
+                 "sensitivity_": "constant", "certified_distance_": "constant",
+                 "epsilon_": "constant", "delta_": "constant",
+                 "epsilon_reason_": "constant", "_audit_stripped": "constant"}
+        if "classes_" in self.__dict__:
+            declared = getattr(self, "classes", None)
+            if declared is None:
+                kinds["classes_"] = ("rows", "the label set found in y: one row with a "
+                                     "new label changes classes_ and the shape of coef_; "
+                                     "pass classes=[...] (the public label set)")
+            elif not (np.array_equal(np.asarray(declared), self.classes_)
+                      and np.asarray(declared).dtype == self.classes_.dtype):
+                kinds["classes_"] = ("rows", "classes_ differs from the declared classes")
+            else:
+                kinds["classes_"] = "public"
+        return kinds
 
     def sigma_for_epsilon(self, epsilon: float, delta: float | None = None) -> float:
         """Smallest ``sigma`` making the release (epsilon, delta)-DP.

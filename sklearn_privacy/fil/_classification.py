@@ -73,10 +73,19 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         private release); a fixed seed makes the noise reproducible (tests only). An
         instance is copied by :func:`~sklearn.base.clone`, so clones draw the same noise:
         fitting with one emits a :class:`~sklearn_privacy.exceptions.PrivacyWarning`.
+    classes : array-like of shape (n_classes,) or None, default=None
+        The public label set, declared (as diffprivlib's ``classes``). ``None``:
+        ``classes_`` is the set of labels found in ``y``, which one row can change (a
+        new label adds a row to ``coef_``), so
+        :func:`~sklearn_privacy.privacy_claim` is ``inf``. Declared: ``classes_`` is
+        these labels in sorted order whatever ``y`` holds (a label that no row has
+        keeps its coefficients, pulled to zero by the penalty), and a label outside them
+        is refused with a ``ValueError`` that shows no value.
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+        The labels: ``classes`` (sorted) when declared, else those found in ``y``.
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
         Released (noise-perturbed) coefficients (shaped as in
         :class:`~sklearn.linear_model.LogisticRegression`: one row for two classes, one
@@ -128,9 +137,12 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
 
     _loss = LOGISTIC
     _coef_2d = True
+    _parameter_constraints: dict = {**BaseFILEstimator._parameter_constraints,
+                                    "classes": ["array-like", None]}
 
     def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, intercept_scaling=None,
-                 tol=1e-12, max_iter=100, data_norm=None, delta=1e-5, random_state=None):
+                 tol=1e-12, max_iter=100, data_norm=None, delta=1e-5, random_state=None,
+                 classes=None):
         self.sigma = sigma
         self.alpha = alpha
         self.fit_intercept = fit_intercept
@@ -140,6 +152,7 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         self.data_norm = data_norm
         self.delta = delta
         self.random_state = random_state
+        self.classes = classes
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -222,6 +235,9 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         """
         with errors_name("y"):
             check_classification_targets(y)
+            declared = getattr(self, "classes", None)
+            if declared is not None:
+                return self._encode_declared(y, sample_weight, declared)
             classes, y01 = np.unique(y, return_inverse=True)
         if classes.size < 2:
             raise ValueError(
@@ -253,6 +269,38 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
             )
         self.classes_ = classes
         return y01
+
+    def _encode_declared(self, y, sample_weight, declared):
+        """``y`` against the declared label set ``classes`` (sorted), as for undeclared
+        labels but with ``classes_`` fixed by the parameter: a row may hold any declared
+        label (or none of a label), never another one."""
+        classes = np.unique(np.asarray(declared))
+        if classes.size < 2 or classes.size != np.asarray(declared).size:
+            raise ValueError(f"classes must list at least 2 distinct labels; got "
+                             f"{np.asarray(declared).size} label(s), {classes.size} "
+                             "distinct.")
+        y = np.asarray(y)
+        match = y[:, None] == classes[None, :]
+        if not np.all(match.any(axis=1)):
+            raise ValueError(
+                "y holds labels outside the declared classes (the values are not shown: "
+                "a label can identify a row); map them to a declared label or drop those "
+                "rows before fitting.")
+        y01 = np.argmax(match, axis=1)
+        if self._solver_intercept():
+            present = np.unique(y01[sample_weight > 0])
+            if present.size < classes.size:
+                raise ValueError(
+                    "A declared class has no row with positive sample_weight, and the "
+                    "unpenalised intercept (fit_intercept=True without intercept_scaling) "
+                    "then diverges. Use intercept_scaling or fit_intercept=False, under "
+                    "which the penalised minimiser exists for any labels.")
+        if classes.size > 2 and self._penalised_intercept():
+            raise ValueError(
+                "Only binary classification is supported with intercept_scaling; for more "
+                "classes use fit_intercept=False and append a constant column to X.")
+        self.classes_ = classes
+        return y01.astype(np.float64)
 
     def decision_function(self, X):
         """Compute the log-odds (binary) or the class scores under the released parameters.

@@ -77,6 +77,9 @@ class _AuditedMixin:
     removed from every pickle, as the rest of the audit state.
     """
 
+    #: exact statistics of the rows, removed by ``strip_for_release``
+    _strip_on_release = ("polish_distance_", "polish_relative_")
+
     def _fit_exact(self, X, y, sample_weight, theta_init=None):
         if theta_init is None:
             theta_init = self.__dict__.get("_theta_init")
@@ -84,9 +87,21 @@ class _AuditedMixin:
 
     def __getstate__(self):
         state = dict(super().__getstate__())
-        for key in ("_source", "_theta_init"):
+        # polish_*: exact distances between the trained and the exact minimiser, audit
+        # state as the rest (in memory only)
+        for key in ("_source", "_theta_init", "polish_distance_", "polish_relative_"):
             state.pop(key, None)
         return state
+
+    def __sklearn_privacy_attributes__(self):
+        """The FIL estimator's kinds; the polish distances are exact statistics of the
+        rows (``strip_for_release`` removes them)."""
+        kinds = super().__sklearn_privacy_attributes__()
+        why = ("rows", "the exact distance between the trained coefficients and the exact "
+                       "minimiser; remove it with strip_for_release")
+        kinds.update(polish_distance_=why, polish_relative_=why,
+                     source_alpha_="constant", release_claim_="constant")
+        return kinds
 
     def release(self, random_state=None, *, sigma: float | None = None):
         """A copy of the audited scikit-learn model (or pipeline) with noisy coefficients.
@@ -212,8 +227,20 @@ class AuditedOneVsRestClassifier(OneVsRestClassifier):
 
     def __getstate__(self):
         state = dict(super().__getstate__())
-        state.pop("_source", None)
+        # polish_distances_: exact distances to the minimisers, audit state
+        for key in ("_source", "polish_distances_"):
+            state.pop(key, None)
         return state
+
+    def __sklearn_privacy_attributes__(self):
+        """The audited models are walked; the label set is public when declared with
+        ``audit(..., classes=...)``."""
+        declared = self.__dict__.get("declared_classes_")
+        labels = ("public" if declared is not None and np.array_equal(
+            declared, self.label_binarizer_.classes_) else (
+                "rows", "the label set found in y; pass classes=[...] to fil.audit"))
+        return {"estimators_": "child", "label_binarizer_": labels, "classes_": labels,
+                "declared_classes_": "constant", "release_claim_": "constant"}
 
     def __sklearn_privacy_claim__(self):
         """The wrapper (its label set, public) and the claims of its ``K`` models, which
@@ -368,7 +395,8 @@ def _user_theta(model):
     return np.r_[coef, float(np.ravel(model.intercept_)[0])]
 
 
-def _audit_ovr(pipe, ovr, Xt, y, *, sigma, sample_weight, data_norm, random_state):
+def _audit_ovr(pipe, ovr, Xt, y, *, sigma, sample_weight, data_norm, random_state,
+               classes=None):
     """Audit of a ``OneVsRestClassifier`` of binary ``LogisticRegression``: one binary
     audit per class on ``y == classes_[k]``, composed (the Fisher information adds)."""
     check_is_fitted(ovr)
@@ -396,9 +424,14 @@ def _audit_ovr(pipe, ovr, Xt, y, *, sigma, sample_weight, data_norm, random_stat
     for k, est in enumerate(ovr.estimators_):
         audited.append(audit(est, Xt, np.asarray(Y[:, k]).astype(int), sigma=sigma,
                              sample_weight=sample_weight, data_norm=data_norm,
-                             random_state=states[k]))
+                             random_state=states[k], classes=[0, 1]))
+    if classes is not None and not np.array_equal(np.unique(np.asarray(classes)),
+                                                  ovr.classes_):
+        raise ValueError("classes: the declared label set must equal the "
+                         "OneVsRestClassifier's classes_.")
     out = AuditedOneVsRestClassifier.__new__(AuditedOneVsRestClassifier)
     out.__dict__.update(copy.deepcopy(ovr).__dict__)
+    out.declared_classes_ = None if classes is None else np.unique(np.asarray(classes))
     out.estimators_ = audited
     out.polish_distances_ = np.array([a.polish_distance_ for a in audited])
     out.release_claim_ = (
@@ -417,7 +450,7 @@ def _audit_ovr(pipe, ovr, Xt, y, *, sigma, sample_weight, data_norm, random_stat
 
 
 def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float | None = None,
-          target_bound: float | None = None, random_state=None):
+          target_bound: float | None = None, random_state=None, classes=None):
     """FIL audit of a linear model already trained with scikit-learn.
 
     Maps the fitted model's penalty to the FIL objective exactly (table in the user
@@ -463,6 +496,10 @@ def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float
     random_state : int, RandomState instance or None, default=None
         Noise of the released coefficients of the returned estimator (``None``: fresh
         OS entropy).
+    classes : array-like or None, default=None
+        Classifiers: the public label set, declared (it must equal the model's
+        ``classes_``). ``None``: the labels were found in ``y``, and
+        :func:`~sklearn_privacy.privacy_claim` of the result is ``inf``.
 
     Returns
     -------
@@ -532,7 +569,7 @@ def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float
         with errors_name("X"):
             check_consistent_length(Xt, y)
         return _audit_ovr(pipe, model, Xt, y, sigma=sigma, sample_weight=sample_weight,
-                          data_norm=data_norm, random_state=random_state)
+                          data_norm=data_norm, random_state=random_state, classes=classes)
     handler = _HANDLERS.get(type(model))
     if handler is None:
         raise ValueError(
@@ -571,6 +608,12 @@ def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float
             )
     kwargs = dict(sigma=sigma, fit_intercept=bool(model.fit_intercept),
                   random_state=random_state, **params)
+    if classes is not None:
+        if not is_classifier(model) or not np.array_equal(
+                np.unique(np.asarray(classes)), model.classes_):
+            raise ValueError("classes: the declared label set must equal the classifier's "
+                             "classes_ (and applies to classifiers only).")
+        kwargs["classes"] = classes
     if cls is AuditedPoissonRegressor:
         if data_norm is not None or target_bound is not None:
             raise ValueError("audit: data_norm/target_bound do not apply to Poisson "
@@ -621,6 +664,13 @@ def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float
         f"Gaussian output perturbation (sigma={fil.sigma!r}) of the exact minimiser of "
         f"the {type(model).__name__} objective (FIL alpha={params['alpha']!r}). "
         f"{fil.epsilon_reason_}{note}{steps}")
+    if type(model).__name__.endswith("CV"):
+        # the penalty was chosen by cross-validation on these rows: record the selection
+        # where privacy_claim reads it (and strip_for_release keeps it)
+        from dataclasses import replace
+        fil.fit_provenance_ = replace(
+            fil.fit_provenance_,
+            selected_by=f"{type(model).__name__} (its alpha_ chosen by cross-validation)")
     fil._source = (copy.deepcopy(pipe) if pipe is not None else None, copy.deepcopy(model))
     fil.__dict__.pop("_theta_init", None)
     if pipe is None:

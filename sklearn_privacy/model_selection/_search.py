@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -21,11 +22,27 @@ from ..fil._base import BaseFILEstimator
 from ..fil._dp import minimiser_sensitivity
 from ..multicalibration import PrivateMulticalibrator
 from ..privacy import StepClaim
+from ..utils._provenance import record_fit_provenance
 from ..utils._random import child_seeds, noise_generator
 from ..utils.fixes import Interval, StrOptions, _fit_context, _num_samples, _safe_indexing
 from ._accounting import runs_gamma, selection_bound
 
 __all__ = ["RandomStoppingSearch"]
+
+#: Consecutive candidate fits whose certificate failed after which fit gives up.
+MAX_UNCERTIFIED = 100
+
+
+def _reemit_once(caught):
+    """Each distinct caught warning once (category and text), in first-seen order."""
+    seen = set()
+    for w in caught:
+        key = (w.category, str(w.message))
+        if key in seen:
+            continue
+        seen.add(key)
+        # _reemit_once -> fit -> scikit-learn's fit context -> the caller of fit
+        warnings.warn(w.message, w.category, stacklevel=4)
 
 
 def _final_step(estimator):
@@ -162,6 +179,16 @@ def _check_preprocessing(candidate, fitted):
                 "A preprocessing step of the candidate pipeline voids the candidate's "
                 f"guarantee: {reason}. Use data-independent steps (declared bounds, "
                 "categories given) or tune on a public split.")
+
+
+def _certified(fitted) -> bool:
+    """Whether a fitted FIL candidate passed its certificate (others: always)."""
+    final, _ = _final_step(fitted)
+    if not isinstance(final, BaseFILEstimator):
+        return True
+    return bool(np.isfinite(final.sensitivity_)
+                and np.isfinite(final.__dict__.get("certified_distance_", 0.0))
+                and np.isfinite(final.epsilon_))
 
 
 def _verify_fitted(fitted, mu, pure_eps):
@@ -353,6 +380,8 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
     'dp'
     """
 
+    _selects_on_rows = True  # candidates fitted here record it (fit_provenance_)
+
     _parameter_constraints: dict = {
         "estimator": [BaseEstimator],
         "param_grid": [dict, list],
@@ -449,7 +478,7 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
             raise ValueError(f"X has {n} rows but y has {_num_samples(y)}: give one target "
                              "per row.")
         n_train, n_val = self._split_sizes(n)
-        n_classes = np.unique(y_values).size if is_classifier(self.estimator) else 0
+        n_classes = self._n_classes(y_values)
         grid = self._grid()
         mus, pures = [], []
         for params in grid:
@@ -473,25 +502,43 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
         seeded = self.random_state is not None
         scale = 1.0 / (n_val * float(self.score_epsilon))
 
-        best, runs = None, []
-        for _ in range(n_runs):
-            k = int(rng.choice(len(grid)))
-            seed = int(child_seeds(rng, 1)[0]) if seeded else None
-            candidate = _set_random_states(clone(self.estimator).set_params(**grid[k]), seed)
-            candidate.fit(X_tr, y_tr)
-            _verify_fitted(candidate, mus[k], pures[k])
-            rows = (_accuracy_rows(candidate, X_va, y_va) if self.scoring == "accuracy"
-                    else np.asarray(self.scoring(candidate, X_va, y_va), dtype=float))
-            if rows.shape != (n_val,):
-                raise ValueError(f"scoring must return one score per row ({n_val}); got "
-                                 f"shape {rows.shape}.")
-            if not np.all(np.isfinite(rows)):
-                raise ValueError("scoring returned NaN or inf for some rows; return finite "
-                                 "per-row scores in [0, 1].")
-            score = float(np.mean(np.clip(rows, 0.0, 1.0)) + rng.laplace(0.0, scale))
-            runs.append((k, score))
-            if best is None or score > best[1]:
-                best = (k, score, candidate)
+        best, runs, failed = None, [], 0
+        # warnings of the candidate fits are collected and each distinct one re-emitted
+        # once: their number would otherwise count the secret number of runs
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            while len(runs) < n_runs:
+                k = int(rng.choice(len(grid)))
+                seed = int(child_seeds(rng, 1)[0]) if seeded else None
+                candidate = _set_random_states(
+                    clone(self.estimator).set_params(**grid[k]), seed)
+                candidate.fit(X_tr, y_tr)
+                if not _certified(candidate):
+                    # discarded, not counted: only certified runs are DP mechanisms
+                    failed += 1
+                    if failed >= MAX_UNCERTIFIED:
+                        raise ValueError(
+                            f"{MAX_UNCERTIFIED} candidate fits in a row failed their "
+                            "certificate (the solver stopped before its centre could be "
+                            "certified, so it has no DP guarantee); use the default tol "
+                            "and a larger max_iter in every setting of param_grid.")
+                    continue
+                failed = 0
+                _verify_fitted(candidate, mus[k], pures[k])
+                rows = (_accuracy_rows(candidate, X_va, y_va)
+                        if self.scoring == "accuracy"
+                        else np.asarray(self.scoring(candidate, X_va, y_va), dtype=float))
+                if rows.shape != (n_val,):
+                    raise ValueError(f"scoring must return one score per row ({n_val}); "
+                                     f"got shape {rows.shape}.")
+                if not np.all(np.isfinite(rows)):
+                    raise ValueError("scoring returned NaN or inf for some rows; return "
+                                     "finite per-row scores in [0, 1].")
+                score = float(np.mean(np.clip(rows, 0.0, 1.0)) + rng.laplace(0.0, scale))
+                runs.append((k, score))
+                if best is None or score > best[1]:
+                    best = (k, score, candidate)
+        _reemit_once(caught)
 
         self.best_estimator_ = best[2]
         self.best_params_ = dict(grid[best[0]])
@@ -508,7 +555,28 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
         for attr in ("n_features_in_", "feature_names_in_"):
             if hasattr(self.best_estimator_, attr):
                 setattr(self, attr, getattr(self.best_estimator_, attr))
+        record_fit_provenance(self)
         return self
+
+    def _n_classes(self, y_values) -> int:
+        """Number of classes of the accounting: the declared ``classes`` of the final
+        estimator when it has them (public), else the labels found in ``y`` (a claim
+        then stays inf through the candidate's undeclared ``classes_``)."""
+        if not is_classifier(self.estimator):
+            return 0
+        final, _ = _final_step(self.estimator)
+        declared = getattr(final, "classes", None)
+        if declared is not None:
+            return int(np.unique(np.asarray(declared)).size)
+        return int(np.unique(y_values).size)
+
+    def __sklearn_privacy_attributes__(self):
+        """The winner, its setting and its noisy score are the selection's output;
+        the rest is computed from public parameters and the number of rows."""
+        return {"best_estimator_": "dp", "best_params_": "dp", "best_score_": "dp",
+                "candidate_gaussian_mu_": "constant", "candidate_epsilon_": "constant",
+                "n_validation_": "constant", "epsilon_": "constant", "delta_": "constant",
+                "epsilon_reason_": "constant"}
 
     def _draw_runs(self, rng) -> int:
         """``K`` from its law (independent of the data)."""

@@ -26,6 +26,7 @@ from ..mechanisms import NumericSparse
 from ..utils import noise_generator
 from ..utils._buckets import MAX_N_BINS, cell_statistics, score_buckets
 from ..utils._groups import as_2d_data, as_groups, membership_matrix
+from ..utils._provenance import record_fit_provenance
 from ..utils._random import warn_shared_noise
 from ..utils.fixes import (
     HasMethods,
@@ -682,7 +683,49 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             # no mechanism, input perturbation (exact labels) or a base model fitted on
             # the calibration rows without privacy: no guarantee
             self.epsilon_spent_, self.delta_spent_ = float("inf"), 1.0
+        record_fit_provenance(self)
         return self
+
+    #: Exact counts and flags computed from the calibration rows outside the budget:
+    #: kept in memory for the data owner, never pickled under NumericSparse.
+    _EXACT_STATE = ("largest_cell_sizes_", "largest_cell_size_", "_update_noise")
+
+    def __getstate__(self):
+        state = dict(super().__getstate__())
+        if self.mechanism == "numeric_sparse":
+            for key in self._EXACT_STATE:
+                state.pop(key, None)
+        return state
+
+    def __sklearn_privacy_attributes__(self):
+        """Kinds of the published attributes under ``mechanism="numeric_sparse"``.
+
+        The updates and everything counted from NumericSparse's answers are its output;
+        the cell settings come from public parameters; ``classes_`` must equal the frozen
+        base's (public) labels. Without the mechanism nothing is covered.
+        """
+        if self.mechanism != "numeric_sparse":
+            why = ("rows", f"mechanism={self.mechanism!r}: computed from the calibration "
+                           "rows without noise")
+            return dict.fromkeys(("updates_", "history_", "largest_cell_sizes_",
+                                  "largest_cell_size_", "_update_noise", "n_updates_",
+                                  "validation_errors_"), why)
+        base_classes = np.asarray(getattr(self.estimator_, "classes_", []))
+        kinds = {"_tol": "constant", "_max_iter": "constant",
+                 "feature_noise_std_": "constant", "estimator_": "child",
+                 "sensitive_features_in_": "schema", "groups_": "constant",
+                 "min_cell_size_": "constant", "max_updates_": "constant",
+                 "updates_": "dp", "history_": "dp", "n_queries_": "dp", "n_iter_": "dp",
+                 "n_rounds_": "dp", "n_updates_": "dp", "epsilon_spent_": "constant",
+                 "delta_spent_": "constant",
+                 "validation_errors_": ("rows", "exact held-out errors that select the "
+                                        "prefix of the updates; leave "
+                                        "validation_fraction=None")}
+        # fit refuses labels other than the base's: classes_ is the base's label set,
+        # public for a frozen base, checked with the base's own attributes otherwise
+        kinds["classes_"] = ("public" if np.array_equal(base_classes, self.classes_)
+                             else ("rows", "the labels found in y differ from the base's"))
+        return kinds
 
     def __sklearn_privacy_claim__(self):
         """Step claims for :func:`sklearn_privacy.privacy_claim`: this loop and its base.
@@ -855,30 +898,30 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         need = _smallest_cell(1.0, 0.5, m, self.max_updates_, thr, float(self.epsilon))
         small = [g.name for g, size in zip(self.groups_, self.largest_cell_sizes_,
                                            strict=True) if size < need]
+        # the texts hold public quantities and DP outputs only: no exact count, no name
+        # of a small group (largest_cell_sizes_ says which, in memory, never pickled)
         if self.largest_cell_size_ >= need and small:
-            shown = ", ".join(map(str, small[:5])) + (", ..." if len(small) > 5 else "")
             warnings.warn(
-                f"{len(small)} of {len(self.groups_)} groups ({shown}) have no (group, "
-                f"bucket) cell of the {need} rows that a cell miscalibrated by 1 needs to "
-                "be corrected half the time under this epsilon (see "
-                "smallest_correctable_cell and largest_cell_sizes_): the private fit cannot "
-                "correct them except by chance. Use a larger epsilon or calibration_tol, "
-                "fewer groups or bins, or more calibration rows. (largest_cell_sizes_ holds "
-                "exact counts: remove it with strip_for_release before publishing.)",
-                UserWarning, stacklevel=3)
+                f"Some groups have no (group, bucket) cell of the {need} rows that a cell "
+                "miscalibrated by 1 needs to be corrected half the time under this epsilon "
+                "(see smallest_correctable_cell and largest_cell_sizes_): the private fit "
+                "cannot correct them except by chance. Use a larger epsilon or "
+                "calibration_tol, fewer groups or bins, or more calibration rows. "
+                "(largest_cell_sizes_ holds exact counts: it stays in memory and is never "
+                "pickled.)", UserWarning, stacklevel=3)
             return
         if not small:
             return
         warnings.warn(
             f"The private fit made {self.n_updates_} update(s): a cell is corrected only "
             f"when its released size reaches min_cell_size_={m} and its residual sum passes "
-            f"the noisy threshold {thr:.3g}, but the largest (group, bucket) cell of the "
-            f"calibration data has {self.largest_cell_size_} rows (n_samples={n}). Even a "
-            f"cell miscalibrated by 1 needs about {need} rows to be corrected half the time "
-            "(see smallest_correctable_cell). Use a larger epsilon or calibration_tol, "
+            f"the noisy threshold {thr:.3g}, but no (group, bucket) cell of the "
+            f"calibration data (n_samples={n}) has the {need} rows that a cell "
+            "miscalibrated by 1 needs to be corrected half the time (see "
+            "smallest_correctable_cell). Use a larger epsilon or calibration_tol, "
             "fewer groups or bins (min_cell_size grows with their number), or more "
-            "calibration rows. (largest_cell_size_ is an exact count: remove it with "
-            "strip_for_release before publishing.)", UserWarning, stacklevel=3)
+            "calibration rows. (largest_cell_size_ is an exact count: it stays in memory "
+            "and is never pickled.)", UserWarning, stacklevel=3)
 
     def _warn_small_cells(self):
         """Warn when updates shifted cells by less than their sampling noise."""

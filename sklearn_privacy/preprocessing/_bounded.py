@@ -97,6 +97,12 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         high)}`` for a DataFrame.
     feature_range : tuple (min, max), default=(-1.0, 1.0)
         The output range of every column.
+    fill_value : float or None, default=None
+        The declared value of a missing entry. ``None``: a NaN or infinite entry is
+        refused with a ``ValueError`` at ``fit`` and ``transform`` (declared bounds say
+        nothing about a missing value, and letting NaN through makes the next step fail
+        on one row). A number: NaN is replaced by it and ``+-inf`` clipped to the bounds,
+        before clipping and rescaling -- a rule fixed in advance, the same for every row.
 
     Attributes
     ----------
@@ -127,11 +133,31 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "bounds": ["array-like", dict],
         "feature_range": [tuple],
+        "fill_value": [Real, None],
     }
 
-    def __init__(self, bounds=(0.0, 1.0), *, feature_range=(-1.0, 1.0)):
+    def __init__(self, bounds=(0.0, 1.0), *, feature_range=(-1.0, 1.0), fill_value=None):
         self.bounds = bounds
         self.feature_range = feature_range
+        self.fill_value = fill_value
+
+    def _finite(self, X):
+        """``X`` with missing entries mapped by ``fill_value`` (or refused)."""
+        bad = ~np.isfinite(X)
+        if not bad.any():
+            return X
+        if self.fill_value is None:
+            raise ValueError(
+                "X contains NaN or infinity, and BoundedScaler(fill_value=None) refuses "
+                "missing entries: declare fill_value=<a number inside the bounds> (NaN "
+                "becomes it, +-inf is clipped), or map missing values with "
+                "sklearn_privacy.preprocessing.PublicSchema first.")
+        fill = float(self.fill_value)
+        if not np.isfinite(fill):
+            raise ValueError(f"fill_value must be a finite number; got {self.fill_value!r}.")
+        X = X.copy()
+        X[np.isnan(X)] = fill
+        return X
 
     def _check_range(self):
         fr = self.feature_range
@@ -157,7 +183,7 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self : BoundedScaler
         """
         self._check_range()
-        X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan")
+        X = self._finite(validate_data(self, X, dtype=np.float64, ensure_all_finite=False))
         self.lower_, self.upper_ = resolve_bounds(
             self.bounds, X.shape[1], getattr(self, "feature_names_in_", None))
         return self
@@ -172,11 +198,11 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Returns
         -------
         X_out : ndarray of shape (n_samples, n_features)
-            Values in ``feature_range`` (NaN stays NaN).
+            Values in ``feature_range`` (missing entries mapped by ``fill_value``).
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False,
-                          ensure_all_finite="allow-nan")
+        X = self._finite(validate_data(self, X, dtype=np.float64, reset=False,
+                                       ensure_all_finite=False))
         lo, hi = self._check_range()
         Xc = np.clip(X, self.lower_, self.upper_)
         return lo + (hi - lo) * (Xc - self.lower_) / (self.upper_ - self.lower_)
@@ -197,6 +223,10 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         lo, hi = self._check_range()
         return self.lower_ + (X - lo) * (self.upper_ - self.lower_) / (hi - lo)
 
+    def __sklearn_privacy_attributes__(self):
+        """``lower_`` and ``upper_`` are the declared bounds (constants)."""
+        return {"lower_": "constant", "upper_": "constant"}
+
     def __sklearn_privacy_claim__(self):
         """Data-independent: the bounds are parameters (see :func:`privacy_claim`)."""
         from ..privacy import StepClaim
@@ -206,6 +236,6 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
+        tags.input_tags.allow_nan = self.fill_value is not None
         tags.requires_fit = True
         return tags

@@ -9,6 +9,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..utils import noise_generator
+from ..utils._provenance import record_fit_provenance
 from ..utils.fixes import Interval, StrOptions, _fit_context
 from ._bounded import resolve_bounds
 
@@ -180,6 +181,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self.scale_ = np.sqrt(self.var_)
         self.lower_, self.upper_ = lower, upper
         self.epsilon_ = float(self.epsilon)
+        record_fit_provenance(self)
         return self
 
     def transform(self, X):
@@ -210,6 +212,13 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         return np.asarray(X, dtype=np.float64) * self.scale_ + self.mean_
+
+    def __sklearn_privacy_attributes__(self):
+        """Noisy statistics (and their post-processing); the rest from parameters."""
+        return {"mean_": "dp", "second_moment_": "dp", "var_": "dp", "scale_": "dp",
+                "gaussian_mu_": "constant", "delta_": "constant",
+                "noise_scale_": "constant", "lower_": "constant", "upper_": "constant",
+                "epsilon_": "constant"}
 
     def __sklearn_privacy_claim__(self):
         """``dp`` with ``(epsilon_, delta_)`` (and ``gaussian_mu`` for the Gaussian noise)."""

@@ -7,6 +7,18 @@ from dataclasses import dataclass, field
 
 STEP_KINDS = ("data_independent", "dp", "non_private")
 
+#: What every finite claim assumes, in words (printed with the claim).
+ASSUMPTIONS = (
+    "neighbouring data sets differ in the values of one row (replace-one; the number of "
+    "rows is public)",
+    "the schema (column names, dtypes, categories, bounds, data_norm) and the label set "
+    "are public facts, declared without looking at the private rows",
+    "every hyperparameter was chosen without the private rows, or by a private selection "
+    "whose cost is in the claim",
+    "all noise came from fresh OS entropy (random_state=None at fit)",
+    "what is published is the object's pickle: audit state it leaves out stays private",
+)
+
 
 @dataclass(frozen=True)
 class StepClaim:
@@ -127,6 +139,11 @@ class PrivacyClaim:
         return math.isfinite(self.epsilon)
 
     @property
+    def assumptions(self) -> tuple[str, ...]:
+        """What the claim assumes, in words (the same for every claim)."""
+        return ASSUMPTIONS
+
+    @property
     def reasons(self) -> list[str]:
         """Why the claim is infinite: one ``"<step>: <reason>"`` per non-private step."""
         return [f"{s.name}: {s.reason}" for s in self.steps if s.kind == "non_private"]
@@ -138,7 +155,10 @@ class PrivacyClaim:
         else:
             head = (f"PrivacyClaim: NOT PRIVATE (epsilon=inf) -- {len(self.reasons)} "
                     "step(s) fitted on the rows without a guarantee")
-        return "\n".join([head] + [f"  {s}" for s in self.steps])
+        lines = [head] + [f"  {s}" for s in self.steps]
+        if self.is_private:
+            lines.append("  assumes: " + "; ".join(ASSUMPTIONS) + ".")
+        return "\n".join(lines)
 
     def __repr__(self) -> str:
         return self.__str__()

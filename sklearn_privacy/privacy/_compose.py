@@ -26,6 +26,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from ._attributes import attribute_findings
 from ._claim import PrivacyClaim, StepClaim
 
 __all__ = ["compose", "privacy_claim", "step_claims"]
@@ -68,6 +69,10 @@ def _non_private(name, est, reason):
 
 
 def _is_seeded(est) -> bool:
+    """Seeded now, or seeded at fit (``fit_provenance_`` survives stripping)."""
+    prov = getattr(est, "__dict__", {}).get("fit_provenance_")
+    if getattr(prov, "is_seeded", False):
+        return True
     params = est.get_params(deep=False) if isinstance(est, BaseEstimator) else {}
     return params.get("random_state", None) is not None
 
@@ -343,6 +348,17 @@ def privacy_claim(model, *, allow_seeded: bool = False) -> PrivacyClaim:
       that selected on the rows, a seeded noise source, or any estimator for which no
       claim is known).
 
+    Then it checks **every attribute of every object** in the published state (what a
+    pickle holds): each must be declared schema, a public fact matching its
+    declaration (``classes_`` equal to ``classes=``, ``categories_`` equal to the
+    declared categories with the declared dtype), a constant of the code and the
+    parameters, the output of an accounted DP mechanism, or the fit provenance
+    (``fit_provenance_``: fresh noise, no selection on the rows outside an accounted
+    private selection, certificate passed). Anything else -- including any class without
+    a declaration -- is a non-private step named ``"<path>.<attribute>"`` with the fix
+    (``ColumnTransformer.sparse_output_ depends on the rows: ... set
+    sparse_threshold=0``). See ``sklearn_privacy.privacy._attributes``.
+
     The object's claim is ``inf`` as soon as one step is non-private; otherwise the DP
     steps are composed (basic composition, or exact composition of the Gaussian steps
     through Gaussian DP when that is smaller; ``composition`` says which).
@@ -350,9 +366,11 @@ def privacy_claim(model, *, allow_seeded: bool = False) -> PrivacyClaim:
     Threat model: the adversary sees the whole published object (every fitted attribute
     of every step), knows every other row, and tries to tell apart two data sets that
     differ in the values of one row; the number of rows, the schema (``n_features_in_``,
-    ``feature_names_in_``), the label set (``classes_``) and every hyperparameter are
-    public. Every step must receive the same rows or a row-wise function of them (true
-    in pipelines and column transformers); all noise must come from fresh entropy.
+    ``feature_names_in_``, declared dtypes, categories and bounds), the label set when
+    declared (``classes=``) and every hyperparameter (chosen without the private rows)
+    are public. Every step must receive the same rows or a row-wise function of them
+    (true in pipelines and column transformers); all noise must come from fresh entropy.
+    A finite claim prints these assumptions (``PrivacyClaim.assumptions``).
 
     Parameters
     ----------
@@ -384,12 +402,16 @@ def privacy_claim(model, *, allow_seeded: bool = False) -> PrivacyClaim:
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(0, 10, size=(200, 2)); y = (X[:, 0] > 5).astype(int)
     >>> model = FILLogisticRegression(sigma=0.5, alpha=0.1, data_norm=np.sqrt(3),
-    ...                               intercept_scaling=1.0)   # rows [x1, x2, 1] in [-1, 1]^3
+    ...                               intercept_scaling=1.0,   # rows [x1, x2, 1] in [-1, 1]^3
+    ...                               classes=[0, 1])          # the public label set
     >>> claim = privacy_claim(make_pipeline(BoundedScaler((0, 10)), model).fit(X, y))
     >>> claim.is_private, round(claim.epsilon, 2)
     (True, 1.32)
     >>> privacy_claim(make_pipeline(StandardScaler(), model).fit(X, y)).reasons[0][:54]
     'pipeline[0] standardscaler: mean_ and var_ are learned'
+    >>> undeclared = make_pipeline(BoundedScaler((0, 10)), model.set_params(classes=None))
+    >>> print(privacy_claim(undeclared.fit(X, y)).reasons[0][:81])
+    pipeline.steps[1][1].classes_: FILLogisticRegression.classes_ depends on the rows
     """
     if not isinstance(allow_seeded, (bool, np.bool_)):
         raise TypeError(f"allow_seeded must be True or False; got {allow_seeded!r}.")
@@ -398,8 +420,10 @@ def privacy_claim(model, *, allow_seeded: bool = False) -> PrivacyClaim:
                         f"{type(model).__name__}.")
     check_is_fitted(model)
     token = _ALLOW_SEEDED.set(bool(allow_seeded))
+    root = type(model).__name__.lower()
     try:
-        steps = step_claims(model, type(model).__name__.lower())
+        steps = step_claims(model, root)
     finally:
         _ALLOW_SEEDED.reset(token)
+    steps += attribute_findings(model, root, allow_seeded=bool(allow_seeded))
     return compose(steps)

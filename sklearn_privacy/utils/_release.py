@@ -38,8 +38,9 @@ AUDIT_ATTRIBUTES = {
 
 
 def _audit_attributes(est):
-    """The :data:`AUDIT_ATTRIBUTES` of ``est``'s class or of a package base class."""
-    names = []
+    """The :data:`AUDIT_ATTRIBUTES` of ``est``'s class or of a package base class, and
+    the names a class lists in its own ``_strip_on_release`` tuple."""
+    names = list(getattr(type(est), "_strip_on_release", ()))
     for cls in type(est).__mro__:
         if cls.__module__.split(".")[0] == "sklearn_privacy":
             names.extend(AUDIT_ATTRIBUTES.get(cls.__name__, ()))
@@ -191,7 +192,14 @@ def strip_for_release(estimator, *, inplace: bool = False,
       ``RandomState``/``Generator`` instance holds the stream the noise came from, and a
       seed lets anyone redraw it. Clearing it from the copy does **not** make a release
       private whose noise came from a fixed seed (a guessable seed is as good as a
-      published one): fit the released model with ``random_state=None``.
+      published one): fit the released model with ``random_state=None``. The
+      ``fit_provenance_`` each estimator of the package recorded at fit (the kind of its
+      ``random_state`` then, a selection on the rows it ran inside, its certificate) is
+      kept, so :func:`~sklearn_privacy.privacy_claim` of the stripped copy of a seeded
+      model is still ``inf``;
+    * the polish distances of :func:`~sklearn_privacy.fil.audit` (``polish_distance_``,
+      ``polish_relative_``: exact statistics of the rows) and any attribute a class lists
+      in its ``_strip_on_release`` tuple.
 
     Predictions are unchanged. What remains is what ``predict`` reads: the released
     parameters, and the fitted state of any other estimator (scalers' means, encoders'
