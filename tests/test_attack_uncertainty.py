@@ -210,8 +210,7 @@ def test_epsilon_lower_bound_name_and_heuristic_repr():
     bound = epsilon_lower_bound(res)
     assert isinstance(bound, EpsilonLowerBoundResult) and not bound.formal
     assert "not a formal bound" in repr(bound)
-    with pytest.warns(FutureWarning, match="epsilon_lower_bound"):
-        assert bound.epsilon == bound.epsilon_lower_bound
+    assert not hasattr(bound, "epsilon")
     audit = epsilon_lower_bound(scores=np.r_[np.ones(50), np.zeros(50)],
                                 labels=np.r_[np.ones(50), np.zeros(50)], random_state=0)
     assert audit.formal and "not a formal bound" not in repr(audit)

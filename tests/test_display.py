@@ -349,6 +349,3 @@ def test_eta_display_takes_name_and_deprecates_estimator_name():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert EtaDisplay(np.ones(3), name="model").name == "model"
-    with pytest.warns(FutureWarning, match="estimator_name=...\\) is deprecated since 0.2"):
-        old = EtaDisplay(np.ones(3), estimator_name="old")
-    assert old.name == "old"

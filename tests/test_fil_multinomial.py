@@ -301,7 +301,7 @@ def test_whitebox_inversion_multinomial_refits():
 
 def test_irfil_multiclass_equalises():
     X, y = _data()
-    ir = IRFILLogisticRegression(sigma=0.1, alpha=ALPHA, n_iter=4, random_state=0).fit(X, y)
+    ir = IRFILLogisticRegression(sigma=0.1, alpha=ALPHA, eta_max_iter=4, random_state=0).fit(X, y)
     cv = ir.eta_history_["cv"]
     assert cv[-1] < 0.05 * cv[0]
     assert ir.coef_.shape == (K, D)

@@ -564,18 +564,6 @@ def test_frozen_base_in_grid_search_reports_a_finite_epsilon():
     np.testing.assert_array_equal(base.coef_, LogisticRegression().fit(Xpub, ypub).coef_)
 
 
-def test_prefit_is_deprecated_but_keeps_working():
-    X, y = _toy()
-    base = LogisticRegression().fit(X, y)
-    with pytest.warns(FutureWarning, match="FrozenEstimator"):
-        old = PrivateMulticalibrator(base, [1], mechanism="numeric_sparse", prefit=True,
-                                     random_state=0).fit(X, y)
-    new = PrivateMulticalibrator(FrozenEstimator(base), [1], mechanism="numeric_sparse",
-                                 random_state=0).fit(X, y)
-    assert old.epsilon_spent_ == new.epsilon_spent_ == 1.0
-    assert old.updates_ == new.updates_
-
-
 def test_privacy_warning_when_the_base_is_fitted_on_the_calibration_rows():
     X, y = _toy()
     with pytest.warns(PrivacyWarning, match="FrozenEstimator"):

@@ -240,3 +240,34 @@ def test_sibling_functions_take_X_at_one_position(family):
         expected = 1 if params[0] == "estimator" else 0
         assert "X" in params, name
         assert params.index("X") == expected, f"{name}{params}"
+
+
+REMOVED = [
+    ("IRFILLinearRegression", {"n_iter": 5}), ("IRFILLinearRegression", {"cv_tol": 1e-3}),
+    ("IRFILLinearRegression", {"tol": 1e-3}),
+    ("IRFILLogisticRegression", {"n_iter": 5}), ("IRFILLogisticRegression", {"cv_tol": 1e-3}),
+    ("IRFILLogisticRegression", {"newton_tol": 1e-3}),
+    ("PrivateMulticalibrator", {"alpha": 0.1}), ("PrivateMulticalibrator", {"max_rounds": 2}),
+    ("PrivateMulticalibrator", {"prefit": True}), ("WERMClassifier", {"max_iter": 2}),
+    ("EtaDisplay", {"estimator_name": "m"}),
+]
+
+
+@pytest.mark.parametrize("cls,kwargs", REMOVED, ids=lambda v: str(v))
+def test_removed_spellings_are_refused(cls, kwargs):
+    """The 0.2 deprecation shims are gone: an old keyword is a TypeError, not a warning."""
+    with pytest.raises(TypeError, match=next(iter(kwargs))):
+        getattr(sklearn_privacy, cls)(**kwargs)
+
+
+def test_removed_positional_and_alias_forms_are_refused():
+    from sklearn_privacy.attacks import epsilon_lower_bound
+    from sklearn_privacy.fil import analytic_gaussian_epsilon
+
+    with pytest.raises(TypeError, match="positional"):
+        analytic_gaussian_epsilon(1.0, 1.0, 1e-5)
+    assert analytic_gaussian_epsilon(delta=1e-5, sigma=1.0, sensitivity=1.0) > 0
+    import numpy as np
+    bound = epsilon_lower_bound(scores=np.r_[np.ones(20), np.zeros(20)],
+                                labels=np.r_[np.ones(20), np.zeros(20)], random_state=0)
+    assert not hasattr(bound, "epsilon") and bound.epsilon_lower_bound >= 0

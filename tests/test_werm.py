@@ -225,17 +225,6 @@ def test_routing_without_request_raises():
             GridSearchCV(WERMClassifier(_lr()), {"w": [0.5]}, cv=2).fit(X, y, sample_group=g)
 
 
-def test_early_stopping_sets_inner_max_iter():
-    """The deprecated WERMClassifier.max_iter still overrides the inner value, warning."""
-    X, y = _data()
-    clf = WERMClassifier(LogisticRegression(max_iter=1000), w=0.5, max_iter=2)
-    with pytest.warns(FutureWarning, match="max_iter is deprecated.*estimator__max_iter"):
-        clf.fit(X, y, sample_group=np.arange(len(y)) % 2)
-    assert clf.estimator_.max_iter == 2 and clf.n_iter_.max() <= 2
-    with pytest.raises(ValueError, match="max_iter"), pytest.warns(FutureWarning):
-        WERMClassifier(GaussianNB(), max_iter=3).fit(X, y)
-
-
 def test_inner_max_iter_is_not_overridden_by_default():
     """Regression: the meta-estimator's max_iter collided with the inner estimator's.
     By default the inner estimator keeps its own value, and a search sets early stopping
@@ -257,7 +246,7 @@ def test_inner_max_iter_is_not_overridden_by_default():
                           {"estimator__max_iter": [2, 50]}, cv=2).fit(
             X, y, sample_group=group)
     assert gs.best_estimator_.estimator_.max_iter in (2, 50)
-    assert "max_iter" in WERMClassifier().get_params()  # still accepted, hidden default
+    assert "max_iter" not in WERMClassifier().get_params()
 
 
 def test_bad_input():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from numbers import Integral
 
 import numpy as np
@@ -142,8 +141,6 @@ class EtaDisplay:
         Default title of the plot (as ``name`` of scikit-learn's ``RocCurveDisplay``).
     top_k_labels : list of str or None, default=None
         Label of each ``top_k_index`` row (None: its position).
-    estimator_name : str, optional
-        Deprecated since 0.2 (removed in 0.4): the old name of ``name``.
 
     Attributes
     ----------
@@ -185,8 +182,7 @@ class EtaDisplay:
     """
 
     def __init__(self, eta=None, *, groups=None, group_names=None, top_k_index=None,
-                 history=None, kind="hist", name=None, top_k_labels=None,
-                 estimator_name="deprecated"):
+                 history=None, kind="hist", name=None, top_k_labels=None):
         self.eta = None if eta is None else np.asarray(eta, dtype=float)
         self.groups = None if groups is None else np.asarray(groups)
         self.group_names = group_names
@@ -194,13 +190,6 @@ class EtaDisplay:
         self.top_k_labels = None if top_k_labels is None else [str(v) for v in top_k_labels]
         self.history = history
         self.kind = kind
-        if not (isinstance(estimator_name, str) and estimator_name == "deprecated"):
-            warnings.warn(
-                "EtaDisplay(estimator_name=...) is deprecated since 0.2 and will be removed "
-                "in 0.4: use name=..., as scikit-learn's displays do.", FutureWarning,
-                stacklevel=2)
-            if name is None:
-                name = estimator_name
         self.name = name
 
     # ------------------------------------------------------------------ constructors

@@ -299,8 +299,7 @@ _POISSON_DP_ATTRS = """    epsilon_ : float
 class IRFILPoissonRegressor(_IRFILMixin, FILPoissonRegressor):
     _parameter_constraints: dict = {
         **FILPoissonRegressor._parameter_constraints,
-        **{k: v for k, v in _IRFILMixin._irfil_constraints.items()
-           if k not in ("n_iter", "cv_tol")},   # new in 0.2: no deprecated spellings
+        **_IRFILMixin._irfil_constraints,
     }
 
     def __init__(self, sigma=1.0, *, alpha=1.0, fit_intercept=True, tol=1e-12, max_iter=100,
@@ -318,17 +317,6 @@ class IRFILPoissonRegressor(_IRFILMixin, FILPoissonRegressor):
         self.store_eta = store_eta
         self.verbose = verbose
         self.random_state = random_state
-
-    def _renamed(self):
-        """``(eta_max_iter, eta_tol)`` (no deprecated spellings for this estimator)."""
-        return int(self.eta_max_iter), self.eta_tol
-
-    def _eta_tol_given(self):
-        return self.eta_tol is not None
-
-    def _resolve_tolerances(self):
-        """``(Newton tolerance, reweighting stop)``: ``tol`` and ``eta_tol``."""
-        return float(self.tol), self.eta_tol
 
 
 IRFILPoissonRegressor.__doc__ = (

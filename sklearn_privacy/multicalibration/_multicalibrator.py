@@ -29,7 +29,6 @@ from ..utils._groups import as_2d_data, as_groups, membership_matrix
 from ..utils._random import warn_shared_noise
 from ..utils.fixes import (
     HasMethods,
-    Hidden,
     Interval,
     StrOptions,
     _fit_context,
@@ -107,7 +106,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         NumericSparse's public threshold on the residual sum (None:
         ``calibration_tol * m``).
     max_iter : int, default=100
-        Maximum passes over the cells (called ``max_rounds`` before 0.2).
+        Maximum passes over the cells.
     clip_proba : float in [0, 0.5), default=0.0
         Every prediction -- the base model's, and each one after an update -- is
         projected onto ``[clip_proba, 1 - clip_proba]`` instead of [0, 1]. With 0 an update
@@ -142,15 +141,6 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         updates and, without privacy, the largest cell error met during the pass (under
         NumericSparse the number of noisy answers left instead: the cell errors are not
         computed, that would read the data outside the budget).
-    alpha : float, default="deprecated"
-        Deprecated in 0.2, removed in 0.4: the old name of ``calibration_tol`` (a
-        FutureWarning names the new one).
-    max_rounds : int, default="deprecated"
-        Deprecated in 0.2, removed in 0.4: the old name of ``max_iter``.
-    prefit : bool, default="deprecated"
-        Use ``estimator`` as fitted. Deprecated: it breaks in ``clone``/``GridSearchCV``
-        (the clone is unfitted); pass ``FrozenEstimator(estimator)`` instead. Setting it
-        emits a FutureWarning; it keeps working until its removal.
 
     Attributes
     ----------
@@ -321,7 +311,6 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         "estimator": [HasMethods(["fit", "predict_proba"]), None],
         "groups": ["array-like", list, tuple],
         "calibration_tol": [Interval(Real, 0, 1, closed="neither")],
-        "alpha": [Interval(Real, 0, 1, closed="neither"), Hidden(StrOptions({"deprecated"}))],
         "n_bins": [Interval(Integral, 1, MAX_N_BINS, closed="both")],
         "mechanism": [StrOptions({"numeric_sparse", "input_perturbation"}), None],
         "epsilon": [Interval(Real, 0, None, closed="neither")],
@@ -330,11 +319,8 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         "min_cell_size": [Interval(Integral, 1, None, closed="left"), None],
         "threshold": [Interval(Real, 0, None, closed="left"), None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "max_rounds": [Interval(Integral, 1, None, closed="left"),
-                       Hidden(StrOptions({"deprecated"}))],
         "clip_proba": [Interval(Real, 0, 0.5, closed="left")],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither"), None],
-        "prefit": ["boolean", Hidden(StrOptions({"deprecated"}))],
         "random_state": ["random_state", np.random.Generator],
         "verbose": ["verbose"],
     }
@@ -342,12 +328,10 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     def __init__(self, estimator=None, groups=(), *, calibration_tol=0.1, n_bins=10,
                  mechanism=None, epsilon=1.0, delta=1e-3, max_updates=None,
                  min_cell_size=None, threshold=None, max_iter=100, clip_proba=0.0,
-                 validation_fraction=None, random_state=None, verbose=0,
-                 alpha="deprecated", max_rounds="deprecated", prefit="deprecated"):
+                 validation_fraction=None, random_state=None, verbose=0):
         self.estimator = estimator
         self.groups = groups
         self.calibration_tol = calibration_tol
-        self.alpha = alpha
         self.n_bins = n_bins
         self.mechanism = mechanism
         self.epsilon = epsilon
@@ -356,10 +340,8 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         self.min_cell_size = min_cell_size
         self.threshold = threshold
         self.max_iter = max_iter
-        self.max_rounds = max_rounds
         self.validation_fraction = validation_fraction
         self.clip_proba = clip_proba
-        self.prefit = prefit
         self.random_state = random_state
         self.verbose = verbose
 
@@ -492,18 +474,8 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         return np.sort(fit_rows), np.sort(val_rows)
 
     def _resolve_base(self):
-        """(base estimator, used as fitted?) with the deprecated ``prefit`` handled."""
+        """(base estimator, used as fitted?): a ``FrozenEstimator`` is used as fitted."""
         base = self.estimator if self.estimator is not None else LogisticRegression()
-        if not (isinstance(self.prefit, str) and self.prefit == "deprecated"):
-            warnings.warn(
-                "`prefit` is deprecated since 0.2 and will be removed in 0.4: it fails "
-                "in clone/GridSearchCV. Pass estimator=FrozenEstimator(model) (from "
-                "sklearn.frozen) to use a fitted model as is.",
-                FutureWarning, stacklevel=3,
-            )
-            if self.prefit:
-                check_is_fitted(base)
-                return base, True
         if isinstance(base, FrozenEstimator):
             check_is_fitted(base)
             return base, True
@@ -569,7 +541,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                 f"with exactly 2 classes; got {classes.size}."
             )
         base, frozen = self._resolve_base()
-        self._tol, self._max_iter = self._renamed()
+        self._tol, self._max_iter = float(self.calibration_tol), int(self.max_iter)
         private = self.mechanism == "numeric_sparse"
         if self.mechanism in ("numeric_sparse", "input_perturbation"):
             warn_shared_noise(type(self).__name__, self.random_state, stacklevel=3)
@@ -698,9 +670,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         from ..privacy._compose import step_claims
         check_is_fitted(self)
         name = type(self).__name__
-        frozen = isinstance(self.estimator, FrozenEstimator) or (
-            not (isinstance(self.prefit, str) and self.prefit == "deprecated")
-            and bool(self.prefit))
+        frozen = isinstance(self.estimator, FrozenEstimator)
         if self.mechanism == "numeric_sparse":
             eps = float(self.epsilon_spent_) if frozen else float(self.epsilon)
             own = StepClaim("", name, "dp", eps, 0.0, (
@@ -725,25 +695,6 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         return [own] + step_claims(self.estimator_, "estimator_")
 
     # ------------------------------------------------------------------ settings
-    def _renamed(self):
-        """(calibration_tol, max_iter), honouring the deprecated ``alpha``/``max_rounds``."""
-        tol, max_iter = self.calibration_tol, self.max_iter
-        if not (isinstance(self.alpha, str) and self.alpha == "deprecated"):
-            warnings.warn(
-                "PrivateMulticalibrator(alpha=...) is deprecated in 0.2 and will be removed "
-                "in 0.4: it is the calibration tolerance, now called calibration_tol (alpha "
-                "is the L2 penalty of the FIL estimators). Use "
-                f"calibration_tol={self.alpha!r}.", FutureWarning, stacklevel=3)
-            tol = self.alpha
-        if not (isinstance(self.max_rounds, str) and self.max_rounds == "deprecated"):
-            warnings.warn(
-                "PrivateMulticalibrator(max_rounds=...) is deprecated in 0.2 and will be "
-                "removed in 0.4: the cap on passes over the cells is now max_iter, as in "
-                f"scikit-learn. Use max_iter={self.max_rounds!r}.", FutureWarning,
-                stacklevel=3)
-            max_iter = self.max_rounds
-        return float(tol), int(max_iter)
-
     def _cell_settings(self, n_groups, private):
         """(min cell size m, max_updates c, threshold) from public quantities only.
 
@@ -844,7 +795,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         if not 0 < probability < 1:
             raise ValueError(f"probability must be in (0, 1); got {probability!r}.")
         self._validate_params()
-        self._tol, _ = self._renamed()
+        self._tol = float(self.calibration_tol)
         m, c, thr = self._cell_settings(len(as_groups(self.groups)), True)
         return _smallest_cell(float(miscalibration), float(probability), m, c, thr,
                               float(self.epsilon))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from numbers import Real
 
 import numpy as np
@@ -32,9 +31,7 @@ from sklearn.utils.validation import (
 from ..utils._validation import errors_name, validate_named
 from ..utils.fixes import (
     HasMethods,
-    Hidden,
     Interval,
-    StrOptions,
     _check_sample_weight,
     _fit_context,
     _num_samples,
@@ -109,13 +106,6 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     group_weights : dict or None, default=None
         ``{group label: weight}`` for any number of groups; weights non-negative, summing
         to 1. Overrides ``w``; requires ``sample_group``.
-    max_iter : int or None, default="deprecated"
-        Deprecated: it set the inner estimator's ``max_iter``, overriding the value the
-        inner estimator was given, under a name that reads as WERM's own iteration cap.
-        Early stopping (WERM-ES) is the inner estimator's own parameter, as for any
-        scikit-learn meta-estimator: ``WERMClassifier(MLPClassifier(max_iter=k))``, or
-        ``estimator__max_iter`` in a search. Passing it still applies it, with a
-        ``FutureWarning``; it will be removed in 0.4.
 
     Attributes
     ----------
@@ -199,15 +189,12 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         "estimator": [HasMethods(["fit", "predict"]), None],
         "w": [Interval(Real, 0, 1, closed="both"), None],
         "group_weights": [dict, None],
-        "max_iter": [Interval(Real, 1, None, closed="left"), None,
-                     Hidden(StrOptions({"deprecated"}))],
     }
 
-    def __init__(self, estimator=None, w=None, *, group_weights=None, max_iter="deprecated"):
+    def __init__(self, estimator=None, w=None, *, group_weights=None):
         self.estimator = estimator
         self.w = w
         self.group_weights = group_weights
-        self.max_iter = max_iter
 
     def _validate_estimator(self):
         """The inner estimator as configured (not cloned): ``estimator`` or the default.
@@ -468,24 +455,6 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         labels, sizes, weights, per_row = self._row_weights(groups, sw)
 
         estimator, weight_key = self._check_inner()
-        max_iter = self.max_iter
-        if not (isinstance(max_iter, str) and max_iter == "deprecated"):
-            warnings.warn(
-                "WERMClassifier's max_iter is deprecated and will be removed in 0.4: "
-                "it overrode the inner estimator's own max_iter. Set early "
-                "stopping on the inner estimator instead, e.g. "
-                "WERMClassifier(MLPClassifier(max_iter=k)) or estimator__max_iter=k in a "
-                "search.", FutureWarning, stacklevel=2,
-            )
-        else:
-            max_iter = None
-        if max_iter is not None:
-            if "max_iter" not in estimator.get_params():
-                raise ValueError(
-                    f"max_iter={max_iter} (early stopping) needs an inner estimator with "
-                    f"a max_iter parameter; {type(estimator).__name__} has none."
-                )
-            estimator.set_params(max_iter=int(max_iter))
         if routing_enabled():
             routed = process_routing(self, "fit", **fit_params).estimator.fit
         else:
