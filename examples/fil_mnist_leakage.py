@@ -23,7 +23,7 @@ from sklearn_privacy import FILLinearRegression, FILLogisticRegression
 from sklearn_privacy.datasets import load_mnist01
 from sklearn_privacy.fil import EtaDisplay
 
-data = load_mnist01(n_components=20)
+data = load_mnist01(n_components=20, random_state=0)
 X, y = data.data_train, data.target_train
 models = {
     "linear": FILLinearRegression(sigma=1.0, alpha=0.0, random_state=0).fit(X, 2.0 * y - 1.0),

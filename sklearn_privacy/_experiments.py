@@ -88,7 +88,7 @@ def fit_mnist01_models(sigma=1.0, random_state=0):
     from .datasets import load_mnist01
     from .fil import FILLinearRegression, FILLogisticRegression
 
-    data = load_mnist01(n_components=20)
+    data = load_mnist01(n_components=20, random_state=0)
     Xtr, ytr = data.data_train, data.target_train
     lin = FILLinearRegression(sigma=sigma, alpha=0.0, random_state=random_state)
     lin.fit(Xtr, 2.0 * ytr - 1.0)

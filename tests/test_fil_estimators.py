@@ -177,7 +177,7 @@ def test_grid_search_over_sigma_in_pipeline():
 def test_mnist01_class0_leaks_more_than_class1():
     from sklearn_privacy.datasets import load_mnist01
 
-    data = load_mnist01(n_components=20, scale_to_unit_ball=True)
+    data = load_mnist01(n_components=20, scale_to_unit_ball=True, random_state=0)
     X, y = data.data_train, data.target_train
     lin = FILLinearRegression(sigma=1.0, alpha=0.0, random_state=0).fit(X, 2.0 * y - 1.0)
     log = FILLogisticRegression(sigma=1.0, alpha=1e-3, random_state=0).fit(X, y)

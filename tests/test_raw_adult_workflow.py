@@ -101,7 +101,8 @@ def test_grid_search_over_sigma_with_accuracy_and_membership(adult):
     cv = KFold(3, shuffle=True, random_state=0)
     pipe = _pipeline(FILLogisticRegression(alpha=1e-3, random_state=0), sparse=True)
     scoring = {"acc": "accuracy",
-               "mia": make_membership_scorer(X, y, attack="loss", cv=cv, metric="auc")}
+               "mia": make_membership_scorer(X, y, attack="loss", cv=cv, metric="auc",
+                                             random_state=0)}
     search = GridSearchCV(pipe, {"fillogisticregression__sigma": [1e-3, 1.0, 100.0]},
                           scoring=scoring, refit="acc", cv=cv, n_jobs=2).fit(X, y)
     acc = search.cv_results_["mean_test_acc"]
@@ -152,8 +153,10 @@ def test_werm_on_frame_with_reference_rows(adult):
     cv = KFold(3, shuffle=True, random_state=0)
     werm = WERMClassifier(_pipeline(LogisticRegression(max_iter=500), sparse=True), w=0.5)
     scoring = {"acc": "accuracy",
-               "train_rows": make_werm_membership_scorer(X, y, group, group=0, cv=cv),
-               "reference_rows": make_werm_membership_scorer(X, y, group, group=1, cv=cv)}
+               "train_rows": make_werm_membership_scorer(X, y, group, group=0, cv=cv,
+                                                         random_state=0),
+               "reference_rows": make_werm_membership_scorer(X, y, group, group=1, cv=cv,
+                                                             random_state=0)}
     search = GridSearchCV(werm, {"w": [0.0, 1.0]}, scoring=scoring, refit="acc", cv=cv)
     search.fit(X, y, sample_group=group)
     assert np.all(search.cv_results_["mean_test_acc"] > 0.75)

@@ -217,7 +217,7 @@ def test_exceptions_are_in_the_table():
 
 
 def test_alpha_documents_the_per_sample_convention():
-    """Every estimator with ``alpha`` maps it to Ridge / LogisticRegression(C) / PoissonRegressor."""
+    """Each estimator with ``alpha`` maps it to Ridge, LogisticRegression(C), PoissonRegressor."""
     checked = 0
     for qualname, obj in _public_objects():
         if inspect.isclass(obj) and "alpha" in inspect.signature(obj.__init__).parameters:

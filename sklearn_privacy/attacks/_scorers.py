@@ -353,7 +353,7 @@ def _check_scorer_params(attack, thresholds, metric, known_fraction, random_stat
 
 def make_membership_scorer(X_population, y_population, *, attack="confidence",
                            thresholds="per_class", metric="auc", known_fraction=0.5,
-                           cv=None, confidence=None, random_state=0):
+                           cv=None, confidence=None, random_state=None):
     """Scorer measuring membership-inference leakage inside cross-validation.
 
     Design: the scorer is built on the population ``X_population, y_population`` that is
@@ -425,7 +425,7 @@ def make_membership_scorer(X_population, y_population, *, attack="confidence",
         score above ``-bound`` says the leakage is under ``bound`` at that confidence on
         the fold. The full result of a fold (intervals, chance levels) is
         ``scorer.result(estimator, X_fold, y_fold)``.
-    random_state : int, RandomState, Generator or None, default=0
+    random_state : int, RandomState, Generator or None, default=None
         Known/evaluation split of the attack. ``None`` draws it from fresh OS entropy at
         every call (never numpy's global state).
 
@@ -473,7 +473,7 @@ def make_membership_scorer(X_population, y_population, *, attack="confidence",
 def make_werm_membership_scorer(X_population, y_population, sample_group, *, group=0,
                                 attack="confidence", thresholds="per_class",
                                 metric="auc", known_fraction=0.5, cv=None,
-                                confidence=None, random_state=0):
+                                confidence=None, random_state=None):
     """Membership leakage of one group of rows (WERM's training or reference data).
 
     For a :class:`~sklearn_privacy.WERMClassifier` searched over ``w`` (the estimator
@@ -511,7 +511,7 @@ def make_werm_membership_scorer(X_population, y_population, sample_group, *, gro
     confidence : float in (0, 1) or None, default=None
         Score the conservative end of the metric's bootstrap interval; see
         :func:`make_membership_scorer`.
-    random_state : int, RandomState, Generator or None, default=0
+    random_state : int, RandomState, Generator or None, default=None
         Known/evaluation split of the attack. ``None`` draws it from fresh OS entropy at
         every call (never numpy's global state).
 
@@ -675,7 +675,7 @@ class _InversionScorer:
 
 
 def make_attribute_inversion_scorer(columns, candidates=None, *, attack="whitebox",
-                                    n_draws=20, random_state=0):
+                                    n_draws=20, random_state=None):
     """Scorer measuring attribute inversion; the score is minus the attack's accuracy.
 
     ``attack="whitebox"`` and ``"map"`` play the adversary of the FIL threat model against
@@ -707,7 +707,7 @@ def make_attribute_inversion_scorer(columns, candidates=None, *, attack="whitebo
     n_draws : int >= 1 or None, default=20
         Simulated releases of the white-box attacks (``None``: attack the actual
         release). Not used by ``"fredrikson"``.
-    random_state : int, RandomState, Generator or None, default=0
+    random_state : int, RandomState, Generator or None, default=None
         Noise of the simulated releases (white-box attacks); ``None`` draws from fresh OS
         entropy.
 
