@@ -92,8 +92,9 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         noise on the features (no guarantee claimed).
     epsilon : float, default=1.0
         Privacy budget of the mechanism; ignored when ``mechanism=None``.
-    delta : float, default=1e-3
-        Only for input perturbation.
+    delta : float, default=1e-5
+        Only for input perturbation (the package-wide default; the paper's experiments
+        use 1e-3).
     max_updates : int or None, default=None
         NumericSparse's ``c``. None: the paper's Figure 1 choice
         :math:`\\sqrt{m\\epsilon}/\\sqrt{\\ln(|C|/\\beta) + \\ln|C|}` with beta = 0.05,
@@ -326,7 +327,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     }
 
     def __init__(self, estimator=None, groups=(), *, calibration_tol=0.1, n_bins=10,
-                 mechanism=None, epsilon=1.0, delta=1e-3, max_updates=None,
+                 mechanism=None, epsilon=1.0, delta=1e-5, max_updates=None,
                  min_cell_size=None, threshold=None, max_iter=100, clip_proba=0.0,
                  validation_fraction=None, random_state=None, verbose=0):
         self.estimator = estimator
