@@ -369,7 +369,7 @@ def multicalibration_study(*, min_size=20, random_state=0):
                 "test_accuracy": float(np.mean((p > 0.5) == yte)),
                 "test_log_loss": float(log_loss(yte, np.clip(p, 1e-15, 1 - 1e-15))),
                 "test_mc_error": float(multicalibration_error(yte, p, G, min_size=min_size)),
-                "epsilon": None if mc is None else float(mc.epsilon_spent_),
+                "epsilon": None if mc is None else float(mc.epsilon_),
                 "n_updates": None if mc is None else int(mc.n_updates_),
                 "model": model,
             })

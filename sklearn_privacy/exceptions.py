@@ -38,7 +38,7 @@ class PrivacyWarning(UserWarning):
 
     Emitted when a call runs but cannot deliver what its parameters suggest: for
     example a differentially private mechanism whose base model was fitted on the
-    protected rows (``epsilon_spent_`` becomes infinite), or rows scaled to a norm
+    protected rows (``epsilon_`` becomes infinite), or rows scaled to a norm
     bound. Turn it into an error with ``warnings.simplefilter("error", PrivacyWarning)``.
 
     See Also

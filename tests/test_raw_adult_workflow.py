@@ -174,7 +174,7 @@ def test_multicalibration_with_raw_groups_and_frozen_base(adult):
     # says so (see smallest_correctable_cell) instead of silently making few updates
     with pytest.warns(UserWarning, match="groups|noisy answers"):
         mc.fit(X_cal, y_cal)
-    assert np.isfinite(mc.epsilon_spent_) and mc.epsilon_spent_ <= 1.0
+    assert np.isfinite(mc.epsilon_) and mc.epsilon_ <= 1.0
     proba = mc.predict_proba(X_cal)
     assert proba.shape == (len(X_cal), 2) and np.all((proba >= 0) & (proba <= 1))
     # membership evaluated on the frame: the Black group of the calibration rows

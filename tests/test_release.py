@@ -136,7 +136,7 @@ def test_strip_walks_pipelines_and_searches():
     grid = GridSearchCV(WERMClassifier(LogisticRegression()), {"w": [0.2, 0.7]},
                         cv=KFold(2)).fit(X, y, sample_group=g)
     nested = PrivateMulticalibrator(
-        IRFILLogisticRegression(sigma=0.1, eta_max_iter=1, random_state=0), alpha=0.01,
+        IRFILLogisticRegression(sigma=0.1, eta_max_iter=1, random_state=0), calibration_tol=0.01,
         min_cell_size=5).fit(X, y)
     for est, inner in ((pipe, lambda e: e[-1]), (grid, lambda e: e.best_estimator_),
                        (grid.best_estimator_, lambda e: e),

@@ -155,13 +155,17 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         Number of passes over the cells run (at most ``max_iter``).
     n_rounds_ : int
         Same as ``n_iter_`` (its name before 0.2).
-    epsilon_spent_ : float
+    epsilon_ : float
         Privacy budget of the whole fit (``inf`` when no guarantee holds: no mechanism,
         input perturbation, or a base model fitted on the calibration data): the
         guarantee for the rows this estimator receives, assuming fresh noise
         (``random_state=None``); a fixed seed or a shared generator voids it for the
         published object.
-    delta_spent_ : float
+    delta_ : float
+        Its delta (0 under NumericSparse, 1 when no guarantee holds).
+    epsilon_reason_ : str
+        Why ``epsilon_`` is what it is (which setting voids the guarantee when it is
+        ``inf``).
     min_cell_size_ : int
     largest_cell_sizes_ : ndarray of int, one per entry of ``groups_``
         Size of each group's largest (group, bucket) cell of the base model's
@@ -236,7 +240,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
       composition the whole fit is ``(eps1 + eps/4 + eps/4, 0) = (epsilon, 0)``-DP, however
       many cells are queried below the threshold; the mechanism halts after exactly ``c``
       positive answers (the paper's ``q.count >= i`` should read ``>= j``).
-      ``epsilon_spent_`` reports ``epsilon`` once a query is made.
+      ``epsilon_`` reports ``epsilon`` once a query is made.
     * Threat model: the adversary sees ``updates_`` (hence every prediction) and knows
       everything except whether one individual's (features, label) row was replaced. The
       groups, ``n_bins``, ``calibration_tol``, ``min_cell_size``, ``threshold``, ``max_updates`` and
@@ -245,7 +249,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
       ``FrozenEstimator(model)`` of a model trained on other rows. The estimator cannot
       check where a frozen model came from; the guarantee holds only if it was not
       trained (or selected) on the calibration rows. An unfrozen base is fitted on the
-      calibration rows without privacy: ``epsilon_spent_`` is ``inf`` and a
+      calibration rows without privacy: ``epsilon_`` is ``inf`` and a
       :class:`~sklearn_privacy.exceptions.PrivacyWarning` says so. The number of
       calibration rows and the label set are treated as public (input validation reads
       them). A fixed ``random_state`` makes the noise reproducible and the release
@@ -280,7 +284,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     model's scores are computed on the noisy features; an unfrozen base model is fitted
     on them too; groups on ``sensitive_features`` use the exact values). Labels are not
     protected and the loop is not the ERM that analysis covers, so no end-to-end
-    guarantee is claimed: ``epsilon_spent_`` is ``inf``, ``delta_spent_`` is 1 and a
+    guarantee is claimed: ``epsilon_`` is ``inf``, ``delta_`` is 1 and a
     :class:`~sklearn_privacy.exceptions.PrivacyWarning` says so; ``feature_noise_std_``
     reports the noise used (``c = 8``, ``G = 1``, ``T = 1500``, the paper's settings). It
     needs numeric features (an array, a sparse matrix is refused, or a numeric
@@ -557,7 +561,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             warnings.warn(
                 "mechanism='input_perturbation' adds noise to the features only: the labels "
                 "are used exactly, so no differential-privacy guarantee is claimed "
-                "(epsilon_spent_ = inf). Use mechanism='numeric_sparse' with a "
+                "(epsilon_ = inf). Use mechanism='numeric_sparse' with a "
                 "FrozenEstimator base for an (epsilon, 0)-DP release.",
                 PrivacyWarning, stacklevel=2,
             )
@@ -565,7 +569,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             warnings.warn(
                 "mechanism='numeric_sparse' with a base estimator fitted on the calibration "
                 "rows: the base model sees them without any privacy, so the release has no "
-                "guarantee (epsilon_spent_ = inf). Train the base model on other data and "
+                "guarantee (epsilon_ = inf). Train the base model on other data and "
                 "pass estimator=FrozenEstimator(model).",
                 PrivacyWarning, stacklevel=2,
             )
@@ -650,11 +654,22 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         elif val is None:
             self._warn_small_cells()
         if private and frozen:
-            self.epsilon_spent_, self.delta_spent_ = ns.epsilon_spent_, 0.0
+            self.epsilon_, self.delta_ = ns.epsilon_, 0.0
+            self.epsilon_reason_ = (
+                "NumericSparse answers every cell query with Laplace noise: "
+                f"(epsilon={self.epsilon_:.6g}, 0)-DP for the calibration rows given the "
+                "frozen base model")
         else:
             # no mechanism, input perturbation (exact labels) or a base model fitted on
             # the calibration rows without privacy: no guarantee
-            self.epsilon_spent_, self.delta_spent_ = float("inf"), 1.0
+            self.epsilon_, self.delta_ = float("inf"), 1.0
+            self.epsilon_reason_ = (
+                "mechanism=None: the updates are computed from the calibration rows "
+                "without noise" if self.mechanism is None else
+                "mechanism='input_perturbation' perturbs the features only and uses the "
+                "labels exactly" if not private else
+                "the base model is fitted on the calibration rows inside this fit without "
+                "a guarantee of its own (privacy_claim composes a DP base)")
         return self
 
     def __sklearn_privacy_claim__(self):
@@ -664,7 +679,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         given the base model (NumericSparse's guarantee holds for any fixed base). A
         frozen base is data-independent (it must have been fitted on other data); a base
         fitted here on the same rows is walked and composed (adaptive composition), so a
-        DP base keeps the claim finite where ``epsilon_spent_`` (this step alone) is inf.
+        DP base keeps the claim finite where ``epsilon_`` (this step alone) is inf.
         Without a mechanism, or with input perturbation: non-private.
         """
         from ..privacy import StepClaim
@@ -673,7 +688,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         name = type(self).__name__
         frozen = isinstance(self.estimator, FrozenEstimator)
         if self.mechanism == "numeric_sparse":
-            eps = float(self.epsilon_spent_) if frozen else float(self.epsilon)
+            eps = float(self.epsilon_) if frozen else float(self.epsilon)
             own = StepClaim("", name, "dp", eps, 0.0, (
                 "NumericSparse answers every cell query with Laplace noise: "
                 f"(epsilon={eps:.6g}, 0)-DP for the calibration rows given the base model; "
