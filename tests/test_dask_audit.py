@@ -144,9 +144,9 @@ def test_per_example_eta_with_a_dask_mask_and_constrained_all_rows(fitted):
     assert _rel(est.eta(None, [3, 4, 5], per_example=True, constrained=True),
                 ref.eta(None, [3, 4, 5], per_example=True, constrained=True)) < 1e-10
     for statistic in ("max", "mean"):
-        assert est.sigma_for_eta(0.5, statistic=statistic, columns=[3, 4, 5],
+        assert est.sigma_for_eta(0.5, aggregate=statistic, columns=[3, 4, 5],
                                  constrained=True) == pytest.approx(
-            ref.sigma_for_eta(0.5, statistic=statistic, columns=[3, 4, 5],
+            ref.sigma_for_eta(0.5, aggregate=statistic, columns=[3, 4, 5],
                               constrained=True), rel=1e-10)
     assert est.eta(rows=[], per_example=True).shape == (0,)
 

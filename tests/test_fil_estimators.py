@@ -118,13 +118,13 @@ def test_sigma_for_eta():
     X, y = _classification()
     est = FILLogisticRegression(sigma=1.0, alpha=0.01, random_state=0).fit(X, y)
     for stat, fn in (("max", np.max), ("mean", np.mean)):
-        s = est.sigma_for_eta(0.25, statistic=stat)
+        s = est.sigma_for_eta(0.25, aggregate=stat)
         refit = FILLogisticRegression(sigma=s, alpha=0.01, random_state=0).fit(X, y)
         assert fn(refit.eta_) == pytest.approx(0.25, rel=1e-10)
     with pytest.raises(ValueError, match="target_eta"):
         est.sigma_for_eta(0.0)
-    with pytest.raises(ValueError, match="statistic"):
-        est.sigma_for_eta(1.0, statistic="median")
+    with pytest.raises(ValueError, match="aggregate"):
+        est.sigma_for_eta(1.0, aggregate="median")
 
 
 def _float_bytes(values):

@@ -955,13 +955,13 @@ class BaseFILEstimator(BaseEstimator):
         return engine.fim(rows, self._resolve_columns(columns), sigma=self._audit_sigma(),
                           dense=dense)
 
-    def sigma_for_eta(self, target_eta: float, *, statistic: str = "max",
+    def sigma_for_eta(self, target_eta: float, *, aggregate: str = "max",
                       columns=None, constrained: bool = False) -> float:
         """Noise scale at which the per-example eta reaches ``target_eta``.
 
         eta scales exactly as ``1 / sigma`` and the minimiser does not depend on
         ``sigma``, so refitting with ``set_params(sigma=...)`` releases a model whose
-        per-example eta statistic equals ``target_eta``. Through a pipeline, with
+        per-example eta aggregate equals ``target_eta``. Through a pipeline, with
         original feature names, use :func:`sklearn_privacy.fil.sigma_for_eta`.
 
         **Units.** eta bounds how precisely an unbiased adversary recovers a training
@@ -986,8 +986,8 @@ class BaseFILEstimator(BaseEstimator):
         ----------
         target_eta : float > 0
             The per-example eta the refitted model must reach.
-        statistic : {"max", "mean"}, default="max"
-            Which statistic of the per-example eta must equal ``target_eta``.
+        aggregate : {"max", "mean"}, default="max"
+            Which aggregate of the per-example eta must equal ``target_eta``.
         columns : None, int, str, array-like of int or str, or array-like of bool, \
                 default=None
             Attributes whose per-example eta is targeted, as in :meth:`eta` (indices or
@@ -1004,17 +1004,17 @@ class BaseFILEstimator(BaseEstimator):
         Raises
         ------
         ValueError
-            ``target_eta`` not positive and finite, unknown ``statistic``, or a noise
+            ``target_eta`` not positive and finite, unknown ``aggregate``, or a noise
             scale that is not a positive finite float64 (e.g. every eta is zero).
         """
         if not (isinstance(target_eta, Real) and np.isfinite(target_eta) and target_eta > 0):
             raise ValueError(f"target_eta must be a positive finite number; got {target_eta!r}.")
-        if statistic not in ("max", "mean"):
-            raise ValueError(f"statistic must be 'max' or 'mean'; got {statistic!r}.")
+        if aggregate not in ("max", "mean"):
+            raise ValueError(f"aggregate must be 'max' or 'mean'; got {aggregate!r}.")
         engine = self._audit_engine()
         norms = np.sqrt(engine.per_example_sq_norms(self._resolve_columns(columns),
                                                     constrained=constrained))
-        value = norms.max() if statistic == "max" else norms.mean()
+        value = norms.max() if aggregate == "max" else norms.mean()
         with np.errstate(over="ignore", under="ignore"):
             sigma = value / target_eta
         if not (np.isfinite(sigma) and sigma > 0):
