@@ -817,9 +817,9 @@ class BaseFILEstimator(BaseEstimator):
                        and (names is None or c not in list(names))]
             if not unknown:
                 raise
-            if names is None and param == "attributes":
+            if names is None and param == "sensitive_features":
                 raise ValueError(
-                    f"attributes: got the name {unknown[0]!r}, but {type(self).__name__} "
+                    f"sensitive_features: got the name {unknown[0]!r}, but {type(self).__name__} "
                     "received X without column names (no feature_names_in_). Inside a "
                     "Pipeline the preceding step returns an array even when the pipeline is "
                     "fitted on a DataFrame: call "

@@ -42,12 +42,12 @@ _IRFIL_DOC = """
         Fit an unpenalised intercept (it is perturbed too).
 {extra_params}    eta_max_iter : int, default=10
         Maximum number of reweighting iterations :math:`T` (at least 1); at most
-        ``T + 1`` weighted fits. Called ``n_iter`` before 0.2.
+        ``T + 1`` weighted fits.
     eta_tol : float or None, default=None
         Equalisation tolerance: stop the reweighting early once the coefficient of
         variation std(eta)/mean(eta) of the equalised eta is at most ``eta_tol``
-        (``None``: run all ``eta_max_iter`` iterations). Called ``cv_tol`` before 0.2.
-    attributes : None, int, str or array-like of int / str, default=None
+        (``None``: run all ``eta_max_iter`` iterations).
+    sensitive_features : None, int, str or array-like of int / str, default=None
         ``None`` equalises the example-level eta (all features and the label). A set of
         column indices (``n_features_in_`` is the label) or names of
         ``feature_names_in_`` (``"label"`` for the label; resolved at fit) equalises the
@@ -55,9 +55,9 @@ _IRFIL_DOC = """
         last step of a pipeline with ``set_output(transform="pandas")``, an original
         feature name (``"sex"``) resolves to its encoded columns
         (``"onehotencoder__sex_Female"``, ...), checked to be one feature's one-hot
-        encoding; see ``attribute_columns_``.
+        encoding; see ``sensitive_feature_indices_``.
     constrained : bool, default=False
-        With a one-hot ``attributes`` block: use the constrained attribute eta (changes
+        With a one-hot ``sensitive_features`` block: use the constrained attribute eta (changes
         that move an individual between the encoded levels).
     store_eta : bool, default=False
         Keep the full per-example eta array of every iteration in ``eta_history_``.
@@ -78,9 +78,9 @@ _IRFIL_DOC = """
         Released intercept (0.0 when ``fit_intercept=False``).
     sample_weight_ : ndarray of shape (n_samples,)
         Final weights :math:`\\omega` (those of the released model).
-    attribute_columns_ : ndarray of int or None
-        The columns ``attributes`` resolved to (indices of the input; ``n_features_in_``
-        is the label), None without ``attributes``. An original feature name behind a
+    sensitive_feature_indices_ : ndarray of int or None
+        The columns ``sensitive_features`` resolved to (indices of the input; ``n_features_in_``
+        is the label), None without ``sensitive_features``. An original feature name behind a
         pandas-output ColumnTransformer (``"sex"``) resolves to its encoded columns.
     n_iter_ : int
         Number of reweighting iterations run (fewer than ``eta_max_iter`` when
@@ -133,7 +133,7 @@ class _IRFILMixin:
     _irfil_constraints: dict = {
         "eta_max_iter": [Interval(Integral, 1, None, closed="left")],
         "eta_tol": [Interval(Real, 0, None, closed="left"), None],
-        "attributes": ["array-like", str, Integral, None],
+        "sensitive_features": ["array-like", str, Integral, None],
         "constrained": ["boolean"],
         "store_eta": ["boolean"],
         "verbose": ["verbose"],
@@ -143,19 +143,20 @@ class _IRFILMixin:
         theta, _ = self._irfil_fit(X, y, sample_weight)
         return theta
 
-    def _check_attributes(self, X=None):
-        """Resolve ``attributes`` (indices or names of ``feature_names_in_``) at fit."""
-        if self.attributes is None:
+    def _check_sensitive_features(self, X=None):
+        """Resolve ``sensitive_features`` (indices or names of ``feature_names_in_``) at fit."""
+        if self.sensitive_features is None:
             if self.constrained:
                 raise ValueError(
-                    "constrained=True needs attributes: pass the one-hot columns of the "
+                    "constrained=True needs sensitive_features: pass the one-hot columns of the "
                     "attribute to equalise."
                 )
-            self._attribute_columns = self.attribute_columns_ = None
+            self._sensitive_columns = self.sensitive_feature_indices_ = None
             return
-        self._attribute_columns = self._resolve_columns(self.attributes, param="attributes",
+        self._sensitive_columns = self._resolve_columns(self.sensitive_features,
+                                                        param="sensitive_features",
                                                         X=X)
-        self.attribute_columns_ = self._attribute_columns
+        self.sensitive_feature_indices_ = self._sensitive_columns
 
     def _history_scaled(self, values):
         with np.errstate(over="ignore", under="ignore"):
@@ -165,13 +166,13 @@ class _IRFILMixin:
 
     def _irfil_fit(self, X, y, s):
         """Run Algorithm 1; ``s`` are the validated user weights (individual counts)."""
-        self._check_attributes(X)
+        self._check_sensitive_features(X)
         self.__dict__.pop("_eta_cache", None)
         pos = s > 0
         n_ind = s.sum()
         omega = s.copy()
         theta = None
-        columns = None if self.attributes is None else self._attribute_columns
+        columns = None if self.sensitive_features is None else self._sensitive_columns
         verbose = getattr(self, "verbose", 0)
         stats = {k: [] for k in ("mean", "std", "max", "min", "cv")}
         etas = []
@@ -205,7 +206,7 @@ class _IRFILMixin:
                 raise ValueError(
                     "Some examples have zero Fisher information loss for the equalised "
                     "columns, so IRFIL cannot reweight them (the update divides by eta). "
-                    "Choose attributes that every example's fit depends on."
+                    "Choose sensitive_features that every example's fit depends on."
                 )
             ratio = np.zeros_like(omega)
             ratio[pos] = omega[pos] / eta_ind[pos]
@@ -227,14 +228,14 @@ class IRFILLinearRegression(_IRFILMixin, FILLinearRegression):
     }
 
     def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, eta_max_iter=10,
-                 eta_tol=None, attributes=None, constrained=False, store_eta=False,
+                 eta_tol=None, sensitive_features=None, constrained=False, store_eta=False,
                  data_norm=None, target_bound=None, delta=1e-5, verbose=0, random_state=None):
         self.sigma = sigma
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.eta_max_iter = eta_max_iter
         self.eta_tol = eta_tol
-        self.attributes = attributes
+        self.sensitive_features = sensitive_features
         self.constrained = constrained
         self.store_eta = store_eta
         self.data_norm = data_norm
@@ -250,7 +251,7 @@ class IRFILLogisticRegression(_IRFILMixin, FILLogisticRegression):
     }
 
     def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, tol=1e-12, max_iter=100,
-                 eta_max_iter=10, eta_tol=None, attributes=None, constrained=False,
+                 eta_max_iter=10, eta_tol=None, sensitive_features=None, constrained=False,
                  store_eta=False, data_norm=None, delta=1e-5, verbose=0, random_state=None):
         self.sigma = sigma
         self.alpha = alpha
@@ -259,7 +260,7 @@ class IRFILLogisticRegression(_IRFILMixin, FILLogisticRegression):
         self.max_iter = max_iter
         self.eta_max_iter = eta_max_iter
         self.eta_tol = eta_tol
-        self.attributes = attributes
+        self.sensitive_features = sensitive_features
         self.constrained = constrained
         self.store_eta = store_eta
         self.data_norm = data_norm

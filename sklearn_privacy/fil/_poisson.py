@@ -303,7 +303,7 @@ class IRFILPoissonRegressor(_IRFILMixin, FILPoissonRegressor):
     }
 
     def __init__(self, sigma=1.0, *, alpha=1.0, fit_intercept=True, tol=1e-12, max_iter=100,
-                 eta_max_iter=10, eta_tol=None, attributes=None, constrained=False,
+                 eta_max_iter=10, eta_tol=None, sensitive_features=None, constrained=False,
                  store_eta=False, verbose=0, random_state=None):
         self.sigma = sigma
         self.alpha = alpha
@@ -312,7 +312,7 @@ class IRFILPoissonRegressor(_IRFILMixin, FILPoissonRegressor):
         self.max_iter = max_iter
         self.eta_max_iter = eta_max_iter
         self.eta_tol = eta_tol
-        self.attributes = attributes
+        self.sensitive_features = sensitive_features
         self.constrained = constrained
         self.store_eta = store_eta
         self.verbose = verbose
