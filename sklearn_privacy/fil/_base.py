@@ -16,7 +16,12 @@ from ..utils import noise_generator, resolve_columns
 from ..utils._columns import check_derived_block, derived_columns
 from ..utils._random import warn_shared_noise
 from ..utils._validation import errors_name, validate_named
-from ..utils.fixes import Interval, _check_sample_weight, _fit_context
+from ..utils.fixes import (
+    Interval,
+    _check_sample_weight,
+    _fit_context,
+    register_process_pool_reducer,
+)
 from . import _dask
 from ._dp import analytic_gaussian_epsilon, analytic_gaussian_sigma, minimiser_sensitivity
 from ._engine import FILEngine, check_sigma_scaled
@@ -319,6 +324,25 @@ def _scale_rows(X, data_norm):
         return sp.csr_matrix(sp.diags(factor) @ X)
     X *= factor[:, None]
     return X
+
+
+def _rebuild_with_audit_state(cls, state):
+    """Inverse of :func:`_reduce_with_audit_state`."""
+    obj = cls.__new__(cls)
+    obj.__dict__.update(state)
+    return obj
+
+
+def _reduce_with_audit_state(estimator):
+    """The whole estimator, audit state included: for joblib's process pool only.
+
+    Registered for every FIL estimator class in the pool's own pickler (see
+    ``utils.fixes.register_process_pool_reducer``), so the estimators that
+    ``cross_validate(..., n_jobs=2, return_estimator=True)`` or a parallel search fit in a
+    worker come back auditable. Every other pickle goes through ``__getstate__``, which
+    drops the audit state.
+    """
+    return _rebuild_with_audit_state, (type(estimator), dict(estimator.__dict__))
 
 
 class BaseFILEstimator(BaseEstimator):
@@ -739,6 +763,20 @@ class BaseFILEstimator(BaseEstimator):
         return tags
 
     # ------------------------------------------------------------------ audit state
+    # Where the audit state (training rows, exact minimiser, Hessian) may go:
+    # - in memory: everywhere (deepcopy keeps it: a copy is not a release);
+    # - between the processes of one joblib process pool (loky, the default backend of
+    #   n_jobs in scikit-learn): yes, through the pool's own pickler only
+    #   (``_reduce_with_audit_state``), so cross-validation and searches in parallel
+    #   return auditable estimators;
+    # - any other pickle (``pickle``, ``joblib.dump``, ``cloudpickle``) and the object
+    #   ``strip_for_release`` publishes: never (``__getstate__`` below).
+    # A model without it is audited again by ``fil.audit(model, X, y)``, which runs the
+    # same fit (``_fit_exact`` and its ``FILEngine``) on the training rows.
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        register_process_pool_reducer(cls, _reduce_with_audit_state)
+
     def __getstate__(self):
         state = super().__getstate__()
         state = dict(state)
@@ -767,8 +805,9 @@ class BaseFILEstimator(BaseEstimator):
                 f"{type(self).__name__} was loaded from a pickle/joblib dump (or copied "
                 "through one). Dumps hold only the released, noise-perturbed parameters: "
                 "the training data, the exact minimiser and the Hessian needed for eta_ "
-                "and fisher_information are deliberately never serialised. Refit the "
-                "estimator on the training data to audit it."
+                "and fisher_information are deliberately never serialised. Audit it again "
+                "from its training rows: sklearn_privacy.fil.audit(model, X, y) returns it "
+                "with eta_ (or refit it)."
             )
         return engine
 
