@@ -248,7 +248,7 @@ def werm_mnist_study(weights=WERM_WEIGHTS, random_state=0):
                                            random_state=random_state), w=w)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            clf.fit(Xfit, yfit, sample_group=group)
+            clf.fit(Xfit, yfit, sensitive_features=group)
         mt = membership_inference(clf, X[tr], y[tr], X[te], y[te], random_state=random_state)
         mr = membership_inference(clf, X[rf], y[rf], X[te], y[te], random_state=random_state)
         rows.append({"w": float(w), "test_accuracy": float(clf.score(X[te], y[te])),
