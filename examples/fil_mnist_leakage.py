@@ -40,7 +40,8 @@ for name, model in models.items():
 
 fig, axes = plt.subplots(1, 2, figsize=(8, 3.4), sharey=True)
 for ax, (name, model) in zip(axes, models.items(), strict=True):
-    EtaDisplay.from_estimator(model, by="class", y=y, bins=40, top_k=5, ax=ax, name=name)
+    EtaDisplay.from_estimator(model, sensitive_features="class", y=y, bins=40, top_k=5, ax=ax,
+                              name=name)
     ax.set_xlabel("per-example eta at sigma = 1")
 axes[0].set_ylabel("training images")
 fig.tight_layout()

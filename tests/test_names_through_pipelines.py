@@ -121,11 +121,11 @@ def test_eta_display_by_original_feature_and_index_labels(adult):
     X, y = adult
     pipe = make_pipeline(_pre(), FILLogisticRegression(random_state=0)).fit(X, y)
     try:
-        disp = EtaDisplay.from_estimator(pipe, by="sex", top_k=5)
+        disp = EtaDisplay.from_estimator(pipe, sensitive_features="sex", top_k=5)
         assert sorted(disp.counts_) == ["Female", "Male"]
         n_female = int((X["sex"] == "Female").sum())
         assert disp.counts_["Female"].sum() == n_female
-        framed = EtaDisplay.from_estimator(pipe, by="sex", X=X, top_k=5)
+        framed = EtaDisplay.from_estimator(pipe, sensitive_features="sex", X=X, top_k=5)
         eta = fil.eta(pipe, per_example=True)
         top = np.argsort(-eta, kind="stable")[:5]
         texts = [t.get_text() for t in framed.top_k_texts_]
