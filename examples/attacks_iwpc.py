@@ -152,7 +152,7 @@ def figure7(quick):
                                               random_state=0)))]
     if not quick:
         adult = load_adult(variant="fil")
-        married = adult.sensitive_columns["marital_status"]
+        married = adult.sensitive_features["marital_status"]
         runs.append(("Adult, married (logistic)", adult.data, adult.target, married,
                      np.array([[0.0], [1.0]]),
                      lambda t: (FILLogisticRegression(sigma=sigma, alpha=1e-3, random_state=0)

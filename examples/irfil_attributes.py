@@ -31,7 +31,7 @@ runs = {
     ).fit(X_iwpc, y_iwpc),
     "Adult, marital status": IRFILLinearRegression(
         sigma=1e-3, alpha=1e-3, fit_intercept=False, eta_max_iter=10,
-        sensitive_features=adult.sensitive_columns["marital_status"], store_eta=True,
+        sensitive_features=adult.sensitive_features["marital_status"], store_eta=True,
         random_state=0,
     ).fit(adult.data, 2.0 * adult.target - 1.0),
 }

@@ -34,9 +34,9 @@ def test_adult_rows_and_columns():
     first = dict(zip(train.feature_names, train.data[0], strict=True))
     assert first["workclass=State-gov"] == 1 and first["race=White"] == 1
     assert first["sex=Male"] == 1 and train.target[0] == 0
-    assert set(train.sensitive_columns) == {"race", "sex", "marital_status"}
-    assert len(train.sensitive_columns["race"]) == 5
-    assert len(train.sensitive_columns["marital_status"]) == 7
+    assert set(train.sensitive_features) == {"race", "sex", "marital_status"}
+    assert len(train.sensitive_features["race"]) == 5
+    assert len(train.sensitive_features["marital_status"]) == 7
     # test labels carry a trailing dot in the raw file; positives must still be found
     assert 0.2 < test.target.mean() < 0.3
 
@@ -151,7 +151,7 @@ def test_adult_raw_frame_matches_uci_files_and_encoded_rows():
     # one naming: raw columns = keys = prefixes of the encoded names
     enc = load_adult()
     assert set(enc.categorical_columns) == set(cats) == set(train.categorical_columns)
-    assert set(enc.sensitive_columns) == set(train.sensitive_columns)
+    assert set(enc.sensitive_features) == set(train.sensitive_features)
     for name in enc.feature_names:
         assert name.split("=")[0] in train.data.columns, name
     for key, cols in train.categorical_columns.items():

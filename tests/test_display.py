@@ -340,7 +340,7 @@ def test_clear_import_error_without_matplotlib():
     assert "pip install" in out.stdout
 
 
-def test_eta_display_takes_name_and_deprecates_estimator_name():
+def test_eta_display_takes_name():
     """EtaDisplay's label parameter is ``name``, as in scikit-learn's displays since 1.7."""
     import warnings
 

@@ -38,7 +38,7 @@ def adult():
     tr, te = load_adult(), load_adult(subset="test")
     mu, sd = tr.data.mean(0), tr.data.std(0)
     sd[sd == 0] = 1
-    sens = tr.sensitive_columns
+    sens = tr.sensitive_features
     cols = sens["race"] + sens["sex"]
     # all columns standardised (the paper's base input) + raw indicators for the groups
     Xtr = np.hstack([(tr.data - mu) / sd, tr.data[:, cols]])
