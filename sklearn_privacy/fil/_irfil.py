@@ -38,6 +38,11 @@ _IRFIL_DOC = """
         Standard deviation of the Gaussian noise added to every released parameter.
     alpha : float, default={alpha_default}
         L2 penalty, the FIL paper's :math:`\\lambda` (penalty ``n alpha / 2 ||w||^2``).
+        The penalty is per-sample: the objective is the (weighted) mean loss plus
+        ``alpha / 2 ||w||^2``, so ``FILLinearRegression(alpha=a)`` has the minimiser of
+        ``Ridge(alpha=n_samples * a)``, ``FILLogisticRegression(alpha=a)`` that of
+        ``LogisticRegression(C=1 / (n_samples * a))`` and ``FILPoissonRegressor(alpha=a)``
+        that of ``PoissonRegressor(alpha=a)`` (``n_samples``: the total sample weight).
     fit_intercept : bool, default=True
         Fit an unpenalised intercept (it is perturbed too).
 {extra_params}    eta_max_iter : int, default=10

@@ -61,6 +61,11 @@ class FILPoissonRegressor(RegressorMixin, BaseFILEstimator):
         L2 penalty (penalty ``n alpha / 2 ||w||^2``); the same number as
         :class:`~sklearn.linear_model.PoissonRegressor`'s ``alpha`` (see Notes), whose
         default it shares. ``alpha=0`` needs a full-rank design.
+        The penalty is per-sample: the objective is the (weighted) mean loss plus
+        ``alpha / 2 ||w||^2``, so ``FILLinearRegression(alpha=a)`` has the minimiser of
+        ``Ridge(alpha=n_samples * a)``, ``FILLogisticRegression(alpha=a)`` that of
+        ``LogisticRegression(C=1 / (n_samples * a))`` and ``FILPoissonRegressor(alpha=a)``
+        that of ``PoissonRegressor(alpha=a)`` (``n_samples``: the total sample weight).
     fit_intercept : bool, default=True
         Fit an unpenalised intercept (it is perturbed too).
     tol : float, default=1e-12
