@@ -57,7 +57,7 @@ def documented_categories():
 def public_pipeline(sigma, *, alpha, dp_scaler_epsilon=None):
     cats = documented_categories()
     num = (BoundedScaler(BOUNDS) if dp_scaler_epsilon is None else
-           DPStandardScaler(BOUNDS, epsilon=dp_scaler_epsilon))
+           DPStandardScaler(BOUNDS, epsilon=dp_scaler_epsilon, delta=1e-6))
     ct = ColumnTransformer([
         ("num", num, list(BOUNDS)),
         ("money", make_pipeline(FunctionTransformer(np.log1p, feature_names_out="one-to-one"),

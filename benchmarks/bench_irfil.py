@@ -110,7 +110,7 @@ def main(argv=None):
     import _before
 
     old_solver = _before.load_or_none()
-    mnist = load_mnist01(n_components=20)
+    mnist = load_mnist01(n_components=20, random_state=0)
     adult = load_adult(variant="fil")
     cases = [
         ("MNIST01 PCA-20", "linear", mnist.data_train, 2.0 * mnist.target_train - 1, 0.0),

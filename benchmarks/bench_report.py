@@ -89,7 +89,7 @@ def main():
         fit_s = time.perf_counter() - t
         t = time.perf_counter()
         report = PrivacyReport.from_estimator(
-            model, X, y, Xp, yp, sensitive_columns=["sex", "race"],
+            model, X, y, Xp, yp, sensitive_features=["sex", "race"],
             sigma=sigma if name == "logreg" else None,
             n_reference_models=args.references, n_jobs=2, random_state=0, name=name)
         total = time.perf_counter() - t

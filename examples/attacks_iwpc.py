@@ -139,7 +139,8 @@ def figure7():
              lambda t: (FILLinearRegression(sigma=sigma, alpha=1e-2, fit_intercept=False,
                                             random_state=0) if t == 0 else
                         IRFILLinearRegression(sigma=sigma, alpha=1e-2, fit_intercept=False,
-                                              eta_max_iter=t, attributes=d.attribute_columns,
+                                              eta_max_iter=t,
+                                              sensitive_features=d.attribute_columns,
                                               random_state=0)))]
     fig, axes = plt.subplots(1, len(runs), figsize=(5.5 * len(runs), 3.8), squeeze=False)
     for ax, (name, X, y, cols, cand, make) in zip(axes[0], runs, strict=True):
@@ -172,7 +173,7 @@ def grid_search(sigmas):
     base = prior_baseline(X, cols, cand).accuracy
     sigmas = list(sigmas)
     scoring = {"neg_mse": "neg_mean_squared_error",
-               "inv": make_attribute_inversion_scorer(cols, cand, n_draws=20)}
+               "inv": make_attribute_inversion_scorer(cols, cand, n_draws=20, random_state=0)}
 
     def most_accurate_within_bound(cv_results):
         ok = -np.asarray(cv_results["mean_test_inv"]) <= base + BOUND

@@ -23,7 +23,7 @@ from sklearn_privacy import FILLinearRegression, FILLogisticRegression
 from sklearn_privacy.datasets import load_mnist01
 from sklearn_privacy.fil import EtaDisplay
 
-data = load_mnist01(n_components=20)
+data = load_mnist01(n_components=20, random_state=0)
 X, y = data.data_train, data.target_train
 models = {
     "linear": FILLinearRegression(sigma=1.0, alpha=0.0, random_state=0).fit(X, 2.0 * y - 1.0),
@@ -40,7 +40,8 @@ for name, model in models.items():
 
 fig, axes = plt.subplots(1, 2, figsize=(8, 3.4), sharey=True)
 for ax, (name, model) in zip(axes, models.items(), strict=True):
-    EtaDisplay.from_estimator(model, by="class", y=y, bins=40, top_k=5, ax=ax, name=name)
+    EtaDisplay.from_estimator(model, sensitive_features="class", y=y, bins=40, top_k=5, ax=ax,
+                              name=name)
     ax.set_xlabel("per-example eta at sigma = 1")
 axes[0].set_ylabel("training images")
 fig.tight_layout()

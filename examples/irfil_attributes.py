@@ -10,7 +10,7 @@ the Adult census respondents, with least squares at ``sigma = 1e-3``.
 # %%
 # Fit with the attribute's columns
 # --------------------------------
-# ``attributes`` names the one-hot columns of the attribute; ``store_eta=True`` keeps
+# ``sensitive_features`` names the one-hot columns of the attribute; ``store_eta=True`` keeps
 # every iteration's per-example eta in ``eta_history_["eta"]``.
 
 import matplotlib.pyplot as plt
@@ -27,11 +27,11 @@ adult = load_adult(variant="fil")
 runs = {
     "IWPC, VKORC1": IRFILLinearRegression(
         sigma=1e-3, alpha=1e-2, fit_intercept=False, eta_max_iter=10,
-        attributes=iwpc.attribute_columns, store_eta=True, random_state=0,
+        sensitive_features=iwpc.attribute_columns, store_eta=True, random_state=0,
     ).fit(X_iwpc, y_iwpc),
     "Adult, marital status": IRFILLinearRegression(
         sigma=1e-3, alpha=1e-3, fit_intercept=False, eta_max_iter=10,
-        attributes=adult.sensitive_columns["marital_status"], store_eta=True,
+        sensitive_features=adult.sensitive_features["marital_status"], store_eta=True,
         random_state=0,
     ).fit(adult.data, 2.0 * adult.target - 1.0),
 }

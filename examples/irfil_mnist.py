@@ -19,7 +19,7 @@ from sklearn_privacy import FILLogisticRegression, IRFILLogisticRegression
 from sklearn_privacy.datasets import load_mnist01
 from sklearn_privacy.fil import EtaDisplay
 
-data = load_mnist01(n_components=20)
+data = load_mnist01(n_components=20, random_state=0)
 X, y = data.data_train, data.target_train
 plain = FILLogisticRegression(sigma=1.0, alpha=1e-3, random_state=0).fit(X, y)
 irfil = IRFILLogisticRegression(sigma=1.0, alpha=1e-3, eta_max_iter=10, random_state=0).fit(X, y)

@@ -76,7 +76,8 @@ print("the most exposed person:\n", X_train.iloc[worst].to_dict(),
 # The distribution of eta, by chronic condition
 # ---------------------------------------------
 
-disp = EtaDisplay.from_estimator(audited, by=X_train["chronic"].to_numpy(), kind="ecdf")
+disp = EtaDisplay.from_estimator(audited, sensitive_features=X_train["chronic"].to_numpy(),
+                                 kind="ecdf")
 disp.ax_.set_title(f"Per-person eta at sigma = {SIGMA} (simulated clinic visits)")
 
 # %%

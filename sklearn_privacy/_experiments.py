@@ -88,7 +88,7 @@ def fit_mnist01_models(sigma=1.0, random_state=0):
     from .datasets import load_mnist01
     from .fil import FILLinearRegression, FILLogisticRegression
 
-    data = load_mnist01(n_components=20)
+    data = load_mnist01(n_components=20, random_state=0)
     Xtr, ytr = data.data_train, data.target_train
     lin = FILLinearRegression(sigma=sigma, alpha=0.0, random_state=random_state)
     lin.fit(Xtr, 2.0 * ytr - 1.0)
@@ -248,7 +248,7 @@ def werm_mnist_study(weights=WERM_WEIGHTS, random_state=0):
                                            random_state=random_state), w=w)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            clf.fit(Xfit, yfit, sample_group=group)
+            clf.fit(Xfit, yfit, sensitive_features=group)
         mt = membership_inference(clf, X[tr], y[tr], X[te], y[te], random_state=random_state)
         mr = membership_inference(clf, X[rf], y[rf], X[te], y[te], random_state=random_state)
         rows.append({"w": float(w), "test_accuracy": float(clf.score(X[te], y[te])),
@@ -279,7 +279,7 @@ def adult_multicalibration_data():
     tr, te = load_adult(), load_adult(subset="test")
     mu, sd = tr.data.mean(0), tr.data.std(0)
     sd[sd == 0] = 1
-    sens = tr.sensitive_columns
+    sens = tr.sensitive_features
     cols = sens["race"] + sens["sex"]
     d = tr.data.shape[1]
     Xtr = np.hstack([(tr.data - mu) / sd, tr.data[:, cols]])
@@ -369,7 +369,7 @@ def multicalibration_study(*, min_size=20, random_state=0):
                 "test_accuracy": float(np.mean((p > 0.5) == yte)),
                 "test_log_loss": float(log_loss(yte, np.clip(p, 1e-15, 1 - 1e-15))),
                 "test_mc_error": float(multicalibration_error(yte, p, G, min_size=min_size)),
-                "epsilon": None if mc is None else float(mc.epsilon_spent_),
+                "epsilon": None if mc is None else float(mc.epsilon_),
                 "n_updates": None if mc is None else int(mc.n_updates_),
                 "model": model,
             })

@@ -7,8 +7,15 @@ class AuditStateUnavailableError(AttributeError, RuntimeError):
     Raised by the auditing methods of a privacy-aware estimator (``eta_``,
     ``fisher_information``, ...) when it was loaded from a pickle/joblib dump: the dump
     holds only what is safe to release (the perturbed parameters), never the training
-    rows or the exact minimiser. Refit the estimator on the training data, in the
-    session that owns the data, to audit it.
+    rows or the exact minimiser. ``sklearn_privacy.fil.audit(model, X, y)`` gives it back
+    from the training rows (the estimator's own fit, run again), in the session that
+    owns the data.
+
+    Estimators fitted in the worker processes of joblib's default backend (loky: what
+    ``cross_validate(..., n_jobs=2)`` and ``GridSearchCV(n_jobs=2)`` use) come back
+    *with* their audit state: it travels in that process pool's own pickler, and in no
+    other pickle (``pickle``, ``joblib.dump``, ``cloudpickle``) nor in the object
+    :func:`~sklearn_privacy.utils.strip_for_release` publishes.
 
     See Also
     --------
@@ -28,8 +35,11 @@ class AuditStateUnavailableError(AttributeError, RuntimeError):
     >>> try:
     ...     loaded.eta_
     ... except AuditStateUnavailableError:
-    ...     print("refit to audit")
-    refit to audit
+    ...     print("audit it again from its rows")
+    audit it again from its rows
+    >>> from sklearn_privacy import fil
+    >>> bool((fil.audit(loaded, X, y).eta_ == model.eta_).all())
+    True
     """
 
 
@@ -38,7 +48,7 @@ class PrivacyWarning(UserWarning):
 
     Emitted when a call runs but cannot deliver what its parameters suggest: for
     example a differentially private mechanism whose base model was fitted on the
-    protected rows (``epsilon_spent_`` becomes infinite), or rows scaled to a norm
+    protected rows (``epsilon_`` becomes infinite), or rows scaled to a norm
     bound. Turn it into an error with ``warnings.simplefilter("error", PrivacyWarning)``.
 
     See Also

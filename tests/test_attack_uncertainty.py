@@ -65,8 +65,8 @@ def test_auc_null_matches_mann_whitney_and_interval_covers():
     sd = np.sqrt((m + n + 1) / (12.0 * m * n))
     assert abs(null.mean() - 0.5) < 4 * sd / np.sqrt(4000)
     assert null.std() == pytest.approx(sd, rel=0.05)
-    assert res.chance_level("auc") == 0.5
-    low, high = res.confidence_interval("auc", confidence=0.95, n_resamples=2000)
+    assert res.chance_level("auc", random_state=0) == 0.5
+    low, high = res.confidence_interval("auc", confidence=0.95, n_resamples=2000, random_state=0)
     assert low < 0.5 < high
     # percentile bootstrap width close to the normal interval of the Mann-Whitney AUC
     assert high - low == pytest.approx(2 * 1.96 * sd, rel=0.1)
@@ -78,7 +78,7 @@ def test_advantage_chance_level_is_positive_and_matches_its_null():
     seeds = [evaluate_scores(rng.normal(size=200), rng.normal(size=200),
                              random_state=k).advantage for k in range(200)]
     res = evaluate_scores(rng.normal(size=200), rng.normal(size=200), random_state=0)
-    chance = res.chance_level("advantage")
+    chance = res.chance_level("advantage", random_state=0)
     assert chance == pytest.approx(np.mean(seeds), abs=3 * np.std(seeds) / np.sqrt(200))
     assert 0.06 < chance < 0.11
 
@@ -90,16 +90,16 @@ def test_tpr_at_fpr_resolution_and_exact_count_rule():
     assert n_out == 250 and res.fpr_resolution == 1 / 250
     assert np.isnan(res.tpr_at_fpr[0.001])  # one false positive is already 0.4 %
     with pytest.raises(ValueError, match="not resolved"):
-        res.confidence_interval("tpr_at_fpr", fpr=0.001)
+        res.confidence_interval("tpr_at_fpr", fpr=0.001, random_state=0)
     # 1 % of 250 allows 2 false positives: the largest TPR with fp <= 2, by hand
     s_in, s_out = res._eval_pool()
     best = max(np.mean(s_in >= t) for t in np.r_[s_in, s_out] if np.sum(s_out >= t) <= 2)
     assert res.tpr_at_fpr[0.01] == best
     assert allowed_false_positives(0.29, 100) == 29  # 0.29 * 100 = 28.999999999999996
     assert allowed_false_positives(0.01, 99) == 0
-    low, high = res.confidence_interval("tpr_at_fpr", fpr=0.01)
+    low, high = res.confidence_interval("tpr_at_fpr", fpr=0.01, random_state=0)
     assert low <= res.tpr_at_fpr[0.01] <= high
-    summary = res.summary(n_resamples=200)
+    summary = res.summary(n_resamples=200, random_state=0)
     assert set(summary) == {"auc", "advantage", "balanced_accuracy", "tpr_at_fpr=0.01"}
     assert summary["auc"]["chance_level"] == 0.5
 
@@ -108,11 +108,11 @@ def test_bad_metric_arguments():
     rng = np.random.RandomState(0)
     res = evaluate_scores(rng.normal(size=50), rng.normal(size=50), random_state=0)
     with pytest.raises(ValueError, match="metric must be one of"):
-        res.confidence_interval("accuracy")
+        res.confidence_interval("accuracy", random_state=0)
     with pytest.raises(ValueError, match="needs fpr"):
-        res.chance_level("tpr_at_fpr")
+        res.chance_level("tpr_at_fpr", random_state=0)
     with pytest.raises(ValueError, match="n_resamples"):
-        res.confidence_interval("auc", n_resamples=2)
+        res.confidence_interval("auc", n_resamples=2, random_state=0)
 
 
 # ------------------------------------------------- the default scorer metric on Adult
@@ -152,7 +152,8 @@ def test_recipe_picks_a_model_under_the_bound_or_says_none_is(adult):
     X, y = X_tr[rows], y_tr[rows]
     grid = {"sigma": [1e-3, 1e-1, 10.0]}
     cv = KFold(2, shuffle=True, random_state=0)
-    scoring = {"acc": "accuracy", "mia": make_membership_scorer(X, y, attack="loss")}
+    scoring = {"acc": "accuracy", "mia": make_membership_scorer(X, y, attack="loss",
+                                                                random_state=0)}
     search = GridSearchCV(FILLogisticRegression(alpha=1e-4, random_state=0), grid,
                           scoring=scoring, cv=cv,
                           refit=refit_under_leakage_bound("acc", "mia", bound=0.05)).fit(X, y)
@@ -163,7 +164,8 @@ def test_recipe_picks_a_model_under_the_bound_or_says_none_is(adult):
     assert search.best_index_ == ok[np.argmax(acc[ok])]
     # the old metric under the same bound: no candidate, and the search says so
     scoring_adv = {"acc": "accuracy",
-                   "mia": make_membership_scorer(X, y, attack="loss", metric="advantage")}
+                   "mia": make_membership_scorer(X, y, attack="loss", metric="advantage",
+                                                 random_state=0)}
     with pytest.raises(ValueError, match="No candidate .* under the bound 0.05"):
         GridSearchCV(FILLogisticRegression(alpha=1e-4, random_state=0), grid,
                      scoring=scoring_adv, cv=cv,
@@ -190,14 +192,14 @@ def test_scorer_confidence_option_scores_the_upper_limit():
     X = rng.normal(size=(300, 4))
     y = (X[:, 0] + rng.normal(size=300) > 0).astype(int)
     clf = LogisticRegression().fit(X[:150], y[:150])
-    point = make_membership_scorer(X, y)
-    upper = make_membership_scorer(X, y, confidence=0.9)
+    point = make_membership_scorer(X, y, random_state=0)
+    upper = make_membership_scorer(X, y, confidence=0.9, random_state=0)
     res = point.result(clf, X[150:], y[150:])
-    high = res.confidence_interval("auc", confidence=0.9)[1]
+    high = res.confidence_interval("auc", confidence=0.9, random_state=0)[1]
     assert upper(clf, X[150:], y[150:]) == pytest.approx(0.5 - high)
     assert upper(clf, X[150:], y[150:]) < point(clf, X[150:], y[150:])
     with pytest.raises(ValueError, match="confidence"):
-        make_membership_scorer(X, y, confidence=1.5)
+        make_membership_scorer(X, y, confidence=1.5, random_state=0)
 
 
 # --------------------------------------------------------------------- names and reprs
@@ -210,8 +212,7 @@ def test_epsilon_lower_bound_name_and_heuristic_repr():
     bound = epsilon_lower_bound(res)
     assert isinstance(bound, EpsilonLowerBoundResult) and not bound.formal
     assert "not a formal bound" in repr(bound)
-    with pytest.warns(FutureWarning, match="epsilon_lower_bound"):
-        assert bound.epsilon == bound.epsilon_lower_bound
+    assert not hasattr(bound, "epsilon")
     audit = epsilon_lower_bound(scores=np.r_[np.ones(50), np.zeros(50)],
                                 labels=np.r_[np.ones(50), np.zeros(50)], random_state=0)
     assert audit.formal and "not a formal bound" not in repr(audit)

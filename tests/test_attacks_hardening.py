@@ -190,11 +190,11 @@ def test_attack_and_metric_parameters():
         with pytest.raises((ValueError, TypeError), match="attack"):
             membership_scores(clf, X, y, attack=bad)
     with pytest.raises(ValueError, match="metric"):
-        make_membership_scorer(X, y, metric=None)
+        make_membership_scorer(X, y, metric=None, random_state=0)
     with pytest.raises(ValueError, match="known_fraction"):
-        make_membership_scorer(X, y, known_fraction=np.nan)
+        make_membership_scorer(X, y, known_fraction=np.nan, random_state=0)
     with pytest.raises(ValueError, match="n_draws"):
-        make_attribute_inversion_scorer([0], n_draws=0)
+        make_attribute_inversion_scorer([0], n_draws=0, random_state=0)
 
 
 def test_fredrikson_and_inversion_parameters():
@@ -262,6 +262,6 @@ def test_more_edge_inputs():
     with pytest.raises(ValueError, match="2-D"):
         prior_baseline(Xr[0], cols)
     with pytest.raises(ValueError, match="X_population"):
-        make_membership_scorer(X[:, 0], y)
+        make_membership_scorer(X[:, 0], y, random_state=0)
     with pytest.raises(TypeError, match="random_state"):
         make_membership_scorer(X, y, random_state=1.5)

@@ -144,9 +144,9 @@ def test_per_example_eta_with_a_dask_mask_and_constrained_all_rows(fitted):
     assert _rel(est.eta(None, [3, 4, 5], per_example=True, constrained=True),
                 ref.eta(None, [3, 4, 5], per_example=True, constrained=True)) < 1e-10
     for statistic in ("max", "mean"):
-        assert est.sigma_for_eta(0.5, statistic=statistic, columns=[3, 4, 5],
+        assert est.sigma_for_eta(0.5, aggregate=statistic, columns=[3, 4, 5],
                                  constrained=True) == pytest.approx(
-            ref.sigma_for_eta(0.5, statistic=statistic, columns=[3, 4, 5],
+            ref.sigma_for_eta(0.5, aggregate=statistic, columns=[3, 4, 5],
                               constrained=True), rel=1e-10)
     assert est.eta(rows=[], per_example=True).shape == (0,)
 
@@ -249,8 +249,8 @@ def test_eta_display_by_class_without_y():
     est = FILLogisticRegression(alpha=1e-2, random_state=0).fit(
         da.from_array(X, chunks=100), y)
     ref = FILLogisticRegression(alpha=1e-2, random_state=0).fit(X, y)
-    disp = EtaDisplay.from_estimator(est, kind="hist", by="class")
-    disp_ref = EtaDisplay.from_estimator(ref, kind="hist", by="class")
+    disp = EtaDisplay.from_estimator(est, kind="hist", sensitive_features="class")
+    disp_ref = EtaDisplay.from_estimator(ref, kind="hist", sensitive_features="class")
     np.testing.assert_array_equal(disp.groups, disp_ref.groups)
     assert _rel(disp.eta, disp_ref.eta) < 1e-10
     np.testing.assert_array_equal(est._audit_engine().y, ref._audit_engine().y)
@@ -259,8 +259,8 @@ def test_eta_display_by_class_without_y():
 
 def test_column_readers_on_a_dask_fitted_model_equal_numpy():
     """A column of every training row is read in one pass (dense_columns), so
-    EtaDisplay(by=<column>) without X and the white-box attribute inversion of a one-hot
-    attribute work on a dask-fitted model and give the in-memory results."""
+    EtaDisplay(sensitive_features=<column>) without X and the white-box attribute inversion of
+    a one-hot attribute work on a dask-fitted model and give the in-memory results."""
     pytest.importorskip("matplotlib")
     import matplotlib
 
@@ -272,8 +272,8 @@ def test_column_readers_on_a_dask_fitted_model_equal_numpy():
     kw = dict(sigma=0.05, alpha=1e-2, random_state=0)
     est = FILLinearRegression(**kw).fit(da.from_array(X, chunks=(90, D)), y)
     ref = FILLinearRegression(**kw).fit(X, y)
-    disp = EtaDisplay.from_estimator(est, kind="hist", by=3)
-    disp_ref = EtaDisplay.from_estimator(ref, kind="hist", by=3)
+    disp = EtaDisplay.from_estimator(est, kind="hist", sensitive_features=3)
+    disp_ref = EtaDisplay.from_estimator(ref, kind="hist", sensitive_features=3)
     np.testing.assert_array_equal(disp.groups, disp_ref.groups)
     assert _rel(disp.eta, disp_ref.eta) < 1e-10
     rows = np.arange(0, N, 7)

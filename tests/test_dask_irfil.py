@@ -97,7 +97,8 @@ def test_irfil_on_dask_constrained_attribute(Est):
     rng = np.random.default_rng(2)
     X, y, _ = _data(Est is IRFILLogisticRegression, seed=2)
     X[:, 2:5] = np.eye(3)[rng.integers(0, 3, N)]
-    kw = dict(alpha=1e-2, eta_max_iter=2, attributes=[2, 3, 4], constrained=True, random_state=0)
+    kw = dict(alpha=1e-2, eta_max_iter=2, sensitive_features=[2, 3, 4], constrained=True,
+              random_state=0)
     ref = Est(**kw).fit(X, y)
     est = Est(**kw).fit(da.from_array(X, chunks=(150, D)), y)
     _assert_same_irfil(est, ref)

@@ -34,9 +34,9 @@ def test_adult_rows_and_columns():
     first = dict(zip(train.feature_names, train.data[0], strict=True))
     assert first["workclass=State-gov"] == 1 and first["race=White"] == 1
     assert first["sex=Male"] == 1 and train.target[0] == 0
-    assert set(train.sensitive_columns) == {"race", "sex", "marital_status"}
-    assert len(train.sensitive_columns["race"]) == 5
-    assert len(train.sensitive_columns["marital_status"]) == 7
+    assert set(train.sensitive_features) == {"race", "sex", "marital_status"}
+    assert len(train.sensitive_features["race"]) == 5
+    assert len(train.sensitive_features["marital_status"]) == 7
     # test labels carry a trailing dot in the raw file; positives must still be found
     assert 0.2 < test.target.mean() < 0.3
 
@@ -60,12 +60,12 @@ def test_mnist_loaders():
     mnist = load_mnist()
     assert mnist.data.shape == (5000, 784) and np.bincount(mnist.target).tolist() == [500] * 10
     assert mnist.data.min() == 0.0 and mnist.data.max() == 1.0
-    d = load_mnist01()
+    d = load_mnist01(random_state=0)
     assert d.data_train.shape == (800, 784) and d.data_test.shape == (200, 784)
     assert np.bincount(d.target_train).tolist() == [400, 400]
     assert np.intersect1d(d.train_index, d.test_index).size == 0
     assert np.linalg.norm(d.data_train, axis=1).max() == pytest.approx(1.0)
-    p = load_mnist01(n_components=20)
+    p = load_mnist01(n_components=20, random_state=0)
     # PCA fitted on training rows only: the training projection is centred
     assert np.allclose(p.data_train.mean(axis=0), 0, atol=1e-12)
     assert not np.allclose(p.data_test.mean(axis=0), 0, atol=1e-3)
@@ -82,8 +82,8 @@ def test_as_frame():
     assert list(iwpc.data.columns[11:13]) == ["vkorc1=CT", "vkorc1=TT"]
     raw = load_iwpc(raw=True, as_frame=True)
     assert raw.data["Therapeutic Dose of Warfarin"].isna().sum() > 0
-    m01 = load_mnist01(n_components=20, as_frame=True)
-    arr = load_mnist01(n_components=20)
+    m01 = load_mnist01(n_components=20, as_frame=True, random_state=0)
+    arr = load_mnist01(n_components=20, random_state=0)
     assert isinstance(m01.data_train, pd.DataFrame) and m01.frame.shape == (1000, 21)
     assert list(m01.data_train.columns) == arr.feature_names == [f"pc_{j}" for j in range(20)]
     assert np.array_equal(m01.data_train.to_numpy(), arr.data_train)
@@ -151,7 +151,7 @@ def test_adult_raw_frame_matches_uci_files_and_encoded_rows():
     # one naming: raw columns = keys = prefixes of the encoded names
     enc = load_adult()
     assert set(enc.categorical_columns) == set(cats) == set(train.categorical_columns)
-    assert set(enc.sensitive_columns) == set(train.sensitive_columns)
+    assert set(enc.sensitive_features) == set(train.sensitive_features)
     for name in enc.feature_names:
         assert name.split("=")[0] in train.data.columns, name
     for key, cols in train.categorical_columns.items():

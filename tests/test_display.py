@@ -56,7 +56,7 @@ def _clf_data(n=120, seed=0):
 def test_eta_histogram_counts_sum_to_n_and_match_numpy():
     X, y = _clf_data()
     clf = FILLogisticRegression(alpha=1e-2, random_state=0).fit(X, y)
-    disp = EtaDisplay.from_estimator(clf, by="class", bins=12, top_k=4)
+    disp = EtaDisplay.from_estimator(clf, sensitive_features="class", bins=12, top_k=4)
     eta = clf.eta_
     np.testing.assert_allclose(disp.eta, eta)
     assert sum(c.sum() for c in disp.counts_.values()) == len(y)
@@ -77,7 +77,7 @@ def test_eta_ecdf_by_mask_and_by_frame_column():
     X, y = _clf_data()
     clf = FILLogisticRegression(alpha=1e-2, random_state=0).fit(X, y)
     mask = X[:, 1] > 0
-    disp = EtaDisplay.from_estimator(clf, kind="ecdf", by=mask)
+    disp = EtaDisplay.from_estimator(clf, kind="ecdf", sensitive_features=mask)
     line = disp.lines_["in group"]
     xs, ys = line.get_data()
     np.testing.assert_allclose(xs, np.sort(clf.eta_[mask]))
@@ -85,7 +85,7 @@ def test_eta_ecdf_by_mask_and_by_frame_column():
     # a categorical column of the training frame
     cat = np.where(X[:, 2] > 0.5, "high", np.where(X[:, 2] < -0.5, "low", "mid"))
     frame = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "c": pd.Categorical(cat)})
-    disp = EtaDisplay.from_estimator(clf, by="c", X=frame)
+    disp = EtaDisplay.from_estimator(clf, sensitive_features="c", X=frame)
     assert set(disp.counts_) == {"high", "low", "mid"}
     for level in ("high", "low", "mid"):
         assert disp.counts_[level].sum() == (cat == level).sum()
@@ -96,14 +96,14 @@ def test_eta_by_feature_name_of_estimator_and_attribute_columns():
     frame = pd.DataFrame(X, columns=["a", "b", "flag"])
     frame["flag"] = (frame["flag"] > 0).astype(float)
     reg = FILLinearRegression(alpha=1e-2, random_state=0).fit(frame, X[:, 0])
-    disp = EtaDisplay.from_estimator(reg, by="flag", columns=["flag"])
+    disp = EtaDisplay.from_estimator(reg, sensitive_features="flag", columns=["flag"])
     attr = reg.eta(columns=["flag"], per_example=True)
     np.testing.assert_allclose(disp.eta, attr)
     assert disp.counts_["0"].sum() == (frame["flag"] == 0).sum()
-    with pytest.raises(ValueError, match="by='class'"):
-        EtaDisplay.from_estimator(reg, by="class")
-    with pytest.raises(ValueError, match="by must be"):
-        EtaDisplay.from_estimator(reg, by=np.ones(5, bool))
+    with pytest.raises(ValueError, match="sensitive_features='class'"):
+        EtaDisplay.from_estimator(reg, sensitive_features="class")
+    with pytest.raises(ValueError, match="sensitive_features must be"):
+        EtaDisplay.from_estimator(reg, sensitive_features=np.ones(5, bool))
     with pytest.raises(ValueError, match="kind must be"):
         EtaDisplay.from_estimator(reg, kind="violin")
 
@@ -340,7 +340,7 @@ def test_clear_import_error_without_matplotlib():
     assert "pip install" in out.stdout
 
 
-def test_eta_display_takes_name_and_deprecates_estimator_name():
+def test_eta_display_takes_name():
     """EtaDisplay's label parameter is ``name``, as in scikit-learn's displays since 1.7."""
     import warnings
 
@@ -349,6 +349,3 @@ def test_eta_display_takes_name_and_deprecates_estimator_name():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert EtaDisplay(np.ones(3), name="model").name == "model"
-    with pytest.warns(FutureWarning, match="estimator_name=...\\) is deprecated since 0.2"):
-        old = EtaDisplay(np.ones(3), estimator_name="old")
-    assert old.name == "old"

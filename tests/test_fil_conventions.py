@@ -137,35 +137,6 @@ def test_eta_tol_is_the_reweighting_stop():
     assert cv[-1] <= 1e-3 < cv[-2] and est.n_iter_ == len(cv) - 1 < 50
 
 
-@pytest.mark.parametrize("Est,classification", [(IRFILLinearRegression, False),
-                                                (IRFILLogisticRegression, True)])
-def test_old_tol_keeps_its_meaning_for_one_release_with_a_future_warning(Est,
-                                                                           classification):
-    X, y = _data(classification=classification)
-    new = Est(eta_max_iter=50, eta_tol=1e-3, random_state=0).fit(X, y)
-    with pytest.warns(FutureWarning, match=r"eta_tol=0\.001"):
-        old = Est(eta_max_iter=50, tol=1e-3, random_state=0).fit(X, y)
-    assert old.n_iter_ == new.n_iter_ < 50
-    assert np.array_equal(old.coef_, new.coef_)
-    assert np.array_equal(old.sample_weight_, new.sample_weight_)
-
-
-def test_newton_tol_is_deprecated_in_favour_of_tol():
-    X, y = _data(classification=True)
-    new = IRFILLogisticRegression(eta_max_iter=2, tol=0.3, eta_tol=0.0, random_state=0).fit(X, y)
-    with pytest.warns(FutureWarning, match=r"Use tol=0\.3"):
-        old = IRFILLogisticRegression(eta_max_iter=2, newton_tol=0.3, random_state=0).fit(X, y)
-    assert np.array_equal(old.coef_, new.coef_)
-    with pytest.warns(FutureWarning), pytest.raises(ValueError, match="pass only tol"):
-        IRFILLogisticRegression(tol=1e-10, eta_tol=0.1, newton_tol=1e-10).fit(X, y)
-
-
-def test_tol_and_eta_tol_together_are_refused_for_least_squares():
-    X, y = _data()
-    with pytest.raises(ValueError, match="pass only eta_tol"):
-        IRFILLinearRegression(tol=1e-3, eta_tol=1e-3).fit(X, y)
-
-
 @pytest.mark.parametrize("Est", ALL)
 def test_defaults_do_not_warn(Est):
     X, y = _data(classification=Est in (FILLogisticRegression, IRFILLogisticRegression))
@@ -174,15 +145,3 @@ def test_defaults_do_not_warn(Est):
         Est(random_state=0).fit(X, y)
 
 
-@pytest.mark.parametrize("Est,classification", [(IRFILLinearRegression, False),
-                                                (IRFILLogisticRegression, True)])
-def test_n_iter_and_cv_tol_are_deprecated_names(Est, classification):
-    X, y = _data(classification=classification)
-    new = Est(eta_max_iter=50, eta_tol=1e-3, random_state=0).fit(X, y)
-    with pytest.warns(FutureWarning, match="Use eta_max_iter=50") as rec:
-        old = Est(n_iter=50, cv_tol=1e-3, random_state=0).fit(X, y)
-    assert any("Use eta_tol=0.001" in str(w.message) for w in rec)
-    assert old.n_iter_ == new.n_iter_ < 50
-    assert np.array_equal(old.coef_, new.coef_)
-    with pytest.warns(FutureWarning), pytest.raises(ValueError, match="pass only eta_tol"):
-        Est(eta_tol=1e-3, cv_tol=1e-3).fit(X, y)

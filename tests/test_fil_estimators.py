@@ -118,13 +118,13 @@ def test_sigma_for_eta():
     X, y = _classification()
     est = FILLogisticRegression(sigma=1.0, alpha=0.01, random_state=0).fit(X, y)
     for stat, fn in (("max", np.max), ("mean", np.mean)):
-        s = est.sigma_for_eta(0.25, statistic=stat)
+        s = est.sigma_for_eta(0.25, aggregate=stat)
         refit = FILLogisticRegression(sigma=s, alpha=0.01, random_state=0).fit(X, y)
         assert fn(refit.eta_) == pytest.approx(0.25, rel=1e-10)
     with pytest.raises(ValueError, match="target_eta"):
         est.sigma_for_eta(0.0)
-    with pytest.raises(ValueError, match="statistic"):
-        est.sigma_for_eta(1.0, statistic="median")
+    with pytest.raises(ValueError, match="aggregate"):
+        est.sigma_for_eta(1.0, aggregate="median")
 
 
 def _float_bytes(values):
@@ -177,7 +177,7 @@ def test_grid_search_over_sigma_in_pipeline():
 def test_mnist01_class0_leaks_more_than_class1():
     from sklearn_privacy.datasets import load_mnist01
 
-    data = load_mnist01(n_components=20, scale_to_unit_ball=True)
+    data = load_mnist01(n_components=20, scale_to_unit_ball=True, random_state=0)
     X, y = data.data_train, data.target_train
     lin = FILLinearRegression(sigma=1.0, alpha=0.0, random_state=0).fit(X, 2.0 * y - 1.0)
     log = FILLogisticRegression(sigma=1.0, alpha=1e-3, random_state=0).fit(X, y)

@@ -301,7 +301,7 @@ def test_whitebox_inversion_multinomial_refits():
 
 def test_irfil_multiclass_equalises():
     X, y = _data()
-    ir = IRFILLogisticRegression(sigma=0.1, alpha=ALPHA, n_iter=4, random_state=0).fit(X, y)
+    ir = IRFILLogisticRegression(sigma=0.1, alpha=ALPHA, eta_max_iter=4, random_state=0).fit(X, y)
     cv = ir.eta_history_["cv"]
     assert cv[-1] < 0.05 * cv[0]
     assert ir.coef_.shape == (K, D)
@@ -523,6 +523,6 @@ def test_eta_display_by_class():
     X, y = _data()
     labels = np.array(["cat", "dog", "eel"])[y]
     clf = FILLogisticRegression(sigma=0.1, alpha=ALPHA, random_state=0).fit(X, labels)
-    disp = EtaDisplay.from_estimator(clf, by="class")
+    disp = EtaDisplay.from_estimator(clf, sensitive_features="class")
     texts = [t.get_text() for t in disp.ax_.get_legend().get_texts()]
     assert all(any(name in t for t in texts) for name in ("cat", "dog", "eel"))

@@ -76,7 +76,8 @@ CASES = {
                                               random_state=6),
               "c", False),
     "irlog_attr": (lambda: IRFILLogisticRegression(sigma=0.1, alpha=1e-2, eta_max_iter=5,
-                                                   attributes=[0], random_state=6), "c", True),
+                                                   sensitive_features=[0],
+                                                   random_state=6), "c", True),
 }
 
 

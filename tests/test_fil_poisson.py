@@ -224,7 +224,8 @@ def test_irfil_poisson_equalises_eta_and_matches_a_weighted_refit():
     np.testing.assert_allclose(fair.eta_, ref.eta_, rtol=1e-8)
     assert fair.epsilon_ == np.inf
     # an attribute (the label) equalised instead
-    label = IRFILPoissonRegressor(sigma=1.0, alpha=0.02, eta_max_iter=12, attributes="label",
+    label = IRFILPoissonRegressor(sigma=1.0, alpha=0.02, eta_max_iter=12,
+                                  sensitive_features="label",
                                   random_state=0).fit(X, y)
     e = label.eta(columns="label", per_example=True)
     assert e.std() / e.mean() < 1e-2

@@ -41,7 +41,7 @@ def test_sparse_fit_equals_dense(Est, fit_intercept, fmt):
     w = np.random.default_rng(1).uniform(0.5, 2.0, len(y))
     kw = dict(sigma=0.3, alpha=1e-2, fit_intercept=fit_intercept, random_state=0)
     if Est in (IRFILLinearRegression, IRFILLogisticRegression):
-        kw["n_iter"] = 3
+        kw["eta_max_iter"] = 3
     dense = Est(**kw).fit(X, y, sample_weight=w)
     Xs = sp.csr_matrix(X) if fmt == "csr" else sp.csc_matrix(X)
     sparse = Est(**kw).fit(Xs, y, sample_weight=w)
@@ -206,10 +206,10 @@ def test_irfil_attributes_by_name(Est):
     pd = pytest.importorskip("pandas")
     X, y = _sparse_data(Est, n=120, d=4)
     df = pd.DataFrame(X, columns=["a", "b", "c", "d"])
-    by_name = Est(attributes=["c", "a"], eta_max_iter=3, random_state=0).fit(df, y)
-    by_index = Est(attributes=[2, 0], eta_max_iter=3, random_state=0).fit(X, y)
+    by_name = Est(sensitive_features=["c", "a"], eta_max_iter=3, random_state=0).fit(df, y)
+    by_index = Est(sensitive_features=[2, 0], eta_max_iter=3, random_state=0).fit(X, y)
     assert np.allclose(by_name.sample_weight_, by_index.sample_weight_, rtol=1e-12)
-    with pytest.raises(ValueError, match="attributes.*'e'"):
-        Est(attributes=["e"], eta_max_iter=1).fit(df, y)
-    with pytest.raises(ValueError, match="attributes.*no feature_names_in_"):
-        Est(attributes=["a"], eta_max_iter=1).fit(X, y)
+    with pytest.raises(ValueError, match="sensitive_features.*'e'"):
+        Est(sensitive_features=["e"], eta_max_iter=1).fit(df, y)
+    with pytest.raises(ValueError, match="sensitive_features.*no feature_names_in_"):
+        Est(sensitive_features=["a"], eta_max_iter=1).fit(X, y)

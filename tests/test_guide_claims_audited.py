@@ -89,7 +89,7 @@ NO_FINITE_CLAIM = {
 
 #: what a snippet uses to report a finite claim (``epsilon_`` as a whole word).
 MARKERS = re.compile(r"sigma_for_epsilon\(|privacy_claim\(|RandomStoppingSearch\(|"
-                     r"numeric_sparse|epsilon_spent_|DPStandardScaler\(|release_claim_|"
+                     r"numeric_sparse|DPStandardScaler\(|release_claim_|"
                      r"\.epsilon_(?!\w)")
 
 
@@ -693,7 +693,7 @@ class _LyingMulticalibrator(PrivateMulticalibrator):
             super().fit(X, y, **kw)
         finally:
             self.epsilon = eps
-        self.epsilon_spent_ = eps
+        self.epsilon_ = eps
         return self
 
 

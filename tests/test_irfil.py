@@ -133,14 +133,14 @@ def test_iwpc_attribute_level_irfil():
 
     d = load_iwpc()
     est = IRFILLinearRegression(sigma=1.0, alpha=1e-2, eta_max_iter=10,
-                                attributes=d.attribute_columns,
+                                sensitive_features=d.attribute_columns,
                                 random_state=0).fit(d.data, d.target)
     h = est.eta_history_
     assert h["std"][0] / h["std"][-1] >= 100
     direct = est.eta(columns=d.attribute_columns, per_example=True)
     assert direct.std() == pytest.approx(h["std"][-1], rel=1e-8)
     con = IRFILLinearRegression(sigma=1.0, alpha=1e-2, eta_max_iter=10,
-                                attributes=d.attribute_columns,
+                                sensitive_features=d.attribute_columns,
                                 constrained=True, random_state=0).fit(d.data, d.target)
     assert con.eta_history_["std"][0] / con.eta_history_["std"][-1] >= 100
 
@@ -237,12 +237,12 @@ def test_bad_input(Est):
     with pytest.raises(ValueError, match="eta_max_iter"):
         Est(eta_max_iter=0).fit(X, y)
     with pytest.raises(ValueError, match="out of range"):
-        Est(attributes=[0, X.shape[1] + 1]).fit(X, y)
+        Est(sensitive_features=[0, X.shape[1] + 1]).fit(X, y)
     with pytest.raises(ValueError, match="out of range"):
-        Est(attributes=[-1]).fit(X, y)
+        Est(sensitive_features=[-1]).fit(X, y)
     with pytest.raises(TypeError, match="integer indices or column names"):
-        Est(attributes=[0.5]).fit(X, y)
-    with pytest.raises(ValueError, match="constrained=True needs attributes"):
+        Est(sensitive_features=[0.5]).fit(X, y)
+    with pytest.raises(ValueError, match="constrained=True needs sensitive_features"):
         Est(constrained=True).fit(X, y)
     with pytest.raises(ValueError, match="non-negative"):
         Est().fit(X, y, sample_weight=-np.ones(len(y)))

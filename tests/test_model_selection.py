@@ -243,7 +243,7 @@ def test_logarithmic_number_of_runs():
     over 200 seeded fits) and the pure claim is 2 eps."""
     X, y = _unit_rows(20, d=2)
     mc = _multicalibrator(X, y)
-    runs = np.array([RandomStoppingSearch(mc, {"alpha": [0.1]},
+    runs = np.array([RandomStoppingSearch(mc, {"calibration_tol": [0.1]},
                                           mean_runs=3, distribution="logarithmic",
                                           score_epsilon=0.05, random_state=s).fit(X, y)
                      for s in range(200)])
@@ -355,8 +355,8 @@ def test_raw_adult_frame_through_a_data_independent_pipeline():
      ValueError, "recomputed from the data"),
     (LogisticRegression(), {"C": [1.0]}, TypeError, "can account only"),
     (PrivateMulticalibrator(LogisticRegression(), mechanism="numeric_sparse"),
-     {"alpha": [0.1]}, ValueError, "FrozenEstimator"),
-    (PrivateMulticalibrator(FrozenEstimator(LogisticRegression())), {"alpha": [0.1]},
+     {"calibration_tol": [0.1]}, ValueError, "FrozenEstimator"),
+    (PrivateMulticalibrator(FrozenEstimator(LogisticRegression())), {"calibration_tol": [0.1]},
      ValueError, "numeric_sparse"),
     (_fil(), {"sigma": [1.0, 0.0]}, ValueError, "sigma must be a number > 0"),
     (_fil(), [], ValueError, "param_grid is empty"),
@@ -463,7 +463,7 @@ def test_audit_refutes_grid_search_on_the_selected_hyperparameter():
                             scoring=lambda est, X, y: _proba_of_label(est, X, y).mean())
 
     lb, fitted = _neighbouring_audit(grid_search, 20, _chosen_clip)
-    assert fitted.best_estimator_.epsilon_spent_ == 0.01
+    assert fitted.best_estimator_.epsilon_ == 0.01
     assert lb > 0.5                                  # 50 times the reported 0.01
 
 

@@ -38,7 +38,7 @@ def adult():
     tr, te = load_adult(), load_adult(subset="test")
     mu, sd = tr.data.mean(0), tr.data.std(0)
     sd[sd == 0] = 1
-    sens = tr.sensitive_columns
+    sens = tr.sensitive_features
     cols = sens["race"] + sens["sex"]
     # all columns standardised (the paper's base input) + raw indicators for the groups
     Xtr = np.hstack([(tr.data - mu) / sd, tr.data[:, cols]])
@@ -73,12 +73,12 @@ def test_numeric_sparse_accuracy_and_budget(adult, monkeypatch):
     """Accuracy over 20 seeds, and the budget as spent, not as reported.
 
     The Laplace scales of the mechanism each fit actually runs must be those of the
-    documented accounting for ``epsilon_spent_`` (c = ``max_updates_`` positive answers,
+    documented accounting for ``epsilon_`` (c = ``max_updates_`` positive answers,
     half the budget for the threshold tests: threshold ``8c/eps``, test ``16c/eps``,
     answers ``8c/eps`` and ``4c/eps``), and no more than c answers are released.
-    Replaces ``epsilon_spent_ <= 1``, true by construction. Mutation check: building the
+    Replaces ``epsilon_ <= 1``, true by construction. Mutation check: building the
     mechanism with ``test_sensitivity=1.0`` (threshold and test noise halved,
-    ``epsilon_spent_`` still 1, so the old check passed) made this test fail (threshold
+    ``epsilon_`` still 1, so the old check passed) made this test fail (threshold
     scale 24 against 48).
     """
     made = []
@@ -98,7 +98,7 @@ def test_numeric_sparse_accuracy_and_budget(adult, monkeypatch):
                                    epsilon=1.0, random_state=seed).fit(Xtr, ytr)
         assert len(made) == 2 * (seed + 1)
         for est, ns in ((a, made[-2]), (b, made[-1])):
-            c, eps = est.max_updates_, est.epsilon_spent_
+            c, eps = est.max_updates_, est.epsilon_
             assert eps == 1.0
             assert ns.threshold_scale == pytest.approx(8 * c / eps)
             assert ns.test_scale == pytest.approx(16 * c / eps)
@@ -164,7 +164,7 @@ class _BrokenNumericSparse(NumericSparse):
 
     def query(self, test_value, answer_values):
         answer = super().query(test_value, answer_values)
-        self.epsilon_spent_ = self.epsilon
+        self.epsilon_ = self.epsilon
         return answer
 
 
@@ -197,7 +197,7 @@ def test_input_perturbation_is_reported_honestly():
                                     epsilon=1.0, delta=1e-3, random_state=0).fit(X, y)
     expected = np.sqrt(8 * 1500 * np.log(1e3) / (2000 * 1999))
     assert mc.feature_noise_std_ == pytest.approx(expected)
-    assert mc.epsilon_spent_ == np.inf  # labels are used exactly: no end-to-end claim
+    assert mc.epsilon_ == np.inf  # labels are used exactly: no end-to-end claim
 
 
 def test_groups_and_metric():
@@ -274,24 +274,24 @@ def test_empty_groups_are_rejected_without_privacy():
     base = LogisticRegression().fit(X, y)
     mc = PrivateMulticalibrator(FrozenEstimator(base), [1, 2], mechanism="numeric_sparse",
                                 random_state=0).fit(X, y)
-    assert mc.epsilon_spent_ == 1.0
+    assert mc.epsilon_ == 1.0
     assert all(g != 2 for g, _, _ in mc.updates_)
 
 
-def test_epsilon_spent_is_honest_about_the_base_model():
+def test_epsilon_is_honest_about_the_base_model():
     rng = np.random.RandomState(0)
     X = np.column_stack([rng.normal(size=400), rng.randint(0, 2, 400)])
     y = (rng.uniform(size=400) < 0.3 + 0.4 * X[:, 1]).astype(int)
     with pytest.warns(PrivacyWarning, match="no guarantee"):
         refit = PrivateMulticalibrator(LogisticRegression(), [1], mechanism="numeric_sparse",
                                        epsilon=0.5, random_state=0).fit(X, y)
-    assert refit.epsilon_spent_ == np.inf  # base fitted on the calibration data
+    assert refit.epsilon_ == np.inf  # base fitted on the calibration data
     prefit = PrivateMulticalibrator(FrozenEstimator(refit.estimator_), [1],
                                     mechanism="numeric_sparse",
                                     epsilon=0.5, random_state=0).fit(X, y)
-    assert prefit.epsilon_spent_ == 0.5 and prefit.delta_spent_ == 0.0
+    assert prefit.epsilon_ == 0.5 and prefit.delta_ == 0.0
     plain = PrivateMulticalibrator(FrozenEstimator(refit.estimator_), [1]).fit(X, y)
-    assert plain.epsilon_spent_ == np.inf
+    assert plain.epsilon_ == np.inf
 
 
 def test_numeric_sparse_noise_scales_match_the_derivation():
@@ -559,21 +559,9 @@ def test_frozen_base_in_grid_search_reports_a_finite_epsilon():
         warnings.simplefilter("error", FutureWarning)
         search.fit(X, y)
     best = search.best_estimator_
-    assert best.epsilon_spent_ == 1.0 and best.delta_spent_ == 0.0
+    assert best.epsilon_ == 1.0 and best.delta_ == 0.0
     assert best.estimator_.estimator is base        # never refitted
     np.testing.assert_array_equal(base.coef_, LogisticRegression().fit(Xpub, ypub).coef_)
-
-
-def test_prefit_is_deprecated_but_keeps_working():
-    X, y = _toy()
-    base = LogisticRegression().fit(X, y)
-    with pytest.warns(FutureWarning, match="FrozenEstimator"):
-        old = PrivateMulticalibrator(base, [1], mechanism="numeric_sparse", prefit=True,
-                                     random_state=0).fit(X, y)
-    new = PrivateMulticalibrator(FrozenEstimator(base), [1], mechanism="numeric_sparse",
-                                 random_state=0).fit(X, y)
-    assert old.epsilon_spent_ == new.epsilon_spent_ == 1.0
-    assert old.updates_ == new.updates_
 
 
 def test_privacy_warning_when_the_base_is_fitted_on_the_calibration_rows():
@@ -581,7 +569,7 @@ def test_privacy_warning_when_the_base_is_fitted_on_the_calibration_rows():
     with pytest.warns(PrivacyWarning, match="FrozenEstimator"):
         mc = PrivateMulticalibrator(LogisticRegression(), [1], mechanism="numeric_sparse",
                                     random_state=0).fit(X, y)
-    assert mc.epsilon_spent_ == np.inf
+    assert mc.epsilon_ == np.inf
     with pytest.warns(PrivacyWarning, match="labels"):
         PrivateMulticalibrator(LogisticRegression(), [1], mechanism="input_perturbation",
                                random_state=0).fit(X, y)
@@ -592,7 +580,7 @@ def test_privacy_warning_when_the_base_is_fitted_on_the_calibration_rows():
         ok = PrivateMulticalibrator(frozen, [1], mechanism="numeric_sparse",
                                     random_state=0).fit(X, y)
         PrivateMulticalibrator(LogisticRegression(), [1]).fit(X, y)  # no claim, no warning
-    assert ok.epsilon_spent_ == 1.0
+    assert ok.epsilon_ == 1.0
 
 
 @pytest.mark.parametrize("eps", [1e-300, 1e-320, 1e300, 1.7e308])
@@ -644,7 +632,7 @@ def test_extreme_privacy_parameters_give_clear_errors():
     # an explicit min_cell_size makes the same setting valid (nothing passes the threshold)
     mc = PrivateMulticalibrator(frozen, [1], mechanism="numeric_sparse", epsilon=1e-300,
                                 min_cell_size=20, random_state=0).fit(X, y)
-    assert mc.epsilon_spent_ == 1e-300
+    assert mc.epsilon_ == 1e-300
     # a tiny delta is a large but finite log(1/delta): a finite noise scale
     with pytest.warns(PrivacyWarning):
         ip = PrivateMulticalibrator(LogisticRegression(), [1], mechanism="input_perturbation",

@@ -145,7 +145,7 @@ def test_non_private_loop_equals_rescanning_oracle_bit_for_bit(seed, params):
     np.testing.assert_array_equal(mc.predict_proba(Xn)[:, 1],
                                   _replay_reference(Xn[:, 0], Mn, ref["updates"],
                                                     params["n_bins"]))
-    assert mc.epsilon_spent_ == float("inf")
+    assert mc.epsilon_ == float("inf")
 
 
 PRIVATE = [
@@ -174,8 +174,8 @@ def test_numeric_sparse_loop_equals_rescanning_oracle_bit_for_bit(seed, params):
     assert mc.history_ == ref["history"]
     assert (mc.n_queries_, mc.n_rounds_) == (ref["n_queries"], ref["n_rounds"])
     np.testing.assert_array_equal(mc.predict_proba(X)[:, 1], ref["p"])
-    assert mc.epsilon_spent_ == params["epsilon"] == ns.epsilon_spent_
-    assert mc.delta_spent_ == 0.0
+    assert mc.epsilon_ == params["epsilon"] == ns.epsilon_
+    assert mc.delta_ == 0.0
     if params["epsilon"] > 100:
         assert mc.n_updates_ > 0  # the comparison covers applied updates
 
@@ -209,7 +209,7 @@ def test_pinned_outputs():
     assert float(mc.predict_proba(X)[:, 1].sum()).hex() == PINNED["non_private"][2]
     mc, _ = _fit_both(X, y, calibration_tol=0.05, mechanism="numeric_sparse", epsilon=2000.0,
                       min_cell_size=30, max_updates=6, random_state=4)
-    assert (mc.n_updates_, mc.n_rounds_, mc.epsilon_spent_) == PINNED["private"][:3]
+    assert (mc.n_updates_, mc.n_rounds_, mc.epsilon_) == PINNED["private"][:3]
     assert float(mc.predict_proba(X)[:, 1].sum()).hex() == PINNED["private"][3]
 
 

@@ -195,20 +195,6 @@ def test_validation_fraction_is_refused_under_a_mechanism():
                                validation_fraction=0.2, random_state=0).fit(X, y)
 
 
-def test_renamed_parameters_warn_and_keep_working():
-    X, y, _ = _twelve_groups(1500, 4, shift=0.3)
-    new = PrivateMulticalibrator(_base(), GROUPS, calibration_tol=0.05, max_iter=2,
-                                 min_cell_size=100).fit(X, y)
-    with pytest.warns(FutureWarning, match="calibration_tol=0.05"):
-        old = PrivateMulticalibrator(_base(), GROUPS, alpha=0.05, max_iter=2,
-                                     min_cell_size=100).fit(X, y)
-    assert old.updates_ == new.updates_
-    with pytest.warns(FutureWarning, match="max_iter=2"):
-        old = PrivateMulticalibrator(_base(), GROUPS, calibration_tol=0.05, max_rounds=2,
-                                     min_cell_size=100).fit(X, y)
-    assert old.updates_ == new.updates_ and old.n_iter_ == new.n_iter_ <= 2
-
-
 # ---------------------------------------------------------------- the display, 12+ groups
 def _display_data(n_groups=13, n=6000, seed=0):
     rng = np.random.default_rng(seed)

@@ -171,7 +171,8 @@ def test_sensitive_features_the_model_does_not_see():
         plain.predict_proba(X, sensitive_features=S)
     # a 1-D array (a Series) of a single sensitive feature works too
     one = PrivateMulticalibrator(LogisticRegression(), [ColumnPredicate(0, "==", "Black")],
-                                 alpha=0.05).fit(X, y, sensitive_features=df["race"].to_numpy())
+                                 calibration_tol=0.05).fit(
+        X, y, sensitive_features=df["race"].to_numpy())
     assert one.predict_proba(X, sensitive_features=df["race"].to_numpy()).shape == (len(y), 2)
 
 
@@ -192,7 +193,7 @@ def test_grid_search_routes_sensitive_features():
                .set_score_request(sensitive_features=True))
         search = GridSearchCV(est, {"calibration_tol": [0.05, 0.2]}, cv=cv).fit(
             X, y, sensitive_features=S)
-    assert search.best_estimator_.epsilon_spent_ == 2.0
+    assert search.best_estimator_.epsilon_ == 2.0
     assert search.best_estimator_.sensitive_features_in_["names"] == ["race", "sex"]
     # oracle: the same folds by hand
     for k, alpha in enumerate([0.05, 0.2]):

@@ -54,7 +54,7 @@ def test_final_step_names_say_what_to_do(adult):
     with pytest.raises(ValueError, match=r"fil.eta / fisher_information / sigma_for_eta"):
         pipe[-1].sigma_for_eta(0.5, columns="sex")
     with pytest.raises(ValueError, match=r"set_output\(transform='pandas'\)"):
-        make_pipeline(_pre(), IRFILLogisticRegression(attributes="sex",
+        make_pipeline(_pre(), IRFILLogisticRegression(sensitive_features="sex",
                                                       random_state=0)).fit(X, y)
 
 
@@ -77,12 +77,13 @@ def test_pandas_output_resolves_original_features_exactly(adult):
 
 def test_irfil_attributes_by_original_name_inside_a_pipeline(adult):
     X, y = adult
-    by_name = make_pipeline(_pre(), IRFILLogisticRegression(attributes="sex", eta_max_iter=3,
+    by_name = make_pipeline(_pre(), IRFILLogisticRegression(sensitive_features="sex",
+                                                            eta_max_iter=3,
                                                             random_state=0))
     by_name.set_output(transform="pandas").fit(X, y)
     names = list(by_name[-1].feature_names_in_)
     idx = [names.index("onehotencoder__sex_Female"), names.index("onehotencoder__sex_Male")]
-    by_index = make_pipeline(_pre(), IRFILLogisticRegression(attributes=idx, eta_max_iter=3,
+    by_index = make_pipeline(_pre(), IRFILLogisticRegression(sensitive_features=idx, eta_max_iter=3,
                                                              random_state=0)).fit(X, y)
     np.testing.assert_allclose(by_name[-1].sample_weight_, by_index[-1].sample_weight_,
                                rtol=1e-10)
@@ -102,7 +103,7 @@ def test_prefix_shared_by_two_features_is_refused():
     with pytest.raises(ValueError, match="exact column names"):
         pipe[-1].eta(columns="sex")
     with pytest.raises(ValueError, match="exact column names"):
-        make_pipeline(pre, IRFILLogisticRegression(attributes="sex", eta_max_iter=2,
+        make_pipeline(pre, IRFILLogisticRegression(sensitive_features="sex", eta_max_iter=2,
                                                    random_state=0)).set_output(
             transform="pandas").fit(X, y)
     # the pipeline-level entry traces the encoder exactly
@@ -120,11 +121,11 @@ def test_eta_display_by_original_feature_and_index_labels(adult):
     X, y = adult
     pipe = make_pipeline(_pre(), FILLogisticRegression(random_state=0)).fit(X, y)
     try:
-        disp = EtaDisplay.from_estimator(pipe, by="sex", top_k=5)
+        disp = EtaDisplay.from_estimator(pipe, sensitive_features="sex", top_k=5)
         assert sorted(disp.counts_) == ["Female", "Male"]
         n_female = int((X["sex"] == "Female").sum())
         assert disp.counts_["Female"].sum() == n_female
-        framed = EtaDisplay.from_estimator(pipe, by="sex", X=X, top_k=5)
+        framed = EtaDisplay.from_estimator(pipe, sensitive_features="sex", X=X, top_k=5)
         eta = fil.eta(pipe, per_example=True)
         top = np.argsort(-eta, kind="stable")[:5]
         texts = [t.get_text() for t in framed.top_k_texts_]

@@ -183,7 +183,7 @@ def _clf_pipeline(C=1e4):
 def test_membership_scorer_on_raw_frame_equals_direct_attack():
     df, y = _adult_like()
     cv = KFold(3, shuffle=True, random_state=0)
-    scorer = make_membership_scorer(df, y, attack="loss", metric="advantage")
+    scorer = make_membership_scorer(df, y, attack="loss", metric="advantage", random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no feature-name (or any) warning
         out = cross_validate(_clf_pipeline(), df, y, cv=cv, scoring=scorer,
@@ -197,7 +197,7 @@ def test_membership_scorer_on_raw_frame_equals_direct_attack():
         # numeric frame with a plain model: no "X does not have valid feature names"
         num = df[["age", "hours"]]
         cross_validate(LogisticRegression(), num, y, cv=cv,
-                       scoring=make_membership_scorer(num, y))
+                       scoring=make_membership_scorer(num, y, random_state=0))
         # index reset (positions, not labels, identify the rows)
         out2 = cross_validate(_clf_pipeline(), df.reset_index(drop=True).set_axis(
             np.arange(len(df))[::-1]), y, cv=cv, scoring=scorer)
@@ -213,7 +213,7 @@ def test_grid_search_n_jobs_on_raw_frame_with_fil_pipeline():
     pipe = make_pipeline(ct, FILLogisticRegression(alpha=1e-4, random_state=0))
     gs = GridSearchCV(pipe, {"fillogisticregression__sigma": [1e-3, 1e3]},
                       scoring={"acc": "accuracy",
-                               "mia": make_membership_scorer(df, y, attack="loss")},
+                               "mia": make_membership_scorer(df, y, attack="loss", random_state=0)},
                       refit="acc", cv=KFold(2, shuffle=True, random_state=0), n_jobs=2,
                       error_score="raise")
     with warnings.catch_warnings():
@@ -237,20 +237,20 @@ def test_non_complementary_folds_refused_or_reproduced():
         FILLogisticRegression(sigma=1e-3, alpha=1e-3, random_state=0))
     with pytest.raises(ValueError, match="not complements"):
         cross_validate(fil, df, y, cv=shuffle, error_score="raise",
-                       scoring=make_membership_scorer(df, y))
+                       scoring=make_membership_scorer(df, y, random_state=0))
     tree = DecisionTreeClassifier(random_state=0)
     num = df[["age", "hours"]]
     with pytest.raises(ValueError, match="not complements"):
         cross_validate(tree, num, y, cv=shuffle, error_score="raise",
-                       scoring=make_membership_scorer(num, y))
+                       scoring=make_membership_scorer(num, y, random_state=0))
     # KFold: complements, accepted
     ok = cross_validate(fil, df, y, cv=KFold(3), error_score="raise",
-                        scoring=make_membership_scorer(df, y))
+                        scoring=make_membership_scorer(df, y, random_state=0))
     assert np.all(np.isfinite(ok["test_score"]))
     # cv= given: the scorer reproduces each training set, for any splitter
     out = cross_validate(_clf_pipeline(), df, y, cv=shuffle, error_score="raise",
                          scoring=make_membership_scorer(df, y, cv=shuffle, attack="loss",
-                                                        metric="advantage"),
+                                                        metric="advantage", random_state=0),
                          return_estimator=True, return_indices=True)
     for est, train, test, score in zip(out["estimator"], out["indices"]["train"],
                                        out["indices"]["test"], out["test_score"],
@@ -261,7 +261,7 @@ def test_non_complementary_folds_refused_or_reproduced():
         assert score == -ref.advantage
     with pytest.raises(ValueError, match="not one of the test folds"):
         cross_validate(_clf_pipeline(), df, y, cv=KFold(3), error_score="raise",
-                       scoring=make_membership_scorer(df, y, cv=shuffle))
+                       scoring=make_membership_scorer(df, y, cv=shuffle, random_state=0))
 
 
 @pytest.mark.parametrize("routing", [False, True])
@@ -272,15 +272,16 @@ def test_werm_scorer_trades_training_for_reference_leakage(routing):
     y = (X[:, 0] + 1.5 * rng.normal(size=n) > 0).astype(int)
     g = rng.randint(0, 2, size=n)
     scoring = {f"g{k}": make_werm_membership_scorer(X, y, g, group=k, attack="loss",
-                                                    thresholds="global", metric="advantage")
+                                                    thresholds="global", metric="advantage",
+                                                    random_state=0)
                for k in (0, 1)}
     with sklearn.config_context(enable_metadata_routing=routing):
         est = WERMClassifier(DecisionTreeClassifier(random_state=0))
         if routing:
-            est.set_fit_request(sample_group=True)
+            est.set_fit_request(sensitive_features=True)
         gs = GridSearchCV(est, {"w": [0.0, 0.5, 1.0]}, scoring=scoring, refit=False,
                           cv=KFold(3, shuffle=True, random_state=0),
-                          error_score="raise").fit(X, y, sample_group=g)
+                          error_score="raise").fit(X, y, sensitive_features=g)
     train_adv = -gs.cv_results_["mean_test_g0"]
     ref_adv = -gs.cv_results_["mean_test_g1"]
     assert train_adv[0] > train_adv[1] > train_adv[2]
@@ -288,9 +289,9 @@ def test_werm_scorer_trades_training_for_reference_leakage(routing):
     assert train_adv[0] > 0.3 and ref_adv[2] > 0.3
     assert train_adv[2] < 0.2 and ref_adv[0] < 0.2  # rows the model never learnt from
     with pytest.raises(ValueError, match="group 5"):
-        make_werm_membership_scorer(X, y, g, group=5)
-    with pytest.raises(ValueError, match="sample_group"):
-        make_werm_membership_scorer(X, y, g[:-1])
+        make_werm_membership_scorer(X, y, g, group=5, random_state=0)
+    with pytest.raises(ValueError, match="sensitive_features"):
+        make_werm_membership_scorer(X, y, g[:-1], random_state=0)
 
 
 @pytest.mark.filterwarnings("error::UserWarning")
@@ -303,11 +304,12 @@ def test_lira_and_inversion_scorer_on_raw_frames():
     ref = lira(target, df, y, np.arange(80), n_shadow=4, random_state=0)
     assert np.isfinite(res.auc) and res.auc == ref.auc
     dfr, yr = _frame()
-    scorer = make_attribute_inversion_scorer("race", LEVELS, n_draws=5)
+    scorer = make_attribute_inversion_scorer("race", LEVELS, n_draws=5, random_state=0)
     gs = GridSearchCV(_pipeline(1.0), {"fillinearregression__sigma": [1e-6, 10.0]},
                       scoring={"inv": scorer, "map": make_attribute_inversion_scorer(
-                          "race", LEVELS, attack="map", n_draws=5),
-                          "fred": make_attribute_inversion_scorer("race", attack="fredrikson")},
+                          "race", LEVELS, attack="map", n_draws=5, random_state=0),
+                          "fred": make_attribute_inversion_scorer("race", attack="fredrikson",
+                                                                  random_state=0)},
                       refit="inv", cv=KFold(2, shuffle=True, random_state=0),
                       error_score="raise").fit(dfr, yr)
     inv = gs.cv_results_["mean_test_inv"]
@@ -326,9 +328,9 @@ def test_membership_scorer_on_sparse_and_lists_equals_dense():
     pos = {"sample_index": np.arange(120)}
     with sklearn.config_context(enable_metadata_routing=True):
         dense = cross_validate(LogisticRegression(C=100), X, y, cv=cv, params=pos,
-                               scoring=make_membership_scorer(X, y))["test_score"]
+                               scoring=make_membership_scorer(X, y, random_state=0))["test_score"]
         Xs = sp.csr_matrix(X)
         sparse = cross_validate(LogisticRegression(C=100), Xs, y, cv=cv, params=pos,
-                                scoring=make_membership_scorer(Xs, y))["test_score"]
+                                scoring=make_membership_scorer(Xs, y, random_state=0))["test_score"]
     np.testing.assert_allclose(sparse, dense, rtol=1e-9)
     assert dense.mean() < 0  # 0.5 - AUC: a weakly regularised fit leaks on average

@@ -248,18 +248,15 @@ def test_intercept_scaling_is_validated_and_refused_for_dask():
 # ------------------------------------------------------------------ argument order
 def test_analytic_gaussian_functions_share_one_argument_order():
     """(epsilon, delta, sigma, sensitivity) minus the computed one; the former positional
-    order of analytic_gaussian_epsilon still works, with a FutureWarning."""
+    analytic_gaussian_epsilon takes keywords only, so no call in another order is read."""
     sigma = analytic_gaussian_sigma(1.0, 1e-5, 2.0)
     eps = analytic_gaussian_epsilon(delta=1e-5, sigma=sigma, sensitivity=2.0)
     assert eps == pytest.approx(1.0, rel=1e-9)
     assert analytic_gaussian_delta(1.0, sigma, 2.0) == pytest.approx(1e-5, rel=1e-6)
-    with pytest.warns(FutureWarning, match="by keyword"):
-        old = analytic_gaussian_epsilon(sigma, 2.0, 1e-5)
-    assert old == eps
-    with pytest.raises(TypeError, match="missing sensitivity"):
+    with pytest.raises(TypeError, match="positional"):
+        analytic_gaussian_epsilon(sigma, 2.0, 1e-5)
+    with pytest.raises(TypeError, match="sensitivity"):
         analytic_gaussian_epsilon(delta=1e-5, sigma=1.0)
-    with pytest.raises(TypeError, match="too many"):
-        analytic_gaussian_epsilon(1.0, 2.0, 1e-5, 4.0)
 
 
 def test_white_box_attack_refuses_a_model_with_intercept_scaling():

@@ -292,7 +292,7 @@ def test_multicalibrator_composes_with_a_dp_base_fitted_on_the_same_rows():
     base = _fil(sigma=0.3)
     mc = PrivateMulticalibrator(base, mechanism="numeric_sparse", epsilon=0.5,
                                 n_bins=2).fit(X, y)
-    assert mc.epsilon_spent_ == math.inf          # the step alone, as documented
+    assert mc.epsilon_ == math.inf          # the step alone, as documented
     claim = privacy_claim(mc)
     assert [s.name for s in claim.steps] == ["privatemulticalibrator",
                                              "privatemulticalibrator.estimator_"]

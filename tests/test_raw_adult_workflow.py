@@ -101,7 +101,8 @@ def test_grid_search_over_sigma_with_accuracy_and_membership(adult):
     cv = KFold(3, shuffle=True, random_state=0)
     pipe = _pipeline(FILLogisticRegression(alpha=1e-3, random_state=0), sparse=True)
     scoring = {"acc": "accuracy",
-               "mia": make_membership_scorer(X, y, attack="loss", cv=cv, metric="auc")}
+               "mia": make_membership_scorer(X, y, attack="loss", cv=cv, metric="auc",
+                                             random_state=0)}
     search = GridSearchCV(pipe, {"fillogisticregression__sigma": [1e-3, 1.0, 100.0]},
                           scoring=scoring, refit="acc", cv=cv, n_jobs=2).fit(X, y)
     acc = search.cv_results_["mean_test_acc"]
@@ -139,7 +140,7 @@ def test_irfil_equalises_eta_of_race_on_raw_frame(adult):
                      sparse=True)
     names = pipe[0].fit(X).get_feature_names_out()
     race = [k for k, n in enumerate(names) if n.startswith("cat__race_")]
-    pipe.set_params(irfillinearregression__attributes=race).fit(X, y)
+    pipe.set_params(irfillinearregression__sensitive_features=race).fit(X, y)
     cv = pipe[-1].eta_history_["cv"]
     # spread of the race eta across people: 0.78 -> 0.17 in five reweightings
     assert cv[-1] < 0.3 * cv[0]
@@ -152,10 +153,12 @@ def test_werm_on_frame_with_reference_rows(adult):
     cv = KFold(3, shuffle=True, random_state=0)
     werm = WERMClassifier(_pipeline(LogisticRegression(max_iter=500), sparse=True), w=0.5)
     scoring = {"acc": "accuracy",
-               "train_rows": make_werm_membership_scorer(X, y, group, group=0, cv=cv),
-               "reference_rows": make_werm_membership_scorer(X, y, group, group=1, cv=cv)}
+               "train_rows": make_werm_membership_scorer(X, y, group, group=0, cv=cv,
+                                                         random_state=0),
+               "reference_rows": make_werm_membership_scorer(X, y, group, group=1, cv=cv,
+                                                             random_state=0)}
     search = GridSearchCV(werm, {"w": [0.0, 1.0]}, scoring=scoring, refit="acc", cv=cv)
-    search.fit(X, y, sample_group=group)
+    search.fit(X, y, sensitive_features=group)
     assert np.all(search.cv_results_["mean_test_acc"] > 0.75)
     assert search.best_estimator_.feature_names_in_.tolist() == list(X.columns)
 
@@ -171,7 +174,7 @@ def test_multicalibration_with_raw_groups_and_frozen_base(adult):
     # says so (see smallest_correctable_cell) instead of silently making few updates
     with pytest.warns(UserWarning, match="groups|noisy answers"):
         mc.fit(X_cal, y_cal)
-    assert np.isfinite(mc.epsilon_spent_) and mc.epsilon_spent_ <= 1.0
+    assert np.isfinite(mc.epsilon_) and mc.epsilon_ <= 1.0
     proba = mc.predict_proba(X_cal)
     assert proba.shape == (len(X_cal), 2) and np.all((proba >= 0) & (proba <= 1))
     # membership evaluated on the frame: the Black group of the calibration rows

@@ -269,7 +269,7 @@ def test_strip_removes_irfil_state_inside_a_calibrated_wrapper():
 
 def test_strip_removes_scores_and_data_holding_scorers_of_a_search():
     X, y = _logistic_problem(n=200, d=4)
-    scoring = {"accuracy": "accuracy", "advantage": make_membership_scorer(X, y)}
+    scoring = {"accuracy": "accuracy", "advantage": make_membership_scorer(X, y, random_state=0)}
     search = GridSearchCV(FILLogisticRegression(alpha=0.01), {"sigma": [0.1, 1.0]},
                           scoring=scoring, refit="accuracy", cv=KFold(2)).fit(X, y)
     assert _found(X, pickle.dumps(search)) > 0.9  # the membership scorer holds X
@@ -290,7 +290,8 @@ def test_strip_removes_scores_and_data_holding_scorers_of_a_search():
 
 def test_strip_refuses_a_scorer_holding_data_outside_a_search():
     X, y = _logistic_problem(n=100, d=3)
-    holder = FunctionTransformer(_passthrough, kw_args={"scorer": make_membership_scorer(X, y)})
+    holder = FunctionTransformer(_passthrough, kw_args={"scorer": make_membership_scorer(X, y,
+                                                                                         random_state=0)})
     pipe = make_pipeline(holder, LogisticRegression()).fit(X, y)
     with pytest.raises(ValueError, match=r"kw_args\['scorer'\].*scorer holding data"):
         strip_for_release(pipe)

@@ -31,7 +31,7 @@ def test_fil_release_report_has_every_section_and_consistent_numbers():
     est.set_params(sigma=sigma).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rep = PrivacyReport.from_estimator(est, X, y, Xp, yp, sensitive_columns=[1],
+        rep = PrivacyReport.from_estimator(est, X, y, Xp, yp, sensitive_features=[1],
                                            canary_releases=4000, random_state=0)
     assert [s.key for s in rep.sections] == ["claim", "release", "fil", "membership",
                                              "inversion", "audits"]
@@ -100,7 +100,7 @@ def test_raw_frame_pipeline_report():
         FILLogisticRegression(sigma=0.1, alpha=1e-3)).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rep = PrivacyReport.from_estimator(pipe, X, y, Xp, yp, sensitive_columns=["sex"],
+        rep = PrivacyReport.from_estimator(pipe, X, y, Xp, yp, sensitive_features=["sex"],
                                            n_canaries=200, random_state=0)
     keys = [s.key for s in rep.sections]
     assert keys == ["claim", "release", "fil", "membership", "inversion", "audits"]

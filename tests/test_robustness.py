@@ -448,22 +448,22 @@ def _mc_cases():
 def _werm_cases():
     return [
         Case("WERMClassifier.fit",
-             lambda X, y, sample_group, **kw: WERMClassifier(LogisticRegression(), **kw)
-             .fit(X, y, sample_group=sample_group).predict_proba(X),
-             lambda: {"X": X0, "y": YCLF, "sample_group": GROUP},
+             lambda X, y, sensitive_features, **kw: WERMClassifier(LogisticRegression(), **kw)
+             .fit(X, y, sensitive_features=sensitive_features).predict_proba(X),
+             lambda: {"X": X0, "y": YCLF, "sensitive_features": GROUP},
              arrays={"X": ("nan", "inf", "empty", "wrong_length", "ndim3"),
                      "y": ("nan", "wrong_length"),
-                     "sample_group": ("nan", "wrong_length", "ndim3", "empty")},
+                     "sensitive_features": ("nan", "wrong_length", "ndim3", "empty")},
              scalars={"w": ("nan_scalar", "inf_scalar", "neg", "huge", "str_scalar")}),
         Case("effective_sample_size", effective_sample_size,
              lambda: {"group_sizes": [100, 50], "group_weights": [0.5, 0.5]},
              arrays={"group_sizes": ("nan", "inf", "neg", "empty", "ndim3", "wrong_length"),
                      "group_weights": ("nan", "inf", "neg", "empty", "wrong_length")}),
         Case("epsilon_ratio", epsilon_ratio,
-             lambda: {"w": 0.3, "n_train": 100, "n_reference": 50},
+             lambda: {"w": 0.3, "n_train": 100, "n_reference_samples": 50},
              scalars={"w": ("nan_scalar", "inf_scalar", "neg", "huge", "str_scalar"),
                       "n_train": ("nan_scalar", "neg", "zero", "str_scalar"),
-                      "n_reference": ("nan_scalar", "neg", "zero", "str_scalar")}),
+                      "n_reference_samples": ("nan_scalar", "neg", "zero", "str_scalar")}),
         Case("generalization_bound", generalization_bound,
              lambda: {"vc_dim": 5, "delta": 0.05, "group_sizes": [100, 50],
                       "group_weights": [0.5, 0.5]},
@@ -472,9 +472,9 @@ def _werm_cases():
              scalars={"vc_dim": ("nan_scalar", "neg", "zero", "str_scalar", "inf_scalar"),
                       "delta": ("nan_scalar", "neg", "zero", "huge")}),
         Case("weight_for_setting", weight_for_setting,
-             lambda: {"setting": "equal_privacy", "n_train": 100, "n_reference": 50},
+             lambda: {"setting": "equal_privacy", "n_train": 100, "n_reference_samples": 50},
              scalars={"n_train": ("nan_scalar", "neg", "zero", "str_scalar"),
-                      "n_reference": ("nan_scalar", "neg", "zero", "str_scalar"),
+                      "n_reference_samples": ("nan_scalar", "neg", "zero", "str_scalar"),
                       "setting": ("str_scalar", "nan_scalar")}),
     ]
 
@@ -529,16 +529,17 @@ def _pipeline_cases():
              scalars={"columns": ("nan_scalar", "huge", "str_scalar"),
                       "n_draws": ("nan_scalar", "neg", "zero", "str_scalar")}),
         Case("make_werm_membership_scorer",
-             lambda X_population, y_population, sample_group, **kw:
-             attacks.make_werm_membership_scorer(X_population, y_population, sample_group,
+             lambda X_population, y_population, sensitive_features, **kw:
+             attacks.make_werm_membership_scorer(X_population, y_population, sensitive_features,
                                                  **kw)(
                  WERMClassifier(LogisticRegression(), w=0.5).fit(
-                     X_population[10:], y_population[10:], sample_group=sample_group[10:]),
+                     X_population[10:], y_population[10:],
+                     sensitive_features=sensitive_features[10:]),
                  X_population[:10], y_population[:10]),
-             lambda: {"X_population": X0, "y_population": YCLF, "sample_group": GROUP},
+             lambda: {"X_population": X0, "y_population": YCLF, "sensitive_features": GROUP},
              arrays={"X_population": ("nan", "inf", "empty"),
                      "y_population": ("wrong_length", "column"),
-                     "sample_group": ("nan", "wrong_length", "ndim3")},
+                     "sensitive_features": ("nan", "wrong_length", "ndim3")},
              scalars={"known_fraction": ("nan_scalar", "neg", "zero", "huge")}),
         Case("fil.analytic_gaussian_epsilon", fil.analytic_gaussian_epsilon,
              lambda: {"sigma": 1.0, "sensitivity": 0.5, "delta": 1e-5},

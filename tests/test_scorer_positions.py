@@ -52,7 +52,7 @@ def _by_hand(estimator, X, y, group, cv, k, *, take):
     """Score of fold-by-fold refits, attacking group ``k``'s rows located by position."""
     out = []
     for train, test in cv.split(X):
-        est = clone(estimator).fit(take(X, train), y[train], sample_group=group[train])
+        est = clone(estimator).fit(take(X, train), y[train], sensitive_features=group[train])
         mem, non = train[group[train] == k], test[group[test] == k]
         res = membership_inference(est, take(X, mem), y[mem], take(X, non), y[non],
                                    attack="confidence", random_state=0)
@@ -75,9 +75,9 @@ def test_werm_scorer_on_duplicated_frame_equals_by_hand_folds(duplicated_table, 
     wrong group (about twice the true leakage on COMPAS)."""
     X, y, group = duplicated_table
     cv = KFold(3, shuffle=True, random_state=0)
-    scorer = make_werm_membership_scorer(X, y, group, group=k)
+    scorer = make_werm_membership_scorer(X, y, group, group=k, random_state=0)
     out = cross_validate(_werm(), X, y, cv=cv, scoring=scorer, error_score="raise",
-                         params={"sample_group": group})
+                         params={"sensitive_features": group})
     expected = _by_hand(_werm(), X, y, group, cv, k, take=lambda A, i: A.iloc[i])
     np.testing.assert_array_equal(out["test_score"], expected)
 
@@ -89,11 +89,11 @@ def test_werm_scorer_on_arrays_with_sample_index_routing(duplicated_table):
     cv = KFold(3, shuffle=True, random_state=0)
     est = WERMClassifier(DecisionTreeClassifier(random_state=0), w=0.0)
     with sklearn.config_context(enable_metadata_routing=True):
-        est.set_fit_request(sample_group=True)
-        scorer = make_werm_membership_scorer(Xa, y, group, group=1)
+        est.set_fit_request(sensitive_features=True)
+        scorer = make_werm_membership_scorer(Xa, y, group, group=1, random_state=0)
         gs = GridSearchCV(est, {"w": [0.0]}, scoring={"ref": scorer}, refit=False, cv=cv,
                           error_score="raise")
-        gs.fit(Xa, y, sample_group=group, sample_index=np.arange(len(y)))
+        gs.fit(Xa, y, sensitive_features=group, sample_index=np.arange(len(y)))
     got = [gs.cv_results_[f"split{i}_test_ref"][0] for i in range(3)]
     est = WERMClassifier(DecisionTreeClassifier(random_state=0), w=0.0)
     expected = _by_hand(est, Xa, y, group, cv, 1, take=lambda A, i: A[i])
@@ -108,9 +108,11 @@ def test_arrays_with_duplicated_rows_are_refused_without_positions(duplicated_ta
     Xa = OneHotEncoder(sparse_output=False).fit_transform(X)
     if werm:
         est = WERMClassifier(DecisionTreeClassifier(random_state=0), w=0.0)
-        scorer, params = make_werm_membership_scorer(Xa, y, group), {"sample_group": group}
+        scorer, params = make_werm_membership_scorer(Xa, y, group,
+                                                     random_state=0), {"sensitive_features": group}
     else:
-        est, scorer, params = LogisticRegression(), make_membership_scorer(Xa, y), None
+        est, scorer, params = LogisticRegression(), make_membership_scorer(Xa, y,
+                                                                           random_state=0), None
     with pytest.raises(ValueError, match="identical copies.*DataFrame.*sample_index"):
         cross_validate(est, Xa, y, cv=KFold(3, shuffle=True, random_state=0),
                        scoring=scorer, error_score="raise", params=params)
@@ -124,10 +126,12 @@ def test_plain_scorer_by_position_on_duplicates(duplicated_table):
     Xf = pd.DataFrame(Xa)
     cv = KFold(3, shuffle=True, random_state=0)
     clf = LogisticRegression(C=100.0, max_iter=1000)
-    by_index = cross_validate(clf, Xf, y, cv=cv, scoring=make_membership_scorer(Xf, y),
+    by_index = cross_validate(clf, Xf, y, cv=cv, scoring=make_membership_scorer(Xf, y,
+                                                                                random_state=0),
                               error_score="raise")["test_score"]
     with sklearn.config_context(enable_metadata_routing=True):
-        by_routing = cross_validate(clf, Xa, y, cv=cv, scoring=make_membership_scorer(Xa, y),
+        by_routing = cross_validate(clf, Xa, y, cv=cv, scoring=make_membership_scorer(Xa, y,
+                                                                                      random_state=0),
                                     error_score="raise",
                                     params={"sample_index": np.arange(len(y))})["test_score"]
     by_hand = []
@@ -144,7 +148,7 @@ def test_sample_index_is_checked():
     X = rng.normal(size=(40, 2))
     y = (X[:, 0] > 0).astype(int)
     clf = LogisticRegression().fit(X[:20], y[:20])
-    scorer = make_membership_scorer(X, y)
+    scorer = make_membership_scorer(X, y, random_state=0)
     with pytest.raises(ValueError, match="one row position per row"):
         scorer(clf, X[20:], y[20:], sample_index=np.arange(5))
     with pytest.raises(ValueError, match="distinct row positions"):

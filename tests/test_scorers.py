@@ -42,7 +42,7 @@ def test_membership_scorer_equals_attack_on_the_fold_complement(mnist35):
     X, y = mnist35
     cv = KFold(3, shuffle=True, random_state=0)
     scorer = make_membership_scorer(X, y, attack="loss", thresholds="global",
-                                    metric="advantage")
+                                    metric="advantage", random_state=0)
     with sklearn.config_context(enable_metadata_routing=False):
         out = cross_validate(FILLogisticRegression(sigma=1e-3, alpha=1e-6, random_state=0),
                              X, y, cv=cv, scoring={"mia": scorer}, return_estimator=True)
@@ -58,8 +58,8 @@ def test_cross_validate_trends_over_sigma(mnist35):
     cv = KFold(2, shuffle=True, random_state=0)
     scoring = {"acc": "accuracy",
                "mia": make_membership_scorer(X, y, attack="loss", thresholds="global",
-                                             metric="advantage"),
-               "auc": make_membership_scorer(X, y, attack="loss", metric="auc")}
+                                             metric="advantage", random_state=0),
+               "auc": make_membership_scorer(X, y, attack="loss", metric="auc", random_state=0)}
     acc, mia, auc = [], [], []
     for sigma in SIGMAS:
         out = cross_validate(FILLogisticRegression(sigma=sigma, alpha=1e-6, random_state=0),
@@ -81,7 +81,7 @@ def test_grid_search_most_accurate_model_under_an_advantage_bound(mnist35):
 
     scoring = {"acc": "accuracy",
                "mia": make_membership_scorer(X, y, attack="loss", thresholds="global",
-                                             metric="advantage")}
+                                             metric="advantage", random_state=0)}
     gs = GridSearchCV(FILLogisticRegression(alpha=1e-6, random_state=0),
                       {"sigma": list(SIGMAS)}, scoring=scoring,
                       cv=KFold(2, shuffle=True, random_state=0),
@@ -148,31 +148,32 @@ def test_map_and_fredrikson_scorers_equal_the_attacks_on_each_fold():
 
 def test_bad_input(mnist35):
     X, y = mnist35
-    scorer = make_membership_scorer(X[:200], y[:200])
+    scorer = make_membership_scorer(X[:200], y[:200], random_state=0)
     est = FILLogisticRegression(sigma=1.0, random_state=0).fit(X[:100], y[:100])
     with pytest.raises(ValueError, match="not rows of X_population"):
         scorer(est, X[200:], y[200:])
     svc = LinearSVC().fit(X[:100], y[:100])
     with pytest.raises(ValueError, match="predict_proba"):
-        make_membership_scorer(X, y, attack="confidence")(svc, X[200:], y[200:])
+        make_membership_scorer(X, y, attack="confidence", random_state=0)(svc, X[200:], y[200:])
     with pytest.raises(ValueError, match="attack must be one of"):
-        make_membership_scorer(X, y, attack="lira")
+        make_membership_scorer(X, y, attack="lira", random_state=0)
     with pytest.raises(ValueError, match="thresholds must be"):
-        make_membership_scorer(X, y, thresholds="per_row")
+        make_membership_scorer(X, y, thresholds="per_row", random_state=0)
     with pytest.raises(ValueError, match="metric must be one of"):
-        make_membership_scorer(X, y, metric="accuracy")
+        make_membership_scorer(X, y, metric="accuracy", random_state=0)
     with pytest.raises(ValueError, match="different numbers of rows"):
-        make_membership_scorer(X, y[:-1])
+        make_membership_scorer(X, y[:-1], random_state=0)
     Xr, yr, cols, cand = _onehot_regression()
     reg = FILLinearRegression(alpha=1e-2, random_state=0).fit(Xr, yr)
     with pytest.raises(ValueError, match="attack must be"):
-        make_attribute_inversion_scorer(cols, attack="blackbox")
+        make_attribute_inversion_scorer(cols, attack="blackbox", random_state=0)
     with pytest.raises(TypeError, match="FIL estimator"):
-        make_attribute_inversion_scorer(cols, cand)(LinearRegression().fit(Xr, yr), Xr, yr)
+        make_attribute_inversion_scorer(cols, cand,
+                                        random_state=0)(LinearRegression().fit(Xr, yr), Xr, yr)
     with pytest.raises(ValueError, match="not a binary column or a one-hot group"):
-        make_attribute_inversion_scorer([0])(reg, Xr, yr)
+        make_attribute_inversion_scorer([0], random_state=0)(reg, Xr, yr)
     with pytest.raises(ValueError, match="not among the candidates"):
-        make_attribute_inversion_scorer(cols, cand[1:])(reg, Xr, yr)
+        make_attribute_inversion_scorer(cols, cand[1:], random_state=0)(reg, Xr, yr)
 
 
 def test_cv_scorer_with_duplicated_rows():
@@ -190,7 +191,7 @@ def test_cv_scorer_with_duplicated_rows():
     X = rng.randint(0, 2, size=(200, 3)).astype(float)   # 8 distinct rows, many copies
     y = (X[:, 0] + rng.uniform(size=200) > 1).astype(int)
     cv = KFold(4, shuffle=True, random_state=0)
-    scorer = make_membership_scorer(X, y, cv=cv, metric="auc")
+    scorer = make_membership_scorer(X, y, cv=cv, metric="auc", random_state=0)
     with sklearn.config_context(enable_metadata_routing=True):
         scores = cross_val_score(LogisticRegression(), X, y, cv=cv, scoring=scorer,
                                  error_score="raise",

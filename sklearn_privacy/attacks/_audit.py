@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import warnings
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 
@@ -31,8 +30,7 @@ class EpsilonLowerBoundResult:
     ----------
     epsilon_lower_bound : float
         The lower bound (0 when the test shows nothing). The same name as
-        ``CanaryAuditResult.epsilon_lower_bound``; the former ``epsilon`` attribute
-        is deprecated.
+        ``CanaryAuditResult.epsilon_lower_bound``.
     delta : float
         The delta the bound is for.
     confidence : float
@@ -95,16 +93,6 @@ class EpsilonLowerBoundResult:
     tpr_lower: float
     fpr_upper: float
     formal: bool = True
-
-    @property
-    def epsilon(self) -> float:
-        """Deprecated alias of :attr:`epsilon_lower_bound`."""
-        warnings.warn(
-            "EpsilonLowerBoundResult.epsilon is deprecated and will be removed in a future "
-            "release; use .epsilon_lower_bound (the name CanaryAuditResult uses).",
-            FutureWarning, stacklevel=2,
-        )
-        return self.epsilon_lower_bound
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{k}={getattr(self, k)!r}" for k in (

@@ -180,7 +180,7 @@ class MembershipROCDisplay:
     @classmethod
     def from_predictions(cls, y_true, y_score, *, fpr_levels=(0.001, 0.01), name=None,
                          ax=None, plot_chance_level=True, confidence=0.95,
-                         n_resamples=500, random_state=0):
+                         n_resamples=500, random_state=None):
         """ROC of membership scores against true membership.
 
         Parameters
@@ -202,7 +202,7 @@ class MembershipROCDisplay:
             Coverage of the bootstrap band and of the AUC interval; None draws neither.
         n_resamples : int, default=500
             Bootstrap resamples (vectorised).
-        random_state : int, RandomState, Generator or None, default=0
+        random_state : int, RandomState, Generator or None, default=None
             Bootstrap resampling; ``None`` draws from fresh OS entropy.
 
         Returns
@@ -254,7 +254,7 @@ class MembershipROCDisplay:
     @classmethod
     def from_result(cls, result, *, fpr_levels=(0.001, 0.01), name=None, ax=None,
                     plot_chance_level=True, confidence=0.95, n_resamples=500,
-                    random_state=0):
+                    random_state=None):
         """ROC of a membership inference result on its evaluation rows.
 
         Parameters
@@ -273,7 +273,7 @@ class MembershipROCDisplay:
             Coverage of the bootstrap band and of the AUC interval; None draws neither.
         n_resamples : int, default=500
             Bootstrap resamples.
-        random_state : int, RandomState, Generator or None, default=0
+        random_state : int, RandomState, Generator or None, default=None
             Bootstrap resampling.
 
         Returns
@@ -299,7 +299,7 @@ class MembershipROCDisplay:
 
     @classmethod
     def from_results(cls, results, *, names=None, fpr_levels=(0.001, 0.01), ax=None,
-                     confidence=0.95, n_resamples=500, random_state=0):
+                     confidence=0.95, n_resamples=500, random_state=None):
         """ROC curves of several results on one axes (one chance line).
 
         Parameters
@@ -316,7 +316,7 @@ class MembershipROCDisplay:
             Coverage of the bootstrap bands and AUC intervals; None draws neither.
         n_resamples : int, default=500
             Bootstrap resamples.
-        random_state : int, RandomState, Generator or None, default=0
+        random_state : int, RandomState, Generator or None, default=None
             Bootstrap resampling.
 
         Returns

@@ -324,7 +324,7 @@ class MembershipInferenceResult:
 
     def confidence_interval(self, metric: str = "auc", *, fpr: float | None = None,
                             confidence: float = 0.95, n_resamples: int = 1000,
-                            random_state=0) -> tuple[float, float]:
+                            random_state=None) -> tuple[float, float]:
         """Two-sided percentile-bootstrap confidence interval of ``metric``.
 
         Members and non-members of the evaluation part are resampled with replacement
@@ -344,7 +344,7 @@ class MembershipInferenceResult:
             Coverage of the interval.
         n_resamples : int, default=1000
             Bootstrap resamples (all evaluated at once, vectorised).
-        random_state : int, RandomState, Generator or None, default=0
+        random_state : int, RandomState, Generator or None, default=None
             Resampling; ``None`` draws from fresh OS entropy.
 
         Returns
@@ -362,7 +362,7 @@ class MembershipInferenceResult:
         return float(low), float(high)
 
     def null_distribution(self, metric: str = "auc", *, fpr: float | None = None,
-                          n_permutations: int = 1000, random_state=0) -> np.ndarray:
+                          n_permutations: int = 1000, random_state=None) -> np.ndarray:
         """Sample the null distribution of ``metric``: membership independent of scores.
 
         The evaluation scores are kept and the member / non-member labels are permuted
@@ -379,7 +379,7 @@ class MembershipInferenceResult:
             With ``metric="tpr_at_fpr"``.
         n_permutations : int, default=1000
             Random relabellings (evaluated at once, vectorised).
-        random_state : int, RandomState, Generator or None, default=0
+        random_state : int, RandomState, Generator or None, default=None
             Relabelling; ``None`` draws from fresh OS entropy.
 
         Returns
@@ -393,7 +393,7 @@ class MembershipInferenceResult:
         return self._resampled(metric, fpr, permutation_weights, rng, n_permutations)
 
     def chance_level(self, metric: str = "auc", *, fpr: float | None = None,
-                     n_permutations: int = 1000, random_state=0) -> float:
+                     n_permutations: int = 1000, random_state=None) -> float:
         """Mean of ``metric`` under no membership signal, at this evaluation size.
 
         Exactly 0.5 for ``"auc"`` (the Mann-Whitney statistic of exchangeable scores,
@@ -411,7 +411,7 @@ class MembershipInferenceResult:
             With ``metric="tpr_at_fpr"``.
         n_permutations : int, default=1000
             Relabellings of the permutation estimate.
-        random_state : int, RandomState, Generator or None, default=0
+        random_state : int, RandomState, Generator or None, default=None
             Relabelling; ``None`` draws from fresh OS entropy.
 
         Returns
@@ -426,7 +426,7 @@ class MembershipInferenceResult:
             metric, fpr=fpr, n_permutations=n_permutations, random_state=random_state)))
 
     def summary(self, *, confidence: float = 0.95, n_resamples: int = 1000,
-                random_state=0) -> dict:
+                random_state=None) -> dict:
         """Every metric with its confidence interval and its chance level.
 
         Parameters
@@ -435,7 +435,7 @@ class MembershipInferenceResult:
             Coverage of the bootstrap intervals.
         n_resamples : int, default=1000
             Bootstrap resamples and permutations.
-        random_state : int, RandomState, Generator or None, default=0
+        random_state : int, RandomState, Generator or None, default=None
             Resampling and relabelling.
 
         Returns

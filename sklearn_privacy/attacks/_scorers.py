@@ -130,7 +130,7 @@ class _MembershipScorer:
     """
 
     def __init__(self, X, y, attack, thresholds, metric, known_fraction, random_state,
-                 cv=None, sample_group=None, group=None, confidence=None):
+                 cv=None, sensitive_features=None, group=None, confidence=None):
         n = n_rows(X, "X_population")
         try:
             self.y = check_target(y, n, param="y_population", x_param="X_population")
@@ -144,7 +144,7 @@ class _MembershipScorer:
         self.attack, self.thresholds, self.metric = attack, thresholds, metric
         self.known_fraction, self.random_state = known_fraction, random_state
         self.cv, self.group, self.confidence = cv, group, confidence
-        self.sample_group = sample_group
+        self.sensitive_features = sensitive_features
         self._index = X.index if is_frame(X) and X.index.is_unique else None
         self._keys = None  # value keys, computed on first use (arrays without positions)
 
@@ -236,7 +236,7 @@ class _MembershipScorer:
                     mask = np.zeros(n, bool)
                     mask[train] = True
                     return mask
-                if (self.sample_group is None and train.size == target.size
+                if (self.sensitive_features is None and train.size == target.size
                         and np.array_equal(np.sort(train), target)):
                     return None  # scored on its training set (return_train_score=True)
             raise ValueError(
@@ -246,7 +246,7 @@ class _MembershipScorer:
         mask = np.ones(n, bool)
         mask[held] = False
         seen = _n_training_rows(estimator)
-        plain = self.sample_group is None  # (WERM: the training set is not the complement)
+        plain = self.sensitive_features is None  # (WERM: the training set is not the complement)
         if plain and seen is not None and seen == held.size > mask.sum():
             # scored on its training set (return_train_score=True): the fold has the
             # training size and its complement is too small to be the training set
@@ -299,9 +299,9 @@ class _MembershipScorer:
             rest = np.setdiff1d(np.arange(len(self.y)), held)
             return self._attack(estimator, held, take_rows(self.X, rest), self.y[rest])
         nonmember_rows = np.arange(len(held))
-        if self.sample_group is not None:
-            members &= self.sample_group == self.group
-            nonmember_rows = np.flatnonzero(self.sample_group[held] == self.group)
+        if self.sensitive_features is not None:
+            members &= self.sensitive_features == self.group
+            nonmember_rows = np.flatnonzero(self.sensitive_features[held] == self.group)
             if nonmember_rows.size < 2 or members.sum() < 2:
                 raise ValueError(
                     f"group {self.group!r}: the fold holds {nonmember_rows.size} held-out "
@@ -332,7 +332,7 @@ class _MembershipScorer:
         return -value if metric == "advantage" else 0.5 - value
 
     def __repr__(self):
-        extra = "" if self.sample_group is None else f", group={self.group!r}"
+        extra = "" if self.sensitive_features is None else f", group={self.group!r}"
         if self.confidence is not None:
             extra += f", confidence={self.confidence!r}"
         return (f"make_membership_scorer(attack={self.attack!r}, thresholds="
@@ -353,7 +353,7 @@ def _check_scorer_params(attack, thresholds, metric, known_fraction, random_stat
 
 def make_membership_scorer(X_population, y_population, *, attack="confidence",
                            thresholds="per_class", metric="auc", known_fraction=0.5,
-                           cv=None, confidence=None, random_state=0):
+                           cv=None, confidence=None, random_state=None):
     """Scorer measuring membership-inference leakage inside cross-validation.
 
     Design: the scorer is built on the population ``X_population, y_population`` that is
@@ -425,7 +425,7 @@ def make_membership_scorer(X_population, y_population, *, attack="confidence",
         score above ``-bound`` says the leakage is under ``bound`` at that confidence on
         the fold. The full result of a fold (intervals, chance levels) is
         ``scorer.result(estimator, X_fold, y_fold)``.
-    random_state : int, RandomState, Generator or None, default=0
+    random_state : int, RandomState, Generator or None, default=None
         Known/evaluation split of the attack. ``None`` draws it from fresh OS entropy at
         every call (never numpy's global state).
 
@@ -470,14 +470,14 @@ def make_membership_scorer(X_population, y_population, *, attack="confidence",
                              known_fraction, random_state, cv=cv, confidence=confidence)
 
 
-def make_werm_membership_scorer(X_population, y_population, sample_group, *, group=0,
+def make_werm_membership_scorer(X_population, y_population, sensitive_features, *, group=0,
                                 attack="confidence", thresholds="per_class",
                                 metric="auc", known_fraction=0.5, cv=None,
-                                confidence=None, random_state=0):
+                                confidence=None, random_state=None):
     """Membership leakage of one group of rows (WERM's training or reference data).
 
     For a :class:`~sklearn_privacy.WERMClassifier` searched over ``w`` (the estimator
-    receives ``sample_group`` as a fit parameter, split with the folds), this scorer
+    receives ``sensitive_features`` as a fit parameter, split with the folds), this scorer
     attacks only the rows of group ``group``: members are that group's rows of the
     training set, non-members that group's rows of the evaluated fold (the same
     distribution). ``group=0`` measures the training data's leakage, ``group=1`` the
@@ -489,7 +489,7 @@ def make_werm_membership_scorer(X_population, y_population, sample_group, *, gro
     ----------
     X_population, y_population : array-like, DataFrame or sparse matrix
         Everything given to ``fit`` of the search (at least 4 rows), and its labels.
-    sample_group : array-like of shape (n_samples,)
+    sensitive_features : array-like of shape (n_samples,)
         Group of every population row, as passed to ``fit`` (0 = training, 1 =
         reference).
     group : int, default=0
@@ -511,7 +511,7 @@ def make_werm_membership_scorer(X_population, y_population, sample_group, *, gro
     confidence : float in (0, 1) or None, default=None
         Score the conservative end of the metric's bootstrap interval; see
         :func:`make_membership_scorer`.
-    random_state : int, RandomState, Generator or None, default=0
+    random_state : int, RandomState, Generator or None, default=None
         Known/evaluation split of the attack. ``None`` draws it from fresh OS entropy at
         every call (never numpy's global state).
 
@@ -534,19 +534,19 @@ def make_werm_membership_scorer(X_population, y_population, sample_group, *, gro
     >>> scoring = {f"group{k}": make_werm_membership_scorer(X, y, g, group=k) for k in (0, 1)}
     >>> out = cross_validate(WERMClassifier(DecisionTreeClassifier(random_state=0), w=0.0),
     ...                      X, y, cv=KFold(2, shuffle=True, random_state=0),
-    ...                      scoring=scoring, params={"sample_group": g})
+    ...                      scoring=scoring, params={"sensitive_features": g})
     >>> bool(out["test_group0"].mean() < -0.1), bool(out["test_group1"].mean() > -0.1)
     (True, True)
     """
     _check_scorer_params(attack, thresholds, metric, known_fraction, random_state,
                          confidence)
     n = n_rows(X_population, "X_population")
-    groups = check_target(sample_group, n, param="sample_group", x_param="X_population")
+    groups = check_target(sensitive_features, n, param="sensitive_features", x_param="X_population")
     if not np.any(groups == group):
-        raise ValueError(f"group {group!r} does not occur in sample_group "
+        raise ValueError(f"group {group!r} does not occur in sensitive_features "
                          f"({np.unique(groups)[:10].tolist()}).")
     return _MembershipScorer(X_population, y_population, attack, thresholds, metric,
-                             known_fraction, random_state, cv=cv, sample_group=groups,
+                             known_fraction, random_state, cv=cv, sensitive_features=groups,
                              group=group, confidence=confidence)
 
 
@@ -675,7 +675,7 @@ class _InversionScorer:
 
 
 def make_attribute_inversion_scorer(columns, candidates=None, *, attack="whitebox",
-                                    n_draws=20, random_state=0):
+                                    n_draws=20, random_state=None):
     """Scorer measuring attribute inversion; the score is minus the attack's accuracy.
 
     ``attack="whitebox"`` and ``"map"`` play the adversary of the FIL threat model against
@@ -707,7 +707,7 @@ def make_attribute_inversion_scorer(columns, candidates=None, *, attack="whitebo
     n_draws : int >= 1 or None, default=20
         Simulated releases of the white-box attacks (``None``: attack the actual
         release). Not used by ``"fredrikson"``.
-    random_state : int, RandomState, Generator or None, default=0
+    random_state : int, RandomState, Generator or None, default=None
         Noise of the simulated releases (white-box attacks); ``None`` draws from fresh OS
         entropy.
 

@@ -12,7 +12,7 @@ from ..utils.fixes import StrOptions, validate_params
 from ._base import frame_bunch, load_descr, read_gzip_csv, require_pandas
 
 # One naming everywhere: UCI's attribute names in snake_case. They are the columns of the
-# raw table, the keys of ``categorical_columns``/``sensitive_columns`` and the prefixes of
+# raw table, the keys of ``categorical_columns``/``sensitive_features`` and the prefixes of
 # the encoded feature names (``marital_status=Never-married``).
 ADULT_COLUMNS = (
     "age", "workclass", "fnlwgt", "education", "education_num", "marital_status",
@@ -130,7 +130,7 @@ def _load_raw(subset, as_frame):
         target_names=list(_TARGET_NAMES),
         numeric_columns=[index[c] for c in _NUMERIC],
         categorical_columns={c: [index[c]] for c in _CATEGORICAL},
-        sensitive_columns={c: [index[c]] for c in _SENSITIVE},
+        sensitive_features={c: [index[c]] for c in _SENSITIVE},
         split=split,
         DESCR=load_descr("adult.rst"),
     )
@@ -193,7 +193,7 @@ def load_adult(
 
     Column names follow one convention everywhere: UCI's attribute names in snake_case
     (``marital_status``, ``native_country``, ``hours_per_week``). They are the raw
-    columns, the keys of ``categorical_columns`` and ``sensitive_columns``, and the
+    columns, the keys of ``categorical_columns`` and ``sensitive_features``, and the
     prefixes of the encoded feature names (``marital_status=Never-married``).
 
     Parameters
@@ -218,11 +218,11 @@ def load_adult(
     data : :class:`~sklearn.utils.Bunch`
         ``data`` (n_samples, 104 or 86) float array, ``target`` int array (1 = income >50K),
         ``feature_names``, ``numeric_columns`` (indices), ``categorical_columns`` (dict from
-        column name to the indices of its one-hot block), ``sensitive_columns`` (the blocks of
+        column name to the indices of its one-hot block), ``sensitive_features`` (the blocks of
         ``race``, ``sex`` and ``marital_status``), ``split`` (``"train"``/``"test"`` per row)
         and ``DESCR``. Raw: ``data`` (n_samples, 14) object array (numbers as ``int``,
         missing entries NaN) or DataFrame, ``target`` the label strings ``"<=50K"`` /
-        ``">50K"``, and the same keys, ``categorical_columns`` and ``sensitive_columns``
+        ``">50K"``, and the same keys, ``categorical_columns`` and ``sensitive_features``
         mapping each name to its one column index.
 
     Raises
@@ -236,10 +236,10 @@ def load_adult(
     >>> adult = load_adult()
     >>> adult.data.shape, round(float(adult.target.mean()), 3)
     ((30162, 104), 0.249)
-    >>> [adult.feature_names[j] for j in adult.sensitive_columns["sex"]]
+    >>> [adult.feature_names[j] for j in adult.sensitive_features["sex"]]
     ['sex=Female', 'sex=Male']
     >>> fil = load_adult(variant="fil")
-    >>> fil.data.shape, [fil.feature_names[j] for j in fil.sensitive_columns["marital_status"]]
+    >>> fil.data.shape, [fil.feature_names[j] for j in fil.sensitive_features["marital_status"]]
     ((30162, 86), ['married'])
     >>> raw = load_adult(raw=True, as_frame=True)
     >>> raw.data.shape, str(raw.data["race"].dtype), int(raw.data["occupation"].isna().sum())
@@ -266,7 +266,7 @@ def load_adult(
         target_names=["<=50K", ">50K"],
         numeric_columns=list(range(len(_NUMERIC))),
         categorical_columns={k: list(v) for k, v in categorical_columns.items()},
-        sensitive_columns={
+        sensitive_features={
             k: list(categorical_columns[k]) for k in _SENSITIVE
         },
         split=split,

@@ -203,7 +203,7 @@ def fisher_information(estimator, rows=None, columns=None, *, dense=None):
     return final.fisher_information(rows, cols, dense=dense)
 
 
-def sigma_for_eta(estimator, target_eta: float, *, statistic: str = "max", columns=None,
+def sigma_for_eta(estimator, target_eta: float, *, aggregate: str = "max", columns=None,
                   constrained: bool = False) -> float:
     """Noise scale at which the per-example eta of a FIL estimator or pipeline hits a target.
 
@@ -212,7 +212,7 @@ def sigma_for_eta(estimator, target_eta: float, *, statistic: str = "max", colum
     *original* input feature of the pipeline (``"sex"``), which maps to every column the
     preprocessing derives from it, as in :func:`eta`. Refit with
     ``pipe.set_params(<last step>__sigma=sigma)`` to release a model whose per-example eta
-    statistic equals ``target_eta``.
+    aggregate equals ``target_eta``.
 
     eta is not unit-free: it measures how precisely an unbiased adversary can recover a
     training *value* (standard deviation at least ``1 / eta`` in the units of that
@@ -228,8 +228,8 @@ def sigma_for_eta(estimator, target_eta: float, *, statistic: str = "max", colum
         The model whose training values are audited.
     target_eta : float > 0
         The per-example eta the refitted model must reach.
-    statistic : {"max", "mean"}, default="max"
-        Which statistic of the per-example eta must equal ``target_eta``.
+    aggregate : {"max", "mean"}, default="max"
+        Which aggregate of the per-example eta must equal ``target_eta``.
     columns : None, or one or several features, default=None
         Features, as in :func:`eta` (original features through a pipeline).
     constrained : bool, default=False
@@ -262,5 +262,5 @@ def sigma_for_eta(estimator, target_eta: float, *, statistic: str = "max", colum
     0.5
     """
     final, cols = _final_and_columns(estimator, columns)
-    return final.sigma_for_eta(target_eta, statistic=statistic, columns=cols,
+    return final.sigma_for_eta(target_eta, aggregate=aggregate, columns=cols,
                                constrained=constrained)

@@ -17,7 +17,12 @@ from ..utils._columns import check_derived_block, derived_columns
 from ..utils._provenance import record_fit_provenance
 from ..utils._random import warn_shared_noise
 from ..utils._validation import errors_name, validate_named
-from ..utils.fixes import Interval, _check_sample_weight, _fit_context
+from ..utils.fixes import (
+    Interval,
+    _check_sample_weight,
+    _fit_context,
+    register_process_pool_reducer,
+)
 from . import _dask
 from ._dp import analytic_gaussian_epsilon, analytic_gaussian_sigma, minimiser_sensitivity
 from ._engine import FILEngine, check_sigma_scaled
@@ -322,6 +327,25 @@ def _scale_rows(X, data_norm):
         return sp.csr_matrix(sp.diags(factor) @ X)
     X *= factor[:, None]
     return X
+
+
+def _rebuild_with_audit_state(cls, state):
+    """Inverse of :func:`_reduce_with_audit_state`."""
+    obj = cls.__new__(cls)
+    obj.__dict__.update(state)
+    return obj
+
+
+def _reduce_with_audit_state(estimator):
+    """The whole estimator, audit state included: for joblib's process pool only.
+
+    Registered for every FIL estimator class in the pool's own pickler (see
+    ``utils.fixes.register_process_pool_reducer``), so the estimators that
+    ``cross_validate(..., n_jobs=2, return_estimator=True)`` or a parallel search fit in a
+    worker come back auditable. Every other pickle goes through ``__getstate__``, which
+    drops the audit state.
+    """
+    return _rebuild_with_audit_state, (type(estimator), dict(estimator.__dict__))
 
 
 class BaseFILEstimator(BaseEstimator):
@@ -769,6 +793,20 @@ class BaseFILEstimator(BaseEstimator):
         return tags
 
     # ------------------------------------------------------------------ audit state
+    # Where the audit state (training rows, exact minimiser, Hessian) may go:
+    # - in memory: everywhere (deepcopy keeps it: a copy is not a release);
+    # - between the processes of one joblib process pool (loky, the default backend of
+    #   n_jobs in scikit-learn): yes, through the pool's own pickler only
+    #   (``_reduce_with_audit_state``), so cross-validation and searches in parallel
+    #   return auditable estimators;
+    # - any other pickle (``pickle``, ``joblib.dump``, ``cloudpickle``) and the object
+    #   ``strip_for_release`` publishes: never (``__getstate__`` below).
+    # A model without it is audited again by ``fil.audit(model, X, y)``, which runs the
+    # same fit (``_fit_exact`` and its ``FILEngine``) on the training rows.
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        register_process_pool_reducer(cls, _reduce_with_audit_state)
+
     def __getstate__(self):
         state = super().__getstate__()
         state = dict(state)
@@ -797,8 +835,9 @@ class BaseFILEstimator(BaseEstimator):
                 f"{type(self).__name__} was loaded from a pickle/joblib dump (or copied "
                 "through one). Dumps hold only the released, noise-perturbed parameters: "
                 "the training data, the exact minimiser and the Hessian needed for eta_ "
-                "and fisher_information are deliberately never serialised. Refit the "
-                "estimator on the training data to audit it."
+                "and fisher_information are deliberately never serialised. Audit it again "
+                "from its training rows: sklearn_privacy.fil.audit(model, X, y) returns it "
+                "with eta_ (or refit it)."
             )
         return engine
 
@@ -847,9 +886,9 @@ class BaseFILEstimator(BaseEstimator):
                        and (names is None or c not in list(names))]
             if not unknown:
                 raise
-            if names is None and param == "attributes":
+            if names is None and param == "sensitive_features":
                 raise ValueError(
-                    f"attributes: got the name {unknown[0]!r}, but {type(self).__name__} "
+                    f"sensitive_features: got the name {unknown[0]!r}, but {type(self).__name__} "
                     "received X without column names (no feature_names_in_). Inside a "
                     "Pipeline the preceding step returns an array even when the pipeline is "
                     "fitted on a DataFrame: call "
@@ -985,13 +1024,13 @@ class BaseFILEstimator(BaseEstimator):
         return engine.fim(rows, self._resolve_columns(columns), sigma=self._audit_sigma(),
                           dense=dense)
 
-    def sigma_for_eta(self, target_eta: float, *, statistic: str = "max",
+    def sigma_for_eta(self, target_eta: float, *, aggregate: str = "max",
                       columns=None, constrained: bool = False) -> float:
         """Noise scale at which the per-example eta reaches ``target_eta``.
 
         eta scales exactly as ``1 / sigma`` and the minimiser does not depend on
         ``sigma``, so refitting with ``set_params(sigma=...)`` releases a model whose
-        per-example eta statistic equals ``target_eta``. Through a pipeline, with
+        per-example eta aggregate equals ``target_eta``. Through a pipeline, with
         original feature names, use :func:`sklearn_privacy.fil.sigma_for_eta`.
 
         **Units.** eta bounds how precisely an unbiased adversary recovers a training
@@ -1016,8 +1055,8 @@ class BaseFILEstimator(BaseEstimator):
         ----------
         target_eta : float > 0
             The per-example eta the refitted model must reach.
-        statistic : {"max", "mean"}, default="max"
-            Which statistic of the per-example eta must equal ``target_eta``.
+        aggregate : {"max", "mean"}, default="max"
+            Which aggregate of the per-example eta must equal ``target_eta``.
         columns : None, int, str, array-like of int or str, or array-like of bool, \
                 default=None
             Attributes whose per-example eta is targeted, as in :meth:`eta` (indices or
@@ -1034,17 +1073,17 @@ class BaseFILEstimator(BaseEstimator):
         Raises
         ------
         ValueError
-            ``target_eta`` not positive and finite, unknown ``statistic``, or a noise
+            ``target_eta`` not positive and finite, unknown ``aggregate``, or a noise
             scale that is not a positive finite float64 (e.g. every eta is zero).
         """
         if not (isinstance(target_eta, Real) and np.isfinite(target_eta) and target_eta > 0):
             raise ValueError(f"target_eta must be a positive finite number; got {target_eta!r}.")
-        if statistic not in ("max", "mean"):
-            raise ValueError(f"statistic must be 'max' or 'mean'; got {statistic!r}.")
+        if aggregate not in ("max", "mean"):
+            raise ValueError(f"aggregate must be 'max' or 'mean'; got {aggregate!r}.")
         engine = self._audit_engine()
         norms = np.sqrt(engine.per_example_sq_norms(self._resolve_columns(columns),
                                                     constrained=constrained))
-        value = norms.max() if statistic == "max" else norms.mean()
+        value = norms.max() if aggregate == "max" else norms.mean()
         with np.errstate(over="ignore", under="ignore"):
             sigma = value / target_eta
         if not (np.isfinite(sigma) and sigma > 0):

@@ -34,7 +34,8 @@ whole data set's factorised Hessian:
 * Fisher information matrices and Jacobians of a set of rows: those rows are gathered into
   memory (at most :data:`GATHER_MAX_BYTES` of training values) and evaluated there;
 * ``dense_columns`` (a column of every row, read by the attribute-inversion attacks and
-  ``EtaDisplay(by=<column>)``): one pass, at most :data:`GATHER_MAX_BYTES` of values.
+  ``EtaDisplay.from_estimator(sensitive_features=<column>)``): one pass, at most
+  :data:`GATHER_MAX_BYTES` of values.
 
 dask is optional: nothing here imports it before a dask collection is passed in.
 """

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from numbers import Integral
 
 import numpy as np
@@ -27,53 +26,58 @@ def _final_fil(estimator):
     return final_fil_estimator(estimator, "EtaDisplay")[1]
 
 
-def _column_of(X, by, n):
-    """Values of column ``by`` (name or position) of ``X`` (array or DataFrame)."""
+def _column_of(X, sf, n):
+    """Values of column ``sf`` (name or position) of ``X`` (array or DataFrame)."""
     if hasattr(X, "iloc") and hasattr(X, "columns"):
-        if isinstance(by, str):
-            if by not in X.columns:
-                raise ValueError(f"by={by!r} is not a column of X; columns are "
+        if isinstance(sf, str):
+            if sf not in X.columns:
+                raise ValueError(f"sensitive_features={sf!r} is not a column of X; columns are "
                                  f"{list(X.columns)[:10]}.")
-            values = X[by].to_numpy()
+            values = X[sf].to_numpy()
         else:
-            if not 0 <= by < X.shape[1]:
-                raise ValueError(f"by={by!r} is out of range for X with {X.shape[1]} columns.")
-            values = X.iloc[:, int(by)].to_numpy()
+            if not 0 <= sf < X.shape[1]:
+                raise ValueError(f"sensitive_features={sf!r} is out of range for X with "
+                                 f"{X.shape[1]} columns.")
+            values = X.iloc[:, int(sf)].to_numpy()
     else:
-        if isinstance(by, str):
-            raise ValueError(f"by={by!r} names a column, but X has no column names; pass a "
+        if isinstance(sf, str):
+            raise ValueError(f"sensitive_features={sf!r} names a column, but X has no column "
+                             "names; pass a "
                              "DataFrame or a column position.")
         A = np.asarray(X)
         if A.ndim != 2:
-            raise ValueError(f"X must be 2-D to read the column by={by!r}; got shape "
+            raise ValueError(f"X must be 2-D to read the column sensitive_features={sf!r}; got "
+                             "shape "
                              f"{A.shape}.")
-        if not 0 <= by < A.shape[1]:
-            raise ValueError(f"by={by!r} is out of range for X with {A.shape[1]} columns.")
-        values = A[:, int(by)]
+        if not 0 <= sf < A.shape[1]:
+            raise ValueError(f"sensitive_features={sf!r} is out of range for X with {A.shape[1]} "
+                             "columns.")
+        values = A[:, int(sf)]
     if values.shape[0] != n:
         raise ValueError(f"X has {values.shape[0]} rows but the estimator was trained on {n}; "
                          "pass the training data.")
     return values
 
 
-def _training_column(estimator, final, by):
-    """Training values of column ``by``: of the final step's input, or an original
+def _training_column(estimator, final, sf):
+    """Training values of column ``sf``: of the final step's input, or an original
     feature of a pipeline (its one-hot columns decoded to level names)."""
     from ..utils import resolve_columns
     from ..utils._pipeline import feature_columns
 
     engine = final._audit_engine()
     try:
-        col = resolve_columns(by, final.n_features_in_,
-                              getattr(final, "feature_names_in_", None), param="by")
+        col = resolve_columns(sf, final.n_features_in_,
+                              getattr(final, "feature_names_in_", None), param="sensitive_features")
         return engine.dense_columns(col)[:, 0]
     except ValueError:
         if estimator is final:
             raise
     try:
-        cols = feature_columns(estimator, by)
+        cols = feature_columns(estimator, sf)
     except ValueError as exc:
-        raise ValueError(f"by={by!r}: {exc} Or pass X= (the training frame) to read the "
+        raise ValueError(f"sensitive_features={sf!r}: {exc} Or pass X= (the training frame) to "
+                         "read the "
                          "column from it.") from None
     block = engine.dense_columns(cols)
     if cols.size == 1:
@@ -85,11 +89,12 @@ def _training_column(estimator, final, by):
     nonzero = block != 0
     if names is None or np.any(nonzero.sum(axis=1) > 1):
         raise ValueError(
-            f"by={by!r} maps to {cols.size} columns of the final step that are not a one-hot "
+            f"sensitive_features={sf!r} maps to {cols.size} columns of the final step that are "
+            "not a one-hot "
             "block; pass X= (the training frame) to read the column from it."
         )
     level = [names[k].split("__", 1)[-1] for k in cols]
-    prefix = f"{by}_"
+    prefix = f"{sf}_"
     level = [v[len(prefix):] if v.startswith(prefix) else v for v in level]
     out = np.array(level + ["(none)"], dtype=object)
     pick = np.where(nonzero.any(axis=1), np.argmax(nonzero, axis=1), len(level))
@@ -105,10 +110,12 @@ def _labels(values):
         uniq, codes = np.unique(text.astype(str), return_inverse=True)
         return [str(u) for u in uniq], codes
     if values.dtype.kind == "f" and not np.all(np.isfinite(values)):
-        raise ValueError("by holds NaN or infinite values; fill or drop them before "
+        raise ValueError("sensitive_features holds NaN or infinite values; fill or drop them "
+                         "before "
                          "grouping.")
     if values.dtype.kind == "c":
-        raise ValueError(f"by must hold labels (numbers, strings, booleans); got dtype "
+        raise ValueError("sensitive_features must hold labels (numbers, strings, booleans); got "
+                         "dtype "
                          f"{values.dtype}.")
     uniq, codes = np.unique(values, return_inverse=True)
     return [format_value(u.item() if hasattr(u, "item") else u) for u in uniq], codes
@@ -142,8 +149,6 @@ class EtaDisplay:
         Default title of the plot (as ``name`` of scikit-learn's ``RocCurveDisplay``).
     top_k_labels : list of str or None, default=None
         Label of each ``top_k_index`` row (None: its position).
-    estimator_name : str, optional
-        Deprecated since 0.2 (removed in 0.4): the old name of ``name``.
 
     Attributes
     ----------
@@ -179,14 +184,13 @@ class EtaDisplay:
     >>> rng = np.random.RandomState(0)
     >>> X = rng.normal(size=(200, 3)); y = (X[:, 0] > 0).astype(int)
     >>> clf = FILLogisticRegression(random_state=0).fit(X, y)
-    >>> disp = EtaDisplay.from_estimator(clf, y=y, by="class", top_k=3)
+    >>> disp = EtaDisplay.from_estimator(clf, y=y, sensitive_features="class", top_k=3)
     >>> sorted(disp.counts_), int(sum(c.sum() for c in disp.counts_.values()))
     (['0', '1'], 200)
     """
 
     def __init__(self, eta=None, *, groups=None, group_names=None, top_k_index=None,
-                 history=None, kind="hist", name=None, top_k_labels=None,
-                 estimator_name="deprecated"):
+                 history=None, kind="hist", name=None, top_k_labels=None):
         self.eta = None if eta is None else np.asarray(eta, dtype=float)
         self.groups = None if groups is None else np.asarray(groups)
         self.group_names = group_names
@@ -194,18 +198,12 @@ class EtaDisplay:
         self.top_k_labels = None if top_k_labels is None else [str(v) for v in top_k_labels]
         self.history = history
         self.kind = kind
-        if not (isinstance(estimator_name, str) and estimator_name == "deprecated"):
-            warnings.warn(
-                "EtaDisplay(estimator_name=...) is deprecated since 0.2 and will be removed "
-                "in 0.4: use name=..., as scikit-learn's displays do.", FutureWarning,
-                stacklevel=2)
-            if name is None:
-                name = estimator_name
         self.name = name
 
     # ------------------------------------------------------------------ constructors
     @classmethod
-    def from_estimator(cls, estimator, *, kind="hist", by=None, X=None, y=None, columns=None,
+    def from_estimator(cls, estimator, *, kind="hist", sensitive_features=None, X=None, y=None,
+                       columns=None,
                        constrained=False, top_k=5, bins=30, log_scale=False, ax=None,
                        name=None):
         """Plot the per-example eta (or the IRFIL history) of a fitted estimator.
@@ -219,7 +217,8 @@ class EtaDisplay:
             ``"hist"``: histogram of eta per group (shared bins); ``"ecdf"``: empirical
             CDF per group; ``"history"``: IRFIL's ``eta_history_`` (max, mean, min and
             mean +- std of the equalised eta per reweighting iteration).
-        by : None, "class", array-like of shape (n_samples,), str or int, default=None
+        sensitive_features : None, "class", array-like of shape (n_samples,), str or int, \
+                default=None
             Split the examples: ``"class"`` by label (``y`` if given, else the labels the
             classifier was trained on); a boolean mask (``True``: "in group"); an array
             of labels (one per training row); or a column -- a name or position of ``X``
@@ -228,9 +227,9 @@ class EtaDisplay:
             original input feature traced through the fitted steps (a one-hot encoded
             feature is decoded to its level names).
         X : array-like or DataFrame of shape (n_samples, n_features), default=None
-            The training data, only to read the column ``by``.
+            The training data, only to read the column ``sensitive_features``.
         y : array-like of shape (n_samples,), default=None
-            Training labels, for ``by="class"``.
+            Training labels, for ``sensitive_features="class"``.
         columns : None or columns, default=None
             Attribute-level eta of these columns (as in :func:`sklearn_privacy.fil.eta`,
             original feature names through a pipeline); ``None``: example-level eta.
@@ -259,8 +258,9 @@ class EtaDisplay:
         TypeError
             Not a FIL estimator.
         ValueError
-            Unknown ``kind``, ``by`` of the wrong length or naming an unknown column,
-            ``by="class"`` for a regressor without ``y``, ``kind="history"`` on a
+            Unknown ``kind``, ``sensitive_features`` of the wrong length or naming an
+            unknown column,
+            ``sensitive_features="class"`` for a regressor without ``y``, ``kind="history"`` on a
             non-IRFIL estimator.
         """
         kind = _check_kind(kind)
@@ -280,7 +280,7 @@ class EtaDisplay:
         values = np.asarray(_pipeline_eta(estimator, columns=columns, per_example=True,
                                           constrained=constrained), dtype=float)
         n = values.size
-        groups, names = cls._resolve_by(estimator, final, by, X, y, n)
+        groups, names = cls._resolve_by(estimator, final, sensitive_features, X, y, n)
         order = np.argsort(-values, kind="stable")
         labels = None
         index = getattr(X, "index", None)
@@ -311,15 +311,16 @@ class EtaDisplay:
         return cls.from_estimator(estimator, kind="history", ax=ax, name=name)
 
     @staticmethod
-    def _resolve_by(estimator, final, by, X, y, n):
-        if by is None:
+    def _resolve_by(estimator, final, sf, X, y, n):
+        if sf is None:
             return None, None
-        if isinstance(by, str) and by == "class":
+        if isinstance(sf, str) and sf == "class":
             if y is None:
                 classes = getattr(final, "classes_", None)
                 if classes is None:
-                    raise ValueError("by='class' needs class labels: the estimator is a "
-                                     "regressor; pass y or a mask/column as by.")
+                    raise ValueError("sensitive_features='class' needs class labels: the "
+                                     "estimator is a "
+                                     "regressor; pass y or a mask/column as sensitive_features.")
                 labels = np.asarray(classes)[final._audit_engine().y.astype(int)]
             else:
                 labels = np.asarray(y)
@@ -328,18 +329,19 @@ class EtaDisplay:
                                      f"got shape {labels.shape}.")
             names, codes = _labels(labels)
             return codes, names
-        if isinstance(by, str | Integral) and not isinstance(by, bool | np.bool_):
+        if isinstance(sf, str | Integral) and not isinstance(sf, bool | np.bool_):
             if X is not None:
-                values = _column_of(X, by, n)
+                values = _column_of(X, sf, n)
             else:
-                values = _training_column(estimator, final, by)
+                values = _training_column(estimator, final, sf)
             names, codes = _labels(values)
             return codes, names
-        arr = np.asarray(by)
+        arr = np.asarray(sf)
         if arr.ndim != 1 or arr.shape[0] != n:
             raise ValueError(
-                f"by must be 'class', a column name/position, or an array with one entry per "
-                f"training row ({n}); got {type(by).__name__} of shape {arr.shape}."
+                "sensitive_features must be 'class', a column name/position, or an array with "
+                "one entry per "
+                f"training row ({n}); got {type(sf).__name__} of shape {arr.shape}."
             )
         if arr.dtype == bool:
             return (~arr).astype(int), ["in group", "rest"]

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
 
-from ..utils.fixes import Hidden, Interval, StrOptions
+from ..utils.fixes import Interval
 from ._base import DP_ATTRS_DOC, DP_PARAMS_DOC, DP_PARAMS_LSQ_DOC
 from ._classification import FILLogisticRegression
 from ._engine import check_sigma_scaled
@@ -39,16 +38,21 @@ _IRFIL_DOC = """
         Standard deviation of the Gaussian noise added to every released parameter.
     alpha : float, default={alpha_default}
         L2 penalty, the FIL paper's :math:`\\lambda` (penalty ``n alpha / 2 ||w||^2``).
+        The penalty is per-sample: the objective is the (weighted) mean loss plus
+        ``alpha / 2 ||w||^2``, so ``FILLinearRegression(alpha=a)`` has the minimiser of
+        ``Ridge(alpha=n_samples * a)``, ``FILLogisticRegression(alpha=a)`` that of
+        ``LogisticRegression(C=1 / (n_samples * a))`` and ``FILPoissonRegressor(alpha=a)``
+        that of ``PoissonRegressor(alpha=a)`` (``n_samples``: the total sample weight).
     fit_intercept : bool, default=True
         Fit an unpenalised intercept (it is perturbed too).
 {extra_params}    eta_max_iter : int, default=10
         Maximum number of reweighting iterations :math:`T` (at least 1); at most
-        ``T + 1`` weighted fits. Called ``n_iter`` before 0.2.
+        ``T + 1`` weighted fits.
     eta_tol : float or None, default=None
         Equalisation tolerance: stop the reweighting early once the coefficient of
         variation std(eta)/mean(eta) of the equalised eta is at most ``eta_tol``
-        (``None``: run all ``eta_max_iter`` iterations). Called ``cv_tol`` before 0.2.
-    attributes : None, int, str or array-like of int / str, default=None
+        (``None``: run all ``eta_max_iter`` iterations).
+    sensitive_features : None, int, str or array-like of int / str, default=None
         ``None`` equalises the example-level eta (all features and the label). A set of
         column indices (``n_features_in_`` is the label) or names of
         ``feature_names_in_`` (``"label"`` for the label; resolved at fit) equalises the
@@ -56,9 +60,9 @@ _IRFIL_DOC = """
         last step of a pipeline with ``set_output(transform="pandas")``, an original
         feature name (``"sex"``) resolves to its encoded columns
         (``"onehotencoder__sex_Female"``, ...), checked to be one feature's one-hot
-        encoding; see ``attribute_columns_``.
+        encoding; see ``sensitive_feature_indices_``.
     constrained : bool, default=False
-        With a one-hot ``attributes`` block: use the constrained attribute eta (changes
+        With a one-hot ``sensitive_features`` block: use the constrained attribute eta (changes
         that move an individual between the encoded levels).
     store_eta : bool, default=False
         Keep the full per-example eta array of every iteration in ``eta_history_``.
@@ -79,9 +83,9 @@ _IRFIL_DOC = """
         Released intercept (0.0 when ``fit_intercept=False``).
     sample_weight_ : ndarray of shape (n_samples,)
         Final weights :math:`\\omega` (those of the released model).
-    attribute_columns_ : ndarray of int or None
-        The columns ``attributes`` resolved to (indices of the input; ``n_features_in_``
-        is the label), None without ``attributes``. An original feature name behind a
+    sensitive_feature_indices_ : ndarray of int or None
+        The columns ``sensitive_features`` resolved to (indices of the input; ``n_features_in_``
+        is the label), None without ``sensitive_features``. An original feature name behind a
         pandas-output ColumnTransformer (``"sex"``) resolves to its encoded columns.
     n_iter_ : int
         Number of reweighting iterations run (fewer than ``eta_max_iter`` when
@@ -134,73 +138,30 @@ class _IRFILMixin:
     _irfil_constraints: dict = {
         "eta_max_iter": [Interval(Integral, 1, None, closed="left")],
         "eta_tol": [Interval(Real, 0, None, closed="left"), None],
-        "n_iter": [Interval(Integral, 1, None, closed="left"),
-                   Hidden(StrOptions({"deprecated"}))],
-        "cv_tol": [Interval(Real, 0, None, closed="left"), None,
-                   Hidden(StrOptions({"deprecated"}))],
-        "attributes": ["array-like", str, Integral, None],
+        "sensitive_features": ["array-like", str, Integral, None],
         "constrained": ["boolean"],
         "store_eta": ["boolean"],
         "verbose": ["verbose"],
     }
 
-    def _newton_tol(self):
-        return self._tolerances()[0]
-
-    def _tolerances(self):
-        """``(Newton tolerance, reweighting stop)`` (see ``_resolve_tolerances``)."""
-        return self.__dict__.get("_tols", (1e-12, self.eta_tol))
-
-    def _renamed(self):
-        """``(eta_max_iter, eta_tol)`` honouring the names deprecated in 0.2."""
-        name = type(self).__name__
-        max_iter, eta_tol = self.eta_max_iter, self.eta_tol
-        if not (isinstance(self.n_iter, str) and self.n_iter == "deprecated"):
-            warnings.warn(
-                f"{name}(n_iter=...) is deprecated since 0.2 and will be removed in 0.4: the "
-                "cap on reweighting iterations is now eta_max_iter (max_iter and tol "
-                "belong to the solver, as in scikit-learn). "
-                f"Use eta_max_iter={self.n_iter!r}.", FutureWarning, stacklevel=5)
-            max_iter = self.n_iter
-        if not (isinstance(self.cv_tol, str) and self.cv_tol == "deprecated"):
-            warnings.warn(
-                f"{name}(cv_tol=...) is deprecated since 0.2 and will be removed in 0.4: the "
-                "equalisation tolerance is now eta_tol (cv read as cross-validation). "
-                f"Use eta_tol={self.cv_tol!r}.", FutureWarning, stacklevel=5)
-            if eta_tol is not None:
-                raise ValueError(f"{name}: pass only eta_tol; cv_tol is its deprecated name.")
-            eta_tol = self.cv_tol
-        return int(max_iter), eta_tol
-
-    def _eta_tol_given(self):
-        """Whether an equalisation tolerance was passed (eta_tol or the deprecated cv_tol)."""
-        return self.eta_tol is not None or not (
-            isinstance(self.cv_tol, str) and self.cv_tol == "deprecated")
-
     def _fit(self, X, y, sample_weight):
-        self._eta_max_iter, self._eta_tol = self._renamed()
-        self._tols = self._resolve_tolerances()
-        self._cv_tol = self._tols[1]
         theta, _ = self._irfil_fit(X, y, sample_weight)
         return theta
 
-    def _equalised_sq_norms(self, engine):
-        columns = None if self.attributes is None else self._attribute_columns
-        return engine.per_example_sq_norms(columns, constrained=self.constrained)
-
-    def _check_attributes(self, X=None):
-        """Resolve ``attributes`` (indices or names of ``feature_names_in_``) at fit."""
-        if self.attributes is None:
+    def _check_sensitive_features(self, X=None):
+        """Resolve ``sensitive_features`` (indices or names of ``feature_names_in_``) at fit."""
+        if self.sensitive_features is None:
             if self.constrained:
                 raise ValueError(
-                    "constrained=True needs attributes: pass the one-hot columns of the "
+                    "constrained=True needs sensitive_features: pass the one-hot columns of the "
                     "attribute to equalise."
                 )
-            self._attribute_columns = self.attribute_columns_ = None
+            self._sensitive_columns = self.sensitive_feature_indices_ = None
             return
-        self._attribute_columns = self._resolve_columns(self.attributes, param="attributes",
+        self._sensitive_columns = self._resolve_columns(self.sensitive_features,
+                                                        param="sensitive_features",
                                                         X=X)
-        self.attribute_columns_ = self._attribute_columns
+        self.sensitive_feature_indices_ = self._sensitive_columns
 
     def _history_scaled(self, values):
         with np.errstate(over="ignore", under="ignore"):
@@ -210,17 +171,17 @@ class _IRFILMixin:
 
     def _irfil_fit(self, X, y, s):
         """Run Algorithm 1; ``s`` are the validated user weights (individual counts)."""
-        self._check_attributes(X)
+        self._check_sensitive_features(X)
         self.__dict__.pop("_eta_cache", None)
         pos = s > 0
         n_ind = s.sum()
         omega = s.copy()
         theta = None
-        columns = None if self.attributes is None else self._attribute_columns
+        columns = None if self.sensitive_features is None else self._sensitive_columns
         verbose = getattr(self, "verbose", 0)
         stats = {k: [] for k in ("mean", "std", "max", "min", "cv")}
         etas = []
-        for t in range(self._eta_max_iter + 1):
+        for t in range(int(self.eta_max_iter) + 1):
             # Newton warm-started from the previous minimiser (the eigenvalue solver
             # starts from Rayleigh-Ritz bounds, closer than the previous iteration's eta)
             theta, n_newton, engine = self._fit_exact(X, y, omega, theta_init=theta)
@@ -240,17 +201,17 @@ class _IRFILMixin:
                 etas.append(self._history_scaled(eta_ind))
             if verbose:
                 scale = 1.0 / self.sigma
-                print(f"[{type(self).__name__}] iteration {t}/{self._eta_max_iter}: eta mean "
+                print(f"[{type(self).__name__}] iteration {t}/{int(self.eta_max_iter)}: eta mean "
                       f"{mean * scale:.6g}, max {e.max() * scale:.6g}, cv {cv:.4g}"
                       + (f", Newton steps {n_newton}" if n_newton else ""), flush=True)
-            if t == self._eta_max_iter or (self._cv_tol is not None
-                                     and stats["cv"][-1] <= self._cv_tol):
+            if t == int(self.eta_max_iter) or (self.eta_tol is not None
+                                     and stats["cv"][-1] <= self.eta_tol):
                 break
             if np.any(e <= 0):
                 raise ValueError(
                     "Some examples have zero Fisher information loss for the equalised "
                     "columns, so IRFIL cannot reweight them (the update divides by eta). "
-                    "Choose attributes that every example's fit depends on."
+                    "Choose sensitive_features that every example's fit depends on."
                 )
             ratio = np.zeros_like(omega)
             ratio[pos] = omega[pos] / eta_ind[pos]
@@ -269,21 +230,17 @@ class _IRFILMixin:
 class IRFILLinearRegression(_IRFILMixin, FILLinearRegression):
     _parameter_constraints: dict = {
         **FILLinearRegression._parameter_constraints, **_IRFILMixin._irfil_constraints,
-        "tol": [Interval(Real, 0, None, closed="left"), None],
     }
 
     def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, eta_max_iter=10,
-                 eta_tol=None, attributes=None, constrained=False, store_eta=False,
-                 data_norm=None, target_bound=None, delta=1e-5, verbose=0, random_state=None,
-                 tol=None, n_iter="deprecated", cv_tol="deprecated"):
+                 eta_tol=None, sensitive_features=None, constrained=False, store_eta=False,
+                 data_norm=None, target_bound=None, delta=1e-5, verbose=0, random_state=None):
         self.sigma = sigma
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.eta_max_iter = eta_max_iter
         self.eta_tol = eta_tol
-        self.n_iter = n_iter
-        self.cv_tol = cv_tol
-        self.attributes = attributes
+        self.sensitive_features = sensitive_features
         self.constrained = constrained
         self.store_eta = store_eta
         self.data_norm = data_norm
@@ -291,39 +248,16 @@ class IRFILLinearRegression(_IRFILMixin, FILLinearRegression):
         self.delta = delta
         self.verbose = verbose
         self.random_state = random_state
-        self.tol = tol
-
-    def _resolve_tolerances(self):
-        """Least squares is solved exactly; ``tol`` is the deprecated name of ``eta_tol``."""
-        if self.tol is None:
-            return 1e-12, self._eta_tol
-        if self._eta_tol_given():
-            raise ValueError(
-                "IRFILLinearRegression: pass only eta_tol (the reweighting stop); tol is its "
-                "deprecated name."
-            )
-        warnings.warn(
-            "IRFILLinearRegression(tol=...) is deprecated since 0.2 and will be removed in "
-            "0.4: it is the reweighting stop, now called eta_tol (least squares is solved "
-            f"exactly and has no optimisation tolerance). Use eta_tol={self.tol!r}.",
-            FutureWarning,
-            stacklevel=5,
-        )
-        return 1e-12, self.tol
 
 
 class IRFILLogisticRegression(_IRFILMixin, FILLogisticRegression):
     _parameter_constraints: dict = {
         **FILLogisticRegression._parameter_constraints, **_IRFILMixin._irfil_constraints,
-        "tol": [Interval(Real, 0, None, closed="neither"), None],
-        "newton_tol": [Interval(Real, 0, None, closed="neither"),
-                       Hidden(StrOptions({"deprecated"}))],
     }
 
-    def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, tol=None, max_iter=100,
-                 eta_max_iter=10, eta_tol=None, attributes=None, constrained=False,
-                 store_eta=False, data_norm=None, delta=1e-5, verbose=0, random_state=None,
-                 newton_tol="deprecated", n_iter="deprecated", cv_tol="deprecated"):
+    def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, tol=1e-12, max_iter=100,
+                 eta_max_iter=10, eta_tol=None, sensitive_features=None, constrained=False,
+                 store_eta=False, data_norm=None, delta=1e-5, verbose=0, random_state=None):
         self.sigma = sigma
         self.alpha = alpha
         self.fit_intercept = fit_intercept
@@ -331,80 +265,23 @@ class IRFILLogisticRegression(_IRFILMixin, FILLogisticRegression):
         self.max_iter = max_iter
         self.eta_max_iter = eta_max_iter
         self.eta_tol = eta_tol
-        self.n_iter = n_iter
-        self.cv_tol = cv_tol
-        self.attributes = attributes
+        self.sensitive_features = sensitive_features
         self.constrained = constrained
         self.store_eta = store_eta
         self.data_norm = data_norm
         self.delta = delta
         self.verbose = verbose
         self.random_state = random_state
-        self.newton_tol = newton_tol
-
-    def _resolve_tolerances(self):
-        """``(Newton tolerance, reweighting stop)`` under the deprecation rules of 0.2.
-
-        ``tol`` is the Newton tolerance (as in :class:`FILLogisticRegression`) whenever
-        ``eta_tol`` is given. A ``tol`` given *without* ``eta_tol`` keeps its 0.1 meaning
-        (the reweighting stop) until 0.4, with a FutureWarning, so that no result changes
-        silently; ``newton_tol`` is the deprecated name of the Newton tolerance.
-        """
-        newton = None if self.newton_tol == "deprecated" else float(self.newton_tol)
-        if newton is not None:
-            warnings.warn(
-                "IRFILLogisticRegression(newton_tol=...) is deprecated since 0.2 and will be "
-                "removed in 0.4: the Newton tolerance is tol, as in FILLogisticRegression "
-                "(give the reweighting stop as eta_tol, possibly None, to use the new "
-                f"meaning of tol now). Use tol={self.newton_tol!r}.",
-                FutureWarning,
-                stacklevel=5,
-            )
-        if self.tol is not None and not self._eta_tol_given():
-            warnings.warn(
-                f"IRFILLogisticRegression(tol={self.tol!r}) without eta_tol keeps its 0.1 "
-                "meaning until 0.4: the reweighting stop (coefficient of variation of "
-                "eta). From 0.4, tol is only the Newton tolerance, as in "
-                f"FILLogisticRegression. Pass eta_tol={self.tol!r} for the reweighting stop "
-                "(and tol only for the Newton tolerance).",
-                FutureWarning,
-                stacklevel=5,
-            )
-            return (1e-12 if newton is None else newton), self.tol
-        if self.tol is not None and newton is not None:
-            raise ValueError(
-                "IRFILLogisticRegression: pass only tol (the Newton tolerance); newton_tol is "
-                "its deprecated name."
-            )
-        tol = self.tol if self.tol is not None else newton
-        return (1e-12 if tol is None else tol), self._eta_tol
 
 
 _LINEAR_EXTRA = ""
-_LOGISTIC_EXTRA = """    tol : float or None, default=None
-        Tolerance of each Newton solve, as in :class:`FILLogisticRegression` (``None``:
-        ``1e-12``). Transition until 0.4: a ``tol`` given without ``eta_tol`` keeps its
-        0.1 meaning (the reweighting stop) with a FutureWarning; give ``eta_tol`` too to
-        use the new meaning now (``eta_tol=0.0`` stops only when every eta is equal).
+_LOGISTIC_EXTRA = """    tol : float, default=1e-12
+        Tolerance of each Newton solve, as in :class:`FILLogisticRegression`.
     max_iter : int, default=100
         Maximum Newton iterations per fit.
 """
-_LINEAR_TOL = """    tol : float or None, default=None
-        Deprecated in 0.2 (removed in 0.4): the old name of ``eta_tol`` (least squares
-        is solved exactly, so there is no optimisation tolerance). Setting it warns and
-        acts as ``eta_tol``.
-    n_iter : int, default="deprecated"
-        Deprecated in 0.2 (removed in 0.4): the old name of ``eta_max_iter``.
-    cv_tol : float or None, default="deprecated"
-        Deprecated in 0.2 (removed in 0.4): the old name of ``eta_tol``.
-"""
-_LOGISTIC_TOL = """    newton_tol : float, default="deprecated"
-        Deprecated in 0.2 (removed in 0.4): the old name of ``tol``.
-    n_iter : int, default="deprecated"
-        Deprecated in 0.2 (removed in 0.4): the old name of ``eta_max_iter``.
-    cv_tol : float or None, default="deprecated"
-        Deprecated in 0.2 (removed in 0.4): the old name of ``eta_tol``.
-"""
+_LINEAR_TOL = ""
+_LOGISTIC_TOL = ""
 
 IRFILLinearRegression.__doc__ = (
     """Least squares with iteratively reweighted FIL: equal leakage for every individual.

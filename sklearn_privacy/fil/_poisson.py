@@ -61,6 +61,11 @@ class FILPoissonRegressor(RegressorMixin, BaseFILEstimator):
         L2 penalty (penalty ``n alpha / 2 ||w||^2``); the same number as
         :class:`~sklearn.linear_model.PoissonRegressor`'s ``alpha`` (see Notes), whose
         default it shares. ``alpha=0`` needs a full-rank design.
+        The penalty is per-sample: the objective is the (weighted) mean loss plus
+        ``alpha / 2 ||w||^2``, so ``FILLinearRegression(alpha=a)`` has the minimiser of
+        ``Ridge(alpha=n_samples * a)``, ``FILLogisticRegression(alpha=a)`` that of
+        ``LogisticRegression(C=1 / (n_samples * a))`` and ``FILPoissonRegressor(alpha=a)``
+        that of ``PoissonRegressor(alpha=a)`` (``n_samples``: the total sample weight).
     fit_intercept : bool, default=True
         Fit an unpenalised intercept (it is perturbed too).
     tol : float, default=1e-12
@@ -299,12 +304,11 @@ _POISSON_DP_ATTRS = """    epsilon_ : float
 class IRFILPoissonRegressor(_IRFILMixin, FILPoissonRegressor):
     _parameter_constraints: dict = {
         **FILPoissonRegressor._parameter_constraints,
-        **{k: v for k, v in _IRFILMixin._irfil_constraints.items()
-           if k not in ("n_iter", "cv_tol")},   # new in 0.2: no deprecated spellings
+        **_IRFILMixin._irfil_constraints,
     }
 
     def __init__(self, sigma=1.0, *, alpha=1.0, fit_intercept=True, tol=1e-12, max_iter=100,
-                 eta_max_iter=10, eta_tol=None, attributes=None, constrained=False,
+                 eta_max_iter=10, eta_tol=None, sensitive_features=None, constrained=False,
                  store_eta=False, verbose=0, random_state=None):
         self.sigma = sigma
         self.alpha = alpha
@@ -313,22 +317,11 @@ class IRFILPoissonRegressor(_IRFILMixin, FILPoissonRegressor):
         self.max_iter = max_iter
         self.eta_max_iter = eta_max_iter
         self.eta_tol = eta_tol
-        self.attributes = attributes
+        self.sensitive_features = sensitive_features
         self.constrained = constrained
         self.store_eta = store_eta
         self.verbose = verbose
         self.random_state = random_state
-
-    def _renamed(self):
-        """``(eta_max_iter, eta_tol)`` (no deprecated spellings for this estimator)."""
-        return int(self.eta_max_iter), self.eta_tol
-
-    def _eta_tol_given(self):
-        return self.eta_tol is not None
-
-    def _resolve_tolerances(self):
-        """``(Newton tolerance, reweighting stop)``: ``tol`` and ``eta_tol``."""
-        return float(self.tol), self.eta_tol
 
 
 IRFILPoissonRegressor.__doc__ = (

@@ -37,7 +37,13 @@ class FILLinearRegression(RegressorMixin, BaseFILEstimator):
         Standard deviation of the Gaussian noise added to every released parameter.
     alpha : float, default=1e-3
         L2 penalty, the FIL paper's :math:`\\lambda` (penalty ``n alpha / 2 ||w||^2``).
-        ``alpha=0`` is ordinary least squares and needs a full-rank design.
+        ``alpha=0`` is ordinary least squares and needs a full-rank design. The default
+        is the FIL paper's setting.
+        The penalty is per-sample: the objective is the (weighted) mean loss plus
+        ``alpha / 2 ||w||^2``, so ``FILLinearRegression(alpha=a)`` has the minimiser of
+        ``Ridge(alpha=n_samples * a)``, ``FILLogisticRegression(alpha=a)`` that of
+        ``LogisticRegression(C=1 / (n_samples * a))`` and ``FILPoissonRegressor(alpha=a)``
+        that of ``PoissonRegressor(alpha=a)`` (``n_samples``: the total sample weight).
     fit_intercept : bool, default=True
         Fit an intercept (it is perturbed too), unpenalised unless ``intercept_scaling``
         is given.

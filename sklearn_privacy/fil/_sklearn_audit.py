@@ -53,6 +53,7 @@ from sklearn.utils.validation import check_consistent_length, check_is_fitted
 from ..utils import noise_generator
 from ..utils._validation import errors_name
 from ..utils.fixes import _check_sample_weight
+from ._base import BaseFILEstimator
 from ._classification import FILLogisticRegression
 from ._glm import SingularHessianError
 from ._poisson import FILPoissonRegressor
@@ -449,8 +450,53 @@ def _audit_ovr(pipe, ovr, Xt, y, *, sigma, sample_weight, data_norm, random_stat
                     + [(pipe.steps[-1][0], out)])
 
 
-def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float | None = None,
-          target_bound: float | None = None, random_state=None, classes=None):
+def _audit_own(pipe, model, Xt, y, *, sigma, sample_weight, data_norm, target_bound):
+    """The audit state of one of the package's FIL estimators, recomputed from its rows.
+
+    Runs the estimator's own fit (the same ``_fit_exact`` and ``FILEngine`` that set the
+    audit state of an estimator fitted in this process) on a clone with the released
+    ``sigma``, checks that the rows reproduce what was published, and returns a copy of
+    ``model`` -- its released parameters untouched -- holding that audit state.
+    """
+    from sklearn.base import clone
+
+    check_is_fitted(model)
+    if data_norm is not None or target_bound is not None:
+        raise ValueError("audit: data_norm and target_bound are parameters of the package's "
+                         "own estimators; they are read from the model.")
+    released_sigma = float(model._audit_sigma())
+    if sigma is not None and float(sigma) != released_sigma:
+        raise ValueError(f"audit: sigma={sigma!r} differs from the sigma the model was "
+                         f"released with ({released_sigma!r}); pass sigma=None.")
+    ref = clone(model).set_params(sigma=released_sigma)
+    with errors_name("X"):
+        ref.fit(Xt, y, sample_weight=sample_weight)
+    w_ref = np.ravel(getattr(ref, "sample_weight_", 0.0))
+    w_model = np.ravel(getattr(model, "sample_weight_", 0.0))
+    same = (ref.n_features_in_ == model.n_features_in_
+            and np.array_equal(getattr(ref, "classes_", 0), getattr(model, "classes_", 0))
+            and w_ref.shape == w_model.shape
+            and np.allclose(w_ref, w_model, rtol=1e-9, atol=0.0))
+    if not same:
+        raise ValueError("audit: X, y (and sample_weight) are not the rows this model was "
+                         "fitted on (its schema, classes or IRFIL weights differ); pass its "
+                         "training data.")
+    out = type(model).__new__(type(model))
+    out.__dict__.update(model.__dict__)
+    out.__dict__.pop("_audit_stripped", None)
+    out.__dict__.pop("_eta_cache", None)
+    for key in ("_audit", "n_iter_"):
+        if key in ref.__dict__:
+            out.__dict__[key] = ref.__dict__[key]
+    if pipe is None:
+        return out
+    return Pipeline([(name, copy.deepcopy(step)) for name, step in pipe.steps[:-1]]
+                    + [(pipe.steps[-1][0], out)])
+
+
+def audit(estimator, X, y, *, sigma: float | None = None, sample_weight=None,
+          data_norm: float | None = None, target_bound: float | None = None,
+          random_state=None, classes=None):
     """FIL audit of a linear model already trained with scikit-learn.
 
     Maps the fitted model's penalty to the FIL objective exactly (table in the user
@@ -468,8 +514,15 @@ def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float
     Parameters
     ----------
     estimator : fitted LinearRegression, Ridge, RidgeCV, LogisticRegression \
-            (binary or multinomial, L2 or no penalty), PoissonRegressor or \
-            OneVsRestClassifier(LogisticRegression), or a Pipeline ending in one
+            (binary or multinomial, L2 or no penalty), PoissonRegressor, \
+            OneVsRestClassifier(LogisticRegression) or a FIL estimator of this \
+            package, or a Pipeline ending in one
+        A FIL estimator of this package without its audit state (loaded from a pickle,
+        or returned by a process pool other than joblib's default) gets it back: its own
+        fit is run again on ``(X, y)`` -- the computation that set the audit state of the
+        original -- and a copy of it, with the released parameters unchanged and
+        ``eta_`` available, is returned (``X, y`` must be its training rows; IRFIL's
+        weights are checked against ``sample_weight_``).
         The model to audit, exactly as trained (it is not modified). A multinomial
         ``LogisticRegression`` (scikit-learn's default for more than two classes) maps to
         the multinomial :class:`~sklearn_privacy.FILLogisticRegression`: ``coef_``
@@ -482,8 +535,10 @@ def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float
         The training data the model was fitted on (the raw input of a pipeline).
     y : array-like of shape (n_samples,)
         The training targets.
-    sigma : float > 0
-        Noise scale of the output perturbation the etas are computed for.
+    sigma : float > 0 or None, default=None
+        Noise scale of the output perturbation the etas are computed for. Required for a
+        scikit-learn model; for one of the package's FIL estimators it is the model's own
+        (None, or the same number).
     sample_weight : array-like of shape (n_samples,), default=None
         The sample weights the model was fitted with (``None``: unit weights).
     data_norm, target_bound : float or None, default=None
@@ -563,6 +618,12 @@ def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float
         Xt = pipe[:-1].transform(X) if len(pipe.steps) > 1 else X
     else:
         pipe, model, Xt = None, estimator, X
+    if isinstance(model, BaseFILEstimator):
+        return _audit_own(pipe, model, Xt, y, sigma=sigma, sample_weight=sample_weight,
+                          data_norm=data_norm, target_bound=target_bound)
+    if sigma is None:
+        raise ValueError("audit: pass sigma, the noise scale of the release to audit "
+                         "(only the package's own estimators carry theirs).")
     if isinstance(model, OneVsRestClassifier):
         if target_bound is not None:
             raise ValueError("audit: target_bound applies to least squares only.")
@@ -574,8 +635,8 @@ def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float
     if handler is None:
         raise ValueError(
             f"audit supports fitted scikit-learn {_supported()} models (or a Pipeline "
-            f"ending in one); got {type(model).__name__}. For a model of this package "
-            "use its own eta_ and sklearn_privacy.fil.eta directly."
+            f"ending in one), or the package's FIL estimators; got "
+            f"{type(model).__name__}."
         )
     check_is_fitted(model)
     n_in = getattr(model, "n_features_in_", None)

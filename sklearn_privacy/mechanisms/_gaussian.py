@@ -10,7 +10,6 @@ estimators, the DP preprocessing, the composition of claims).
 
 from __future__ import annotations
 
-import warnings
 from numbers import Real
 
 import numpy as np
@@ -78,21 +77,16 @@ def analytic_gaussian_delta(epsilon: float, sigma: float, sensitivity: float) ->
     return float(np.exp(_log_delta(float(epsilon), sigma / sensitivity)))
 
 
-def analytic_gaussian_epsilon(*args, delta: float | None = None, sigma: float | None = None,
-                              sensitivity: float | None = None) -> float:
+def analytic_gaussian_epsilon(*, delta: float, sigma: float, sensitivity: float) -> float:
     """Exact (smallest) epsilon of the Gaussian mechanism at ``delta``.
 
     The three ``analytic_gaussian_*`` functions take their arguments in one order,
-    ``(epsilon, delta, sigma, sensitivity)`` without the one they compute. Pass the
-    arguments of this function by keyword: positional arguments are deprecated (they
-    are still read in the former order ``(sigma, sensitivity, delta)``, with a
-    FutureWarning, and will follow ``(delta, sigma, sensitivity)`` once that is
-    removed).
+    ``(epsilon, delta, sigma, sensitivity)`` without the one they compute; this one
+    takes them by keyword only, so that no call written for another order is read
+    silently.
 
     Parameters
     ----------
-    *args : deprecated
-        ``(sigma, sensitivity, delta)`` given by position (former order).
     delta : float in (0, 1)
         Target delta.
     sigma : float > 0
@@ -114,25 +108,6 @@ def analytic_gaussian_epsilon(*args, delta: float | None = None, sigma: float | 
     >>> round(analytic_gaussian_epsilon(delta=1e-5, sigma=1.0, sensitivity=1.0), 4)
     4.3772
     """
-    if args:
-        if len(args) > 3 or any(v is not None for v in (delta, sigma, sensitivity)) \
-                and len(args) + sum(v is not None for v in (delta, sigma, sensitivity)) > 3:
-            raise TypeError("analytic_gaussian_epsilon takes delta, sigma and sensitivity "
-                            f"(by keyword); got {len(args)} positional arguments too many.")
-        warnings.warn(
-            "analytic_gaussian_epsilon: positional arguments are deprecated (their order "
-            "(sigma, sensitivity, delta) differs from the other analytic_gaussian_* "
-            "functions); pass delta=, sigma=, sensitivity= by keyword.",
-            FutureWarning, stacklevel=2)
-        old = dict(zip(("sigma", "sensitivity", "delta"), args, strict=False))
-        sigma = old.get("sigma", sigma)
-        sensitivity = old.get("sensitivity", sensitivity)
-        delta = old.get("delta", delta)
-    missing = [k for k, v in (("delta", delta), ("sigma", sigma),
-                              ("sensitivity", sensitivity)) if v is None]
-    if missing:
-        raise TypeError(f"analytic_gaussian_epsilon: missing {', '.join(missing)} (pass "
-                        "delta=, sigma=, sensitivity= by keyword).")
     sigma = _check_positive(sigma, "sigma")
     delta = _check_positive(delta, "delta", upper=1.0)
     if isinstance(sensitivity, bool) or not isinstance(sensitivity, Real) \

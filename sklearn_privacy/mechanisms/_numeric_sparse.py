@@ -62,8 +62,13 @@ class NumericSparse:
         Number of queries asked so far (answered or not).
     halted_ : bool
         True once ``max_answers`` positive answers were released.
-    epsilon_spent_ : float
-        ``eps`` once the first query is asked (the worst case is paid upfront).
+    epsilon_ : float
+        Budget spent: ``eps`` once the first query is asked (the worst case is paid
+        upfront), 0 before.
+    delta_ : float
+        Always 0 (pure DP).
+    epsilon_reason_ : str
+        What ``epsilon_`` covers.
 
     Raises
     ------
@@ -127,7 +132,11 @@ class NumericSparse:
         self.n_answers_ = 0
         self.n_queries_ = 0
         self.halted_ = False
-        self.epsilon_spent_ = 0.0
+        self.epsilon_ = 0.0
+        self.delta_ = 0.0
+        self.epsilon_reason_ = (
+            "sparse vector technique with Laplace noise (Dwork & Roth, NumericSparse): "
+            "(epsilon, 0)-DP for the data the queries read, paid in full at the first query")
         self._noisy_threshold = self.threshold + self._rng.laplace(0.0, self.threshold_scale)
 
     def query(self, test_value, answer_values):
@@ -164,7 +173,7 @@ class NumericSparse:
         if self.halted_:
             return None
         self.n_queries_ += 1
-        self.epsilon_spent_ = self.epsilon
+        self.epsilon_ = self.epsilon
         noisy = test + self._rng.laplace(0.0, self.test_scale)
         if noisy < self._noisy_threshold:
             return None
@@ -184,7 +193,7 @@ class NumericSparse:
         if self.halted_:
             return None
         self.n_queries_ += 1
-        self.epsilon_spent_ = self.epsilon
+        self.epsilon_ = self.epsilon
         noise = self._rng.laplace(0.0, self.test_scale)
         thr = self._noisy_threshold
         margin = tolerance + 1e-12 * (1.0 + abs(approx_test) + abs(noise) + abs(thr))

@@ -4,19 +4,20 @@ The selection runs one randomised, differentially private *candidate* mechanism 
 ``K`` times on the same data and releases only the run with the highest (noisy) score;
 ``K`` and the other runs stay secret. ``K`` is drawn independently of the data, with mean
 ``mean_runs``, from one of two members of Papernot & Steinke's truncated negative
-binomial family ``D_{eta, gamma}`` on ``{1, 2, ...}``:
+binomial family ``D_{nu, gamma}`` on ``{1, 2, ...}`` (their eta, called nu here because
+eta is the Fisher information loss everywhere else in the package):
 
-* ``"geometric"`` (``eta = 1``): ``P[K = k] = gamma (1 - gamma)^(k - 1)``, i.e. stop
+* ``"geometric"`` (``nu = 1``): ``P[K = k] = gamma (1 - gamma)^(k - 1)``, i.e. stop
   with probability ``gamma = 1 / mean_runs`` after every run (Liu & Talwar's random
   stopping);
-* ``"logarithmic"`` (``eta = 0``): ``P[K = k] = (1 - gamma)^k / (k log(1/gamma))``, with
+* ``"logarithmic"`` (``nu = 0``): ``P[K = k] = (1 - gamma)^k / (k log(1/gamma))``, with
   ``E[K] = (1/gamma - 1) / log(1/gamma)`` solved for ``gamma``.
 
 Two theorems bound the privacy of the released winner; this module evaluates both and
 reports the smaller epsilon (each is a valid bound, so their minimum is):
 
 * **pure DP**: if ``Q`` is ``(epsilon, 0)``-DP, the selection is
-  ``((2 + eta) epsilon, 0)``-DP whatever ``mean_runs``: ``3 epsilon`` for the geometric
+  ``((2 + nu) epsilon, 0)``-DP whatever ``mean_runs``: ``3 epsilon`` for the geometric
   law (Liu & Talwar, "Private selection from private candidates", STOC 2019, random
   stopping without a cap on the number of runs), ``2 epsilon`` for the logarithmic law
   (Papernot & Steinke 2022, Theorem 2 in the limit of infinite orders);
@@ -28,8 +29,8 @@ reports the smaller epsilon (each is a valid bound, so their minimum is):
   .. math::
 
       \\rho_A(\\lambda) = \\rho(\\lambda)
-          + (1 + \\eta) \\Big(1 - \\frac{1}{\\hat\\lambda}\\Big) \\rho(\\hat\\lambda)
-          + \\frac{(1 + \\eta) \\log(1/\\gamma)}{\\hat\\lambda}
+          + (1 + \\nu) \\Big(1 - \\frac{1}{\\hat\\lambda}\\Big) \\rho(\\hat\\lambda)
+          + \\frac{(1 + \\nu) \\log(1/\\gamma)}{\\hat\\lambda}
           + \\frac{\\log \\mathbb{E}[K]}{\\lambda - 1},
 
   for every ``lambda > 1`` and ``lambda_hat >= 1``; the conversion to
@@ -176,11 +177,11 @@ def _check_nonneg(value, name):
     return float(value)
 
 
-DISTRIBUTIONS = {"geometric": 1.0, "logarithmic": 0.0}   # name -> eta
+DISTRIBUTIONS = {"geometric": 1.0, "logarithmic": 0.0}   # name -> nu
 
 
 def runs_gamma(mean_runs: float, distribution: str) -> float:
-    """The ``gamma`` of ``D_{eta, gamma}`` whose mean is ``mean_runs`` (> 1)."""
+    """The ``gamma`` of ``D_{nu, gamma}`` whose mean is ``mean_runs`` (> 1)."""
     if distribution == "geometric":
         return 1.0 / mean_runs
     # logarithmic: E[K] = (1/gamma - 1) / log(1/gamma), decreasing in gamma on (0, 1)
@@ -215,13 +216,13 @@ def random_stopping_epsilon(mean_runs: float, *, score_epsilon: float,
         Target delta. With no Gaussian component the result is a pure-DP epsilon
         (``delta = 0`` would do) when that is the smaller bound.
     distribution : {"geometric", "logarithmic"}, default="geometric"
-        Law of ``K``: geometric (``eta = 1``, Liu & Talwar's random stopping) or
-        logarithmic (``eta = 0``), see the module notes.
+        Law of ``K``: geometric (``nu = 1``, Liu & Talwar's random stopping) or
+        logarithmic (``nu = 0``), see the module notes.
 
     Returns
     -------
     epsilon : float
-        The smaller of the pure-DP bound ``(2 + eta) epsilon_Q`` (pure candidates only)
+        The smaller of the pure-DP bound ``(2 + nu) epsilon_Q`` (pure candidates only)
         and the Renyi-DP bound of Papernot & Steinke (2022, Theorem 2) converted at
         ``delta``; the pure bound (which holds with ``delta = 0``) is kept unless it is
         more than 1 % above the other.
@@ -270,15 +271,15 @@ def selection_bound(mean_runs, score_epsilon, gaussian_mu, pure_epsilon, delta,
         if gaussian_mu == 0.0:
             return max(pure_epsilon, score_epsilon), True
         return float(np.min(rho + conversion)), False
-    eta = DISTRIBUTIONS[distribution]
+    nu = DISTRIBUTIONS[distribution]
     best = np.inf
     if gaussian_mu == 0.0:
-        # pure candidates: ((2 + eta) eps_Q, 0), Liu & Talwar for the geometric law
-        best = (2.0 + eta) * max(pure_epsilon, score_epsilon)
+        # pure candidates: ((2 + nu) eps_Q, 0), Liu & Talwar for the geometric law
+        best = (2.0 + nu) * max(pure_epsilon, score_epsilon)
     log_inv_gamma = -np.log(runs_gamma(mean_runs, distribution))
     rho_hat = _candidate_rdp(_HAT_ORDERS, gaussian_mu, pure_epsilon, score_epsilon)
     # the lambda_hat part does not depend on lambda: minimise it once
-    second = np.min((1.0 + eta) * ((1.0 - 1.0 / _HAT_ORDERS) * rho_hat
+    second = np.min((1.0 + nu) * ((1.0 - 1.0 / _HAT_ORDERS) * rho_hat
                                    + log_inv_gamma / _HAT_ORDERS))
     rdp = rho + second + np.log(mean_runs) / (_ORDERS - 1.0)
     eps = float(np.min(rdp + conversion))

@@ -202,10 +202,10 @@ def _verify_fitted(fitted, mu, pure_eps):
                 f"The fitted candidate reports sensitivity/sigma {got:.6g} but the search "
                 f"accounted for {mu:.6g} ({final.epsilon_reason_}).")
     else:
-        if not final.epsilon_spent_ <= pure_eps * (1 + 1e-12):
+        if not final.epsilon_ <= pure_eps * (1 + 1e-12):
             raise ValueError(
-                "The fitted PrivateMulticalibrator reports epsilon_spent_ = "
-                f"{final.epsilon_spent_} above its epsilon = {pure_eps}: its guarantee "
+                "The fitted PrivateMulticalibrator reports epsilon_ = "
+                f"{final.epsilon_} above its epsilon = {pure_eps}: its guarantee "
                 "does not hold for these rows.")
 
 

@@ -30,7 +30,6 @@ from ..utils._provenance import record_fit_provenance
 from ..utils._random import warn_shared_noise
 from ..utils.fixes import (
     HasMethods,
-    Hidden,
     Interval,
     StrOptions,
     _fit_context,
@@ -94,8 +93,9 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         noise on the features (no guarantee claimed).
     epsilon : float, default=1.0
         Privacy budget of the mechanism; ignored when ``mechanism=None``.
-    delta : float, default=1e-3
-        Only for input perturbation.
+    delta : float, default=1e-5
+        Only for input perturbation (the package-wide default; the paper's experiments
+        use 1e-3).
     max_updates : int or None, default=None
         NumericSparse's ``c``. None: the paper's Figure 1 choice
         :math:`\\sqrt{m\\epsilon}/\\sqrt{\\ln(|C|/\\beta) + \\ln|C|}` with beta = 0.05,
@@ -108,7 +108,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         NumericSparse's public threshold on the residual sum (None:
         ``calibration_tol * m``).
     max_iter : int, default=100
-        Maximum passes over the cells (called ``max_rounds`` before 0.2).
+        Maximum passes over the cells.
     clip_proba : float in [0, 0.5), default=0.0
         Every prediction -- the base model's, and each one after an update -- is
         projected onto ``[clip_proba, 1 - clip_proba]`` instead of [0, 1]. With 0 an update
@@ -143,15 +143,6 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         updates and, without privacy, the largest cell error met during the pass (under
         NumericSparse the number of noisy answers left instead: the cell errors are not
         computed, that would read the data outside the budget).
-    alpha : float, default="deprecated"
-        Deprecated in 0.2, removed in 0.4: the old name of ``calibration_tol`` (a
-        FutureWarning names the new one).
-    max_rounds : int, default="deprecated"
-        Deprecated in 0.2, removed in 0.4: the old name of ``max_iter``.
-    prefit : bool, default="deprecated"
-        Use ``estimator`` as fitted. Deprecated: it breaks in ``clone``/``GridSearchCV``
-        (the clone is unfitted); pass ``FrozenEstimator(estimator)`` instead. Setting it
-        emits a FutureWarning; it keeps working until its removal.
 
     Attributes
     ----------
@@ -165,13 +156,17 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         Number of passes over the cells run (at most ``max_iter``).
     n_rounds_ : int
         Same as ``n_iter_`` (its name before 0.2).
-    epsilon_spent_ : float
+    epsilon_ : float
         Privacy budget of the whole fit (``inf`` when no guarantee holds: no mechanism,
         input perturbation, or a base model fitted on the calibration data): the
         guarantee for the rows this estimator receives, assuming fresh noise
         (``random_state=None``); a fixed seed or a shared generator voids it for the
         published object.
-    delta_spent_ : float
+    delta_ : float
+        Its delta (0 under NumericSparse, 1 when no guarantee holds).
+    epsilon_reason_ : str
+        Why ``epsilon_`` is what it is (which setting voids the guarantee when it is
+        ``inf``).
     min_cell_size_ : int
     largest_cell_sizes_ : ndarray of int, one per entry of ``groups_``
         Size of each group's largest (group, bucket) cell of the base model's
@@ -246,7 +241,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
       composition the whole fit is ``(eps1 + eps/4 + eps/4, 0) = (epsilon, 0)``-DP, however
       many cells are queried below the threshold; the mechanism halts after exactly ``c``
       positive answers (the paper's ``q.count >= i`` should read ``>= j``).
-      ``epsilon_spent_`` reports ``epsilon`` once a query is made.
+      ``epsilon_`` reports ``epsilon`` once a query is made.
     * Threat model: the adversary sees ``updates_`` (hence every prediction) and knows
       everything except whether one individual's (features, label) row was replaced. The
       groups, ``n_bins``, ``calibration_tol``, ``min_cell_size``, ``threshold``, ``max_updates`` and
@@ -255,7 +250,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
       ``FrozenEstimator(model)`` of a model trained on other rows. The estimator cannot
       check where a frozen model came from; the guarantee holds only if it was not
       trained (or selected) on the calibration rows. An unfrozen base is fitted on the
-      calibration rows without privacy: ``epsilon_spent_`` is ``inf`` and a
+      calibration rows without privacy: ``epsilon_`` is ``inf`` and a
       :class:`~sklearn_privacy.exceptions.PrivacyWarning` says so. The number of
       calibration rows and the label set are treated as public (input validation reads
       them). A fixed ``random_state`` makes the noise reproducible and the release
@@ -290,7 +285,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     model's scores are computed on the noisy features; an unfrozen base model is fitted
     on them too; groups on ``sensitive_features`` use the exact values). Labels are not
     protected and the loop is not the ERM that analysis covers, so no end-to-end
-    guarantee is claimed: ``epsilon_spent_`` is ``inf``, ``delta_spent_`` is 1 and a
+    guarantee is claimed: ``epsilon_`` is ``inf``, ``delta_`` is 1 and a
     :class:`~sklearn_privacy.exceptions.PrivacyWarning` says so; ``feature_noise_std_``
     reports the noise used (``c = 8``, ``G = 1``, ``T = 1500``, the paper's settings). It
     needs numeric features (an array, a sparse matrix is refused, or a numeric
@@ -322,7 +317,6 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         "estimator": [HasMethods(["fit", "predict_proba"]), None],
         "groups": ["array-like", list, tuple],
         "calibration_tol": [Interval(Real, 0, 1, closed="neither")],
-        "alpha": [Interval(Real, 0, 1, closed="neither"), Hidden(StrOptions({"deprecated"}))],
         "n_bins": [Interval(Integral, 1, MAX_N_BINS, closed="both")],
         "mechanism": [StrOptions({"numeric_sparse", "input_perturbation"}), None],
         "epsilon": [Interval(Real, 0, None, closed="neither")],
@@ -331,24 +325,19 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         "min_cell_size": [Interval(Integral, 1, None, closed="left"), None],
         "threshold": [Interval(Real, 0, None, closed="left"), None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "max_rounds": [Interval(Integral, 1, None, closed="left"),
-                       Hidden(StrOptions({"deprecated"}))],
         "clip_proba": [Interval(Real, 0, 0.5, closed="left")],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither"), None],
-        "prefit": ["boolean", Hidden(StrOptions({"deprecated"}))],
         "random_state": ["random_state", np.random.Generator],
         "verbose": ["verbose"],
     }
 
     def __init__(self, estimator=None, groups=(), *, calibration_tol=0.1, n_bins=10,
-                 mechanism=None, epsilon=1.0, delta=1e-3, max_updates=None,
+                 mechanism=None, epsilon=1.0, delta=1e-5, max_updates=None,
                  min_cell_size=None, threshold=None, max_iter=100, clip_proba=0.0,
-                 validation_fraction=None, random_state=None, verbose=0,
-                 alpha="deprecated", max_rounds="deprecated", prefit="deprecated"):
+                 validation_fraction=None, random_state=None, verbose=0):
         self.estimator = estimator
         self.groups = groups
         self.calibration_tol = calibration_tol
-        self.alpha = alpha
         self.n_bins = n_bins
         self.mechanism = mechanism
         self.epsilon = epsilon
@@ -357,10 +346,8 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         self.min_cell_size = min_cell_size
         self.threshold = threshold
         self.max_iter = max_iter
-        self.max_rounds = max_rounds
         self.validation_fraction = validation_fraction
         self.clip_proba = clip_proba
-        self.prefit = prefit
         self.random_state = random_state
         self.verbose = verbose
 
@@ -493,18 +480,8 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         return np.sort(fit_rows), np.sort(val_rows)
 
     def _resolve_base(self):
-        """(base estimator, used as fitted?) with the deprecated ``prefit`` handled."""
+        """(base estimator, used as fitted?): a ``FrozenEstimator`` is used as fitted."""
         base = self.estimator if self.estimator is not None else LogisticRegression()
-        if not (isinstance(self.prefit, str) and self.prefit == "deprecated"):
-            warnings.warn(
-                "`prefit` is deprecated since 0.2 and will be removed in 0.4: it fails "
-                "in clone/GridSearchCV. Pass estimator=FrozenEstimator(model) (from "
-                "sklearn.frozen) to use a fitted model as is.",
-                FutureWarning, stacklevel=3,
-            )
-            if self.prefit:
-                check_is_fitted(base)
-                return base, True
         if isinstance(base, FrozenEstimator):
             check_is_fitted(base)
             return base, True
@@ -570,7 +547,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                 f"with exactly 2 classes; got {classes.size}."
             )
         base, frozen = self._resolve_base()
-        self._tol, self._max_iter = self._renamed()
+        self._tol, self._max_iter = float(self.calibration_tol), int(self.max_iter)
         private = self.mechanism == "numeric_sparse"
         if self.mechanism in ("numeric_sparse", "input_perturbation"):
             warn_shared_noise(type(self).__name__, self.random_state, stacklevel=3)
@@ -585,7 +562,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             warnings.warn(
                 "mechanism='input_perturbation' adds noise to the features only: the labels "
                 "are used exactly, so no differential-privacy guarantee is claimed "
-                "(epsilon_spent_ = inf). Use mechanism='numeric_sparse' with a "
+                "(epsilon_ = inf). Use mechanism='numeric_sparse' with a "
                 "FrozenEstimator base for an (epsilon, 0)-DP release.",
                 PrivacyWarning, stacklevel=2,
             )
@@ -593,7 +570,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             warnings.warn(
                 "mechanism='numeric_sparse' with a base estimator fitted on the calibration "
                 "rows: the base model sees them without any privacy, so the release has no "
-                "guarantee (epsilon_spent_ = inf). Train the base model on other data and "
+                "guarantee (epsilon_ = inf). Train the base model on other data and "
                 "pass estimator=FrozenEstimator(model).",
                 PrivacyWarning, stacklevel=2,
             )
@@ -678,11 +655,22 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         elif val is None:
             self._warn_small_cells()
         if private and frozen:
-            self.epsilon_spent_, self.delta_spent_ = ns.epsilon_spent_, 0.0
+            self.epsilon_, self.delta_ = ns.epsilon_, 0.0
+            self.epsilon_reason_ = (
+                "NumericSparse answers every cell query with Laplace noise: "
+                f"(epsilon={self.epsilon_:.6g}, 0)-DP for the calibration rows given the "
+                "frozen base model")
         else:
             # no mechanism, input perturbation (exact labels) or a base model fitted on
             # the calibration rows without privacy: no guarantee
-            self.epsilon_spent_, self.delta_spent_ = float("inf"), 1.0
+            self.epsilon_, self.delta_ = float("inf"), 1.0
+            self.epsilon_reason_ = (
+                "mechanism=None: the updates are computed from the calibration rows "
+                "without noise" if self.mechanism is None else
+                "mechanism='input_perturbation' perturbs the features only and uses the "
+                "labels exactly" if not private else
+                "the base model is fitted on the calibration rows inside this fit without "
+                "a guarantee of its own (privacy_claim composes a DP base)")
         record_fit_provenance(self)
         return self
 
@@ -716,8 +704,8 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                  "sensitive_features_in_": "schema", "groups_": "constant",
                  "min_cell_size_": "constant", "max_updates_": "constant",
                  "updates_": "dp", "history_": "dp", "n_queries_": "dp", "n_iter_": "dp",
-                 "n_rounds_": "dp", "n_updates_": "dp", "epsilon_spent_": "constant",
-                 "delta_spent_": "constant",
+                 "n_rounds_": "dp", "n_updates_": "dp", "epsilon_": "constant",
+                 "delta_": "constant", "epsilon_reason_": "constant",
                  "validation_errors_": ("rows", "exact held-out errors that select the "
                                         "prefix of the updates; leave "
                                         "validation_fraction=None")}
@@ -734,18 +722,16 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         given the base model (NumericSparse's guarantee holds for any fixed base). A
         frozen base is data-independent (it must have been fitted on other data); a base
         fitted here on the same rows is walked and composed (adaptive composition), so a
-        DP base keeps the claim finite where ``epsilon_spent_`` (this step alone) is inf.
+        DP base keeps the claim finite where ``epsilon_`` (this step alone) is inf.
         Without a mechanism, or with input perturbation: non-private.
         """
         from ..privacy import StepClaim
         from ..privacy._compose import step_claims
         check_is_fitted(self)
         name = type(self).__name__
-        frozen = isinstance(self.estimator, FrozenEstimator) or (
-            not (isinstance(self.prefit, str) and self.prefit == "deprecated")
-            and bool(self.prefit))
+        frozen = isinstance(self.estimator, FrozenEstimator)
         if self.mechanism == "numeric_sparse":
-            eps = float(self.epsilon_spent_) if frozen else float(self.epsilon)
+            eps = float(self.epsilon_) if frozen else float(self.epsilon)
             own = StepClaim("", name, "dp", eps, 0.0, (
                 "NumericSparse answers every cell query with Laplace noise: "
                 f"(epsilon={eps:.6g}, 0)-DP for the calibration rows given the base model; "
@@ -768,25 +754,6 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         return [own] + step_claims(self.estimator_, "estimator_")
 
     # ------------------------------------------------------------------ settings
-    def _renamed(self):
-        """(calibration_tol, max_iter), honouring the deprecated ``alpha``/``max_rounds``."""
-        tol, max_iter = self.calibration_tol, self.max_iter
-        if not (isinstance(self.alpha, str) and self.alpha == "deprecated"):
-            warnings.warn(
-                "PrivateMulticalibrator(alpha=...) is deprecated in 0.2 and will be removed "
-                "in 0.4: it is the calibration tolerance, now called calibration_tol (alpha "
-                "is the L2 penalty of the FIL estimators). Use "
-                f"calibration_tol={self.alpha!r}.", FutureWarning, stacklevel=3)
-            tol = self.alpha
-        if not (isinstance(self.max_rounds, str) and self.max_rounds == "deprecated"):
-            warnings.warn(
-                "PrivateMulticalibrator(max_rounds=...) is deprecated in 0.2 and will be "
-                "removed in 0.4: the cap on passes over the cells is now max_iter, as in "
-                f"scikit-learn. Use max_iter={self.max_rounds!r}.", FutureWarning,
-                stacklevel=3)
-            max_iter = self.max_rounds
-        return float(tol), int(max_iter)
-
     def _cell_settings(self, n_groups, private):
         """(min cell size m, max_updates c, threshold) from public quantities only.
 
@@ -887,7 +854,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         if not 0 < probability < 1:
             raise ValueError(f"probability must be in (0, 1); got {probability!r}.")
         self._validate_params()
-        self._tol, _ = self._renamed()
+        self._tol = float(self.calibration_tol)
         m, c, thr = self._cell_settings(len(as_groups(self.groups)), True)
         return _smallest_cell(float(miscalibration), float(probability), m, c, thr,
                               float(self.epsilon))

@@ -68,7 +68,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         clipped in ``fit`` and ``transform``.
     epsilon : float > 0, default=1.0
         Privacy budget of the release.
-    delta : float in (0, 1), default=1e-6
+    delta : float in (0, 1), default=1e-5
         Delta of the Gaussian mechanism (ignored with ``mechanism="laplace"``).
     mechanism : {"gaussian", "laplace"}, default="gaussian"
         The noise distribution.
@@ -113,7 +113,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     >>> bool(abs(sc.mean_[0] - 40) < 1 and abs(sc.scale_[0] - 10) < 1.5)
     True
     >>> round(sc.epsilon_, 3), sc.delta_
-    (1.0, 1e-06)
+    (1.0, 1e-05)
     """
 
     _parameter_constraints: dict = {
@@ -124,7 +124,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         "random_state": ["random_state", np.random.Generator],
     }
 
-    def __init__(self, bounds=(0.0, 1.0), *, epsilon=1.0, delta=1e-6, mechanism="gaussian",
+    def __init__(self, bounds=(0.0, 1.0), *, epsilon=1.0, delta=1e-5, mechanism="gaussian",
                  random_state=None):
         self.bounds = bounds
         self.epsilon = epsilon

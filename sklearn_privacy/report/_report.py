@@ -134,7 +134,7 @@ class PrivacyReport:
     ----------
     sections : list of ReportSection
         The computed sections.
-    estimator_name : str
+    name : str
         Name shown in the title.
     summary : dict
         ``claimed_epsilon``, ``claimed_delta``, ``max_eta`` (or None),
@@ -161,15 +161,15 @@ class PrivacyReport:
     inf
     """
 
-    def __init__(self, sections, *, estimator_name="model", summary=None):
+    def __init__(self, sections, *, name="model", summary=None):
         self.sections = list(sections)
-        self.estimator_name = estimator_name
+        self.name = name
         self.summary = dict(summary or {})
 
     # ------------------------------------------------------------------ building
     @classmethod
     def from_estimator(cls, estimator, X_train, y_train, X_population=None,
-                       y_population=None, *, sensitive_columns=None, sigma=None,
+                       y_population=None, *, sensitive_features=None, sigma=None,
                        n_reference_models: int = 0, n_canaries: int = 1000,
                        canary_releases: int = 20_000, top_k: int = 10,
                        confidence: float = 0.95, n_jobs=None, verbose: int = 0,
@@ -188,7 +188,7 @@ class PrivacyReport:
             Rows of the same population that were not used for training: the
             non-members of the membership attacks and the pool of the one-run canaries.
             Without them, the membership section is skipped.
-        sensitive_columns : str, int or list, optional
+        sensitive_features : str, int or list, optional
             Input features (names of a frame, or positions) for per-attribute eta and
             attribute inversion.
         sigma : float, optional
@@ -226,12 +226,12 @@ class PrivacyReport:
             m = n_rows(X_population, "X_population")
             y_population = check_target(y_population, m, param="y_population",
                                         x_param="X_population")
-        if sensitive_columns is not None and not isinstance(sensitive_columns, list | tuple):
-            sensitive_columns = [sensitive_columns]
+        if sensitive_features is not None and not isinstance(sensitive_features, list | tuple):
+            sensitive_features = [sensitive_features]
         rng = np.random.default_rng(int(child_seeds(noise_generator(random_state), 1)[0]))
         name = name or type(estimator).__name__
         ctx = dict(estimator=estimator, X=X_train, y=y_train, Xp=X_population,
-                   yp=y_population, cols=sensitive_columns or [], sigma=sigma,
+                   yp=y_population, cols=sensitive_features or [], sigma=sigma,
                    n_ref=n_reference_models, n_canaries=n_canaries,
                    canary_releases=canary_releases, top_k=top_k, confidence=confidence,
                    n_jobs=n_jobs, verbose=verbose, rng=rng, summary={})
@@ -245,7 +245,7 @@ class PrivacyReport:
             if section is not None:
                 section.seconds = time.perf_counter() - t
                 sections.append(section)
-        return cls(sections, estimator_name=name, summary=ctx["summary"])
+        return cls(sections, name=name, summary=ctx["summary"])
 
     # ------------------------------------------------------------------ rendering
     @property
@@ -276,7 +276,7 @@ class PrivacyReport:
         e = html.escape
         parts = [
             "<!DOCTYPE html><html><head><meta charset='utf-8'>",
-            f"<title>Privacy report: {e(self.estimator_name)}</title>",
+            f"<title>Privacy report: {e(self.name)}</title>",
             "<style>body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;"
             "padding:0 1em;color:#222}h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;"
             "padding-bottom:.2em;margin-top:1.6em}table{border-collapse:collapse;"
@@ -284,7 +284,7 @@ class PrivacyReport:
             "td:first-child{color:#555}.verdict{background:#f4f7fb;border-left:4px solid "
             "#3465a4;padding:.4em .8em;margin:.4em 0}.head td{font-size:1.15em}"
             "img{max-width:100%}.time{color:#888;font-size:.85em}</style></head><body>",
-            f"<h1>Privacy report: {e(self.estimator_name)}</h1>",
+            f"<h1>Privacy report: {e(self.name)}</h1>",
             "<table class='head'>",
         ]
         for k, v in self._headline():
@@ -322,7 +322,7 @@ class PrivacyReport:
 
     def __repr__(self) -> str:
         head = "; ".join(f"{k} {v}" for k, v in self._headline())
-        return (f"PrivacyReport({self.estimator_name}: {head}; sections "
+        return (f"PrivacyReport({self.name}: {head}; sections "
                 f"{[s.key for s in self.sections]})")
 
     def plot(self):
@@ -344,7 +344,7 @@ class PrivacyReport:
         for ax, s in zip(axes.ravel(), figs, strict=False):
             ax.imshow(plt.imread(io.BytesIO(s.figure_png)))
             ax.set_title(s.title, fontsize=11)
-        fig.suptitle(f"{self.estimator_name}: " + "; ".join(
+        fig.suptitle(f"{self.name}: " + "; ".join(
             f"{k} {v}" for k, v in self._headline()), fontsize=12)
         fig.tight_layout()
         return fig

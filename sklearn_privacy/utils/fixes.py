@@ -129,6 +129,38 @@ def enforce_estimator_tags_y(estimator, y):
     return None if enforce is None else enforce(estimator, y)
 
 
+# --- joblib's process pool --------------------------------------------------------------
+def register_process_pool_reducer(cls, reduce_function) -> bool:
+    """Use ``reduce_function`` for ``cls`` in joblib's process-pool (loky) pickler only.
+
+    joblib's default backend (loky, what ``cross_validate(n_jobs=2)`` and
+    ``GridSearchCV(n_jobs=2)`` use) sends arguments to its worker processes and results
+    back through its own pickler, whose dispatch table is extended by
+    ``joblib.externals.loky.backend.reduction.register``. That table is consulted by no
+    other pickler (``pickle``, ``joblib.dump``, ``cloudpickle``, ``copy``), so a reducer
+    registered here changes what travels between the processes of one pool and nothing
+    else. Private API of joblib's vendored loky (stable since joblib 0.12, no public
+    alternative); returns False, registering nothing, when it is missing.
+
+    Parameters
+    ----------
+    cls : type
+        Exact class (the dispatch table is keyed by type, not by subclass).
+    reduce_function : callable
+        ``obj -> (callable, args)``, as for :mod:`copyreg`.
+
+    Returns
+    -------
+    registered : bool
+    """
+    try:
+        from joblib.externals.loky.backend.reduction import register
+    except ImportError:  # pragma: no cover - a joblib without loky
+        return False
+    register(cls, reduce_function)
+    return True
+
+
 __all__ = [
     "HasMethods",
     "Hidden",
@@ -140,6 +172,7 @@ __all__ = [
     "_safe_indexing",
     "enforce_estimator_tags_y",
     "numpy1_print_options",
+    "register_process_pool_reducer",
     "routing_enabled",
     "validate_data",
     "validate_params",

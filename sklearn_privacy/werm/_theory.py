@@ -93,7 +93,7 @@ def effective_sample_size(group_sizes, group_weights) -> float:
     return float(1.0 / np.sum(weights**2 / sizes))
 
 
-def epsilon_ratio(w: float, n_train: int, n_reference: int) -> float:
+def epsilon_ratio(w: float, n_train: int, n_reference_samples: int) -> float:
     """Relative privacy ``eps_T / eps_R = (1 - w) / w * N_R / N_T`` of two-group WERM.
 
     Theorem 3.1 of the WERM paper: trained with a per-sample-clipped, noised optimiser
@@ -106,7 +106,7 @@ def epsilon_ratio(w: float, n_train: int, n_reference: int) -> float:
     ----------
     w : float in [0, 1]
         Weight of the reference group.
-    n_train, n_reference : float
+    n_train, n_reference_samples : float
         Positive, finite sizes of the training and reference groups.
 
     Returns
@@ -132,10 +132,10 @@ def epsilon_ratio(w: float, n_train: int, n_reference: int) -> float:
     """
     w = _check_number(w, "w", low=0.0, high=1.0, low_open=False)
     n_train = _check_number(n_train, "n_train", low=0.0)
-    n_reference = _check_number(n_reference, "n_reference", low=0.0)
+    n_reference_samples = _check_number(n_reference_samples, "n_reference_samples", low=0.0)
     if w == 0:
         return float("inf")
-    return float((1 - w) / w * n_reference / n_train)
+    return float((1 - w) / w * n_reference_samples / n_train)
 
 
 def generalization_bound(vc_dim, delta, group_sizes, group_weights) -> float:
@@ -203,11 +203,11 @@ def generalization_bound(vc_dim, delta, group_sizes, group_weights) -> float:
         "setting": [StrOptions({"public_reference", "equal_privacy",
                                 "high_reference_privacy"})],
         "n_train": [Interval(Real, 0, None, closed="neither")],
-        "n_reference": [Interval(Real, 0, None, closed="neither")],
+        "n_reference_samples": [Interval(Real, 0, None, closed="neither")],
     },
     prefer_skip_nested_validation=True,
 )
-def weight_for_setting(setting, n_train, n_reference) -> float:
+def weight_for_setting(setting, n_train, n_reference_samples) -> float:
     """Reference weight ``w`` for the three privacy settings of the WERM paper.
 
     * ``"public_reference"``: reference data need no protection; ``w = 1`` (the training
@@ -223,7 +223,7 @@ def weight_for_setting(setting, n_train, n_reference) -> float:
     ----------
     setting : {"public_reference", "equal_privacy", "high_reference_privacy"}
         Which group must be protected, as described above.
-    n_train, n_reference : float
+    n_train, n_reference_samples : float
         Positive, finite sizes of the training and reference groups.
 
     Returns
@@ -245,9 +245,9 @@ def weight_for_setting(setting, n_train, n_reference) -> float:
     0.75
     """
     n_train = _check_number(n_train, "n_train", low=0.0)
-    n_reference = _check_number(n_reference, "n_reference", low=0.0)
+    n_reference_samples = _check_number(n_reference_samples, "n_reference_samples", low=0.0)
     if setting == "public_reference":
         return 1.0
     if setting == "high_reference_privacy":
         return 0.0
-    return float(n_reference / (n_train + n_reference))
+    return float(n_reference_samples / (n_train + n_reference_samples))

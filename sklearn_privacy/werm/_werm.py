@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from numbers import Real
 
 import numpy as np
@@ -32,9 +31,7 @@ from sklearn.utils.validation import (
 from ..utils._validation import errors_name, validate_named
 from ..utils.fixes import (
     HasMethods,
-    Hidden,
     Interval,
-    StrOptions,
     _check_sample_weight,
     _fit_context,
     _num_samples,
@@ -77,7 +74,7 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     Fits ``estimator`` to minimise ``(1 - w) L_T + w L_R``: the average loss on the
     training rows and on the reference rows, weighted by ``1 - w`` and ``w``. Rows say
     which data set they belong to through the sample-aligned fit parameter
-    ``sample_group`` (0 = training, 1 = reference), so cross-validation splits it with
+    ``sensitive_features`` (0 = training, 1 = reference), so cross-validation splits it with
     ``X``. More groups are allowed with ``group_weights`` (Appendix A.2): the loss is
     ``sum_g w_g L_g`` and each row of group ``g`` weighs ``w_g / N_g``.
 
@@ -99,23 +96,16 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         cloned. ``None`` means :class:`~sklearn.linear_model.LogisticRegression`.
     w : float in [0, 1] or None, default=None
         Weight of the reference group when ``group_weights`` is None. A number requires
-        ``sample_group`` in ``fit``, with groups labelled 0 (training) and 1 (reference),
+        ``sensitive_features`` in ``fit``, with groups labelled 0 (training) and 1 (reference),
         ``False``/``True``, or ``"train"``/``"reference"``. ``None`` weighs each group by
         its share of the rows (``w = N_R / N``, the ``"equal_privacy"`` setting of
         :func:`~sklearn_privacy.werm.weight_for_setting`, which maximises ``N_eff``): the
-        fit is then plain ERM over all rows, ``sample_group`` is optional and may hold any
-        labels. A number given without ``sample_group`` is an error rather than a silent
+        fit is then plain ERM over all rows, ``sensitive_features`` is optional and may hold any
+        labels. A number given without ``sensitive_features`` is an error rather than a silent
         plain ERM, so a grid search over ``w`` that forgot to pass the groups fails loudly.
     group_weights : dict or None, default=None
         ``{group label: weight}`` for any number of groups; weights non-negative, summing
-        to 1. Overrides ``w``; requires ``sample_group``.
-    max_iter : int or None, default="deprecated"
-        Deprecated: it set the inner estimator's ``max_iter``, overriding the value the
-        inner estimator was given, under a name that reads as WERM's own iteration cap.
-        Early stopping (WERM-ES) is the inner estimator's own parameter, as for any
-        scikit-learn meta-estimator: ``WERMClassifier(MLPClassifier(max_iter=k))``, or
-        ``estimator__max_iter`` in a search. Passing it still applies it, with a
-        ``FutureWarning``; it will be removed in 0.4.
+        to 1. Overrides ``w``; requires ``sensitive_features``.
 
     Attributes
     ----------
@@ -186,7 +176,7 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     >>> X = rng.normal(size=(400, 3))
     >>> y = (X[:, 0] + 0.3 * rng.normal(size=400) > 0).astype(int)
     >>> group = np.repeat([0, 1], [100, 300])          # 100 training, 300 reference rows
-    >>> clf = WERMClassifier(LogisticRegression(), w=0.5).fit(X, y, sample_group=group)
+    >>> clf = WERMClassifier(LogisticRegression(), w=0.5).fit(X, y, sensitive_features=group)
     >>> clf.group_sizes_, clf.n_eff_, clf.epsilon_ratio_
     (array([100., 300.]), 300.0, 3.0)
     >>> clf.sample_weight_[[0, -1]]     # 0.5/100 and 0.5/300, rescaled to mean 1
@@ -199,15 +189,12 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         "estimator": [HasMethods(["fit", "predict"]), None],
         "w": [Interval(Real, 0, 1, closed="both"), None],
         "group_weights": [dict, None],
-        "max_iter": [Interval(Real, 1, None, closed="left"), None,
-                     Hidden(StrOptions({"deprecated"}))],
     }
 
-    def __init__(self, estimator=None, w=None, *, group_weights=None, max_iter="deprecated"):
+    def __init__(self, estimator=None, w=None, *, group_weights=None):
         self.estimator = estimator
         self.w = w
         self.group_weights = group_weights
-        self.max_iter = max_iter
 
     def _validate_estimator(self):
         """The inner estimator as configured (not cloned): ``estimator`` or the default.
@@ -264,7 +251,7 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             missing = [g for g in labels.tolist() if g not in gw]
             if missing:
                 raise ValueError(
-                    f"sample_group has labels {missing} that are not keys of "
+                    f"sensitive_features has labels {missing} that are not keys of "
                     "group_weights; give every group a weight (0 to ignore it)."
                 )
             empty = sorted(str(g) for g, wg in gw.items()
@@ -277,7 +264,7 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             roles = _two_group_roles(labels)
             if roles is None:
                 raise ValueError(
-                    f"sample_group has labels {labels.tolist()}; with w, the two groups must "
+                    f"sensitive_features has labels {labels.tolist()}; with w, the two groups must "
                     "be labelled 0 (training) and 1 (reference), False/True, or 'train' and "
                     "'reference'. Give other labels their weights with "
                     "group_weights={label: weight}."
@@ -289,9 +276,9 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             weights = np.array([gmap[g] for g in labels.tolist()])
         if empty:
             raise ValueError(
-                f"Group(s) {sorted(empty)} have positive weight but no rows in sample_group. "
+                f"Group(s) {sorted(empty)} have positive weight but no rows in sensitive_features. "
                 "Pass rows of every weighted group (in cross-validation, use a splitter "
-                "stratified on the group, e.g. StratifiedKFold on sample_group), or set "
+                "stratified on the group, e.g. StratifiedKFold on sensitive_features), or set "
                 "its weight to 0 with w / group_weights."
             )
         return weights
@@ -322,39 +309,40 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         kept = per_row > 0
         return labels, sizes, weights, per_row * (sample_weight[kept].sum() / per_row.sum())
 
-    def _check_sample_group(self, sample_group, n):
-        if sample_group is None:
+    def _check_sensitive_features(self, sensitive_features, n):
+        if sensitive_features is None:
             if self.w is not None or self.group_weights is not None:
                 setting = (f"w={self.w!r}" if self.group_weights is None
                            else "group_weights")
                 raise ValueError(
-                    f"{setting} weighs groups of rows, but fit received no sample_group, so "
-                    "there are no reference rows to weigh. Pass sample_group (0 = training, "
+                    f"{setting} weighs groups of rows, but fit received no sensitive_features, so "
+                    "there are no reference rows to weigh. Pass sensitive_features (0 = training, "
                     "1 = reference) to fit; in GridSearchCV / cross_validate pass "
-                    "it as a fit parameter (params={'sample_group': g}) and, with metadata "
-                    "routing on, call set_fit_request(sample_group=True); in a Pipeline pass "
-                    "<step>__sample_group=g. For plain ERM over all rows leave w=None."
+                    "it as a fit parameter (params={'sensitive_features': g}) and, with metadata "
+                    "routing on, call set_fit_request(sensitive_features=True); in a Pipeline pass "
+                    "<step>__sensitive_features=g. For plain ERM over all rows leave w=None."
                 )
             return np.zeros(n, dtype=int)
-        groups = np.asarray(sample_group)
+        groups = np.asarray(sensitive_features)
         if groups.ndim == 2 and groups.shape[1] == 1:
             groups = groups.ravel()
         if groups.ndim != 1:
             raise ValueError(
-                f"sample_group must be 1-D (one group label per row); got shape {groups.shape}."
+                "sensitive_features must be 1-D (one group label per row); got shape "
+                f"{groups.shape}."
             )
         if groups.shape[0] != n:
             raise ValueError(
-                f"sample_group has {groups.shape[0]} entries but X has {n} rows; pass one "
+                f"sensitive_features has {groups.shape[0]} entries but X has {n} rows; pass one "
                 "group label per row (0 = training, 1 = reference)."
             )
         if groups.dtype.kind == "f" and not np.all(np.isfinite(groups)):
-            raise ValueError("sample_group contains NaN or infinity; give every row a group.")
+            raise ValueError("sensitive_features contains NaN or infinity; give every row a group.")
         if groups.dtype.kind == "O":
             missing = np.equal(groups, None) | (groups != groups)
             if np.any(missing):
                 raise ValueError(
-                    f"sample_group has {int(missing.sum())} missing labels (None or NaN); "
+                    f"sensitive_features has {int(missing.sum())} missing labels (None or NaN); "
                     "give every row a group."
                 )
             try:
@@ -362,13 +350,13 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             except TypeError:
                 kinds = sorted({type(v).__name__ for v in groups.tolist()})
                 raise ValueError(
-                    f"sample_group mixes label types {kinds}; use labels of one type "
+                    f"sensitive_features mixes label types {kinds}; use labels of one type "
                     "(e.g. 0/1 or 'train'/'reference')."
                 ) from None
         elif groups.dtype.kind not in "biuU":
             if groups.dtype.kind != "f":
                 raise TypeError(
-                    f"sample_group must hold integer, boolean or string labels; got dtype "
+                    f"sensitive_features must hold integer, boolean or string labels; got dtype "
                     f"{groups.dtype}."
                 )
         return groups
@@ -414,7 +402,7 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, sample_group=None, sample_weight=None, **fit_params):
+    def fit(self, X, y, sensitive_features=None, sample_weight=None, **fit_params):
         """Fit the inner estimator on the weighted rows.
 
         Parameters
@@ -425,7 +413,7 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             columns by name.
         y : array-like of shape (n_samples,)
             Target labels of the training and reference rows.
-        sample_group : array-like of shape (n_samples,), default=None
+        sensitive_features : array-like of shape (n_samples,), default=None
             Data set of each row: 0 = training, 1 = reference (``False``/``True`` and
             ``"train"``/``"reference"`` are accepted too), or the keys of
             ``group_weights``. Required whenever ``w`` or ``group_weights`` is set. With
@@ -447,8 +435,8 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            If ``w`` or ``group_weights`` is set but ``sample_group`` is not given, if
-            ``sample_group`` has missing or unknown labels or the wrong length, or if a
+            If ``w`` or ``group_weights`` is set but ``sensitive_features`` is not given, if
+            ``sensitive_features`` has missing or unknown labels or the wrong length, or if a
             group of positive weight has no rows (or only rows of ``sample_weight`` 0).
         TypeError
             If ``estimator`` is not a classifier accepting ``sample_weight`` (directly, or
@@ -457,7 +445,7 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """
         X, y = self._validate_X(X, y, reset=True)
         n = _num_samples(X)
-        groups = self._check_sample_group(sample_group, n)
+        groups = self._check_sensitive_features(sensitive_features, n)
         with errors_name("sample_weight"):
             sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
         if np.any(sw < 0) or not np.all(np.isfinite(sw)):
@@ -468,24 +456,6 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         labels, sizes, weights, per_row = self._row_weights(groups, sw)
 
         estimator, weight_key = self._check_inner()
-        max_iter = self.max_iter
-        if not (isinstance(max_iter, str) and max_iter == "deprecated"):
-            warnings.warn(
-                "WERMClassifier's max_iter is deprecated and will be removed in 0.4: "
-                "it overrode the inner estimator's own max_iter. Set early "
-                "stopping on the inner estimator instead, e.g. "
-                "WERMClassifier(MLPClassifier(max_iter=k)) or estimator__max_iter=k in a "
-                "search.", FutureWarning, stacklevel=2,
-            )
-        else:
-            max_iter = None
-        if max_iter is not None:
-            if "max_iter" not in estimator.get_params():
-                raise ValueError(
-                    f"max_iter={max_iter} (early stopping) needs an inner estimator with "
-                    f"a max_iter parameter; {type(estimator).__name__} has none."
-                )
-            estimator.set_params(max_iter=int(max_iter))
         if routing_enabled():
             routed = process_routing(self, "fit", **fit_params).estimator.fit
         else:

@@ -1,0 +1,273 @@
+"""One public vocabulary: one name per concept, one meaning per name, one default.
+
+The table in ``CONTRIBUTING.md`` ("Public vocabulary") is the reference; this module
+inspects every public signature (the top-level ``__all__`` and every subpackage's
+``__all__``: functions, classes' ``__init__``, public methods, class and static
+methods, and the ``Attributes`` section of class docstrings) and fails on
+
+* a banned synonym (the names the table replaced),
+* a default that disagrees with the table (``random_state``, ``delta``, ``tol``,
+  ``eta_tol``, ``thresholds``) unless the table documents the exception,
+* ``alpha`` without its per-sample convention and the scikit-learn mapping,
+* sibling functions that take ``X`` at different positions.
+
+Written first and seen failing on the signatures of 0.2.0 (``n_shadow``,
+``sample_group``, ``estimator_name``, ``epsilon_spent_``, ``random_state=0`` in the
+scorers, ``delta=1e-3``/``1e-6``, ``X`` in three positions across the inversion
+functions, ...).
+"""
+
+import importlib
+import inspect
+import pkgutil
+import re
+from pathlib import Path
+
+import pytest
+
+import sklearn_privacy
+
+CONTRIBUTING = Path(__file__).resolve().parents[1] / "CONTRIBUTING.md"
+
+# old name -> the name the table uses instead
+BANNED = {
+    "n_shadow": "n_reference_models",
+    "n_reference": "n_reference_models (models) or n_reference_samples (rows)",
+    "n_references": "n_reference_models",
+    "n_shadow_models": "n_reference_models",
+    "sample_group": "sensitive_features",
+    "sensitive_columns": "sensitive_features",
+    "sensitive_attributes": "sensitive_features",
+    "attributes": "sensitive_features",
+    "by": "sensitive_features",
+    "epsilon_spent_": "epsilon_",
+    "delta_spent_": "delta_",
+    "estimator_name": "name",
+    "s_in": "(y_true, y_score)",
+    "s_out": "(y_true, y_score)",
+    "y_in": "labels",
+    "y_out": "labels",
+    "X_members": "X, y, members",
+    "y_members": "X, y, members",
+    "X_nonmembers": "X, y, members",
+    "y_nonmembers": "X, y, members",
+    "included": "y_true",
+    "statistic": "attack (scoring rule) or aggregate (over examples)",
+    "score": "attack",
+    "newton_tol": "tol",
+    "cv_tol": "eta_tol",
+    "n_iter": "eta_max_iter",
+    "max_rounds": "max_iter",
+    "prefit": "(an unfitted or fitted estimator is detected)",
+}
+
+# name -> default the table fixes (for every public signature that has the name)
+DEFAULTS = {
+    "random_state": None,
+    "delta": 1e-5,
+    "tol": 1e-12,
+    "eta_tol": None,
+    "thresholds": "per_class",
+}
+
+# (qualified name, parameter) -> reason, each also in CONTRIBUTING.md's table
+DEFAULT_EXCEPTIONS = {
+    ("sklearn_privacy.attacks.epsilon_lower_bound", "delta"):
+        "a lower bound is stated at the delta the caller gives; 0 states a pure-DP bound",
+    ("sklearn_privacy.attacks.one_run_audit_scores", "delta"): "as epsilon_lower_bound",
+    ("sklearn_privacy.attacks.one_run_epsilon_bound", "delta"): "as epsilon_lower_bound",
+    ("sklearn_privacy.attacks.one_run_p_value", "delta"): "as epsilon_lower_bound",
+    ("sklearn_privacy.attacks.OneRunAuditResult.__init__", "delta"): "a record of the above",
+    ("sklearn_privacy.attacks.canary_audit", "delta"): "None: the audited claim's delta",
+    ("sklearn_privacy.attacks.one_run_audit", "delta"): "None: the audited claim's delta",
+    ("sigma_for_epsilon", "delta"): "None: the estimator's own delta",
+}
+
+# families of sibling functions: X must sit at one position in each
+SIBLINGS = {
+    "inversion": ["whitebox_inversion", "fredrikson_inversion", "candidate_minimisers",
+                  "prior_baseline"],
+}
+
+
+def _modules():
+    yield sklearn_privacy
+    for info in pkgutil.iter_modules(sklearn_privacy.__path__):
+        if not info.name.startswith("_") and info.name != "demo":
+            yield importlib.import_module(f"sklearn_privacy.{info.name}")
+
+
+def _public_objects():
+    seen = {}
+    for module in _modules():
+        for name in getattr(module, "__all__", ()):
+            obj = getattr(module, name)
+            if callable(obj) and id(obj) not in seen:
+                seen[id(obj)] = (f"{module.__name__}.{name}", obj)
+    return list(seen.values())
+
+
+def _own_methods(cls):
+    """Public methods defined by the package (not inherited from scikit-learn)."""
+    for klass in cls.__mro__:
+        if not klass.__module__.startswith("sklearn_privacy"):
+            continue
+        for attr, value in vars(klass).items():
+            if attr.startswith("_") or (attr.startswith("set_") and attr.endswith("_request")):
+                continue
+            func = value.__func__ if isinstance(value, (classmethod, staticmethod)) else value
+            if inspect.isfunction(func):
+                yield attr, func
+
+
+def _signatures():
+    """(qualified name, inspect.Signature) for every public callable."""
+    out = []
+    for qualname, obj in _public_objects():
+        if inspect.isclass(obj):
+            out.append((f"{qualname}.__init__", inspect.signature(obj.__init__)))
+            done = set()
+            for attr, func in _own_methods(obj):
+                if attr not in done:
+                    done.add(attr)
+                    out.append((f"{qualname}.{attr}", inspect.signature(func)))
+        else:
+            out.append((qualname, inspect.signature(obj)))
+    return out
+
+
+SIGNATURES = _signatures()
+
+
+def _attribute_names(cls):
+    """Names listed in the ``Attributes`` section of a numpydoc class docstring."""
+    doc = inspect.getdoc(cls) or ""
+    match = re.search(r"^Attributes\n-{3,}\n(.*?)(?:^\w[\w ]*\n-{3,}\n|\Z)", doc,
+                      flags=re.S | re.M)
+    if not match:
+        return []
+    return re.findall(r"^(\w+)\s*:", match.group(1), flags=re.M)
+
+
+def test_walk_finds_the_public_api():
+    """The walk is not vacuous: it reaches estimators, attacks, the report, displays."""
+    names = {q for q, _ in SIGNATURES}
+    for expected in ("sklearn_privacy.attacks.lira", "sklearn_privacy.attacks.rmia",
+                     "sklearn_privacy.PrivacyReport.from_estimator",
+                     "sklearn_privacy.PrivateMulticalibrator.__init__",
+                     "sklearn_privacy.datasets.load_mnist01",
+                     "sklearn_privacy.attacks.MembershipROCDisplay.from_predictions"):
+        assert expected in names
+    assert len(SIGNATURES) > 150
+
+
+def test_no_banned_parameter_names():
+    offenders = [f"{q}({p}) -> {BANNED[p]}" for q, sig in SIGNATURES
+                 for p in sig.parameters if p in BANNED]
+    assert not offenders, "banned synonyms:\n" + "\n".join(offenders)
+
+
+def test_no_banned_fitted_attributes():
+    offenders = []
+    for qualname, obj in _public_objects():
+        if inspect.isclass(obj):
+            offenders += [f"{qualname}.{a}" for a in _attribute_names(obj) if a in BANNED]
+    assert not offenders, "banned fitted attributes:\n" + "\n".join(offenders)
+
+
+def test_every_claim_has_epsilon_delta_and_reason():
+    """Each public class with a claim documents ``epsilon_``, ``delta_``, ``epsilon_reason_``."""
+    missing = []
+    for qualname, obj in _public_objects():
+        if inspect.isclass(obj) and hasattr(obj, "__sklearn_privacy_claim__"):
+            attrs = set(_attribute_names(obj))
+            for needed in ("epsilon_", "delta_", "epsilon_reason_"):
+                if needed not in attrs:
+                    missing.append(f"{qualname}.{needed}")
+    assert not missing, "claims without their attributes:\n" + "\n".join(missing)
+
+
+def _is_exception(qualname, param):
+    return any((key == qualname or qualname.endswith("." + key)) and p == param
+               for key, p in DEFAULT_EXCEPTIONS)
+
+
+def test_defaults_agree():
+    offenders = []
+    for qualname, sig in SIGNATURES:
+        for name, param in sig.parameters.items():
+            if name not in DEFAULTS or param.default is inspect.Parameter.empty:
+                continue
+            if _is_exception(qualname, name):
+                continue
+            if param.default != DEFAULTS[name] or type(param.default) is not type(
+                    DEFAULTS[name]):
+                offenders.append(f"{qualname}({name}={param.default!r}), "
+                                 f"table: {DEFAULTS[name]!r}")
+    assert not offenders, "defaults that disagree:\n" + "\n".join(offenders)
+
+
+def test_exceptions_are_in_the_table():
+    text = CONTRIBUTING.read_text()
+    assert "## Public vocabulary" in text
+    for key, _ in DEFAULT_EXCEPTIONS:
+        assert f"`{key.rsplit('.', 1)[-1]}`" in text or key.split(".")[-1] in text, key
+    for old, new in BANNED.items():
+        assert f"`{old}`" in text, f"{old} (-> {new}) missing from the vocabulary table"
+
+
+def test_alpha_documents_the_per_sample_convention():
+    """Each estimator with ``alpha`` maps it to Ridge, LogisticRegression(C), PoissonRegressor."""
+    checked = 0
+    for qualname, obj in _public_objects():
+        if inspect.isclass(obj) and "alpha" in inspect.signature(obj.__init__).parameters:
+            doc = inspect.getdoc(obj)
+            for mapping in ("Ridge(alpha=n_samples * a)",
+                            "LogisticRegression(C=1 / (n_samples * a))",
+                            "PoissonRegressor(alpha=a)", "per-sample"):
+                assert mapping in doc, f"{qualname}: alpha docs lack {mapping!r}"
+            checked += 1
+    assert checked >= 6
+
+
+@pytest.mark.parametrize("family", sorted(SIBLINGS))
+def test_sibling_functions_take_X_at_one_position(family):
+    """X directly after the estimator, or first when there is no estimator."""
+    from sklearn_privacy import attacks
+
+    for name in SIBLINGS[family]:
+        params = list(inspect.signature(getattr(attacks, name)).parameters)
+        expected = 1 if params[0] == "estimator" else 0
+        assert "X" in params, name
+        assert params.index("X") == expected, f"{name}{params}"
+
+
+REMOVED = [
+    ("IRFILLinearRegression", {"n_iter": 5}), ("IRFILLinearRegression", {"cv_tol": 1e-3}),
+    ("IRFILLinearRegression", {"tol": 1e-3}),
+    ("IRFILLogisticRegression", {"n_iter": 5}), ("IRFILLogisticRegression", {"cv_tol": 1e-3}),
+    ("IRFILLogisticRegression", {"newton_tol": 1e-3}),
+    ("PrivateMulticalibrator", {"alpha": 0.1}), ("PrivateMulticalibrator", {"max_rounds": 2}),
+    ("PrivateMulticalibrator", {"prefit": True}), ("WERMClassifier", {"max_iter": 2}),
+    ("EtaDisplay", {"estimator_name": "m"}),
+]
+
+
+@pytest.mark.parametrize("cls,kwargs", REMOVED, ids=lambda v: str(v))
+def test_removed_spellings_are_refused(cls, kwargs):
+    """The 0.2 deprecation shims are gone: an old keyword is a TypeError, not a warning."""
+    with pytest.raises(TypeError, match=next(iter(kwargs))):
+        getattr(sklearn_privacy, cls)(**kwargs)
+
+
+def test_removed_positional_and_alias_forms_are_refused():
+    from sklearn_privacy.attacks import epsilon_lower_bound
+    from sklearn_privacy.fil import analytic_gaussian_epsilon
+
+    with pytest.raises(TypeError, match="positional"):
+        analytic_gaussian_epsilon(1.0, 1.0, 1e-5)
+    assert analytic_gaussian_epsilon(delta=1e-5, sigma=1.0, sensitivity=1.0) > 0
+    import numpy as np
+    bound = epsilon_lower_bound(scores=np.r_[np.ones(20), np.zeros(20)],
+                                labels=np.r_[np.ones(20), np.zeros(20)], random_state=0)
+    assert not hasattr(bound, "epsilon") and bound.epsilon_lower_bound >= 0
