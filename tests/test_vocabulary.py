@@ -151,12 +151,13 @@ def _attribute_names(cls):
 
 def test_walk_finds_the_public_api():
     """The walk is not vacuous: it reaches estimators, attacks, the report, displays."""
-    names = {q for q, _ in SIGNATURES}
-    for expected in ("sklearn_privacy.attacks.lira", "sklearn_privacy.attacks.rmia",
+    # an object re-exported at several levels is walked once, under one of its names
+    names = {q.replace("sklearn_privacy.attacks.", "sklearn_privacy.") for q, _ in SIGNATURES}
+    for expected in ("sklearn_privacy.lira", "sklearn_privacy.rmia",
                      "sklearn_privacy.PrivacyReport.from_estimator",
                      "sklearn_privacy.PrivateMulticalibrator.__init__",
                      "sklearn_privacy.datasets.load_mnist01",
-                     "sklearn_privacy.attacks.MembershipROCDisplay.from_predictions"):
+                     "sklearn_privacy.MembershipROCDisplay.from_predictions"):
         assert expected in names
     assert len(SIGNATURES) > 150
 
