@@ -1,4 +1,4 @@
-"""Fit time and epsilon_ of FIL fits with the minimiser certificate (results_release.md).
+"""Fit time and epsilon_ of FIL fits with the minimiser certificate (RESULTS.md).
 
 Run from a checkout root: ``PYTHONPATH=. python benchmarks/bench_certificate.py``; run it
 on an older checkout the same way for the comparison (that one prints ``n/a`` for

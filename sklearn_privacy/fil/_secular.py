@@ -217,7 +217,7 @@ def _interpolative(K, tol):
     error (3e-16 to 7e-16 against 6e-16 to 1.5e-15), etas within 1.7e-15 relative of the
     old ones, and slightly less time (3.6 ms against 3.8 ms at p = 785; all per-example
     etas of MNIST 0/1 logistic, best of 5: 1.21 s against 1.23 s); see
-    ``benchmarks/results_front.md``.
+    ``benchmarks/RESULTS.md`` (section "Skeleton poles").
     """
     k, idx, proj = interp_decomp(K, tol, rand=False)
     S = np.asarray(idx[:k], dtype=int)
