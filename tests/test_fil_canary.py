@@ -272,8 +272,8 @@ def test_audit_reads_the_claimed_delta_from_the_fitted_model():
     X = rng.normal(size=(60, 3))
     X /= np.linalg.norm(X, axis=1, keepdims=True)
     y = (X[:, 0] > 0).astype(int)
-    est = FILLogisticRegression(classes=[0, 1], sigma=0.5, fit_intercept=False, data_norm=1.0, delta=1e-6,
-                                alpha=1.0).fit(X, y)
+    est = FILLogisticRegression(classes=[0, 1], sigma=0.5, fit_intercept=False,
+                                data_norm=1.0, delta=1e-6, alpha=1.0).fit(X, y)
     assert est.delta_ == 1e-6
     result = canary_audit(est, X, y, 0, -X[0], 1 - y[0], n_releases=50, random_state=0,
                           statistic=lambda e: float(e.coef_.ravel() @ X[0]))
