@@ -137,6 +137,9 @@ class _NoisyMean(BaseEstimator):
     def predict(self, X):
         return np.full(len(X), self.mean_)
 
+    def __sklearn_privacy_attributes__(self):
+        return {"mean_": "dp", "epsilon_": "constant"}
+
 
 def _mean(est):
     return est.mean_

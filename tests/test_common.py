@@ -27,7 +27,7 @@ def _instances():
         WERMClassifier,
     )
     from sklearn_privacy.multicalibration._weak_base import GradientDescentLogisticRegression
-    from sklearn_privacy.preprocessing import BoundedScaler, DPStandardScaler
+    from sklearn_privacy.preprocessing import BoundedScaler, DPStandardScaler, PublicSchema
 
     return [
         FILLinearRegression(sigma=1e-8, random_state=0),
@@ -43,6 +43,8 @@ def _instances():
         FILLinearRegression(sigma=1e-8, intercept_scaling=1.0, random_state=0),
         FILLogisticRegression(sigma=1e-8, intercept_scaling=1.0, random_state=0),
         BoundedScaler((-5.0, 5.0)),
+        BoundedScaler((-5.0, 5.0), fill_value=0.0),
+        PublicSchema({0: (-5.0, 5.0)}),   # the checks' extra columns are dropped
         DPStandardScaler((-5.0, 5.0), random_state=0),
         RandomStoppingSearch(
             FILLogisticRegression(sigma=1e-8, fit_intercept=False, data_norm=1e3),

@@ -125,7 +125,7 @@ def _audit(cls, template, X, y, epsilon, n_releases, regression=False, seed=0):
 
 # ------------------------------------------------------------------ the fast path is exact
 @pytest.mark.parametrize("est", [
-    FILLogisticRegression(sigma=0.3, alpha=1.0, fit_intercept=False, data_norm=R),
+    FILLogisticRegression(classes=[0, 1], sigma=0.3, alpha=1.0, fit_intercept=False, data_norm=R),
     FILLinearRegression(sigma=0.3, alpha=1.0, fit_intercept=False, data_norm=R,
                         target_bound=B),
     FILLogisticRegression(sigma=0.3, alpha=0.1),  # intercept, no DP claim: hook still exact
@@ -163,7 +163,7 @@ def _manual_refits(est, X, y, j, x_new, y_new, stat, n_releases, random_state):
 @pytest.mark.parametrize("cls", [FILLogisticRegression, _TenfoldLessNoise])
 def test_canary_audit_without_refit_equals_refitting(cls):
     X, y = _data()
-    est = cls(sigma=0.05, alpha=1.0, fit_intercept=False, data_norm=R)
+    est = cls(sigma=0.05, alpha=1.0, fit_intercept=False, data_norm=R, classes=[0, 1])
     j, x_new, y_new, v, _, _ = _worst_pair(est, X, y)
     stat = functools.partial(_projection, direction=v)
     fast = canary_audit(est, X, y, j, x_new, y_new, refit=False, statistic=stat,
@@ -192,7 +192,7 @@ def test_refit_false_needs_the_hook():
 # ------------------------------------------------------------------ the audit itself
 def test_worst_pair_moves_the_minimiser_by_a_large_share_of_the_sensitivity():
     X, y = _data()
-    est = FILLogisticRegression(alpha=1.0, fit_intercept=False, data_norm=R)
+    est = FILLogisticRegression(classes=[0, 1], alpha=1.0, fit_intercept=False, data_norm=R)
     *_, shift, sens = _worst_pair(est, X, y)
     # never more than the bound; with |sigmoid(z) - y| near 1/2 at a small minimiser the
     # attainable movement is about half of it
@@ -208,7 +208,7 @@ CASES = [(0.5, 2_000), (2.0, 2_000),
 @pytest.mark.parametrize("epsilon, n_releases", CASES)
 def test_fil_logistic_canary_audit(epsilon, n_releases):
     X, y = _data()
-    template = FILLogisticRegression(alpha=1.0, fit_intercept=False, data_norm=R,
+    template = FILLogisticRegression(classes=[0, 1], alpha=1.0, fit_intercept=False, data_norm=R,
                                      delta=DELTA)
     honest, shift, sens, sigma = _audit(FILLogisticRegression, template, X, y, epsilon,
                                         n_releases)
@@ -250,7 +250,7 @@ def test_fil_logistic_canary_audit_epsilon_8_fast():
     leaves errors on both sides.
     """
     X, y = _data()
-    template = FILLogisticRegression(alpha=1.0, fit_intercept=False, data_norm=R,
+    template = FILLogisticRegression(classes=[0, 1], alpha=1.0, fit_intercept=False, data_norm=R,
                                      delta=DELTA)
     honest, *_ = _audit(FILLogisticRegression, template, X, y, 8.0, 2_000)
     broken, *_ = _audit(_TenfoldLessNoise, template, X, y, 8.0, 2_000)
@@ -272,8 +272,8 @@ def test_audit_reads_the_claimed_delta_from_the_fitted_model():
     X = rng.normal(size=(60, 3))
     X /= np.linalg.norm(X, axis=1, keepdims=True)
     y = (X[:, 0] > 0).astype(int)
-    est = FILLogisticRegression(sigma=0.5, fit_intercept=False, data_norm=1.0, delta=1e-6,
-                                alpha=1.0).fit(X, y)
+    est = FILLogisticRegression(classes=[0, 1], sigma=0.5, fit_intercept=False,
+                                data_norm=1.0, delta=1e-6, alpha=1.0).fit(X, y)
     assert est.delta_ == 1e-6
     result = canary_audit(est, X, y, 0, -X[0], 1 - y[0], n_releases=50, random_state=0,
                           statistic=lambda e: float(e.coef_.ravel() @ X[0]))

@@ -123,6 +123,8 @@ def test_overfit_random_forest_shows_a_clearly_positive_bound():
 
 
 def _dp_fil(X, sigma, cls=FILLogisticRegression, **kw):
+    if issubclass(cls, FILLogisticRegression):
+        kw.setdefault("classes", [0, 1])         # the public label set
     return cls(fit_intercept=False, data_norm=1.0, alpha=0.01, sigma=sigma, **kw)
 
 
@@ -149,7 +151,8 @@ def test_fil_release_at_its_claim_is_not_refuted_and_a_lie_is():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = one_run_audit(Liar(fit_intercept=False, data_norm=1.0, alpha=0.01,
-                                 sigma=sigma / 100), X, y, canaries="fil_worst",
+                                 sigma=sigma / 100, classes=[0, 1]), X, y,
+                            canaries="fil_worst",
                             score="whitebox", delta=1e-5, random_state=0)
     assert res.violates_claim and res.epsilon_lower_bound > 1.5
     assert "refuted" in res.statement and "not refuted" not in res.statement

@@ -364,6 +364,8 @@ class CanaryAuditResult:
     ...     def fit(self, X, y=None):
     ...         self.mean_, self.epsilon_ = X[:, 0].mean(), 0.1
     ...         return self
+    ...     def __sklearn_privacy_attributes__(self):  # declares mean_ as DP output
+    ...         return {"mean_": "dp", "epsilon_": "constant"}
     >>> X = np.zeros((10, 1)); y = np.zeros(10)
     >>> res = canary_audit(NoisyMean(), X, y, 0, [1.0], 0.0,
     ...                    statistic=lambda est: est.mean_, n_releases=20, random_state=0)
@@ -599,6 +601,8 @@ def canary_audit(estimator, X, y, index: int, x_replacement, y_replacement, *,
     ...         self.mean_ = X[:, 0].mean() + rng.laplace(0, 1 / (len(X) * self.epsilon))
     ...         self.epsilon_ = self.epsilon
     ...         return self
+    ...     def __sklearn_privacy_attributes__(self):   # what its fitted state is
+    ...         return {"mean_": "dp", "epsilon_": "constant"}
     >>> X = np.zeros((10, 1)); y = np.zeros(10)
     >>> res = canary_audit(NoisyMean(epsilon=1.0), X, y, 0, [1.0], 0.0,
     ...                    statistic=lambda est: est.mean_, n_releases=1000, random_state=0)

@@ -187,8 +187,7 @@ def _certified(fitted) -> bool:
     if not isinstance(final, BaseFILEstimator):
         return True
     return bool(np.isfinite(final.sensitivity_)
-                and np.isfinite(final.__dict__.get("certified_distance_", 0.0))
-                and np.isfinite(final.epsilon_))
+                and np.isfinite(final.__dict__.get("certified_distance_", 0.0)))
 
 
 def _verify_fitted(fitted, mu, pure_eps):

@@ -259,11 +259,33 @@ class PublicSchema(TransformerMixin, BaseEstimator):
         self : PublicSchema
         """
         self._specs()
+        self._check_raw(X)
         if self.classes is not None and np.unique(np.asarray(self.classes)).size < 2:
             raise ValueError("classes must list at least 2 distinct labels.")
         validate_data(self, X, skip_check_array=True)
         self._columns_of(X)
         return self
+
+    def _check_raw(self, X):
+        """Refuse what is not a table of raw rows (sparse, 1D, complex, empty)."""
+        if hasattr(X, "tocsr") or hasattr(X, "todense"):
+            raise TypeError("PublicSchema does not support sparse input: pass the raw rows "
+                            "as a DataFrame or a dense array.")
+        if not hasattr(X, "columns"):
+            probe = np.asarray(X)
+            if probe.ndim == 1:
+                raise ValueError("Expected a 2D array, got a 1D array instead: Reshape your "
+                                 "data using array.reshape(-1, 1) for a single feature or "
+                                 "array.reshape(1, -1) for a single sample.")
+            if probe.dtype.kind == "c":
+                raise ValueError("Complex data not supported by PublicSchema.")
+        shape = getattr(X, "shape", None) or np.asarray(X, dtype=object).shape
+        if shape[0] == 0:
+            raise ValueError("Found array with 0 sample(s) while a minimum of 1 is required "
+                             "by PublicSchema.")
+        if len(shape) == 2 and shape[1] == 0:
+            raise ValueError(f"Found array with 0 feature(s) (shape={tuple(shape)}) while a "
+                             "minimum of 1 is required by PublicSchema.")
 
     def _columns_of(self, X):
         """The raw values of every declared column (refusing a missing one)."""
@@ -300,6 +322,7 @@ class PublicSchema(TransformerMixin, BaseEstimator):
             The declared columns, in order, with the declared dtypes.
         """
         check_is_fitted(self)
+        self._check_raw(X)
         validate_data(self, X, skip_check_array=True, reset=False)
         specs = self._specs()
         out = {}
