@@ -718,6 +718,9 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                  "updates_": "dp", "history_": "dp", "n_queries_": "dp", "n_iter_": "dp",
                  "n_rounds_": "dp", "n_updates_": "dp", "epsilon_spent_": "constant",
                  "delta_spent_": "constant",
+                 # the names of the claim attributes shared by every estimator
+                 "epsilon_": "constant", "delta_": "constant",
+                 "epsilon_reason_": "constant",
                  "validation_errors_": ("rows", "exact held-out errors that select the "
                                         "prefix of the updates; leave "
                                         "validation_fraction=None")}
