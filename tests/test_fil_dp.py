@@ -175,9 +175,11 @@ def test_rows_above_data_norm_are_scaled_with_a_warning():
     norms = np.linalg.norm(X, axis=1)
     scaled = X * np.minimum(1.0, 2.0 / norms)[:, None]
     est = FILLogisticRegression(alpha=0.1, fit_intercept=False, data_norm=2.0, random_state=0)
-    n_over = int(np.sum(norms > 2.0))
-    with pytest.warns(PrivacyWarning, match=f"{n_over} of 50 rows of X have an L2 norm"):
+    with pytest.warns(PrivacyWarning, match="^Rows of X have an L2 norm") as rec:
         est.fit(X, y)
+    # no exact count of the rows above the bound (one row changes it)
+    n_over = int(np.sum(norms > 2.0))
+    assert not any(f"{n_over} of 50" in str(w.message) for w in rec)
     ref = FILLogisticRegression(alpha=0.1, fit_intercept=False, random_state=0).fit(scaled, y)
     np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-12)
     np.testing.assert_allclose(est._audit_engine().dense_rows(np.arange(50)), scaled,
@@ -200,7 +202,7 @@ def test_targets_are_clipped_to_target_bound_with_a_warning():
     y = 3 * rng.normal(size=40)
     est = FILLinearRegression(alpha=0.1, fit_intercept=False, data_norm=1.0, target_bound=2.0,
                               random_state=0)
-    with pytest.warns(PrivacyWarning, match="targets exceed target_bound=2.0"):
+    with pytest.warns(PrivacyWarning, match="Targets exceed target_bound=2.0"):
         est.fit(X, y)
     ref = FILLinearRegression(alpha=0.1, fit_intercept=False, random_state=0).fit(
         X, np.clip(y, -2, 2))

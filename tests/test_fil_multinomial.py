@@ -396,7 +396,8 @@ def _projection(est, direction):
 def test_canary_audit_stays_below_the_claim(epsilon):
     X, y = _sphere_data()
     alpha = 0.2
-    template = FILLogisticRegression(alpha=alpha, data_norm=R_NORM, fit_intercept=False)
+    template = FILLogisticRegression(alpha=alpha, data_norm=R_NORM, fit_intercept=False,
+                                     classes=np.unique(y))   # the public label set
     theta, pairs = _worst_neighbours(X, y, alpha, n_top=2)
     best = None
     for j, x_new, y_new in pairs:

@@ -148,10 +148,14 @@ def test_private_fit_warns_when_no_cell_can_be_corrected():
     assert big.n_updates_ == big.max_updates_
     assert any("stopped after max_updates_" in str(w.message) for w in rec)
     # a middle budget: the whole population can be corrected, the 12 groups cannot
-    with pytest.warns(UserWarning, match="12 of 13 groups"):
+    with pytest.warns(UserWarning, match="Some groups have no") as rec:
         mid = PrivateMulticalibrator(_base(), GROUPS, mechanism="numeric_sparse", epsilon=8.0,
                                      random_state=0).fit(X, y)
-    assert mid.largest_cell_sizes_[0] >= mid.smallest_correctable_cell(1.0)
+    # the message holds no exact count and no group name (the pickle drops the counts)
+    assert not any("12 of 13" in str(w.message) for w in rec)
+    need = mid.smallest_correctable_cell(1.0)
+    assert mid.largest_cell_sizes_[0] >= need
+    assert int(np.sum(mid.largest_cell_sizes_ < need)) == 12
     assert "largest_cell_sizes_" not in vars(strip_for_release(mid))
 
 

@@ -26,7 +26,8 @@ def test_fil_release_report_has_every_section_and_consistent_numbers():
     import sklearn_privacy.fil as fil
 
     X, y, Xp, yp = _data()
-    est = FILLogisticRegression(fit_intercept=False, data_norm=1.5, alpha=0.05, sigma=1.0)
+    est = FILLogisticRegression(fit_intercept=False, data_norm=1.5, alpha=0.05, sigma=1.0,
+                                classes=[0, 1])
     sigma = est.fit(X, y).sigma_for_epsilon(2.0)
     est.set_params(sigma=sigma).fit(X, y)
     with warnings.catch_warnings():

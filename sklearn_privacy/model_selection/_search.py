@@ -359,6 +359,16 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
     guarantee. Stratified or data-dependent splits would void it too, which is why the
     split is a plain random permutation of positions.
 
+    **Certified runs only.** A candidate fit whose certificate fails (a FIL solver stopped
+    before its centre could be certified: ``certified_distance_`` inf, no DP guarantee)
+    is discarded and does not count as a run; ``fit`` gives up with a ``ValueError``
+    after 100 such fits in a row. The accounting treats certification as part of the
+    candidate's mechanism: with the default ``tol`` and ``max_iter`` the certificate
+    passes on every data set tested, and a setting that starves the solver (e.g.
+    ``max_iter=1``) is never released. The warnings of the candidate fits are collected
+    and each distinct one is emitted once after the search, so their number does not
+    count the runs.
+
     Examples
     --------
     >>> import numpy as np
