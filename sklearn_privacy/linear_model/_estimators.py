@@ -12,7 +12,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from ..exceptions import PrivacyWarning
+from ..exceptions import NoiseDominatesWarning
 from ..fil._base import _scale_rows, private_copy, warn_clipped_targets
 from ..utils import noise_generator
 from ..utils._random import warn_shared_noise
@@ -22,30 +22,6 @@ from . import _objective as obj
 
 #: ``alpha="auto"``: ``alpha = AUTO_CONSTANT * E||b|| * data_norm / n`` (see ``auto_alpha``)
 AUTO_CONSTANT = 0.25
-
-
-class NoiseDominatesWarning(PrivacyWarning):
-    """The expected noise of a private release is larger than any signal it can carry.
-
-    Emitted at fit by :class:`~sklearn_privacy.linear_model.DPLogisticRegression` and
-    :class:`~sklearn_privacy.linear_model.DPLinearRegression` from public quantities only
-    (``n``, the number of parameters, ``epsilon``, ``delta``, ``data_norm``, ``alpha``):
-    the expected norm of the noise's effect on the coefficients exceeds the largest
-    coefficient norm the penalty allows, so the release is likely no better than a
-    constant prediction. Larger ``epsilon``, larger ``alpha`` or more rows help.
-
-    Examples
-    --------
-    >>> import warnings
-    >>> import numpy as np
-    >>> from sklearn_privacy.linear_model import DPLogisticRegression, NoiseDominatesWarning
-    >>> X = np.random.default_rng(0).normal(size=(50, 5)); y = (X[:, 0] > 0).astype(int)
-    >>> with warnings.catch_warnings(record=True) as caught:
-    ...     warnings.simplefilter("always")
-    ...     _ = DPLogisticRegression(epsilon=0.1, alpha=1e-4, data_norm=3.0).fit(X, y)
-    >>> any(issubclass(w.category, NoiseDominatesWarning) for w in caught)
-    True
-    """
 
 
 def auto_alpha(*, loss, epsilon, delta, n, n_params, data_norm, n_classes=2,
@@ -83,7 +59,8 @@ _THREAT_MODEL = """
     ``b``, drawn before any row is read, is added to the objective, and the minimiser of
     :math:`\\frac1n\\sum_i l_i(\\theta) + \\frac{\\Lambda}{2}\\lVert\\theta\\rVert^2 +
     \\frac{b^\\top\\theta}{n}` is released (:math:`\\Lambda` = ``alpha`` plus the papers'
-    extra penalty when the Jacobian term would use the whole budget; ``penalty_``).
+    extra penalty when the Jacobian term would use more than half of the
+    budget; ``penalty_``).
     ``delta=0``: ``b`` has density proportional to :math:`\\exp(-\\varepsilon'
     \\lVert b\\rVert / (2\\zeta))`; ``delta > 0``: ``b`` is Gaussian. The constants
     (gradient bound :math:`\\zeta`, curvature bound ``c``), the Jacobian term
