@@ -72,6 +72,10 @@ class NoiseDominatesWarning(PrivacyWarning):
     coefficient norm the penalty allows, so the release is likely no better than a
     constant prediction. Larger ``epsilon``, larger ``alpha`` or more rows help.
 
+    See Also
+    --------
+    PrivacyWarning : Its parent: a setting voids (part of) the expected guarantee.
+
     Examples
     --------
     >>> import warnings

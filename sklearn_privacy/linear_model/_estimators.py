@@ -21,21 +21,57 @@ from ..utils.fixes import Interval, StrOptions, _fit_context
 from . import _objective as obj
 
 #: ``alpha="auto"``: ``alpha = AUTO_CONSTANT * E||b|| * data_norm / n`` (see ``auto_alpha``)
-AUTO_CONSTANT = 0.25
+AUTO_CONSTANT = 0.05
 
 
 def auto_alpha(*, loss, epsilon, delta, n, n_params, data_norm, n_classes=2,
                target_bound=None):
     """The data-independent penalty of ``alpha="auto"``.
 
-    ``alpha = 0.25 * E||b|| * R / n``, with ``E||b||`` the expected norm of the objective
-    noise at the penalty ``alpha`` itself (fixed point found by iteration; the Jacobian
-    term and Algorithm 2's extra penalty depend on it), ``R`` = ``data_norm`` and ``n``
-    the number of rows. It balances the penalty's bias ``alpha B^2 / 2`` against the
-    noise's cost ``E||b||^2 / (2 n^2 alpha)`` for a coefficient norm ``B`` of about
-    ``2 / R`` (logits of about 2 on the largest rows), the constant 0.25 set on Adult,
-    breast cancer and IWPC (user guide, "Objective perturbation"). Only public quantities
-    enter: ``n`` is public under replace-one neighbours (both data sets have ``n`` rows).
+    ``alpha = 0.05 * E||b|| * R / n`` (least squares: ``R / B`` for ``R``), with
+    ``E||b||`` the expected norm of the objective noise at the penalty ``alpha`` itself
+    (a fixed point, found by iteration: the Jacobian term and the extra penalty depend on
+    ``alpha``), ``R`` = ``data_norm``, ``B`` = ``target_bound`` and ``n`` the number of
+    rows. The penalty's bias ``alpha ||w*||^2 / 2`` and the noise's cost ``E||b||^2 / (2
+    n^2 alpha)`` balance at ``alpha = E||b|| / (n ||w*||)``; the rule takes a reference
+    coefficient norm ``||w*|| = 20 / R``. The constant was chosen on a grid on Adult
+    (best 0.075 to 0.25 depending on epsilon) and breast cancer (best 0.025); see the
+    user guide (objective perturbation) for the accuracies it gives.
+
+    **Why n may be used.** Under the replace-one neighbouring relation both data sets
+    have the same number of rows, so ``n`` is public by the threat model (as in
+    Chaudhuri et al. and Kifer et al., whose noise and penalty depend on ``n``); the
+    number of parameters, ``epsilon``, ``delta`` and the declared bounds are parameters.
+    No row is read.
+
+    Parameters
+    ----------
+    loss : {"logistic", "multinomial", "huber"}
+        The loss (``"huber"``: :class:`DPLinearRegression`).
+    epsilon : float > 0
+    delta : float in [0, 1)
+    n : int
+        Number of training rows.
+    n_params : int
+        Number of released parameters (features, plus one for the intercept, times the
+        number of classes for the multinomial loss).
+    data_norm : float > 0
+    n_classes : int, default=2
+    target_bound : float or None, default=None
+        Required for ``loss="huber"``.
+
+    Returns
+    -------
+    alpha : float
+
+    Examples
+    --------
+    >>> from sklearn_privacy.linear_model import auto_alpha
+    >>> a = auto_alpha(loss="logistic", epsilon=1.0, delta=0.0, n=10_000, n_params=11,
+    ...                data_norm=1.0)
+    >>> bool(0 < a < auto_alpha(loss="logistic", epsilon=1.0, delta=0.0, n=1_000,
+    ...                         n_params=11, data_norm=1.0))
+    True
     """
     alpha = 1e-3
     for _ in range(50):
@@ -433,7 +469,7 @@ class DPLogisticRegression(ClassifierMixin, _BaseObjectivePerturbation):
         return tags
 
     def decision_function(self, X):
-        """Log-odds (two classes) or class scores under the released parameters.
+        """Compute the log-odds (two classes) or class scores of the released model.
 
         Parameters
         ----------
@@ -442,6 +478,7 @@ class DPLogisticRegression(ClassifierMixin, _BaseObjectivePerturbation):
         Returns
         -------
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            ``X @ coef_.T + intercept_`` (one column for two classes, raveled).
         """
         check_is_fitted(self)
         X = validate_named(self, X, dtype=np.float64, reset=False,
@@ -460,6 +497,7 @@ class DPLogisticRegression(ClassifierMixin, _BaseObjectivePerturbation):
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
+            Probabilities in the order of ``classes_``.
         """
         z = self.decision_function(X)
         if z.ndim == 2:
@@ -476,6 +514,7 @@ class DPLogisticRegression(ClassifierMixin, _BaseObjectivePerturbation):
         Returns
         -------
         log_proba : ndarray of shape (n_samples, n_classes)
+            Log-probabilities in the order of ``classes_``, without underflow.
         """
         z = self.decision_function(X)
         if z.ndim == 2:
@@ -492,6 +531,7 @@ class DPLogisticRegression(ClassifierMixin, _BaseObjectivePerturbation):
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            The class of the largest score.
         """
         z = self.decision_function(X)
         if z.ndim == 2:
@@ -547,18 +587,18 @@ class DPLinearRegression(RegressorMixin, _BaseObjectivePerturbation):
         "target_bound": [Interval(Real, 0, None, closed="neither"), None],
     }
 
-    def __init__(self, epsilon=1.0, *, delta=1e-5, data_norm=None, target_bound=None,
-                 alpha="auto", fit_intercept=True, intercept_scaling=1.0, max_iter=100,
-                 random_state=None):
+    def __init__(self, epsilon=1.0, *, delta=1e-5, data_norm=None, alpha="auto",
+                 fit_intercept=True, intercept_scaling=1.0, max_iter=100,
+                 random_state=None, target_bound=None):
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
-        self.target_bound = target_bound
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.max_iter = max_iter
         self.random_state = random_state
+        self.target_bound = target_bound
 
     def _encode_target(self, y):
         return np.asarray(y, dtype=np.float64)
@@ -600,6 +640,7 @@ class DPLinearRegression(RegressorMixin, _BaseObjectivePerturbation):
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            ``X @ coef_ + intercept_``.
         """
         check_is_fitted(self)
         X = validate_named(self, X, dtype=np.float64, reset=False,
