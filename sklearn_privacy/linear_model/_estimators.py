@@ -22,21 +22,26 @@ from . import _objective as obj
 
 #: ``alpha="auto"``: ``alpha = AUTO_CONSTANT * E||b|| * data_norm / n`` (see ``auto_alpha``)
 AUTO_CONSTANT = 0.05
+#: ... for least squares (``data_norm / target_bound`` for ``data_norm``)
+AUTO_CONSTANT_LSQ = 15.0
 
 
 def auto_alpha(*, loss, epsilon, delta, n, n_params, data_norm, n_classes=2,
                target_bound=None):
     """The data-independent penalty of ``alpha="auto"``.
 
-    ``alpha = 0.05 * E||b|| * R / n`` (least squares: ``R / B`` for ``R``), with
+    ``alpha = C * E||b|| * R / n`` (least squares: ``R / B`` for ``R``), with
     ``E||b||`` the expected norm of the objective noise at the penalty ``alpha`` itself
     (a fixed point, found by iteration: the Jacobian term and the extra penalty depend on
     ``alpha``), ``R`` = ``data_norm``, ``B`` = ``target_bound`` and ``n`` the number of
     rows. The penalty's bias ``alpha ||w*||^2 / 2`` and the noise's cost ``E||b||^2 / (2
     n^2 alpha)`` balance at ``alpha = E||b|| / (n ||w*||)``; the rule takes a reference
-    coefficient norm ``||w*|| = 20 / R``. The constant was chosen on a grid on Adult
-    (best 0.075 to 0.25 depending on epsilon) and breast cancer (best 0.025); see the
-    user guide (objective perturbation) for the accuracies it gives.
+    coefficient norm ``||w*|| = 1 / (C R)``. ``C = 0.05`` for the logistic losses, chosen
+    on a grid on Adult (best 0.075 to 0.25 depending on epsilon) and breast cancer (best
+    0.025); ``C = 15`` for least squares, chosen on IWPC and diabetes (the best of a grid
+    with steps of about 3 at epsilon 0.5, 1 and 4; the Huber threshold, hence the noise,
+    grows as ``1 / sqrt(alpha)``, which favours larger penalties). See the user guide
+    (objective perturbation) for the accuracies.
 
     **Why n may be used.** Under the replace-one neighbouring relation both data sets
     have the same number of rows, so ``n`` is public by the threat model (as in
@@ -79,7 +84,8 @@ def auto_alpha(*, loss, epsilon, delta, n, n_params, data_norm, n_classes=2,
                             data_norm=data_norm, n_classes=n_classes,
                             target_bound=target_bound)
         scale = data_norm if loss != "huber" else data_norm / max(float(target_bound), 1e-300)
-        new = AUTO_CONSTANT * obj.expected_noise_norm(the_plan, n_params) * scale / n
+        const = AUTO_CONSTANT_LSQ if loss == "huber" else AUTO_CONSTANT
+        new = const * obj.expected_noise_norm(the_plan, n_params) * scale / n
         if abs(new - alpha) <= 1e-6 * alpha:
             alpha = new
             break
@@ -372,6 +378,22 @@ class _BaseObjectivePerturbation(BaseEstimator):
         tags.input_tags.sparse = True
         tags.non_deterministic = True
         return tags
+
+    @property
+    def eta_(self):
+        """Not available: objective perturbation has no closed-form Fisher information loss.
+
+        Raises
+        ------
+        AttributeError
+            Always, with the reason (see the class Notes).
+        """
+        raise AttributeError(
+            f"{type(self).__name__} reports no Fisher information loss (eta_): the release "
+            "is not the exact minimiser plus data-independent noise (the noise passes "
+            "through the data's Hessian), so the closed form of the output-perturbed "
+            "estimators does not apply. Use FILLogisticRegression / FILLinearRegression "
+            "for per-example eta; this estimator's guarantee is epsilon_ (and delta_).")
 
     def __getstate__(self):
         # n_iter_ depends on the rows and no privacy analysis covers it: never pickled
