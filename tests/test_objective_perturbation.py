@@ -300,7 +300,7 @@ def test_multinomial_and_sparse_through_the_estimator():
     sparse = DPLogisticRegression(**noisy).fit(sp.csr_matrix(X), y)
     np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-9, atol=1e-12)
     with pytest.raises(AttributeError, match="no Fisher information loss"):
-        dense.eta_
+        _ = dense.eta_
 
 
 # ------------------------------------------------------------ the claim
