@@ -488,12 +488,19 @@ def test_one_class_is_refused():
 
 
 def test_rows_and_targets_are_bounded_with_warnings():
+    """Both warnings (and the noise warning) point at the caller's line."""
     rng = np.random.default_rng(8)
     X = 3 * rng.normal(size=(500, 2))
     y = 5 * rng.normal(size=500)
-    with pytest.warns(PrivacyWarning, match="rows of X have an L2 norm above"):
-        with pytest.warns(PrivacyWarning, match="targets exceed target_bound"):
-            DPLinearRegression(epsilon=5.0, data_norm=1.0, target_bound=1.0).fit(X, y)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        DPLinearRegression(epsilon=5.0, data_norm=1.0, target_bound=1.0).fit(X, y)
+        DPLogisticRegression(epsilon=0.01, alpha=1e-4, data_norm=1.0).fit(X, y > 0)
+    messages = [str(w.message) for w in caught]
+    assert any("rows of X have an L2 norm above" in m for m in messages)
+    assert any("targets exceed target_bound" in m for m in messages)
+    assert any(issubclass(w.category, NoiseDominatesWarning) for w in caught)
+    assert {w.filename for w in caught} == {__file__}
 
 
 def test_noise_dominates_warning_fires_only_when_it_should():

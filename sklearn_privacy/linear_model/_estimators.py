@@ -52,7 +52,7 @@ def auto_alpha(*, loss, epsilon, delta, n, n_params, data_norm, n_classes=2,
     Parameters
     ----------
     loss : {"logistic", "multinomial", "huber"}
-        The loss (``"huber"``: :class:`DPLinearRegression`).
+        The loss (``"huber"``: :class:`~sklearn_privacy.DPLinearRegression`).
     epsilon : float > 0
     delta : float in [0, 1)
     n : int
@@ -152,8 +152,8 @@ _COMMON_PARAMS = """    epsilon : float > 0, default=1.0
         L2 penalty of the mean loss (``mean loss + alpha / 2 ||w||^2``, as the FIL
         estimators; ``LogisticRegression(C=1 / (n alpha))``, ``Ridge(alpha=n alpha)``).
         ``"auto"``: a data-independent rule from ``n``, the number of parameters,
-        ``epsilon``, ``delta`` and ``data_norm`` (see :func:`auto_alpha`); the value used is
-        ``alpha_``.
+        ``epsilon``, ``delta`` and ``data_norm`` (see
+        :func:`~sklearn_privacy.linear_model.auto_alpha`); the value used is ``alpha_``.
     fit_intercept : bool, default=True
         Fit an intercept as the penalised coefficient of a constant column of value
         ``intercept_scaling`` (counted in ``data_norm``); ``intercept_ =
@@ -274,7 +274,7 @@ class _BaseObjectivePerturbation(BaseEstimator):
             col = np.full((n, 1), float(self.intercept_scaling))
             X = (sp.hstack([X, sp.csr_matrix(col)], format="csr") if sp.issparse(X)
                  else np.hstack([X, col]))
-        X = _scale_rows(X, float(self.data_norm))
+        X = self._bounded_rows(X)
         y = self._bounded_target(y)
         theta, gnorm, n_iter = obj.minimise(
             loss, X, y, the_plan["penalty"], b, n, threshold=threshold,
@@ -300,6 +300,11 @@ class _BaseObjectivePerturbation(BaseEstimator):
 
     def _bounded_target(self, y):
         return y
+
+    def _bounded_rows(self, X):
+        """Rows above ``data_norm`` scaled to it (the PrivacyWarning points at ``fit``'s
+        caller: ``_scale_rows`` warns five frames up)."""
+        return _scale_rows(X, float(self.data_norm))
 
     def _warn_if_noise_dominates(self, the_plan, n_params, n, alpha):
         """NoiseDominatesWarning when E||b|| / (n Lambda) exceeds the largest coef norm."""
