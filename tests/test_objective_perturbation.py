@@ -391,6 +391,34 @@ def _projection(est, direction):
     return float(est.coef_.ravel() @ direction)
 
 
+@pytest.mark.parametrize("est", [
+    DPLogisticRegression(epsilon=1.0, delta=0.0, data_norm=1.0),
+    DPLogisticRegression(epsilon=2.0, delta=1e-5, data_norm=1.0, fit_intercept=False),
+    DPLinearRegression(epsilon=1.0, data_norm=1.0, target_bound=1.0)])
+def test_redraw_release_is_bitwise_a_refit(est):
+    """The audit hook (canary_audit(refit=False)) releases exactly what a refit with the
+    same random_state releases; the fitted model is untouched; pickles drop the rows."""
+    rng = np.random.default_rng(13)
+    X = _sphere(rng, 80, 3, 1.0)
+    y = (X[:, 0] > 0).astype(int) if isinstance(est, DPLogisticRegression) else X[:, 0]
+    fitted = clone(est).set_params(random_state=0).fit(X, y)
+    coef0 = np.copy(fitted.coef_)
+    for seed in (1, 7, np.random.default_rng(5)):
+        redrawn = fitted._redraw_release(seed)
+        if isinstance(seed, np.random.Generator):
+            seed = np.random.default_rng(5)
+        refit = clone(est).set_params(random_state=seed).fit(X, y)
+        np.testing.assert_array_equal(redrawn.coef_, refit.coef_)
+        np.testing.assert_array_equal(redrawn.intercept_, refit.intercept_)
+        assert redrawn.epsilon_ == refit.epsilon_
+        assert not np.array_equal(redrawn.coef_, coef0)
+    np.testing.assert_array_equal(fitted.coef_, coef0)
+    loaded = pickle.loads(pickle.dumps(fitted))
+    assert "_audit_data" not in loaded.__dict__ and "n_iter_" not in loaded.__dict__
+    with pytest.raises(AttributeError, match="never serialised"):
+        loaded._redraw_release(1)
+
+
 @pytest.mark.filterwarnings("ignore::sklearn_privacy.exceptions.NoiseDominatesWarning")
 @pytest.mark.parametrize("delta, epsilon, n_releases", [(0.0, 1.0, 1000), (1e-5, 4.0, 1500)])
 def test_canary_audit_does_not_refute_the_claim_and_catches_a_tenfold_cut(delta, epsilon,
@@ -423,7 +451,8 @@ def test_canary_audit_does_not_refute_the_claim_and_catches_a_tenfold_cut(delta,
     direction = (DPLogisticRegression(**big).fit(Xp, yp).coef_.ravel()
                  - DPLogisticRegression(**big).fit(X, y).coef_.ravel())
     stat = functools.partial(_projection, direction=direction / np.linalg.norm(direction))
-    audit = dict(statistic=stat, n_releases=n_releases, known_fraction=0.2, random_state=0)
+    audit = dict(statistic=stat, n_releases=n_releases, known_fraction=0.2, refit=False,
+                 random_state=0)
     honest = canary_audit(DPLogisticRegression(**kw), X, y, j, x_new, y_new, **audit)
     assert honest.claimed_epsilon == pytest.approx(epsilon)
     assert honest.claimed_delta == delta

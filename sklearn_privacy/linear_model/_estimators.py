@@ -193,6 +193,16 @@ _COMMON_ATTRS = """    epsilon_ : float
 """
 
 
+def _draw(the_plan, n_params, n, rng):
+    """The noise of one release, from public quantities only: ``(b, threshold,
+    certified distance, residual noise)``, in this order of draws."""
+    b = obj.draw_objective_noise(rng, the_plan, (n_params,))
+    threshold = obj.GRADIENT_RELATIVE * (the_plan["zeta"] + float(np.linalg.norm(b)) / n)
+    distance = threshold / the_plan["penalty"]
+    residual = obj.gamma_norm_vector(rng, n_params, distance / the_plan["epsilon_residual"])
+    return b, threshold, distance, residual
+
+
 class _BaseObjectivePerturbation(BaseEstimator):
     """Shared fit of the objective-perturbation estimators (not for direct use)."""
 
@@ -261,13 +271,7 @@ class _BaseObjectivePerturbation(BaseEstimator):
                  else float(self.alpha))
         the_plan = self._noise_plan(alpha=alpha, **kw)
         warn_shared_noise(type(self).__name__, self.random_state, stacklevel=3)
-        rng = noise_generator(self.random_state)
-        b = obj.draw_objective_noise(rng, the_plan, (n_params,))
-        zeta = the_plan["zeta"]
-        threshold = obj.GRADIENT_RELATIVE * (zeta + float(np.linalg.norm(b)) / n)
-        distance = threshold / the_plan["penalty"]
-        residual = obj.gamma_norm_vector(rng, n_params,
-                                         distance / the_plan["epsilon_residual"])
+        noise = _draw(the_plan, n_params, n, noise_generator(self.random_state))
         self._warn_if_noise_dominates(the_plan, n_params, n, alpha)
         # ---- now the rows
         if self.fit_intercept:
@@ -276,20 +280,59 @@ class _BaseObjectivePerturbation(BaseEstimator):
                  else np.hstack([X, col]))
         X = self._bounded_rows(X)
         y = self._bounded_target(y)
+        self._audit_data = (X, y, d, K, alpha, the_plan)
+        self._solve_and_release(noise)
+        return self
+
+    def _solve_and_release(self, noise):
+        """Minimise the perturbed objective on the bounded rows and set the release."""
+        X, y, d, K, alpha, the_plan = self._audit_data
+        b, threshold, distance, residual = noise
         theta, gnorm, n_iter = obj.minimise(
-            loss, X, y, the_plan["penalty"], b, n, threshold=threshold,
-            max_iter=int(self.max_iter), huber_threshold=the_plan["huber_threshold"],
-            n_classes=K)
-        released = theta + residual
+            self._loss_name(), X, y, the_plan["penalty"], b, X.shape[0],
+            threshold=threshold, max_iter=int(self.max_iter),
+            huber_threshold=the_plan["huber_threshold"], n_classes=K)
         self.n_iter_ = max(int(n_iter), 1)
-        self._set_release(released, d, K)
+        self._set_release(theta + residual, d, K)
         self.alpha_ = alpha
         self.penalty_ = float(the_plan["penalty"])
         self.noise_scale_ = float(the_plan["noise_scale"])
         self.certified_distance_ = float(distance)
         self.delta_ = float(self.delta)
         self._account(the_plan, gnorm <= threshold, threshold)
-        return self
+
+    def _redraw_release(self, random_state):
+        """Audit hook: this fit released again with the noise of ``random_state``.
+
+        A copy of the estimator whose ``coef_``/``intercept_`` are those of
+        ``clone(self).set_params(random_state=random_state).fit(X, y)`` on the same
+        rows (the same draws, the same solver), without validating and bounding the
+        rows again; :func:`sklearn_privacy.attacks.canary_audit` (``refit=False``) uses
+        it. The bounded rows are audit state kept in memory for it, never pickled.
+
+        Parameters
+        ----------
+        random_state : int, RandomState, Generator or None
+            Seed of the new noise draws.
+
+        Returns
+        -------
+        release : estimator
+            A new fitted estimator of the same class.
+        """
+        check_is_fitted(self)
+        if "_audit_data" not in self.__dict__:
+            raise AttributeError(
+                f"{type(self).__name__} was loaded from a pickle: the training rows are "
+                "never serialised. Refit it to redraw releases.")
+        X, y, d, K, alpha, the_plan = self._audit_data
+        new = type(self).__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new.random_state = random_state
+        n_params = X.shape[1] * (K if self._loss_name() == "multinomial" else 1)
+        new._solve_and_release(_draw(the_plan, n_params, X.shape[0],
+                                     noise_generator(random_state)))
+        return new
 
     def _noise_plan(self, **kwargs):
         """The data-independent plan of :func:`._objective.plan` (a hook for audits)."""
@@ -401,9 +444,11 @@ class _BaseObjectivePerturbation(BaseEstimator):
             "for per-example eta; this estimator's guarantee is epsilon_ (and delta_).")
 
     def __getstate__(self):
-        # n_iter_ depends on the rows and no privacy analysis covers it: never pickled
+        # n_iter_ depends on the rows and no privacy analysis covers it, and the bounded
+        # rows are audit state: never pickled
         state = dict(super().__getstate__())
         state.pop("n_iter_", None)
+        state.pop("_audit_data", None)
         return state
 
 
