@@ -85,7 +85,8 @@ def test_pure_density_ratio_never_exceeds_epsilon(loss):
     the plan's budget. The noise part reaches a large share of its bound (so a bound cut
     by half fails) and the Jacobian part stays below the papers' term.
 
-    Mutation: halving zeta in ``loss_constants`` makes the noise part exceed eps'."""
+    The bound is not attained by the logistic loss (its two rows' gradients cannot both
+    saturate in opposite directions at one theta); the Huber case below attains it."""
     rng = np.random.default_rng(0)
     R, B, K = 1.3, 1.0, 3
     worst_noise, worst_jac = 0.0, 0.0
@@ -129,6 +130,32 @@ def test_pure_density_ratio_never_exceeds_epsilon(loss):
     # saturated losses), the Huber one nearly 2 M R
     assert worst_noise > 0.4
     assert worst_jac > 0.02
+
+
+def test_huber_noise_term_reaches_the_bound():
+    """A pair that attains the noise bound 2 zeta / scale up to the factor B / M: row j
+    (x, -B) replaced by (x, B), every other row (x, B), released theta = 0. Then b is
+    parallel to the gradient difference and the noise part of the log density ratio is
+    2 B R / scale, i.e. B / M = 1 / (1 + R k(Lambda)) of eps' (0.917 here).
+
+    Mutation: halving zeta of the Huber loss in ``loss_constants`` makes it exceed eps'
+    (checked: the assertion on ``noise <= eps'`` fails)."""
+    n, R, B, alpha = 5, 1.0, 1.0, 10.0
+    plan = obj.plan(loss="huber", epsilon=1.0, delta=0.0, alpha=alpha, n=n, data_norm=R,
+                    target_bound=B)
+    X = np.tile([R, 0.0], (n, 1))
+    y = np.full(n, B)
+    y[0] = -B
+    Xp, yp = X.copy(), y.copy()
+    yp[0] = B
+    theta = np.zeros(2)
+    b = -sum(_row_grad_hess("huber", theta, X[i], y[i], plan["huber_threshold"])[0]
+             for i in range(n))
+    noise, _, _ = _log_density_terms("huber", X, y, Xp, yp, theta, b, n, plan)
+    k = R / (R**2 + alpha)
+    assert noise == pytest.approx(plan["epsilon_noise"] / (1 + R * k), rel=1e-9)
+    assert noise <= plan["epsilon_noise"]
+    assert noise > 0.9 * plan["epsilon_noise"]
 
 
 def test_jacobian_term_is_attained_for_a_saturated_replacement():
