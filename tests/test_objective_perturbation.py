@@ -609,3 +609,37 @@ def test_raw_frame_pipeline_has_a_finite_claim():
     claim = privacy_claim(pipe)
     assert claim.is_private and claim.epsilon == pytest.approx(1.0) and claim.delta == 0
     assert pipe.score(X, y) > 0.7
+
+
+@pytest.mark.filterwarnings("ignore::sklearn_privacy.exceptions.PrivacyWarning")
+def test_guide_recipe_audit_stays_under_its_claim():
+    """end_to_end_claims.rst, objective perturbation: the page's pipeline (declared bounds,
+    documented categories, DPLogisticRegression(epsilon=1, delta=0, data_norm=sqrt(10)))
+    on 300 raw Adult rows; one row replaced by an extreme row with the other label
+    (every numeric column at its declared bound); 150 full refits per data set. The
+    audit reads the pipeline's claim (pure, epsilon 1) and stays under it; the bare
+    estimator's tenfold noise cut is caught by the canary audit above."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    from sklearn_privacy.datasets import load_adult
+    from sklearn_privacy.preprocessing import BoundedScaler
+
+    adult = load_adult(raw=True, as_frame=True)
+    bounds = {"age": (15, 100), "education_num": (1, 16), "hours_per_week": (0, 100)}
+    categorical = ["workclass", "marital_status", "occupation", "relationship", "race",
+                   "sex"]
+    cats = [list(adult.data[c].cat.categories) for c in categorical]
+    X = adult.data[list(bounds) + categorical].iloc[:300].reset_index(drop=True)
+    y = (adult.target.iloc[:300] == ">50K").to_numpy()
+    pipe = make_pipeline(
+        ColumnTransformer([("num", BoundedScaler(bounds), list(bounds)),
+                           ("cat", OneHotEncoder(categories=cats, handle_unknown="ignore",
+                                                 sparse_output=False), categorical)]),
+        DPLogisticRegression(epsilon=1.0, delta=0.0, data_norm=math.sqrt(10)))
+    extreme = X.iloc[[0]].copy()
+    extreme["age"], extreme["education_num"], extreme["hours_per_week"] = 100, 16, 100
+    res = canary_audit(pipe, X, y, 0, extreme, not y[0], n_releases=150, random_state=0)
+    assert res.claimed_epsilon == pytest.approx(1.0) and res.claimed_delta == 0.0
+    assert res.epsilon_lower_bound <= res.claimed_epsilon and not res.violates_claim
