@@ -65,8 +65,8 @@ class PrivacyWarning(UserWarning):
 class NoiseDominatesWarning(PrivacyWarning):
     """The expected noise of a private release is larger than any signal it can carry.
 
-    Emitted at fit by :class:`~sklearn_privacy.linear_model.DPLogisticRegression` and
-    :class:`~sklearn_privacy.linear_model.DPLinearRegression` from public quantities only
+    Emitted at fit by :class:`~sklearn_privacy.DPLogisticRegression` and
+    :class:`~sklearn_privacy.DPLinearRegression` from public quantities only
     (``n``, the number of parameters, ``epsilon``, ``delta``, ``data_norm``, ``alpha``):
     the expected norm of the noise's effect on the coefficients exceeds the largest
     coefficient norm the penalty allows, so the release is likely no better than a
