@@ -59,7 +59,9 @@ AUDITED = {
     "published_object.rst": ["test_published_object_schema_audit"],
     "end_to_end_claims.rst": [
         "test_end_to_end_recipe_audit",
-        "test_privacy_claim.py::test_audit_of_the_end_to_end_recipe_stays_under_its_claim"],
+        "test_privacy_claim.py::test_audit_of_the_end_to_end_recipe_stays_under_its_claim",
+        "test_objective_perturbation.py::test_guide_recipe_audit_stays_under_its_claim",
+        "test_objective_perturbation.py"],
     "dp_view.rst": [
         "test_privacy_claim.py::test_audit_of_the_dp_view_guide_workflow_stays_under_its_claim",
         "test_fil_canary.py"],
