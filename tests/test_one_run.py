@@ -169,7 +169,7 @@ def test_fil_least_squares_whitebox_runs_and_respects_its_claim():
 
 def test_reference_calibration_and_parallel_backends_agree():
     X, y = _adult(800)
-    kw = dict(n_canaries=100, n_references=2, random_state=5)
+    kw = dict(n_canaries=100, n_reference_models=2, random_state=5)
     est = LogisticRegression(max_iter=500)
     a = one_run_audit(est, X, y, n_jobs=1, **kw)
     b = one_run_audit(est, X, y, n_jobs=2, **kw)
@@ -210,7 +210,7 @@ def test_raw_frame_pipeline_with_given_canaries():
     ({"canaries": "nope"}, "canaries must be one of"),
     ({"score": "nope"}, "score must be one of"),
     ({"n_canaries": 0}, "n_canaries must be a positive integer"),
-    ({"n_references": -1}, "n_references must be"),
+    ({"n_reference_models": -1}, "n_reference_models must be"),
     ({"canaries": "given"}, "needs X_canaries and y_canaries"),
     ({"score": "whitebox"}, "needs a FIL estimator"),
     ({"k_plus": 0, "k_minus": 0}, "makes no guess"),

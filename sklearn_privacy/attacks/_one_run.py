@@ -562,7 +562,7 @@ def _claim_of(model):
 
 def one_run_audit(estimator, X, y, *, n_canaries: int = 1000, canaries: str = "mislabel",
                   X_canaries=None, y_canaries=None, score: str = "loss",
-                  n_references: int = 0, k_plus: int | None = None,
+                  n_reference_models: int = 0, k_plus: int | None = None,
                   k_minus: int | None = None, delta: float | None = None,
                   confidence: float = 0.95, fit_params: dict | None = None, n_jobs=None,
                   verbose: int = 0, random_state=None) -> OneRunAuditResult:
@@ -609,12 +609,12 @@ def one_run_audit(estimator, X, y, *, n_canaries: int = 1000, canaries: str = "m
         Canary pool or canaries.
     score : {"loss", "whitebox"}, default="loss"
         ``"loss"``: black box, minus each canary's loss under the fitted model (calibrated
-        by ``n_references`` reference models trained without any canary when given:
+        by ``n_reference_models`` reference models trained without any canary when given:
         z-score of the log-odds of the canary's label against theirs, the offline
         likelihood-ratio attack). ``"whitebox"``: for FIL estimators whose released
         parameters are public, the projection of the release on each canary's influence
         direction (needs one exact fit on ``X`` alone, which does not involve the canaries).
-    n_references : int, default=0
+    n_reference_models : int, default=0
         Reference models for the calibrated black-box score (fitted with ``n_jobs``).
     k_plus, k_minus : int or None
         Fixed guess counts; by default the best of a fixed grid, Bonferroni-corrected.
@@ -657,12 +657,12 @@ def one_run_audit(estimator, X, y, *, n_canaries: int = 1000, canaries: str = "m
         raise ValueError(f"score must be one of {SCORES}; got {score!r}.")
     if isinstance(n_canaries, bool) or not isinstance(n_canaries, Integral) or n_canaries < 1:
         raise ValueError(f"n_canaries must be a positive integer; got {n_canaries!r}.")
-    if isinstance(n_references, bool) or not isinstance(n_references, Integral) \
-            or n_references < 0:
-        raise ValueError(f"n_references must be a non-negative integer; got "
-                         f"{n_references!r}.")
-    if score == "whitebox" and n_references:
-        raise ValueError("n_references applies to score='loss' only.")
+    if isinstance(n_reference_models, bool) or not isinstance(n_reference_models, Integral) \
+            or n_reference_models < 0:
+        raise ValueError(f"n_reference_models must be a non-negative integer; got "
+                         f"{n_reference_models!r}.")
+    if score == "whitebox" and n_reference_models:
+        raise ValueError("n_reference_models applies to score='loss' only.")
     n = n_rows(X)
     y = check_target(y, n)
     fit_params = dict(fit_params or {})
@@ -691,19 +691,19 @@ def one_run_audit(estimator, X, y, *, n_canaries: int = 1000, canaries: str = "m
         base = clone(estimator).fit(X, y, **fit_params)
         s = _whitebox_scores(model, base, Xc, yc)
         label = "whitebox"
-    elif n_references:
-        seeds = child_seeds(rng, int(n_references))
+    elif n_reference_models:
+        seeds = child_seeds(rng, int(n_reference_models))
         if verbose:
-            print(f"[one_run_audit] fitting {n_references} reference models")
+            print(f"[one_run_audit] fitting {n_reference_models} reference models")
         ref = np.vstack(Parallel(n_jobs=n_jobs, verbose=verbose)(
             delayed(_fit_reference)(estimator, X, y, int(seeds[k]), fit_params, Xc, yc)
-            for k in range(int(n_references))))
+            for k in range(int(n_reference_models))))
         target = _logit_scores(model, Xc, yc)
         mu = ref.mean(axis=0)
-        sd = ref.std(axis=0, ddof=1) if n_references > 1 else np.ones(m)
+        sd = ref.std(axis=0, ddof=1) if n_reference_models > 1 else np.ones(m)
         sd = np.where(sd > 0, sd, np.max(sd) if np.any(sd > 0) else 1.0)
         s = (target - mu) / sd
-        label = f"loss (calibrated by {n_references} reference models)"
+        label = f"loss (calibrated by {n_reference_models} reference models)"
     else:
         s = _loss_scores(model, Xc, yc)
         label = "loss"

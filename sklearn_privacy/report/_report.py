@@ -520,7 +520,7 @@ def _membership_section(ctx):
         Xall = _concat(take_rows(X, i_in), take_rows(Xp, i_out))
         yall = np.r_[y[i_in], yp[i_out]]
         members = np.r_[np.ones(k, bool), np.zeros(k, bool)]
-        res = lira(est, Xall, yall, members, n_shadow=int(ctx["n_ref"]),
+        res = lira(est, Xall, yall, members, n_reference_models=int(ctx["n_ref"]),
                    n_jobs=ctx["n_jobs"], verbose=ctx["verbose"], random_state=rng)
         a_in, a_out = res.scores_members, res.scores_nonmembers
         auc2, lo2, hi2 = _auc_interval(a_in, a_out, ctx["confidence"])
