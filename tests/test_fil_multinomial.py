@@ -423,10 +423,10 @@ def test_canary_audit_stays_below_the_claim(epsilon):
 
 # ------------------------------------------------------------------ one-vs-rest
 def test_one_vs_rest_releases_add_their_fisher_information():
+    from _fil_dense_oracle import dense_jacobians
     from sklearn.multiclass import OneVsRestClassifier
 
     from sklearn_privacy.fil import EtaDisplay, fisher_information
-    from sklearn_privacy.fil._dense import dense_jacobians
 
     X, y = _data(n=90)
     sigmas = [0.5, 1.0, 2.0]

@@ -761,7 +761,7 @@ class MultinomialFILEngine:
 
     # ------------------------------------------------------------------ sets
     def jacobian_columns(self, rows, order, constrained=False):
-        """Dense ``J_i P`` for the given rows: (r, p, m') (test oracle / small sets)."""
+        """Dense ``J_i P`` for the given rows: (r, p, m') (the dense FIM of small sets)."""
         B = self.dense_b(rows)
         J = -np.einsum("pq,iqm->ipm", self.H_inv, B)
         return J @ self._selector(order, constrained)
