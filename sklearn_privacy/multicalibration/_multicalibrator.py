@@ -33,6 +33,7 @@ from ..utils.fixes import (
     StrOptions,
     _fit_context,
     _num_samples,
+    validate_estimator_params,
 )
 
 #: Largest number of (group, bucket) cells per pass under NumericSparse (each is a query).
@@ -810,7 +811,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                              f"got {miscalibration!r}.")
         if not 0 < probability < 1:
             raise ValueError(f"probability must be in (0, 1); got {probability!r}.")
-        self._validate_params()
+        validate_estimator_params(self)
         self._tol = float(self.calibration_tol)
         m, c, thr = self._cell_settings(len(as_groups(self.groups)), True)
         return _smallest_cell(float(miscalibration), float(probability), m, c, thr,

@@ -12,6 +12,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from ..exceptions import PrivacyWarning
+from .fixes import scorer_base, search_cv_base
 
 # Attributes in which scikit-learn estimators keep training rows verbatim; ``predict``
 # reads them, so they cannot be removed.
@@ -272,7 +273,7 @@ def strip_for_release(estimator, *, inplace: bool = False,
             )
         warnings.warn(message, PrivacyWarning, stacklevel=2)
     out = estimator if inplace else copy.deepcopy(estimator)
-    from sklearn.model_selection._search import BaseSearchCV
+    BaseSearchCV = search_cv_base()
 
     notes: list = []
     seeded: list = []
@@ -309,8 +310,6 @@ def _short(value):
 
 def _is_scorer(obj):
     """A scorer: scikit-learn's scorer objects, this package's attack scorers, partials."""
-    from sklearn.metrics._scorer import _BaseScorer
-
-    return (isinstance(obj, _BaseScorer | functools.partial)
+    return (isinstance(obj, scorer_base() | functools.partial)
             or (callable(obj) and not isinstance(obj, BaseEstimator)
                 and type(obj).__module__.startswith("sklearn_privacy.attacks")))
