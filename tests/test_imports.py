@@ -134,3 +134,19 @@ def test_release_audit_attributes_name_public_classes():
 
     for name in AUDIT_ATTRIBUTES:
         assert isinstance(getattr(sklearn_privacy, name, None), type), name
+
+
+def test_private_scikit_learn_api_only_in_fixes():
+    """``sklearn.*._private`` modules and names are imported in ``utils/fixes.py`` only."""
+    import re
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parents[1] / "sklearn_privacy"
+    pattern = re.compile(r"sklearn\.(?:\w+\.)*_\w+|_param_validation|\._validate_params\(|"
+                         r"_routing_enabled")
+    offenders = [f"{p.relative_to(package)}:{i}: {line.strip()}"
+                 for p in package.rglob("*.py") if p.name != "fixes.py"
+                 for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+                 if pattern.search(line)]
+    assert not offenders, "\n".join(offenders)
+    assert pattern.search((package / "utils" / "fixes.py").read_text(encoding="utf-8"))
