@@ -6,11 +6,10 @@ backend reads these helpers without importing the estimator module that calls it
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from ..exceptions import PrivacyWarning
+from ..utils._warnings import warn_user
 
 
 def dense_row_norms(X):
@@ -34,7 +33,7 @@ def warn_scaled_rows(count, n, data_norm, stacklevel):
     Counts only: no value of a row (not even the largest norm) enters the text, which
     ends up in logs, notebooks and the output of parallel workers.
     """
-    warnings.warn(
+    warn_user(
         f"{count} of {n} rows of X have an L2 norm above "
         f"data_norm={data_norm!r}; they were scaled to norm "
         "data_norm before fitting. The DP guarantee (epsilon_) holds for the scaled "
@@ -48,7 +47,7 @@ def warn_scaled_rows(count, n, data_norm, stacklevel):
 def warn_clipped_targets(count, n, bound, stacklevel):
     """The PrivacyWarning of ``target_bound``: ``count`` of ``n`` targets were clipped
     (counts only, as :func:`warn_scaled_rows`)."""
-    warnings.warn(
+    warn_user(
         f"{count} of {n} targets exceed target_bound="
         f"{bound!r} in absolute value; they were "
         "clipped to [-target_bound, target_bound] before fitting. The DP "

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -21,12 +20,13 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ..exceptions import PrivacyWarning
+from ..exceptions import PrivacyWarning, StatisticalWarning
 from ..mechanisms import NumericSparse
 from ..utils import noise_generator
 from ..utils._buckets import MAX_N_BINS, cell_statistics, score_buckets
 from ..utils._groups import as_2d_data, as_groups, membership_matrix
 from ..utils._random import warn_shared_noise
+from ..utils._warnings import warn_user
 from ..utils.fixes import (
     HasMethods,
     Interval,
@@ -172,7 +172,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         Size of each group's largest (group, bucket) cell of the base model's
         predictions on the calibration rows. A diagnostic for the data owner: exact
         counts, outside any privacy budget; :func:`~sklearn_privacy.utils.strip_for_release`
-        removes it. Under NumericSparse the fit warns (UserWarning) when a group's is
+        removes it. Under NumericSparse the fit warns (StatisticalWarning) when a group's is
         below the size :meth:`smallest_correctable_cell` gives for a residual of 1 at
         probability 1/2 (about ``min_cell_size_`` or more): that group can then be
         corrected only by chance.
@@ -521,7 +521,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         PrivacyWarning
             ``mechanism="numeric_sparse"`` with a base fitted on the calibration rows, or
             ``mechanism="input_perturbation"``: no differential-privacy guarantee.
-        UserWarning
+        StatisticalWarning
             Under NumericSparse, groups without a cell large enough to be corrected (see
             ``largest_cell_sizes_``), or a budget of ``max_updates_`` answers spent before
             the last cell; without privacy and without
@@ -559,7 +559,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         self.feature_noise_std_ = 0.0
         if self.mechanism == "input_perturbation":
             Xc, self.feature_noise_std_ = self._input_perturbation(X, n, rng)
-            warnings.warn(
+            warn_user(
                 "mechanism='input_perturbation' adds noise to the features only: the labels "
                 "are used exactly, so no differential-privacy guarantee is claimed "
                 "(epsilon_ = inf). Use mechanism='numeric_sparse' with a "
@@ -567,7 +567,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                 PrivacyWarning, stacklevel=2,
             )
         elif private and not frozen:
-            warnings.warn(
+            warn_user(
                 "mechanism='numeric_sparse' with a base estimator fitted on the calibration "
                 "rows: the base model sees them without any privacy, so the release has no "
                 "guarantee (epsilon_ = inf). Train the base model on other data and "
@@ -645,13 +645,13 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         if private:
             self._warn_few_updates(n, thr)
             if ns.halted_:
-                warnings.warn(
+                warn_user(
                     f"The private fit stopped after max_updates_={self.max_updates_} noisy "
                     f"answers ({self.n_updates_} updates) in pass {self.n_iter_}: cells "
                     "later in the order (groups in the order given, after the whole "
                     "population; buckets from low to high) may not have been corrected. "
                     "Put the groups that matter most first, or raise max_updates (each "
-                    "answer's noise grows with it).", UserWarning, stacklevel=2)
+                    "answer's noise grows with it).", StatisticalWarning, stacklevel=2)
         elif val is None:
             self._warn_small_cells()
         if private and frozen:
@@ -825,7 +825,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                                            strict=True) if size < need]
         if self.largest_cell_size_ >= need and small:
             shown = ", ".join(map(str, small[:5])) + (", ..." if len(small) > 5 else "")
-            warnings.warn(
+            warn_user(
                 f"{len(small)} of {len(self.groups_)} groups ({shown}) have no (group, "
                 f"bucket) cell of the {need} rows that a cell miscalibrated by 1 needs to "
                 "be corrected half the time under this epsilon (see "
@@ -833,11 +833,11 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                 "correct them except by chance. Use a larger epsilon or calibration_tol, "
                 "fewer groups or bins, or more calibration rows. (largest_cell_sizes_ holds "
                 "exact counts: remove it with strip_for_release before publishing.)",
-                UserWarning, stacklevel=3)
+                StatisticalWarning, stacklevel=3)
             return
         if not small:
             return
-        warnings.warn(
+        warn_user(
             f"The private fit made {self.n_updates_} update(s): a cell is corrected only "
             f"when its released size reaches min_cell_size_={m} and its residual sum passes "
             f"the noisy threshold {thr:.3g}, but the largest (group, bucket) cell of the "
@@ -846,7 +846,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             "(see smallest_correctable_cell). Use a larger epsilon or calibration_tol, "
             "fewer groups or bins (min_cell_size grows with their number), or more "
             "calibration rows. (largest_cell_size_ is an exact count: remove it with "
-            "strip_for_release before publishing.)", UserWarning, stacklevel=3)
+            "strip_for_release before publishing.)", StatisticalWarning, stacklevel=3)
 
     def _warn_small_cells(self):
         """Warn when updates shifted cells by less than their sampling noise."""
@@ -854,7 +854,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         noisy = int(flags.sum())
         if not noisy:
             return
-        warnings.warn(
+        warn_user(
             f"{noisy} of {flags.size} updates shifted a cell by less than twice the "
             "standard error of its mean residual (sqrt(sum p(1 - p)) / size, the spread of "
             "that mean if the predictions were calibrated): on cells this small the "
@@ -862,7 +862,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             "validation_fraction (e.g. 0.2) to keep only the updates that help on "
             "held-out rows, raise min_cell_size (a cell of s rows has a standard error up "
             "to 0.5 / sqrt(s)), or check multicalibration_error on held-out rows.",
-            UserWarning, stacklevel=3)
+            StatisticalWarning, stacklevel=3)
 
     def _select_on_validation(self, p, M, resid_y, m, n_fit):
         """Keep the prefix of ``updates_`` with the smallest error on the held-out rows."""

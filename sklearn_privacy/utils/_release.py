@@ -5,13 +5,13 @@ from __future__ import annotations
 import copy
 import functools
 import types
-import warnings
 from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
 from ..exceptions import PrivacyWarning
+from ._warnings import warn_user
 from .fixes import scorer_base, search_cv_base
 
 # Attributes in which scikit-learn estimators keep training rows verbatim; ``predict``
@@ -271,7 +271,7 @@ def strip_for_release(estimator, *, inplace: bool = False,
                 message + " Use a model that does not store rows, or pass "
                 "allow_training_rows=True to strip the rest anyway."
             )
-        warnings.warn(message, PrivacyWarning, stacklevel=2)
+        warn_user(message, PrivacyWarning, stacklevel=2)
     out = estimator if inplace else copy.deepcopy(estimator)
     BaseSearchCV = search_cv_base()
 
@@ -299,7 +299,7 @@ def strip_for_release(estimator, *, inplace: bool = False,
             "fixed seed or a shared generator is not private even with the seed removed "
             "(refit with random_state=None before publishing)")
     if notes:
-        warnings.warn("strip_for_release: " + "; ".join(notes) + ".", PrivacyWarning,
+        warn_user("strip_for_release: " + "; ".join(notes) + ".", PrivacyWarning,
                       stacklevel=2)
     return out
 
