@@ -631,7 +631,7 @@ def _audit_section(ctx):
     if ctx["n_canaries"]:
         template = clone(est)
         if fil is not None and fil is est and dense:
-            kw = dict(canaries="fil_worst", score="whitebox")
+            kw = dict(canaries="fil_worst", attack="whitebox")
         else:
             kw = dict(canaries="mislabel", X_canaries=ctx["Xp"], y_canaries=ctx["yp"],
                       n_canaries=int(ctx["n_canaries"]))
@@ -641,7 +641,7 @@ def _audit_section(ctx):
         bounds.append(("one-run audit", res.epsilon_lower_bound))
         sec.table.append(("one-run audit (Steinke, Nasr & Jagielski 2023)",
                           f"{res.epsilon_lower_bound:.3g} ({res.n_correct}/{res.n_guesses} "
-                          f"guesses correct, {res.n_canaries} canaries, score {res.score})"))
+                          f"guesses correct, {res.n_canaries} canaries, attack {res.attack})"))
     if fil is not None and fil is est and dense and np.isfinite(claimed) \
             and ctx["canary_releases"]:
         with warnings.catch_warnings():
