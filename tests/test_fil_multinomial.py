@@ -410,7 +410,7 @@ def test_canary_audit_stays_below_the_claim(epsilon):
     v = shift / np.linalg.norm(shift)
     sigma = clone(template).fit(X, y).sigma_for_epsilon(epsilon, 1e-5)
     stat = functools.partial(_projection, direction=v)
-    kw = dict(statistic=stat, n_releases=4000, delta=1e-5, known_fraction=0.1,
+    kw = dict(attack=stat, n_releases=4000, delta=1e-5, known_fraction=0.1,
               refit=False, random_state=0)
     est = clone(template).set_params(sigma=sigma)
     res = canary_audit(est, X, y, j, x_new, y_new, **kw)

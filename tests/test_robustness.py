@@ -319,7 +319,7 @@ def _attack_cases():
         Case("canary_audit", attacks.canary_audit,
              lambda: {"estimator": FILLinearRegression(alpha=1e-2), "X": X0, "y": YREG,
                       "index": 0, "x_replacement": -X0[0], "y_replacement": -YREG[0],
-                      "statistic": _first_coef, "n_releases": 4, "random_state": 0},
+                      "attack": _first_coef, "n_releases": 4, "random_state": 0},
              arrays={"X": ("nan", "inf", "wrong_length", "ndim3"),
                      "y": ("nan", "wrong_length", "ndim3"),
                      "x_replacement": ("nan", "inf", "empty", "wrong_length", "ndim3",

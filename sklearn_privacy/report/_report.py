@@ -648,7 +648,7 @@ def _audit_section(ctx):
             warnings.simplefilter("ignore")
             pair = worst_case_neighbours(clone(est), X, y, random_state=rng)
             res = canary_audit(clone(est), X, y, pair.index, pair.x_replacement,
-                               pair.y_replacement, statistic=pair.statistic(),
+                               pair.y_replacement, attack=pair.statistic(),
                                n_releases=int(ctx["canary_releases"]), refit=False,
                                confidence=conf, random_state=rng)
         bounds.append(("canary audit (worst-case pair)", res.epsilon_lower_bound))
