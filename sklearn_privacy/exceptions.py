@@ -56,6 +56,11 @@ class SklearnPrivacyWarning(UserWarning):
     ``warnings.simplefilter("error", SklearnPrivacyWarning)`` turns all of them into
     errors; each is still a ``UserWarning``.
 
+    See Also
+    --------
+    PrivacyWarning : A setting voids (part of) the privacy guarantee.
+    StatisticalWarning : A result may not hold on new data.
+
     Examples
     --------
     >>> from sklearn_privacy.exceptions import PrivacyWarning, SklearnPrivacyWarning
@@ -70,6 +75,10 @@ class StatisticalWarning(SklearnPrivacyWarning):
     For example multicalibration updates of cells too small to be told apart from noise,
     or an audited model whose coefficients are far from the exact minimiser.
 
+    See Also
+    --------
+    NumericalPrecisionWarning : A figure may be inaccurate (floating point).
+
     Examples
     --------
     >>> from sklearn_privacy.exceptions import StatisticalWarning
@@ -80,6 +89,13 @@ class StatisticalWarning(SklearnPrivacyWarning):
 
 class ConvergenceWarning(SklearnPrivacyWarning, _SklearnConvergenceWarning):
     """A solver stopped before its tolerance (also scikit-learn's ``ConvergenceWarning``).
+
+    The FIL estimators need the exact minimiser: their eta and their DP view describe it,
+    so a Newton solve that stops early says so with this warning.
+
+    See Also
+    --------
+    NumericalPrecisionWarning : A figure may be inaccurate (floating point).
 
     Examples
     --------
