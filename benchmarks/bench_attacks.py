@@ -11,7 +11,7 @@
    The no-refit time includes building the Hessian and its inverse from the training
    data (the fitted estimator already holds them; rebuilt here so the comparison starts
    from the same inputs as the refits).
-2. LiRA with ``n_shadow`` shadow models against the bare cost of fitting the same shadow
+2. LiRA with ``n_reference_models`` shadow models against the bare cost of fitting the same shadow
    models (``clone(estimator).fit`` on the same halves): the attack's own overhead. The
    first target is a multinomial logistic regression that interpolates its 1,000 training
    digits (100 principal components, C = 100: training accuracy 1.0), so that the attack
@@ -100,10 +100,10 @@ def _fit_rows(est, X, y, rows):
     return clone(est).fit(X[rows], y[rows])
 
 
-def bench_lira(n_shadow, n_jobs, repeat):
+def bench_lira(n_reference_models, n_jobs, repeat):
     X, y, members = mnist_membership_split(2000, 100)
     print()
-    print("| target model | train / test acc. | population | n_shadow | n_jobs "
+    print("| target model | train / test acc. | population | n_reference_models | n_jobs "
           "| shadow fits only s | LiRA s | LiRA / fits | LiRA AUC | LiRA TPR@1%FPR "
           "| best threshold attack AUC | its TPR@1%FPR |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -116,12 +116,13 @@ def bench_lira(n_shadow, n_jobs, repeat):
             t_lira, t_fits = [], []
             for _ in range(repeat):  # interleaved; best of `repeat` (first run starts workers)
                 t = time.perf_counter()
-                res = lira(target, X, yy, members, n_shadow=n_shadow, n_jobs=n_jobs,
+                res = lira(target, X, yy, members, n_reference_models=n_reference_models,
+                           n_jobs=n_jobs,
                            random_state=0)
                 t_lira.append(time.perf_counter() - t)
                 t = time.perf_counter()
                 Parallel(n_jobs=n_jobs)(delayed(_fit_rows)(est, X, yy, res.shadow_in[k])
-                                        for k in range(n_shadow))
+                                        for k in range(n_reference_models))
                 t_fits.append(time.perf_counter() - t)
             t_lira, t_fits = min(t_lira), min(t_fits)
             thr = max((membership_inference(target, X[members], yy[members], X[~members],
@@ -130,7 +131,7 @@ def bench_lira(n_shadow, n_jobs, repeat):
                       key=lambda r: r.auc)
         acc = (f"{target.score(X[members], yy[members]):.3f} / "
                f"{target.score(X[~members], yy[~members]):.3f}")
-        print(f"| {type(est).__name__} | {acc} | {len(y)} | {n_shadow} | {n_jobs} | "
+        print(f"| {type(est).__name__} | {acc} | {len(y)} | {n_reference_models} | {n_jobs} | "
               f"{t_fits:.2f} | {t_lira:.2f} | {t_lira / t_fits:.2f} | {res.auc:.3f} | "
               f"{res.tpr_at_fpr[0.01]:.3f} | {thr.auc:.3f} ({thr.attack}) | "
               f"{thr.tpr_at_fpr[0.01]:.3f} |", flush=True)
@@ -146,7 +147,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     with threadpool_limits(limits=1):
         bench_inversion(400 if args.quick else 10**9, args.logistic_rows, args.repeat)
-        bench_lira(args.n_shadow, args.n_jobs, args.repeat)
+        bench_lira(args.n_reference_models, args.n_jobs, args.repeat)
 
 
 if __name__ == "__main__":

@@ -60,7 +60,7 @@ def main():
             t = time.perf_counter()
             res = canary_audit(est.set_params(sigma=sigma), X, y, pair.index,
                                pair.x_replacement, pair.y_replacement,
-                               statistic=pair.statistic(), n_releases=args.releases,
+                               attack=pair.statistic(), n_releases=args.releases,
                                refit=False, random_state=0)
             print(f"{loss:<9} {eps:7.1f} {pair.ratio:9.4f} {res.epsilon_lower_bound:8.3f} "
                   f"{res.epsilon_lower_bound / eps:6.2f} {time.perf_counter() - t:8.1f}",

@@ -54,9 +54,10 @@ def row(sigma, X, y, members, *, attacks=("loss", "confidence", "lira", "rmia"),
     bounds = {}
     for attack in attacks:
         if attack == "lira":
-            res = lira(est, X, y, members, n_shadow=N_SHADOW, online=True, random_state=seed)
+            res = lira(est, X, y, members, n_reference_models=N_SHADOW, online=True,
+                       random_state=seed)
         elif attack == "rmia":
-            res = rmia(est, X, y, members, n_reference=N_SHADOW // 2, online=True,
+            res = rmia(est, X, y, members, n_reference_models=N_SHADOW // 2, online=True,
                        random_state=seed)
         else:
             res = membership_inference(est, X[members], y[members], X[~members],

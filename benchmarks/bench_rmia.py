@@ -77,20 +77,20 @@ def main():
         for s in range(args.seeds):
             common = dict(random_state=100 + s, n_jobs=args.n_jobs)
             runs = {
-                "LiRA online (pooled var)": lira(target, X, y, members, n_shadow=k,
+                "LiRA online (pooled var)": lira(target, X, y, members, n_reference_models=k,
                                                  global_variance=True, **common),
-                "LiRA offline (pooled var)": lira(target, X, y, members, n_shadow=k,
+                "LiRA offline (pooled var)": lira(target, X, y, members, n_reference_models=k,
                                                   online=False, global_variance=True,
                                                   **common),
-                "RMIA online": rmia(target, X, y, members, n_reference=k,
+                "RMIA online": rmia(target, X, y, members, n_reference_models=k,
                                     gamma=args.gamma, **common),
                 f"RMIA offline (a = {args.offline_a})": rmia(
-                    target, X, y, members, n_reference=k, online=False,
+                    target, X, y, members, n_reference_models=k, online=False,
                     offline_a=args.offline_a, gamma=args.gamma, **common),
             }
             if k >= 4:
                 runs["LiRA online (per-example var)"] = lira(target, X, y, members,
-                                                             n_shadow=k, **common)
+                                                             n_reference_models=k, **common)
             ref = runs["RMIA online"]
             for r in runs.values():   # one fitting routine: the same reference models
                 assert np.array_equal(r.shadow_in, ref.shadow_in)

@@ -1,4 +1,11 @@
-"""Exceptions raised by sklearn_privacy."""
+"""Exceptions and warnings of sklearn_privacy.
+
+Every warning the package emits is a :class:`SklearnPrivacyWarning` (a ``UserWarning``)
+and is reported at the caller's line: the first frame outside the package, scikit-learn,
+joblib and the standard library (``utils._warnings.warn_user``).
+"""
+
+from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
 
 
 class AuditStateUnavailableError(AttributeError, RuntimeError):
@@ -43,7 +50,63 @@ class AuditStateUnavailableError(AttributeError, RuntimeError):
     """
 
 
-class PrivacyWarning(UserWarning):
+class SklearnPrivacyWarning(UserWarning):
+    """Base class of every warning emitted by sklearn_privacy.
+
+    ``warnings.simplefilter("error", SklearnPrivacyWarning)`` turns all of them into
+    errors; each is still a ``UserWarning``.
+
+    See Also
+    --------
+    PrivacyWarning : A setting voids (part of) the privacy guarantee.
+    StatisticalWarning : A result may not hold on new data.
+
+    Examples
+    --------
+    >>> from sklearn_privacy.exceptions import PrivacyWarning, SklearnPrivacyWarning
+    >>> issubclass(PrivacyWarning, SklearnPrivacyWarning)
+    True
+    """
+
+
+class StatisticalWarning(SklearnPrivacyWarning):
+    """A result may not hold on new data: too few rows for a correction or a comparison.
+
+    For example multicalibration updates of cells too small to be told apart from noise,
+    or an audited model whose coefficients are far from the exact minimiser.
+
+    See Also
+    --------
+    NumericalPrecisionWarning : A figure may be inaccurate (floating point).
+
+    Examples
+    --------
+    >>> from sklearn_privacy.exceptions import StatisticalWarning
+    >>> issubclass(StatisticalWarning, UserWarning)
+    True
+    """
+
+
+class ConvergenceWarning(SklearnPrivacyWarning, _SklearnConvergenceWarning):
+    """A solver stopped before its tolerance (also scikit-learn's ``ConvergenceWarning``).
+
+    The FIL estimators need the exact minimiser: their eta and their DP view describe it,
+    so a Newton solve that stops early says so with this warning.
+
+    See Also
+    --------
+    NumericalPrecisionWarning : A figure may be inaccurate (floating point).
+
+    Examples
+    --------
+    >>> import sklearn.exceptions
+    >>> from sklearn_privacy.exceptions import ConvergenceWarning
+    >>> issubclass(ConvergenceWarning, sklearn.exceptions.ConvergenceWarning)
+    True
+    """
+
+
+class PrivacyWarning(SklearnPrivacyWarning):
     """A setting voids (part of) the privacy guarantee the caller may expect.
 
     Emitted when a call runs but cannot deliver what its parameters suggest: for
@@ -101,7 +164,7 @@ class NoiseDominatesWarning(PrivacyWarning):
     """
 
 
-class NumericalPrecisionWarning(UserWarning):
+class NumericalPrecisionWarning(SklearnPrivacyWarning):
     """A reported figure may be inaccurate because of floating-point limits.
 
     For example an ill-conditioned Hessian: the relative error of eta is about

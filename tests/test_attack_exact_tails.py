@@ -39,11 +39,11 @@ def test_binary_lira_and_rmia_statistics_equal_the_exact_logit():
         old = clf.predict_log_proba(X)[np.arange(40), y] - np.maximum(
             clf.predict_log_proba(X)[np.arange(40), 1 - y], -LOG_FLOOR)
     assert np.sum(np.isclose(old, LOG_FLOOR)) >= 5
-    res_l = lira(clf, X, y, np.arange(20), n_shadow=4, random_state=0)
+    res_l = lira(clf, X, y, np.arange(20), n_reference_models=4, random_state=0)
     np.testing.assert_allclose(res_l.target_statistics, signed, rtol=1e-12, atol=1e-12)
     assert np.all(np.abs(res_l.target_statistics) < 700)
     assert np.all(np.abs(res_l.shadow_statistics) < 700)
-    res_r = rmia(clf, X, y, np.arange(20), n_reference=4, random_state=0)
+    res_r = rmia(clf, X, y, np.arange(20), n_reference_models=4, random_state=0)
     np.testing.assert_allclose(res_r.target_statistics, -np.logaddexp(0.0, -signed),
                                rtol=1e-12, atol=1e-300)
     assert np.all(res_r.target_statistics > -700)

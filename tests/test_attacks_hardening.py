@@ -49,7 +49,7 @@ def _random_calls():
         "evaluate_scores": lambda: evaluate_scores(s_in, s_out, random_state=None).eval_members,
         "membership_inference": lambda: membership_inference(
             clf, X[:40], y[:40], X[40:], y[40:], random_state=None).eval_members,
-        "lira": lambda: lira(clf, X, y, members, n_shadow=4, random_state=None).shadow_in,
+        "lira": lambda: lira(clf, X, y, members, n_reference_models=4, random_state=None).shadow_in,
         "whitebox": lambda: whitebox_inversion(reg, cols, cand, n_draws=5,
                                                random_state=None).predictions,
         "whitebox_map": lambda: whitebox_inversion(reg, cols, cand, n_draws=5,
@@ -130,7 +130,7 @@ def test_membership_scores_length_and_shape():
         evaluate_scores(np.ones(10), np.zeros(10), y_in=np.ones(10), y_out=np.ones((10, 1)),
                         thresholds="per_class")
     with pytest.raises(ValueError, match="y"):
-        lira(clf, X, y[:, None], np.arange(40), n_shadow=4)
+        lira(clf, X, y[:, None], np.arange(40), n_reference_models=4)
 
 
 def test_lira_members_mask_or_indices():
@@ -138,18 +138,18 @@ def test_lira_members_mask_or_indices():
     clf = LogisticRegression().fit(X[:40], y[:40])
     mask01 = np.r_[np.ones(40, int), np.zeros(40, int)]
     with pytest.raises(ValueError, match="boolean mask"):
-        lira(clf, X, y, mask01, n_shadow=4, random_state=0)
-    a = lira(clf, X, y, mask01.astype(bool), n_shadow=4, random_state=0)
-    b = lira(clf, X, y, np.arange(40), n_shadow=4, random_state=0)
+        lira(clf, X, y, mask01, n_reference_models=4, random_state=0)
+    a = lira(clf, X, y, mask01.astype(bool), n_reference_models=4, random_state=0)
+    b = lira(clf, X, y, np.arange(40), n_reference_models=4, random_state=0)
     assert np.array_equal(a.scores_members, b.scores_members)
     with pytest.raises(ValueError, match="duplicate"):
-        lira(clf, X, y, np.r_[np.arange(40), 3], n_shadow=4)
+        lira(clf, X, y, np.r_[np.arange(40), 3], n_reference_models=4)
     with pytest.raises(TypeError, match="members"):
-        lira(clf, X, y, np.linspace(0, 1, 40), n_shadow=4)
-    with pytest.raises(TypeError, match="n_shadow"):
-        lira(clf, X, y, np.arange(40), n_shadow=4.5)
+        lira(clf, X, y, np.linspace(0, 1, 40), n_reference_models=4)
+    with pytest.raises(TypeError, match="n_reference_models"):
+        lira(clf, X, y, np.arange(40), n_reference_models=4.5)
     with pytest.raises(ValueError, match="known_fraction"):
-        lira(clf, X, y, np.arange(40), n_shadow=4, known_fraction=np.nan)
+        lira(clf, X, y, np.arange(40), n_reference_models=4, known_fraction=np.nan)
 
 
 def test_evaluate_scores_refuses_nan_inf_and_tiny_inputs():

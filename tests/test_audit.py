@@ -147,7 +147,7 @@ def _mean(est):
 
 def test_canary_audit_of_a_laplace_mechanism_is_tight_and_catches_a_lie():
     X, y = np.zeros((10, 1)), np.zeros(10)
-    ok = canary_audit(_NoisyMean(1.0), X, y, 3, [1.0], 0.0, statistic=_mean,
+    ok = canary_audit(_NoisyMean(1.0), X, y, 3, [1.0], 0.0, attack=_mean,
                       n_releases=1000, random_state=0)
     assert isinstance(ok, CanaryAuditResult)
     assert ok.claimed_epsilon == 1.0 and ok.claimed_delta == 0.0  # pure DP
@@ -162,7 +162,7 @@ def test_canary_audit_of_a_laplace_mechanism_is_tight_and_catches_a_lie():
             self.epsilon_ = self.epsilon / 4   # claims 4x more privacy than it gives
             return self
 
-    lie = canary_audit(_Liar(1.0), X, y, 3, [1.0], 0.0, statistic=_mean, n_releases=1000,
+    lie = canary_audit(_Liar(1.0), X, y, 3, [1.0], 0.0, attack=_mean, n_releases=1000,
                        random_state=0)
     assert lie.claimed_epsilon == 0.25 and lie.violates_claim
     # the default statistic (the output at the canary) sees the same thing
@@ -173,9 +173,9 @@ def test_canary_audit_of_a_laplace_mechanism_is_tight_and_catches_a_lie():
 
 def test_canary_audit_parallel_and_sequential_agree():
     X, y = np.zeros((10, 1)), np.zeros(10)
-    a = canary_audit(_NoisyMean(1.0), X, y, 0, [1.0], 0.0, statistic=_mean, n_releases=20,
+    a = canary_audit(_NoisyMean(1.0), X, y, 0, [1.0], 0.0, attack=_mean, n_releases=20,
                      random_state=5)
-    b = canary_audit(_NoisyMean(1.0), X, y, 0, [1.0], 0.0, statistic=_mean, n_releases=20,
+    b = canary_audit(_NoisyMean(1.0), X, y, 0, [1.0], 0.0, attack=_mean, n_releases=20,
                      random_state=5, n_jobs=2)
     np.testing.assert_array_equal(a.statistics_original, b.statistics_original)
     np.testing.assert_array_equal(a.statistics_replaced, b.statistics_replaced)
@@ -190,9 +190,9 @@ def test_canary_audit_on_frames_and_sparse():
     X = np.zeros((10, 2))
     frame = pd.DataFrame(X, columns=["a", "b"])
     r = canary_audit(_NoisyMean(1.0), frame, np.zeros(10), 2, [1.0, 0.0], 0.0,
-                     statistic=lambda e: e.mean_, n_releases=10, random_state=0)
+                     attack=lambda e: e.mean_, n_releases=10, random_state=0)
     dense = canary_audit(_NoisyMean(1.0), X, np.zeros(10), 2, [1.0, 0.0], 0.0,
-                         statistic=lambda e: e.mean_, n_releases=10, random_state=0)
+                         attack=lambda e: e.mean_, n_releases=10, random_state=0)
     np.testing.assert_allclose(r.statistics_replaced, dense.statistics_replaced)
 
     class _SparseMean(_NoisyMean):
@@ -200,7 +200,7 @@ def test_canary_audit_on_frames_and_sparse():
             return super().fit(np.asarray(X.todense()), y)
 
     s = canary_audit(_SparseMean(1.0), sp.csr_matrix(X), np.zeros(10), 2, [1.0, 0.0], 0.0,
-                     statistic=lambda e: e.mean_, n_releases=10, random_state=0)
+                     attack=lambda e: e.mean_, n_releases=10, random_state=0)
     np.testing.assert_allclose(s.statistics_replaced, dense.statistics_replaced)
 
 
@@ -217,12 +217,12 @@ def test_canary_audit_bad_input():
         canary_audit(est, X, y.astype(int), 0, [1.0], 0.5)
     with pytest.raises(ValueError, match="n_releases"):
         canary_audit(est, X, y, 0, [1.0], 0.0, n_releases=2)
-    with pytest.raises(TypeError, match="statistic"):
-        canary_audit(est, X, y, 0, [1.0], 0.0, statistic="mean_")
-    with pytest.raises(ValueError, match="statistic"):
-        canary_audit(est, X, y, 0, [1.0], 0.0, statistic=lambda e: np.nan, n_releases=4)
-    with pytest.raises(ValueError, match="statistic"):
-        canary_audit(est, X, y, 0, [1.0], 0.0, statistic=lambda e: [1.0, 2.0], n_releases=4)
+    with pytest.raises(TypeError, match="attack"):
+        canary_audit(est, X, y, 0, [1.0], 0.0, attack="mean_")
+    with pytest.raises(ValueError, match="attack"):
+        canary_audit(est, X, y, 0, [1.0], 0.0, attack=lambda e: np.nan, n_releases=4)
+    with pytest.raises(ValueError, match="attack"):
+        canary_audit(est, X, y, 0, [1.0], 0.0, attack=lambda e: [1.0, 2.0], n_releases=4)
     with pytest.raises(ValueError, match="y must be 1-D"):
         canary_audit(est, X, y[:-1], 0, [1.0], 0.0)
     with pytest.raises(ValueError, match="delta"):
@@ -252,7 +252,7 @@ def test_canary_audit_of_a_pipeline_reseeds_the_final_step_and_reads_its_claim()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = canary_audit(pipe, X, y, 0, -X[0], 1 - y[0], n_releases=20, random_state=0,
-                           statistic=lambda p: float(p[-1].coef_.ravel()[0]))
+                           attack=lambda p: float(p[-1].coef_.ravel()[0]))
     assert np.unique(res.statistics_original).size == 20
     assert np.unique(res.statistics_replaced).size == 20
     final = clone(pipe).fit(X, y)[-1]

@@ -150,7 +150,7 @@ def test_membership_roc_several_results_on_given_axes():
     conf = membership_inference(tree, X[:100], y[:100], X[100:], y[100:], random_state=0)
     members = np.zeros(200, bool)
     members[:100] = True
-    lr = lira(tree, X, y, members, n_shadow=4, random_state=0)
+    lr = lira(tree, X, y, members, n_reference_models=4, random_state=0)
     fig, ax = plt.subplots()
     displays = MembershipROCDisplay.from_results([conf, lr], names=["confidence", "LiRA"],
                                                  ax=ax)

@@ -117,7 +117,7 @@ def _audit(cls, template, X, y, epsilon, n_releases, regression=False, seed=0):
     sigma = clone(template).fit(X, y).sigma_for_epsilon(epsilon, DELTA)
     est = cls(**{**template.get_params(), "sigma": sigma})
     res = canary_audit(est, X, y, j, x_new, y_new,
-                       statistic=functools.partial(_projection, direction=v),
+                       attack=functools.partial(_projection, direction=v),
                        n_releases=n_releases, delta=DELTA, known_fraction=0.1, refit=False,
                        random_state=seed)
     return res, shift, sens, sigma
@@ -166,14 +166,14 @@ def test_canary_audit_without_refit_equals_refitting(cls):
     est = cls(sigma=0.05, alpha=1.0, fit_intercept=False, data_norm=R, classes=[0, 1])
     j, x_new, y_new, v, _, _ = _worst_pair(est, X, y)
     stat = functools.partial(_projection, direction=v)
-    fast = canary_audit(est, X, y, j, x_new, y_new, refit=False, statistic=stat,
+    fast = canary_audit(est, X, y, j, x_new, y_new, refit=False, attack=stat,
                         n_releases=30, random_state=3)
     orig, repl = _manual_refits(est, X, y, j, x_new, y_new, stat, 30, 3)
     np.testing.assert_array_equal(fast.statistics_original, orig)
     np.testing.assert_array_equal(fast.statistics_replaced, repl)
     assert fast.claimed_epsilon == clone(est).fit(X, y).epsilon_ < np.inf
     # and the refit path of canary_audit sees the same distributions (other seeds)
-    slow = canary_audit(est, X, y, j, x_new, y_new, refit=True, statistic=stat,
+    slow = canary_audit(est, X, y, j, x_new, y_new, refit=True, attack=stat,
                         n_releases=30, random_state=3)
     assert slow.claimed_epsilon == fast.claimed_epsilon
     spread = 10 * est.sigma / 10 ** (cls is _TenfoldLessNoise)
@@ -276,6 +276,6 @@ def test_audit_reads_the_claimed_delta_from_the_fitted_model():
                                 data_norm=1.0, delta=1e-6, alpha=1.0).fit(X, y)
     assert est.delta_ == 1e-6
     result = canary_audit(est, X, y, 0, -X[0], 1 - y[0], n_releases=50, random_state=0,
-                          statistic=lambda e: float(e.coef_.ravel() @ X[0]))
+                          attack=lambda e: float(e.coef_.ravel() @ X[0]))
     assert result.claimed_delta == 1e-6
     assert result.claimed_epsilon == est.epsilon_

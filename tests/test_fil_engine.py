@@ -1,16 +1,16 @@
 """The structured FIL engine against independent oracles.
 
-Oracles: explicit per-example Jacobians with an SVD (``_dense``), central finite
+Oracles: explicit per-example Jacobians with an SVD (``_fil_dense_oracle``), central finite
 differences of exact refits, and the dense definitions of group / attribute / FIM.
 """
 
 import numpy as np
 import pytest
+from _fil_dense_oracle import dense_jacobians
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.sparse.linalg import LinearOperator
 
-from sklearn_privacy.fil._dense import dense_jacobians
 from sklearn_privacy.fil._engine import FILEngine
 from sklearn_privacy.fil._glm import LOGISTIC, SQUARED, fit_minimiser
 from sklearn_privacy.fil._secular import largest_eigenvalue_rank2

@@ -7,6 +7,7 @@ import pickle
 import joblib
 import numpy as np
 import pytest
+from _fil_dense_oracle import dense_jacobians
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import Pipeline
@@ -14,7 +15,6 @@ from sklearn.preprocessing import StandardScaler
 
 from sklearn_privacy import FILLinearRegression, FILLogisticRegression
 from sklearn_privacy.exceptions import AuditStateUnavailableError
-from sklearn_privacy.fil._dense import dense_jacobians
 from sklearn_privacy.fil._glm import LOGISTIC, SQUARED
 
 

@@ -6,6 +6,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from _fil_dense_oracle import dense_jacobians
 from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_privacy import (
@@ -15,7 +16,6 @@ from sklearn_privacy import (
     IRFILLogisticRegression,
 )
 from sklearn_privacy.exceptions import NumericalPrecisionWarning
-from sklearn_privacy.fil._dense import dense_jacobians
 from sklearn_privacy.fil._glm import LOGISTIC, SQUARED, SingularHessianError
 
 ESTIMATORS = [FILLinearRegression, FILLogisticRegression, IRFILLinearRegression,

@@ -411,7 +411,7 @@ def test_canary_audit_stays_below_the_claim(epsilon):
     v = shift / np.linalg.norm(shift)
     sigma = clone(template).fit(X, y).sigma_for_epsilon(epsilon, 1e-5)
     stat = functools.partial(_projection, direction=v)
-    kw = dict(statistic=stat, n_releases=4000, delta=1e-5, known_fraction=0.1,
+    kw = dict(attack=stat, n_releases=4000, delta=1e-5, known_fraction=0.1,
               refit=False, random_state=0)
     est = clone(template).set_params(sigma=sigma)
     res = canary_audit(est, X, y, j, x_new, y_new, **kw)
@@ -424,10 +424,10 @@ def test_canary_audit_stays_below_the_claim(epsilon):
 
 # ------------------------------------------------------------------ one-vs-rest
 def test_one_vs_rest_releases_add_their_fisher_information():
+    from _fil_dense_oracle import dense_jacobians
     from sklearn.multiclass import OneVsRestClassifier
 
     from sklearn_privacy.fil import EtaDisplay, fisher_information
-    from sklearn_privacy.fil._dense import dense_jacobians
 
     X, y = _data(n=90)
     sigmas = [0.5, 1.0, 2.0]

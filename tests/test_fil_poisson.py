@@ -11,11 +11,11 @@ import pickle
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _fil_dense_oracle import dense_eta, dense_jacobians
 from sklearn.linear_model import PoissonRegressor
 
 from sklearn_privacy import FILPoissonRegressor
 from sklearn_privacy.fil import eta
-from sklearn_privacy.fil._dense import dense_eta, dense_jacobians
 from sklearn_privacy.fil._glm import POISSON
 
 

@@ -235,7 +235,7 @@ def test_auditing_page_worst_pair_audit():
                               alpha=1e4)
     pair = worst_case_neighbours(est, X1, y1, random_state=0)
     sigma = clone(est).set_params(sigma=1.0).fit(X1, y1).sigma_for_epsilon(4.0)
-    kw = dict(statistic=pair.statistic(), n_releases=20_000, refit=False, random_state=0)
+    kw = dict(attack=pair.statistic(), n_releases=20_000, refit=False, random_state=0)
     args = (X1, y1, pair.index, pair.x_replacement, pair.y_replacement)
     res = canary_audit(est.set_params(sigma=sigma), *args, **kw)
     assert res.claimed_epsilon == pytest.approx(4.0)
@@ -259,7 +259,7 @@ def test_certified_minimiser_release_audit():
     assert np.isfinite(fitted.epsilon_)
     pair = worst_case_neighbours(est, X, y, random_state=0)
     assert pair.ratio > 0.5
-    kw = dict(statistic=pair.statistic(), n_releases=4000, refit=False, random_state=0)
+    kw = dict(attack=pair.statistic(), n_releases=4000, refit=False, random_state=0)
     args = (X, y, pair.index, pair.x_replacement, pair.y_replacement)
     res = canary_audit(est, *args, **kw)
     assert res.claimed_epsilon == pytest.approx(fitted.epsilon_)
@@ -327,7 +327,7 @@ def test_multiclass_dp_view_audit():
     j, row, label, v, ratio = _multinomial_worst_pair(est, X, y)
     assert ratio > 0.01
     res = canary_audit(est, X, y, j, row, label,
-                       statistic=functools.partial(_flat_coef_projection, direction=v),
+                       attack=functools.partial(_flat_coef_projection, direction=v),
                        n_releases=4000, refit=False, random_state=0)
     assert res.claimed_epsilon == pytest.approx(1.0)
     assert res.epsilon_lower_bound <= 1.0 and not res.violates_claim
@@ -391,7 +391,7 @@ def _pipeline_audit(make, X, y, extreme, label, n_releases, redraw=True):
         v, _ = _direction(make(sigma).fit(X, y)[-1], make(sigma).fit(Xp, yp)[-1])
     stat = functools.partial(_projection, direction=v)
     template = _RedrawablePipeline(make(sigma).steps) if redraw else make(sigma)
-    return canary_audit(template, X, y, 0, extreme, label, statistic=stat,
+    return canary_audit(template, X, y, 0, extreme, label, attack=stat,
                         n_releases=n_releases, refit=not redraw, random_state=0), sigma
 
 
@@ -562,7 +562,7 @@ def test_fil_audit_release_audit(C):
     pair = worst_case_neighbours(same, Xb, yb, random_state=0)
     assert pair.ratio > 0.05
     args = (Xb, yb, pair.index, pair.x_replacement, pair.y_replacement)
-    kw = dict(statistic=pair.statistic(), n_releases=10_000, refit=False, random_state=0)
+    kw = dict(attack=pair.statistic(), n_releases=10_000, refit=False, random_state=0)
     res = canary_audit(_AuditedRelease(C=C, sigma=sigma), *args, **kw)
     assert res.claimed_epsilon == pytest.approx(1.0) and res.claimed_delta == 1e-5
     assert res.epsilon_lower_bound <= 1.0 and not res.violates_claim
@@ -711,7 +711,7 @@ def test_multicalibrator_audit():
     base = DummyClassifier(strategy="prior").fit(np.zeros((2, 1)), [0, 1])
     X = np.zeros((100, 1))
     y = np.r_[np.ones(70), np.zeros(30)].astype(int)
-    kw = dict(statistic=_proba_at_zero, n_releases=150, random_state=0)
+    kw = dict(attack=_proba_at_zero, n_releases=150, random_state=0)
     mc = PrivateMulticalibrator(FrozenEstimator(base), mechanism="numeric_sparse",
                                 epsilon=1.0, calibration_tol=0.1, n_bins=2)
     res = canary_audit(mc, X, y, 99, [0.0], 1, **kw)
@@ -773,7 +773,7 @@ def test_dp_view_and_multiclass_audits_at_the_pages_sizes():
     est.set_params(sigma=clone(est).fit(X, y).sigma_for_epsilon(1.0, delta=1e-5))
     pair = worst_case_neighbours(est, X, y, random_state=0)
     res = canary_audit(est, X, y, pair.index, pair.x_replacement, pair.y_replacement,
-                       statistic=pair.statistic(), n_releases=100_000, refit=False,
+                       attack=pair.statistic(), n_releases=100_000, refit=False,
                        random_state=0)
     assert res.claimed_epsilon == pytest.approx(1.0)
     assert res.epsilon_lower_bound <= 1.0 and not res.violates_claim
@@ -785,7 +785,7 @@ def test_dp_view_and_multiclass_audits_at_the_pages_sizes():
     est.set_params(sigma=clone(est).fit(X, y).sigma_for_epsilon(1.0))
     j, row, label, v, _ = _multinomial_worst_pair(est, X, y)
     res = canary_audit(est, X, y, j, row, label,
-                       statistic=functools.partial(_flat_coef_projection, direction=v),
+                       attack=functools.partial(_flat_coef_projection, direction=v),
                        n_releases=20_000, refit=False, random_state=0)
     assert res.claimed_epsilon == pytest.approx(1.0)
     assert res.epsilon_lower_bound <= 1.0 and not res.violates_claim

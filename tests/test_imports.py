@@ -134,3 +134,39 @@ def test_release_audit_attributes_name_public_classes():
 
     for name in AUDIT_ATTRIBUTES:
         assert isinstance(getattr(sklearn_privacy, name, None), type), name
+
+
+def test_private_scikit_learn_api_only_in_fixes():
+    """``sklearn.*._private`` modules and names are imported in ``utils/fixes.py`` only."""
+    import re
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parents[1] / "sklearn_privacy"
+    pattern = re.compile(r"sklearn\.(?:\w+\.)*_\w+|_param_validation|\._validate_params\(|"
+                         r"_routing_enabled")
+    offenders = [f"{p.relative_to(package)}:{i}: {line.strip()}"
+                 for p in package.rglob("*.py") if p.name != "fixes.py"
+                 for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+                 if pattern.search(line)]
+    assert not offenders, "\n".join(offenders)
+    assert pattern.search((package / "utils" / "fixes.py").read_text(encoding="utf-8"))
+
+
+def test_dask_backend_does_not_import_the_estimator_module():
+    """``fil/_base.py`` calls the dask backend through ``_dask.BACKEND``; the backend takes
+    its helpers from ``fil/_bounds.py`` and never imports ``_base`` back (no circle)."""
+    import ast
+    from pathlib import Path
+
+    fil_dir = Path(__file__).resolve().parents[1] / "sklearn_privacy" / "fil"
+
+    def imported(name):
+        tree = ast.parse((fil_dir / name).read_text(encoding="utf-8"))
+        return {(node.module or "") for node in ast.walk(tree)
+                if isinstance(node, ast.ImportFrom) and node.level == 1}
+
+    assert "_base" not in imported("_dask.py")
+    assert not {"_base", "_dask"} & imported("_bounds.py")
+    assert "_dask" in imported("_base.py")
+    from sklearn_privacy.fil import _dask
+    assert callable(_dask.BACKEND.fit_exact) and callable(_dask.BACKEND.is_dask_collection)

@@ -30,7 +30,7 @@ def lira_online(mnist_overfit):
     X, y, members, clf = mnist_overfit
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return lira(clf, X, y, members, n_shadow=16, random_state=0)
+        return lira(clf, X, y, members, n_reference_models=16, random_state=0)
 
 
 def test_lira_beats_threshold_attacks_on_overfit_model(mnist_overfit, lira_online):
@@ -112,7 +112,7 @@ def test_offline_global_variance_and_parallel_determinism():
     y = (X[:, 0] + rng.normal(size=200) > 0).astype(int)
     members = np.arange(100)
     tree = DecisionTreeClassifier(min_samples_leaf=2, random_state=0).fit(X[:100], y[:100])
-    off = lira(tree, X, y, members, n_shadow=6, online=False, global_variance=True,
+    off = lira(tree, X, y, members, n_reference_models=6, online=False, global_variance=True,
                random_state=0)
     S, IN = off.shadow_statistics, off.shadow_in
     out = np.where(~IN, S - np.where(~IN, S, 0).sum(0) / (~IN).sum(0), 0.0)
@@ -121,7 +121,7 @@ def test_offline_global_variance_and_parallel_determinism():
     expected = norm.logcdf(off.target_statistics, mu, sd)
     np.testing.assert_allclose(np.r_[off.scores_members, off.scores_nonmembers],
                                np.r_[expected[:100], expected[100:]], rtol=1e-10)
-    par = lira(tree, X, y, members, n_shadow=6, online=False, global_variance=True,
+    par = lira(tree, X, y, members, n_reference_models=6, online=False, global_variance=True,
                random_state=0, n_jobs=2)
     np.testing.assert_array_equal(par.shadow_statistics, off.shadow_statistics)
     assert par.auc == off.auc
@@ -140,8 +140,8 @@ def test_large_sigma_defeats_attacks():
     thr = [membership_inference(est, X[members], y[members], X[~members], y[~members],
                                 attack=a, random_state=0)
            for a in ("confidence", "entropy", "modified_entropy", "loss")]
-    offline = lira(est, X, y, members, n_shadow=8, online=False, random_state=0)
-    online = lira(est, X, y, members, n_shadow=8, random_state=0)
+    offline = lira(est, X, y, members, n_reference_models=8, online=False, random_state=0)
+    online = lira(est, X, y, members, n_reference_models=8, random_state=0)
     for r in (*thr, offline, online):
         assert abs(r.auc - 0.5) < 0.1
         assert abs(r.balanced_accuracy - 0.5) < 0.1
@@ -158,17 +158,17 @@ def test_bad_input():
         lira(clf, X, y, np.array([0, 50]))
     with pytest.raises(ValueError, match="at least 2 members"):
         lira(clf, X, y, np.array([0]))
-    with pytest.raises(ValueError, match="n_shadow"):
-        lira(clf, X, y, np.arange(20), n_shadow=1)
+    with pytest.raises(ValueError, match="n_reference_models"):
+        lira(clf, X, y, np.arange(20), n_reference_models=1)
     with pytest.raises(ValueError, match="global_variance=True"):
-        lira(clf, X, y, np.arange(20), n_shadow=2)
+        lira(clf, X, y, np.arange(20), n_reference_models=2)
     with pytest.raises(ValueError, match="y has 39 entries but X has 40 rows"):
         lira(clf, X, y[:-1], np.arange(20))
     svc = LinearSVC().fit(X[:20], y[:20])
     with pytest.raises(ValueError, match="predict_proba"):
-        lira(svc, X, y, np.arange(20), n_shadow=4)
+        lira(svc, X, y, np.arange(20), n_reference_models=4)
     with pytest.raises(ValueError, match="not trained on"):
-        lira(clf, X, np.where(y == 1, 2, 0), np.arange(20), n_shadow=4)
+        lira(clf, X, np.where(y == 1, 2, 0), np.arange(20), n_reference_models=4)
 
 
 @pytest.mark.slow
@@ -181,7 +181,7 @@ def test_mlp_on_mnist_lira_and_threshold_attacks():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         mlp.fit(X[members], y[members])
-        res = lira(mlp, X, y, members, n_shadow=16, n_jobs=2, random_state=0)
+        res = lira(mlp, X, y, members, n_reference_models=16, n_jobs=2, random_state=0)
     thr = [membership_inference(mlp, X[members], y[members], X[~members], y[~members],
                                 attack=a, random_state=0)
            for a in ("confidence", "entropy", "modified_entropy", "loss")]

@@ -31,8 +31,9 @@ def _data():
 @pytest.mark.parametrize("attack", ["lira", "rmia"])
 def test_dask_backend_equals_loky(attack, client):
     X, y, members, target = _data()
-    run = {"lira": lambda: lira(target, X, y, members, n_shadow=6, random_state=0),
-           "rmia": lambda: rmia(target, X, y, members, n_reference=6, random_state=0)}[attack]
+    run = {"lira": lambda: lira(target, X, y, members, n_reference_models=6, random_state=0),
+           "rmia": lambda: rmia(target, X, y, members, n_reference_models=6,
+                                random_state=0)}[attack]
     with joblib.parallel_config(backend="loky", n_jobs=2):
         loky = run()
     from distributed import get_task_stream

@@ -176,7 +176,7 @@ def test_privacy_audit_on_neighbouring_calibration_sets(broken, monkeypatch):
     est = PrivateMulticalibrator(FrozenEstimator(_StepBase().fit(X, y)), (), n_bins=1,
                                  mechanism="numeric_sparse", epsilon=1.0, max_updates=1,
                                  min_cell_size=1, threshold=5.0, max_iter=1)
-    res = canary_audit(est, X, y, -1, X2[-1], y2[-1], statistic=_first_shift,
+    res = canary_audit(est, X, y, -1, X2[-1], y2[-1], attack=_first_shift,
                        n_releases=500, random_state=0)
     assert res.claimed_epsilon == 1.0
     assert res.claimed_delta == 0.0

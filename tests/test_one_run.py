@@ -133,7 +133,7 @@ def test_fil_release_at_its_claim_is_not_refuted_and_a_lie_is():
     X = X / np.max(np.linalg.norm(X, axis=1))
     sigma = _dp_fil(X, 1.0).fit(X, y).sigma_for_epsilon(1.0)
     for seed in range(3):
-        res = one_run_audit(_dp_fil(X, sigma), X, y, canaries="fil_worst", score="whitebox",
+        res = one_run_audit(_dp_fil(X, sigma), X, y, canaries="fil_worst", attack="whitebox",
                             random_state=seed)
         assert res.n_canaries == X.shape[1]          # one canary per feature
         assert np.isfinite(res.claimed_epsilon) and res.claimed_epsilon <= 1.0
@@ -153,7 +153,7 @@ def test_fil_release_at_its_claim_is_not_refuted_and_a_lie_is():
         res = one_run_audit(Liar(fit_intercept=False, data_norm=1.0, alpha=0.01,
                                  sigma=sigma / 100, classes=[0, 1]), X, y,
                             canaries="fil_worst",
-                            score="whitebox", delta=1e-5, random_state=0)
+                            attack="whitebox", delta=1e-5, random_state=0)
     assert res.violates_claim and res.epsilon_lower_bound > 1.5
     assert "refuted" in res.statement and "not refuted" not in res.statement
 
@@ -165,14 +165,14 @@ def test_fil_least_squares_whitebox_runs_and_respects_its_claim():
     y = np.clip(X @ rng.normal(size=8), -1, 1)
     est = FILLinearRegression(fit_intercept=False, data_norm=1.0, target_bound=1.0,
                               alpha=0.05, sigma=0.05)
-    res = one_run_audit(est, X, y, canaries="fil_worst", score="whitebox", random_state=0)
+    res = one_run_audit(est, X, y, canaries="fil_worst", attack="whitebox", random_state=0)
     assert res.n_canaries == 8 and np.isfinite(res.claimed_epsilon)
     assert res.epsilon_lower_bound <= res.claimed_epsilon
 
 
 def test_reference_calibration_and_parallel_backends_agree():
     X, y = _adult(800)
-    kw = dict(n_canaries=100, n_references=2, random_state=5)
+    kw = dict(n_canaries=100, n_reference_models=2, random_state=5)
     est = LogisticRegression(max_iter=500)
     a = one_run_audit(est, X, y, n_jobs=1, **kw)
     b = one_run_audit(est, X, y, n_jobs=2, **kw)
@@ -180,7 +180,7 @@ def test_reference_calibration_and_parallel_backends_agree():
     np.testing.assert_allclose(a.scores, b.scores, rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(a.included, b.included)
     assert a.epsilon_lower_bound == pytest.approx(b.epsilon_lower_bound, abs=1e-9)
-    assert "calibrated by 2 reference models" in a.score
+    assert "calibrated by 2 reference models" in a.attack
 
 
 def test_raw_frame_pipeline_with_given_canaries():
@@ -211,11 +211,11 @@ def test_raw_frame_pipeline_with_given_canaries():
 
 @pytest.mark.parametrize("kwargs,match", [
     ({"canaries": "nope"}, "canaries must be one of"),
-    ({"score": "nope"}, "score must be one of"),
+    ({"attack": "nope"}, "attack must be one of"),
     ({"n_canaries": 0}, "n_canaries must be a positive integer"),
-    ({"n_references": -1}, "n_references must be"),
+    ({"n_reference_models": -1}, "n_reference_models must be"),
     ({"canaries": "given"}, "needs X_canaries and y_canaries"),
-    ({"score": "whitebox"}, "needs a FIL estimator"),
+    ({"attack": "whitebox"}, "needs a FIL estimator"),
     ({"k_plus": 0, "k_minus": 0}, "makes no guess"),
     ({"k_plus": 90, "k_minus": 20, "n_canaries": 100}, "exceeds the 100 canaries"),
     ({"confidence": 1.5}, "confidence must be"),

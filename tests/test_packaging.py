@@ -133,18 +133,29 @@ def test_version_is_declared_once_and_released_in_the_changelog():
     assert "version policy" in changelog.lower()
 
 
-def test_deprecation_messages_follow_the_policy():
-    """Deprecated in 0.2, removed in 0.4: no message names another version."""
-    found = 0
+def test_no_deprecation_shims_before_the_first_published_release():
+    """Nothing was published to an index, so replaced names were removed, not deprecated
+    (CHANGELOG, "Unreleased"): no FutureWarning or deprecation message in the package."""
     for path in (ROOT / "sklearn_privacy").rglob("*.py"):
         text = path.read_text(encoding="utf-8")
-        for m in re.finditer(r"deprecated since (\d+\.\d+)", text, flags=re.I):
-            found += 1
-            assert m.group(1) == "0.2", f"{path.name}: {m.group(0)}"
-        for m in re.finditer(r"removed in (?:version )?(\d+\.\d+)", text, flags=re.I):
-            assert m.group(1) == "0.4", f"{path.name}: {m.group(0)}"
-        assert "removed in a future release" not in text, path.name
-    assert found >= 1
+        assert "FutureWarning" not in text, path.name
+        assert not re.search(r"deprecated since|will be removed in", text, flags=re.I), path.name
+    assert "removed, not deprecated" in (ROOT / "CHANGELOG.rst").read_text(encoding="utf-8")
+
+
+def test_the_wheel_holds_no_test_oracle():
+    """The wheel is every module of the packages setuptools finds (pyproject's
+    ``packages.find``) plus the data files; none of them is a test oracle."""
+    from setuptools import find_packages
+
+    packages = find_packages(str(ROOT), include=PYPROJECT["tool"]["setuptools"]["packages"]
+                             ["find"]["include"])
+    assert "sklearn_privacy.fil" in packages and not any(p.startswith("tests") for p in packages)
+    shipped = [f for p in packages for f in (ROOT / p.replace(".", "/")).glob("*.py")]
+    assert len(shipped) > 50
+    for f in shipped:
+        assert "test oracle" not in f.read_text(encoding="utf-8").lower(), f
+    assert (ROOT / "tests" / "_fil_dense_oracle.py").exists()
 
 
 def test_declared_license_files_exist():

@@ -300,8 +300,8 @@ def test_lira_and_inversion_scorer_on_raw_frames():
     members = np.zeros(len(y), bool)
     members[:80] = True
     target = _clf_pipeline().fit(df.iloc[:80], y[:80])
-    res = lira(target, df, y, members, n_shadow=4, random_state=0)
-    ref = lira(target, df, y, np.arange(80), n_shadow=4, random_state=0)
+    res = lira(target, df, y, members, n_reference_models=4, random_state=0)
+    ref = lira(target, df, y, np.arange(80), n_reference_models=4, random_state=0)
     assert np.isfinite(res.auc) and res.auc == ref.auc
     dfr, yr = _frame()
     scorer = make_attribute_inversion_scorer("race", LEVELS, n_draws=5, random_state=0)

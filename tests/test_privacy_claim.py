@@ -505,7 +505,7 @@ def test_audit_of_the_dp_view_guide_workflow_stays_under_its_claim():
     shift = clone(clf).fit(Xp, yp)._audit_engine().theta - theta
     assert np.linalg.norm(shift) > 0.3 * clf.sensitivity_    # a strong pair
     stat = functools.partial(_projection, direction=shift / np.linalg.norm(shift))
-    res = canary_audit(template, X, y, 0, canary, 1, statistic=stat, refit=False,
+    res = canary_audit(template, X, y, 0, canary, 1, attack=stat, refit=False,
                        n_releases=2000, random_state=0)
     assert res.claimed_epsilon == pytest.approx(1.0) and res.claimed_delta == 1e-5
     assert res.epsilon_lower_bound <= 1.0 and not res.violates_claim
@@ -538,7 +538,7 @@ def test_audit_of_the_multicalibration_guide_workflow_stays_under_its_claim():
     canary = Xc.iloc[[0]].assign(race="Black", sex="Female")
     stat = functools.partial(_first_probability, row=canary)
     res = canary_audit(mc, Xc, yc, 0, canary, ">50K" if yc[0] == "<=50K" else "<=50K",
-                       statistic=stat, n_releases=80, random_state=0)
+                       attack=stat, n_releases=80, random_state=0)
     assert res.claimed_epsilon <= 1.0 and res.claimed_delta == 0.0
     assert not res.violates_claim
 

@@ -53,7 +53,7 @@ def _paper_scores(target, refs, ref_in, X, y, z_rows, online, a, gamma):
                           (False, 1.0, 2.0, 25), (True, 0.5, 0.5, 40)])
 def test_scores_equal_the_papers_formula(online, a, gamma, n_population):
     X, y, members, target = _small_case()
-    res = rmia(target, X, y, members, n_reference=4, online=online, offline_a=a, gamma=gamma,
+    res = rmia(target, X, y, members, n_reference_models=4, online=online, offline_a=a, gamma=gamma,
                n_population=n_population, random_state=3)
     # independent reference models: refits of the target's hyper-parameters on the
     # reported training halves (lbfgs is deterministic)
@@ -70,8 +70,8 @@ def test_scores_equal_the_papers_formula(online, a, gamma, n_population):
 
 def test_same_reference_models_and_result_type_as_lira():
     X, y, members, target = _small_case(1, 120)
-    r = rmia(target, X, y, members, n_reference=4, random_state=7)
-    li = lira(target, X, y, members, n_shadow=4, random_state=7)
+    r = rmia(target, X, y, members, n_reference_models=4, random_state=7)
+    li = lira(target, X, y, members, n_reference_models=4, random_state=7)
     assert isinstance(r, LiRAResult) and isinstance(r, MembershipInferenceResult)
     np.testing.assert_array_equal(r.shadow_in, li.shadow_in)
     # the same fitted models: LiRA's logit statistic from RMIA's log-probabilities
@@ -90,29 +90,29 @@ def test_rmia_finds_an_overfit_tree_and_not_a_constant_model():
     members = np.zeros(400, bool)
     members[:200] = True
     tree = DecisionTreeClassifier(random_state=0).fit(X[:200], y[:200])
-    res = rmia(tree, X, y, members, n_reference=2, random_state=0)
+    res = rmia(tree, X, y, members, n_reference_models=2, random_state=0)
     assert res.auc > 0.7
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         flat = LogisticRegression(C=1e-8).fit(X[:200], y[:200])
-    res = rmia(flat, X, y, members, n_reference=4, online=False, random_state=0)
+    res = rmia(flat, X, y, members, n_reference_models=4, online=False, random_state=0)
     assert abs(res.auc - 0.5) < 0.1
 
 
 def test_parallel_and_sequential_fits_agree():
     X, y, members, target = _small_case(2, 80)
-    a = rmia(target, X, y, members, n_reference=4, random_state=0)
-    b = rmia(target, X, y, members, n_reference=4, random_state=0, n_jobs=2)
+    a = rmia(target, X, y, members, n_reference_models=4, random_state=0)
+    b = rmia(target, X, y, members, n_reference_models=4, random_state=0, n_jobs=2)
     np.testing.assert_array_equal(a.shadow_statistics, b.shadow_statistics)
     np.testing.assert_array_equal(a.scores_members, b.scores_members)
 
 
 def test_bad_input_names_the_parameter():
     X, y, members, target = _small_case()
-    with pytest.raises(ValueError, match="n_reference"):
-        rmia(target, X, y, members, n_reference=1)
-    with pytest.raises(TypeError, match="n_reference"):
-        rmia(target, X, y, members, n_reference=2.5)
+    with pytest.raises(ValueError, match="n_reference_models"):
+        rmia(target, X, y, members, n_reference_models=1)
+    with pytest.raises(TypeError, match="n_reference_models"):
+        rmia(target, X, y, members, n_reference_models=2.5)
     with pytest.raises(ValueError, match="offline_a"):
         rmia(target, X, y, members, offline_a=1.5)
     with pytest.raises(ValueError, match="gamma"):

@@ -78,7 +78,7 @@ def test_pair_statistic_drives_canary_audit_towards_the_claim():
     pair = worst_case_neighbours(est, X, y, random_state=0)
     sigma = clone(est).set_params(sigma=1.0).fit(X, y).sigma_for_epsilon(4.0)
     res = canary_audit(clone(est).set_params(sigma=sigma), X, y, pair.index,
-                       pair.x_replacement, pair.y_replacement, statistic=pair.statistic(),
+                       pair.x_replacement, pair.y_replacement, attack=pair.statistic(),
                        n_releases=20_000, refit=False, random_state=0)
     assert res.claimed_epsilon == pytest.approx(4.0)
     # a tight pair and the optimal statistic: a large share of the claim, never above it

@@ -368,7 +368,7 @@ class CanaryAuditResult:
     ...         return {"mean_": "dp", "epsilon_": "constant"}
     >>> X = np.zeros((10, 1)); y = np.zeros(10)
     >>> res = canary_audit(NoisyMean(), X, y, 0, [1.0], 0.0,
-    ...                    statistic=lambda est: est.mean_, n_releases=20, random_state=0)
+    ...                    attack=lambda est: est.mean_, n_releases=20, random_state=0)
     >>> res.claimed_epsilon, res.statistics_replaced[:2], res.violates_claim
     (0.1, array([0.1, 0.1]), True)
     >>> res.claim_source
@@ -399,13 +399,13 @@ class CanaryAuditResult:
 
 
 def _output_at(estimator, x_row):
-    """Default statistic: the release's output at the replacement row."""
+    """Default attack: the release's output at the replacement row."""
     for method in ("decision_function", "predict_proba", "predict"):
         if hasattr(estimator, method):
             out = np.asarray(getattr(estimator, method)(x_row), dtype=float)
             return float(out.reshape(out.shape[0], -1)[0, -1])
-    raise ValueError("statistic=None needs decision_function, predict_proba or predict; "
-                     f"{type(estimator).__name__} has none. Pass statistic=callable.")
+    raise ValueError("attack=None needs decision_function, predict_proba or predict; "
+                     f"{type(estimator).__name__} has none. Pass attack=callable.")
 
 
 def _fit_one(estimator, X, y, seed, fit_params):
@@ -413,33 +413,33 @@ def _fit_one(estimator, X, y, seed, fit_params):
     return est.fit(X, y, **fit_params)
 
 
-def _evaluate(est, statistic, claim=None):
-    """(statistic, claim) of one fitted release (``claim`` given: reused as is)."""
-    value = statistic(est)
+def _evaluate(est, attack, claim=None):
+    """(attack, claim) of one fitted release (``claim`` given: reused as is)."""
+    value = attack(est)
     try:
         value = float(np.asarray(value, dtype=float).reshape(()))
     except (TypeError, ValueError):
-        raise ValueError(f"statistic must return one real number per release; got "
+        raise ValueError(f"attack must return one real number per release; got "
                          f"{value!r}.") from None
     if not np.isfinite(value):
-        raise ValueError(f"statistic returned {value!r}; it must return a finite number.")
+        raise ValueError(f"attack returned {value!r}; it must return a finite number.")
     if claim is None:
         claim = privacy_claim(est, allow_seeded=True)
     return value, claim
 
 
-def _release(estimator, X, y, seed, fit_params, statistic):
-    return _evaluate(_fit_one(estimator, X, y, seed, fit_params), statistic)
+def _release(estimator, X, y, seed, fit_params, attack):
+    return _evaluate(_fit_one(estimator, X, y, seed, fit_params), attack)
 
 
-def _redraws(fitted, seeds, statistic):
+def _redraws(fitted, seeds, attack):
     """Releases of one fitted output-perturbation model with fresh noise (one per seed).
 
     Release ``k`` is the release of a refit with ``random_state=np.random.default_rng(
     seeds[k])`` (a Generator: seeding one is ~10x cheaper than a legacy RandomState).
     """
     claim = privacy_claim(fitted, allow_seeded=True)  # a redraw changes only the noise
-    return [_evaluate(fitted._redraw_release(np.random.default_rng(int(seed))), statistic,
+    return [_evaluate(fitted._redraw_release(np.random.default_rng(int(seed))), attack,
                       claim)
             for seed in seeds]
 
@@ -492,7 +492,7 @@ def _replace_row(X, y, index, x_new, y_new):
 
 
 def canary_audit(estimator, X, y, index: int, x_replacement, y_replacement, *,
-                 statistic=None, n_releases: int = 200, delta: float | None = None,
+                 attack=None, n_releases: int = 200, delta: float | None = None,
                  confidence: float = 0.95, known_fraction: float = 0.5,
                  fit_params: dict | None = None, refit: bool = True, n_jobs=None,
                  verbose: int = 0, random_state=None) -> CanaryAuditResult:
@@ -501,10 +501,10 @@ def canary_audit(estimator, X, y, index: int, x_replacement, y_replacement, *,
     ``D = (X, y)``; ``D'`` is ``D`` with row ``index`` replaced by ``(x_replacement,
     y_replacement)`` -- the replace-one neighbouring relation of the library's DP
     components. ``n_releases`` releases are trained on each (``clone(estimator)``, its
-    ``random_state`` parameter, if any, set to a distinct seed per release), ``statistic``
+    ``random_state`` parameter, if any, set to a distinct seed per release), ``attack``
     maps every release to one number, and :func:`epsilon_lower_bound` turns the two samples
     into a lower bound on epsilon (``D'`` the positives). Its confidence statement holds
-    for the fixed pair whatever the statistic, provided the statistic and the pair are
+    for the fixed pair whatever the attack statistic, provided it and the pair are
     chosen without looking at these releases: a bound above the claimed epsilon
     (``claimed_epsilon``, the :func:`~sklearn_privacy.privacy_claim` of the whole release,
     every pipeline step included) refutes the claim at that confidence. A bound below the
@@ -534,8 +534,8 @@ def canary_audit(estimator, X, y, index: int, x_replacement, y_replacement, *,
         The row that replaces row ``index`` of ``X`` in ``D'`` (the canary).
     y_replacement : scalar
         Its label / target, of the same type as ``y``.
-    statistic : callable, default=None
-        ``statistic(fitted_release) -> float``, e.g. the projection of the released
+    attack : callable, default=None
+        ``attack(fitted_release) -> float``, e.g. the projection of the released
         coefficients on the direction the replacement moves them, or the release's output
         at the canary. ``None``: the output at the replacement row (``decision_function``,
         else the last column of ``predict_proba``, else ``predict``). Must be picklable
@@ -605,7 +605,7 @@ def canary_audit(estimator, X, y, index: int, x_replacement, y_replacement, *,
     ...         return {"mean_": "dp", "epsilon_": "constant"}
     >>> X = np.zeros((10, 1)); y = np.zeros(10)
     >>> res = canary_audit(NoisyMean(epsilon=1.0), X, y, 0, [1.0], 0.0,
-    ...                    statistic=lambda est: est.mean_, n_releases=1000, random_state=0)
+    ...                    attack=lambda est: est.mean_, n_releases=1000, random_state=0)
     >>> bool(0.5 < res.epsilon_lower_bound <= 1.0), res.claimed_epsilon  # true value: 1
     (True, 1.0)
     """
@@ -618,11 +618,11 @@ def canary_audit(estimator, X, y, index: int, x_replacement, y_replacement, *,
                          f"{y.shape}.")
     Xp, yp, x_row = _replace_row(X, y, index, x_replacement, y_replacement)
     n_releases = check_positive_int(n_releases, "n_releases", minimum=4)
-    if statistic is None:
-        statistic = functools.partial(_output_at, x_row=x_row)
-    elif not callable(statistic):
-        raise TypeError(f"statistic must be a callable statistic(fitted_estimator) -> float "
-                        f"or None; got {statistic!r}.")
+    if attack is None:
+        attack = functools.partial(_output_at, x_row=x_row)
+    elif not callable(attack):
+        raise TypeError(f"attack must be a callable attack(fitted_estimator) -> float "
+                        f"or None; got {attack!r}.")
     if delta is not None:
         delta = _check_probability(delta, "delta", low_open=False, high_open=True)
     confidence = _check_probability(confidence, "confidence", low_open=True, high_open=True)
@@ -642,7 +642,7 @@ def canary_audit(estimator, X, y, index: int, x_replacement, y_replacement, *,
         jobs = [(X, y, int(seeds[k])) for k in range(n_releases)]
         jobs += [(Xp, yp, int(seeds[n_releases + k])) for k in range(n_releases)]
         out = Parallel(n_jobs=n_jobs, verbose=verbose)(
-            delayed(_release)(estimator, A, b, seed, fit_params or {}, statistic)
+            delayed(_release)(estimator, A, b, seed, fit_params or {}, attack)
             for A, b, seed in jobs
         )
     else:
@@ -650,7 +650,7 @@ def canary_audit(estimator, X, y, index: int, x_replacement, y_replacement, *,
                 for A, b, k in ((X, y, 0), (Xp, yp, n_releases))]
         out = [o for side in (0, 1)
                for o in _redraws(fits[side], seeds[side * n_releases:(side + 1) * n_releases],
-                                 statistic)]
+                                 attack)]
     stats = np.array([o[0] for o in out])
     claim = max((o[1] for o in out), key=lambda c: (c.epsilon, c.delta))
     claimed_eps, claimed_delta = float(claim.epsilon), float(claim.delta)

@@ -66,7 +66,7 @@ def _statistic(estimator, X, y):
 class LiRAResult(MembershipInferenceResult):
     """:class:`MembershipInferenceResult` plus the shadow-model statistics.
 
-    ``shadow_statistics`` has shape (n_shadow, n_population), ``shadow_in`` the matching
+    ``shadow_statistics`` has shape (n_reference_models, n_population), ``shadow_in`` the matching
     boolean membership of every population row in every shadow training set, and
     ``target_statistics`` the target model's statistic on every population row.
 
@@ -99,10 +99,10 @@ class LiRAResult(MembershipInferenceResult):
         Decision ("member") of the thresholded attack on each evaluation member.
     eval_nonmember_decisions : ndarray of bool or None
         Decision of the thresholded attack on each evaluation non-member.
-    shadow_statistics : ndarray of shape (n_shadow, n_population)
+    shadow_statistics : ndarray of shape (n_reference_models, n_population)
         Statistic of every shadow model on every population row: the logit of the
         true-class confidence (classifiers) or minus the squared error (regressors).
-    shadow_in : ndarray of bool of shape (n_shadow, n_population)
+    shadow_in : ndarray of bool of shape (n_reference_models, n_population)
         Whether each population row is in each shadow model's training set.
     target_statistics : ndarray of shape (n_population,)
         The same statistic for the target model.
@@ -121,7 +121,7 @@ class LiRAResult(MembershipInferenceResult):
     >>> rng = np.random.RandomState(0)
     >>> X = rng.normal(size=(40, 2)); y = (X[:, 0] > 0).astype(int)
     >>> clf = LogisticRegression().fit(X[:20], y[:20])
-    >>> res = lira(clf, X, y, np.arange(20), n_shadow=4, random_state=0)
+    >>> res = lira(clf, X, y, np.arange(20), n_reference_models=4, random_state=0)
     >>> res.attack, res.shadow_statistics.shape, res.shadow_in.shape
     ('lira_online', (4, 40), (4, 40))
     >>> res.target_statistics.shape
@@ -189,7 +189,7 @@ def _members_mask(members, n):
     return mask
 
 
-def lira(estimator, X, y, members, *, n_shadow: int = 16, online: bool = True,
+def lira(estimator, X, y, members, *, n_reference_models: int = 16, online: bool = True,
          global_variance: bool = False, fit_params: dict | None = None,
          known_fraction: float = 0.5, n_jobs=None, verbose: int = 0,
          random_state=None) -> LiRAResult:
@@ -198,7 +198,7 @@ def lira(estimator, X, y, members, *, n_shadow: int = 16, online: bool = True,
     Threat model: the adversary knows the training algorithm (``clone(estimator)``), can
     sample from the data distribution (the population ``X, y``, which contains the target
     model's training set) and queries the target model's confidences. It trains
-    ``n_shadow`` shadow models on random halves of the population -- a balanced design
+    ``n_reference_models`` shadow models on random halves of the population -- a balanced design
     in which every example is in exactly half of the shadow training sets -- and for
     every example fits Gaussians to the statistic (the logit of the
     true-class confidence; minus the squared error for regressors) over the shadows that
@@ -222,7 +222,7 @@ def lira(estimator, X, y, members, *, n_shadow: int = 16, online: bool = True,
         integer row positions. An integer array of length ``n_population`` holding only
         0 and 1 is refused as ambiguous (it looks like a 0/1 mask; pass it as
         ``members.astype(bool)``).
-    n_shadow : int, default=16
+    n_reference_models : int, default=16
         Number of shadow models (at least 4 with per-example variances).
     online : bool, default=True
         ``True``: score each example by the likelihood ratio of the IN and OUT
@@ -257,7 +257,7 @@ def lira(estimator, X, y, members, *, n_shadow: int = 16, online: bool = True,
     ------
     ValueError
         ``y`` not 1-D or of the wrong length, ``members`` ambiguous, out of range, with
-        duplicates or leaving fewer than 2 members / non-members, bad ``n_shadow``.
+        duplicates or leaving fewer than 2 members / non-members, bad ``n_reference_models``.
 
     Examples
     --------
@@ -268,7 +268,7 @@ def lira(estimator, X, y, members, *, n_shadow: int = 16, online: bool = True,
     >>> X = rng.normal(size=(300, 4)); y = (X[:, 0] + rng.normal(size=300) > 0).astype(int)
     >>> members = np.zeros(300, bool); members[:150] = True
     >>> tree = DecisionTreeClassifier(min_samples_leaf=3, random_state=0).fit(X[:150], y[:150])
-    >>> res = lira(tree, X, y, members, n_shadow=8, random_state=0)
+    >>> res = lira(tree, X, y, members, n_reference_models=8, random_state=0)
     >>> bool(res.auc > 0.6)
     True
     """
@@ -276,20 +276,21 @@ def lira(estimator, X, y, members, *, n_shadow: int = 16, online: bool = True,
     n = n_rows(X)
     y = check_target(y, n)
     mask = _members_mask(members, n)
-    n_shadow = check_positive_int(n_shadow, "n_shadow", minimum=2)
+    n_reference_models = check_positive_int(n_reference_models, "n_reference_models", minimum=2)
     online = check_bool(online, "online")
     global_variance = check_bool(global_variance, "global_variance")
     known_fraction = check_fraction(known_fraction, "known_fraction")
     if fit_params is not None and not isinstance(fit_params, dict):
         raise TypeError(f"fit_params must be a dict or None; got {type(fit_params).__name__}.")
-    if not global_variance and n_shadow < 4:
+    if not global_variance and n_reference_models < 4:
         raise ValueError(
             "Per-example variances need at least 2 IN and 2 OUT shadow models per example: "
-            f"use n_shadow >= 4 or global_variance=True (got n_shadow={n_shadow})."
+            "use n_reference_models >= 4 or global_variance=True (got "
+            f"n_reference_models={n_reference_models})."
         )
     rng = noise_generator(random_state)
     # balanced design (Carlini et al.): every example is IN exactly half of the shadows
-    shadow_in, stats = fit_reference_models(estimator, X, y, n_shadow, outputs=_statistic,
+    shadow_in, stats = fit_reference_models(estimator, X, y, n_reference_models, outputs=_statistic,
                                             rng=rng, fit_params=fit_params, n_jobs=n_jobs,
                                             verbose=verbose)
     target = _statistic(estimator, X, y)

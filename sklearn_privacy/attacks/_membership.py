@@ -144,16 +144,6 @@ def _best_threshold(s_in, s_out):
     return values[best] if best == 0 else 0.5 * (values[best] + values[best - 1])
 
 
-def roc_points(s_in, s_out):
-    """FPR and TPR of ``score >= t`` for every distinct threshold (plus the extremes)."""
-    s_in, s_out = np.asarray(s_in, dtype=float), np.asarray(s_out, dtype=float)
-    w_in = np.r_[np.ones(s_in.size), np.zeros(s_out.size)][None, :]
-    tp, fp = roc_counts(np.r_[s_in, s_out], w_in, 1.0 - w_in)
-    # (n - k) / n is exact where 1 - k / n is not (1 - 198/200 > 0.01)
-    n_in, n_out = max(s_in.size, 1), max(s_out.size, 1)
-    return np.r_[fp[0] / n_out, 1.0], np.r_[tp[0] / n_in, 1.0]
-
-
 @dataclass
 class MembershipInferenceResult:
     """Outcome of a membership inference attack on held-out members and non-members.

@@ -205,7 +205,7 @@ class OneRunAuditResult:
         Guesses made and guesses correct.
     n_tests : int
         Number of candidate ``(k_plus, k_minus)`` the best bound was chosen from.
-    score : str
+    attack : str
         How canaries were scored (``"loss"``, ``"loss (calibrated by k reference models)"``,
         ``"whitebox"``, ``"given"``).
     claimed_epsilon, claimed_delta : float
@@ -244,7 +244,7 @@ class OneRunAuditResult:
     n_guesses: int = 0
     n_correct: int = 0
     n_tests: int = 1
-    score: str = "given"
+    attack: str = "given"
     claimed_epsilon: float = float("inf")
     claimed_delta: float = 0.0
     claim_source: str = "not given"
@@ -277,7 +277,7 @@ class OneRunAuditResult:
         return (f"OneRunAuditResult(epsilon_lower_bound={self.epsilon_lower_bound:.4g}, "
                 f"confidence={self.confidence}, delta={self.delta:.3g}, "
                 f"correct={self.n_correct}/{self.n_guesses} of {self.n_canaries} canaries, "
-                f"score={self.score!r}, {claim}; a formal lower bound)")
+                f"attack={self.attack!r}, {claim}; a formal lower bound)")
 
 
 # ---------------------------------------------------------------------------- from scores
@@ -318,7 +318,7 @@ def _guesses(scores, kp, km, rng):
 def one_run_audit_scores(scores, included, *, k_plus: int | None = None,
                          k_minus: int | None = None, delta: float = 0.0,
                          confidence: float = 0.95, random_state=None,
-                         score: str = "given", claimed_epsilon: float = float("inf"),
+                         attack: str = "given", claimed_epsilon: float = float("inf"),
                          claimed_delta: float = 0.0,
                          claim_source: str = "not given") -> OneRunAuditResult:
     """One-run lower bound on epsilon from canary scores and the inclusion coin flips.
@@ -346,7 +346,7 @@ def one_run_audit_scores(scores, included, *, k_plus: int | None = None,
         Probability with which the bound holds.
     random_state : int, RandomState, Generator or None
         Breaks ties between equal scores at the guess boundaries.
-    score : str, default="given"
+    attack : str, default="given"
         How the scores were computed (recorded in the result).
     claimed_epsilon : float, default=inf
         The audited release's claimed epsilon (recorded; sets ``violates_claim``).
@@ -405,7 +405,7 @@ def one_run_audit_scores(scores, included, *, k_plus: int | None = None,
     return OneRunAuditResult(
         epsilon_lower_bound=eps, confidence=confidence, delta=float(delta), n_canaries=m,
         included=inc, scores=s, guesses=g, k_plus=kp, k_minus=km, n_guesses=r, n_correct=v,
-        n_tests=len(cands), score=score, claimed_epsilon=float(claimed_epsilon),
+        n_tests=len(cands), attack=attack, claimed_epsilon=float(claimed_epsilon),
         claimed_delta=float(claimed_delta), claim_source=claim_source,
     )
 
@@ -561,8 +561,8 @@ def _claim_of(model):
 
 
 def one_run_audit(estimator, X, y, *, n_canaries: int = 1000, canaries: str = "mislabel",
-                  X_canaries=None, y_canaries=None, score: str = "loss",
-                  n_references: int = 0, k_plus: int | None = None,
+                  X_canaries=None, y_canaries=None, attack: str = "loss",
+                  n_reference_models: int = 0, k_plus: int | None = None,
                   k_minus: int | None = None, delta: float | None = None,
                   confidence: float = 0.95, fit_params: dict | None = None, n_jobs=None,
                   verbose: int = 0, random_state=None) -> OneRunAuditResult:
@@ -604,17 +604,17 @@ def one_run_audit(estimator, X, y, *, n_canaries: int = 1000, canaries: str = "m
         random labels (regression: targets at ``+-target_bound``); at most one canary per
         feature (``n_canaries`` is capped at ``n_features``), so that their influences on
         the single released vector can be separated; scored best with
-        ``score="whitebox"``.
+        ``attack="whitebox"``.
     X_canaries, y_canaries : optional
         Canary pool or canaries.
-    score : {"loss", "whitebox"}, default="loss"
+    attack : {"loss", "whitebox"}, default="loss"
         ``"loss"``: black box, minus each canary's loss under the fitted model (calibrated
-        by ``n_references`` reference models trained without any canary when given:
+        by ``n_reference_models`` reference models trained without any canary when given:
         z-score of the log-odds of the canary's label against theirs, the offline
         likelihood-ratio attack). ``"whitebox"``: for FIL estimators whose released
         parameters are public, the projection of the release on each canary's influence
         direction (needs one exact fit on ``X`` alone, which does not involve the canaries).
-    n_references : int, default=0
+    n_reference_models : int, default=0
         Reference models for the calibrated black-box score (fitted with ``n_jobs``).
     k_plus, k_minus : int or None
         Fixed guess counts; by default the best of a fixed grid, Bonferroni-corrected.
@@ -653,16 +653,16 @@ def one_run_audit(estimator, X, y, *, n_canaries: int = 1000, canaries: str = "m
     """
     if canaries not in CANARIES:
         raise ValueError(f"canaries must be one of {CANARIES}; got {canaries!r}.")
-    if score not in SCORES:
-        raise ValueError(f"score must be one of {SCORES}; got {score!r}.")
+    if attack not in SCORES:
+        raise ValueError(f"attack must be one of {SCORES}; got {attack!r}.")
     if isinstance(n_canaries, bool) or not isinstance(n_canaries, Integral) or n_canaries < 1:
         raise ValueError(f"n_canaries must be a positive integer; got {n_canaries!r}.")
-    if isinstance(n_references, bool) or not isinstance(n_references, Integral) \
-            or n_references < 0:
-        raise ValueError(f"n_references must be a non-negative integer; got "
-                         f"{n_references!r}.")
-    if score == "whitebox" and n_references:
-        raise ValueError("n_references applies to score='loss' only.")
+    if isinstance(n_reference_models, bool) or not isinstance(n_reference_models, Integral) \
+            or n_reference_models < 0:
+        raise ValueError(f"n_reference_models must be a non-negative integer; got "
+                         f"{n_reference_models!r}.")
+    if attack == "whitebox" and n_reference_models:
+        raise ValueError("n_reference_models applies to attack='loss' only.")
     n = n_rows(X)
     y = check_target(y, n)
     fit_params = dict(fit_params or {})
@@ -680,30 +680,30 @@ def one_run_audit(estimator, X, y, *, n_canaries: int = 1000, canaries: str = "m
     model = clone(estimator).fit(X_train, y_train, **fit_params)
     check_is_fitted(model)
 
-    if score == "whitebox":
+    if attack == "whitebox":
         fil = _fil_final(model)
         if fil is None or hasattr(model, "steps"):
-            raise ValueError("score='whitebox' needs a FIL estimator (not a pipeline) whose "
-                             "released coef_/intercept_ are public; use score='loss' for "
+            raise ValueError("attack='whitebox' needs a FIL estimator (not a pipeline) whose "
+                             "released coef_/intercept_ are public; use attack='loss' for "
                              "other models.")
         if getattr(fil.coef_, "ndim", 1) == 2 and fil.coef_.shape[0] > 1:
-            raise ValueError("score='whitebox' supports binary and regression FIL models.")
+            raise ValueError("attack='whitebox' supports binary and regression FIL models.")
         base = clone(estimator).fit(X, y, **fit_params)
         s = _whitebox_scores(model, base, Xc, yc)
         label = "whitebox"
-    elif n_references:
-        seeds = child_seeds(rng, int(n_references))
+    elif n_reference_models:
+        seeds = child_seeds(rng, int(n_reference_models))
         if verbose:
-            print(f"[one_run_audit] fitting {n_references} reference models")
+            print(f"[one_run_audit] fitting {n_reference_models} reference models")
         ref = np.vstack(Parallel(n_jobs=n_jobs, verbose=verbose)(
             delayed(_fit_reference)(estimator, X, y, int(seeds[k]), fit_params, Xc, yc)
-            for k in range(int(n_references))))
+            for k in range(int(n_reference_models))))
         target = _logit_scores(model, Xc, yc)
         mu = ref.mean(axis=0)
-        sd = ref.std(axis=0, ddof=1) if n_references > 1 else np.ones(m)
+        sd = ref.std(axis=0, ddof=1) if n_reference_models > 1 else np.ones(m)
         sd = np.where(sd > 0, sd, np.max(sd) if np.any(sd > 0) else 1.0)
         s = (target - mu) / sd
-        label = f"loss (calibrated by {n_references} reference models)"
+        label = f"loss (calibrated by {n_reference_models} reference models)"
     else:
         s = _loss_scores(model, Xc, yc)
         label = "loss"
@@ -713,6 +713,6 @@ def one_run_audit(estimator, X, y, *, n_canaries: int = 1000, canaries: str = "m
         delta = claimed_delta if np.isfinite(claimed_eps) else 0.0
     return one_run_audit_scores(
         s, included, k_plus=k_plus, k_minus=k_minus, delta=delta, confidence=confidence,
-        random_state=rng, score=label, claimed_epsilon=claimed_eps,
+        random_state=rng, attack=label, claimed_epsilon=claimed_eps,
         claimed_delta=claimed_delta, claim_source=source,
     )

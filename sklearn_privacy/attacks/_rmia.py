@@ -69,7 +69,7 @@ def _log_marginal(log_p, in_mask, online, offline_a):
 class RMIAResult(LiRAResult):
     """:class:`LiRAResult` of RMIA: ``shadow_statistics`` holds ``log Pr(x | theta')``.
 
-    ``shadow_statistics`` (n_reference, n_population) is the log-probability of the true
+    ``shadow_statistics`` (n_reference_models, n_population) is the log-probability of the true
     label under every reference model, ``shadow_in`` the reference models' training
     membership, ``target_statistics`` the target model's log-probability of the true
     label; ``population_rows`` are the rows used as the population samples ``z``, and
@@ -104,10 +104,10 @@ class RMIAResult(LiRAResult):
         Decision ("member") of the thresholded attack on each evaluation member.
     eval_nonmember_decisions : ndarray of bool or None
         Decision of the thresholded attack on each evaluation non-member.
-    shadow_statistics : ndarray of shape (n_reference, n_population)
+    shadow_statistics : ndarray of shape (n_reference_models, n_population)
         Log-probability of the true label of every population row under every
         reference model.
-    shadow_in : ndarray of bool of shape (n_reference, n_population)
+    shadow_in : ndarray of bool of shape (n_reference_models, n_population)
         Whether each population row is in each reference model's training set.
     target_statistics : ndarray of shape (n_population,)
         Log-probability of the true label of every population row under the target
@@ -159,7 +159,7 @@ def _check_real(value, name, low, high, *, low_open=False):
     return value
 
 
-def rmia(estimator, X, y, members, *, n_reference: int = 4, online: bool = True,
+def rmia(estimator, X, y, members, *, n_reference_models: int = 4, online: bool = True,
          offline_a: float = 0.33, gamma: float = 1.0, n_population: int | None = None,
          fit_params: dict | None = None, known_fraction: float = 0.5, n_jobs=None,
          verbose: int = 0, random_state=None) -> RMIAResult:
@@ -169,9 +169,9 @@ def rmia(estimator, X, y, members, *, n_reference: int = 4, online: bool = True,
     (``clone(estimator)``), holds the population ``X, y`` (which contains the target
     model's training set, the adversary not knowing which rows) and queries the target
     model's probability of the true label, :math:`\\Pr(x \\mid \\theta)`. It trains
-    ``n_reference`` reference models on random halves of the population (the balanced
+    ``n_reference_models`` reference models on random halves of the population (the balanced
     design of :func:`lira`, through the same fitting code: every row is in the training
-    set of exactly ``n_reference // 2`` of them) and tests the target row ``x`` against
+    set of exactly ``n_reference_models // 2`` of them) and tests the target row ``x`` against
     population samples ``z`` by the pairwise likelihood ratio
 
     .. math::
@@ -204,7 +204,7 @@ def rmia(estimator, X, y, members, *, n_reference: int = 4, online: bool = True,
     members : array-like of bool of shape (n_population,) or of int indices
         Rows of the population in the target model's training set (ground truth used to
         score the attack only), as in :func:`lira`.
-    n_reference : int, default=4
+    n_reference_models : int, default=4
         Number of reference models (at least 2, so that every row has an OUT model).
     online : bool, default=True
         Use the reference models that trained on the row (``True``) or only those that did
@@ -244,7 +244,7 @@ def rmia(estimator, X, y, members, *, n_reference: int = 4, online: bool = True,
     ------
     ValueError
         Not a classifier with ``predict_proba``; ``y`` not 1-D or of the wrong length; bad
-        ``members`` (see :func:`lira`); ``n_reference`` below 2; ``offline_a`` outside
+        ``members`` (see :func:`lira`); ``n_reference_models`` below 2; ``offline_a`` outside
         [0, 1]; ``gamma`` not positive; ``n_population`` outside 1..n_population rows.
     TypeError
         Non-numeric parameters.
@@ -258,7 +258,7 @@ def rmia(estimator, X, y, members, *, n_reference: int = 4, online: bool = True,
     >>> X = rng.normal(size=(300, 4)); y = (X[:, 0] + rng.normal(size=300) > 0).astype(int)
     >>> members = np.zeros(300, bool); members[:150] = True
     >>> tree = DecisionTreeClassifier(min_samples_leaf=3, random_state=0).fit(X[:150], y[:150])
-    >>> res = rmia(tree, X, y, members, n_reference=4, random_state=0)
+    >>> res = rmia(tree, X, y, members, n_reference_models=4, random_state=0)
     >>> bool(res.auc > 0.6)
     True
     """
@@ -266,7 +266,7 @@ def rmia(estimator, X, y, members, *, n_reference: int = 4, online: bool = True,
     n = n_rows(X)
     y = check_target(y, n)
     mask = _members_mask(members, n)
-    n_reference = check_positive_int(n_reference, "n_reference", minimum=2)
+    n_reference_models = check_positive_int(n_reference_models, "n_reference_models", minimum=2)
     online = check_bool(online, "online")
     offline_a = _check_real(offline_a, "offline_a", 0.0, 1.0)
     gamma = _check_real(gamma, "gamma", 0.0, np.inf, low_open=True)
@@ -282,7 +282,7 @@ def rmia(estimator, X, y, members, *, n_reference: int = 4, online: bool = True,
         raise TypeError(f"fit_params must be a dict or None; got {type(fit_params).__name__}.")
     target = _log_true_class_proba(estimator, X, y)  # checks the target before any fit
     rng = noise_generator(random_state)
-    ref_in, log_p = fit_reference_models(estimator, X, y, n_reference,
+    ref_in, log_p = fit_reference_models(estimator, X, y, n_reference_models,
                                          outputs=_log_true_class_proba, rng=rng,
                                          fit_params=fit_params, n_jobs=n_jobs,
                                          verbose=verbose)

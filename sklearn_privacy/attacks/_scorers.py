@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from numbers import Real
 
 import numpy as np
@@ -10,8 +9,10 @@ import scipy.sparse as sp
 from sklearn.base import is_classifier
 from sklearn.model_selection import check_cv
 
+from ..exceptions import PrivacyWarning
 from ..utils import noise_generator
 from ..utils._pipeline import split_pipeline
+from ..utils._warnings import warn_user
 from ._inversion import fredrikson_inversion, whitebox_inversion
 from ._membership import ATTACKS, membership_inference
 from ._validation import (
@@ -580,7 +581,7 @@ class _RefitUnderBound:
                "privacy, or check that the bound is above the metric's chance level.")
         if self.on_infeasible == "raise" or least is None:
             raise ValueError(msg)
-        warnings.warn(msg + f" Refitting the least leaky candidate ({least}).", UserWarning,
+        warn_user(msg + f" Refitting the least leaky candidate ({least}).", PrivacyWarning,
                       stacklevel=2)
         return least
 

@@ -74,7 +74,7 @@ class WorstCasePair:
         For ``theta + N(0, sigma^2 I)`` the optimal test between ``D`` and ``D'`` thresholds
         the projection of the released parameters on ``theta*(D') - theta*(D)``. The
         returned callable (picklable) maps a fitted release to that projection, for
-        ``canary_audit(..., statistic=pair.statistic())``.
+        ``canary_audit(..., attack=pair.statistic())``.
 
         Returns
         -------

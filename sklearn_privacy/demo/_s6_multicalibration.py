@@ -21,7 +21,7 @@ PAPER_BASE = "weak base (paper)"
 def compute() -> list[dict]:
     """``multicalibration_study``, without the fits' advice warnings.
 
-    The fits warn (UserWarning) that the private fit cannot reach the small groups and
+    The fits warn (StatisticalWarning) that the private fit cannot reach the small groups and
     that some non-private updates are within noise: the table's sentence says the same
     with the numbers, so the demo keeps its output to the table.
     """

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -11,7 +10,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ..exceptions import AuditStateUnavailableError, PrivacyWarning
+from ..exceptions import AuditStateUnavailableError
 from ..utils import noise_generator, resolve_columns
 from ..utils._columns import check_derived_block, derived_columns
 from ..utils._provenance import record_fit_provenance
@@ -23,7 +22,13 @@ from ..utils.fixes import (
     _fit_context,
     register_process_pool_reducer,
 )
-from . import _dask
+from ._bounds import (  # noqa: F401  (dense_row_norms, row_scale_factors: re-exported)
+    dense_row_norms,
+    row_scale_factors,
+    warn_clipped_targets,
+    warn_scaled_rows,
+)
+from ._dask import BACKEND as _dask
 from ._dp import analytic_gaussian_epsilon, analytic_gaussian_sigma, minimiser_sensitivity
 from ._engine import FILEngine, check_sigma_scaled
 from ._glm import fit_minimiser
@@ -254,54 +259,6 @@ def certificate_threshold(sensitivity: float, alpha: float, sample_weight) -> fl
     """
     share = float(np.max(sample_weight)) / float(np.sum(sample_weight))
     return 0.5 * sensitivity * alpha * max(_CERT_RELATIVE, _CERT_FLOOR / share)
-
-
-def dense_row_norms(X):
-    """L2 norm of every row of a dense ``X``, without overflow (rows scaled by their max)."""
-    m = np.max(np.abs(X), axis=1, initial=0.0)
-    safe = np.where(m > 0, m, 1.0)
-    return m * np.linalg.norm(X / safe[:, None], axis=1)
-
-
-def row_scale_factors(norms, data_norm):
-    """Factor of every row: ``data_norm / norm`` above ``data_norm``, else 1."""
-    over = norms > data_norm
-    factor = np.ones_like(norms)
-    factor[over] = data_norm / norms[over]
-    return factor
-
-
-def warn_scaled_rows(count, n, data_norm, stacklevel):
-    """The PrivacyWarning of ``data_norm``: some rows were scaled.
-
-    No count and no value of a row (not even the largest norm) enters the text, which
-    ends up in logs, notebooks and the output of parallel workers: an exact count of the
-    rows above the bound changes with one row. ``count`` and ``n`` are kept in the
-    signature for the callers.
-    """
-    warnings.warn(
-        "Rows of X have an L2 norm above "
-        f"data_norm={data_norm!r}; they were scaled to norm "
-        "data_norm before fitting. The DP guarantee (epsilon_) holds for the scaled "
-        "rows (and, the scaling acting row by row, for the original data); the "
-        "model, eta_ and fisher_information describe the scaled rows.",
-        PrivacyWarning,
-        stacklevel=stacklevel + 1,
-    )
-
-
-def warn_clipped_targets(count, n, bound, stacklevel):
-    """The PrivacyWarning of ``target_bound``: some targets were clipped (no count, as
-    :func:`warn_scaled_rows`)."""
-    warnings.warn(
-        "Targets exceed target_bound="
-        f"{bound!r} in absolute value; they were "
-        "clipped to [-target_bound, target_bound] before fitting. The DP "
-        "guarantee (epsilon_) holds for the clipped targets (hence for the "
-        "original data); the model and eta_ describe the clipped targets.",
-        PrivacyWarning,
-        stacklevel=stacklevel + 1,
-    )
 
 
 def _scale_rows(X, data_norm):

@@ -46,6 +46,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from ._bounds import dense_row_norms, row_scale_factors, warn_clipped_targets, warn_scaled_rows
 from ._engine import FILEngine
 from ._glm import (
     _SINGLE_MIN_P,
@@ -258,13 +259,11 @@ def weights_in_memory(sample_weight, n):
 
 
 def _row_norms(Xb):
-    from ._base import dense_row_norms
 
     return dense_row_norms(Xb)
 
 
 def _bound_rows(Xb, data_norm):
-    from ._base import dense_row_norms, row_scale_factors
 
     return Xb * row_scale_factors(dense_row_norms(Xb), data_norm)[:, None]
 
@@ -281,7 +280,6 @@ def bounded(est, X, y):
     import dask
     import dask.array as da
 
-    from ._base import warn_clipped_targets, warn_scaled_rows
 
     n = X.shape[0]
     if est.data_norm is not None:
@@ -693,3 +691,22 @@ def lazy_eta(estimator, columns=None, *, constrained=False):
 
     return (da.sqrt(engine.lazy_sq_norms(columns, constrained=constrained))
             / estimator._audit_sigma())
+
+
+class DaskBackend:
+    """The one interface through which ``BaseFILEstimator`` runs a fit on dask collections.
+
+    The estimator module imports this backend (never the reverse: the backend reads the
+    shared helpers from ``_bounds``), and calls it only after ``is_dask_collection(X)``.
+    """
+
+    is_dask_collection = staticmethod(is_dask_collection)
+    prepare = staticmethod(prepare)
+    bounded = staticmethod(bounded)
+    weights_in_memory = staticmethod(weights_in_memory)
+    objective_gradient = staticmethod(objective_gradient)
+    fit_exact = staticmethod(fit_exact)
+
+
+#: The backend instance ``_base`` calls.
+BACKEND = DaskBackend()

@@ -27,7 +27,6 @@ O(chunk * p + p^2).
 
 from __future__ import annotations
 
-import warnings
 from collections import OrderedDict
 
 import numpy as np
@@ -37,6 +36,7 @@ from scipy.sparse.linalg import LinearOperator
 
 from ..exceptions import NumericalPrecisionWarning
 from ..utils import resolve_columns
+from ..utils._warnings import warn_user
 from ._glm import (
     augment,
     cholesky,
@@ -214,7 +214,7 @@ class FILEngine:
         self.cond = self._factor.cond
         self.eta_error_bound = _ERROR_FACTOR * self.cond * np.finfo(float).eps
         if self.cond > COND_WARN:
-            warnings.warn(
+            warn_user(
                 f"The Hessian of the training objective is ill-conditioned (estimated "
                 f"condition number {self.cond:.1e} after equilibration): eta_, eta() and "
                 f"fisher_information may have relative errors up to about "

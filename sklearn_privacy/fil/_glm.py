@@ -15,14 +15,15 @@ FIL paper's :math:`\\lambda` and an integer weight is the same as repeating a ro
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 from scipy import linalg
 from scipy.special import expit
-from sklearn.exceptions import ConvergenceWarning
+
+from ..exceptions import ConvergenceWarning
+from ..utils._warnings import warn_user
 
 
 @dataclass(frozen=True)
@@ -491,7 +492,7 @@ def newton_minimise(evaluate, theta, *, reg_diag, unit, tol, max_iter, approxima
             "penalty: the classes are (nearly) linearly separable, so the unpenalised "
             "logistic minimiser does not exist. Use a positive L2 penalty (alpha > 0)."
         )
-    warnings.warn(
+    warn_user(
         f"Newton's method did not reach tol={tol} in max_iter={max_iter} iterations; the "
         "Jacobians and etas assume an exact minimiser. Increase max_iter or alpha.",
         ConvergenceWarning,

@@ -62,10 +62,10 @@ import scipy.sparse as sp
 from scipy import linalg
 from scipy.linalg.lapack import dpotrf, dpotri
 from scipy.special import logsumexp, softmax
-from sklearn.exceptions import ConvergenceWarning
 
-from ..exceptions import NumericalPrecisionWarning
+from ..exceptions import ConvergenceWarning, NumericalPrecisionWarning
 from ..utils import resolve_columns
+from ..utils._warnings import warn_user
 from ._engine import (
     _ERROR_FACTOR,
     COND_WARN,
@@ -351,7 +351,7 @@ def fit_multinomial(X, Y, *, alpha, fit_intercept, sample_weight=None, theta_ini
             need_exact = norm > 0.1 * prev  # the chord steps stalled
         prev = norm
     if not converged:
-        warnings.warn(
+        warn_user(
             f"Newton's method did not converge in max_iter={max_iter} steps on the "
             "multinomial objective; increase max_iter or alpha.",
             ConvergenceWarning, stacklevel=3,
@@ -595,7 +595,7 @@ class MultinomialFILEngine:
         self.cond = float(1.0 / rcond) if rcond > 0 else np.inf
         self.eta_error_bound = _ERROR_FACTOR * self.cond * np.finfo(float).eps
         if self.cond > COND_WARN:
-            warnings.warn(
+            warn_user(
                 f"The Hessian of the multinomial objective is ill-conditioned (estimated "
                 f"condition number {self.cond:.1e}): eta_, eta() and fisher_information "
                 f"may have relative errors up to about {self.eta_error_bound:.0e}. "
@@ -761,7 +761,7 @@ class MultinomialFILEngine:
 
     # ------------------------------------------------------------------ sets
     def jacobian_columns(self, rows, order, constrained=False):
-        """Dense ``J_i P`` for the given rows: (r, p, m') (test oracle / small sets)."""
+        """Dense ``J_i P`` for the given rows: (r, p, m') (the dense FIM of small sets)."""
         B = self.dense_b(rows)
         J = -np.einsum("pq,iqm->ipm", self.H_inv, B)
         return J @ self._selector(order, constrained)

@@ -50,8 +50,10 @@ from sklearn.multiclass import OneVsRestClassifier
 from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
+from ..exceptions import StatisticalWarning
 from ..utils import noise_generator
 from ..utils._validation import errors_name
+from ..utils._warnings import warn_user
 from ..utils.fixes import _check_sample_weight
 from ._base import BaseFILEstimator
 from ._classification import FILLogisticRegression
@@ -704,20 +706,19 @@ def audit(estimator, X, y, *, sigma: float | None = None, sample_weight=None,
                 "the model was trained on the unbounded data, so the DP view cannot "
                 "apply. Pass bounds that hold for the training data, or None."
             )
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        warn_user(w.message, w.category)
     theta = fil._audit_engine().theta
     distance = float(np.linalg.norm(theta - theta_user))
     fil.polish_distance_ = distance
     fil.polish_relative_ = distance / max(1.0, float(np.linalg.norm(theta)))
     fil.source_alpha_ = float(params["alpha"])
     if fil.polish_relative_ > POLISH_WARN:
-        warnings.warn(
+        warn_user(
             f"audit: the {type(model).__name__}'s coefficients are {distance:.3g} (L2) from "
             "the exact minimiser of the mapped objective (more than 10% of its norm); the "
             "audit describes the exact "
             "minimiser. Refit the model with a tighter tol or more max_iter, or check "
-            "that X, y and sample_weight are its training data.",
-            UserWarning, stacklevel=2)
+            "that X, y and sample_weight are its training data.", StatisticalWarning, stacklevel=2)
     steps = "" if pipe is None else (
         " The preprocessing steps were fitted on the private rows without a guarantee "
         "and are released as they are.")

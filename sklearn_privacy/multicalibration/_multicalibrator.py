@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -21,19 +20,21 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ..exceptions import PrivacyWarning
+from ..exceptions import PrivacyWarning, StatisticalWarning
 from ..mechanisms import NumericSparse
 from ..utils import noise_generator
 from ..utils._buckets import MAX_N_BINS, cell_statistics, score_buckets
 from ..utils._groups import as_2d_data, as_groups, membership_matrix
 from ..utils._provenance import record_fit_provenance
 from ..utils._random import warn_shared_noise
+from ..utils._warnings import warn_user
 from ..utils.fixes import (
     HasMethods,
     Interval,
     StrOptions,
     _fit_context,
     _num_samples,
+    validate_estimator_params,
 )
 
 #: Largest number of (group, bucket) cells per pass under NumericSparse (each is a query).
@@ -172,7 +173,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         Size of each group's largest (group, bucket) cell of the base model's
         predictions on the calibration rows. A diagnostic for the data owner: exact
         counts, outside any privacy budget; :func:`~sklearn_privacy.utils.strip_for_release`
-        removes it. Under NumericSparse the fit warns (UserWarning) when a group's is
+        removes it. Under NumericSparse the fit warns (StatisticalWarning) when a group's is
         below the size :meth:`smallest_correctable_cell` gives for a residual of 1 at
         probability 1/2 (about ``min_cell_size_`` or more): that group can then be
         corrected only by chance.
@@ -521,7 +522,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         PrivacyWarning
             ``mechanism="numeric_sparse"`` with a base fitted on the calibration rows, or
             ``mechanism="input_perturbation"``: no differential-privacy guarantee.
-        UserWarning
+        StatisticalWarning
             Under NumericSparse, groups without a cell large enough to be corrected (see
             ``largest_cell_sizes_``), or a budget of ``max_updates_`` answers spent before
             the last cell; without privacy and without
@@ -559,7 +560,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         self.feature_noise_std_ = 0.0
         if self.mechanism == "input_perturbation":
             Xc, self.feature_noise_std_ = self._input_perturbation(X, n, rng)
-            warnings.warn(
+            warn_user(
                 "mechanism='input_perturbation' adds noise to the features only: the labels "
                 "are used exactly, so no differential-privacy guarantee is claimed "
                 "(epsilon_ = inf). Use mechanism='numeric_sparse' with a "
@@ -567,7 +568,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                 PrivacyWarning, stacklevel=2,
             )
         elif private and not frozen:
-            warnings.warn(
+            warn_user(
                 "mechanism='numeric_sparse' with a base estimator fitted on the calibration "
                 "rows: the base model sees them without any privacy, so the release has no "
                 "guarantee (epsilon_ = inf). Train the base model on other data and "
@@ -645,13 +646,13 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         if private:
             self._warn_few_updates(n, thr)
             if ns.halted_:
-                warnings.warn(
+                warn_user(
                     f"The private fit stopped after max_updates_={self.max_updates_} noisy "
                     f"answers ({self.n_updates_} updates) in pass {self.n_iter_}: cells "
                     "later in the order (groups in the order given, after the whole "
                     "population; buckets from low to high) may not have been corrected. "
                     "Put the groups that matter most first, or raise max_updates (each "
-                    "answer's noise grows with it).", UserWarning, stacklevel=2)
+                    "answer's noise grows with it).", StatisticalWarning, stacklevel=2)
         elif val is None:
             self._warn_small_cells()
         if private and frozen:
@@ -853,7 +854,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                              f"got {miscalibration!r}.")
         if not 0 < probability < 1:
             raise ValueError(f"probability must be in (0, 1); got {probability!r}.")
-        self._validate_params()
+        validate_estimator_params(self)
         self._tol = float(self.calibration_tol)
         m, c, thr = self._cell_settings(len(as_groups(self.groups)), True)
         return _smallest_cell(float(miscalibration), float(probability), m, c, thr,
@@ -868,18 +869,18 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         # the texts hold public quantities and DP outputs only: no exact count, no name
         # of a small group (largest_cell_sizes_ says which, in memory, never pickled)
         if self.largest_cell_size_ >= need and small:
-            warnings.warn(
+            warn_user(
                 f"Some groups have no (group, bucket) cell of the {need} rows that a cell "
                 "miscalibrated by 1 needs to be corrected half the time under this epsilon "
                 "(see smallest_correctable_cell and largest_cell_sizes_): the private fit "
                 "cannot correct them except by chance. Use a larger epsilon or "
                 "calibration_tol, fewer groups or bins, or more calibration rows. "
                 "(largest_cell_sizes_ holds exact counts: it stays in memory and is never "
-                "pickled.)", UserWarning, stacklevel=3)
+                "pickled.)", StatisticalWarning, stacklevel=3)
             return
         if not small:
             return
-        warnings.warn(
+        warn_user(
             f"The private fit made {self.n_updates_} update(s): a cell is corrected only "
             f"when its released size reaches min_cell_size_={m} and its residual sum passes "
             f"the noisy threshold {thr:.3g}, but no (group, bucket) cell of the "
@@ -888,7 +889,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             "smallest_correctable_cell). Use a larger epsilon or calibration_tol, "
             "fewer groups or bins (min_cell_size grows with their number), or more "
             "calibration rows. (largest_cell_size_ is an exact count: it stays in memory "
-            "and is never pickled.)", UserWarning, stacklevel=3)
+            "and is never pickled.)", StatisticalWarning, stacklevel=3)
 
     def _warn_small_cells(self):
         """Warn when updates shifted cells by less than their sampling noise."""
@@ -896,7 +897,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         noisy = int(flags.sum())
         if not noisy:
             return
-        warnings.warn(
+        warn_user(
             f"{noisy} of {flags.size} updates shifted a cell by less than twice the "
             "standard error of its mean residual (sqrt(sum p(1 - p)) / size, the spread of "
             "that mean if the predictions were calibrated): on cells this small the "
@@ -904,7 +905,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             "validation_fraction (e.g. 0.2) to keep only the updates that help on "
             "held-out rows, raise min_cell_size (a cell of s rows has a standard error up "
             "to 0.5 / sqrt(s)), or check multicalibration_error on held-out rows.",
-            UserWarning, stacklevel=3)
+            StatisticalWarning, stacklevel=3)
 
     def _select_on_validation(self, p, M, resid_y, m, n_fit):
         """Keep the prefix of ``updates_`` with the smallest error on the held-out rows."""

@@ -106,6 +106,12 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     Attributes
     ----------
+    epsilon_ : float
+        0: the step reads no statistic of the rows (the bounds are parameters).
+    delta_ : float
+        0.
+    epsilon_reason_ : str
+        Why (see :func:`~sklearn_privacy.privacy_claim`).
     lower_ : ndarray of shape (n_features,)
         The lower bound of every column (from ``bounds``).
     upper_ : ndarray of shape (n_features,)
@@ -186,6 +192,8 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         X = self._finite(validate_data(self, X, dtype=np.float64, ensure_all_finite=False))
         self.lower_, self.upper_ = resolve_bounds(
             self.bounds, X.shape[1], getattr(self, "feature_names_in_", None))
+        claim = self.__sklearn_privacy_claim__()
+        self.epsilon_, self.delta_, self.epsilon_reason_ = claim.epsilon, claim.delta, claim.reason
         return self
 
     def transform(self, X):

@@ -96,6 +96,8 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         The release's epsilon (``epsilon``).
     delta_ : float
         Its delta (0 for Laplace).
+    epsilon_reason_ : str
+        What the claim covers (the noisy mean and second moment of the clipped columns).
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when ``X`` has string column names.
@@ -181,6 +183,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self.scale_ = np.sqrt(self.var_)
         self.lower_, self.upper_ = lower, upper
         self.epsilon_ = float(self.epsilon)
+        self.epsilon_reason_ = self.__sklearn_privacy_claim__().reason
         record_fit_provenance(self)
         return self
 

@@ -520,7 +520,7 @@ def _membership_section(ctx):
         Xall = _concat(take_rows(X, i_in), take_rows(Xp, i_out))
         yall = np.r_[y[i_in], yp[i_out]]
         members = np.r_[np.ones(k, bool), np.zeros(k, bool)]
-        res = lira(est, Xall, yall, members, n_shadow=int(ctx["n_ref"]),
+        res = lira(est, Xall, yall, members, n_reference_models=int(ctx["n_ref"]),
                    n_jobs=ctx["n_jobs"], verbose=ctx["verbose"], random_state=rng)
         a_in, a_out = res.scores_members, res.scores_nonmembers
         auc2, lo2, hi2 = _auc_interval(a_in, a_out, ctx["confidence"])
@@ -631,7 +631,7 @@ def _audit_section(ctx):
     if ctx["n_canaries"]:
         template = clone(est)
         if fil is not None and fil is est and dense:
-            kw = dict(canaries="fil_worst", score="whitebox")
+            kw = dict(canaries="fil_worst", attack="whitebox")
         else:
             kw = dict(canaries="mislabel", X_canaries=ctx["Xp"], y_canaries=ctx["yp"],
                       n_canaries=int(ctx["n_canaries"]))
@@ -641,14 +641,14 @@ def _audit_section(ctx):
         bounds.append(("one-run audit", res.epsilon_lower_bound))
         sec.table.append(("one-run audit (Steinke, Nasr & Jagielski 2023)",
                           f"{res.epsilon_lower_bound:.3g} ({res.n_correct}/{res.n_guesses} "
-                          f"guesses correct, {res.n_canaries} canaries, score {res.score})"))
+                          f"guesses correct, {res.n_canaries} canaries, attack {res.attack})"))
     if fil is not None and fil is est and dense and np.isfinite(claimed) \
             and ctx["canary_releases"]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             pair = worst_case_neighbours(clone(est), X, y, random_state=rng)
             res = canary_audit(clone(est), X, y, pair.index, pair.x_replacement,
-                               pair.y_replacement, statistic=pair.statistic(),
+                               pair.y_replacement, attack=pair.statistic(),
                                n_releases=int(ctx["canary_releases"]), refit=False,
                                confidence=conf, random_state=rng)
         bounds.append(("canary audit (worst-case pair)", res.epsilon_lower_bound))

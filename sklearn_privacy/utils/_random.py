@@ -15,6 +15,8 @@ from numbers import Integral
 
 import numpy as np
 
+from ._warnings import warn_user
+
 __all__ = ["noise_generator", "child_seeds"]
 
 #: Child seeds are drawn below this bound (fits every estimator's ``random_state``).
@@ -86,11 +88,10 @@ def warn_shared_noise(owner: str, random_state, *, stacklevel: int = 2) -> bool:
     """
     if not isinstance(random_state, (np.random.RandomState, np.random.Generator)):
         return False
-    import warnings
 
     from ..exceptions import PrivacyWarning
 
-    warnings.warn(
+    warn_user(
         f"{owner}: random_state is a {type(random_state).__name__} instance. clone "
         "(cross-validation, searches, audits) deep-copies it, so every clone draws the "
         "same noise, and the release is not private as published. Use random_state=None "

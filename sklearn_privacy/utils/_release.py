@@ -5,13 +5,14 @@ from __future__ import annotations
 import copy
 import functools
 import types
-import warnings
 from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
 from ..exceptions import PrivacyWarning
+from ._warnings import warn_user
+from .fixes import scorer_base, search_cv_base
 
 # Attributes in which scikit-learn estimators keep training rows verbatim; ``predict``
 # reads them, so they cannot be removed.
@@ -280,9 +281,9 @@ def strip_for_release(estimator, *, inplace: bool = False,
                 message + " Use a model that does not store rows, or pass "
                 "allow_training_rows=True to strip the rest anyway."
             )
-        warnings.warn(message, PrivacyWarning, stacklevel=2)
+        warn_user(message, PrivacyWarning, stacklevel=2)
     out = estimator if inplace else copy.deepcopy(estimator)
-    from sklearn.model_selection._search import BaseSearchCV
+    BaseSearchCV = search_cv_base()
 
     notes: list = []
     seeded: list = []
@@ -308,7 +309,7 @@ def strip_for_release(estimator, *, inplace: bool = False,
             "fixed seed or a shared generator is not private even with the seed removed "
             "(refit with random_state=None before publishing)")
     if notes:
-        warnings.warn("strip_for_release: " + "; ".join(notes) + ".", PrivacyWarning,
+        warn_user("strip_for_release: " + "; ".join(notes) + ".", PrivacyWarning,
                       stacklevel=2)
     return out
 
@@ -319,8 +320,6 @@ def _short(value):
 
 def _is_scorer(obj):
     """A scorer: scikit-learn's scorer objects, this package's attack scorers, partials."""
-    from sklearn.metrics._scorer import _BaseScorer
-
-    return (isinstance(obj, _BaseScorer | functools.partial)
+    return (isinstance(obj, scorer_base() | functools.partial)
             or (callable(obj) and not isinstance(obj, BaseEstimator)
                 and type(obj).__module__.startswith("sklearn_privacy.attacks")))

@@ -129,6 +129,46 @@ def enforce_estimator_tags_y(estimator, y):
     return None if enforce is None else enforce(estimator, y)
 
 
+# --- Parameter validation outside fit ----------------------------------------------
+def validate_estimator_params(estimator) -> None:
+    """Check ``estimator.get_params()`` against its ``_parameter_constraints`` outside fit.
+
+    What ``_fit_context`` does on entering ``fit``, for a method that reads the
+    parameters of an estimator that may not be fitted (for example
+    ``PrivateMulticalibrator.smallest_correctable_cell``). Wraps the private
+    ``BaseEstimator._validate_params`` (since 1.2; no public alternative).
+
+    Parameters
+    ----------
+    estimator : BaseEstimator with ``_parameter_constraints``
+    """
+    estimator._validate_params()
+
+
+# --- Types of scikit-learn objects ------------------------------------------------------
+def search_cv_base():
+    """``sklearn.model_selection._search.BaseSearchCV``, the base of every search.
+
+    Private module (every release); no public alternative: ``GridSearchCV`` and
+    ``RandomizedSearchCV`` are public but third-party searches subclass the base. Imported
+    lazily (model selection is not needed on import).
+    """
+    from sklearn.model_selection._search import BaseSearchCV
+
+    return BaseSearchCV
+
+
+def scorer_base():
+    """``sklearn.metrics._scorer._BaseScorer``, the class of ``make_scorer``'s scorers.
+
+    Private (every release); no public alternative to recognise a scorer object. Imported
+    lazily.
+    """
+    from sklearn.metrics._scorer import _BaseScorer
+
+    return _BaseScorer
+
+
 # --- joblib's process pool --------------------------------------------------------------
 def register_process_pool_reducer(cls, reduce_function) -> bool:
     """Use ``reduce_function`` for ``cls`` in joblib's process-pool (loky) pickler only.
@@ -174,6 +214,9 @@ __all__ = [
     "numpy1_print_options",
     "register_process_pool_reducer",
     "routing_enabled",
+    "scorer_base",
+    "search_cv_base",
     "validate_data",
+    "validate_estimator_params",
     "validate_params",
 ]

@@ -109,6 +109,12 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
+    epsilon_ : float
+        ``inf``: WERM is an empirical defence without a differential-privacy guarantee.
+    delta_ : float
+        0.
+    epsilon_reason_ : str
+        Why (see :func:`~sklearn_privacy.privacy_claim`).
     estimator_ : classifier
         The fitted inner estimator.
     classes_ : ndarray
@@ -490,6 +496,8 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                                    else float(w_t / w_r * sizes[1] / sizes[0]))
         else:
             self.epsilon_ratio_ = float("nan")
+        claim = self.__sklearn_privacy_claim__()
+        self.epsilon_, self.delta_, self.epsilon_reason_ = claim.epsilon, claim.delta, claim.reason
         return self
 
     def get_metadata_routing(self):

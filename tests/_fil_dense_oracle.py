@@ -1,4 +1,6 @@
-"""Dense reference implementation of the FIL Jacobians (test oracle and baseline).
+"""Dense reference implementation of the FIL Jacobians (test oracle and benchmark baseline).
+
+Kept out of the package (and the wheel): the tests and `benchmarks/bench_fil_eta.py` import it.
 
 Builds every per-example Jacobian ``J_i`` (p x (d+1)) explicitly from an independently
 inverted Hessian and takes spectral norms with an SVD -- what the FIL paper's public code
@@ -9,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._glm import augment, penalty_diagonal
+from sklearn_privacy.fil._glm import augment, penalty_diagonal
 
 
 def dense_hessian_inverse(X, y, theta, *, loss, alpha, fit_intercept, sample_weight=None):
