@@ -707,6 +707,34 @@ class FeatureMap:
         coords = np.concatenate([self.feature_coordinates[r] for r in rawcol])
         out[:, coords] = enc
 
+    @staticmethod
+    def _next(step, Z, ctx):
+        """The step's output (zeros of its width in the symbolic pass of a constant map)."""
+        if ctx.get("symbolic"):
+            return np.zeros((1, len(step.get_feature_names_out())))
+        return step.transform(Z)
+
+    def constant_blocks(self, n_outputs=None):
+        """The derivative of a map that does not depend on the row (``constant``), as
+        blocks with one row (broadcast over any rows), computed without data."""
+        self.check()
+        if not self.constant:
+            raise ValueError("constant_blocks: this map's derivative depends on the row.")
+        ctx = {"offset": 0, "published": None, "symbolic": True}
+        J = self._initial_blocks()
+        Z = np.zeros((1, self.n_features_in))
+        rawcol = np.arange(self.n_features_in)
+        for s in self.steps:
+            if s is None or (isinstance(s, str) and s == "passthrough"):
+                continue
+            J = self._jac(s, Z, J, rawcol, 1, ctx)
+            Z = self._next(s, Z, ctx)
+            rawcol = None
+        if n_outputs is not None and Z.shape[1] != n_outputs:
+            raise ValueError(f"the preprocessing outputs {Z.shape[1]} columns but the final "
+                             f"step has {n_outputs} inputs; the map was not understood.")
+        return J
+
     def _jac(self, step, Z, J, rawcol, m, ctx):
         """Blocks of the derivative after ``step`` from those before it (input ``Z``)."""
         if _categorical_block(step) is not None:
@@ -717,7 +745,7 @@ class FeatureMap:
                 if s is None or (isinstance(s, str) and s == "passthrough"):
                     continue
                 J = self._jac(s, Z, J, rawcol, m, ctx)
-                Z = s.transform(Z)
+                Z = self._next(s, Z, ctx)
                 rawcol = None
             return J
         n_cur = Z.shape[1]
