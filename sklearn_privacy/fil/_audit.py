@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 
@@ -124,7 +124,9 @@ def raw_view(estimator, wrt=None, X=None, *, who="eta", stacklevel=4):
     steps, final = split_pipeline(estimator)
     if wrt == "features" or not steps:  # a bare estimator: its inputs are the raw ones
         return None
-    if is_fil_ovr(final):
+    if not is_fil_ovr(final):
+        final_fil_estimator(estimator, who)
+    else:
         if wrt == "raw":
             raise ValueError(f"{who}: wrt='raw' is not available for a one-vs-rest "
                              "composition; use wrt='features' or FILLogisticRegression.")
@@ -181,6 +183,10 @@ def raw_columns(raw, columns):
                 out.append(c)
             elif item in fmap.coordinate_names:
                 out.append(np.array([fmap.coordinate_names.index(item)]))
+            elif len(alias := [u for u, c in enumerate(fmap.coordinate_names)
+                               if item.endswith("__" + c)]) == 1:
+                # an encoded level by its name in the final step's input ("cat__race_a")
+                out.append(np.array(alias))
             else:
                 close = [n for n in fmap.feature_names_in + fmap.coordinate_names
                          if item.lower() in n.lower()][:5]
@@ -372,7 +378,7 @@ def fisher_information(estimator, rows=None, columns=None, *, dense=None, wrt=No
 
 
 def sigma_for_eta(estimator, target_eta: float, *, statistic: str = "max", columns=None,
-                  constrained: bool = False) -> float:
+                  constrained: bool = False, wrt=None, X=None) -> float:
     """Noise scale at which the per-example eta of a FIL estimator or pipeline hits a target.
 
     The pipeline-level form of :meth:`FILLogisticRegression.sigma_for_eta
@@ -402,6 +408,10 @@ def sigma_for_eta(estimator, target_eta: float, *, statistic: str = "max", colum
         Features, as in :func:`eta` (original features through a pipeline).
     constrained : bool, default=False
         As in :func:`eta`, for a one-hot attribute.
+    wrt : {None, "raw", "features"}, default=None
+        Raw inputs or transformed features, as in :func:`eta`.
+    X : DataFrame or array-like or None, default=None
+        The raw training rows, as in :func:`eta`.
 
     Returns
     -------
@@ -429,6 +439,26 @@ def sigma_for_eta(estimator, target_eta: float, *, statistic: str = "max", colum
     >>> round(float(eta(refit, columns="sex", per_example=True).max()), 6)
     0.5
     """
-    final, cols = _final_and_columns(estimator, columns)
-    return final.sigma_for_eta(target_eta, statistic=statistic, columns=cols,
-                               constrained=constrained)
+    raw = raw_view(estimator, wrt, X, who="sigma_for_eta")
+    if raw is None:
+        final, cols = _final_and_columns(estimator, columns)
+        return final.sigma_for_eta(target_eta, statistic=statistic, columns=cols,
+                                   constrained=constrained)
+    if not (isinstance(target_eta, Real) and np.isfinite(target_eta) and target_eta > 0):
+        raise ValueError(f"target_eta must be a positive finite number; got {target_eta!r}.")
+    if statistic not in ("max", "mean"):
+        raise ValueError(f"statistic must be 'max' or 'mean'; got {statistic!r}.")
+    norms = np.sqrt(raw.per_example_sq_norms(raw_columns(raw, columns),
+                                             constrained=constrained))
+    raw.warn_published()
+    if not np.all(np.isfinite(norms)):
+        raise ValueError("sigma_for_eta: the preprocessing publishes training rows "
+                         "verbatim (their eta is infinite at any sigma).")
+    value = norms.max() if statistic == "max" else norms.mean()
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+        sigma = value / target_eta
+    if not (np.isfinite(sigma) and sigma > 0):
+        raise ValueError(
+            f"target_eta={target_eta!r}: the noise scale reaching it ({value!r} / "
+            f"{target_eta!r}) is not a positive finite float64.")
+    return float(sigma)

@@ -510,7 +510,11 @@ class FeatureMap:
                 self._refuse(path, step, "an encoder of derived (not raw) columns; encode "
                              "raw categorical columns directly, before any other step")
                 return
-            names = [str(n) for n in enc.get_feature_names_out()]
+            try:  # named after the raw columns, whatever the encoder was fitted on
+                names = [str(n) for n in enc.get_feature_names_out(
+                    [self.feature_names_in[r] for r in rawcol])]
+            except (ValueError, TypeError):
+                names = [str(n) for n in enc.get_feature_names_out()]
             start = 0
             for r, c in zip(rawcol, _encoder_counts(enc), strict=True):
                 if r in self._categorical:
