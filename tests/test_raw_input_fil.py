@@ -378,3 +378,35 @@ def test_logistic_regression_audit_multinomial_raw():
     r = _probe_rows(audited, df)[0]
     J = _fd_jacobian(audited, df, y, r, np.arange(2))
     assert _rel(e[r], np.linalg.norm(J, 2) / SIGMA) < RTOL
+
+
+def test_report_and_eta_display_read_the_raw_inputs():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from sklearn_privacy.fil import EtaDisplay
+    from sklearn_privacy.report import PrivacyReport
+
+    pipe, df, y = _fit("spline_linear", "logistic")
+    raw = fil.eta(pipe, X=df, per_example=True)
+    rep = PrivacyReport.from_estimator(pipe, df, y, sensitive_columns=["a"], n_canaries=0,
+                                       canary_releases=0, random_state=0)
+    sec = next(s for s in rep.sections if s.key == "fil")
+    table = dict(sec.table)
+    assert table["eta with respect to"].startswith("the raw inputs")
+    assert rep.summary["max_eta"] == pytest.approx(raw.max(), rel=1e-12)
+    a = fil.eta(pipe, X=df, columns="a", per_example=True)
+    assert table["eta of 'a' (median / max)"] == f"{np.median(a):.3g} / {a.max():.3g}"
+    disp = EtaDisplay.from_estimator(pipe, X=df)
+    np.testing.assert_allclose(disp.eta, raw, rtol=1e-12)
+    feats = EtaDisplay.from_estimator(pipe, X=df, wrt="features")
+    np.testing.assert_allclose(feats.eta, pipe[-1].eta_, rtol=1e-12)
+    # an untraceable map: the report says which view it shows
+    kb, df2 = _refusal_pipeline(KBinsDiscretizer(n_bins=3,
+                                                 quantile_method="averaged_inverted_cdf"))
+    rep2 = PrivacyReport.from_estimator(kb, df2, _target(df2, "ls"), n_canaries=0,
+                                        canary_releases=0, random_state=0)
+    table2 = dict(next(s for s in rep2.sections if s.key == "fil").table)
+    assert table2["eta with respect to"].startswith("the features entering the final step")
+    assert "KBinsDiscretizer" in table2["eta with respect to"]
