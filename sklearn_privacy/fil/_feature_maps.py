@@ -594,7 +594,7 @@ class FeatureMap:
         coords = np.array([self.feature_coordinates[r][0] for r in num], dtype=np.intp)
         return [(num, coords, None, True)]
 
-    def jacobian_blocks(self, X, *, row_offset=0, published_rows=None):
+    def jacobian_blocks(self, X, *, row_offset=0, published_rows=None, output=True):
         """``phi(X)`` and its derivative at the rows ``X`` as blocks.
 
         Parameters
@@ -606,11 +606,14 @@ class FeatureMap:
         published_rows : list or None
             When a list, the training-row indices (``row_offset`` + position) of the
             rows of ``X`` that a Nystroem step publishes verbatim are appended to it.
+        output : bool, default=True
+            Whether to compute ``Z`` (the last step's transform is skipped otherwise).
 
         Returns
         -------
-        Z : ndarray or sparse matrix of shape (m, n_outputs)
-            The preprocessing's output (what the final step receives).
+        Z : ndarray, sparse matrix of shape (m, n_outputs), or None
+            The preprocessing's output (what the final step receives); None when
+            ``output`` is false.
         blocks : list of tuples ``(out, coords, J, diag)``
             The derivative ``d phi / d coordinates`` is the sum of the blocks: with
             ``diag`` false, ``J`` (m, len(out), len(coords)) adds to
@@ -633,11 +636,11 @@ class FeatureMap:
         J = self._initial_blocks()
         Z = X
         rawcol = np.arange(self.n_features_in)
-        for s in self.steps:
-            if s is None or (isinstance(s, str) and s == "passthrough"):
-                continue
+        real = [s for s in self.steps if not (s is None or (isinstance(s, str)
+                                                            and s == "passthrough"))]
+        for k, s in enumerate(real):
             J = self._jac(s, Z, J, rawcol, m, ctx)
-            Z = s.transform(Z)
+            Z = s.transform(Z) if (output or k < len(real) - 1) else None
             rawcol = None
         return Z, J
 

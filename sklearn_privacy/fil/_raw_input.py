@@ -39,6 +39,9 @@ __all__ = ["RawInputAudit"]
 #: Relative tolerance of the check that ``phi(X)`` reproduces the final step's data.
 _MATCH_RTOL = 1e-7
 _CHUNK_BYTES = 32_000_000
+#: Rows (spread over the table) on which the raw rows are checked against the final
+#: step's data.
+_CHECK_ROWS = 512
 
 
 def _ix(idx):
@@ -103,6 +106,7 @@ class RawInputAudit:
                 f"X has {X.shape[0]} rows, but the model was fitted on {self.n}; pass the "
                 "raw rows the pipeline was fitted on, in the same order.")
         self.X = X
+        self._checked = X is None
         self._published = None
         self._constant_blocks = None
         if not self.multinomial:
@@ -117,8 +121,19 @@ class RawInputAudit:
             if self._constant_blocks is None:
                 self._constant_blocks = self.fmap.constant_blocks(self.p_f)
             return self._constant_blocks, []
+        if not self._checked:
+            self._check_rows()
         found = []
-        Z, blocks = self.fmap.jacobian_blocks(_take_rows(self.X, idx), published_rows=found)
+        _, blocks = self.fmap.jacobian_blocks(_take_rows(self.X, idx), published_rows=found,
+                                              output=False)
+        return blocks, [int(idx[k]) for k in found]
+
+    def _check_rows(self):
+        """Refuse raw rows that are not the training rows: ``phi(X)`` must reproduce the
+        final step's data on up to ``_CHECK_ROWS`` rows spread over the table (a
+        shuffled, shifted or different table fails)."""
+        idx = np.unique(np.linspace(0, self.n - 1, min(self.n, _CHECK_ROWS)).astype(np.intp))
+        Z, _ = self.fmap.jacobian_blocks(_take_rows(self.X, idx))
         Zd = Z.toarray() if hasattr(Z, "toarray") else np.asarray(
             Z.to_numpy() if hasattr(Z, "to_numpy") else Z, dtype=float)
         ref = self.engine.dense_rows(idx)[:, : self.p_f]
@@ -128,7 +143,7 @@ class RawInputAudit:
                 "X: the preprocessing of these rows does not reproduce the data the final "
                 "step was fitted on; pass the raw training rows of the pipeline, in the "
                 "order it was fitted on.")
-        return blocks, [int(idx[k]) for k in found]
+        self._checked = True
 
     # ------------------------------------------------------------------ Jacobians
     def _jt_binary(self, idx, blocks, order):
