@@ -94,6 +94,8 @@ from sklearn.preprocessing import (
     StandardScaler,
 )
 
+from ..utils.fixes import column_transformer_input_indices
+
 __all__ = ["FeatureMap", "feature_map"]
 
 #: Derivatives of NumPy ufuncs accepted as ``FunctionTransformer(func=...)``.
@@ -370,8 +372,18 @@ def _rbf_sampler_derivative(step, Zd):
     return [(np.arange(D), np.arange(Zd.shape[1]), J)]
 
 
+def _kernel_params(step):
+    """The keyword arguments Nystroem passes to its kernel (``pairwise_kernels`` keeps
+    those the kernel takes, ``filter_params=True``)."""
+    params = dict(step.kernel_params or {})
+    for name in ("gamma", "degree", "coef0"):
+        if getattr(step, name, None) is not None:
+            params[name] = getattr(step, name)
+    return params
+
+
 def _nystroem_params(step, k):
-    params = dict(step._get_kernel_params())
+    params = _kernel_params(step)
     gamma = params.get("gamma")
     return {
         "gamma": 1.0 / k if gamma is None else float(gamma),
@@ -414,7 +426,7 @@ def _nystroem_derivative(step, Zd):
         raise ValueError(f"Nystroem kernel {kern!r} has no derivative here.")
     few = slice(0, min(m, 64))  # safety net on a few rows: the kernel's parameters
     ref = pairwise_kernels(Zd[few], C, metric=kern, filter_params=True,
-                           **step._get_kernel_params())
+                           **_kernel_params(step))
     if not np.allclose(K[few], ref, rtol=1e-9, atol=1e-12):  # pragma: no cover
         raise ValueError(f"Nystroem: the kernel {kern!r} recomputed for its derivative "
                          "does not match scikit-learn's; its parameters were not understood.")
@@ -532,7 +544,7 @@ class FeatureMap:
             return
         if isinstance(step, ColumnTransformer):
             for name, trans, _ in step.transformers_:
-                idx = np.asarray(step._transformer_to_input_indices.get(name, []), int)
+                idx = np.asarray(column_transformer_input_indices(step, name), int)
                 if (isinstance(trans, str) and trans == "drop") or idx.size == 0:
                     continue
                 sub = None if rawcol is None else rawcol[idx]
@@ -706,7 +718,7 @@ class FeatureMap:
                 self._put_encoded(s, Z, rawcol, out)
             elif isinstance(s, ColumnTransformer):
                 for name, trans, _ in s.transformers_:
-                    idx = np.asarray(s._transformer_to_input_indices.get(name, []), int)
+                    idx = np.asarray(column_transformer_input_indices(s, name), int)
                     if (isinstance(trans, str)) or idx.size == 0:
                         continue
                     if _categorical_block(trans) is not None:
@@ -763,7 +775,7 @@ class FeatureMap:
         if isinstance(step, ColumnTransformer):
             out = []
             for name, trans, _ in step.transformers_:
-                idx = np.asarray(step._transformer_to_input_indices.get(name, []), int)
+                idx = np.asarray(column_transformer_input_indices(step, name), int)
                 sl = step.output_indices_.get(name)
                 if (isinstance(trans, str) and trans == "drop") or idx.size == 0 or \
                         sl is None or sl.stop == sl.start:
