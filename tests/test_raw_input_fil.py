@@ -410,3 +410,21 @@ def test_report_and_eta_display_read_the_raw_inputs():
     table2 = dict(next(s for s in rep2.sections if s.key == "fil").table)
     assert table2["eta with respect to"].startswith("the features entering the final step")
     assert "KBinsDiscretizer" in table2["eta with respect to"]
+
+
+def test_one_vs_rest_pipeline_reports_the_features_view_and_says_so():
+    from sklearn.multiclass import OneVsRestClassifier
+
+    df = _frame()
+    y = _target(df, "multinomial")
+    ct = make_column_transformer((StandardScaler(), ["a", "b"]), (OneHotEncoder(), ["c"]))
+    pipe = make_pipeline(ct, OneVsRestClassifier(
+        FILLogisticRegression(sigma=SIGMA, alpha=0.05, random_state=0))).fit(df, y)
+    with pytest.warns(PrivacyWarning, match="one-vs-rest"):
+        default = fil.eta(pipe, per_example=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyWarning)
+        np.testing.assert_array_equal(default, fil.eta(pipe, per_example=True,
+                                                       wrt="features"))
+    with pytest.raises(ValueError, match="one-vs-rest"):
+        fil.eta(pipe, per_example=True, wrt="raw")

@@ -130,6 +130,12 @@ def raw_view(estimator, wrt=None, X=None, *, who="eta", stacklevel=4):
         if wrt == "raw":
             raise ValueError(f"{who}: wrt='raw' is not available for a one-vs-rest "
                              "composition; use wrt='features' or FILLogisticRegression.")
+        warnings.warn(
+            f"{who}: eta is reported for the features entering the one-vs-rest "
+            "composition, not the raw inputs (the raw-input view is not available for it; "
+            "FILLogisticRegression fits several classes natively and has it). Pass "
+            "wrt='features' to ask for that view explicitly.",
+            PrivacyWarning, stacklevel=stacklevel)
         return None
     fmap = feature_map(estimator)
     if fmap.refusals:
