@@ -353,14 +353,22 @@ def _spline_derivative(step, Zd):
 def _poly_derivative(step, Zd):
     P = np.asarray(step.powers_.toarray() if sp.issparse(step.powers_) else step.powers_)
     m, k = Zd.shape
+    P = P.astype(np.intp)
+    # integer powers by products (no float pow): pw[e, :, l] = Zd[:, l] ** e
+    pw = np.ones((int(P.max(initial=0)) + 1, m, k))
+    for e in range(1, pw.shape[0]):
+        pw[e] = pw[e - 1] * Zd
     J = np.zeros((m, P.shape[0], k))
     for j in range(k):
-        has = P[:, j] > 0
-        if not has.any():
+        has = np.flatnonzero(P[:, j] > 0)
+        if not has.size:
             continue
-        Pj = P[has].astype(float)
-        Pj[:, j] -= 1.0
-        J[:, has, j] = P[has, j] * np.prod(Zd[:, None, :] ** Pj[None], axis=2)
+        Pj = P[has].copy()
+        Pj[:, j] -= 1
+        val = np.broadcast_to(P[has, j].astype(float), (m, has.size)).copy()
+        for col in range(k):
+            val *= pw[Pj[:, col], :, col].T
+        J[:, has, j] = val
     return [(np.arange(P.shape[0]), np.arange(k), J)]
 
 
