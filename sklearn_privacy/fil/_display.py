@@ -309,10 +309,6 @@ class EtaDisplay:
             Axes to draw on (None: a new figure).
         name : str, default=None
             Title (default: the estimator's class name).
-        wrt : {None, "raw", "features"}, default=None
-            For a pipeline, eta of the raw inputs or of the features entering the final
-            step, as in :func:`sklearn_privacy.fil.eta` (the default: the raw inputs when
-            every step has a known derivative; a non-linear map needs ``X``).
 
         Returns
         -------
