@@ -321,8 +321,9 @@ def test_untraceable_steps_are_refused_by_name(step, name):
     with pytest.raises(ValueError, match=name):
         fil.fisher_information(pipe, X=df, rows=[0], columns="b", wrt="raw")
     # the default falls back to the features, saying why
-    with pytest.warns(PrivacyWarning, match=name):
+    with pytest.warns(PrivacyWarning, match=name) as record:
         out = fil.eta(pipe, X=df, per_example=True)
+    assert record[0].filename == __file__  # points at the user's call
     np.testing.assert_allclose(out, pipe[-1].eta_, rtol=1e-12)
     assert name in " ".join(feature_map(pipe).refusals)
 
@@ -333,8 +334,9 @@ def test_nystroem_published_rows_are_reported_with_infinite_eta():
     published = sorted(nys.component_indices_.tolist())
     fmap = feature_map(pipe)
     assert fmap.published and "components_" in fmap.published[0]
-    with pytest.warns(PrivacyWarning, match="publishes training rows verbatim"):
+    with pytest.warns(PrivacyWarning, match="publishes training rows verbatim") as record:
         e = fil.eta(pipe, X=df, per_example=True)
+    assert record[0].filename == __file__
     assert np.array_equal(np.flatnonzero(np.isinf(e)), published)
     assert np.all(np.isfinite(np.delete(e, published)))
     with pytest.warns(PrivacyWarning):

@@ -109,7 +109,7 @@ def _final_and_columns(estimator, columns):
 _WRT = (None, "raw", "features")
 
 
-def raw_view(estimator, wrt=None, X=None, *, who="eta", stacklevel=4):
+def raw_view(estimator, wrt=None, X=None, *, who="eta", stacklevel=3):
     """The raw-input audit of a pipeline, or None for the transformed-feature view.
 
     ``wrt=None`` (the default): the raw inputs when the preprocessing is traceable (every
