@@ -45,6 +45,7 @@ NUM = ["age", "education_num", "hours_per_week", "capital_gain"]
 CAT = ["sex", "race", "relationship"]
 
 MAPS = {
+    "StandardScaler": lambda: StandardScaler(),
     "spline (8 knots)": lambda: SplineTransformer(n_knots=8),
     "polynomial (degree 3)": lambda: make_pipeline(StandardScaler(), PolynomialFeatures(3)),
     "random Fourier (100)": lambda: make_pipeline(StandardScaler(),
