@@ -35,7 +35,7 @@ Supported steps and their derivatives
   own derivative (the polynomial continuation outside the knots), ``"periodic"`` the
   derivative at the wrapped value, ``"constant"`` zero outside the knots, ``"linear"``
   the edge slope outside the knots; ``include_bias=False`` drops the same column; at the
-  two boundary knots, where ``"constant"`` and ``"linear"`` have a kink, the inside
+  two boundary knots, where ``"constant"`` has a kink, the inside
   derivative is used);
 - :class:`~sklearn.kernel_approximation.RBFSampler`:
   ``-sqrt(2 / D) sin(x W + b) W^T``;
