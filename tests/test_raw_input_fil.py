@@ -451,3 +451,16 @@ def test_constant_map_route_equals_the_dense_jacobians(kind):
         Jt, _ = raw.jacobians_t(np.arange(N), order, constrained)
         dense = np.linalg.norm(Jt.transpose(0, 2, 1), 2, axis=(1, 2)) ** 2
         np.testing.assert_allclose(fast, dense, rtol=1e-10)
+
+
+def test_data_norm_final_step_falls_back_to_the_features_by_name():
+    df = _frame()
+    y = _target(df, "logistic")
+    ct = make_column_transformer((StandardScaler(), ["a", "b"]), (OneHotEncoder(), ["c"]))
+    pipe = make_pipeline(ct, FILLogisticRegression(sigma=SIGMA, alpha=0.05, data_norm=2.0,
+                                                   random_state=0)).fit(df, y)
+    with pytest.raises(ValueError, match="data_norm"):
+        fil.eta(pipe, per_example=True, wrt="raw")
+    with pytest.warns(PrivacyWarning, match="data_norm"):
+        out = fil.eta(pipe, per_example=True)
+    np.testing.assert_allclose(out, pipe[-1].eta_, rtol=1e-12)

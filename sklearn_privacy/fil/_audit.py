@@ -138,12 +138,16 @@ def raw_view(estimator, wrt=None, X=None, *, who="eta", stacklevel=3):
             PrivacyWarning, stacklevel=stacklevel)
         return None
     fmap = feature_map(estimator)
-    if fmap.refusals:
+    refusals = raw_refusals(fmap, final)
+    if refusals:
         if wrt == "raw":
-            fmap.check(f"{who}: the raw-input eta")
+            raise ValueError(
+                f"{who}: the raw-input eta cannot be computed: " + "; ".join(refusals)
+                + ". Use wrt='features' for the eta of the features entering the final "
+                "step.")
         warnings.warn(
             f"{who}: eta is reported for the features entering the final step, not the "
-            "raw inputs, because " + "; ".join(fmap.refusals) + ". Pass "
+            "raw inputs, because " + "; ".join(refusals) + ". Pass "
             "wrt='features' to ask for that view explicitly.",
             PrivacyWarning, stacklevel=stacklevel)
         return None
@@ -158,6 +162,15 @@ def raw_view(estimator, wrt=None, X=None, *, who="eta", stacklevel=3):
     if X is not None and not hasattr(X, "iloc") and not hasattr(X, "shape"):
         X = np.asarray(X)
     return RawInputAudit(final, fmap, X)
+
+
+def raw_refusals(fmap, final):
+    """Why the raw-input view of a pipeline is not available (empty: it is)."""
+    out = list(fmap.refusals)
+    if getattr(final, "data_norm", None) is not None:
+        out.append(f"the final step ({type(final).__name__}) rescales each row to norm "
+                   "data_norm, a map whose derivative is not traced")
+    return out
 
 
 def raw_columns(raw, columns):

@@ -440,12 +440,13 @@ def _eta_view(model):
     """What the report's eta is about, and in which units, for a model or pipeline."""
     if not hasattr(model, "steps") or len(model.steps) < 2:
         return "the model's inputs", "in the units of the model's inputs"
+    from ..fil._audit import raw_refusals
     from ..fil._feature_maps import feature_map
 
-    fmap = feature_map(model)
-    if fmap.refusals:
+    refusals = raw_refusals(feature_map(model), model.steps[-1][1])
+    if refusals:
         return ("the features entering the final step (not the raw inputs: "
-                + "; ".join(fmap.refusals) + ")",
+                + "; ".join(refusals) + ")",
                 "in the units of the features entering the final step")
     return ("the raw inputs (each numeric column in its own units, each encoded "
             "categorical column as its one-hot values), through the derivative of the "
