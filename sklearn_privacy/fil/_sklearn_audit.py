@@ -92,7 +92,8 @@ class _AuditedMixin:
         state = dict(super().__getstate__())
         # polish_*: exact distances between the trained and the exact minimiser, audit
         # state as the rest (in memory only)
-        for key in ("_source", "_theta_init", "polish_distance_", "polish_relative_"):
+        for key in ("_source", "_theta_init", "polish_distance_", "polish_relative_",
+                    "_raw_input"):
             state.pop(key, None)
         return state
 
@@ -571,7 +572,11 @@ def audit(estimator, X, y, *, sigma: float | None = None, sample_weight=None,
         1)`` of a multinomial model, centred over the classes -- and the exact
         minimiser), ``polish_relative_`` (the same divided by ``max(1, ||theta||)``),
         ``source_alpha_`` (the mapped penalty) and ``release_claim_`` (what the release
-        covers).
+        covers). For a pipeline the FIL step also keeps a copy of ``X`` in memory (never
+        pickled, like the rest of the audit state), so that
+        :func:`~sklearn_privacy.fil.eta` reports leakage about the raw inputs through the
+        preprocessing's derivative without ``X=`` (user guide: "Raw inputs through
+        feature maps").
 
     Raises
     ------
@@ -737,5 +742,7 @@ def audit(estimator, X, y, *, sigma: float | None = None, sample_weight=None,
     fil.__dict__.pop("_theta_init", None)
     if pipe is None:
         return fil
+    # the raw rows, in memory only (never pickled): fil.eta's raw-input view reads them
+    fil._raw_input = X.copy() if hasattr(X, "copy") else copy.deepcopy(X)
     return Pipeline([(name, copy.deepcopy(step)) for name, step in pipe.steps[:-1]]
                     + [(pipe.steps[-1][0], fil)])
