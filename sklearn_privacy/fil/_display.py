@@ -227,8 +227,8 @@ class EtaDisplay:
             original input feature traced through the fitted steps (a one-hot encoded
             feature is decoded to its level names).
         X : array-like or DataFrame of shape (n_samples, n_features), default=None
-            The training data: to read the column ``sensitive_features``, and for a pipeline the raw rows
-            of the raw-input eta (see ``wrt``).
+            The training data: to read the column ``sensitive_features``, and for a
+            pipeline the raw rows of the raw-input eta (see ``wrt``).
         y : array-like of shape (n_samples,), default=None
             Training labels, for ``sensitive_features="class"``.
         columns : None or columns, default=None
