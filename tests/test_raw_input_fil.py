@@ -392,7 +392,7 @@ def test_report_and_eta_display_read_the_raw_inputs():
 
     pipe, df, y = _fit("spline_linear", "logistic")
     raw = fil.eta(pipe, X=df, per_example=True)
-    rep = PrivacyReport.from_estimator(pipe, df, y, sensitive_columns=["a"], n_canaries=0,
+    rep = PrivacyReport.from_estimator(pipe, df, y, sensitive_features=["a"], n_canaries=0,
                                        canary_releases=0, random_state=0)
     sec = next(s for s in rep.sections if s.key == "fil")
     table = dict(sec.table)

@@ -149,8 +149,11 @@ _COMMON_PARAMS = """    epsilon : float > 0, default=1.0
         Choose it from public knowledge (e.g. after a
         :class:`~sklearn_privacy.preprocessing.BoundedScaler`), never from the rows.
     alpha : float >= 0 or "auto", default="auto"
-        L2 penalty of the mean loss (``mean loss + alpha / 2 ||w||^2``, as the FIL
-        estimators; ``LogisticRegression(C=1 / (n alpha))``, ``Ridge(alpha=n alpha)``).
+        L2 penalty, per-sample as in the FIL estimators: the objective is the mean loss
+        plus ``alpha / 2 ||w||^2``, so without noise ``alpha=a`` has the minimiser of
+        ``Ridge(alpha=n_samples * a)`` (least squares) or
+        ``LogisticRegression(C=1 / (n_samples * a))`` (logistic); the package's
+        ``FILPoissonRegressor(alpha=a)`` is ``PoissonRegressor(alpha=a)``.
         ``"auto"``: a data-independent rule from ``n``, the number of parameters,
         ``epsilon``, ``delta`` and ``data_norm`` (see
         :func:`~sklearn_privacy.linear_model.auto_alpha`); the value used is ``alpha_``.

@@ -146,6 +146,13 @@ class PublicSchema(TransformerMixin, BaseEstimator):
         Number of columns of the raw ``X`` seen at fit (schema).
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Column names of the raw ``X`` seen at fit (schema), for a DataFrame.
+    epsilon_ : float
+        ``0.0``: the map is fixed by the declaration and acts row by row.
+    delta_ : float
+        ``0.0``.
+    epsilon_reason_ : str
+        Why the step costs no privacy (the claim :func:`~sklearn_privacy.privacy_claim`
+        reads).
 
     See Also
     --------
@@ -264,6 +271,8 @@ class PublicSchema(TransformerMixin, BaseEstimator):
             raise ValueError("classes must list at least 2 distinct labels.")
         validate_data(self, X, skip_check_array=True)
         self._columns_of(X)
+        claim = self.__sklearn_privacy_claim__()
+        self.epsilon_, self.delta_, self.epsilon_reason_ = claim.epsilon, claim.delta, claim.reason
         return self
 
     def _check_raw(self, X):

@@ -80,7 +80,11 @@ ATTRIBUTE_KINDS = ("schema", "public", "constant", "dp", "provenance", "child")
 #: Attributes every declared class may hold without an entry.
 _AUTOMATIC = {"n_features_in_": "schema", "feature_names_in_": "schema",
               "fit_provenance_": "provenance", "_sklearn_version": "constant",
-              "_sklearn_output_config": "constant"}
+              "_sklearn_output_config": "constant",
+              # the object's own claim, set at fit from its parameters and the public n;
+              # the one data-dependent event it reflects, a failed certificate, is also
+              # recorded in fit_provenance_ and voids the claim there
+              "epsilon_": "constant", "delta_": "constant", "epsilon_reason_": "constant"}
 
 #: Off only inside :func:`_attribute_check_disabled` (tests that show the invariance check
 #: catches what this module would have refused).
