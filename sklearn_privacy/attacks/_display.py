@@ -10,8 +10,8 @@ from sklearn.metrics import roc_curve
 
 from ..utils import noise_generator
 from ..utils._display import check_names, get_axes
-from ._membership import MembershipInferenceResult
 from ..utils._intervals import auc_delong
+from ._membership import MembershipInferenceResult
 from ._roc import allowed_false_positives, bootstrap_weights, roc_counts
 from ._validation import check_fraction, check_positive_int
 
