@@ -509,6 +509,7 @@ def _utility_section(ctx):
     if is_classifier(est):
         labels, counts = np.unique(y, return_counts=True)
         majority = labels[np.argmax(counts)]
+        majority = majority.item() if hasattr(majority, "item") else majority
         correct = (pred == yp).astype(float)
         base = (yp == majority).astype(float)
         metric, value, base_value = "accuracy", correct.mean(), base.mean()
@@ -600,7 +601,7 @@ def _verbatim_search(est, X):
             return 0, "", (f"step '{name}' holds row-shaped arrays but its input has "
                            "non-numeric columns")
         for path, A in arrays:
-            held.append(f"{path} ({A.shape[0]:,} rows)")
+            held.append(f"{path} ({A.shape[0]:,} row{'s' if A.shape[0] != 1 else ''})")
             single = A.dtype == np.float32          # compare at the stored precision
             stored = _row_hash(np.asarray(A, dtype=np.float64))
             for start in range(0, n, _CHUNK):

@@ -50,6 +50,11 @@ def _ci(lo, hi, digits=3):
     return f"[{lo:.{digits}f}, {hi:.{digits}f}]"
 
 
+def _alpha(confidence):
+    """The test level ``1 - confidence``, rounded (1 - 0.95 is 0.050000000000000044)."""
+    return round(1.0 - float(confidence), 12)
+
+
 def _p(p):
     return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
 
@@ -153,9 +158,9 @@ def group_membership_verdict(column, groups, confidence):
 
 def population_verdict(auc, low, high, p_value, confidence, n):
     """Classifier two-sample test: do the population rows resemble the training rows?"""
-    tail = (f"a classifier tells them apart with held-out AUC {auc:.3f} {_ci(low, high)}, "
-            f"one-sided {_p(p_value)}, {n:,} held-out rows")
-    if p_value < 1.0 - confidence:
+    tail = (f"held-out AUC of a classifier trained to tell them apart {auc:.3f} "
+            f"{_ci(low, high)}, one-sided {_p(p_value)} against 0.5, {n:,} held-out rows")
+    if p_value < _alpha(confidence):
         return Verdict("population_differs", f"Flag: the population rows differ from the "
                                              f"training rows ({tail}). Membership figures "
                                              "then mix membership with this difference.")
@@ -171,7 +176,7 @@ def inversion_verdict(column, kind, accuracy, low, high, prior, p_value, n, conf
     """
     tail = (f"accuracy {accuracy:.3f} {_ci(low, high)} on {n:,} rows vs {prior:.3f} for "
             f"the most frequent value; exact binomial one-sided {_p(p_value)}")
-    if p_value < 1.0 - confidence:
+    if p_value < _alpha(confidence):
         return Verdict("beats_prior", f"'{column}' leaks: the {kind} attack beats guessing "
                                       f"the most frequent value ({tail}).")
     return Verdict("cannot_tell", f"'{column}': the {kind} attack is not shown to beat "
@@ -187,7 +192,7 @@ def numeric_inversion_verdict(column, mae, baseline_mae, diff_low, diff_high, p_
     tail = (f"mean absolute error {mae:.3g} vs {baseline_mae:.3g} for the median, "
             f"improvement {_ci(diff_low, diff_high, 3)} in the column's units on {n:,} rows, "
             f"one-sided {_p(p_value)}")
-    if p_value < 1.0 - confidence and diff_low > 0:
+    if p_value < _alpha(confidence) and diff_low > 0:
         return Verdict("beats_prior", f"'{column}' leaks: the regression attack estimates "
                                       f"it better than the median ({tail}).")
     return Verdict("cannot_tell", f"'{column}': the regression attack is not shown to "
