@@ -29,8 +29,10 @@ _ROW_ATTRIBUTES = (
 #: ``utils`` imports none of the estimator subpackages (they all import ``utils``);
 #: ``tests/test_imports.py`` checks that every key is a public class of the package.
 AUDIT_ATTRIBUTES = {
-    "IRFILLinearRegression": ("sample_weight_", "eta_history_"),
-    "IRFILLogisticRegression": ("sample_weight_", "eta_history_"),
+    "IRFILLinearRegression": ("sample_weight_", "eta_history_", "effective_sample_size_",
+                              "max_weight_share_", "max_eta_ratio_"),
+    "IRFILLogisticRegression": ("sample_weight_", "eta_history_", "effective_sample_size_",
+                                "max_weight_share_", "max_eta_ratio_"),
     "WERMClassifier": ("sample_weight_",),
     "PrivateMulticalibrator": ("history_", "largest_cell_size_", "largest_cell_sizes_",
                                "validation_errors_"),
