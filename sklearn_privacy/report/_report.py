@@ -740,14 +740,14 @@ def _fil_section(ctx):
     return sec
 
 
-def _scores(est, X, y):
+def _scores(est, X, y, idx):
+    """Membership scores of the rows ``idx`` of ``X``, queried in chunks (bounded memory)."""
     from ..attacks import membership_scores
 
     attack = "loss" if not (is_classifier(est) and hasattr(est, "predict_proba")) \
         else "confidence"
-    n = n_rows(X)
-    out = [membership_scores(est, take_rows(X, np.arange(i, min(i + _CHUNK, n))),
-                             y[i:i + _CHUNK], attack=attack) for i in range(0, n, _CHUNK)]
+    out = [membership_scores(est, take_rows(X, idx[i:i + _CHUNK]), y[idx[i:i + _CHUNK]],
+                             attack=attack) for i in range(0, idx.size, _CHUNK)]
     return np.concatenate(out), attack
 
 
@@ -822,9 +822,8 @@ def _membership_section(ctx):
     k = min(n_rows(X), n_rows(Xp))
     i_in = np.sort(rng.choice(n_rows(X), size=k, replace=False))
     i_out = np.sort(rng.choice(n_rows(Xp), size=k, replace=False))
-    Xin, Xout = take_rows(X, i_in), take_rows(Xp, i_out)
-    s_in, attack = _scores(est, Xin, y[i_in])
-    s_out, _ = _scores(est, Xout, yp[i_out])
+    s_in, attack = _scores(est, X, y, i_in)
+    s_out, _ = _scores(est, Xp, yp, i_out)
     auc, lo, hi, _ = auc_delong(s_in, s_out, conf)
     curves = [(f"threshold ({attack})", s_in, s_out, auc, lo, hi)]
     sec.table.append((f"threshold attack ({attack}) AUC, {conf:.0%} interval (DeLong)",
@@ -868,7 +867,7 @@ def _membership_section(ctx):
     # membership by sensitive group
     for c in ctx["cols"]:
         try:
-            g_in, g_out = _column_of(Xin, c), _column_of(Xout, c)
+            g_in, g_out = _column_of(X, c)[i_in], _column_of(Xp, c)[i_out]
         except (KeyError, IndexError, ValueError, TypeError):
             continue
         levels = np.unique(np.r_[g_in.astype(str), g_out.astype(str)])

@@ -33,6 +33,8 @@ AUDIT_ATTRIBUTES = {
                               "max_weight_share_", "max_eta_ratio_"),
     "IRFILLogisticRegression": ("sample_weight_", "eta_history_", "effective_sample_size_",
                                 "max_weight_share_", "max_eta_ratio_"),
+    "IRFILPoissonRegressor": ("sample_weight_", "eta_history_", "effective_sample_size_",
+                              "max_weight_share_", "max_eta_ratio_"),
     "WERMClassifier": ("sample_weight_",),
     "PrivateMulticalibrator": ("history_", "largest_cell_size_", "largest_cell_sizes_",
                                "validation_errors_"),
