@@ -1148,6 +1148,7 @@ def regression_inversion(estimator, X, y, column, *, X_population, y_population,
     (True, True)
     """
     from sklearn.ensemble import HistGradientBoostingRegressor
+    from threadpoolctl import threadpool_limits
 
     check_is_fitted(estimator)
     n_grid = check_positive_int(n_grid, "n_grid", minimum=2)
@@ -1180,8 +1181,11 @@ def regression_inversion(estimator, X, y, column, *, X_population, y_population,
     seed = int(child_seeds(noise_generator(random_state), 1)[0])
     reg = HistGradientBoostingRegressor(loss="absolute_error", max_iter=200,
                                         random_state=seed)
-    reg.fit(features(X_population, y_population), ref)
-    pred = reg.predict(features(X, y))
+    # one OpenMP thread: a few thousand rows need no more, and on a busy machine the
+    # default thread pool spins
+    with threadpool_limits(limits=1, user_api="openmp"):
+        reg.fit(features(X_population, y_population), ref)
+        pred = reg.predict(features(X, y))
     return NumericInversionResult.from_predictions(column, pred, truth,
                                                    baseline=float(np.median(ref)),
                                                    confidence=confidence)
