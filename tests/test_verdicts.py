@@ -200,6 +200,15 @@ def test_other_rules_outcomes_and_boundaries():
                                        0.95).outcome == "beats_prior"
     assert V.numeric_inversion_verdict("age", 10.8, 9.1, -2.0, -1.4, 1.0, 500,
                                        0.95).outcome == "cannot_tell"
+    kw = dict(without_model_mae=9.5, gain_low=0.2, gain_high=0.8, gain_p_value=0.001)
+    assert V.numeric_inversion_verdict("age", 9.0, 10.8, 1.0, 2.6, 1e-4, 500, 0.95,
+                                       **kw).outcome == "beats_prior"
+    kw.update(gain_low=-0.1, gain_p_value=0.2)
+    assert V.numeric_inversion_verdict("age", 9.0, 10.8, 1.0, 2.6, 1e-4, 500, 0.95,
+                                       **kw).outcome == "population_inference"
+    kw.update(gain_low=0.0, gain_p_value=0.01)                 # boundary: 0 not excluded
+    assert V.numeric_inversion_verdict("age", 9.0, 10.8, 1.0, 2.6, 1e-4, 500, 0.95,
+                                       **kw).outcome == "population_inference"
     groups = [("a", 0.6, 0.55, 0.65, 100, 100), ("b", 0.5, 0.4, 0.6, 50, 50)]
     assert V.group_membership_verdict("sex", groups, 0.95).outcome == "leaks"
     assert V.group_membership_verdict("sex", groups[1:], 0.95).outcome == "cannot_tell"
@@ -321,8 +330,13 @@ def test_numeric_attribute_is_scored_in_its_units():
     assert res2.p_value > 0.05 and res2.improvement_interval[0] < 0
     rep = PrivacyReport.from_estimator(model, X[:600], y[:600], X[600:], y[600:],
                                        sensitive_columns=[0], n_canaries=0, random_state=0)
+    # better than the median, but the model's answers add nothing to what the label and
+    # the other columns reveal: not called a leak of the model
+    assert res.model_gain_p_value > 0.05
+    assert res.without_model_mae < 0.8 * base
     inv = _section(rep, "inversion")
-    assert inv.outcomes == ["beats_prior"] and "mean absolute error" in inv.verdicts[0]
+    assert inv.outcomes == ["population_inference"]
+    assert "mean absolute error" in inv.verdicts[0] and "not the model" in inv.verdicts[0]
     with pytest.raises(ValueError, match="not numeric"):
         regression_inversion(model, np.array([["a", 1, 2]] * 20, dtype=object),
                              np.zeros(20), 0, X_population=np.array([["a", 1, 2]] * 20,

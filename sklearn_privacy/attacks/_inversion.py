@@ -975,6 +975,13 @@ class NumericInversionResult:
         of the per-row differences of absolute errors).
     confidence : float
         Coverage of ``improvement_interval``.
+    without_model_mae : float or None, default=None
+        Mean absolute error of the same regressor trained without the model's answers
+        (other features and label only): what the population's correlations reveal.
+    model_gain_interval : tuple of float or None, default=None
+        Paired t interval of ``without_model_mae - mae``: what querying the model adds.
+    model_gain_p_value : float or None, default=None
+        One-sided p-value of "querying the model lowers the error".
 
     See Also
     --------
@@ -1000,6 +1007,9 @@ class NumericInversionResult:
     improvement_interval: tuple
     p_value: float
     confidence: float = 0.95
+    without_model_mae: float | None = None
+    model_gain_interval: tuple | None = None
+    model_gain_p_value: float | None = None
 
     @classmethod
     def from_predictions(cls, column, predictions, truth, *, baseline, confidence=0.95):
@@ -1100,9 +1110,10 @@ def regression_inversion(estimator, X, y, column, *, X_population, y_population,
 
     The result is scored against predicting the population median for every row, by the
     mean absolute error; the improvement gets a paired t interval and a one-sided p-value.
-    What the other features alone reveal about the attribute (its correlation in the
-    population) counts towards the improvement, as the prior does for
-    :func:`prior_baseline`.
+    What the other features and the label alone reveal about the attribute (its
+    correlations in the population) counts towards that improvement, so the same regressor
+    is also trained without the model's answers: ``model_gain_interval`` and
+    ``model_gain_p_value`` say what querying the model adds to it.
 
     Parameters
     ----------
@@ -1172,20 +1183,29 @@ def regression_inversion(estimator, X, y, column, *, X_population, y_population,
     if np.all(np.equal(np.mod(ref, 1), 0)):
         grid = np.unique(np.round(grid))
 
-    def features(A, labels):
-        return np.hstack([_other_features(A, column, ref=X_population),
-                          labels.astype(float)[:, None] if labels.dtype.kind in "biuf"
-                          else np.zeros((len(labels), 0)),
-                          _likelihood_features(estimator, A, labels, column, grid)])
+    def features(A, labels, with_model=True):
+        parts = [_other_features(A, column, ref=X_population),
+                 labels.astype(float)[:, None] if labels.dtype.kind in "biuf"
+                 else np.zeros((len(labels), 0))]
+        if with_model:
+            parts.append(_likelihood_features(estimator, A, labels, column, grid))
+        return np.hstack(parts)
 
     seed = int(child_seeds(noise_generator(random_state), 1)[0])
-    reg = HistGradientBoostingRegressor(loss="absolute_error", max_iter=200,
-                                        random_state=seed)
+    preds = []
     # one OpenMP thread: a few thousand rows need no more, and on a busy machine the
     # default thread pool spins
     with threadpool_limits(limits=1, user_api="openmp"):
-        reg.fit(features(X_population, y_population), ref)
-        pred = reg.predict(features(X, y))
-    return NumericInversionResult.from_predictions(column, pred, truth,
-                                                   baseline=float(np.median(ref)),
-                                                   confidence=confidence)
+        for with_model in (True, False):
+            reg = HistGradientBoostingRegressor(loss="absolute_error", max_iter=200,
+                                                random_state=seed)
+            reg.fit(features(X_population, y_population, with_model), ref)
+            preds.append(reg.predict(features(X, y, with_model)))
+    res = NumericInversionResult.from_predictions(column, preds[0], truth,
+                                                  baseline=float(np.median(ref)),
+                                                  confidence=confidence)
+    gain, lo, hi, p = paired_difference(np.abs(preds[1] - truth) - np.abs(preds[0] - truth),
+                                        confidence)
+    res.without_model_mae = float(np.abs(preds[1] - truth).mean())
+    res.model_gain_interval, res.model_gain_p_value = (lo, hi), p
+    return res

@@ -995,8 +995,15 @@ def _inversion_section(ctx):
                               f"{res.mae:.3g} vs {res.baseline_mae:.3g} for the median "
                               f"({res.baseline:.3g}); improvement {res.improvement:.3g} "
                               f"[{lo_i:.3g}, {hi_i:.3g}] ({rows.size:,} rows)"))
-            sec.add(V.numeric_inversion_verdict(c, res.mae, res.baseline_mae, lo_i, hi_i,
-                                                res.p_value, rows.size, conf))
+            g_lo, g_hi = res.model_gain_interval
+            sec.table.append((f"'{c}' same attack without querying the model",
+                              f"{res.without_model_mae:.3g}; the model's answers lower the "
+                              f"error by [{g_lo:.3g}, {g_hi:.3g}], one-sided p = "
+                              f"{res.model_gain_p_value:.3g}"))
+            sec.add(V.numeric_inversion_verdict(
+                c, res.mae, res.baseline_mae, lo_i, hi_i, res.p_value, rows.size, conf,
+                without_model_mae=res.without_model_mae, gain_low=g_lo, gain_high=g_hi,
+                gain_p_value=res.model_gain_p_value))
             continue
         try:
             base = prior_baseline(Xr, c).accuracy

@@ -184,19 +184,39 @@ def inversion_verdict(column, kind, accuracy, low, high, prior, p_value, n, conf
 
 
 def numeric_inversion_verdict(column, mae, baseline_mae, diff_low, diff_high, p_value, n,
-                              confidence):
+                              confidence, *, without_model_mae=None, gain_low=None,
+                              gain_high=None, gain_p_value=None):
     """A numeric attribute, in its own units: mean absolute error vs predicting the median.
 
     ``diff_low, diff_high``: interval of (baseline error - attack error), paired over rows.
+    With ``without_model_mae`` (the same attack without querying the model) the verdict
+    "leaks" needs the model's answers to lower the error too (``gain_p_value``): what the
+    population's correlations reveal without the model is not a leak of the model.
     """
     tail = (f"mean absolute error {mae:.3g} vs {baseline_mae:.3g} for the median, "
             f"improvement {_ci(diff_low, diff_high, 3)} in the column's units on {n:,} rows, "
             f"one-sided {_p(p_value)}")
-    if p_value < _alpha(confidence) and diff_low > 0:
-        return Verdict("beats_prior", f"'{column}' leaks: the regression attack estimates "
-                                      f"it better than the median ({tail}).")
-    return Verdict("cannot_tell", f"'{column}': the regression attack is not shown to "
-                                  f"beat predicting the median ({tail}).")
+    beats = p_value < _alpha(confidence) and diff_low > 0
+    if without_model_mae is None:
+        if beats:
+            return Verdict("beats_prior", f"'{column}' leaks: the regression attack "
+                                          f"estimates it better than the median ({tail}).")
+        return Verdict("cannot_tell", f"'{column}': the regression attack is not shown to "
+                                      f"beat predicting the median ({tail}).")
+    gain = (f"without querying the model {without_model_mae:.3g}, the model's answers "
+            f"lower it by {_ci(gain_low, gain_high, 3)}, one-sided {_p(gain_p_value)}")
+    if beats and gain_p_value < _alpha(confidence) and gain_low > 0:
+        return Verdict("beats_prior", f"'{column}' leaks through the model: the regression "
+                                      f"attack estimates it better than the median ({tail}) "
+                                      f"and better than without the model ({gain}).")
+    if beats:
+        return Verdict("population_inference", f"'{column}': estimated better than the "
+                                               f"median ({tail}), but the model's answers "
+                                               f"are not shown to help ({gain}): the other "
+                                               "columns and the label reveal it, not the "
+                                               "model.")
+    return Verdict("cannot_tell", f"'{column}': the regression attack is not shown to beat "
+                                  f"predicting the median ({tail}).")
 
 
 def audit_verdict(claimed_epsilon, bounds, confidence):
