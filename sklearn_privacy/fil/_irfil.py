@@ -371,8 +371,9 @@ class IRFILLinearRegression(_IRFILMixin, FILLinearRegression):
 
     def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, eta_max_iter=10,
                  eta_tol=None, attributes=None, constrained=False, store_eta=False,
-                 data_norm=None, target_bound=None, delta=1e-5, verbose=0, random_state=None,
-                 tol=None, n_iter="deprecated", cv_tol="deprecated", weight_bounds=None):
+                 weight_bounds=None, data_norm=None, target_bound=None, delta=1e-5,
+                 verbose=0, random_state=None, tol=None, n_iter="deprecated",
+                 cv_tol="deprecated"):
         self.sigma = sigma
         self.alpha = alpha
         self.fit_intercept = fit_intercept
@@ -420,9 +421,9 @@ class IRFILLogisticRegression(_IRFILMixin, FILLogisticRegression):
 
     def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, tol=None, max_iter=100,
                  eta_max_iter=10, eta_tol=None, attributes=None, constrained=False,
-                 store_eta=False, data_norm=None, delta=1e-5, verbose=0, random_state=None,
-                 newton_tol="deprecated", n_iter="deprecated", cv_tol="deprecated",
-                 weight_bounds=None):
+                 store_eta=False, weight_bounds=None, data_norm=None, delta=1e-5, verbose=0,
+                 random_state=None, newton_tol="deprecated", n_iter="deprecated",
+                 cv_tol="deprecated"):
         self.sigma = sigma
         self.alpha = alpha
         self.fit_intercept = fit_intercept

@@ -305,7 +305,7 @@ class IRFILPoissonRegressor(_IRFILMixin, FILPoissonRegressor):
 
     def __init__(self, sigma=1.0, *, alpha=1.0, fit_intercept=True, tol=1e-12, max_iter=100,
                  eta_max_iter=10, eta_tol=None, attributes=None, constrained=False,
-                 store_eta=False, verbose=0, random_state=None, weight_bounds=None):
+                 store_eta=False, weight_bounds=None, verbose=0, random_state=None):
         self.sigma = sigma
         self.alpha = alpha
         self.fit_intercept = fit_intercept
