@@ -1,4 +1,5 @@
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -248,3 +249,40 @@ def test_bad_input(Est):
         Est().fit(X, y, sample_weight=-np.ones(len(y)))
     with pytest.raises(ValueError, match="non-zero|all weights are zero"):
         Est().fit(X, y, sample_weight=np.zeros(len(y)))
+
+
+def test_weight_concentration_warns_and_bounds_limit_it():
+    """Equalising the race eta on Adult drives the weights of whole groups to zero and
+    makes some people's whole-row eta grow by orders of magnitude, without a word; the
+    fit now warns with the figures, and weight_bounds keeps every weight within the
+    bounds (checked directly), the total unchanged and the growth small."""
+    from sklearn_privacy.datasets import load_adult
+    from sklearn_privacy.exceptions import PrivacyWarning
+
+    a = load_adult()
+    X, y = np.asarray(a.data, dtype=float), np.asarray(a.target)
+    race = a.sensitive_columns["race"]
+    idx = np.random.default_rng(0).choice(len(X), 400, replace=False)
+    X = X[idx] / np.linalg.norm(X[idx], axis=1).max()
+    y = y[idx]
+    kw = dict(sigma=1e-3, alpha=1e-3, attributes=race, eta_max_iter=10, random_state=0)
+    with pytest.warns(PrivacyWarning, match="whole-row eta grew"):
+        free = IRFILLogisticRegression(**kw).fit(X, y)
+    plain = FILLogisticRegression(sigma=1e-3, alpha=1e-3, random_state=0).fit(X, y)
+    assert free.max_eta_ratio_ == pytest.approx(free.eta_.max() / plain.eta_.max(),
+                                                rel=1e-6)
+    assert free.max_eta_ratio_ > 10
+    w = free.sample_weight_
+    assert free.effective_sample_size_ == pytest.approx(w.sum() ** 2 / np.sum(w**2))
+    assert free.max_weight_share_ == pytest.approx(w.max() / w.sum())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyWarning)
+        bounded = IRFILLogisticRegression(weight_bounds=(0.1, 10), **kw).fit(X, y)
+    wb = bounded.sample_weight_
+    assert wb.sum() == pytest.approx(400)
+    assert wb.min() >= 0.1 * (1 - 1e-6) and wb.max() <= 10 * (1 + 1e-6)
+    assert bounded.max_eta_ratio_ < 10 < free.max_eta_ratio_
+    with pytest.raises(ValueError, match="weight_bounds"):
+        IRFILLogisticRegression(weight_bounds=(2.0, 10.0)).fit(X, y)
+    with pytest.raises(ValueError, match="weight_bounds"):
+        IRFILLogisticRegression(weight_bounds=("a", 1)).fit(X, y)

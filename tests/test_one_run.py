@@ -237,3 +237,22 @@ def test_bad_counts_and_scores_are_refused():
         one_run_audit_scores(np.zeros(5), np.zeros(4, dtype=bool))
     with pytest.raises(ValueError, match="NaN|finite"):
         one_run_audit_scores(np.r_[np.nan, 0.0], np.array([True, False]))
+
+
+def test_docstring_describes_the_guess_grid_it_uses():
+    """The docstring listed a grid (1 %, 3 %, 10 %, 30 %, 100 %) the audit did not use;
+    it now lists every fraction of the grid, and the grid's size is the Bonferroni
+    count of the result."""
+    import re
+
+    from sklearn_privacy.attacks import _one_run, one_run_audit_scores
+
+    doc = _one_run.one_run_audit_scores.__doc__
+    listed = [float(v) / 100 for v in re.findall(r"(\d+(?:\.\d+)?) %",
+                                                 doc.split("grid")[1].split("--")[1])]
+    assert listed == list(_one_run._FRACTIONS)
+    res = one_run_audit_scores(np.arange(1000.0), np.arange(1000) % 2 == 0,
+                               random_state=0)
+    assert res.n_tests == len(_one_run._candidates(1000, None, None)) == 17
+    assert "add/remove" in _one_run.one_run_audit.__doc__
+    assert "replace-one" in _one_run.one_run_audit.__doc__

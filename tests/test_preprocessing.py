@@ -265,3 +265,30 @@ def test_white_box_attack_refuses_a_model_with_intercept_scaling():
     model = FILLogisticRegression(intercept_scaling=1.0).fit(X, y)
     with pytest.raises(ValueError, match="intercept_scaling"):
         whitebox_inversion(model, [0], [[0.0], [1.0]])
+
+
+def test_dp_scaler_clip_gives_the_row_norm_a_data_independent_bound():
+    """With the guide's data_norm = sqrt(10) (three numeric columns assumed in [-1, 1]),
+    a DPStandardScaler's standardised age / education / hours exceed it on many rows,
+    and the FIL step rescales a number of rows that changes with the noise on every fit.
+    clip=1 puts every output in [-1, 1]: no row exceeds the bound, whatever the noise."""
+    from sklearn_privacy.datasets import load_adult
+
+    adult = load_adult(raw=True, as_frame=True)
+    bounds = {"age": (15, 100), "education_num": (1, 16), "hours_per_week": (0, 100)}
+    X = adult.data[list(bounds)].iloc[:4320]
+    over = []
+    for seed in range(5):
+        Z = DPStandardScaler(bounds, epsilon=0.1, random_state=seed).fit_transform(X)
+        # six one-hot ones and the intercept column make up the rest of sqrt(10)
+        over.append(int(np.sum(np.sum(Z**2, axis=1) + 7.0 > 10.0 + 1e-12)))
+    assert min(over) > 300 and max(over) > min(over)
+    for seed in range(5):
+        Z = DPStandardScaler(bounds, epsilon=0.1, random_state=seed,
+                             clip=1.0).fit_transform(X)
+        assert np.abs(Z).max() <= 1.0 and np.all(np.sum(Z**2, axis=1) + 7.0 <= 10.0)
+    plain = DPStandardScaler(bounds, epsilon=0.1, random_state=0).fit(X)
+    clipped = DPStandardScaler(bounds, epsilon=0.1, random_state=0, clip=1.0).fit(X)
+    assert np.array_equal(plain.mean_, clipped.mean_)          # post-processing only
+    with pytest.raises(ValueError, match="clip"):
+        DPStandardScaler(bounds, clip=-1.0).fit(X)

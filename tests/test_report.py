@@ -22,6 +22,10 @@ def _data(n=800, d=4, seed=0):
     return X[:n], y[:n], X[n:], y[n:]
 
 
+def _section(rep, key):
+    return next(s for s in rep.sections if s.key == key)
+
+
 def test_fil_release_report_has_every_section_and_consistent_numbers():
     import sklearn_privacy.fil as fil
 
@@ -33,9 +37,11 @@ def test_fil_release_report_has_every_section_and_consistent_numbers():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         rep = PrivacyReport.from_estimator(est, X, y, Xp, yp, sensitive_features=[1],
-                                           canary_releases=4000, random_state=0)
-    assert [s.key for s in rep.sections] == ["claim", "release", "fil", "membership",
-                                             "inversion", "audits"]
+                                           canary_releases=4000, random_state=0,
+                                           include_private_details=True)
+    assert [s.key for s in rep.sections] == ["claim", "utility", "release", "fil",
+                                             "membership", "inversion", "audits",
+                                             "private"]
     s = rep.summary
     assert s["claimed_epsilon"] == pytest.approx(2.0)
     assert s["max_eta"] == pytest.approx(float(np.max(fil.eta(est, per_example=True))))
@@ -45,22 +51,25 @@ def test_fil_release_report_has_every_section_and_consistent_numbers():
     assert page.count("data:image/png;base64,") == sum(
         sec.figure_png is not None for sec in rep.sections) >= 4
     assert set(rep.timings) == {sec.key for sec in rep.sections}
-    # the most exposed row is listed first, by its index
+    # the most exposed row is listed first, by its index, in the private section only
     top = int(np.argmax(fil.eta(est, per_example=True)))
-    fil_table = dict(rep.sections[2].table)
-    assert fil_table["most exposed rows (index: eta)"].startswith(f"{top}: ")
+    private = dict(_section(rep, "private").table)
+    assert private["most exposed rows (index: eta)"].startswith(f"{top}: ")
+    assert "most exposed rows" not in str(_section(rep, "fil").table)
 
 
 def test_overfit_forest_report_shows_leakage_and_no_claim(tmp_path):
     X, y, Xp, yp = _data(n=500)
     rf = RandomForestClassifier(n_estimators=30, random_state=0).fit(X, y)
     rep = PrivacyReport.from_estimator(rf, X, y, Xp, yp, n_canaries=300, random_state=0)
-    assert [s.key for s in rep.sections] == ["claim", "release", "membership", "audits"]
+    assert [s.key for s in rep.sections] == ["claim", "utility", "release", "membership",
+                                             "audits"]
     assert np.isinf(rep.summary["claimed_epsilon"])
     assert rep.summary["empirical_epsilon"] > 1.0      # a fully grown forest memorises
-    memb = " ".join(rep.sections[2].verdicts)
+    memb = " ".join(_section(rep, "membership").verdicts)
     assert "Membership leaks" in memb
-    auc = float(re.search(r"AUC[^:]*?(\d\.\d+) \[", str(rep.sections[2].table)).group(1))
+    auc = float(re.search(r"AUC[^:]*?(\d\.\d+) \[",
+                          str(_section(rep, "membership").table)).group(1))
     assert auc > 0.55
     path = tmp_path / "report.html"
     rep.save_html(path)
@@ -102,15 +111,17 @@ def test_raw_frame_pipeline_report():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         rep = PrivacyReport.from_estimator(pipe, X, y, Xp, yp, sensitive_features=["sex"],
-                                           n_canaries=200, random_state=0)
+                                           n_canaries=200, random_state=0,
+                                           include_private_details=True)
     keys = [s.key for s in rep.sections]
-    assert keys == ["claim", "release", "fil", "membership", "inversion", "audits"]
+    assert keys == ["claim", "utility", "release", "fil", "membership", "inversion",
+                    "audits", "private"]
     assert np.isinf(rep.summary["claimed_epsilon"])     # the scaler saw the private rows
-    fil_rows = dict(rep.sections[2].table)
+    fil_rows = dict(_section(rep, "fil").table)
     assert "eta of 'sex' (median / max)" in fil_rows
-    # the most exposed rows are named by the frame's index labels
-    first = fil_rows["most exposed rows (index: eta)"].split(":")[0]
-    assert int(first) in set(X.index)
+    # the most exposed rows are named by the frame's index labels (private section)
+    first = dict(_section(rep, "private").table)["most exposed rows (index: eta)"]
+    assert int(first.split(":")[0]) in set(X.index)
 
 
 def test_bad_input():
@@ -131,9 +142,9 @@ def test_scikit_learn_glm_gets_per_example_fil_through_fil_audit():
     model = LogisticRegression(C=1.0).fit(X, y)
     rep = PrivacyReport.from_estimator(model, X, y, Xp, yp, sigma=0.5, n_canaries=50,
                                        random_state=0)
-    assert [s.key for s in rep.sections] == ["claim", "release", "fil", "membership",
-                                             "audits"]
-    table = dict(rep.sections[2].table)
+    assert [s.key for s in rep.sections] == ["claim", "utility", "release", "fil",
+                                             "membership", "audits"]
+    table = dict(_section(rep, "fil").table)
     assert table["audited through"].startswith("fil.audit at sigma = 0.5")
     expected = fil.audit(model, X, y, sigma=0.5).eta_.max()
     assert rep.summary["max_eta"] == pytest.approx(expected, rel=1e-12)

@@ -9,9 +9,11 @@ from ._audit import (
 from ._display import MembershipROCDisplay
 from ._inversion import (
     AttributeInversionResult,
+    NumericInversionResult,
     candidate_minimisers,
     fredrikson_inversion,
     prior_baseline,
+    regression_inversion,
     whitebox_inversion,
 )
 from ._lira import LiRAResult, lira
@@ -58,6 +60,8 @@ __all__ = [
     "candidate_minimisers",
     "fredrikson_inversion",
     "prior_baseline",
+    "regression_inversion",
+    "NumericInversionResult",
     "whitebox_inversion",
     "MembershipInferenceResult",
     "evaluate_scores",

@@ -10,8 +10,9 @@ from sklearn.metrics import roc_curve
 
 from ..utils import noise_generator
 from ..utils._display import check_names, get_axes
+from ..utils._intervals import auc_delong
 from ._membership import MembershipInferenceResult
-from ._roc import allowed_false_positives, batched_metric, bootstrap_weights, roc_counts
+from ._roc import allowed_false_positives, bootstrap_weights, roc_counts
 from ._validation import check_fraction, check_positive_int
 
 
@@ -60,13 +61,9 @@ def _band(s_in, s_out, grid, confidence, n_resamples, random_state):
     return low, high
 
 
-def _auc_interval(s_in, s_out, confidence, n_resamples, random_state):
-    rng = noise_generator(random_state)
-    w_in, w_out = bootstrap_weights(rng, s_in.size, s_out.size, n_resamples)
-    values = batched_metric(np.r_[s_in, s_out], w_in, w_out, "auc")
-    alpha = (1.0 - confidence) / 2.0
-    low, high = np.quantile(values, [alpha, 1.0 - alpha])
-    return float(low), float(high)
+def _auc_interval(s_in, s_out, confidence):
+    """The library's AUC interval (DeLong, logit scale): the one every table shows."""
+    return auc_delong(s_in, s_out, confidence)[1:3]
 
 
 _OWN_AXES = "sklearn_privacy-membership-roc"
@@ -199,7 +196,8 @@ class MembershipROCDisplay:
         plot_chance_level : bool, default=True
             Whether to draw the diagonal of a random guess.
         confidence : float in (0, 1) or None, default=0.95
-            Coverage of the bootstrap band and of the AUC interval; None draws neither.
+            Coverage of the bootstrap band and of the AUC interval (DeLong, logit scale:
+            the interval of every table of the library); None draws neither.
         n_resamples : int, default=500
             Bootstrap resamples (vectorised).
         random_state : int, RandomState, Generator or None, default=None
@@ -241,7 +239,7 @@ class MembershipROCDisplay:
         n_out = s_out.size
         interval = band = None
         if confidence is not None:
-            interval = _auc_interval(s_in, s_out, confidence, n_resamples, random_state)
+            interval = _auc_interval(s_in, s_out, confidence)
             grid = np.unique(np.r_[np.geomspace(1.0 / n_out, 1.0, 80), 1.0])
             band = (grid, *_band(s_in, s_out, grid, confidence, n_resamples,
                                  random_state))
@@ -270,7 +268,8 @@ class MembershipROCDisplay:
         plot_chance_level : bool, default=True
             Whether to draw the diagonal of a random guess.
         confidence : float in (0, 1) or None, default=0.95
-            Coverage of the bootstrap band and of the AUC interval; None draws neither.
+            Coverage of the bootstrap band and of the AUC interval (DeLong, logit scale:
+            the interval of every table of the library); None draws neither.
         n_resamples : int, default=500
             Bootstrap resamples.
         random_state : int, RandomState, Generator or None, default=None

@@ -327,9 +327,12 @@ def one_run_audit_scores(scores, included, *, k_plus: int | None = None,
     output of the audited algorithm (higher meaning "included"), and ``included``, the
     independent fair coin flips that decided each canary's inclusion. The guesses are the
     ``k_plus`` highest and ``k_minus`` lowest scores. When neither is given, the bound is
-    the best over a fixed grid of candidates (balanced and "included"-only guesses on 1 %,
-    3 %, 10 %, 30 % and 100 % of the canaries) with a Bonferroni correction for the number
-    of candidates, so the confidence statement holds for the reported bound.
+    the best over a fixed grid of candidates -- guesses on 0.2 %, 0.5 %, 1 %, 2 %, 5 %,
+    10 %, 20 %, 50 % and 100 % of the canaries, each split evenly between "included" and
+    "excluded", and each but the last also as "included"-only guesses (at most 17
+    candidates, fewer when small fractions round to the same count) -- with a Bonferroni
+    correction for the number of candidates (``n_tests`` of the result), so the
+    confidence statement holds for the reported bound.
 
     Parameters
     ----------
@@ -579,7 +582,17 @@ def one_run_audit(estimator, X, y, *, n_canaries: int = 1000, canaries: str = "m
 
     Threat model and validity. The bound holds for the training algorithm as run here
     (the estimator's own randomness included) with respect to the canary rows; it is a
-    *lower* bound: a small value does not prove privacy. Guess counts chosen from a grid
+    *lower* bound: a small value does not prove privacy.
+
+    Neighbouring relation. The audit adds or removes canaries (add/remove-one), while
+    the claims of this library (:func:`~sklearn_privacy.privacy_claim`) are for
+    replacing one row with ``n`` public. The two relate one way only: (epsilon, delta)-DP
+    under add/remove implies (2 epsilon, (1 + e^epsilon) delta)-DP under replace-one (a
+    replacement is a removal then an addition), but a replace-one guarantee says nothing
+    about a change of ``n``. So a one-run bound above a replace-one claim refutes the
+    claim only for an algorithm that is also add/remove DP at the claimed epsilon; the
+    replace-one audit of a claim is :func:`canary_audit` on a
+    :func:`worst_case_neighbours` pair. Guess counts chosen from a grid
     after seeing the scores are paid for with a Bonferroni correction. As the paper shows,
     one-run audits are loose for the Gaussian mechanism at moderate epsilon: expect a
     bound well under the true epsilon unless canaries are many and strong.

@@ -6,6 +6,8 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from ..exceptions import PrivacyWarning
+from ..utils._warnings import warn_user
 from ..utils.fixes import Interval
 from ._base import DP_ATTRS_DOC, DP_PARAMS_DOC, DP_PARAMS_LSQ_DOC
 from ._classification import FILLogisticRegression
@@ -66,6 +68,16 @@ _IRFIL_DOC = """
         that move an individual between the encoded levels).
     store_eta : bool, default=False
         Keep the full per-example eta array of every iteration in ``eta_history_``.
+    weight_bounds : None or (float, float), default=None
+        Floor and cap ``(low, high)`` on every individual's weight, as multiples of the
+        mean weight (``0 <= low <= 1 <= high``), enforced after every reweighting (clip,
+        rescale to the same total, repeat). Equalising eta can otherwise drive the weights
+        of whole groups to zero or pile them on a few people, so that one person's
+        whole-row eta grows by orders of magnitude while the equalised one shrinks (on
+        2,000 Adult rows with ``sensitive_features`` the race columns, the largest whole-row eta
+        grew about 500 times; see ``benchmarks/RESULTS.md``); bounds such as ``(0.1,
+        10)`` trade exact equalisation for that. ``None``: no bound (the paper's
+        algorithm).
 {dp_params}    verbose : int, default=0
         ``1`` or more prints one line per iteration: the equalised eta's mean and maximum
         (at ``sigma``) and its coefficient of variation std/mean.
@@ -87,6 +99,20 @@ _IRFIL_DOC = """
         The columns ``sensitive_features`` resolved to (indices of the input; ``n_features_in_``
         is the label), None without ``sensitive_features``. An original feature name behind a
         pandas-output ColumnTransformer (``"sex"``) resolves to its encoded columns.
+    effective_sample_size_ : float
+        Kish's effective sample size of the final weights, :math:`(\\sum_i \\omega_i)^2
+        / \\sum_i \\omega_i^2 / s_i` (``n`` for equal weights; small when a few
+        people carry the weight).
+    max_weight_share_ : float
+        The largest individual's share of the total weight (``1 / n`` for equal
+        weights).
+    max_eta_ratio_ : float
+        Largest whole-row eta of the released model over that of the unweighted fit:
+        above 1, reweighting made someone more exposed. A fit whose effective sample
+        size is under a tenth of ``n``, whose largest individual weighs more than 100
+        average ones, or whose ``max_eta_ratio_`` exceeds 10 warns with these figures
+        (:class:`~sklearn_privacy.exceptions.PrivacyWarning`); ``weight_bounds`` limits
+        them. Audit state, removed by :func:`~sklearn_privacy.utils.strip_for_release`.
     n_iter_ : int
         Number of reweighting iterations run (fewer than ``eta_max_iter`` when
         ``eta_tol`` stopped the loop: then data-dependent). Audit state: not pickled,
@@ -141,6 +167,7 @@ class _IRFILMixin:
         "sensitive_features": ["array-like", str, Integral, None],
         "constrained": ["boolean"],
         "store_eta": ["boolean"],
+        "weight_bounds": [tuple, list, None],
         "verbose": ["verbose"],
     }
 
@@ -169,9 +196,76 @@ class _IRFILMixin:
         return check_sigma_scaled(out, np.max(values, initial=0.0), self.sigma,
                                   "eta_history_")
 
+    def _check_weight_bounds(self):
+        if self.weight_bounds is None:
+            return None
+        try:
+            low, high = (float(v) for v in self.weight_bounds)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"weight_bounds must be None or a pair (low, high) of multiples of the mean "
+                f"weight; got {self.weight_bounds!r}.") from None
+        if not (0.0 <= low <= 1.0 <= high and np.isfinite(high)):
+            raise ValueError(
+                f"weight_bounds=(low, high) needs 0 <= low <= 1 <= high < inf (multiples of "
+                f"the mean weight, so that equal weights are allowed); got "
+                f"{self.weight_bounds!r}.")
+        return low, high
+
+    @staticmethod
+    def _bounded_weights(omega, s, pos, total, bounds):
+        """Weights clipped to ``bounds`` times the mean individual weight, same total."""
+        if bounds is None:
+            return omega
+        low, high = bounds
+        mean = total / s[pos].sum()
+        w = omega.copy()
+        for _ in range(200):
+            per = np.zeros_like(w)
+            per[pos] = np.clip(w[pos] / s[pos], low * mean, high * mean)
+            w = per * s
+            w *= total / w.sum()
+            inside = (w[pos] / s[pos] >= low * mean * (1 - 1e-9)) & (
+                w[pos] / s[pos] <= high * mean * (1 + 1e-9))
+            if np.all(inside):
+                break
+        return w
+
+    @staticmethod
+    def _whole_max(engine, eta_row, columns, s, pos):
+        """Largest per-individual whole-row eta (all features and the label)."""
+        whole = eta_row if columns is None else np.sqrt(engine.per_example_sq_norms())
+        return float(np.max(whole[pos] / s[pos]))
+
+    def _weight_diagnostics(self, omega, s, pos, eta_first, eta_last):
+        """Fitted concentration figures, and a warning when the weights concentrate."""
+        ind = omega[pos] / s[pos]
+        total = omega.sum()
+        n = s[pos].sum()
+        self.effective_sample_size_ = float(total**2 / np.sum(ind**2 * s[pos]))
+        self.max_weight_share_ = float(ind.max() / total)
+        self.max_eta_ratio_ = float(eta_last / eta_first) if eta_first > 0 else 1.0
+        reasons = []
+        if self.effective_sample_size_ < 0.1 * n:
+            reasons.append(f"effective sample size {self.effective_sample_size_:.3g} of "
+                           f"{n:.0f}")
+        if self.max_weight_share_ > 100.0 / n:
+            reasons.append(f"one individual carries {self.max_weight_share_:.1%} of the "
+                           f"total weight ({self.max_weight_share_ * n:.3g} times the mean)")
+        if self.max_eta_ratio_ > 10.0:
+            reasons.append(f"the largest whole-row eta grew {self.max_eta_ratio_:.3g} times "
+                           "over the unweighted fit")
+        if reasons:
+            warn_user(
+                f"{type(self).__name__}: the reweighting concentrates: " + "; ".join(reasons)
+                + ". Equalising eta this way trades some people's privacy for the others'. "
+                "Bound the weights with weight_bounds=(low, high), e.g. (0.1, 10), or "
+                "equalise fewer columns.", PrivacyWarning)
+
     def _irfil_fit(self, X, y, s):
         """Run Algorithm 1; ``s`` are the validated user weights (individual counts)."""
         self._check_sensitive_features(X)
+        bounds = self._check_weight_bounds()
         self.__dict__.pop("_eta_cache", None)
         pos = s > 0
         n_ind = s.sum()
@@ -187,6 +281,8 @@ class _IRFILMixin:
             theta, n_newton, engine = self._fit_exact(X, y, omega, theta_init=theta)
             eta_row = np.sqrt(engine.per_example_sq_norms(columns,
                                                           constrained=self.constrained))
+            if t == 0:
+                first_whole_max = self._whole_max(engine, eta_row, columns, s, pos)
             eta_ind = np.zeros_like(eta_row)
             eta_ind[pos] = eta_row[pos] / s[pos]
             e = eta_ind[pos]
@@ -215,7 +311,9 @@ class _IRFILMixin:
                 )
             ratio = np.zeros_like(omega)
             ratio[pos] = omega[pos] / eta_ind[pos]
-            omega = n_ind * ratio / ratio.sum()
+            omega = self._bounded_weights(n_ind * ratio / ratio.sum(), s, pos, n_ind, bounds)
+        self._weight_diagnostics(omega, s, pos, first_whole_max,
+                                 self._whole_max(engine, eta_row, columns, s, pos))
         self._audit = engine
         self.sample_weight_ = omega
         self.n_iter_ = t
@@ -234,7 +332,8 @@ class IRFILLinearRegression(_IRFILMixin, FILLinearRegression):
 
     def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, eta_max_iter=10,
                  eta_tol=None, sensitive_features=None, constrained=False, store_eta=False,
-                 data_norm=None, target_bound=None, delta=1e-5, verbose=0, random_state=None):
+                 weight_bounds=None, data_norm=None, target_bound=None, delta=1e-5, verbose=0,
+                 random_state=None):
         self.sigma = sigma
         self.alpha = alpha
         self.fit_intercept = fit_intercept
@@ -243,6 +342,7 @@ class IRFILLinearRegression(_IRFILMixin, FILLinearRegression):
         self.sensitive_features = sensitive_features
         self.constrained = constrained
         self.store_eta = store_eta
+        self.weight_bounds = weight_bounds
         self.data_norm = data_norm
         self.target_bound = target_bound
         self.delta = delta
@@ -257,7 +357,8 @@ class IRFILLogisticRegression(_IRFILMixin, FILLogisticRegression):
 
     def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, tol=1e-12, max_iter=100,
                  eta_max_iter=10, eta_tol=None, sensitive_features=None, constrained=False,
-                 store_eta=False, data_norm=None, delta=1e-5, verbose=0, random_state=None):
+                 store_eta=False, weight_bounds=None, data_norm=None, delta=1e-5, verbose=0,
+                 random_state=None):
         self.sigma = sigma
         self.alpha = alpha
         self.fit_intercept = fit_intercept
@@ -268,6 +369,7 @@ class IRFILLogisticRegression(_IRFILMixin, FILLogisticRegression):
         self.sensitive_features = sensitive_features
         self.constrained = constrained
         self.store_eta = store_eta
+        self.weight_bounds = weight_bounds
         self.data_norm = data_norm
         self.delta = delta
         self.verbose = verbose

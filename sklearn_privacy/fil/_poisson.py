@@ -309,7 +309,7 @@ class IRFILPoissonRegressor(_IRFILMixin, FILPoissonRegressor):
 
     def __init__(self, sigma=1.0, *, alpha=1.0, fit_intercept=True, tol=1e-12, max_iter=100,
                  eta_max_iter=10, eta_tol=None, sensitive_features=None, constrained=False,
-                 store_eta=False, verbose=0, random_state=None):
+                 store_eta=False, weight_bounds=None, verbose=0, random_state=None):
         self.sigma = sigma
         self.alpha = alpha
         self.fit_intercept = fit_intercept
@@ -320,6 +320,7 @@ class IRFILPoissonRegressor(_IRFILMixin, FILPoissonRegressor):
         self.sensitive_features = sensitive_features
         self.constrained = constrained
         self.store_eta = store_eta
+        self.weight_bounds = weight_bounds
         self.verbose = verbose
         self.random_state = random_state
 

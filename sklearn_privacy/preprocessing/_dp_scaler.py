@@ -75,6 +75,16 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     random_state : None, int, RandomState or Generator, default=None
         Noise source (:func:`~sklearn_privacy.utils.noise_generator`): ``None`` draws
         fresh OS entropy, required for a private release; a seed is for tests.
+    clip : float > 0 or None, default=None
+        Clip every standardised output to ``[-clip, clip]`` (post-processing: no change
+        to the guarantee). Standardised values are not within ``[-1, 1]``: a column
+        bounded in ``[l, u]`` reaches ``(u - mean_) / scale_`` (4.7 for an age in
+        ``[15, 100]``), and how far depends on the noisy ``scale_``. A downstream step
+        that needs a data-independent row norm (``data_norm`` of the FIL estimators)
+        then rescales a varying number of rows on every fit (700 to all 4,320 rows of
+        a 4,320-row Adult sample with ``data_norm=sqrt(10)``). With ``clip=c`` every
+        output is within ``[-c, c]``, so ``k`` such columns contribute at most ``k c^2``
+        to the squared row norm, whatever the noise.
 
     Attributes
     ----------
@@ -124,15 +134,17 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "mechanism": [StrOptions({"gaussian", "laplace"})],
         "random_state": ["random_state", np.random.Generator],
+        "clip": [Interval(Real, 0, None, closed="neither"), None],
     }
 
     def __init__(self, bounds=(0.0, 1.0), *, epsilon=1.0, delta=1e-5, mechanism="gaussian",
-                 random_state=None):
+                 random_state=None, clip=None):
         self.bounds = bounds
         self.epsilon = epsilon
         self.delta = delta
         self.mechanism = mechanism
         self.random_state = random_state
+        self.clip = clip
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -200,7 +212,8 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        return (np.clip(X, self.lower_, self.upper_) - self.mean_) / self.scale_
+        out = (np.clip(X, self.lower_, self.upper_) - self.mean_) / self.scale_
+        return out if self.clip is None else np.clip(out, -self.clip, self.clip)
 
     def inverse_transform(self, X):
         """Undo the standardisation (clipped values stay clipped).
