@@ -35,17 +35,17 @@ def main():
     load = os.getloadavg()[0]
     a = load_adult()
     X, y = np.asarray(a.data, dtype=float), np.asarray(a.target)
-    race = a.sensitive_columns["race"]
+    race = a.sensitive_features["race"]
     rng = np.random.default_rng(0)
     idx = rng.choice(len(X), N, replace=False)
     test = np.setdiff1d(np.arange(len(X)), idx)[:5000]
     X = X / np.linalg.norm(X[idx], axis=1).max()
     kw = dict(sigma=1e-3, alpha=1e-3, random_state=0)
     models = [("FILLogisticRegression (unweighted)", FILLogisticRegression(**kw)),
-              ("IRFIL attributes=race, no bound",
-               IRFILLogisticRegression(attributes=race, eta_max_iter=10, **kw)),
-              ("IRFIL attributes=race, weight_bounds=(0.1, 10)",
-               IRFILLogisticRegression(attributes=race, eta_max_iter=10,
+              ("IRFIL sensitive_features=race, no bound",
+               IRFILLogisticRegression(sensitive_features=race, eta_max_iter=10, **kw)),
+              ("IRFIL sensitive_features=race, weight_bounds=(0.1, 10)",
+               IRFILLogisticRegression(sensitive_features=race, eta_max_iter=10,
                                        weight_bounds=(0.1, 10), **kw))]
     lines = ["<!-- irfil-guardrails:start -->",
              f"Adult, {N:,} training rows, race columns equalised (load average {load:.1f} "

@@ -46,7 +46,7 @@ def child(n):
     model = LogisticRegression().fit(X, y)
     load = os.getloadavg()[0]
     t = time.perf_counter()
-    rep = PrivacyReport.from_estimator(model, X, y, Xp, yp, sensitive_columns=[0],
+    rep = PrivacyReport.from_estimator(model, X, y, Xp, yp, sensitive_features=[0],
                                        random_state=0)
     seconds = time.perf_counter() - t
     page = rep.to_html()

@@ -146,17 +146,19 @@ def figure7(quick):
              lambda t: (FILLinearRegression(sigma=sigma, alpha=1e-2, fit_intercept=False,
                                             random_state=0) if t == 0 else
                         IRFILLinearRegression(sigma=sigma, alpha=1e-2, fit_intercept=False,
-                                              eta_max_iter=t, attributes=d.attribute_columns,
+                                              eta_max_iter=t,
+                                              sensitive_features=d.attribute_columns,
                                               random_state=0)))]
     if not quick:
         adult = load_adult(variant="fil")
-        married = adult.sensitive_columns["marital_status"]
+        married = adult.sensitive_features["marital_status"]
         runs.append(("Adult, married (logistic)", adult.data, adult.target, married,
                      np.array([[0.0], [1.0]]),
                      lambda t: (FILLogisticRegression(sigma=sigma, alpha=1e-3, random_state=0)
                                 if t == 0 else
                                 IRFILLogisticRegression(sigma=sigma, alpha=1e-3, eta_max_iter=t,
-                                                        attributes=married, random_state=0))))
+                                                        sensitive_features=married,
+                                                        random_state=0))))
     fig, axes = plt.subplots(1, len(runs), figsize=(5.5 * len(runs), 3.8), squeeze=False)
     for ax, (name, X, y, cols, cand, make) in zip(axes[0], runs, strict=True):
         first = IRFILLinearRegression if "IWPC" in name else IRFILLogisticRegression

@@ -110,7 +110,7 @@ def adult_setup():
     tr, te = load_adult(), load_adult(subset="test")
     mu, sd = tr.data.mean(0), tr.data.std(0)
     sd[sd == 0] = 1
-    sens = tr.sensitive_columns
+    sens = tr.sensitive_features
     cols = sens["race"] + sens["sex"]
     d = tr.data.shape[1]
     Xtr = np.hstack([(tr.data - mu) / sd, tr.data[:, cols]])

@@ -109,7 +109,7 @@ def run_one(X, y, w, seed, epochs, early_stop=None):
     clf = WERMClassifier(inner, w=w)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        clf.fit(Xfit, yfit, sample_group=group)
+        clf.fit(Xfit, yfit, sensitive_features=group)
     mia_t = membership_inference(clf, X[tr], y[tr], X[te], y[te], attack="confidence",
                                  thresholds="per_class", random_state=seed)
     mia_r = membership_inference(clf, X[rf], y[rf], X[te], y[te], attack="confidence",

@@ -261,11 +261,11 @@ def test_weight_concentration_warns_and_bounds_limit_it():
 
     a = load_adult()
     X, y = np.asarray(a.data, dtype=float), np.asarray(a.target)
-    race = a.sensitive_columns["race"]
+    race = a.sensitive_features["race"]
     idx = np.random.default_rng(0).choice(len(X), 400, replace=False)
     X = X[idx] / np.linalg.norm(X[idx], axis=1).max()
     y = y[idx]
-    kw = dict(sigma=1e-3, alpha=1e-3, attributes=race, eta_max_iter=10, random_state=0)
+    kw = dict(sigma=1e-3, alpha=1e-3, sensitive_features=race, eta_max_iter=10, random_state=0)
     with pytest.warns(PrivacyWarning, match="whole-row eta grew"):
         free = IRFILLogisticRegression(**kw).fit(X, y)
     plain = FILLogisticRegression(sigma=1e-3, alpha=1e-3, random_state=0).fit(X, y)
