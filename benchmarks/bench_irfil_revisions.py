@@ -6,8 +6,10 @@ rounds: round r runs every revision once, so load on a shared machine affects al
 alike. In each process: the bundled Adult data (30,162 x 86, the FIL paper's encoding),
 ``LogisticRegression()`` and ``IRFILLogisticRegression(sigma=1, alpha=1e-3,
 eta_max_iter=10)`` alternately, ``--fits`` times each; the process reports the best time of
-each and their ratio. The table gives, per revision, the median of the rounds' ratios and
-their range. The floor of the ratio is one ``LogisticRegression()`` fit (lbfgs, default
+each and their ratio, in wall time and in CPU time (``time.process_time``: all threads of
+the process, busy-waiting BLAS threads included), which a shared machine's load inflates
+far less than wall time. The table gives, per revision, the median of the rounds' ratios
+and their range. The floor of the ratio is one ``LogisticRegression()`` fit (lbfgs, default
 tolerance) on the same rows in the same process.
 
 Run: ``python benchmarks/bench_irfil_revisions.py HEAD REV ...`` (about 10 s per revision
@@ -39,18 +41,22 @@ try:
 except TypeError:   # revisions before the variant parameter: the FIL encoding by default
     adult = load_adult()
 X, y = adult.data, adult.target.astype(float)
-lr, ir = [], []
+lr, ir, lr_cpu, ir_cpu = [], [], [], []
 for _ in range({fits}):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        t = time.perf_counter(); LogisticRegression().fit(X, y.astype(int))
-        lr.append(time.perf_counter() - t)
+        t, c = time.perf_counter(), time.process_time()
+        LogisticRegression().fit(X, y.astype(int))
+        lr.append(time.perf_counter() - t); lr_cpu.append(time.process_time() - c)
     try:
         est = IRFILLogisticRegression(sigma=1.0, alpha=1e-3, eta_max_iter=10, random_state=0)
     except TypeError:   # revisions before the parameter was named eta_max_iter
         est = IRFILLogisticRegression(sigma=1.0, alpha=1e-3, n_iter=10, random_state=0)
-    t = time.perf_counter(); est.fit(X, y); ir.append(time.perf_counter() - t)
-print(json.dumps({{"lr": min(lr), "irfil": min(ir),
+    t, c = time.perf_counter(), time.process_time()
+    est.fit(X, y)
+    ir.append(time.perf_counter() - t); ir_cpu.append(time.process_time() - c)
+print(json.dumps({{"lr": min(lr), "irfil": min(ir), "lr_cpu": min(lr_cpu),
+                   "irfil_cpu": min(ir_cpu),
                    "cv": float(est.eta_.std() / est.eta_.mean())}}))
 """
 
@@ -90,17 +96,21 @@ def main(argv=None):
               f"load average at the rounds' starts: "
               + ", ".join(f"{x:.1f}" for x in loads))
         print("| revision | LogisticRegression s | IRFIL (10 iterations) s | "
-              "IRFIL / LR, median | range | final std/mean |")
-        print("|---|---|---|---|---|---|")
+              "IRFIL / LR, median | range | LR CPU s | IRFIL CPU s | IRFIL / LR, CPU time | "
+              "final std/mean |")
+        print("|---|---|---|---|---|---|---|---|---|")
         for rev, rows in results.items():
             rows = [r for r in rows if r is not None]
             if not rows:
-                print(f"| {rev} | - | - | - | - | - |")
+                print(f"| {rev} | - | - | - | - | - | - | - | - |")
                 continue
             ratios = [r["irfil"] / r["lr"] for r in rows]
             print(f"| {rev} | {statistics.median(r['lr'] for r in rows):.3f} | "
                   f"{statistics.median(r['irfil'] for r in rows):.3f} | "
                   f"{statistics.median(ratios):.2f}x | {min(ratios):.2f}-{max(ratios):.2f}x | "
+                  f"{statistics.median(r['lr_cpu'] for r in rows):.3f} | "
+                  f"{statistics.median(r['irfil_cpu'] for r in rows):.3f} | "
+                  f"{statistics.median(r['irfil_cpu'] / r['lr_cpu'] for r in rows):.2f}x | "
                   f"{rows[-1]['cv']:.1e} |", flush=True)
     finally:
         for path in checkouts.values():
