@@ -8,7 +8,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from ..utils.fixes import Hidden, Interval, StrOptions
-from ._base import DP_ATTRS_DOC, DP_PARAMS_DOC, DP_PARAMS_LSQ_DOC
+from ._base import DP_ATTRS_DOC, DP_PARAMS_DOC, DP_PARAMS_LSQ_DOC, BaseFILEstimator
 from ._classification import FILLogisticRegression
 from ._engine import check_sigma_scaled
 from ._regression import FILLinearRegression
@@ -130,6 +130,10 @@ class _IRFILMixin:
     """Algorithm 1 on top of a FIL estimator (shared by both models)."""
 
     _data_dependent_weights = True
+
+    # no epsilon (the reweighting has no DP view), a numeric sigma and alpha, delta in (0, 1)
+    _base_noise_constraints: dict = {
+        k: BaseFILEstimator._parameter_constraints[k] for k in ("sigma", "alpha", "delta")}
 
     _irfil_constraints: dict = {
         "eta_max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -268,7 +272,8 @@ class _IRFILMixin:
 
 class IRFILLinearRegression(_IRFILMixin, FILLinearRegression):
     _parameter_constraints: dict = {
-        **FILLinearRegression._parameter_constraints, **_IRFILMixin._irfil_constraints,
+        **{k: v for k, v in FILLinearRegression._parameter_constraints.items() if k != "epsilon"},
+        **_IRFILMixin._base_noise_constraints, **_IRFILMixin._irfil_constraints,
         "tol": [Interval(Real, 0, None, closed="left"), None],
     }
 
@@ -314,7 +319,8 @@ class IRFILLinearRegression(_IRFILMixin, FILLinearRegression):
 
 class IRFILLogisticRegression(_IRFILMixin, FILLogisticRegression):
     _parameter_constraints: dict = {
-        **FILLogisticRegression._parameter_constraints, **_IRFILMixin._irfil_constraints,
+        **{k: v for k, v in FILLogisticRegression._parameter_constraints.items() if k != "epsilon"},
+        **_IRFILMixin._base_noise_constraints, **_IRFILMixin._irfil_constraints,
         "tol": [Interval(Real, 0, None, closed="neither"), None],
         "newton_tol": [Interval(Real, 0, None, closed="neither"),
                        Hidden(StrOptions({"deprecated"}))],
