@@ -185,7 +185,12 @@ def _verify_fitted(fitted, mu, pure_eps):
     """The fitted candidate's own claim must not exceed what the accounting assumed."""
     final, _ = _final_step(fitted)
     _check_preprocessing(fitted, fitted=True)
-    if isinstance(final, BaseFILEstimator):
+    if isinstance(final, BaseFILEstimator) and final.__dict__.get("noise_") == "laplace-norm":
+        if not final.epsilon_ <= pure_eps * (1 + 1e-9):
+            raise RuntimeError(
+                f"The fitted candidate reports epsilon_ {final.epsilon_:.6g} but the search "
+                f"accounted for {pure_eps:.6g} ({final.epsilon_reason_}).")
+    elif isinstance(final, BaseFILEstimator):
         got = final.sensitivity_ / final._audit_sigma()
         if not np.isfinite(final.sensitivity_) or got > mu * (1 + 1e-9):
             raise RuntimeError(
