@@ -54,7 +54,7 @@ from ._dp import minimiser_sensitivity, ridge_norm_factor
 
 #: Scale ``B`` of the linear predictor assumed by ``alpha="auto"`` (in units of the
 #: target bound for least squares); see the module docstring.
-AUTO_SIGNAL = 1.0
+AUTO_SIGNAL = 4.0
 
 _CURVATURE = {"logistic": 0.25, "multinomial": 0.5, "squared": 1.0}
 
