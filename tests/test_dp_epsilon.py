@@ -339,3 +339,31 @@ def test_bad_input_is_refused_with_the_fix():
         base.sigma_for_epsilon(1.0, n_samples=0)
     with pytest.raises(ValueError, match="n_features"):
         clone(base).set_params(alpha="auto").sigma_for_epsilon(1.0, n_samples=50)
+
+
+# ------------------------------------------------------------- eta, data-independently
+@pytest.mark.parametrize("regression", [False, True])
+def test_data_independent_sigma_for_eta_bounds_every_fit(regression):
+    """The sigma from n alone keeps the largest eta below the target on real fits, on
+    random and on adversarial tables (rows on the sphere, extreme labels)."""
+    if regression:
+        est = FILLinearRegression(alpha=0.05, intercept_scaling=1.0, data_norm=np.sqrt(2),
+                                  target_bound=1.0)
+    else:
+        est = FILLogisticRegression(alpha=0.05, intercept_scaling=1.0, data_norm=np.sqrt(2))
+    n = 200
+    sigma = est.sigma_for_eta(0.5, n_samples=n)
+    ratios = []
+    for seed in range(4):
+        X, y = _data(n=n, d=3, seed=seed, regression=regression)
+        if seed == 3:  # adversarial: one extreme row far from the rest
+            X[0] = [1.0, 0.0, 0.0]
+            y[0] = -1.0 if regression else 0
+        fitted = clone(est).set_params(sigma=sigma).fit(X, y)
+        ratios.append(fitted.eta_.max() / 0.5)
+    assert max(ratios) <= 1.0
+    # conservative but not vacuous: within a factor 50 of the target here
+    assert max(ratios) > 0.02
+    # the bound is for the DP view only
+    with pytest.raises(ValueError, match="no data-independent bound on eta"):
+        FILLogisticRegression(alpha=0.05).sigma_for_eta(0.5, n_samples=n)

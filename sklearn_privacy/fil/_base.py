@@ -22,7 +22,7 @@ from . import _dask
 from ._dp import analytic_gaussian_epsilon, analytic_gaussian_sigma, minimiser_sensitivity
 from ._engine import FILEngine, check_sigma_scaled
 from ._glm import fit_minimiser
-from ._noise import auto_alpha, swamp_ratio
+from ._noise import allowed_norm, auto_alpha, swamp_ratio
 
 
 def _buffers(a):
@@ -864,6 +864,32 @@ class BaseFILEstimator(BaseEstimator):
                 "constant. Use a larger epsilon, a larger alpha (or alpha='auto'), or more "
                 "rows.", PrivacyWarning, stacklevel=4)
 
+    def _public_eta_bound(self, n_samples) -> float:
+        """``sigma * max eta`` over every data set of ``n_samples`` rows (see
+        :meth:`sigma_for_eta`)."""
+        if isinstance(n_samples, bool) or not isinstance(n_samples, Integral) or n_samples < 1:
+            raise ValueError(f"n_samples must be an integer >= 1; got {n_samples!r}.")
+        if self._loss.name not in ("logistic", "squared") or (
+                len(getattr(self, "classes_", ())) > 2):
+            raise ValueError("sigma_for_eta(n_samples=...): the data-independent bound is "
+                             "derived for binary logistic regression and least squares.")
+        if isinstance(self.alpha, str):
+            raise ValueError("sigma_for_eta(n_samples=...) needs a number for alpha.")
+        alpha = float(self.alpha)
+        bound = getattr(self, "target_bound", None)
+        sens, reason = minimiser_sensitivity(
+            loss=self._loss.name, alpha=alpha, data_norm=self.data_norm,
+            fit_intercept=self._solver_intercept(), sample_weight=np.ones(1),
+            target_bound=bound, data_dependent_weights=self._data_dependent_weights)
+        if not np.isfinite(sens):
+            raise ValueError("sigma_for_eta(n_samples=...): no data-independent bound on "
+                             f"eta without the DP view; there is {reason}")
+        R = float(self.data_norm)
+        L = sens * alpha / (2.0 * R)  # sensitivity = 2 L R / alpha for one unit weight
+        curvature = 0.25 if self._loss.name == "logistic" else 1.0
+        theta = allowed_norm(self._loss.name, alpha, R, bound)
+        return float(np.hypot(curvature * R * theta + L, R) / (int(n_samples) * alpha))
+
     def _public_noise(self, epsilon, delta, *, n_eff, n_params, loss, n_classes=2,
                       sample_weight=None):
         """Penalty and noise of an epsilon-release from public quantities only.
@@ -1182,7 +1208,7 @@ class BaseFILEstimator(BaseEstimator):
                           dense=dense)
 
     def sigma_for_eta(self, target_eta: float, *, statistic: str = "max",
-                      columns=None, constrained: bool = False) -> float:
+                      columns=None, constrained: bool = False, n_samples=None) -> float:
         """Noise scale at which the per-example eta reaches ``target_eta``.
 
         eta scales exactly as ``1 / sigma`` and the minimiser does not depend on
@@ -1221,6 +1247,25 @@ class BaseFILEstimator(BaseEstimator):
         constrained : bool, default=False
             As in :meth:`eta`, for a one-hot attribute given as ``columns`` (see the
             note on one-hot attributes above).
+        n_samples : int or None, default=None
+            **Data-independent route** (fitted or not): the ``sigma`` at which *no*
+            training set of ``n_samples`` rows (unit weights, rows within ``data_norm``,
+            ``|y| <= target_bound``) can have a per-example eta above ``target_eta``,
+            from the bound below; ``statistic``, ``columns`` and ``constrained`` are then
+            ignored (the bound covers every statistic and every subset of one row's
+            values). It needs the DP view (``data_norm``; no or a penalised intercept;
+            ``target_bound`` for least squares) and two classes. It is conservative:
+            the eta reached on real data is usually well below ``target_eta``.
+
+            The bound: every coordinate penalised, :math:`\\lVert H^{-1} \\rVert \\le
+            1 / (n\\alpha)`; the columns of :math:`J_i = -H^{-1}[l''_i \\tilde x_i w^\\top
+            + l'_i E,\\; -\\tilde x_i]` have norms bounded by :math:`l''_{\\max} R \\Theta
+            + L` (features) and :math:`R` (label), with :math:`\\Theta` the largest
+            minimiser norm the penalty allows and :math:`L` the derivative bound of the
+            DP view (see :mod:`sklearn_privacy.fil._dp`), so :math:`\\eta_i \\le
+            \\sqrt{(l''_{\\max} R \\Theta + L)^2 + R^2} / (n \\alpha \\sigma)`. Without
+            the DP view (an unpenalised intercept, no ``data_norm``) no data-independent
+            bound on eta exists: the fitted route is the only one.
 
         Returns
         -------
@@ -1231,10 +1276,13 @@ class BaseFILEstimator(BaseEstimator):
         ------
         ValueError
             ``target_eta`` not positive and finite, unknown ``statistic``, or a noise
-            scale that is not a positive finite float64 (e.g. every eta is zero).
+            scale that is not a positive finite float64 (e.g. every eta is zero); with
+            ``n_samples``: no DP view, or more than two classes.
         """
         if not (isinstance(target_eta, Real) and np.isfinite(target_eta) and target_eta > 0):
             raise ValueError(f"target_eta must be a positive finite number; got {target_eta!r}.")
+        if n_samples is not None:
+            return self._public_eta_bound(n_samples) / float(target_eta)
         if statistic not in ("max", "mean"):
             raise ValueError(f"statistic must be 'max' or 'mean'; got {statistic!r}.")
         engine = self._audit_engine()
