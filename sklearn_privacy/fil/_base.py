@@ -22,7 +22,7 @@ from . import _dask
 from ._dp import analytic_gaussian_epsilon, analytic_gaussian_sigma, minimiser_sensitivity
 from ._engine import FILEngine, check_sigma_scaled
 from ._glm import fit_minimiser
-from ._noise import allowed_norm, auto_alpha, swamp_ratio
+from ._noise import SWAMP_THRESHOLD, allowed_norm, auto_alpha, swamp_ratio
 
 
 def _buffers(a):
@@ -855,14 +855,14 @@ class BaseFILEstimator(BaseEstimator):
             n_classes=len(getattr(self, "classes_", ())) or 2, sample_weight=sw)
         self._alpha_fit = self.alpha_ = plan["alpha"]
         self._noise_plan = (plan["kind"], plan["scale"])
-        if plan["swamp_ratio"] > 1.0:
+        if plan["swamp_ratio"] > SWAMP_THRESHOLD:
             warnings.warn(
                 f"{type(self).__name__}: at epsilon={epsilon!r}, delta={delta!r} with "
                 f"{plan['n_eff']:.6g} rows and alpha={plan['alpha']:.4g}, the expected norm "
                 f"of the noise is {plan['swamp_ratio']:.3g} times the largest coefficient "
-                "norm the penalty allows, so the released model is likely no better than a "
-                "constant. Use a larger epsilon, a larger alpha (or alpha='auto'), or more "
-                "rows.", PrivacyWarning, stacklevel=4)
+                "norm the penalty allows (above 0.35), so the released model may be no "
+                "better than a constant. Use a larger epsilon, a larger alpha (or "
+                "alpha='auto'), or more rows.", PrivacyWarning, stacklevel=4)
 
     def _public_eta_bound(self, n_samples) -> float:
         """``sigma * max eta`` over every data set of ``n_samples`` rows (see
