@@ -210,7 +210,7 @@ SIGMA_DOC = """    sigma : float > 0 or None, default=None
 """
 
 ALPHA_AUTO_DOC = """        ``"auto"`` (with ``epsilon``): the documented data-independent rule of
-        :mod:`sklearn_privacy.fil._noise` -- the penalty that balances its bias against the
+        ``sklearn_privacy/fil/_noise.py`` -- the penalty that balances its bias against the
         output noise, ``alpha = (8 l''_max c^2 L^2 R^6 / (B^2 n^2))^(1/3)`` with ``c`` the
         noise per unit of sensitivity at (epsilon, delta), ``R = data_norm``, ``L`` the
         loss's derivative bound and ``n`` the number of rows -- stored in ``alpha_``. With
@@ -1262,7 +1262,7 @@ class BaseFILEstimator(BaseEstimator):
             + l'_i E,\\; -\\tilde x_i]` have norms bounded by :math:`l''_{\\max} R \\Theta
             + L` (features) and :math:`R` (label), with :math:`\\Theta` the largest
             minimiser norm the penalty allows and :math:`L` the derivative bound of the
-            DP view (see :mod:`sklearn_privacy.fil._dp`), so :math:`\\eta_i \\le
+            DP view (derived in ``sklearn_privacy/fil/_dp.py``), so :math:`\\eta_i \\le
             \\sqrt{(l''_{\\max} R \\Theta + L)^2 + R^2} / (n \\alpha \\sigma)`. Without
             the DP view (an unpenalised intercept, no ``data_norm``) no data-independent
             bound on eta exists: the fitted route is the only one.
