@@ -215,7 +215,7 @@ ALPHA_AUTO_DOC = """        ``"auto"`` (with ``epsilon``): the documented data-i
         noise per unit of sensitivity at (epsilon, delta), ``R = data_norm``, ``L`` the
         loss's derivative bound and ``n`` the number of rows -- stored in ``alpha_``. With
         a validation budget, select alpha privately instead
-        (:class:`~sklearn_privacy.model_selection.RandomStoppingSearch`).
+        (:class:`~sklearn_privacy.RandomStoppingSearch`).
 """
 
 #: what the epsilon-capable estimators add to the fitted attributes
