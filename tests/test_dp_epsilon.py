@@ -367,3 +367,23 @@ def test_data_independent_sigma_for_eta_bounds_every_fit(regression):
     # the bound is for the DP view only
     with pytest.raises(ValueError, match="no data-independent bound on eta"):
         FILLogisticRegression(alpha=0.05).sigma_for_eta(0.5, n_samples=n)
+
+
+def test_multinomial_epsilon_release():
+    """Three classes: the noise from epsilon equals the two-step route (Gaussian) and the
+    Laplace-norm release is pure, over all K d released numbers."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(900, 4))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.digitize(X[:, 0] - X[:, 1], [-0.5, 0.5])
+    base = FILLogisticRegression(fit_intercept=False, data_norm=1.0, alpha=0.02)
+    sigma = clone(base).fit(X, y).sigma_for_epsilon(1.0, 1e-5)
+    assert base.sigma_for_epsilon(1.0, 1e-5, n_samples=900, n_classes=3) == sigma
+    gauss = clone(base).set_params(epsilon=1.0, delta=1e-5).fit(X, y)
+    assert gauss.noise_scale_ == sigma
+    lap = clone(base).set_params(epsilon=1.0, delta=0.0).fit(X, y)
+    assert lap.coef_.shape == (3, 4) and lap.delta_ == 0.0
+    assert lap.epsilon_ == pytest.approx(1.0)
+    ref = clone(base).set_params(sigma=1.0).fit(X, y)
+    np.testing.assert_allclose(lap.eta_, ref.eta_ / (lap.noise_scale_ * np.sqrt(12)),
+                               rtol=1e-12)
