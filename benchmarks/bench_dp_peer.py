@@ -389,6 +389,53 @@ def _fmt(v, above=None):
     return f"{v:.3f}" + ("" if above is None else f" ({100 * above:.0f}%)")
 
 
+def _holds(r, med, above):
+    """The issue's criterion at one setting: median at least diffprivlib's minus half a
+    point, and above the constant in >= 90 % of draws wherever diffprivlib is."""
+    if med is None or r["peer_median"] is None:
+        return None
+    ok = med >= r["peer_median"] - 0.005
+    if r["peer_above"] >= 0.9:
+        ok = ok and above >= 0.9
+    return ok
+
+
+def must_show(rows, has_obj):
+    """Per classification table and epsilon >= 0.5, delta = 0: does each route hold?"""
+    out = ["", "**Against diffprivlib at delta = 0** (classification, epsilon >= 0.5): "
+           "median accuracy minus diffprivlib's, in points; `ok` when at least -0.5 and, "
+           "wherever diffprivlib beats the constant in >= 90 % of draws, the route does "
+           "too.", ""]
+    head = ["table", "epsilon", "dpl", "OP - dpl"] + (["ObjP - dpl"] if has_obj else [])
+    out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    tally = {"OP": [0, 0], "ObjP": [0, 0]}
+    for r in rows:
+        if r["task"] != "classification" or r["delta"] != 0.0 or r["epsilon"] < 0.5:
+            continue
+        if r["peer_median"] is None:
+            continue
+        cells = [r["table"], f"{r['epsilon']:g}", f"{r['peer_median']:.3f}"]
+        for key, med, above in (("OP", r["ours_median"], r["ours_above"]),
+                                ("ObjP", r["obj_median"], r["obj_above"])):
+            if key == "ObjP" and not has_obj:
+                continue
+            ok = _holds(r, med, above)
+            if ok is None:
+                cells.append("--")
+                continue
+            tally[key][0] += ok
+            tally[key][1] += 1
+            cells.append(f"{100 * (med - r['peer_median']):+.1f} {'ok' if ok else 'NO'}")
+        out.append("| " + " | ".join(cells) + " |")
+    out.append("")
+    out.append("Settings where the criterion holds: output perturbation "
+               f"{tally['OP'][0]} of {tally['OP'][1]}"
+               + (f"; objective perturbation {tally['ObjP'][0]} of {tally['ObjP'][1]}."
+                  if has_obj else "."))
+    out.append("")
+    return out
+
+
 def render(rows, meta):
     lines = [f"Machine: {meta['machine']}; {meta['date']}; load average at start "
              f"{meta['load_average_at_start']}, at end {meta['load_average_at_end']}.",
@@ -433,6 +480,7 @@ def render(rows, meta):
             cells.append(f"{pure['alpha']:.3g}")
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
+    lines += must_show(rows, has_obj)
     cls = [r for r in rows if r["task"] == "classification"]
     low = [r for r in cls if r["swamp_ratio"] <= 0.35]
     high = [r for r in cls if r["swamp_ratio"] > 0.35]
