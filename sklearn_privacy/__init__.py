@@ -9,6 +9,9 @@ Components
 - :class:`IRFILLinearRegression`, :class:`IRFILLogisticRegression`,
   :class:`IRFILPoissonRegressor` -- iteratively
   reweighted FIL: equal leakage across individuals.
+- :class:`DPLogisticRegression`, :class:`DPLinearRegression` -- objective perturbation:
+  pure epsilon-DP or (epsilon, delta)-DP linear models, the noise set from the declared
+  bounds before the rows are read (:mod:`sklearn_privacy.linear_model`).
 - :class:`WERMClassifier` -- weighted ERM over training and reference data.
 - :class:`PrivateMulticalibrator` -- multicalibration post-processing, optionally
   differentially private.
@@ -34,6 +37,7 @@ from sklearn_privacy.fil import (
     IRFILLogisticRegression,
     IRFILPoissonRegressor,
 )
+from sklearn_privacy.linear_model import DPLinearRegression, DPLogisticRegression
 from sklearn_privacy.metrics import PrivacyUtilityDisplay
 from sklearn_privacy.model_selection import RandomStoppingSearch
 from sklearn_privacy.multicalibration import MulticalibrationDisplay, PrivateMulticalibrator
@@ -44,6 +48,8 @@ from sklearn_privacy.werm import WERMClassifier
 __version__ = "0.2.0"
 
 __all__ = [
+    "DPLinearRegression",
+    "DPLogisticRegression",
     "EtaDisplay",
     "FILLinearRegression",
     "FILLogisticRegression",

@@ -62,6 +62,35 @@ class PrivacyWarning(UserWarning):
     """
 
 
+class NoiseDominatesWarning(PrivacyWarning):
+    """The expected noise of a private release is larger than any signal it can carry.
+
+    Emitted at fit by :class:`~sklearn_privacy.linear_model.DPLogisticRegression` and
+    :class:`~sklearn_privacy.linear_model.DPLinearRegression` from public quantities only
+    (``n``, the number of parameters, ``epsilon``, ``delta``, ``data_norm``, ``alpha``):
+    the expected norm of the noise's effect on the coefficients exceeds the largest
+    coefficient norm the penalty allows, so the release is likely no better than a
+    constant prediction. Larger ``epsilon``, larger ``alpha`` or more rows help.
+
+    See Also
+    --------
+    PrivacyWarning : Its parent: a setting voids (part of) the expected guarantee.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from sklearn_privacy.exceptions import NoiseDominatesWarning
+    >>> from sklearn_privacy.linear_model import DPLogisticRegression
+    >>> X = np.random.default_rng(0).normal(size=(50, 5)); y = (X[:, 0] > 0).astype(int)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = DPLogisticRegression(epsilon=0.1, alpha=1e-4, data_norm=3.0).fit(X, y)
+    >>> any(issubclass(w.category, NoiseDominatesWarning) for w in caught)
+    True
+    """
+
+
 class NumericalPrecisionWarning(UserWarning):
     """A reported figure may be inaccurate because of floating-point limits.
 

@@ -26,6 +26,7 @@ def _instances():
         RandomStoppingSearch,
         WERMClassifier,
     )
+    from sklearn_privacy.linear_model import DPLinearRegression, DPLogisticRegression
     from sklearn_privacy.multicalibration._weak_base import GradientDescentLogisticRegression
     from sklearn_privacy.preprocessing import BoundedScaler, DPStandardScaler
 
@@ -44,6 +45,12 @@ def _instances():
         FILLogisticRegression(sigma=1e-8, intercept_scaling=1.0, random_state=0),
         BoundedScaler((-5.0, 5.0)),
         DPStandardScaler((-5.0, 5.0), random_state=0),
+        # objective perturbation at an epsilon so large that the (pure, Gamma-norm) noise
+        # is negligible; the Gaussian variant's noise falls only as 1 / sqrt(epsilon)
+        DPLogisticRegression(epsilon=1e20, delta=0.0, data_norm=1e3, alpha=1e-3,
+                             random_state=0),
+        DPLinearRegression(epsilon=1e20, delta=0.0, data_norm=100.0, target_bound=10.0,
+                           alpha=1e-3, random_state=0),
         RandomStoppingSearch(
             FILLogisticRegression(sigma=1e-8, fit_intercept=False, data_norm=1e3),
             {"alpha": [1e-3]}, mean_runs=1, validation_fraction=0.1, random_state=0),

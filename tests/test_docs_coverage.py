@@ -16,7 +16,8 @@ PUBLIC_MODULES = ["sklearn_privacy", "sklearn_privacy.fil", "sklearn_privacy.att
                   "sklearn_privacy.datasets", "sklearn_privacy.utils",
                   "sklearn_privacy.preprocessing", "sklearn_privacy.model_selection",
                   "sklearn_privacy.report", "sklearn_privacy.privacy",
-                  "sklearn_privacy.mechanisms", "sklearn_privacy.metrics"]
+                  "sklearn_privacy.mechanisms", "sklearn_privacy.metrics",
+                  "sklearn_privacy.linear_model"]
 
 
 def _autosummary_entries(text):

@@ -1,0 +1,336 @@
+"""Objective perturbation: the constants, the noise calibration and the solver.
+
+The release minimises the perturbed, normalised objective
+
+.. math::
+
+    G_b(\\theta) = \\frac1n \\sum_i \\phi(\\theta^\\top x_i, y_i)
+                 + \\frac{\\Lambda}{2}\\lVert\\theta\\rVert^2 + \\frac{b^\\top\\theta}{n},
+    \\qquad \\Lambda = \\alpha + \\Delta ,
+
+with ``b`` random and independent of the rows (Chaudhuri, Monteleoni & Sarwate 2011,
+Algorithm 2; Kifer, Smith & Thakurta 2012, Algorithm 1 for the Gaussian variant).
+
+**Constants of the loss** under ``||x|| <= R`` (``data_norm``), valid at *every*
+``theta`` (the perturbed minimiser can lie anywhere, so no bound on ``||theta||`` may be
+used): ``zeta`` bounds the norm of a row's loss gradient, ``c`` the largest eigenvalue of
+a row's loss Hessian, ``rank`` the Hessian's rank and ``dim`` the dimension of the space
+in which the difference of two rows' gradients lies:
+
+======================= ===================== ============= ========== ===============
+loss                    zeta                  c             rank       dim
+======================= ===================== ============= ========== ===============
+logistic (two classes)  ``R`` (``|p - y| <    ``R^2 / 4``   1          2
+                        1``)
+multinomial (K classes) ``sqrt(2) R``         ``R^2 / 2``   ``K - 1``  ``2 (K - 1)``
+                        (``||p - e_y|| <=     (Boehning's
+                        sqrt 2``)             bound)
+least squares (Huber    ``M R``               ``R^2``       1          2
+beyond ``M``)
+======================= ===================== ============= ========== ===============
+
+The multinomial Hessian of a row is ``(diag(p) - p p^T) kron x x^T``; ``diag(p) - p p^T
+<= (I - 1 1^T / K) / 2`` (Boehning 1992) gives ``c = R^2 / 2`` and its rank is at most
+``K - 1``; the gradient ``(p - e_y) x^T`` has a sum-zero first factor, so the difference
+of two rows' gradients lies in ``{u x^T + v x'^T : 1^T u = 1^T v = 0}``, of dimension
+``2 (K - 1)``.
+
+Least squares has an unbounded gradient at large ``theta``; it is replaced by the Huber
+loss with threshold ``M = B (1 + R k(Lambda))`` (``B`` = ``target_bound``, ``k(L) =
+max_(s <= R) s / (s^2 + L)``): every residual of a *noiseless* ridge fit is at most
+``M`` (``sklearn_privacy.fil._dp``), so without noise the minimiser is exactly the
+ridge solution; with noise it is least squares for residuals up to ``M`` and linear in
+the residual beyond.
+
+**Privacy (replace-one neighbours, n public).** ``b`` maps one-to-one onto the release:
+``b(theta; D) = -n grad(G_0)(theta)``. The density of the release is ``nu(b(theta; D))
+|det n H_D(theta)|`` (``H_D`` the Hessian of ``G_0``; for the Huber loss almost
+everywhere, by the area formula for a bi-Lipschitz map). Replacing row ``j``:
+
+* ``b(theta; D') - b(theta; D)`` is the difference of the two rows' gradients: norm at
+  most ``2 zeta``, in a fixed subspace of dimension ``dim``;
+* ``n H_D = A + U``, ``n H_D' = A + U'`` with ``A >= n Lambda I`` and ``U, U'`` of rank
+  at most ``rank`` and eigenvalues at most ``c``, so the ratio of determinants is at
+  most ``(1 + c / (n Lambda))^rank``. The papers' term, used here, is its square,
+  ``eps_J = 2 rank log(1 + c / (n Lambda))`` (``log(1 + 2c/(n L) + c^2/(n L)^2)`` for
+  ``rank = 1``).
+
+*Pure* (``delta = 0``): ``b`` has density proportional to ``exp(-eps' ||b|| / (2
+zeta))`` (norm ``Gamma(p, 2 zeta / eps')``, uniform direction); the density ratio is at
+most ``exp(eps' + eps_J)``. Algorithm 2: ``eps' = eps - eps_J(alpha)``; if ``eps' <=
+0``, the penalty grows by ``Delta = c / (n (exp(eps / (4 rank)) - 1)) - alpha`` so that
+``eps_J = eps / 2``, and ``eps' = eps / 2``. This package applies the same ``Delta``
+whenever ``eps' < eps / 2`` (not only when ``eps' <= 0``): with the paper's trigger an
+``eps'`` barely above 0 releases noise of scale ``2 zeta / eps'``, unboundedly large
+(measured: ``eps' = 0.027`` at ``eps = 1``, ``n = 40``, ``alpha = 0.01``, a noise 37 times
+that of ``eps' = eps / 2``); any ``Delta >= 0`` is covered by the same proof.
+
+*Gaussian* (``delta > 0``): ``b ~ N(0, s^2 I)``. The log density ratio of the noise is
+``(2 b^T v + ||v||^2) / (2 s^2)`` with ``v`` the gradient difference, so it is at most
+``2 zeta ||P b|| / s^2 + 2 zeta^2 / s^2`` (``P`` the projection on the fixed subspace);
+``||P b||^2 / s^2`` is chi-square with at most ``dim`` degrees of freedom, below ``t^2 =
+chi2.isf(delta, dim)`` with probability ``1 - delta``. With ``eps_g = eps - eps_J``
+(the same rule for ``Delta`` when ``eps_g < eps / 2``), ``s = zeta / u``, ``u`` the positive
+root of ``2 u^2 + 2 t u = eps_g``. The privacy loss is then at most ``eps`` with
+probability ``1 - delta``, hence (eps, delta)-DP.
+
+**Approximate minimiser** (approximate minima perturbation, after Iyengar et al. 2019).
+The solver stops when ``||grad G_b|| <= gamma``, a threshold fixed by public quantities
+and ``||b||`` (``gamma = 2^-44 (zeta + ||b|| / n)``), so that the released centre is
+within ``r = gamma / Lambda`` of the exact perturbed minimiser (``G_b`` is
+``Lambda``-strongly convex). It is released plus noise ``z`` of density proportional to
+``exp(-||z|| eps_r / r)``. Given ``b``, the release from the approximate centre and the
+one from the exact minimiser differ by a shift of at most ``r``: a density ratio at most
+``exp(eps_r)``. Chaining (approximate D) -> (exact D) -> (exact D') -> (approximate D')
+gives ``eps_obj + 2 eps_r`` and ``delta_obj exp(eps_r)``; the objective stage runs at
+``eps_r = min(eps / 1000, 10)``, ``eps_obj = eps - 2 eps_r``, ``delta_obj = delta
+exp(-eps_r)``, so the release is (eps, delta)-DP exactly as requested. The residual
+noise is of the order of ``1e-8 / eps`` times the scale of the coefficients.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import expit, log_softmax
+from scipy.stats import chi2
+
+#: share of epsilon spent on the residual noise of the approximate minimiser (twice)
+RESIDUAL_SHARE = 1e-3
+#: ... and at most this much
+RESIDUAL_CAP = 10.0
+#: relative gradient threshold of the solver's certificate
+GRADIENT_RELATIVE = 2.0**-44
+
+
+def ridge_norm_factor(alpha: float, data_norm: float) -> float:
+    """``max over 0 <= s <= R of s / (s^2 + alpha)``: ridge solutions have norm <= it * B."""
+    root = np.sqrt(alpha)
+    return float(1.0 / (2.0 * root) if root <= data_norm else data_norm / (data_norm**2
+                                                                           + alpha))
+
+
+def loss_constants(loss: str, data_norm: float, n_classes: int = 2):
+    """``(zeta / g, c, rank, dim)``: the gradient bound per unit of the loss derivative,
+    the curvature bound, the Hessian rank and the gradient-difference dimension.
+
+    The gradient bound ``zeta`` is ``g * data_norm`` with ``g`` the bound on the loss's
+    derivative: 1 (logistic), ``sqrt 2`` (multinomial), ``M`` (Huber); the first value
+    returned is ``zeta`` for logistic / multinomial and ``data_norm`` (to be multiplied by
+    ``M``) for the Huber loss.
+    """
+    R = float(data_norm)
+    if loss == "logistic":
+        return R, R * R / 4.0, 1, 2
+    if loss == "multinomial":
+        k = int(n_classes)
+        return np.sqrt(2.0) * R, R * R / 2.0, k - 1, 2 * (k - 1)
+    if loss == "huber":
+        return R, R * R, 1, 2
+    raise ValueError(f"unknown loss {loss!r}")
+
+
+def jacobian_epsilon(curvature: float, n: int, penalty: float, rank: int) -> float:
+    """The papers' Jacobian term ``2 rank log(1 + c / (n Lambda))``."""
+    return float(2.0 * rank * np.log1p(curvature / (n * penalty)))
+
+
+def extra_penalty(curvature, n, alpha, rank, epsilon):
+    """Algorithm 2's ``Delta``: the extra penalty making the Jacobian term ``epsilon / 2``."""
+    return float(curvature / (n * np.expm1(epsilon / (4.0 * rank))) - alpha)
+
+
+def gaussian_noise_scale(zeta: float, epsilon_g: float, delta: float, dim: int) -> float:
+    """``s`` with ``2 zeta t / s + 2 zeta^2 / s^2 = epsilon_g``, ``t^2 = chi2.isf(delta, dim)``."""
+    t = float(np.sqrt(chi2.isf(delta, dim)))
+    u = epsilon_g / (t + np.sqrt(t * t + 2.0 * epsilon_g))
+    return float(zeta / u)
+
+
+def gaussian_noise_epsilon(zeta: float, scale: float, delta: float, dim: int) -> float:
+    """The inverse of :func:`gaussian_noise_scale`: the noise part's epsilon at ``delta``."""
+    t = float(np.sqrt(chi2.isf(delta, dim)))
+    u = zeta / scale
+    return float(2.0 * t * u + 2.0 * u * u)
+
+
+def plan(*, loss, epsilon, delta, alpha, n, data_norm, n_classes=2, target_bound=None):
+    """The data-independent noise plan of one release (a dict).
+
+    Keys: ``penalty`` (``Lambda``), ``extra_penalty`` (``Delta``), ``zeta``, ``curvature``,
+    ``rank``, ``dim``, ``huber_threshold`` (least squares), ``epsilon_objective``,
+    ``epsilon_jacobian``, ``epsilon_noise``, ``epsilon_residual``, ``delta_objective``,
+    ``noise`` (``"gamma"`` or ``"gaussian"``) and ``noise_scale`` (the Gamma scale ``2 zeta
+    / eps'`` of ``||b||``, or the Gaussian standard deviation).
+    """
+    g_zeta, c, rank, dim = loss_constants(loss, data_norm, n_classes)
+    eps_r = min(RESIDUAL_SHARE * epsilon, RESIDUAL_CAP)
+    eps_obj = epsilon - 2.0 * eps_r
+    delta_obj = delta * np.exp(-eps_r) if delta > 0 else 0.0
+    penalty, extra = float(alpha), 0.0
+    eps_j = jacobian_epsilon(c, n, penalty, rank) if penalty > 0 else np.inf
+    eps_noise = eps_obj - eps_j
+    if eps_noise < eps_obj / 2:
+        extra = max(extra_penalty(c, n, alpha, rank, eps_obj), 0.0)
+        penalty = float(alpha) + extra
+        eps_j = jacobian_epsilon(c, n, penalty, rank)
+        eps_noise = eps_obj - eps_j
+    out = dict(extra_penalty=extra, penalty=penalty, curvature=c, rank=rank, dim=dim,
+               epsilon_objective=eps_obj, epsilon_jacobian=eps_j, epsilon_noise=eps_noise,
+               epsilon_residual=eps_r, delta_objective=float(delta_obj),
+               huber_threshold=None)
+    if loss == "huber":
+        M = float(target_bound) * (1.0 + float(data_norm) * ridge_norm_factor(
+            penalty, float(data_norm)))
+        out["huber_threshold"] = M
+        zeta = M * g_zeta
+    else:
+        zeta = g_zeta
+    out["zeta"] = float(zeta)
+    if delta > 0:
+        out["noise"] = "gaussian"
+        out["noise_scale"] = gaussian_noise_scale(zeta, eps_noise, delta_obj, dim)
+    else:
+        out["noise"] = "gamma"
+        out["noise_scale"] = float(2.0 * zeta / eps_noise)
+    return out
+
+
+def expected_noise_norm(the_plan, p: int) -> float:
+    """``E ||b||``: ``p`` times the Gamma scale, or about ``sqrt(p)`` standard deviations."""
+    if the_plan["noise"] == "gamma":
+        return float(p * the_plan["noise_scale"])
+    return float(np.sqrt(p) * the_plan["noise_scale"])
+
+
+def draw_objective_noise(rng, the_plan, shape):
+    """``b``: Gamma-norm (uniform direction) or Gaussian, of the given shape."""
+    p = int(np.prod(shape))
+    if the_plan["noise"] == "gaussian":
+        return the_plan["noise_scale"] * rng.standard_normal(shape)
+    return gamma_norm_vector(rng, p, the_plan["noise_scale"]).reshape(shape)
+
+
+def gamma_norm_vector(rng, p: int, scale: float) -> np.ndarray:
+    """A vector of density proportional to ``exp(-||z|| / scale)`` in ``R^p``."""
+    direction = rng.standard_normal(p)
+    norm = np.linalg.norm(direction)
+    while norm == 0:  # pragma: no cover - probability zero
+        direction = rng.standard_normal(p)
+        norm = np.linalg.norm(direction)
+    return direction / norm * rng.gamma(p, scale)
+
+
+# ------------------------------------------------------------------------ the objective
+def _gram(X, w):
+    """``X^T diag(w) X`` as a dense array."""
+    if sp.issparse(X):
+        return np.asarray((X.T @ sp.diags(w) @ X).toarray())
+    return (X.T * w) @ X
+
+
+def objective(loss, X, y, theta, penalty, b, n, huber_threshold=None, n_classes=2,
+              order=2):
+    """``G_b``, its gradient and (``order=2``) Hessian at ``theta`` (flat, row-major).
+
+    ``y`` is 0/1 (logistic), class indices (multinomial) or real (Huber).
+    """
+    if loss == "multinomial":
+        K = int(n_classes)
+        Theta = theta.reshape(K, -1)
+        Z = np.asarray(X @ Theta.T)
+        logp = log_softmax(Z, axis=1)
+        rows = np.arange(Z.shape[0])
+        value = -np.sum(logp[rows, y]) / n
+        P = np.exp(logp)
+        Rm = P.copy()
+        Rm[rows, y] -= 1.0
+        grad = np.asarray(X.T @ Rm).T / n
+        value += 0.5 * penalty * float(theta @ theta) + float(b @ theta) / n
+        grad = grad.ravel() + penalty * theta + b / n
+        if order < 2:
+            return value, grad, None
+        d = Theta.shape[1]
+        H = np.empty((K * d, K * d))
+        for k in range(K):
+            for m in range(k, K):
+                w = P[:, k] * ((k == m) - P[:, m])
+                block = _gram(X, w) / n
+                H[k * d:(k + 1) * d, m * d:(m + 1) * d] = block
+                if m != k:
+                    H[m * d:(m + 1) * d, k * d:(k + 1) * d] = block.T
+        H[np.diag_indices_from(H)] += penalty
+        return value, grad, H
+    z = np.asarray(X @ theta).ravel()
+    if loss == "logistic":
+        value = float(np.sum(np.logaddexp(0.0, z) - y * z)) / n
+        l1 = expit(z) - y
+        l2 = expit(z) * expit(-z)
+    else:  # Huber
+        M = huber_threshold
+        r = z - y
+        a = np.abs(r)
+        inside = a <= M
+        value = float(np.sum(np.where(inside, 0.5 * r * r, M * a - 0.5 * M * M))) / n
+        l1 = np.clip(r, -M, M)
+        l2 = inside.astype(np.float64)
+    value += 0.5 * penalty * float(theta @ theta) + float(b @ theta) / n
+    grad = np.asarray(X.T @ l1).ravel() / n + penalty * theta + b / n
+    if order < 2:
+        return value, grad, None
+    H = _gram(X, l2) / n
+    H[np.diag_indices_from(H)] += penalty
+    return value, grad, H
+
+
+def minimise(loss, X, y, penalty, b, n, *, threshold, max_iter=100, huber_threshold=None,
+             n_classes=2):
+    """Newton's method with backtracking on ``G_b`` until ``||grad|| <= threshold``.
+
+    Returns ``(theta, gradient_norm, n_iter)``; ``gradient_norm`` is re-evaluated at the
+    returned ``theta`` (the certificate compares it with ``threshold``).
+    """
+    p = b.size
+    theta = np.zeros(p)
+    kw = dict(huber_threshold=huber_threshold, n_classes=n_classes)
+    value, grad, H = objective(loss, X, y, theta, penalty, b, n, **kw)
+    it = 0
+    for it in range(1, max_iter + 1):
+        gnorm = float(np.linalg.norm(grad))
+        if gnorm <= threshold:
+            return theta, gnorm, it - 1
+        try:
+            c, low = _cho(H)
+            step = -_cho_solve(c, low, grad)
+        except np.linalg.LinAlgError:  # pragma: no cover - H >= penalty I
+            step = -grad / penalty
+        slope = float(grad @ step)
+        cand = theta + step
+        v, g, _ = objective(loss, X, y, cand, penalty, b, n, order=1, **kw)
+        # the full step near the minimiser: accepted when it decreases G or halves the
+        # gradient (at the rounding floor of G its values no longer order the iterates)
+        if not (v <= value + 1e-4 * slope or np.linalg.norm(g) <= 0.5 * gnorm):
+            t = 0.5
+            while True:
+                cand = theta + t * step
+                v, g, _ = objective(loss, X, y, cand, penalty, b, n, order=1, **kw)
+                if v <= value + 1e-4 * t * slope:
+                    break
+                t *= 0.5
+                if t < 1e-10:  # no progress possible in floating point
+                    return theta, gnorm, it
+        theta = cand
+        value, grad, H = objective(loss, X, y, theta, penalty, b, n, **kw)
+    return theta, float(np.linalg.norm(grad)), max_iter
+
+
+def _cho(H):
+    from scipy.linalg import cho_factor
+
+    return cho_factor(H, lower=True, check_finite=False)
+
+
+def _cho_solve(c, low, g):
+    from scipy.linalg import cho_solve
+
+    return cho_solve((c, low), g, check_finite=False)
