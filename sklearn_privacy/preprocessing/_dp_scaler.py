@@ -100,7 +100,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     :func:`~sklearn_privacy.privacy_claim` composes it with a Gaussian model through
     ``mu``. ``mechanism="laplace"``: Laplace noise with L1 sensitivities, ``(epsilon,
     0)``-DP. In both, the two blocks are **one** release accounted with its exact joint
-    sensitivity (:func:`joint_sensitivity`): a row that moves the mean by its maximum
+    sensitivity (``joint_sensitivity`` in this module): a row that moves the mean by its maximum
     ``w / n`` leaves the second moment about the midpoint unchanged, so the noise that
     a split of the budget between the blocks would need is scaled down by the joint
     sensitivity over the split's -- 0.802 (Gaussian) and 0.781 (Laplace) for one
