@@ -210,11 +210,14 @@ def test_targets_are_clipped_to_target_bound_with_a_warning():
     assert np.isfinite(est.epsilon_)
 
 
-@pytest.mark.parametrize("param,value", [("data_norm", 0.0), ("data_norm", -1.0),
-                                         ("delta", 0.0), ("delta", 1.0)])
-def test_bad_dp_parameters_are_refused(param, value):
+@pytest.mark.parametrize("param,value,message", [
+    ("data_norm", 0.0, "'data_norm' parameter"), ("data_norm", -1.0, "'data_norm' parameter"),
+    # delta=0 is pure DP: only with epsilon (Laplace-norm noise), never for a given sigma
+    ("delta", 0.0, "delta=0 asks for pure epsilon-DP.*Pass epsilon"),
+    ("delta", 1.0, "'delta' parameter")])
+def test_bad_dp_parameters_are_refused(param, value, message):
     X, y = np.eye(4), np.array([0, 1, 0, 1])
-    with pytest.raises(ValueError, match=f"'{param}' parameter"):
+    with pytest.raises(ValueError, match=message):
         FILLogisticRegression(**{param: value}).fit(X, y)
     with pytest.raises(ValueError, match="'target_bound' parameter"):
         FILLinearRegression(target_bound=0.0).fit(X, y)

@@ -283,7 +283,7 @@ def test_ill_conditioned_hessian_warns_and_well_conditioned_does_not():
         est = FILLinearRegression(alpha=0.0, random_state=0).fit(X, y)
     # the figure the warning quotes is an honest bound on the error observed
     exact = _exact_eta_linear(X, y)
-    err = _rel(est.eta_ * est.sigma, exact)
+    err = _rel(est.eta_ * est.noise_scale_, exact)
     assert err <= est._audit_engine().eta_error_bound
     X, y = _collinear(1e3)
     with warnings.catch_warnings():

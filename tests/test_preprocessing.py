@@ -15,6 +15,7 @@ from sklearn_privacy.fil import (
     analytic_gaussian_sigma,
 )
 from sklearn_privacy.preprocessing import BoundedScaler, DPStandardScaler
+from sklearn_privacy.preprocessing._dp_scaler import joint_sensitivity
 
 
 # ------------------------------------------------------------------ BoundedScaler
@@ -113,8 +114,13 @@ def test_dp_standard_scaler_gaussian_calibration_is_exact():
                           random_state=0).fit(X)
     w, n = np.array([73.0, 100.0]), 200
     s_mean, s_moment = sc.noise_scale_
-    mu = np.hypot(np.linalg.norm(w / n) / s_mean, np.linalg.norm(w ** 2 / (4 * n)) / s_moment)
+    # the joint sensitivity of the noise-scaled pair is mu (brute-forced in
+    # test_dp_scaler_joint_sensitivity_matches_brute_force); an even split of mu between
+    # the blocks would account for more, hypot(...) = mu / 0.80 here
+    mu = joint_sensitivity([17, 0], [90, 100], n, s_mean, s_moment)
     assert mu == pytest.approx(sc.gaussian_mu_, rel=1e-12)
+    split = np.hypot(np.linalg.norm(w / n) / s_mean, np.linalg.norm(w ** 2 / (4 * n)) / s_moment)
+    assert 0.78 < mu / split < 0.82
     # the Gaussian mechanism with sensitivity mu and unit noise is (eps, delta)-DP, exactly
     assert analytic_gaussian_delta(eps, sigma=1.0, sensitivity=mu) == pytest.approx(delta,
                                                                                  rel=1e-6)
@@ -132,8 +138,13 @@ def test_dp_standard_scaler_laplace_is_pure_dp():
     sc = DPStandardScaler([(17, 90), (0, 100)], epsilon=2.0, mechanism="laplace",
                           random_state=0).fit(X)
     w, n = np.array([73.0, 100.0]), 300
-    assert sc.noise_scale_[0] == pytest.approx(w.sum() / n / 1.0)
-    assert sc.noise_scale_[1] == pytest.approx((w ** 2).sum() / (4 * n) / 1.0)
+    # the split's scales (epsilon / 2 for each block) times the exact joint L1
+    # sensitivity over the split's (below 1): the release's joint L1 sensitivity is epsilon
+    shrink = sc.noise_scale_[0] / (w.sum() / n / 1.0)
+    assert 0.7 < shrink < 1.0
+    assert sc.noise_scale_[1] == pytest.approx((w ** 2).sum() / (4 * n) / 1.0 * shrink)
+    assert joint_sensitivity([17, 0], [90, 100], n, *sc.noise_scale_, norm="l1") == \
+        pytest.approx(2.0, rel=1e-12)
     assert sc.delta_ == 0.0 and sc.gaussian_mu_ is None
     step = sc.__sklearn_privacy_claim__()
     assert (step.kind, step.epsilon, step.delta) == ("dp", 2.0, 0.0)

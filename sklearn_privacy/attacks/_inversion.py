@@ -702,7 +702,11 @@ def whitebox_inversion(estimator, columns, candidates=None, *, rows=None, prior=
                                                       rows, method)
     # prior from the whole training set, not only the attacked rows
     p = _prior(prior, truth_all, len(candidates))
-    sigma = final.sigma
+    if final.__dict__.get("noise_", "gaussian") != "gaussian":
+        raise ValueError(
+            f"{type(final).__name__} released {final.noise_} noise; the white-box attack's "
+            "likelihood is Gaussian. Attack a release with Gaussian noise (delta > 0).")
+    sigma = final._audit_sigma()
     theta = engine.theta
     delta = theta[None, None, :] - thetas                      # (m, C, p)
     sq = np.einsum("mcp,mcp->mc", delta, delta)

@@ -91,7 +91,9 @@ def _projection(release, origin, direction):
 
 
 def _exact_theta(estimator, X, y):
-    est = clone(estimator).set_params(sigma=1.0, random_state=0)
+    # the exact minimiser does not depend on the noise (set by sigma, or by epsilon)
+    noise = {} if getattr(estimator, "epsilon", None) is not None else {"sigma": 1.0}
+    est = clone(estimator).set_params(random_state=0, **noise)
     est.fit(X, y)
     return est, est._audit_engine().theta.copy()
 

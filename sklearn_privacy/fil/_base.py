@@ -10,14 +10,17 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ..exceptions import AuditStateUnavailableError
+from ..exceptions import AuditStateUnavailableError, PrivacyWarning
+from ..mechanisms._laplace_norm import laplace_norm_fisher_sigma, laplace_norm_noise
 from ..utils import noise_generator, resolve_columns
 from ..utils._columns import check_derived_block, derived_columns
 from ..utils._provenance import record_fit_provenance
 from ..utils._random import warn_shared_noise
+from ..utils._warnings import warn_user
 from ..utils._validation import errors_name, validate_named
 from ..utils.fixes import (
     Interval,
+    StrOptions,
     _check_sample_weight,
     _fit_context,
     register_process_pool_reducer,
@@ -32,6 +35,7 @@ from ._dask import BACKEND as _dask
 from ._dp import analytic_gaussian_epsilon, analytic_gaussian_sigma, minimiser_sensitivity
 from ._engine import FILEngine, check_sigma_scaled
 from ._glm import fit_minimiser
+from ._noise import SWAMP_THRESHOLD, allowed_norm, auto_alpha, swamp_ratio
 
 
 def _buffers(a):
@@ -191,6 +195,59 @@ _DELTA_DOC = """    delta : float in (0, 1), default=1e-5
         The delta at which ``epsilon_`` is reported.
 """
 
+#: ``epsilon`` and ``delta`` of the estimators whose noise can be set from epsilon
+EPSILON_DOC = """    epsilon : float > 0 or None, default=None
+        Target privacy loss. ``None``: the noise is Gaussian of scale ``sigma`` and
+        ``epsilon_`` reports what it guarantees (at ``delta``). A number: the noise is set
+        *before the rows are read*, from the data-independent sensitivity (the number of
+        rows, ``alpha``, ``data_norm``, ``target_bound``; never a row's value) -- Gaussian
+        with the analytic-Gaussian ``sigma`` for ``delta > 0``, Laplace-norm of scale
+        ``Delta / epsilon`` (pure DP) for ``delta = 0`` -- and ``epsilon_`` equals
+        ``epsilon`` (up to the root finder's rounding). Needs a DP view (``data_norm``, a
+        penalised or no intercept, ``target_bound`` for least squares) and ``sigma=None``:
+        giving both is an error. The same noise as the two-step route
+        ``sigma_for_epsilon`` then ``set_params(sigma=...)``, without a first fit.
+    delta : float in [0, 1), default=1e-5
+        With ``epsilon``: the target delta (``0``: pure epsilon-DP through Laplace-norm
+        noise). Without: the delta at which ``epsilon_`` of Gaussian noise is reported
+        (``0`` is refused: Gaussian noise is never pure DP).
+"""
+
+SIGMA_DOC = """    sigma : float > 0 or None, default=None
+        Standard deviation of the Gaussian noise added to every released parameter
+        (``None``: 1.0, unless ``epsilon`` is given, which then sets the noise). The FIL
+        view (``eta_``, :meth:`eta`) is at the noise actually released: ``sigma``, or for
+        Laplace-norm noise of scale ``s`` over ``p`` parameters the Gaussian scale with the
+        same Fisher information, ``s sqrt(p)`` (the Fisher information of the location
+        family with density proportional to ``exp(-||b|| / s)`` is ``I / (p s^2)``).
+"""
+
+ALPHA_AUTO_DOC = """        ``"auto"`` (with ``epsilon``): the documented data-independent rule of
+        ``sklearn_privacy/fil/_noise.py`` -- the penalty that balances its bias against the
+        output noise, ``alpha = (8 l''_max c^2 L^2 R^6 / (B^2 n^2))^(1/3)`` with ``c`` the
+        noise per unit of sensitivity at (epsilon, delta), ``R = data_norm``, ``L`` the
+        loss's derivative bound and ``n`` the number of rows -- stored in ``alpha_``. With
+        a validation budget, select alpha privately instead
+        (:class:`~sklearn_privacy.RandomStoppingSearch`).
+"""
+
+#: what the epsilon-capable estimators add to the fitted attributes
+NOISE_ATTRS_DOC = """    noise_ : {"gaussian", "laplace-norm"}
+        The distribution of the released noise.
+    noise_scale_ : float
+        Its scale: the Gaussian standard deviation, or the Laplace-norm scale ``s``.
+    alpha_ : float
+        The penalty of the fit (``alpha``, or the value of the ``"auto"`` rule).
+"""
+
+#: parameter constraints of the estimators with ``epsilon`` (FIL linear and logistic)
+EPSILON_CONSTRAINTS = {
+    "sigma": [Interval(Real, 0, None, closed="neither"), None],
+    "alpha": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
+    "epsilon": [Interval(Real, 0, None, closed="neither"), None],
+    "delta": [Interval(Real, 0, 1, closed="left")],
+}
+
 TARGET_BOUND_DOC = """    target_bound : float or None, default=None
         Bound :math:`B` on ``|y|`` for the DP view of least squares: targets outside
         ``[-target_bound, target_bound]`` are clipped before fitting, with a
@@ -212,6 +269,8 @@ INTERCEPT_SCALING_DOC = """    intercept_scaling : float > 0 or None, default=No
 # (data_norm, target_bound, delta) for least squares
 DP_PARAMS_DOC = _DATA_NORM_DOC + _DELTA_DOC
 DP_PARAMS_LSQ_DOC = _DATA_NORM_DOC + TARGET_BOUND_DOC + _DELTA_DOC
+DP_PARAMS_EPS_DOC = _DATA_NORM_DOC + EPSILON_DOC
+DP_PARAMS_LSQ_EPS_DOC = _DATA_NORM_DOC + TARGET_BOUND_DOC + EPSILON_DOC
 
 DP_ATTRS_DOC = """    epsilon_ : float
         Epsilon of the released parameters at ``delta`` in the (epsilon, delta)-DP view
@@ -387,6 +446,7 @@ class BaseFILEstimator(BaseEstimator):
             X = self._with_intercept_column(X)
             X, y = self._bounded(X, y)
             account_weights = sw
+        self._plan_noise(X.shape[1], account_weights)
         self.__dict__.pop("_eta_cache", None)
         self._warn_shared_noise()
         theta = self._fit(X, y, sw)
@@ -436,17 +496,17 @@ class BaseFILEstimator(BaseEstimator):
         and never stored.
         """
         sensitivity, reason = minimiser_sensitivity(
-            loss=self._dp_loss_name(), alpha=float(self.alpha), data_norm=self.data_norm,
+            loss=self._dp_loss_name(), alpha=self._alpha_value(), data_norm=self.data_norm,
             fit_intercept=self._solver_intercept(), sample_weight=sample_weight,
             target_bound=getattr(self, "target_bound", None),
             data_dependent_weights=self._data_dependent_weights)
         self.sensitivity_ = float(sensitivity)
         self.certified_distance_ = np.inf
         if np.isfinite(sensitivity):
-            tau = certificate_threshold(sensitivity, float(self.alpha), sample_weight)
+            tau = certificate_threshold(sensitivity, self._alpha_value(), sample_weight)
             achieved = np.inf if gradient_norm is None else float(gradient_norm())
             if achieved <= tau:
-                self.certified_distance_ = tau / float(self.alpha)
+                self.certified_distance_ = tau / self._alpha_value()
                 reason += (
                     f" The released centre is certified within {self.certified_distance_!r}"
                     " (tau / alpha) of the exact minimiser: the normalised objective's "
@@ -462,11 +522,23 @@ class BaseFILEstimator(BaseEstimator):
                     f"{self._newton_tol()!r}, max_iter={getattr(self, 'max_iter', None)!r}),"
                     " so sensitivity_ does not bound how far one row moves the release. "
                     "Use the default tol and a larger max_iter.")
-        self.epsilon_ = (analytic_gaussian_epsilon(
-            delta=float(self.delta), sigma=self._sigma_fit,
-            sensitivity=sensitivity + 2.0 * self.certified_distance_)
-            if np.isfinite(sensitivity) else np.inf)
-        self.delta_ = float(self.delta)
+        total = sensitivity + 2.0 * self.certified_distance_
+        if self.noise_ == "laplace-norm":
+            with np.errstate(over="ignore"):
+                self.epsilon_ = float(total / self.noise_scale_) if np.isfinite(total) \
+                    else np.inf
+            self.delta_ = 0.0
+            if np.isfinite(total):
+                reason += (
+                    f" The noise is Laplace-norm (density proportional to exp(-||b|| / s), "
+                    f"s = {self.noise_scale_!r}: direction uniform, norm Gamma(p, s)), so the"
+                    " release is pure epsilon-DP (delta = 0) with epsilon = (sensitivity_ + "
+                    "2 certified_distance_) / s.")
+        else:
+            self.epsilon_ = (analytic_gaussian_epsilon(
+                delta=float(self.delta), sigma=self._sigma_fit, sensitivity=total)
+                if np.isfinite(total) else np.inf)
+            self.delta_ = float(self.delta)
         if self._penalised_intercept() and np.isfinite(sensitivity):
             reason += (f" The intercept is the coefficient of a constant column of value "
                        f"intercept_scaling = {self.intercept_scaling!r}, penalised like the "
@@ -489,7 +561,7 @@ class BaseFILEstimator(BaseEstimator):
             total = float(np.sum(sample_weight))
             g = np.asarray(X.T @ (sample_weight * l1)).ravel()
         with np.errstate(over="ignore", invalid="ignore"):
-            value = float(np.linalg.norm(g / total + float(self.alpha) * theta))
+            value = float(np.linalg.norm(g / total + self._alpha_value() * theta))
         return value if np.isfinite(value) else np.inf
 
     def _noise_note(self) -> str:
@@ -552,6 +624,8 @@ class BaseFILEstimator(BaseEstimator):
                        if getattr(self, "classes", None) is not None else
                        " The label set classes_ was found in y (not declared): see the "
                        "attribute check of privacy_claim.")
+        if self.__dict__.get("noise_", "gaussian") != "gaussian":
+            return StepClaim("", name, "dp", float(self.epsilon_), 0.0, reason)
         return StepClaim("", name, "dp", float(self.epsilon_), float(self.delta_), reason,
                          gaussian_mu=float(
                              (self.sensitivity_ + 2.0 * self.certified_distance_)
@@ -567,7 +641,10 @@ class BaseFILEstimator(BaseEstimator):
         kinds = {"coef_": "dp", "intercept_": "dp", "_sigma_fit": "constant",
                  "sensitivity_": "constant", "certified_distance_": "constant",
                  "epsilon_": "constant", "delta_": "constant",
-                 "epsilon_reason_": "constant", "_audit_stripped": "constant"}
+                 "epsilon_reason_": "constant", "_audit_stripped": "constant",
+                 # the noise's kind and scale and the penalty used: functions of the
+                 # parameters and the public n (set before the rows are read)
+                 "noise_": "constant", "noise_scale_": "constant", "alpha_": "constant"}
         if "classes_" in self.__dict__:
             declared = getattr(self, "classes", None)
             if declared is None:
@@ -581,14 +658,22 @@ class BaseFILEstimator(BaseEstimator):
                 kinds["classes_"] = "public"
         return kinds
 
-    def sigma_for_epsilon(self, epsilon: float, delta: float | None = None) -> float:
+    def sigma_for_epsilon(self, epsilon: float, delta: float | None = None, *,
+                          n_samples=None, n_features=None, n_classes=2) -> float:
         """Smallest ``sigma`` making the release (epsilon, delta)-DP.
 
-        Uses the L2 sensitivity ``sensitivity_`` of the fitted estimator (it depends on
-        the data only through the number of rows / total and largest weight) and the
-        exact calibration of the analytic Gaussian mechanism (Balle & Wang 2018). The
-        minimiser does not depend on ``sigma``, so ``set_params(sigma=...)`` and a refit
-        releases a model whose ``epsilon_`` equals ``epsilon`` at that ``delta``.
+        Two routes, the same number. **Fitted** (``n_samples=None``): from the
+        sensitivity ``sensitivity_`` of the fit (it depends on the data only through the
+        number of rows / total and largest weight). **Data-independent** (``n_samples``
+        given, fitted or not): from the parameters and ``n_samples`` alone (unit
+        weights), before any row is read -- what ``epsilon=...`` does inside ``fit``.
+        Both use the exact calibration of the analytic Gaussian mechanism (Balle & Wang
+        2018) for the sensitivity plus twice the certified distance. The minimiser does
+        not depend on ``sigma``, so ``set_params(sigma=...)`` and a fit release a model
+        whose ``epsilon_`` equals ``epsilon`` at that ``delta``.
+
+        For pure DP (``delta=0``) no Gaussian ``sigma`` exists: fit with
+        ``epsilon=..., delta=0`` (Laplace-norm noise of scale sensitivity / epsilon).
 
         Parameters
         ----------
@@ -596,6 +681,13 @@ class BaseFILEstimator(BaseEstimator):
             Target privacy loss.
         delta : float in (0, 1) or None, default=None
             Target delta (``None``: the estimator's ``delta``).
+        n_samples : int or None, default=None
+            Number of training rows, for the data-independent route.
+        n_features : int or None, default=None
+            Number of features (needed only with ``alpha="auto"``, whose value depends on
+            the number of released parameters).
+        n_classes : int, default=2
+            Number of classes of a classifier (more than two: the multinomial bound).
 
         Returns
         -------
@@ -605,15 +697,35 @@ class BaseFILEstimator(BaseEstimator):
         Raises
         ------
         ValueError
-            When no DP guarantee holds for this estimator (``epsilon_reason_`` says why),
-            or ``epsilon``/``delta`` out of range.
+            When no DP guarantee holds for this estimator (the reason says why),
+            ``delta=0``, or ``epsilon``/``delta``/``n_samples`` out of range.
         """
-        check_is_fitted(self)
-        distance = self.__dict__.get("certified_distance_", 0.0)
-        if not (np.isfinite(self.sensitivity_) and np.isfinite(distance)):
-            raise ValueError(f"sigma_for_epsilon: {self.epsilon_reason_}")
         delta = self.delta if delta is None else delta
-        return analytic_gaussian_sigma(epsilon, delta, self.sensitivity_ + 2.0 * distance)
+        if isinstance(delta, Real) and delta == 0:
+            raise ValueError(
+                "sigma_for_epsilon: delta=0 (pure DP) has no Gaussian sigma; fit with "
+                "epsilon=..., delta=0 for Laplace-norm noise, or pass a delta in (0, 1).")
+        if n_samples is None:
+            check_is_fitted(self)
+            distance = self.__dict__.get("certified_distance_", 0.0)
+            if not (np.isfinite(self.sensitivity_) and np.isfinite(distance)):
+                raise ValueError(f"sigma_for_epsilon: {self.epsilon_reason_}")
+            return analytic_gaussian_sigma(epsilon, delta, self.sensitivity_ + 2.0 * distance)
+        if isinstance(n_samples, bool) or not isinstance(n_samples, Integral) or n_samples < 1:
+            raise ValueError(f"n_samples must be an integer >= 1; got {n_samples!r}.")
+        if isinstance(self.alpha, str) and n_features is None:
+            raise ValueError("n_features: alpha='auto' depends on the number of released "
+                             "parameters; pass n_features (the columns the model sees).")
+        if not (isinstance(epsilon, Real) and np.isfinite(epsilon) and epsilon > 0):
+            raise ValueError(f"epsilon must be a finite number > 0; got {epsilon!r}.")
+        multinomial = self._loss.name == "logistic" and int(n_classes) > 2
+        per_class = (0 if n_features is None else int(n_features)) + int(bool(self.fit_intercept))
+        plan = self._public_noise(
+            epsilon, delta, n_eff=float(n_samples),
+            n_params=per_class * (int(n_classes) if multinomial else 1),
+            loss="multinomial" if multinomial else self._loss.name,
+            n_classes=int(n_classes), sample_weight=np.ones(int(n_samples)))
+        return plan["scale"]
 
     def _encode_target(self, y, sample_weight):
         """Validated ``y`` as the float64 target of the loss (regression: as given)."""
@@ -652,7 +764,7 @@ class BaseFILEstimator(BaseEstimator):
             X,
             y,
             loss=self._loss,
-            alpha=self.alpha,
+            alpha=self._alpha_value(),
             fit_intercept=self._solver_intercept(),
             sample_weight=sample_weight,
             theta_init=theta_init,
@@ -665,7 +777,7 @@ class BaseFILEstimator(BaseEstimator):
             y,
             theta,
             loss=self._loss,
-            alpha=self.alpha,
+            alpha=self._alpha_value(),
             fit_intercept=self._solver_intercept(),
             sample_weight=sample_weight,
             copy=False,
@@ -680,16 +792,161 @@ class BaseFILEstimator(BaseEstimator):
         entropy for ``random_state=None`` (numpy's global state is neither read nor
         advanced), the RandomState stream of an integer seed otherwise.
         """
-        noise = noise_generator(self.random_state).standard_normal(theta.shape)
+        kind, scale = self._noise_for_release()
+        rng = noise_generator(self.random_state)
+        if kind == "gaussian":
+            noise = rng.standard_normal(theta.shape)
+        else:
+            noise = laplace_norm_noise(rng, theta.size).reshape(theta.shape)
         with np.errstate(over="ignore", invalid="ignore"):
-            released = theta + self.sigma * noise
+            released = theta + scale * noise
         if not np.all(np.isfinite(released)):
             raise ValueError(
-                f"sigma={self.sigma!r} is so large that the released parameters overflow "
-                "float64; use a smaller sigma."
+                f"the noise scale {scale!r} is so large that the released parameters "
+                "overflow float64; use a smaller sigma (or a larger epsilon)."
             )
-        self._sigma_fit = float(self.sigma)
+        self.noise_ = kind
+        self.noise_scale_ = float(scale)
+        # the FIL view: the Gaussian scale with the same Fisher information
+        self._sigma_fit = (float(scale) if kind == "gaussian"
+                           else laplace_norm_fisher_sigma(scale, theta.size))
         return released
+
+    def _noise_for_release(self):
+        """``(kind, scale)`` of the noise: planned from epsilon at fit, else ``sigma``."""
+        plan = self.__dict__.get("_noise_plan")
+        if plan is not None and getattr(self, "epsilon", None) is not None:
+            return plan
+        sigma = self.sigma
+        return "gaussian", (1.0 if sigma is None else float(sigma))
+
+    def _alpha_value(self) -> float:
+        """The penalty of this fit: ``alpha``, or the value of the ``"auto"`` rule."""
+        if isinstance(self.alpha, str):
+            return float(self.__dict__["_alpha_fit"])
+        return float(self.alpha)
+
+    def _n_released(self, n_columns: int) -> int:
+        """Number of released parameters for ``n_columns`` solver columns."""
+        per_class = int(n_columns) + int(self._solver_intercept())
+        k = len(getattr(self, "classes_", ()))
+        return per_class * k if k > 2 else per_class
+
+    def _plan_noise(self, n_columns, sample_weight):
+        """Resolve ``alpha`` and the noise from public quantities, before the fit.
+
+        Reads the hyperparameters, the total and largest weight (the number of rows for
+        unit weights), the number of released parameters and the declared bounds; never
+        the values of a row. Sets ``alpha_`` and, with ``epsilon``, the noise
+        (Gaussian for ``delta > 0``, Laplace-norm for ``delta = 0``); warns when the
+        expected noise swamps every coefficient vector the penalty allows.
+        """
+        epsilon = getattr(self, "epsilon", None)
+        delta = getattr(self, "delta", None)
+        self._noise_plan = None
+        if epsilon is None:
+            if isinstance(self.alpha, str):
+                raise ValueError(
+                    "alpha='auto' sets the penalty from epsilon, n and the declared bounds; "
+                    "pass epsilon=... (and delta) for a DP release, or a number for alpha.")
+            if delta is not None and float(delta) == 0.0:
+                raise ValueError(
+                    "delta=0 asks for pure epsilon-DP, which Gaussian noise of a given sigma "
+                    "never gives (its epsilon at delta=0 is infinite). Pass epsilon=... "
+                    "(with delta=0 the noise is Laplace-norm and pure), or a delta in (0, 1) "
+                    "at which to report the epsilon of sigma.")
+            self._alpha_fit = float(self.alpha)
+            self.alpha_ = self._alpha_fit
+            return
+        if self.sigma is not None:
+            raise ValueError(
+                f"sigma={self.sigma!r} and epsilon={epsilon!r} both set the noise; pass one "
+                "of them: epsilon (with delta) for a DP release whose noise is set from the "
+                "data-independent sensitivity (leave sigma=None), or sigma to choose the "
+                "noise scale yourself (leave epsilon=None).")
+        sw = sample_weight  # an array, or the total/largest summary of a dask fit
+        plan = self._public_noise(
+            epsilon, delta, n_eff=float(np.sum(sw)) / float(np.max(sw)),
+            n_params=self._n_released(n_columns), loss=self._dp_loss_name(),
+            n_classes=len(getattr(self, "classes_", ())) or 2, sample_weight=sw)
+        self._alpha_fit = self.alpha_ = plan["alpha"]
+        self._noise_plan = (plan["kind"], plan["scale"])
+        if plan["swamp_ratio"] > SWAMP_THRESHOLD:
+            warn_user(
+                f"{type(self).__name__}: at epsilon={epsilon!r}, delta={delta!r} with "
+                f"{plan['n_eff']:.6g} rows and alpha={plan['alpha']:.4g}, the expected norm "
+                f"of the noise is {plan['swamp_ratio']:.3g} times the largest coefficient "
+                "norm the penalty allows (above 0.35), so the released model may be no "
+                "better than a constant. Use a larger epsilon, a larger alpha (or "
+                "alpha='auto'), or more rows.", PrivacyWarning)
+
+    def _public_eta_bound(self, n_samples) -> float:
+        """``sigma * max eta`` over every data set of ``n_samples`` rows (see
+        :meth:`sigma_for_eta`)."""
+        if isinstance(n_samples, bool) or not isinstance(n_samples, Integral) or n_samples < 1:
+            raise ValueError(f"n_samples must be an integer >= 1; got {n_samples!r}.")
+        if self._loss.name not in ("logistic", "squared") or (
+                len(getattr(self, "classes_", ())) > 2):
+            raise ValueError("sigma_for_eta(n_samples=...): the data-independent bound is "
+                             "derived for binary logistic regression and least squares.")
+        if isinstance(self.alpha, str):
+            raise ValueError("sigma_for_eta(n_samples=...) needs a number for alpha.")
+        alpha = float(self.alpha)
+        bound = getattr(self, "target_bound", None)
+        sens, reason = minimiser_sensitivity(
+            loss=self._loss.name, alpha=alpha, data_norm=self.data_norm,
+            fit_intercept=self._solver_intercept(), sample_weight=np.ones(1),
+            target_bound=bound, data_dependent_weights=self._data_dependent_weights)
+        if not np.isfinite(sens):
+            raise ValueError("sigma_for_eta(n_samples=...): no data-independent bound on "
+                             f"eta without the DP view; there is {reason}")
+        R = float(self.data_norm)
+        L = sens * alpha / (2.0 * R)  # sensitivity = 2 L R / alpha for one unit weight
+        curvature = 0.25 if self._loss.name == "logistic" else 1.0
+        theta = allowed_norm(self._loss.name, alpha, R, bound)
+        return float(np.hypot(curvature * R * theta + L, R) / (int(n_samples) * alpha))
+
+    def _public_noise(self, epsilon, delta, *, n_eff, n_params, loss, n_classes=2,
+                      sample_weight=None):
+        """Penalty and noise of an epsilon-release from public quantities only.
+
+        Returns a dict with ``alpha``, ``kind``, ``scale`` (sigma or the Laplace-norm
+        scale), ``sensitivity`` (total: the minimiser's plus twice the certified
+        distance), ``swamp_ratio`` and ``n_eff``. Raises when no DP view holds.
+        """
+        sw = np.ones(max(int(round(n_eff)), 1)) if sample_weight is None else sample_weight
+        bound = getattr(self, "target_bound", None)
+        alpha = self.alpha
+        if isinstance(alpha, str):
+            missing = ("data_norm" if self.data_norm is None else
+                       "target_bound" if loss == "squared" and bound is None else None)
+            if missing:
+                raise ValueError(
+                    f"alpha='auto' needs the declared bound {missing} (the rule reads it); "
+                    f"set {missing}, or pass a number for alpha.")
+            alpha = auto_alpha(loss=loss, n_eff=n_eff, epsilon=float(epsilon),
+                               delta=float(delta), n_params=n_params,
+                               data_norm=float(self.data_norm), target_bound=bound)
+        alpha = float(alpha)
+        sensitivity, reason = minimiser_sensitivity(
+            loss=loss, alpha=alpha, data_norm=self.data_norm,
+            fit_intercept=self._solver_intercept(), sample_weight=sw, target_bound=bound,
+            data_dependent_weights=self._data_dependent_weights)
+        if not np.isfinite(sensitivity):
+            raise ValueError(
+                f"epsilon={epsilon!r} asks for a DP release, but there is {reason}")
+        tau = certificate_threshold(sensitivity, alpha, sw)
+        total = sensitivity + 2.0 * tau / alpha
+        if float(delta) == 0.0:
+            kind, scale = "laplace-norm", total / float(epsilon)
+        else:
+            kind = "gaussian"
+            scale = analytic_gaussian_sigma(float(epsilon), float(delta), total)
+        ratio = swamp_ratio(kind=kind, scale=scale, n_params=n_params, loss=loss,
+                            alpha=alpha, data_norm=float(self.data_norm),
+                            target_bound=bound, n_classes=n_classes)
+        return {"alpha": alpha, "kind": kind, "scale": float(scale), "sensitivity": total,
+                "swamp_ratio": float(ratio), "n_eff": float(n_eff)}
 
     def _release(self, theta):
         """Set ``coef_``/``intercept_`` to ``theta + N(0, sigma^2 I)`` (see ``_perturbed``)."""
@@ -982,7 +1239,7 @@ class BaseFILEstimator(BaseEstimator):
                           dense=dense)
 
     def sigma_for_eta(self, target_eta: float, *, aggregate: str = "max",
-                      columns=None, constrained: bool = False) -> float:
+                      columns=None, constrained: bool = False, n_samples=None) -> float:
         """Noise scale at which the per-example eta reaches ``target_eta``.
 
         eta scales exactly as ``1 / sigma`` and the minimiser does not depend on
@@ -1021,6 +1278,25 @@ class BaseFILEstimator(BaseEstimator):
         constrained : bool, default=False
             As in :meth:`eta`, for a one-hot attribute given as ``columns`` (see the
             note on one-hot attributes above).
+        n_samples : int or None, default=None
+            **Data-independent route** (fitted or not): the ``sigma`` at which *no*
+            training set of ``n_samples`` rows (unit weights, rows within ``data_norm``,
+            ``|y| <= target_bound``) can have a per-example eta above ``target_eta``,
+            from the bound below; ``aggregate``, ``columns`` and ``constrained`` are then
+            ignored (the bound covers every aggregate and every subset of one row's
+            values). It needs the DP view (``data_norm``; no or a penalised intercept;
+            ``target_bound`` for least squares) and two classes. It is conservative:
+            the eta reached on real data is usually well below ``target_eta``.
+
+            The bound: every coordinate penalised, :math:`\\lVert H^{-1} \\rVert \\le
+            1 / (n\\alpha)`; the columns of :math:`J_i = -H^{-1}[l''_i \\tilde x_i w^\\top
+            + l'_i E,\\; -\\tilde x_i]` have norms bounded by :math:`l''_{\\max} R \\Theta
+            + L` (features) and :math:`R` (label), with :math:`\\Theta` the largest
+            minimiser norm the penalty allows and :math:`L` the derivative bound of the
+            DP view (derived in ``sklearn_privacy/fil/_dp.py``), so :math:`\\eta_i \\le
+            \\sqrt{(l''_{\\max} R \\Theta + L)^2 + R^2} / (n \\alpha \\sigma)`. Without
+            the DP view (an unpenalised intercept, no ``data_norm``) no data-independent
+            bound on eta exists: the fitted route is the only one.
 
         Returns
         -------
@@ -1031,10 +1307,13 @@ class BaseFILEstimator(BaseEstimator):
         ------
         ValueError
             ``target_eta`` not positive and finite, unknown ``aggregate``, or a noise
-            scale that is not a positive finite float64 (e.g. every eta is zero).
+            scale that is not a positive finite float64 (e.g. every eta is zero); with
+            ``n_samples``: no DP view, or more than two classes.
         """
         if not (isinstance(target_eta, Real) and np.isfinite(target_eta) and target_eta > 0):
             raise ValueError(f"target_eta must be a positive finite number; got {target_eta!r}.")
+        if n_samples is not None:
+            return self._public_eta_bound(n_samples) / float(target_eta)
         if aggregate not in ("max", "mean"):
             raise ValueError(f"aggregate must be 'max' or 'mean'; got {aggregate!r}.")
         engine = self._audit_engine()

@@ -11,9 +11,13 @@ from sklearn.utils.validation import check_is_fitted
 from ..utils._validation import errors_name, validate_named
 from . import _dask
 from ._base import (
+    ALPHA_AUTO_DOC,
     DP_ATTRS_DOC,
-    DP_PARAMS_DOC,
+    DP_PARAMS_EPS_DOC,
+    EPSILON_CONSTRAINTS,
     INTERCEPT_SCALING_DOC,
+    NOISE_ATTRS_DOC,
+    SIGMA_DOC,
     THREAT_MODEL_DOC,
     BaseFILEstimator,
 )
@@ -52,11 +56,9 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
 
     Parameters
     ----------
-    sigma : float, default=1.0
-        Standard deviation of the Gaussian noise added to every released parameter.
-    alpha : float, default=1e-3
+{SIGMA}    alpha : float or "auto", default=1e-3
         L2 penalty, the FIL paper's :math:`\\lambda` (penalty ``n alpha / 2 ||w||^2``).
-        Linearly separable data need ``alpha > 0``. The default is the FIL paper's
+{ALPHA_AUTO}        Linearly separable data need ``alpha > 0``. The default is the FIL paper's
         setting.
         The penalty is per-sample: the objective is the (weighted) mean loss plus
         ``alpha / 2 ||w||^2``, so ``FILLinearRegression(alpha=a)`` has the minimiser of
@@ -107,7 +109,7 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         Newton steps after an L-BFGS start (exact-Hessian and chord steps, the last one
         exact). Data-dependent and not covered by ``epsilon_``: audit state, left out of
         pickles and :func:`~sklearn_privacy.utils.strip_for_release`.
-{DP_ATTRS}    n_features_in_ : int
+{DP_ATTRS}{NOISE_ATTRS}    n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when ``X`` has string feature names.
 
@@ -138,17 +140,20 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
     >>> clf3.eta(rows=[0], columns="label", per_example=True).shape
     (1,)
     """.replace("{THREAT_MODEL_DOC}", THREAT_MODEL_DOC).replace(
-        "{DP_PARAMS}", DP_PARAMS_DOC).replace("{DP_ATTRS}", DP_ATTRS_DOC).replace(
+        "{DP_PARAMS}", DP_PARAMS_EPS_DOC).replace("{DP_ATTRS}", DP_ATTRS_DOC).replace(
+        "{NOISE_ATTRS}", NOISE_ATTRS_DOC).replace("{SIGMA}", SIGMA_DOC).replace(
+        "{ALPHA_AUTO}", ALPHA_AUTO_DOC).replace(
         "{INTERCEPT_SCALING}", INTERCEPT_SCALING_DOC)
 
     _loss = LOGISTIC
     _coef_2d = True
     _parameter_constraints: dict = {**BaseFILEstimator._parameter_constraints,
-                                    "classes": ["array-like", None]}
+                                    "classes": ["array-like", None],
+                                    **EPSILON_CONSTRAINTS}
 
-    def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, intercept_scaling=None,
-                 tol=1e-12, max_iter=100, data_norm=None, delta=1e-5, random_state=None,
-                 classes=None):
+    def __init__(self, sigma=None, *, alpha=1e-3, fit_intercept=True, intercept_scaling=None,
+                 tol=1e-12, max_iter=100, data_norm=None, epsilon=None, delta=1e-5,
+                 random_state=None, classes=None):
         self.sigma = sigma
         self.alpha = alpha
         self.fit_intercept = fit_intercept
@@ -156,6 +161,7 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         self.tol = tol
         self.max_iter = max_iter
         self.data_norm = data_norm
+        self.epsilon = epsilon
         self.delta = delta
         self.random_state = random_state
         self.classes = classes
@@ -178,12 +184,12 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
             raise ValueError("Multiclass (multinomial) fits need the data in memory.")
         K = len(self.classes_)
         theta, n_iter, hessian = fit_multinomial(
-            X, one_hot(y.astype(np.intp), K), alpha=float(self.alpha),
+            X, one_hot(y.astype(np.intp), K), alpha=self._alpha_value(),
             fit_intercept=self.fit_intercept, sample_weight=sample_weight,
             theta_init=theta_init, tol=self._newton_tol(),
             max_iter=getattr(self, "max_iter", 100))
         engine = MultinomialFILEngine(
-            X, y, theta, n_classes=K, alpha=float(self.alpha),
+            X, y, theta, n_classes=K, alpha=self._alpha_value(),
             fit_intercept=self.fit_intercept, sample_weight=sample_weight,
             hessian=hessian)
         return theta, n_iter, engine
@@ -230,7 +236,7 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         total = float(np.sum(sample_weight))
         G = np.asarray(X.T @ (np.asarray(sample_weight)[:, None] * R)).T / total
         with np.errstate(over="ignore", invalid="ignore"):
-            value = float(np.linalg.norm(G + float(self.alpha) * Theta))
+            value = float(np.linalg.norm(G + self._alpha_value() * Theta))
         return value if np.isfinite(value) else np.inf
 
     def _encode_target(self, y, sample_weight):

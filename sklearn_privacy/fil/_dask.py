@@ -327,7 +327,7 @@ def fit_exact(est, X, y, sample_weight=None, *, theta_init=None):
         wd = da.from_array(sw[:, None], chunks=(X.chunks[0], 1), name=False)
     loss = est._loss
     fi = bool(est.fit_intercept)
-    reg_diag = total * est.alpha * penalty_diagonal(d, fi)
+    reg_diag = total * est._alpha_value() * penalty_diagonal(d, fi)
     kw = dict(loss=loss, fit_intercept=fi)
     if loss.name == "squared":
         G, rhs, _ = _reduce(X, y, wd, theta=None, what="ls", **kw)
@@ -390,7 +390,7 @@ def fit_exact(est, X, y, sample_weight=None, *, theta_init=None):
             H = hessian(theta, np.float64)
             H[np.diag_indices_from(H)] += reg_diag
             factor = None
-    engine = DaskFILEngine(X, y, wd, theta, H, factor, loss=loss, alpha=est.alpha,
+    engine = DaskFILEngine(X, y, wd, theta, H, factor, loss=loss, alpha=est._alpha_value(),
                            fit_intercept=fi)
     return theta, n_iter, engine
 

@@ -9,7 +9,7 @@ import numpy as np
 from ..exceptions import PrivacyWarning
 from ..utils._warnings import warn_user
 from ..utils.fixes import Interval
-from ._base import DP_ATTRS_DOC, DP_PARAMS_DOC, DP_PARAMS_LSQ_DOC
+from ._base import DP_ATTRS_DOC, DP_PARAMS_DOC, DP_PARAMS_LSQ_DOC, BaseFILEstimator
 from ._classification import FILLogisticRegression
 from ._engine import check_sigma_scaled
 from ._regression import FILLinearRegression
@@ -160,6 +160,10 @@ class _IRFILMixin:
     """Algorithm 1 on top of a FIL estimator (shared by both models)."""
 
     _data_dependent_weights = True
+
+    # no epsilon (the reweighting has no DP view), a numeric sigma and alpha, delta in (0, 1)
+    _base_noise_constraints: dict = {
+        k: BaseFILEstimator._parameter_constraints[k] for k in ("sigma", "alpha", "delta")}
 
     _irfil_constraints: dict = {
         "eta_max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -327,7 +331,8 @@ class _IRFILMixin:
 
 class IRFILLinearRegression(_IRFILMixin, FILLinearRegression):
     _parameter_constraints: dict = {
-        **FILLinearRegression._parameter_constraints, **_IRFILMixin._irfil_constraints,
+        **{k: v for k, v in FILLinearRegression._parameter_constraints.items() if k != "epsilon"},
+        **_IRFILMixin._base_noise_constraints, **_IRFILMixin._irfil_constraints,
     }
 
     def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, eta_max_iter=10,
@@ -352,7 +357,8 @@ class IRFILLinearRegression(_IRFILMixin, FILLinearRegression):
 
 class IRFILLogisticRegression(_IRFILMixin, FILLogisticRegression):
     _parameter_constraints: dict = {
-        **FILLogisticRegression._parameter_constraints, **_IRFILMixin._irfil_constraints,
+        **{k: v for k, v in FILLogisticRegression._parameter_constraints.items() if k != "epsilon"},
+        **_IRFILMixin._base_noise_constraints, **_IRFILMixin._irfil_constraints,
     }
 
     def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, tol=1e-12, max_iter=100,

@@ -11,9 +11,13 @@ from sklearn.utils.validation import check_is_fitted
 from ..utils._validation import validate_named
 from ..utils.fixes import Interval
 from ._base import (
+    ALPHA_AUTO_DOC,
     DP_ATTRS_DOC,
-    DP_PARAMS_LSQ_DOC,
+    DP_PARAMS_LSQ_EPS_DOC,
+    EPSILON_CONSTRAINTS,
     INTERCEPT_SCALING_DOC,
+    NOISE_ATTRS_DOC,
+    SIGMA_DOC,
     THREAT_MODEL_DOC,
     BaseFILEstimator,
 )
@@ -33,11 +37,9 @@ class FILLinearRegression(RegressorMixin, BaseFILEstimator):
 
     Parameters
     ----------
-    sigma : float, default=1.0
-        Standard deviation of the Gaussian noise added to every released parameter.
-    alpha : float, default=1e-3
+{SIGMA}    alpha : float or "auto", default=1e-3
         L2 penalty, the FIL paper's :math:`\\lambda` (penalty ``n alpha / 2 ||w||^2``).
-        ``alpha=0`` is ordinary least squares and needs a full-rank design. The default
+{ALPHA_AUTO}        ``alpha=0`` is ordinary least squares and needs a full-rank design. The default
         is the FIL paper's setting.
         The penalty is per-sample: the objective is the (weighted) mean loss plus
         ``alpha / 2 ||w||^2``, so ``FILLinearRegression(alpha=a)`` has the minimiser of
@@ -61,7 +63,7 @@ class FILLinearRegression(RegressorMixin, BaseFILEstimator):
         Released (noise-perturbed) intercept; 0.0 when ``fit_intercept=False``.
     eta_ : ndarray of shape (n_samples,)
         Per-example Fisher information loss (audit state, not serialised).
-{DP_ATTRS}    n_features_in_ : int
+{DP_ATTRS}{NOISE_ATTRS}    n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when ``X`` has string feature names.
 
@@ -85,7 +87,9 @@ class FILLinearRegression(RegressorMixin, BaseFILEstimator):
     >>> bool(reg.eta(rows=[0, 1]) >= reg.eta_[:2].max())   # a group leaks at least its worst member
     True
     """.replace("{THREAT_MODEL_DOC}", THREAT_MODEL_DOC).replace(
-        "{DP_PARAMS}", DP_PARAMS_LSQ_DOC).replace("{DP_ATTRS}", DP_ATTRS_DOC).replace(
+        "{DP_PARAMS}", DP_PARAMS_LSQ_EPS_DOC).replace("{DP_ATTRS}", DP_ATTRS_DOC).replace(
+        "{NOISE_ATTRS}", NOISE_ATTRS_DOC).replace("{SIGMA}", SIGMA_DOC).replace(
+        "{ALPHA_AUTO}", ALPHA_AUTO_DOC).replace(
         "{INTERCEPT_SCALING}", INTERCEPT_SCALING_DOC)
 
     _loss = SQUARED
@@ -96,15 +100,18 @@ class FILLinearRegression(RegressorMixin, BaseFILEstimator):
         if k not in ("tol", "max_iter")
     }
     _parameter_constraints["target_bound"] = [Interval(Real, 0, None, closed="neither"), None]
+    _parameter_constraints.update(EPSILON_CONSTRAINTS)
 
-    def __init__(self, sigma=1.0, *, alpha=1e-3, fit_intercept=True, intercept_scaling=None,
-                 data_norm=None, target_bound=None, delta=1e-5, random_state=None):
+    def __init__(self, sigma=None, *, alpha=1e-3, fit_intercept=True, intercept_scaling=None,
+                 data_norm=None, target_bound=None, epsilon=None, delta=1e-5,
+                 random_state=None):
         self.sigma = sigma
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.data_norm = data_norm
         self.target_bound = target_bound
+        self.epsilon = epsilon
         self.delta = delta
         self.random_state = random_state
 

@@ -136,6 +136,23 @@ def _check_candidate(candidate, n_train, n_classes=2):
         loss = final._loss.name
         if loss == "logistic" and n_classes > 2:
             loss = "multinomial"
+        epsilon = getattr(final, "epsilon", None)
+        if epsilon is not None:
+            # the noise is set from epsilon by the fit's own plan: the ratio of the
+            # sensitivity to the noise scale depends on (epsilon, delta) only, whatever
+            # the number of parameters (which moves alpha="auto" and the noise together)
+            try:
+                plan = final._public_noise(epsilon, final.delta, n_eff=float(n_train),
+                                           n_params=1, loss=loss, n_classes=n_classes)
+            except ValueError as exc:
+                raise ValueError(f"{where} ({type(final).__name__}): {exc} Every "
+                                 "candidate must be trained with a DP mechanism.") from None
+            if plan["kind"] == "laplace-norm":
+                return 0.0, plan["sensitivity"] / plan["scale"]
+            return plan["sensitivity"] / plan["scale"], 0.0
+        if isinstance(final.alpha, str):
+            raise ValueError(f"{where}: alpha='auto' needs epsilon=...; pass epsilon or a "
+                             "number for alpha.")
         sens, reason = minimiser_sensitivity(
             loss=loss, alpha=float(final.alpha), data_norm=final.data_norm,
             fit_intercept=final._solver_intercept(), sample_weight=np.ones(n_train),
@@ -143,7 +160,7 @@ def _check_candidate(candidate, n_train, n_classes=2):
         if not np.isfinite(sens):
             raise ValueError(f"{where} ({type(final).__name__}) has {reason} Every "
                              "candidate must be trained with a DP mechanism.")
-        sigma = final.sigma
+        sigma = 1.0 if final.sigma is None else final.sigma
         if isinstance(sigma, bool) or not isinstance(sigma, Real) or not sigma > 0:
             raise ValueError(f"{where}: sigma must be a number > 0; got {sigma!r}.")
         return sens / float(sigma), 0.0
@@ -194,7 +211,12 @@ def _verify_fitted(fitted, mu, pure_eps):
     """The fitted candidate's own claim must not exceed what the accounting assumed."""
     final, _ = _final_step(fitted)
     _check_preprocessing(fitted, fitted=True)
-    if isinstance(final, BaseFILEstimator):
+    if isinstance(final, BaseFILEstimator) and final.__dict__.get("noise_") == "laplace-norm":
+        if not final.epsilon_ <= pure_eps * (1 + 1e-9):
+            raise RuntimeError(
+                f"The fitted candidate reports epsilon_ {final.epsilon_:.6g} but the search "
+                f"accounted for {pure_eps:.6g} ({final.epsilon_reason_}).")
+    elif isinstance(final, BaseFILEstimator):
         got = final.sensitivity_ / final._audit_sigma()
         if not np.isfinite(final.sensitivity_) or got > mu * (1 + 1e-9):
             raise RuntimeError(

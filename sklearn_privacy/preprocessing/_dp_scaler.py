@@ -33,6 +33,51 @@ def moment_sensitivities(lower, upper, n):
     return w / n, w ** 2 / (4.0 * n)
 
 
+def joint_sensitivity(lower, upper, n, s_mean, s_moment, *, norm="l2"):
+    """Exact replace-one sensitivity of the noise-scaled pair (mean, second moment).
+
+    The release is ``(mean / s_mean, moment / s_moment)`` (one noise scale per block)
+    with noise of unit scale. Replacing a row's value ``a`` by ``b`` in column ``j``
+    (centred on the midpoint, ``|a|, |b| <= h_j = w_j / 2``) moves the mean by ``u / n``
+    and the second moment about the midpoint by ``(b^2 - a^2) / n = u v / n``, with
+    ``u = b - a`` and ``v = a + b``; the reachable pairs are ``|u| + |v| <= 2 h_j``. The
+    two changes cannot both be at their maxima (the mean moves most when ``v = 0``,
+    which leaves the moment unchanged), so the joint sensitivity is below what a split
+    of the budget between the two blocks pays.
+
+    * ``norm="l2"`` (Gaussian noise): the squared change of column ``j`` is
+      ``u^2 (A + v^2 B) / n^2`` with ``A = 1 / s_mean^2``, ``B = 1 / s_moment^2``;
+      for ``u >= 0`` it is largest at ``v = 2 h - u``, and ``phi(u) = u^2 (A + (2h -
+      u)^2 B)`` has its interior stationary points at ``2h - u = h/2 +- sqrt(h^2 / 4 -
+      A / (2B))``; the maximum is over those and the end point ``u = 2h``. Columns are
+      independent, so the squared sensitivity is the sum of the column maxima.
+    * ``norm="l1"`` (Laplace noise): ``u (A + (2h - u) B) / n`` with ``A = 1 / s_mean``,
+      ``B = 1 / s_moment``, largest at ``u = clip(h + A / (2B), 0, 2h)``; summed over
+      columns.
+
+    With one column and the noise scales of an even split (each block alone at
+    sensitivity ``1/sqrt(2)``, or at ``1/2`` in L1), the joint sensitivity is
+    ``sqrt(max_t t^2/2 + 8 t^2 (1 - t)^2) = 0.8019`` (L2, at ``t = u / 2h = 0.573``) and
+    ``25/32 = 0.78125`` (L1, at ``t = 5/8``) of the split's.
+
+    Returns
+    -------
+    sensitivity : float
+    """
+    h = (np.asarray(upper, float) - np.asarray(lower, float)) / 2.0
+    if norm == "l1":
+        A, B = 1.0 / s_mean, 1.0 / s_moment
+        u = np.clip(h + A / (2.0 * B), 0.0, 2.0 * h)
+        return float(np.sum(u * (A + (2.0 * h - u) * B)) / n)
+    A, B = 1.0 / s_mean ** 2, 1.0 / s_moment ** 2
+    disc = np.sqrt(np.maximum(h ** 2 / 4.0 - A / (2.0 * B), 0.0))
+    best = (2.0 * h) ** 2 * A  # u = 2h, v = 0
+    for r in (h / 2.0 + disc, h / 2.0 - disc):
+        u = np.clip(2.0 * h - r, 0.0, 2.0 * h)
+        best = np.maximum(best, u ** 2 * (A + (2.0 * h - u) ** 2 * B))
+    return float(np.sqrt(np.sum(best)) / n)
+
+
 class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Standardise with a differentially private mean and standard deviation.
 
@@ -54,8 +99,13 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     sensitivity ``mu`` (split equally between the two), which is exactly ``mu``-GDP and
     ``(epsilon, delta)``-DP at the analytic Gaussian calibration (Balle & Wang 2018);
     :func:`~sklearn_privacy.privacy_claim` composes it with a Gaussian model through
-    ``mu``. ``mechanism="laplace"``: Laplace noise with L1 sensitivities, ``epsilon / 2``
-    for each vector, ``(epsilon, 0)``-DP. The fitted attributes (``mean_``, ``var_``,
+    ``mu``. ``mechanism="laplace"``: Laplace noise with L1 sensitivities, ``(epsilon,
+    0)``-DP. In both, the two blocks are **one** release accounted with its exact joint
+    sensitivity (``joint_sensitivity`` in this module): a row that moves the mean by its maximum
+    ``w / n`` leaves the second moment about the midpoint unchanged, so the noise that
+    a split of the budget between the blocks would need is scaled down by the joint
+    sensitivity over the split's -- 0.802 (Gaussian) and 0.781 (Laplace) for one
+    column, never above 1. The fitted attributes (``mean_``, ``var_``,
     ``scale_``) are the release; the bounds, ``n`` and the schema are public.
     Not guaranteed: anything with a fixed ``random_state`` (reproducible noise: not
     private), bounds chosen by looking at the private rows, and the floating-point
@@ -175,15 +225,21 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         rng = noise_generator(self.random_state)
         if self.mechanism == "gaussian":
             mu = 1.0 / analytic_gaussian_sigma(float(self.epsilon), float(self.delta), 1.0)
-            # each block gets sensitivity mu / sqrt(2) after scaling by its noise
+            # the split's noise ratio (each block alone at sensitivity mu / sqrt(2)),
+            # scaled so that the joint sensitivity of the pair is exactly mu
             s_mean = float(np.linalg.norm(d_mean)) * np.sqrt(2.0) / mu
             s_moment = float(np.linalg.norm(d_moment)) * np.sqrt(2.0) / mu
+            shrink = joint_sensitivity(lower, upper, n, s_mean, s_moment) / mu
+            s_mean, s_moment = s_mean * shrink, s_moment * shrink
             noise_mean = s_mean * rng.standard_normal(mean.shape)
             noise_moment = s_moment * rng.standard_normal(moment.shape)
             self.gaussian_mu_, self.delta_ = float(mu), float(self.delta)
         else:
-            s_mean = float(np.sum(d_mean)) / (float(self.epsilon) / 2.0)
-            s_moment = float(np.sum(d_moment)) / (float(self.epsilon) / 2.0)
+            eps = float(self.epsilon)
+            s_mean = float(np.sum(d_mean)) / (eps / 2.0)
+            s_moment = float(np.sum(d_moment)) / (eps / 2.0)
+            shrink = joint_sensitivity(lower, upper, n, s_mean, s_moment, norm="l1") / eps
+            s_mean, s_moment = s_mean * shrink, s_moment * shrink
             noise_mean = rng.laplace(0.0, s_mean, mean.shape)
             noise_moment = rng.laplace(0.0, s_moment, moment.shape)
             self.gaussian_mu_, self.delta_ = None, 0.0
@@ -242,11 +298,13 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         if self.gaussian_mu_ is not None:
             how = (f"Gaussian noise on the mean and the second moment of the columns "
-                   f"clipped to the declared bounds (replace-one sensitivities w/n and "
-                   f"w^2/(4n)), mu = {self.gaussian_mu_:.6g}")
+                   f"clipped to the declared bounds, one release with the exact joint "
+                   f"replace-one L2 sensitivity of the noise-scaled pair, mu = "
+                   f"{self.gaussian_mu_:.6g}")
         else:
-            how = ("Laplace noise on the mean and the second moment of the clipped columns "
-                   "(L1 sensitivities ||w||_1/n and ||w^2||_1/(4n), epsilon/2 each)")
+            how = ("Laplace noise on the mean and the second moment of the clipped columns, "
+                   "one release with the exact joint replace-one L1 sensitivity of the "
+                   "noise-scaled pair")
         return StepClaim("", type(self).__name__, "dp", self.epsilon_, self.delta_,
                          how + "; var_ and scale_ are post-processing",
                          gaussian_mu=self.gaussian_mu_)
