@@ -16,8 +16,8 @@ from ..utils import noise_generator, resolve_columns
 from ..utils._columns import check_derived_block, derived_columns
 from ..utils._provenance import record_fit_provenance
 from ..utils._random import warn_shared_noise
-from ..utils._warnings import warn_user
 from ..utils._validation import errors_name, validate_named
+from ..utils._warnings import warn_user
 from ..utils.fixes import (
     Interval,
     StrOptions,
