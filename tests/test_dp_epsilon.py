@@ -35,8 +35,9 @@ def _data(n=400, d=4, seed=0, regression=False):
 
 def _models():
     return [
-        FILLogisticRegression(alpha=0.05, fit_intercept=False, data_norm=1.0),
-        FILLogisticRegression(alpha=0.05, intercept_scaling=1.0, data_norm=np.sqrt(2)),
+        FILLogisticRegression(alpha=0.05, fit_intercept=False, data_norm=1.0, classes=[0, 1]),
+        FILLogisticRegression(alpha=0.05, intercept_scaling=1.0, data_norm=np.sqrt(2),
+                              classes=[0, 1]),
         FILLinearRegression(alpha=0.05, fit_intercept=False, data_norm=1.0, target_bound=1.0),
     ]
 
@@ -123,7 +124,7 @@ def test_pure_dp_claim_survives_the_canary_audit_and_a_tenfold_cut_is_refuted(cl
     pair = worst_case_neighbours(est, X, y, random_state=0)
     assert 0.98 < pair.ratio <= 1.0
     res = canary_audit(est, X, y, pair.index, pair.x_replacement, pair.y_replacement,
-                       statistic=pair.statistic(), n_releases=20_000, refit=False,
+                       attack=pair.statistic(), n_releases=20_000, refit=False,
                        random_state=0)
     assert res.claimed_epsilon == pytest.approx(2.0) and res.claimed_delta == 0.0
     if cls is FILLinearRegression:

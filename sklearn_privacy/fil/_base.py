@@ -644,7 +644,8 @@ class BaseFILEstimator(BaseEstimator):
                  "epsilon_reason_": "constant", "_audit_stripped": "constant",
                  # the noise's kind and scale and the penalty used: functions of the
                  # parameters and the public n (set before the rows are read)
-                 "noise_": "constant", "noise_scale_": "constant", "alpha_": "constant"}
+                 "noise_": "constant", "noise_scale_": "constant", "alpha_": "constant",
+                 "_noise_plan": "constant", "_alpha_fit": "constant"}
         if "classes_" in self.__dict__:
             declared = getattr(self, "classes", None)
             if declared is None:
