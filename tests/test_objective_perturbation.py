@@ -696,3 +696,35 @@ def test_guide_recipe_audit_stays_under_its_claim():
     res = canary_audit(pipe, X, y, 0, extreme, not y[0], n_releases=150, random_state=0)
     assert res.claimed_epsilon == pytest.approx(1.0) and res.claimed_delta == 0.0
     assert res.epsilon_lower_bound <= res.claimed_epsilon and not res.violates_claim
+
+
+@pytest.mark.filterwarnings("ignore::sklearn_privacy.exceptions.NoiseDominatesWarning")
+def test_certified_distance_with_the_release_would_identify_the_rows():
+    """Why certified_distance_ is not published: it gives ||b|| (the threshold is
+    2^-44 (zeta + ||b|| / n)), and b = -n grad G_0(theta; D) at the release, so an
+    adversary holding coef_, intercept_ and certified_distance_ tells D from a neighbour
+    D' (one row replaced) on every fit, in both directions. The pickle holds neither."""
+    rng = np.random.default_rng(21)
+    n, R = 300, 1.5
+    X = _sphere(rng, n, 3, 1.0)
+    y = (X[:, 0] > 0).astype(float)
+    Xp, yp = X.copy(), y.copy()
+    Xp[0], yp[0] = -X[0], 1 - y[0]
+
+    def implied_gap(est, Xd, yd):
+        theta = np.r_[est.coef_.ravel(), est.intercept_]
+        Xi = np.hstack([Xd, np.ones((n, 1))])
+        _, g, _ = obj.objective("logistic", Xi, yd, theta, est.penalty_,
+                                np.zeros_like(theta), n, order=1)
+        from_distance = n * (est.certified_distance_ * est.penalty_
+                             / obj.GRADIENT_RELATIVE - R)
+        return abs(float(np.linalg.norm(n * g)) - from_distance)
+
+    correct = 0
+    for data, other in (((X, y), (Xp, yp)), ((Xp, yp), (X, y))):
+        for _ in range(10):
+            est = DPLogisticRegression(epsilon=1.0, delta=0.0, data_norm=R,
+                                       classes=[0, 1]).fit(*data)
+            correct += implied_gap(est, *data) < implied_gap(est, *other)
+            assert "certified_distance_" not in pickle.loads(pickle.dumps(est)).__dict__
+    assert correct == 20
