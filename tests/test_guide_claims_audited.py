@@ -153,6 +153,56 @@ def test_readme_examples_claim_nothing():
     assert quick.epsilon_ == math.inf and privacy_claim(quick).epsilon == math.inf
 
 
+def _calls(source, name):
+    """The text of every call ``name(...)`` in ``source`` (balanced parentheses)."""
+    out = []
+    for m in re.finditer(re.escape(name) + r"\(", source):
+        depth, i = 0, m.end() - 1
+        while i < len(source):
+            depth += {"(": 1, ")": -1}.get(source[i], 0)
+            if depth == 0:
+                break
+            i += 1
+        out.append(source[m.start():i + 1])
+    return out
+
+
+def test_objective_perturbation_recipes_declare_classes():
+    """Every documented DPLogisticRegression (guide pages, README, docstring examples)
+    declares its label set, and the page's recipe keeps a finite claim on raw Adult rows
+    while the same pipeline with labels found in y is inf, naming classes_."""
+    import doctest
+
+    import sklearn_privacy.linear_model._estimators as mod
+    from sklearn_privacy import DPLogisticRegression
+
+    sources = {p.name: _snippet_source(p) for p in sorted(GUIDE.glob("*.rst"))
+               + [ROOT / "README.md"]}
+    sources["DPLogisticRegression"] = "\n".join(
+        e.source for e in doctest.DocTestParser().get_examples(mod.DPLogisticRegression
+                                                               .__doc__))
+    calls = {(page, call) for page, text in sources.items()
+             for call in _calls(text, "DPLogisticRegression")}
+    assert {page for page, _ in calls} >= {"end_to_end_claims.rst", "DPLogisticRegression"}
+    assert all("classes=" in call for _, call in calls), sorted(calls)
+    adult, X, y = _adult(400, ["age", "education_num", "hours_per_week", "race", "sex"])
+    bounds = {"age": (15, 100), "education_num": (1, 16), "hours_per_week": (0, 100)}
+    cats = [list(adult.data[c].cat.categories) for c in ("race", "sex")]
+    pipe = make_pipeline(
+        ColumnTransformer([("num", BoundedScaler(bounds), list(bounds)),
+                           ("cat", OneHotEncoder(categories=cats, handle_unknown="ignore",
+                                                 sparse_output=False), ["race", "sex"])],
+                          sparse_threshold=0),
+        DPLogisticRegression(epsilon=1.0, delta=0.0, data_norm=math.sqrt(6),
+                             classes=[False, True]))
+    claim = privacy_claim(pipe.fit(X, y))
+    assert claim.is_private and claim.epsilon == 1.0 and claim.delta == 0.0
+    pipe.set_params(dplogisticregression__classes=None)
+    claim = privacy_claim(pipe.fit(X, y))
+    assert not claim.is_private
+    assert any("DPLogisticRegression.classes_" in r for r in claim.reasons), claim.reasons
+
+
 # ------------------------------------------------------------------ mutations
 class _TenfoldLessNoise:
     """Mixin for a broken FIL mechanism: releases with sigma / noise_cut (10), accounts

@@ -17,6 +17,7 @@ from sklearn_privacy.attacks import canary_audit
 from sklearn_privacy.exceptions import NoiseDominatesWarning, PrivacyWarning
 from sklearn_privacy.linear_model import DPLinearRegression, DPLogisticRegression, auto_alpha
 from sklearn_privacy.linear_model import _objective as obj
+from sklearn_privacy.utils import strip_for_release
 
 
 def _sphere(rng, n, d, radius):
@@ -336,7 +337,8 @@ def test_claim_is_read_by_privacy_claim_and_voided_by_a_seed():
     X = _sphere(rng, 200, 3, 1.0)
     y = (X[:, 0] > 0).astype(int)
     for delta in (0.0, 1e-6):
-        est = DPLogisticRegression(epsilon=0.7, delta=delta, data_norm=1.5).fit(X, y)
+        est = DPLogisticRegression(epsilon=0.7, delta=delta, data_norm=1.5,
+                                   classes=[0, 1]).fit(X, y)
         assert est.epsilon_ == 0.7 and est.delta_ == delta
         claim = privacy_claim(est)
         assert claim.is_private and claim.epsilon == pytest.approx(0.7)
@@ -344,21 +346,65 @@ def test_claim_is_read_by_privacy_claim_and_voided_by_a_seed():
         assert ("pure epsilon-DP" in est.epsilon_reason_) == (delta == 0)
         loaded = pickle.loads(pickle.dumps(est))
         assert loaded.epsilon_ == 0.7 and privacy_claim(loaded).is_private
-    seeded = DPLogisticRegression(epsilon=0.7, data_norm=1.5, random_state=0).fit(X, y)
+        # the row-dependent iteration count and the noise-dependent certified distance
+        # (with coef_ it gives ||b||, a function of the rows) stay out of the pickle
+        assert {"n_iter_", "certified_distance_", "_audit_data"}.isdisjoint(vars(loaded))
+        assert f"{est.certified_distance_:.3g}" not in est.epsilon_reason_
+    seeded = DPLogisticRegression(epsilon=0.7, data_norm=1.5, random_state=0,
+                                  classes=[0, 1]).fit(X, y)
     assert not privacy_claim(seeded).is_private
     assert "random_state" in privacy_claim(seeded).reasons[0]
     assert privacy_claim(seeded, allow_seeded=True).epsilon == pytest.approx(0.7)
+
+
+def test_declared_classes_fix_the_label_set_and_undeclared_ones_void_the_claim():
+    """classes= as FILLogisticRegression's: a declared label no row holds keeps its row
+    of coef_ (multinomial too), a label outside the set is refused without showing it,
+    and labels found in y make the claim inf, naming classes_."""
+    rng = np.random.default_rng(7)
+    X = _sphere(rng, 300, 2, 1.0)
+    one_class = np.zeros(300, dtype=int)
+    m = DPLogisticRegression(epsilon=1.0, data_norm=1.5, classes=[1, 0]).fit(X, one_class)
+    assert list(m.classes_) == [0, 1] and m.coef_.shape == (1, 2)
+    assert m.epsilon_ == 1.0 and privacy_claim(m).is_private
+    assert "declared classes parameter" in privacy_claim(m).steps[0].reason
+    labels = np.where(X[:, 0] > 0, "a", "b")               # no row of class "c"
+    three = DPLogisticRegression(epsilon=1.0, data_norm=1.5,
+                                 classes=["a", "b", "c"]).fit(X, labels)
+    assert three.coef_.shape == (3, 2) and three.intercept_.shape == (3,)
+    assert privacy_claim(three).is_private and privacy_claim(three).epsilon == 1.0
+    assert set(three.predict(X)) <= {"a", "b", "c"}
+    with pytest.raises(ValueError, match="outside the declared classes") as info:
+        DPLogisticRegression(data_norm=1.5, classes=[0, 1]).fit(X, np.r_[7321, one_class[1:]])
+    assert "7321" not in str(info.value)
+    with pytest.raises(ValueError, match="at least 2 distinct labels"):
+        DPLogisticRegression(data_norm=1.5, classes=[0, 0]).fit(X, one_class)
+    found = DPLogisticRegression(epsilon=1.0, data_norm=1.5).fit(X, labels)
+    claim = privacy_claim(found)
+    assert found.epsilon_ == 1.0 and not claim.is_private
+    assert any("DPLogisticRegression.classes_" in r and "classes=[...]" in r
+               for r in claim.reasons), claim.reasons
+    # classes_ that disagree with the declaration (edited after fit) are caught too
+    three.classes_ = np.array(["a", "b", "d"])
+    assert not privacy_claim(three).is_private
 
 
 def test_uncertified_solver_gives_infinite_epsilon():
     rng = np.random.default_rng(4)
     X = _sphere(rng, 200, 3, 1.0)
     y = (X[:, 0] > 0).astype(int)
-    est = DPLogisticRegression(epsilon=1.0, data_norm=1.5, max_iter=1).fit(X, y)
+    est = DPLogisticRegression(epsilon=1.0, data_norm=1.5, max_iter=1,
+                               classes=[0, 1]).fit(X, y)
     assert est.epsilon_ == np.inf and "no DP guarantee" in est.epsilon_reason_
-    assert not privacy_claim(est).is_private
+    assert est.fit_provenance_.certificate is False
+    # the failed certificate survives a stripped, pickled copy whose epsilon_ is edited
+    stripped = pickle.loads(pickle.dumps(strip_for_release(est)))
+    stripped.epsilon_ = 1.0
+    claim = privacy_claim(stripped)
+    assert not claim.is_private and any("certificate failed" in r for r in claim.reasons)
     ok = clone(est).set_params(max_iter=100).fit(X, y)
-    assert ok.epsilon_ == 1.0
+    assert ok.epsilon_ == 1.0 and ok.fit_provenance_.certificate is True
+    assert privacy_claim(ok).is_private
     assert ok.certified_distance_ < 1e-8
 
 
@@ -470,7 +516,8 @@ def test_canary_audit_does_not_refute_the_claim_and_catches_a_tenfold_cut(delta,
     j = 0
     y[j] = 0
     x_new, y_new = np.array([0.0, R]), 1
-    kw = dict(epsilon=epsilon, delta=delta, data_norm=R, fit_intercept=False, alpha=0.01)
+    kw = dict(epsilon=epsilon, delta=delta, data_norm=R, fit_intercept=False, alpha=0.01,
+              classes=[0, 1])
     lam = DPLogisticRegression(**kw).fit(X, y).penalty_
     Xp, yp = X.copy(), y.copy()
     Xp[j], yp[j] = x_new, y_new
@@ -508,7 +555,8 @@ def test_one_run_audit_does_not_refute_the_claim_and_catches_a_lie():
     m, R = 500, 1.0
     X = np.zeros((200, m))
     y = np.arange(200) % 2
-    kw = dict(epsilon=1.0, delta=0.0, data_norm=R, fit_intercept=False, alpha=0.01)
+    kw = dict(epsilon=1.0, delta=0.0, data_norm=R, fit_intercept=False, alpha=0.01,
+              classes=[0, 1])
     audit = dict(canaries="given", X_canaries=R * np.eye(m), y_canaries=np.ones(m, int),
                  random_state=0)
     with warnings.catch_warnings():
@@ -553,8 +601,8 @@ def test_rows_and_targets_are_bounded_with_warnings():
         DPLinearRegression(epsilon=5.0, data_norm=1.0, target_bound=1.0).fit(X, y)
         DPLogisticRegression(epsilon=0.01, alpha=1e-4, data_norm=1.0).fit(X, y > 0)
     messages = [str(w.message) for w in caught]
-    assert any("rows of X have an L2 norm above" in m for m in messages)
-    assert any("targets exceed target_bound" in m for m in messages)
+    assert any("rows of x have an l2 norm above" in m.lower() for m in messages)
+    assert any("targets exceed target_bound" in m.lower() for m in messages)
     assert any(issubclass(w.category, NoiseDominatesWarning) for w in caught)
     assert {w.filename for w in caught} == {__file__}
 
@@ -603,8 +651,10 @@ def test_raw_frame_pipeline_has_a_finite_claim():
     pipe = make_pipeline(
         ColumnTransformer([("num", BoundedScaler(bounds), list(bounds)),
                            ("cat", OneHotEncoder(categories=cats, handle_unknown="ignore",
-                                         sparse_output=False), cat)]),
-        DPLogisticRegression(epsilon=1.0, delta=0.0, data_norm=math.sqrt(3 + 2 + 1)))
+                                         sparse_output=False), cat)],
+                          sparse_threshold=0),
+        DPLogisticRegression(epsilon=1.0, delta=0.0, data_norm=math.sqrt(3 + 2 + 1),
+                             classes=[False, True]))
     pipe.fit(X, y)
     claim = privacy_claim(pipe)
     assert claim.is_private and claim.epsilon == pytest.approx(1.0) and claim.delta == 0
@@ -614,7 +664,8 @@ def test_raw_frame_pipeline_has_a_finite_claim():
 @pytest.mark.filterwarnings("ignore::sklearn_privacy.exceptions.PrivacyWarning")
 def test_guide_recipe_audit_stays_under_its_claim():
     """end_to_end_claims.rst, objective perturbation: the page's pipeline (declared bounds,
-    documented categories, DPLogisticRegression(epsilon=1, delta=0, data_norm=sqrt(10)))
+    documented categories, sparse_threshold=0, DPLogisticRegression(epsilon=1, delta=0,
+    data_norm=sqrt(10), classes=[False, True]))
     on 300 raw Adult rows; one row replaced by an extreme row with the other label
     (every numeric column at its declared bound); 150 full refits per data set. The
     audit reads the pipeline's claim (pure, epsilon 1) and stays under it; the bare
@@ -636,10 +687,44 @@ def test_guide_recipe_audit_stays_under_its_claim():
     pipe = make_pipeline(
         ColumnTransformer([("num", BoundedScaler(bounds), list(bounds)),
                            ("cat", OneHotEncoder(categories=cats, handle_unknown="ignore",
-                                                 sparse_output=False), categorical)]),
-        DPLogisticRegression(epsilon=1.0, delta=0.0, data_norm=math.sqrt(10)))
+                                                 sparse_output=False), categorical)],
+                          sparse_threshold=0),
+        DPLogisticRegression(epsilon=1.0, delta=0.0, data_norm=math.sqrt(10),
+                             classes=[False, True]))
     extreme = X.iloc[[0]].copy()
     extreme["age"], extreme["education_num"], extreme["hours_per_week"] = 100, 16, 100
     res = canary_audit(pipe, X, y, 0, extreme, not y[0], n_releases=150, random_state=0)
     assert res.claimed_epsilon == pytest.approx(1.0) and res.claimed_delta == 0.0
     assert res.epsilon_lower_bound <= res.claimed_epsilon and not res.violates_claim
+
+
+@pytest.mark.filterwarnings("ignore::sklearn_privacy.exceptions.NoiseDominatesWarning")
+def test_certified_distance_with_the_release_would_identify_the_rows():
+    """Why certified_distance_ is not published: it gives ||b|| (the threshold is
+    2^-44 (zeta + ||b|| / n)), and b = -n grad G_0(theta; D) at the release, so an
+    adversary holding coef_, intercept_ and certified_distance_ tells D from a neighbour
+    D' (one row replaced) on every fit, in both directions. The pickle holds neither."""
+    rng = np.random.default_rng(21)
+    n, R = 300, 1.5
+    X = _sphere(rng, n, 3, 1.0)
+    y = (X[:, 0] > 0).astype(float)
+    Xp, yp = X.copy(), y.copy()
+    Xp[0], yp[0] = -X[0], 1 - y[0]
+
+    def implied_gap(est, Xd, yd):
+        theta = np.r_[est.coef_.ravel(), est.intercept_]
+        Xi = np.hstack([Xd, np.ones((n, 1))])
+        _, g, _ = obj.objective("logistic", Xi, yd, theta, est.penalty_,
+                                np.zeros_like(theta), n, order=1)
+        from_distance = n * (est.certified_distance_ * est.penalty_
+                             / obj.GRADIENT_RELATIVE - R)
+        return abs(float(np.linalg.norm(n * g)) - from_distance)
+
+    correct = 0
+    for data, other in (((X, y), (Xp, yp)), ((Xp, yp), (X, y))):
+        for _ in range(10):
+            est = DPLogisticRegression(epsilon=1.0, delta=0.0, data_norm=R,
+                                       classes=[0, 1]).fit(*data)
+            correct += implied_gap(est, *data) < implied_gap(est, *other)
+            assert "certified_distance_" not in pickle.loads(pickle.dumps(est)).__dict__
+    assert correct == 20

@@ -28,6 +28,7 @@ from sklearn_privacy import (
 )
 from sklearn_privacy.exceptions import PrivacyWarning
 from sklearn_privacy.fil import audit
+from sklearn_privacy.linear_model import DPLinearRegression, DPLogisticRegression
 from sklearn_privacy.preprocessing import BoundedScaler, DPStandardScaler, PublicSchema
 from sklearn_privacy.privacy import neighbour_invariance
 from sklearn_privacy.privacy._attributes import _attribute_check_disabled
@@ -318,10 +319,17 @@ def _random_pipeline(rng):
     not. Returns the unfitted pipeline and the targets' kind."""
     classify = rng.random() < 0.7
     declared = rng.random() < 0.6
+    objective = rng.random() < 0.4          # objective perturbation instead of FIL
     if classify:
-        final = FILLogisticRegression(
-            sigma=1.0, alpha=float(rng.choice([0.05, 0.5])), fit_intercept=False,
-            data_norm=3.0, classes=["no", "yes"] if rng.random() < 0.7 else None)
+        classes = ["no", "yes"] if rng.random() < 0.7 else None
+        final = (DPLogisticRegression(epsilon=1.0, delta=float(rng.choice([0.0, 1e-5])),
+                                      data_norm=3.0, classes=classes) if objective else
+                 FILLogisticRegression(
+                     sigma=1.0, alpha=float(rng.choice([0.05, 0.5])), fit_intercept=False,
+                     data_norm=3.0, classes=classes))
+    elif objective:
+        final = DPLinearRegression(epsilon=1.0, delta=float(rng.choice([0.0, 1e-5])),
+                                   data_norm=3.0, target_bound=2.0)
     else:
         final = FILLinearRegression(sigma=1.0, alpha=float(rng.choice([0.05, 0.5])),
                                     fit_intercept=False, data_norm=3.0, target_bound=2.0)
@@ -356,6 +364,7 @@ def test_property_zero_differences_under_every_finite_claim():
     differs; the undeclared pipelines are caught by the claim (inf)."""
     rng = np.random.default_rng(2026)
     n_pipelines, n_neighbours, finite, differences, caught, refused = 100, 0, 0, 0, 0, 0
+    finite_objective = 0
     for case in range(n_pipelines):
         pipe, classify = _random_pipeline(rng)
         n = int(rng.integers(40, 90))
@@ -375,14 +384,18 @@ def test_property_zero_differences_under_every_finite_claim():
         refused += len(report.refused)
         if claim.is_private:
             finite += 1
+            finite_objective += isinstance(pipe[-1], (DPLogisticRegression,
+                                                      DPLinearRegression))
             assert report.is_invariant, (case, claim, report)
         else:
             differences += len(report.differences)
             caught += bool(report.differences)
     assert finite >= 25 and caught >= 20, (finite, caught)
+    assert finite_objective >= 8, finite_objective
     assert n_neighbours >= 7 * 70
     test_property_zero_differences_under_every_finite_claim.figures = dict(
         pipelines=n_pipelines, neighbours=n_neighbours, finite=finite, refused=refused,
+        finite_objective_perturbation=finite_objective,
         differences_under_infinite_claims=differences, caught=caught)
 
 
@@ -484,3 +497,120 @@ def test_invariance_catches_exact_counts_and_refuses_nan():
     filled = neighbour_invariance(BoundedScaler((0, 1), fill_value=0.5), frame,
                                   kinds=["missing"])
     assert filled.is_invariant and not filled.refused
+
+
+# ------------------------------------------------------------- objective perturbation
+def _objective_data(rng, n=120, k=2):
+    X = rng.normal(size=(n, 3))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    labels = np.array(["a", "b", "c"])[: k]
+    y = labels[(X[:, 0] > 0).astype(int) + (k == 3) * (X[:, 1] > 0.5)]
+    return X, y, labels
+
+
+_OBJECTIVE = [
+    lambda labels: DPLogisticRegression(epsilon=1.0, delta=0.0, data_norm=1.5,
+                                        classes=list(labels)),
+    lambda labels: DPLogisticRegression(epsilon=1.0, delta=1e-5, data_norm=1.5,
+                                        fit_intercept=False, classes=list(labels)),
+    lambda labels: DPLinearRegression(epsilon=1.0, data_norm=1.5, target_bound=1.0),
+]
+
+
+@pytest.mark.parametrize("make, k", [(_OBJECTIVE[0], 2), (_OBJECTIVE[0], 3),
+                                     (_OBJECTIVE[1], 2), (_OBJECTIVE[1], 3),
+                                     (_OBJECTIVE[2], 2)],
+                         ids=["logistic_pure_2", "logistic_pure_3", "logistic_gauss_2",
+                              "logistic_gauss_3", "linear"])
+def test_objective_perturbation_is_neighbour_invariant(make, k):
+    """Every neighbour kind of three rows (extreme, missing, unseen category, stray
+    string, new label, duplicate, repeat): under the finite claim of each
+    objective-perturbation estimator (two and three declared classes), no attribute of
+    the published object differs; the new label is refused as a whole."""
+    rng = np.random.default_rng(11 + k)
+    X, y, labels = _objective_data(rng, k=k)
+    est = make(labels)
+    if isinstance(est, DPLinearRegression):
+        y = np.clip(X[:, 0] - X[:, 1] + 0.1 * rng.normal(size=len(X)), -1, 1)
+    fitted = clone(est).fit(X, y)
+    claim = privacy_claim(fitted)
+    assert claim.is_private and claim.epsilon == pytest.approx(1.0), claim
+    report = neighbour_invariance(est, X, y, rows=[0, 5, 17], random_state=k)
+    assert report.is_invariant, report
+    assert report.n_neighbours >= 3 * 5
+    if isinstance(est, DPLogisticRegression):
+        assert any(r.startswith("new_label") for r in report.refused), report.refused
+
+
+def test_objective_perturbation_undeclared_labels_are_caught_both_ways():
+    """classes=None: the claim is inf naming classes_, and neighbour_invariance finds the
+    label set and the shape of coef_ moving with one new label (the check can fail)."""
+    rng = np.random.default_rng(12)
+    X, y, _ = _objective_data(rng)
+    est = DPLogisticRegression(epsilon=1.0, data_norm=1.5)
+    claim = privacy_claim(clone(est).fit(X, y))
+    assert _names(claim, "DPLogisticRegression.classes_", "classes=[...]")
+    report = neighbour_invariance(est, X, y, kinds=["new_label"])
+    assert {"dplogisticregression.classes_", "dplogisticregression.coef_"} <= set(
+        report.paths()), report
+
+
+class _PicklesSolverState(DPLogisticRegression):
+    """The estimator as it would be with the solver's state in its pickle, declared."""
+
+    def __getstate__(self):
+        state = dict(vars(self))
+        state.pop("_audit_data", None)
+        return state
+
+    def __sklearn_privacy_attributes__(self):
+        return {**super().__sklearn_privacy_attributes__(),
+                "n_iter_": "constant", "certified_distance_": "constant"}
+
+
+def test_objective_perturbation_solver_state_would_distinguish_neighbours():
+    """Why n_iter_ and certified_distance_ stay out of the pickle: declared as constants
+    they keep the claim finite, and neighbour_invariance shows they are not (the
+    threshold follows ||b||, fresh at every fit; the step count follows the rows)."""
+    rng = np.random.default_rng(13)
+    X, y, labels = _objective_data(rng)
+    leaky = _PicklesSolverState(epsilon=1.0, data_norm=1.5, classes=list(labels))
+    assert privacy_claim(clone(leaky).fit(X, y)).is_private
+    report = neighbour_invariance(leaky, X, y, kinds=["extreme", "repeat"])
+    assert "_picklessolverstate.certified_distance_" in report.paths(), report
+    honest = DPLogisticRegression(epsilon=1.0, data_norm=1.5, classes=list(labels))
+    assert neighbour_invariance(honest, X, y, kinds=["extreme", "repeat"]).is_invariant
+    assert {"n_iter_", "certified_distance_"}.isdisjoint(
+        pickle.loads(pickle.dumps(clone(honest).fit(X, y))).__dict__)
+
+
+def _declared_attributes(est):
+    return sorted(est.__sklearn_privacy_attributes__())
+
+
+@pytest.mark.parametrize("make", _OBJECTIVE[::2], ids=["logistic", "linear"])
+def test_objective_perturbation_claim_is_inf_when_a_declaration_is_removed(make,
+                                                                          monkeypatch):
+    """Each declared attribute in turn removed from the declaration: the claim is inf and
+    names the owner and the attribute; with the declaration intact it is finite."""
+    rng = np.random.default_rng(14)
+    X, y, labels = _objective_data(rng)
+    est = make(labels)
+    if isinstance(est, DPLinearRegression):
+        y = np.clip(X[:, 0], -1, 1)
+    est.fit(X, y)
+    assert privacy_claim(est).is_private
+    cls = type(est)
+    full = cls.__sklearn_privacy_attributes__
+    names = _declared_attributes(est)
+    assert {"coef_", "intercept_", "penalty_", "noise_scale_", "alpha_"} <= set(names)
+    published = set(pickle.loads(pickle.dumps(est)).__dict__) - set(est.get_params())
+    assert published - {"n_features_in_", "fit_provenance_"} == set(names)
+    for name in names:
+        monkeypatch.setattr(cls, "__sklearn_privacy_attributes__",
+                            lambda self, name=name: {k: v for k, v in full(self).items()
+                                                     if k != name})
+        claim = privacy_claim(est)
+        assert _names(claim, f"{cls.__name__}.{name}"), (name, claim.reasons)
+    monkeypatch.setattr(cls, "__sklearn_privacy_attributes__", full)
+    assert privacy_claim(est).is_private

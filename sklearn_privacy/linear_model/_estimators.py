@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..exceptions import NoiseDominatesWarning
 from ..fil._base import _scale_rows, private_copy, warn_clipped_targets
 from ..utils import noise_generator
+from ..utils._provenance import record_fit_provenance
 from ..utils._random import warn_shared_noise
 from ..utils._validation import errors_name, validate_named
 from ..utils.fixes import Interval, StrOptions, _fit_context
@@ -116,8 +117,10 @@ _THREAT_MODEL = """
     ``epsilon_`` is ``inf`` (it was reached on every fit of the test suite).
 
     **Threat model and guarantee.** Neighbouring data sets differ in the values of one
-    row (replacement); the number of rows ``n``, the number of features, the label set
-    (``classes_``) and every parameter are public. Every row (with the constant column of
+    row (replacement); the number of rows ``n``, the number of features and every
+    parameter are public; the label set (``classes_``) is public when declared with
+    ``classes=`` (classifier), and otherwise found in ``y``, which one row can change, so
+    that :func:`~sklearn_privacy.privacy_claim` is ``inf``. Every row (with the constant column of
     ``intercept_scaling`` appended) is assumed to have L2 norm at most ``data_norm``:
     larger rows are scaled to that norm before fitting, with a
     :class:`~sklearn_privacy.exceptions.PrivacyWarning` (the guarantee then holds for the
@@ -186,7 +189,11 @@ _COMMON_ATTRS = """    epsilon_ : float
         of ``b`` (``delta > 0``).
     certified_distance_ : float
         Certified bound on the distance between the solver's centre and the exact
-        perturbed minimiser (data-independent threshold over ``penalty_``).
+        perturbed minimiser (the solver's threshold over ``penalty_``). The threshold
+        grows with the norm of the objective noise ``b``, which together with ``coef_``
+        points at the rows (``b = -n`` times the gradient of the unperturbed objective
+        at the release): left out of pickles and removed by
+        :func:`~sklearn_privacy.utils.strip_for_release`, and not in ``epsilon_reason_``.
     n_iter_ : int
         Newton steps taken. Data-dependent and not covered by ``epsilon_``: left out of
         pickles and removed by :func:`~sklearn_privacy.utils.strip_for_release`.
@@ -285,6 +292,7 @@ class _BaseObjectivePerturbation(BaseEstimator):
         y = self._bounded_target(y)
         self._audit_data = (X, y, d, K, alpha, the_plan)
         self._solve_and_release(noise)
+        record_fit_provenance(self, certificate=bool(np.isfinite(self.epsilon_)))
         return self
 
     def _solve_and_release(self, noise):
@@ -335,6 +343,7 @@ class _BaseObjectivePerturbation(BaseEstimator):
         n_params = X.shape[1] * (K if self._loss_name() == "multinomial" else 1)
         new._solve_and_release(_draw(the_plan, n_params, X.shape[0],
                                      noise_generator(random_state)))
+        record_fit_provenance(new, certificate=bool(np.isfinite(new.epsilon_)))
         return new
 
     def _noise_plan(self, **kwargs):
@@ -389,15 +398,14 @@ class _BaseObjectivePerturbation(BaseEstimator):
             f"bound c = {the_plan['curvature']:.6g}, penalty Lambda = "
             f"{the_plan['penalty']:.6g}{extra}, Jacobian term "
             f"{the_plan['epsilon_jacobian']:.6g}, {noise}; the solver's centre is "
-            f"certified within {self.certified_distance_:.3g} of the exact perturbed "
-            "minimiser and released with residual noise costing 2 x "
-            f"{the_plan['epsilon_residual']:.3g}.")
+            "certified close to the exact perturbed minimiser and released with residual "
+            f"noise costing 2 x {the_plan['epsilon_residual']:.3g}.")
         if not certified:
             self.epsilon_ = np.inf
             self.epsilon_reason_ = (
                 "no DP guarantee: the solver stopped before its centre could be certified "
-                f"close to the exact perturbed minimiser (gradient norm above the "
-                f"threshold {threshold:.3g} after max_iter={self.max_iter!r} Newton "
+                "close to the exact perturbed minimiser (gradient norm above the "
+                f"certificate's threshold after max_iter={self.max_iter!r} Newton "
                 "steps); increase max_iter." + self._noise_note())
             return
         self.epsilon_ = eps
@@ -420,9 +428,39 @@ class _BaseObjectivePerturbation(BaseEstimator):
             return StepClaim("", name, "non_private", np.inf, 0.0, self.epsilon_reason_)
         reason = self.epsilon_reason_
         if hasattr(self, "classes_"):
-            reason += (" The label set (classes_) is public by the threat model: the "
-                       "fitted classes are published as they are.")
+            reason += (" The label set classes_ is the declared classes parameter."
+                       if getattr(self, "classes", None) is not None else
+                       " The label set classes_ was found in y (not declared): see the "
+                       "attribute check of privacy_claim.")
         return StepClaim("", name, "dp", float(self.epsilon_), float(self.delta_), reason)
+
+    def __sklearn_privacy_attributes__(self):
+        """Kinds of the published fitted attributes (see ``sklearn_privacy.privacy``).
+
+        ``coef_`` and ``intercept_`` are the mechanism's output; ``alpha_``,
+        ``penalty_``, ``noise_scale_`` (and ``huber_threshold_``) are functions of the
+        parameters and the number of rows (public); the claim attributes are set from
+        the parameters and the certificate's outcome (a failed certificate makes the
+        claim ``inf`` through ``fit_provenance_``). ``n_iter_``, ``certified_distance_``
+        and the bounded rows are left out of the pickle. ``classes_`` is public only
+        when declared with ``classes=``.
+        """
+        kinds = {"coef_": "dp", "intercept_": "dp", "alpha_": "constant",
+                 "penalty_": "constant", "noise_scale_": "constant",
+                 "epsilon_": "constant", "delta_": "constant",
+                 "epsilon_reason_": "constant"}
+        if "classes_" in self.__dict__:
+            declared = getattr(self, "classes", None)
+            if declared is None:
+                kinds["classes_"] = ("rows", "the label set found in y: one row with a "
+                                     "new label changes classes_ and the shape of coef_; "
+                                     "pass classes=[...] (the public label set)")
+            elif not (np.array_equal(np.unique(np.asarray(declared)), self.classes_)
+                      and np.asarray(declared).dtype == self.classes_.dtype):
+                kinds["classes_"] = ("rows", "classes_ differs from the declared classes")
+            else:
+                kinds["classes_"] = "public"
+        return kinds
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -447,11 +485,12 @@ class _BaseObjectivePerturbation(BaseEstimator):
             "for per-example eta; this estimator's guarantee is epsilon_ (and delta_).")
 
     def __getstate__(self):
-        # n_iter_ depends on the rows and no privacy analysis covers it, and the bounded
-        # rows are audit state: never pickled
+        # n_iter_ depends on the rows and no privacy analysis covers it; the certified
+        # distance is the solver's threshold, which grows with ||b||, and b is a function
+        # of the release and the rows; the bounded rows are audit state: never pickled
         state = dict(super().__getstate__())
-        state.pop("n_iter_", None)
-        state.pop("_audit_data", None)
+        for key in ("n_iter_", "certified_distance_", "_audit_data"):
+            state.pop(key, None)
         return state
 
 
@@ -466,10 +505,19 @@ class DPLogisticRegression(ClassifierMixin, _BaseObjectivePerturbation):
 
     Parameters
     ----------
-{PARAMS}
+{PARAMS}    classes : array-like of shape (n_classes,) or None, default=None
+        The public label set, declared. ``None``: ``classes_`` is the set of labels
+        found in ``y``, which one row can change (a new label adds a row to ``coef_``),
+        so :func:`~sklearn_privacy.privacy_claim` is ``inf``. Declared: ``classes_`` is
+        these labels in sorted order whatever ``y`` holds (a label that no row has keeps
+        its coefficients, pulled to zero by the penalty; the intercept is penalised, so
+        the minimiser exists), more than two labels select the multinomial loss, and a
+        label outside them is refused with a ``ValueError`` that shows no value.
+
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+        The labels: ``classes`` (sorted) when declared, else those found in ``y``.
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
         Released coefficients.
     intercept_ : ndarray of shape (1,) or (n_classes,)
@@ -488,7 +536,8 @@ class DPLogisticRegression(ClassifierMixin, _BaseObjectivePerturbation):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(2000, 3)); X /= np.linalg.norm(X, axis=1, keepdims=True)
     >>> y = (X[:, 0] - X[:, 1] > 0).astype(int)
-    >>> clf = DPLogisticRegression(epsilon=1.0, delta=0.0, data_norm=1.5).fit(X, y)
+    >>> clf = DPLogisticRegression(epsilon=1.0, delta=0.0, data_norm=1.5,
+    ...                            classes=[0, 1]).fit(X, y)
     >>> clf.epsilon_, clf.delta_
     (1.0, 0.0)
     >>> bool(clf.score(X, y) > 0.8)
@@ -496,9 +545,14 @@ class DPLogisticRegression(ClassifierMixin, _BaseObjectivePerturbation):
     """.replace("{PARAMS}", _COMMON_PARAMS).replace("{ATTRS}", _COMMON_ATTRS).replace(
         "{NOTES}", _THREAT_MODEL)
 
+    _parameter_constraints = {
+        **_BaseObjectivePerturbation._parameter_constraints,
+        "classes": ["array-like", None],
+    }
+
     def __init__(self, epsilon=1.0, *, delta=1e-5, data_norm=None, alpha="auto",
                  fit_intercept=True, intercept_scaling=1.0, max_iter=100,
-                 random_state=None):
+                 random_state=None, classes=None):
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
@@ -507,6 +561,7 @@ class DPLogisticRegression(ClassifierMixin, _BaseObjectivePerturbation):
         self.intercept_scaling = intercept_scaling
         self.max_iter = max_iter
         self.random_state = random_state
+        self.classes = classes
 
     def _n_classes(self):
         return len(self.classes_)
@@ -517,10 +572,31 @@ class DPLogisticRegression(ClassifierMixin, _BaseObjectivePerturbation):
     def _encode_target(self, y):
         with errors_name("y"):
             check_classification_targets(y)
+            if self.classes is not None:
+                return self._encode_declared(y)
             classes, idx = np.unique(y, return_inverse=True)
         if classes.size < 2:
             raise ValueError(f"{type(self).__name__} needs y with at least 2 classes, got "
                              f"{classes.size} class(es).")
+        self.classes_ = classes
+        return idx.astype(np.float64) if classes.size == 2 else idx.astype(np.intp)
+
+    def _encode_declared(self, y):
+        """``y`` against the declared label set ``classes`` (sorted): a row may hold any
+        declared label (or no row a label), never another one."""
+        declared = np.asarray(self.classes)
+        classes = np.unique(declared)
+        if declared.ndim != 1 or classes.size < 2 or classes.size != declared.size:
+            raise ValueError(f"classes must list at least 2 distinct labels; got "
+                             f"{declared.size} label(s), {classes.size} distinct.")
+        y = np.asarray(y).ravel()
+        match = y[:, None] == classes[None, :]
+        if not np.all(match.any(axis=1)):
+            raise ValueError(
+                "y holds labels outside the declared classes (the values are not shown: "
+                "a label can identify a row); map them to a declared label or drop those "
+                "rows before fitting.")
+        idx = np.argmax(match, axis=1)
         self.classes_ = classes
         return idx.astype(np.float64) if classes.size == 2 else idx.astype(np.intp)
 
@@ -635,7 +711,7 @@ class DPLinearRegression(RegressorMixin, _BaseObjectivePerturbation):
     coef_ : ndarray of shape (n_features,)
     intercept_ : float
     huber_threshold_ : float
-        ``M``.
+        ``M`` (a function of ``target_bound``, ``data_norm`` and ``penalty_``).
 {ATTRS}
     See Also
     --------
@@ -704,6 +780,13 @@ class DPLinearRegression(RegressorMixin, _BaseObjectivePerturbation):
     def _account(self, the_plan, certified, threshold):
         self.huber_threshold_ = float(the_plan["huber_threshold"])
         super()._account(the_plan, certified, threshold)
+
+    def __sklearn_privacy_attributes__(self):
+        """Kinds of the published fitted attributes (see ``sklearn_privacy.privacy``):
+        those of the classifier, and ``huber_threshold_`` (from the parameters and the
+        public number of rows)."""
+        return {**super().__sklearn_privacy_attributes__(),
+                "huber_threshold_": "constant"}
 
     def predict(self, X):
         """Predict with the released parameters.

@@ -359,8 +359,8 @@ def _provenance_findings(prov, path, est, accounted, allow_seeded):
     if getattr(prov, "certificate", None) is False:
         out.append(_finding(path, est, "fit_provenance_", (
             f"{name}'s certificate failed: the released centre was not certified close to "
-            "the exact minimiser, so its sensitivity does not bound how far one row moves "
-            "it; use the default tol and a larger max_iter")))
+            "the exact minimiser, so the mechanism's analysis does not cover it; use the "
+            "default tol (where there is one) and a larger max_iter")))
     return out
 
 

@@ -12,7 +12,8 @@ estimator's parameters no longer show once the object is copied, stripped or pic
 * whether the fit ran inside a selection on the same rows (a scikit-learn search or
   cross-validation, or the package's own private selection): a hyperparameter chosen by
   scores on the private rows is not covered by the estimator's own claim;
-* whether the solver's output passed its certificate (FIL estimators).
+* whether the solver's output passed its certificate (FIL estimators, objective
+  perturbation).
 """
 
 from __future__ import annotations
@@ -126,14 +127,17 @@ def _certificate(estimator) -> bool | None:
         return None
 
 
-def record_fit_provenance(estimator) -> None:
+def record_fit_provenance(estimator, certificate=None) -> None:
     """Set ``estimator.fit_provenance_``; call it from ``fit``, once the fit is done.
 
     Reads the parameters (``random_state``), the call stack (a selection on the rows
     that runs this ``fit``) and the certificate attributes (``sensitivity_``,
-    ``certified_distance_``) when the estimator has them. Adds no frame to the ``fit``
-    call chain, so the stack levels of the fit's warnings are unchanged.
+    ``certified_distance_``) when the estimator has them, or ``certificate`` when the
+    estimator states its certificate's outcome itself (a bool). Adds no frame to the
+    ``fit`` call chain, so the stack levels of the fit's warnings are unchanged.
     """
+    if certificate is None:
+        certificate = _certificate(estimator)
     estimator.fit_provenance_ = FitProvenance(
         _noise_kind(estimator), selection_context(skip=1, owner=estimator),
-        _certificate(estimator))
+        None if certificate is None else bool(certificate))

@@ -30,8 +30,8 @@ _ROW_ATTRIBUTES = (
 #: ``utils`` imports none of the estimator subpackages (they all import ``utils``);
 #: ``tests/test_imports.py`` checks that every key is a public class of the package.
 AUDIT_ATTRIBUTES = {
-    "DPLinearRegression": ("n_iter_",),
-    "DPLogisticRegression": ("n_iter_",),
+    "DPLinearRegression": ("n_iter_", "certified_distance_"),
+    "DPLogisticRegression": ("n_iter_", "certified_distance_"),
     "IRFILLinearRegression": ("sample_weight_", "eta_history_", "effective_sample_size_",
                               "max_weight_share_", "max_eta_ratio_"),
     "IRFILLogisticRegression": ("sample_weight_", "eta_history_", "effective_sample_size_",
