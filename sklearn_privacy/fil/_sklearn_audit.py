@@ -55,6 +55,7 @@ from ..utils._validation import errors_name
 from ..utils.fixes import _check_sample_weight
 from ._classification import FILLogisticRegression
 from ._glm import SingularHessianError
+from ._mlp import audit_mlp, split_mlp_pipeline
 from ._poisson import FILPoissonRegressor
 from ._regression import FILLinearRegression
 
@@ -345,7 +346,7 @@ _HANDLERS = {
 
 def _supported():
     return (", ".join(sorted(t.__name__ for t in _HANDLERS))
-            + ", OneVsRestClassifier(LogisticRegression)")
+            + ", OneVsRestClassifier(LogisticRegression), MLPClassifier, MLPRegressor")
 
 
 def _user_theta(model):
@@ -417,8 +418,9 @@ def _audit_ovr(pipe, ovr, Xt, y, *, sigma, sample_weight, data_norm, random_stat
 
 
 def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float | None = None,
-          target_bound: float | None = None, random_state=None):
-    """FIL audit of a linear model already trained with scikit-learn.
+          target_bound: float | None = None, random_state=None, rows=None,
+          hessian: str = "auto"):
+    """FIL audit of a linear model or neural network already trained with scikit-learn.
 
     Maps the fitted model's penalty to the FIL objective exactly (table in the user
     guide "Auditing a model you already trained"), refits the matching FIL estimator on
@@ -516,6 +518,21 @@ def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float
     >>> public3.coef_.shape, public3.intercept_.shape
     ((3, 3), (3,))
     """
+    mlp_pipe, mlp = split_mlp_pipeline(estimator)
+    if mlp is not None:
+        if data_norm is not None or target_bound is not None:
+            raise ValueError("audit: data_norm/target_bound do not apply to a neural "
+                             "network (no DP guarantee is derived for it).")
+        if random_state is not None:
+            raise ValueError("audit of an MLP: random_state is not used here; pass it to "
+                             "the result's release(random_state=...).")
+        if mlp_pipe is not None:
+            check_is_fitted(mlp_pipe)
+        return audit_mlp(mlp_pipe, mlp, X, y, sigma=sigma, sample_weight=sample_weight,
+                         rows=rows, hessian=hessian)
+    if rows is not None or hessian != "auto":
+        raise ValueError("audit: rows and hessian apply to MLPClassifier / MLPRegressor "
+                         "only (a linear model's audit covers every row exactly).")
     if isinstance(estimator, Pipeline):
         pipe = estimator
         model = pipe.steps[-1][1]
