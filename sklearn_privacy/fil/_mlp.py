@@ -67,6 +67,8 @@ MLP_DENSE_MAX = 1500
 #: Relative residual of the conjugate-gradient solves of the operator route.
 _CG_RTOL = 1e-10
 _MAX_NEWTON = 100
+#: L-BFGS runs until the largest gradient entry is below this, then Newton takes over.
+_LBFGS_GTOL = 1e-5
 
 #: Fitted attributes of an MLP that a release keeps (the rest -- loss curves, iteration
 #: counts, the optimiser's moment estimates, best-so-far copies -- is data-dependent).
@@ -398,6 +400,20 @@ def _gauge(obj):
     return u[:, None]
 
 
+def _lbfgs(obj, theta, project):
+    """Approach the minimum with L-BFGS (gradient only) before the Newton steps."""
+    from scipy.optimize import minimize
+
+    def fun(t):
+        F, g = obj.value_grad(t)
+        return F, project(g)
+
+    res = minimize(fun, theta, jac=True, method="L-BFGS-B",
+                   options={"maxiter": 20_000, "gtol": _LBFGS_GTOL, "ftol": 0.0,
+                            "maxcor": 30})
+    return project(res.x - theta) + theta
+
+
 def _newton_dense(obj, theta, U, Z):
     """Newton polish with the exact dense Hessian (reused while it converges fast)."""
     F, g = obj.value_grad(theta)
@@ -552,7 +568,7 @@ def audit_mlp(pipe, model, X, y, *, sigma, sample_weight=None, rows=None, hessia
     out = AuditedMLP.__new__(AuditedMLP)
     if route == "dense":
         Z = linalg.null_space(U.T) if U.shape[1] else np.eye(obj.p)
-        theta, g, steps = _newton_dense(obj, theta0, U, Z)
+        theta, g, steps = _newton_dense(obj, _lbfgs(obj, theta0, project), U, Z)
         gnorm = float(np.linalg.norm(g))
         if gnorm > MLP_GTOL:
             raise UncertifiedMinimumError(
@@ -566,7 +582,8 @@ def audit_mlp(pipe, model, X, y, *, sigma, sample_weight=None, rows=None, hessia
         def hop_at(t):
             return lambda V: obj.hvp(t, V)
 
-        theta, g, steps = _newton_operator(obj, theta0, hop_at, project)
+        theta, g, steps = _newton_operator(obj, _lbfgs(obj, theta0, project), hop_at,
+                                           project)
         gnorm = float(np.linalg.norm(g))
         if gnorm > MLP_GTOL:
             raise UncertifiedMinimumError(

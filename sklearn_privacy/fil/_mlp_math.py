@@ -296,8 +296,65 @@ class MLPObjective:
         out /= self.wsum
         return out[:, 0] if squeeze else out
 
-    def hessian(self, theta, block=64):
+    def _hessian_one_hidden(self, theta):
+        """Dense Hessian of a network with one hidden layer, as GEMMs.
+
+        ``H = sum_i w_i J_i^T S_i J_i + C + alpha P`` (over ``sum w``): ``J_i`` the output
+        Jacobian, ``S_i`` the Hessian of the loss in ``z``, ``C`` the curvature of the
+        network contracted with the residuals ``r_i = w_i (out(z_i) - y_i)``, which for
+        one hidden layer touches only the ``(W1, b1)`` diagonal blocks (through ``g''``)
+        and the ``(W1, b1) x W2`` blocks of the same hidden unit (through ``g'``).
+        """
+        (W1, W2), (b1, b2) = self.unpack(theta)
+        d, h, K = self.d, W1.shape[1], self.K
+        dh, hK = d * h, h * K
+        H = np.zeros((self.p, self.p))  # symmetric parts
+        C = np.zeros((self.p, self.p))  # one-sided off-diagonal blocks (mirrored at the end)
+        iW2, ib1, ib2 = dh, dh + hK, dh + hK + h
+        for sl in _rows(self.n, 2 * K * self.p + 2 * dh):
+            X, Y, w = self.X[sl], self.Y[sl], self.w[sl]
+            m = X.shape[0]
+            a1 = X @ W1 + b1
+            g, g1, g2 = _hidden(self.activation, a1)
+            z = g @ W2 + b2
+            prob = self._output(z)
+            r = (prob - Y) * w[:, None]
+            # output Jacobian (m, K, p)
+            J = np.zeros((m, K, self.p))
+            gw = g1[:, None, :] * W2.T[None, :, :]  # (m, K, h): dz_k / da1_c
+            J[:, :, :dh] = (X[:, None, :, None] * gw[:, :, None, :]).reshape(m, K, dh)
+            J[:, :, ib1:ib2] = gw
+            for k in range(K):
+                J[:, k, iW2 + k:ib1:K] = g
+            J[:, :, ib2:] = np.eye(K)[None]
+            SJ = self._out_jvp(z, prob, J.transpose(0, 2, 1)).transpose(0, 2, 1)
+            SJ = SJ * w[:, None, None]
+            H += J.reshape(m * K, self.p).T @ SJ.reshape(m * K, self.p)
+            # curvature contracted with the residuals
+            coef = g2 * (r @ W2.T)  # (m, h)
+            XC = (X[:, :, None] * coef[:, None, :]).reshape(m, dh)
+            blk = XC.T @ X  # (dh, d): [(j, c), j']
+            idx_c = np.arange(h)
+            for jp in range(d):
+                H[np.arange(dh), jp * h + np.tile(idx_c, d)] += blk[:, jp]
+            wb = (X.T @ coef).reshape(dh)  # (W1[j,c], b1[c])
+            C[np.arange(dh), ib1 + np.tile(idx_c, d)] += wb
+            H[ib1 + idx_c, ib1 + idx_c] += coef.sum(axis=0)
+            Xg = (X[:, :, None] * g1[:, None, :]).reshape(m, dh)
+            cross = Xg.T @ r  # (dh, K): (W1[j,c], W2[c,k])
+            cols = iW2 + (np.tile(idx_c, d)[:, None] * K + np.arange(K)[None, :])
+            C[np.arange(dh)[:, None], cols] += cross
+            cb = g1.T @ r  # (h, K): (b1[c], W2[c,k])
+            C[(ib1 + idx_c)[:, None], iW2 + idx_c[:, None] * K + np.arange(K)[None, :]] += cb
+        H += C + C.T
+        H = 0.5 * (H + H.T)
+        H[self.penalised, self.penalised] += self.alpha
+        return H / self.wsum
+
+    def hessian(self, theta, block=64, generic=False):
         """Dense exact Hessian ``(p, p)`` of ``F`` (symmetrised against rounding)."""
+        if self.L == 2 and not generic:
+            return self._hessian_one_hidden(theta)
         H = np.empty((self.p, self.p))
         eye = np.eye(self.p)
         for s in range(0, self.p, block):
