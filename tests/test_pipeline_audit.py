@@ -128,9 +128,13 @@ def test_pipeline_eta_and_fisher_information():
     np.testing.assert_allclose(eta(pipe, columns="race", per_example=True, constrained=True),
                                final.eta(columns=[0, 1, 2, 3], per_example=True,
                                          constrained=True), rtol=1e-12)
-    assert eta(pipe, rows=[0, 1], columns=["age", "label"]) == pytest.approx(
+    assert eta(pipe, rows=[0, 1], columns=["age", "label"], wrt="features") == pytest.approx(
         final.eta(rows=[0, 1], columns=[4, 6]), rel=1e-12)
-    assert eta(pipe) == final.eta()
+    assert eta(pipe, wrt="features") == final.eta()
+    # by default through the scaler: age in years, i.e. the scaled column's eta / scale_
+    scale = pipe[0].named_transformers_["num"].scale_[0]
+    np.testing.assert_allclose(eta(pipe, columns="age", per_example=True),
+                               final.eta(columns=[4], per_example=True) / scale, rtol=1e-10)
     np.testing.assert_allclose(fisher_information(pipe, rows=[2], columns="race"),
                                final.fisher_information(rows=[2], columns=[0, 1, 2, 3]))
     with pytest.raises(TypeError, match="FIL estimator"):

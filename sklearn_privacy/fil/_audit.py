@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from numbers import Integral
+import warnings
+from numbers import Integral, Real
 
 import numpy as np
 
+from ..exceptions import PrivacyWarning
 from ..utils._columns import resolve_columns
 from ..utils._pipeline import feature_columns, split_pipeline
 from ..utils._validation import errors_name
 from ._base import BaseFILEstimator
+from ._engine import check_sigma_scaled
+from ._feature_maps import feature_map
 from ._ovr import OneVsRestAudit, is_fil_ovr
+from ._raw_input import RawInputAudit
 
 __all__ = ["eta", "fisher_information", "sigma_for_eta"]
 
@@ -101,8 +106,124 @@ def _final_and_columns(estimator, columns):
     return final, cols
 
 
+_WRT = (None, "raw", "features")
+
+
+def raw_view(estimator, wrt=None, X=None, *, who="eta", stacklevel=4):
+    """The raw-input audit of a pipeline, or None for the transformed-feature view.
+
+    ``wrt=None`` (the default): the raw inputs when the preprocessing is traceable (every
+    step has a known derivative), else the features entering the final step with a
+    PrivacyWarning naming the steps. ``"raw"``: the raw inputs or a ValueError naming the
+    steps. ``"features"``: the features (the view of a bare estimator). The raw rows
+    are ``X``, else those :func:`~sklearn_privacy.fil.audit` kept in memory; a map whose
+    derivative depends on the row (splines, ...) needs them.
+    """
+    if wrt not in _WRT:
+        raise ValueError(f"wrt must be None, 'raw' or 'features'; got {wrt!r}.")
+    steps, final = split_pipeline(estimator)
+    if wrt == "features" or not steps:  # a bare estimator: its inputs are the raw ones
+        return None
+    if not is_fil_ovr(final):
+        final_fil_estimator(estimator, who)
+    else:
+        if wrt == "raw":
+            raise ValueError(f"{who}: wrt='raw' is not available for a one-vs-rest "
+                             "composition; use wrt='features' or FILLogisticRegression.")
+        return None
+    fmap = feature_map(estimator)
+    if fmap.refusals:
+        if wrt == "raw":
+            fmap.check(f"{who}: the raw-input eta")
+        warnings.warn(
+            f"{who}: eta is reported for the features entering the final step, not the "
+            "raw inputs, because " + "; ".join(fmap.refusals) + ". Pass "
+            "wrt='features' to ask for that view explicitly.",
+            PrivacyWarning, stacklevel=stacklevel)
+        return None
+    if X is None:
+        X = final.__dict__.get("_raw_input")
+    if X is None and not fmap.constant:
+        raise ValueError(
+            f"{who}: the preprocessing's derivative depends on the row (it contains a "
+            "non-linear map), so the raw-input eta needs the raw training rows: pass "
+            "X=<the rows the pipeline was fitted on>, or wrt='features' for the eta of "
+            "the transformed features.")
+    if X is not None and not hasattr(X, "iloc") and not hasattr(X, "shape"):
+        X = np.asarray(X)
+    return RawInputAudit(final, fmap, X)
+
+
+def raw_columns(raw, columns):
+    """Raw coordinates (and ``d_u`` for the label) of ``columns`` through a map."""
+    fmap = raw.fmap
+    d_u = raw.d_u
+    if columns is None:
+        return np.arange(d_u + 1)
+    if isinstance(columns, (str, Integral)) and not isinstance(columns, (bool, np.bool_)):
+        items = [columns]
+    elif isinstance(columns, (bool, np.bool_, float, np.floating)) or not np.iterable(columns):
+        raise TypeError(
+            "columns must be a raw input feature name or position, a raw coordinate name "
+            f"or 'label', or a list of them; got {columns!r}.")
+    else:
+        items = list(columns)
+    if not items:
+        raise ValueError("columns is empty; select at least one feature.")
+    out = []
+    for item in items:
+        if isinstance(item, str):
+            if item == "label" and "label" not in fmap.feature_names_in:
+                out.append(np.array([d_u]))
+            elif item in fmap.feature_names_in:
+                c = fmap.feature_coordinates[fmap.feature_names_in.index(item)]
+                if not c.size:
+                    raise ValueError(f"columns: the raw feature {item!r} is dropped by the "
+                                     "preprocessing; no value of the model depends on it.")
+                out.append(c)
+            elif item in fmap.coordinate_names:
+                out.append(np.array([fmap.coordinate_names.index(item)]))
+            elif len(alias := [u for u, c in enumerate(fmap.coordinate_names)
+                               if item.endswith("__" + c)]) == 1:
+                # an encoded level by its name in the final step's input ("cat__race_a")
+                out.append(np.array(alias))
+            else:
+                close = [n for n in fmap.feature_names_in + fmap.coordinate_names
+                         if item.lower() in n.lower()][:5]
+                raise ValueError(
+                    f"columns: {item!r} is neither a raw input feature nor a raw coordinate"
+                    f" of the pipeline.{' Close: ' + str(close) + '.' if close else ''}")
+        elif isinstance(item, (Integral, np.integer)) and not isinstance(item, (bool, np.bool_)):
+            k = int(item)
+            if not 0 <= k < fmap.n_features_in:
+                raise ValueError(f"columns: position {k} out of range for "
+                                 f"{fmap.n_features_in} raw input features.")
+            c = fmap.feature_coordinates[k]
+            if not c.size:
+                raise ValueError(f"columns: raw feature {k} is dropped by the preprocessing.")
+            out.append(c)
+        else:
+            raise TypeError(f"columns must hold names or positions; got {item!r}.")
+    cols = np.concatenate(out).astype(np.intp)
+    if np.unique(cols).size != cols.size:
+        raise ValueError(f"columns: {items} select some raw coordinates twice.")
+    return cols
+
+
+def _raw_scaled(final, sq, what):
+    """``sqrt(sq) / sigma``, ``inf`` kept (a published row)."""
+    sigma = final._audit_sigma()
+    sq = np.asarray(sq, dtype=float)
+    finite = np.isfinite(sq)
+    out = np.full(sq.shape, np.inf)
+    with np.errstate(over="ignore", under="ignore"):
+        out[finite] = np.sqrt(sq[finite]) / sigma
+    check_sigma_scaled(out[finite], np.sqrt(np.max(sq[finite], initial=0.0)), sigma, what)
+    return out
+
+
 def eta(estimator, rows=None, columns=None, *, per_example: bool = False,
-        constrained: bool = False):
+        constrained: bool = False, wrt=None, X=None):
     """Fisher information loss of training values of a FIL estimator or pipeline.
 
     Parameters
@@ -129,11 +250,32 @@ def eta(estimator, rows=None, columns=None, *, per_example: bool = False,
     per_example, constrained : bool, default=False
         As in :meth:`~sklearn_privacy.FILLinearRegression.eta`; ``constrained`` applies to a one-hot
         attribute (e.g. an original categorical feature encoded without a dropped level).
+    wrt : {None, "raw", "features"}, default=None
+        For a pipeline, the values whose leakage is measured. ``"raw"``: the **raw
+        inputs** -- each numeric input column in its own units (eta about age in years),
+        each encoded categorical column as its one-hot coordinates -- through the
+        derivative of the preprocessing (see "Raw inputs through feature maps" in the
+        FIL user guide; steps without a known derivative are refused by name).
+        ``"features"``: the columns entering the final step (the transformed features).
+        ``None`` (default): the raw inputs when every step has a known derivative, else
+        the features with a :class:`~sklearn_privacy.exceptions.PrivacyWarning` naming
+        the steps. Through the raw inputs, ``columns`` names raw input features (a
+        categorical one expands to its encoded coordinates), raw coordinates (e.g.
+        ``"race_White"``) or ``"label"``.
+    X : DataFrame or array-like of shape (n_samples, n_features) or None, default=None
+        The raw training rows of the pipeline, in the order it was fitted on (checked:
+        they must reproduce the final step's data). Needed for the raw inputs when the
+        derivative depends on the row (splines, polynomials, kernel maps, a
+        ``FunctionTransformer``); the result of :func:`~sklearn_privacy.fil.audit` keeps
+        them in memory. Scalers and encoders alone need none.
 
     Returns
     -------
     eta : float or ndarray of shape (n_rows,)
-        The eta of the set of values, or one eta per row with ``per_example=True``.
+        The eta of the set of values, or one eta per row with ``per_example=True``. A
+        row that the preprocessing publishes verbatim (``Nystroem.components_``) has
+        ``inf`` (a :class:`~sklearn_privacy.exceptions.PrivacyWarning` says so), and so
+        has a set containing one.
 
     Raises
     ------
@@ -160,12 +302,32 @@ def eta(estimator, rows=None, columns=None, *, per_example: bool = False,
     >>> direct = pipe[-1].eta(columns=[1, 2, 3], per_example=True)
     >>> bool(np.allclose(eta(pipe, columns="race", per_example=True), direct))
     True
+
+    Through the scaler, the raw-input eta of ``age`` is in years: the eta of the
+    standardised column divided by the scaler's ``scale_``.
+
+    >>> raw_age = eta(pipe, columns="age", per_example=True)
+    >>> std_age = eta(pipe, columns="age", per_example=True, wrt="features")
+    >>> bool(np.allclose(raw_age, std_age / pipe[0].transformers_[0][1].scale_[0]))
+    True
     """
-    final, cols = _final_and_columns(estimator, columns)
-    return final.eta(rows, cols, per_example=per_example, constrained=constrained)
+    raw = raw_view(estimator, wrt, X, who="eta")
+    if raw is None:
+        final, cols = _final_and_columns(estimator, columns)
+        return final.eta(rows, cols, per_example=per_example, constrained=constrained)
+    order = raw_columns(raw, columns)
+    if per_example:
+        sq = raw.per_example_sq_norms(order, constrained=constrained, rows=rows)
+        out = _raw_scaled(raw.final, sq, "eta")
+    else:
+        out = float(_raw_scaled(raw.final, raw.group_sq_norm(rows, order,
+                                                             constrained=constrained),
+                                "eta"))
+    raw.warn_published()
+    return out
 
 
-def fisher_information(estimator, rows=None, columns=None, *, dense=None):
+def fisher_information(estimator, rows=None, columns=None, *, dense=None, wrt=None, X=None):
     """Fisher information matrix of training values of a FIL estimator or pipeline.
 
     Parameters
@@ -178,11 +340,17 @@ def fisher_information(estimator, rows=None, columns=None, *, dense=None):
         Features, as in :func:`eta` (original features through a pipeline).
     dense : bool or None, default=None
         As in :meth:`~sklearn_privacy.FILLinearRegression.fisher_information`.
+    wrt : {None, "raw", "features"}, default=None
+        Raw inputs or transformed features, as in :func:`eta`.
+    X : DataFrame or array-like or None, default=None
+        The raw training rows, as in :func:`eta`.
 
     Returns
     -------
     fim : ndarray or LinearOperator of shape (n_values, n_values)
-        Data values ordered row-major over the final step's columns (ascending).
+        Data values ordered row-major: over the final step's columns (ascending), or
+        over the raw coordinates of ``columns`` in the order given (the label of a
+        multinomial model as its ``K - 1`` coordinates).
 
     Examples
     --------
@@ -199,12 +367,18 @@ def fisher_information(estimator, rows=None, columns=None, *, dense=None):
     >>> bool(np.isclose(np.sqrt(np.linalg.eigvalsh(fim).max()), eta_0))
     True
     """
-    final, cols = _final_and_columns(estimator, columns)
-    return final.fisher_information(rows, cols, dense=dense)
+    raw = raw_view(estimator, wrt, X, who="fisher_information")
+    if raw is None:
+        final, cols = _final_and_columns(estimator, columns)
+        return final.fisher_information(rows, cols, dense=dense)
+    out = raw.fim(rows, raw_columns(raw, columns), sigma=raw.final._audit_sigma(),
+                  dense=dense)
+    raw.warn_published()
+    return out
 
 
 def sigma_for_eta(estimator, target_eta: float, *, statistic: str = "max", columns=None,
-                  constrained: bool = False) -> float:
+                  constrained: bool = False, wrt=None, X=None) -> float:
     """Noise scale at which the per-example eta of a FIL estimator or pipeline hits a target.
 
     The pipeline-level form of :meth:`FILLogisticRegression.sigma_for_eta
@@ -234,6 +408,10 @@ def sigma_for_eta(estimator, target_eta: float, *, statistic: str = "max", colum
         Features, as in :func:`eta` (original features through a pipeline).
     constrained : bool, default=False
         As in :func:`eta`, for a one-hot attribute.
+    wrt : {None, "raw", "features"}, default=None
+        Raw inputs or transformed features, as in :func:`eta`.
+    X : DataFrame or array-like or None, default=None
+        The raw training rows, as in :func:`eta`.
 
     Returns
     -------
@@ -261,6 +439,26 @@ def sigma_for_eta(estimator, target_eta: float, *, statistic: str = "max", colum
     >>> round(float(eta(refit, columns="sex", per_example=True).max()), 6)
     0.5
     """
-    final, cols = _final_and_columns(estimator, columns)
-    return final.sigma_for_eta(target_eta, statistic=statistic, columns=cols,
-                               constrained=constrained)
+    raw = raw_view(estimator, wrt, X, who="sigma_for_eta")
+    if raw is None:
+        final, cols = _final_and_columns(estimator, columns)
+        return final.sigma_for_eta(target_eta, statistic=statistic, columns=cols,
+                                   constrained=constrained)
+    if not (isinstance(target_eta, Real) and np.isfinite(target_eta) and target_eta > 0):
+        raise ValueError(f"target_eta must be a positive finite number; got {target_eta!r}.")
+    if statistic not in ("max", "mean"):
+        raise ValueError(f"statistic must be 'max' or 'mean'; got {statistic!r}.")
+    norms = np.sqrt(raw.per_example_sq_norms(raw_columns(raw, columns),
+                                             constrained=constrained))
+    raw.warn_published()
+    if not np.all(np.isfinite(norms)):
+        raise ValueError("sigma_for_eta: the preprocessing publishes training rows "
+                         "verbatim (their eta is infinite at any sigma).")
+    value = norms.max() if statistic == "max" else norms.mean()
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+        sigma = value / target_eta
+    if not (np.isfinite(sigma) and sigma > 0):
+        raise ValueError(
+            f"target_eta={target_eta!r}: the noise scale reaching it ({value!r} / "
+            f"{target_eta!r}) is not a positive finite float64.")
+    return float(sigma)

@@ -85,7 +85,7 @@ class _AuditedMixin:
 
     def __getstate__(self):
         state = dict(super().__getstate__())
-        for key in ("_source", "_theta_init"):
+        for key in ("_source", "_theta_init", "_raw_input"):
             state.pop(key, None)
         return state
 
@@ -642,5 +642,7 @@ def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float
     fil.__dict__.pop("_theta_init", None)
     if pipe is None:
         return fil
+    # the raw rows, in memory only (never pickled): fil.eta's raw-input view reads them
+    fil._raw_input = X.copy() if hasattr(X, "copy") else copy.deepcopy(X)
     return Pipeline([(name, copy.deepcopy(step)) for name, step in pipe.steps[:-1]]
                     + [(pipe.steps[-1][0], fil)])

@@ -1,0 +1,380 @@
+"""Raw-input FIL through differentiable feature maps, against finite differences of
+exact refits (the preprocessing frozen, the final FIL estimator refitted on the
+preprocessed perturbed rows)."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+from sklearn.base import clone
+from sklearn.compose import make_column_transformer
+from sklearn.kernel_approximation import Nystroem, RBFSampler
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import (
+    FunctionTransformer,
+    KBinsDiscretizer,
+    MaxAbsScaler,
+    MinMaxScaler,
+    OneHotEncoder,
+    PolynomialFeatures,
+    RobustScaler,
+    SplineTransformer,
+    StandardScaler,
+)
+from threadpoolctl import threadpool_limits
+
+from sklearn_privacy import (
+    FILLinearRegression,
+    FILLogisticRegression,
+    FILPoissonRegressor,
+    fil,
+)
+from sklearn_privacy.exceptions import PrivacyWarning
+from sklearn_privacy.fil._feature_maps import feature_map
+from sklearn_privacy.preprocessing import BoundedScaler
+
+N = 36
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """Hundreds of refits of tiny problems: BLAS threads only contend."""
+    with threadpool_limits(1):
+        yield
+
+SIGMA = 0.7
+H = 1e-5
+RTOL = 1e-6
+
+
+def _frame(seed=0):
+    rng = np.random.RandomState(seed)
+    return pd.DataFrame({"a": rng.normal(size=N) * 3 + 1,
+                         "b": rng.uniform(0.5, 3.0, N),
+                         "c": rng.choice(["x", "y", "z"], N)})
+
+
+def _target(df, kind, seed=0):
+    rng = np.random.RandomState(seed + 1)
+    s = 0.4 * df["a"].to_numpy() / 3 + np.sin(2 * df["b"].to_numpy()) + (df["c"] == "y")
+    if kind == "ls":
+        return s + 0.3 * rng.normal(size=N)
+    if kind == "logistic":
+        return (s + 0.8 * rng.normal(size=N) > np.median(s)).astype(int)
+    if kind == "multinomial":
+        return np.digitize(s + 0.8 * rng.normal(size=N), np.quantile(s, [0.33, 0.66]))
+    return rng.poisson(np.exp(0.5 * s))
+
+
+def _glm(kind):
+    if kind == "ls":
+        return FILLinearRegression(sigma=SIGMA, alpha=0.05, random_state=0)
+    if kind in ("logistic", "multinomial"):
+        return FILLogisticRegression(sigma=SIGMA, alpha=0.05, random_state=0)
+    return FILPoissonRegressor(sigma=SIGMA, alpha=0.05, random_state=0)
+
+
+def _lfun(X):
+    return np.log1p(X)
+
+
+_lfun.derivative = lambda X: 1.0 / (1.0 + X)
+
+
+def _mix(X):
+    """A map mixing the columns: its derivative is a full Jacobian (m, 3, 2)."""
+    X = np.asarray(X, dtype=float)
+    return np.c_[X[:, 0] * X[:, 1], X[:, 0] + X[:, 1] ** 2, np.sin(X[:, 0])]
+
+
+def _mix_derivative(X):
+    J = np.zeros((X.shape[0], 3, 2))
+    J[:, 0, 0], J[:, 0, 1] = X[:, 1], X[:, 0]
+    J[:, 1, 0], J[:, 1, 1] = 1.0, 2.0 * X[:, 1]
+    J[:, 2, 0] = np.cos(X[:, 0])
+    return J
+
+
+_mix.derivative = _mix_derivative
+
+#: name -> the numeric block applied to ["a", "b"] (one-hot of "c" alongside)
+MAPS = {
+    "scalers": lambda: make_pipeline(StandardScaler(), MinMaxScaler(), RobustScaler(),
+                                     MaxAbsScaler()),
+    "bounded": lambda: BoundedScaler(bounds=(-20.0, 20.0)),
+    "poly": lambda: make_pipeline(StandardScaler(), PolynomialFeatures(3)),
+    "spline_constant": lambda: SplineTransformer(n_knots=4),
+    "spline_linear": lambda: SplineTransformer(n_knots=4, extrapolation="linear",
+                                               include_bias=False),
+    "spline_continue": lambda: SplineTransformer(n_knots=5, extrapolation="continue"),
+    "spline_periodic": lambda: SplineTransformer(n_knots=4, extrapolation="periodic"),
+    "spline_error": lambda: make_pipeline(StandardScaler(), SplineTransformer(
+        n_knots=4, degree=2, extrapolation="error")),
+    "rff": lambda: make_pipeline(StandardScaler(), RBFSampler(n_components=12,
+                                                              random_state=0)),
+    "nystroem_rbf": lambda: make_pipeline(StandardScaler(), Nystroem(
+        n_components=8, random_state=0)),
+    "nystroem_poly": lambda: make_pipeline(StandardScaler(), Nystroem(
+        kernel="poly", degree=2, n_components=5, random_state=0)),
+    "nystroem_sigmoid": lambda: make_pipeline(StandardScaler(), Nystroem(
+        kernel="sigmoid", gamma=0.3, n_components=8, random_state=0)),
+    "nystroem_laplacian": lambda: make_pipeline(StandardScaler(), Nystroem(
+        kernel="laplacian", n_components=8, random_state=0)),
+    "function": lambda: make_pipeline(
+        FunctionTransformer(_lfun, feature_names_out="one-to-one"),
+        FunctionTransformer(np.sqrt, feature_names_out="one-to-one"),
+        FunctionTransformer(_mix, feature_names_out=lambda t, names: ["m0", "m1", "m2"])),
+}
+GLMS = ["ls", "logistic", "multinomial", "poisson"]
+
+
+def _fit(map_name, kind, *, sparse=False, df=None):
+    df = _frame() if df is None else df
+    y = _target(df, kind)
+    ct = make_column_transformer((MAPS[map_name](), ["a", "b"]),
+                                 (OneHotEncoder(sparse_output=sparse), ["c"]),
+                                 sparse_threshold=1.0 if sparse else 0.0)
+    if map_name == "function":  # func(|x|) needs no sign; keep the values away from 0
+        df = df.assign(a=np.abs(df["a"]) + 0.5)
+    pipe = make_pipeline(ct, _glm(kind)).fit(df, y)
+    return pipe, df, y
+
+
+def _theta(pipe, Z, y):
+    est = clone(pipe[-1]).fit(Z, y)
+    return est._audit_engine().theta
+
+
+def _fd_jacobian(pipe, df, y, row, coords):
+    """Central differences of exact refits: columns d theta / d coordinate (p, k)."""
+    fmap = feature_map(pipe)
+    Z0 = pipe[:-1].transform(df)
+    Z0 = Z0.toarray() if sp.issparse(Z0) else np.asarray(Z0, dtype=float)
+    names = list(pipe[0].get_feature_names_out())
+    cols = []
+    for u in coords:
+        cname = fmap.coordinate_names[u]
+        if cname in ("a", "b"):
+            plus, minus = df.copy(), df.copy()
+            plus.loc[row, cname] += H
+            minus.loc[row, cname] -= H
+            Zp = pipe[:-1].transform(plus)
+            Zm = pipe[:-1].transform(minus)
+            Zp = Zp.toarray() if sp.issparse(Zp) else Zp
+            Zm = Zm.toarray() if sp.issparse(Zm) else Zm
+        else:  # an encoded level: the one-hot value itself
+            o = [k for k, n in enumerate(names) if n.endswith("__" + cname)]
+            assert len(o) == 1
+            Zp, Zm = Z0.copy(), Z0.copy()
+            Zp[row, o[0]] += H
+            Zm[row, o[0]] -= H
+        cols.append((_theta(pipe, Zp, y) - _theta(pipe, Zm, y)) / (2 * H))
+    return np.column_stack(cols)
+
+
+def _label_columns(pipe, row):
+    """The label's Jacobian columns (unchanged by the map): the features engine's."""
+    eng = pipe[-1]._audit_engine()
+    if hasattr(eng, "K"):
+        return eng.jacobian_columns(np.array([row]), np.array([eng.d]))[0]
+    return eng.jacobian_columns(np.array([row]), np.array([], dtype=int), True)[0]
+
+
+def _probe_rows(pipe, df):
+    """Rows away from the training extremes (kinks of constant extrapolation) and not
+    published by a Nystroem step."""
+    bad = set()
+    for c in ("a", "b"):
+        bad |= {int(df[c].to_numpy().argmin()), int(df[c].to_numpy().argmax())}
+    found = []
+    feature_map(pipe).jacobian_blocks(df, published_rows=found)
+    bad |= set(found)
+    return [r for r in range(N) if r not in bad][:3]
+
+
+def _rel(a, b):
+    return float(np.max(np.abs(np.asarray(a) - np.asarray(b)))
+                 / max(np.max(np.abs(np.asarray(b))), 1e-300))
+
+
+@pytest.mark.parametrize("kind", GLMS)
+@pytest.mark.parametrize("map_name", list(MAPS))
+def test_raw_input_eta_matches_finite_differences(map_name, kind):
+    sparse = map_name in ("spline_continue", "rff", "poly", "nystroem_rbf")
+    pipe, df, y = _fit(map_name, kind, sparse=sparse)
+    if sparse:
+        assert sp.issparse(pipe[-1]._audit_engine().X)
+    fmap = feature_map(pipe)
+    assert fmap.refusals == []
+    coords = np.arange(fmap.n_coordinates)
+    rows = _probe_rows(pipe, df)
+    assert len(rows) == 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyWarning)  # Nystroem publishes rows
+        per_example = fil.eta(pipe, X=df, per_example=True)
+        per_a = fil.eta(pipe, X=df, columns="a", per_example=True)
+        per_c = fil.eta(pipe, X=df, columns="c", per_example=True)
+        group = fil.eta(pipe, X=df, rows=rows, columns=["a", "b"])
+        fim = fil.fisher_information(pipe, X=df, rows=rows[:2], columns=["b", "c"])
+    Js = {r: _fd_jacobian(pipe, df, y, r, coords) for r in rows}
+    c_coords = fmap.feature_coordinates[2]
+    for r in rows:
+        J = np.column_stack([Js[r], _label_columns(pipe, r)])
+        assert _rel(per_example[r], np.linalg.norm(J, 2) / SIGMA) < RTOL
+        assert _rel(per_a[r], np.linalg.norm(Js[r][:, 0]) / SIGMA) < RTOL
+        assert _rel(per_c[r], np.linalg.norm(Js[r][:, c_coords], 2) / SIGMA) < RTOL
+    JS = np.column_stack([Js[r][:, :2] for r in rows])
+    assert _rel(group, np.linalg.norm(JS, 2) / SIGMA) < RTOL
+    JF = np.column_stack([Js[r][:, np.r_[1, c_coords]] for r in rows[:2]])
+    assert _rel(fim, JF.T @ JF / SIGMA**2) < RTOL
+
+
+def test_constrained_and_label_columns_through_a_spline():
+    pipe, df, y = _fit("spline_linear", "logistic")
+    final = pipe[-1]
+    d = final.n_features_in_
+    # the label (and an encoded level) are not changed by the map
+    np.testing.assert_allclose(fil.eta(pipe, X=df, columns="label", per_example=True),
+                               final.eta(columns=[d], per_example=True), rtol=1e-12)
+    block = list(range(d - 3, d))
+    np.testing.assert_allclose(
+        fil.eta(pipe, X=df, columns="c", per_example=True, constrained=True),
+        final.eta(columns=block, per_example=True, constrained=True), rtol=1e-10)
+    np.testing.assert_allclose(
+        fil.eta(pipe, X=df, columns=["c_x", "label"], per_example=True),
+        final.eta(columns=[d - 3, d], per_example=True), rtol=1e-10)
+    # sigma_for_eta through the raw inputs reaches its target
+    s = fil.sigma_for_eta(pipe, 0.25, columns="a", X=df)
+    refit = clone(pipe).set_params(fillogisticregression__sigma=s).fit(df, y)
+    assert fil.eta(refit, X=df, columns="a", per_example=True).max() == pytest.approx(0.25)
+
+
+def test_audit_of_a_scikit_learn_pipeline_keeps_the_raw_rows():
+    df = _frame()
+    y = _target(df, "ls")
+    ct = make_column_transformer((SplineTransformer(n_knots=4, extrapolation="linear"),
+                                  ["a", "b"]), (OneHotEncoder(), ["c"]))
+    pipe = make_pipeline(ct, Ridge(alpha=1.0)).fit(df, y)
+    audited = fil.audit(pipe, df, y, sigma=SIGMA, random_state=0)
+    raw = fil.eta(audited, per_example=True)  # no X: fil.audit kept it
+    np.testing.assert_allclose(raw, fil.eta(audited, X=df, per_example=True), rtol=1e-12)
+    assert not np.allclose(raw, fil.eta(audited, per_example=True, wrt="features"))
+    fmap = feature_map(audited)
+    r = _probe_rows(audited, df)[0]
+    J = np.column_stack([_fd_jacobian(audited, df, y, r, np.arange(fmap.n_coordinates)),
+                         _label_columns(audited, r)])
+    assert _rel(raw[r], np.linalg.norm(J, 2) / SIGMA) < RTOL
+    # the raw rows are audit state: never pickled
+    import pickle
+    assert "_raw_input" not in pickle.loads(pickle.dumps(audited[-1])).__dict__
+
+
+def test_default_is_raw_when_traceable_and_features_on_request():
+    pipe, df, y = _fit("spline_continue", "ls")
+    with pytest.raises(ValueError, match="needs the raw training rows"):
+        fil.eta(pipe, per_example=True)
+    features = fil.eta(pipe, per_example=True, wrt="features")
+    np.testing.assert_allclose(features, pipe[-1].eta_, rtol=1e-12)
+    raw = fil.eta(pipe, X=df, per_example=True)
+    assert np.array_equal(raw, fil.eta(pipe, X=df, per_example=True, wrt="raw"))
+    assert not np.allclose(raw, features, rtol=1e-2)
+    # a constant derivative (scalers, encoders) needs no rows
+    sc, df2, _ = _fit("scalers", "ls")
+    np.testing.assert_allclose(fil.eta(sc, per_example=True),
+                               fil.eta(sc, X=df2, per_example=True), rtol=1e-12)
+    with pytest.raises(ValueError, match="wrt must be"):
+        fil.eta(pipe, X=df, wrt="inputs")
+    # rows that are not the training rows are refused
+    with pytest.raises(ValueError, match="does not reproduce"):
+        fil.eta(pipe, X=df.sample(frac=1.0, random_state=0), per_example=True)
+    with pytest.raises(ValueError, match="rows"):
+        fil.eta(pipe, X=df.iloc[:10], per_example=True)
+
+
+def _refusal_pipeline(step, cols=("a", "b")):
+    df = _frame()
+    y = _target(df, "ls")
+    ct = make_column_transformer((step, list(cols)), (OneHotEncoder(), ["c"]))
+    return make_pipeline(ct, FILLinearRegression(sigma=1.0, alpha=0.1)).fit(df, y), df
+
+
+@pytest.mark.parametrize("step, name", [
+    (KBinsDiscretizer(n_bins=3, quantile_method="averaged_inverted_cdf"),
+     "KBinsDiscretizer"),
+    (FunctionTransformer(np.cbrt, feature_names_out="one-to-one"), "cbrt"),
+    (make_pipeline(StandardScaler(), PolynomialFeatures(2), KBinsDiscretizer(
+        n_bins=2, quantile_method="averaged_inverted_cdf")), "KBinsDiscretizer"),
+    (Nystroem(kernel=lambda u, v: float(u @ v), n_components=5, random_state=0),
+     "Nystroem"),
+    (make_pipeline(StandardScaler(), SplineTransformer(n_knots=3),
+                   KBinsDiscretizer(n_bins=2, quantile_method="averaged_inverted_cdf")),
+     "KBinsDiscretizer"),
+])
+@pytest.mark.filterwarnings("ignore:Bins whose width are too small")
+def test_untraceable_steps_are_refused_by_name(step, name):
+    pipe, df = _refusal_pipeline(step)
+    with pytest.raises(ValueError, match=name):
+        fil.eta(pipe, X=df, per_example=True, wrt="raw")
+    with pytest.raises(ValueError, match=name):
+        fil.fisher_information(pipe, X=df, rows=[0], columns="b", wrt="raw")
+    # the default falls back to the features, saying why
+    with pytest.warns(PrivacyWarning, match=name):
+        out = fil.eta(pipe, X=df, per_example=True)
+    np.testing.assert_allclose(out, pipe[-1].eta_, rtol=1e-12)
+    assert name in " ".join(feature_map(pipe).refusals)
+
+
+def test_nystroem_published_rows_are_reported_with_infinite_eta():
+    pipe, df, y = _fit("nystroem_rbf", "ls")
+    nys = pipe[0].named_transformers_["pipeline"][-1]
+    published = sorted(nys.component_indices_.tolist())
+    fmap = feature_map(pipe)
+    assert fmap.published and "components_" in fmap.published[0]
+    with pytest.warns(PrivacyWarning, match="publishes training rows verbatim"):
+        e = fil.eta(pipe, X=df, per_example=True)
+    assert np.array_equal(np.flatnonzero(np.isinf(e)), published)
+    assert np.all(np.isfinite(np.delete(e, published)))
+    with pytest.warns(PrivacyWarning):
+        assert fil.eta(pipe, X=df, rows=[published[0], 1]) == np.inf
+    other = [r for r in range(N) if r not in published][:2]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyWarning)
+        assert np.isfinite(fil.eta(pipe, X=df, rows=other))
+
+
+def test_raw_columns_errors():
+    pipe, df, _ = _fit("poly", "ls")
+    with pytest.raises(ValueError, match="neither a raw input feature"):
+        fil.eta(pipe, X=df, columns="nope")
+    with pytest.raises(ValueError, match="twice"):
+        fil.eta(pipe, X=df, columns=["a", "a"])
+    with pytest.raises(ValueError, match="out of range"):
+        fil.eta(pipe, X=df, columns=7)
+    with pytest.raises(TypeError, match="columns"):
+        fil.eta(pipe, X=df, columns=1.5)
+
+
+def test_function_transformer_derivative_of_the_wrong_shape_is_refused():
+    def f(X):
+        return X * 2.0
+
+    f.derivative = lambda X: np.ones(3)
+    pipe, df = _refusal_pipeline(FunctionTransformer(f, feature_names_out="one-to-one"))
+    with pytest.raises(ValueError, match="derivative returned shape"):
+        fil.eta(pipe, X=df, per_example=True)
+
+
+def test_logistic_regression_audit_multinomial_raw():
+    df = _frame()
+    y = _target(df, "multinomial")
+    ct = make_column_transformer((make_pipeline(StandardScaler(), RBFSampler(
+        n_components=10, random_state=1)), ["a", "b"]), (OneHotEncoder(), ["c"]))
+    pipe = make_pipeline(ct, LogisticRegression(C=2.0, max_iter=2000)).fit(df, y)
+    audited = fil.audit(pipe, df, y, sigma=SIGMA, random_state=0)
+    e = fil.eta(audited, per_example=True, columns=["a", "b"])
+    r = _probe_rows(audited, df)[0]
+    J = _fd_jacobian(audited, df, y, r, np.arange(2))
+    assert _rel(e[r], np.linalg.norm(J, 2) / SIGMA) < RTOL
