@@ -20,7 +20,12 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.neural_network import MLPClassifier, MLPRegressor
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import PolynomialFeatures, StandardScaler
+from sklearn.preprocessing import (
+    KBinsDiscretizer,
+    OneHotEncoder,
+    SplineTransformer,
+    StandardScaler,
+)
 
 from sklearn_privacy import fil, privacy_claim
 from sklearn_privacy.exceptions import AuditStateUnavailableError, UncertifiedMinimumError
@@ -48,7 +53,7 @@ def _fit(model, X, y, **kw):
         return model.fit(X, y, **kw)
 
 
-def _retrain_jacobian(audited, rows, eps=1e-4):
+def _retrain_jacobian(audited, rows, eps=1e-4, columns=None):
     """Finite differences of warm-started retraining: J_i (p x q) for each row."""
     obj = audited._obj
     theta = audited._theta
@@ -60,17 +65,22 @@ def _retrain_jacobian(audited, rows, eps=1e-4):
         U = u[:, None]
         H = H + U @ U.T
     chord = np.linalg.inv(H)
+    pipe = audited._source[0]
     out = []
     for i in rows:
         cols = []
-        for c in range(obj.q):
+        for c in (range(audited._q) if columns is None else columns):
             ends = []
             for sign in (1.0, -1.0):
                 X2, Y2 = obj.X.copy(), obj.Y.copy()
-                if c < obj.d:
-                    X2[i, c] += sign * eps * audited._scale[c]
-                else:
-                    Y2[i] += sign * eps * obj.label_dirs[c - obj.d]
+                if c >= audited._d:
+                    Y2[i] += sign * eps * obj.label_dirs[c - audited._d]
+                elif pipe is None:
+                    X2[i, c] += sign * eps
+                else:  # move the raw value, re-apply the fitted preprocessing
+                    raw = audited._X_raw.iloc[[i]].copy()
+                    raw.iloc[0, c] += sign * eps
+                    X2[i] = pipe[:-1].transform(raw)[0]
                 o2 = MLPObjective(obj.units, obj.activation, obj.out, obj.alpha, X2, Y2,
                                   obj.w)
                 t = theta.copy()
@@ -327,10 +337,10 @@ def test_refusals_are_clear():
         fil.audit(model, X, np.where(y == "yes", "a", "b"), sigma=1.0)
     with pytest.raises(ValueError, match="hessian"):
         fil.audit(model, X, y, sigma=1.0, hessian="gauss-newton")
-    poly = _fit(make_pipeline(PolynomialFeatures(2), MLPClassifier(
+    binned = _fit(make_pipeline(KBinsDiscretizer(3, encode="ordinal"), MLPClassifier(
         (3,), activation="tanh", alpha=0.1, max_iter=20, random_state=0)), X, y)
-    with pytest.raises(ValueError, match="PolynomialFeatures"):
-        fil.audit(poly, X, y, sigma=1.0)
+    with pytest.raises(ValueError, match="KBinsDiscretizer"):
+        fil.audit(binned, X, y, sigma=1.0)
     Y2 = np.c_[X[:, 0], X[:, 1]]
     multi = _fit(MLPRegressor(hidden_layer_sizes=(3,), activation="tanh", alpha=0.1,
                               max_iter=20, random_state=0), X, Y2)
@@ -403,3 +413,55 @@ def test_scaler_pipeline_on_a_frame_gives_raw_unit_etas():
     assert type(pub).__name__ == "Pipeline" and type(pub[-1]) is MLPRegressor
     assert pub.predict(df).shape == (500,)
     assert "preprocessing steps were fitted" in audited.release_claim_
+
+
+def test_spline_pipeline_raw_etas_equal_retraining_on_the_raw_frame():
+    """A non-linear map before the MLP: the chain rule through d phi / d x per row."""
+    pd = pytest.importorskip("pandas")
+    X, y = _data("binary", 600)
+    df = pd.DataFrame({"age": 40 + 12 * X[:, 0], "income": 3000 + 800 * X[:, 1],
+                       "hours": 38 + 5 * X[:, 2]})
+    pipe = _fit(make_pipeline(StandardScaler(), SplineTransformer(n_knots=3, degree=2),
+                              MLPClassifier((3,), activation="tanh", alpha=0.3,
+                                            solver="lbfgs", max_iter=3000,
+                                            random_state=1)), df, y)
+    audited = fil.audit(pipe, df, y, sigma=1.0)
+    assert list(audited.coordinate_names_) == ["age", "income", "hours"]
+    assert audited.eta_.shape == (600,) and audited._obj.d == 12  # 3 x 4 spline columns
+    _check_against_retraining(audited, _probe_rows(audited, 8), rtol=1e-4)
+    # the raw-input ranking differs from the spline-feature ranking
+    features = fil.audit(pipe[-1], pipe[:-1].transform(df), y, sigma=1.0)
+    assert not np.array_equal(np.argsort(features.eta_)[-5:], np.argsort(audited.eta_)[-5:])
+
+
+def test_raw_frame_with_categories_by_name():
+    pd = pytest.importorskip("pandas")
+    from sklearn.compose import make_column_transformer
+
+    X, y = _data("regression", 400)
+    rng = np.random.RandomState(1)
+    df = pd.DataFrame({"age": 40 + 12 * X[:, 0], "hours": 38 + 5 * X[:, 2],
+                       "race": pd.Categorical(rng.choice(["a", "b", "c"], 400))})
+    pipe = _fit(make_pipeline(
+        make_column_transformer((StandardScaler(), ["age", "hours"]),
+                                (OneHotEncoder(), ["race"])),
+        MLPRegressor(hidden_layer_sizes=(3,), activation="tanh", alpha=1.0,
+                     solver="lbfgs", max_iter=3000, random_state=0)), df, y)
+    audited = fil.audit(pipe, df, y, sigma=1.0)
+    race = audited.eta(columns="race", per_example=True)
+    levels = [c for c in audited.coordinate_names_ if str(c).startswith("race")]
+    assert len(levels) == 3
+    np.testing.assert_allclose(race, audited.eta(columns=levels, per_example=True))
+    J = audited.jacobian(5)
+    idx = [list(audited.coordinate_names_).index(c) for c in levels]
+    assert race[5] == pytest.approx(np.linalg.norm(J[:, idx], 2), rel=1e-10)
+    # a one-year change of age, by retraining on the raw frame
+    _check_against_retraining_columns(audited, [0, 5, int(np.argmax(audited.eta_))],
+                                      cols=[0, 1, audited._d])
+
+
+def _check_against_retraining_columns(audited, rows, cols):
+    Js = _retrain_jacobian(audited, rows, columns=cols)
+    for r, J in zip(rows, Js, strict=True):
+        np.testing.assert_allclose(audited.jacobian(r)[:, cols], J, rtol=1e-4,
+                                   atol=1e-6 * np.abs(J).max())

@@ -47,11 +47,11 @@ from scipy import linalg
 from scipy.sparse.linalg import LinearOperator, eigsh
 from sklearn.neural_network import MLPClassifier, MLPRegressor
 from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, RobustScaler, StandardScaler
 from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
 from ..exceptions import AuditStateUnavailableError, UncertifiedMinimumError
 from ..utils import noise_generator
+from ._feature_maps import _take_rows, blocks_to_dense, feature_map
 from ._mlp_math import ACTIVATIONS, MLPObjective
 
 __all__ = ["AuditedMLP", "audit_mlp"]
@@ -74,30 +74,6 @@ _LBFGS_GTOL = 1e-5
 #: counts, the optimiser's moment estimates, best-so-far copies -- is data-dependent).
 _RELEASE_KEEP = ("coefs_", "intercepts_", "classes_", "n_features_in_", "feature_names_in_",
                  "n_layers_", "n_outputs_", "out_activation_", "_label_binarizer")
-
-
-def _input_scaling(step):
-    """Per-column derivative ``dx'/dx`` of an elementwise affine scaler (or None)."""
-    if step is None or step == "passthrough":
-        return None
-    if isinstance(step, StandardScaler):
-        return 1.0 / step.scale_ if step.scale_ is not None else None
-    if isinstance(step, MinMaxScaler):
-        if step.clip:
-            raise ValueError("audit: MinMaxScaler(clip=True) is not differentiable at the "
-                             "clipping bounds; refit with clip=False.")
-        return np.asarray(step.scale_, dtype=float)
-    if isinstance(step, MaxAbsScaler):
-        return 1.0 / np.asarray(step.scale_, dtype=float)
-    if isinstance(step, RobustScaler):
-        return 1.0 / step.scale_ if step.scale_ is not None else None
-    raise ValueError(
-        f"audit of an MLP pipeline: step {type(step).__name__} is not supported (its "
-        "derivative with respect to the raw inputs is not traced). Supported before the "
-        "MLP: StandardScaler, MinMaxScaler, MaxAbsScaler, RobustScaler, 'passthrough'. "
-        "To audit the MLP on its own input features, call audit(pipe[-1], "
-        "pipe[:-1].transform(X), y, ...)."
-    )
 
 
 class AuditedMLP:
@@ -135,7 +111,13 @@ class AuditedMLP:
     n_label_columns_ : int
         Label values per row (1, or ``K - 1`` Helmert coordinates of a one-hot label).
     feature_names_in_ : ndarray of str
-        Input column names when the audited data had them.
+        Raw input column names when the audited data had them.
+    coordinate_names_ : ndarray of str
+        Names of the raw coordinates the Jacobian columns refer to: a numeric column's
+        name, or one encoded level of a categorical column (``"race_White"``).
+    published_rows_ : ndarray of int
+        Training rows a preprocessing step publishes verbatim (``Nystroem``'s
+        ``components_``): their eta with respect to the inputs is ``inf``.
     epsilon_, delta_ : float
         ``inf`` and ``0``: no differential-privacy guarantee is derived for a network.
     epsilon_reason_, release_claim_ : str
@@ -154,7 +136,8 @@ class AuditedMLP:
 
     def __getstate__(self):
         state = dict(self.__dict__)
-        for key in ("_obj", "_source", "_theta", "_A", "_Z", "_gram", "_scale"):
+        for key in ("_obj", "_source", "_theta", "_A", "_Z", "_Qc", "_lam", "_gram",
+                    "_fmap", "_X_raw", "_hop", "_project"):
             state.pop(key, None)
         return state
 
@@ -172,17 +155,22 @@ class AuditedMLP:
         items = [columns] if isinstance(columns, (str, Integral)) else list(columns)
         if not items:
             raise ValueError("columns is empty; select at least one input or 'label'.")
-        names = getattr(self, "feature_names_in_", None)
+        coords = list(self._coordinate_names)
+        groups = self._feature_groups  # raw column name -> its coordinates
         out = []
         for item in items:
             if isinstance(item, str):
                 if item == "label":
                     out.extend(range(d, q))
-                elif names is not None and item in list(names):
-                    out.append(list(names).index(item))
+                elif item in groups:
+                    out.extend(int(c) for c in groups[item])
+                elif item in coords:
+                    out.append(coords.index(item))
                 else:
-                    raise ValueError(f"columns: unknown input {item!r}; use names of "
-                                     f"feature_names_in_, positions 0..{d - 1} or 'label'.")
+                    raise ValueError(
+                        f"columns: unknown input {item!r}; use raw column names "
+                        f"{list(groups)}, coordinate names (encoded levels), positions "
+                        f"0..{d - 1} or 'label'.")
             elif isinstance(item, (Integral, np.integer)) and not isinstance(item, bool):
                 if not 0 <= item <= d:
                     raise ValueError(f"columns: position {item} out of range 0..{d} "
@@ -215,36 +203,55 @@ class AuditedMLP:
         return r
 
     # --------------------------------------------------------------- Jacobians
+    def _phi(self, rows):
+        """``d phi / d u`` at the rows ``(m, n_features, n_coordinates)``, or None."""
+        fmap = self.__dict__.get("_fmap")
+        if fmap is None:
+            return None
+        obj = self._state()
+        if fmap.constant:
+            Phi = self._phi_constant
+            return np.broadcast_to(Phi, (len(rows),) + Phi.shape)
+        _, blocks = fmap.jacobian_blocks(_take_rows(self._X_raw, np.asarray(rows)))
+        return blocks_to_dense(blocks, len(rows), obj.d, fmap.n_coordinates)
+
+    def _to_raw(self, T, rows):
+        """Chain rule on the feature columns of ``T`` ``(m, q_features, k)``."""
+        Phi = self._phi(rows)
+        if Phi is None:
+            return T
+        d = self._state().d
+        raw = np.matmul(np.swapaxes(Phi, 1, 2), T[:, :d])
+        return np.concatenate([raw, T[:, d:]], axis=1)
+
     def _rotated_chunks(self, rows):
         """``(positions, T)``: ``T[j]`` (q x p') satisfies ``T[j]^T T[j] = J_i^T J_i``."""
         obj = self._state()
-        if self.hessian_ == "dense":
-            for sl, G in obj.mixed_chunks(self._theta, rows):
-                G = G * self._scale[None, :, None]
-                m = G.shape[0]
+        for sl, G in obj.mixed_chunks(self._theta, rows):
+            m = G.shape[0]
+            if self.hessian_ == "dense":
                 T = (G.reshape(m * obj.q, obj.p) @ self._A.T).reshape(m, obj.q, -1)
-                yield sl, T
-        else:
-            for sl, G in obj.mixed_chunks(self._theta, rows):
-                G = G * self._scale[None, :, None]
-                m = G.shape[0]
-                rhs = G.reshape(m * obj.q, obj.p).T
-                X = _block_cg(self._hop, rhs, self._project)
-                yield sl, X.T.reshape(m, obj.q, obj.p)
+            else:
+                sol = _block_cg(self._hop, G.reshape(m * obj.q, obj.p).T, self._project)
+                T = sol.T.reshape(m, obj.q, obj.p)
+            yield sl, self._to_raw(T, rows[sl])
 
     def jacobian(self, row):
         """Exact Jacobian ``J_i`` of the minimiser w.r.t. row ``i``'s values, ``(p, q)``.
 
-        Column ``c < d`` is ``d theta* / d x_ic`` (raw units through the scalers), the
-        last columns the label directions. Parameters in scikit-learn's packing.
+        Column ``u < d`` is ``d theta* / d u`` for the raw coordinate ``u`` (through the
+        pipeline's preprocessing), the last columns the label directions. Parameters in
+        scikit-learn's packing.
         """
         obj = self._state()
         r = self._rows([row])
-        G = obj.mixed(self._theta, r)[0] * self._scale[:, None]
+        G = obj.mixed(self._theta, r)
         if self.hessian_ == "dense":
-            return -(self._Z @ (self._Qc @ ((self._Qc.T @ (self._Z.T @ G.T))
-                                            / self._lam[:, None])))
-        return -_block_cg(self._hop, G.T, self._project)
+            J = -(self._Z @ (self._Qc @ ((self._Qc.T @ (self._Z.T @ G[0].T))
+                                         / self._lam[:, None])))
+        else:
+            J = -_block_cg(self._hop, G[0].T, self._project)
+        return self._to_raw(J.T[None], r)[0].T
 
     def _grams(self, rows):
         cached = self.__dict__.get("_gram")
@@ -264,8 +271,10 @@ class AuditedMLP:
             Training rows (``None``: every row on the dense route, ``rows_`` on the
             operator route; other rows are computed on request there too).
         columns : None, name, position or list of them, default=None
-            Input columns (names of ``feature_names_in_`` or positions) and ``"label"``
-            (position ``d``); ``None``: all.
+            Raw input columns by name (a categorical column selects all its encoded
+            levels), raw coordinates by name (``coordinate_names_``, e.g. an encoded
+            level ``"race_White"``) or position ``0..d-1``, and ``"label"`` (position
+            ``d``: every label value); ``None``: all.
         per_example : bool, default=False
             One eta per row (``||J_i[:, C]||_2 / sigma``) instead of the eta of the whole
             set (``||J_S||_2 / sigma``, ``J_S`` the selected columns of the rows side by
@@ -277,9 +286,14 @@ class AuditedMLP:
         """
         r = self._rows(rows)
         cols = self._columns(columns)
+        published = np.isin(r, self.__dict__.get("published_rows_", np.zeros(0, int)))
         if per_example:
             grams = self._grams(r)[:, cols][:, :, cols]
-            return np.sqrt(np.maximum(np.linalg.eigvalsh(grams)[:, -1], 0.0)) / self.sigma
+            out = np.sqrt(np.maximum(np.linalg.eigvalsh(grams)[:, -1], 0.0)) / self.sigma
+            out[published & np.any(cols < self._d)] = np.inf
+            return out
+        if published.any() and np.any(cols < self._d):
+            return np.inf
         total = None
         for _, T in self._rotated_chunks(r):
             T = T[:, cols].reshape(-1, T.shape[-1])
@@ -494,20 +508,18 @@ def audit_mlp(pipe, model, X, y, *, sigma, sample_weight=None, rows=None, hessia
         raise ValueError(f"sigma must be a positive number; got {sigma!r}.")
     if hessian not in ("auto", "dense", "operator"):
         raise ValueError(f"hessian must be 'auto', 'dense' or 'operator'; got {hessian!r}.")
-    # ---- preprocessing (elementwise scalers: eta in raw units)
-    scale = None
-    names = None
-    if pipe is not None:
-        for _, step in pipe.steps[:-1]:
-            s = _input_scaling(step)
-            if s is not None:
-                s = np.asarray(s, dtype=float)
-                scale = s if scale is None else scale * s
-        Xt = pipe[:-1].transform(X) if len(pipe.steps) > 1 else X
-        names = getattr(pipe, "feature_names_in_", None)
+    # ---- preprocessing: the chain rule to the raw inputs through its derivative
+    fmap = None
+    if pipe is not None and len(pipe.steps) > 1:
+        fmap = feature_map(pipe)
+        if fmap.refusals:
+            raise ValueError(
+                "audit of an MLP pipeline: the raw-input Jacobian cannot be computed: "
+                + "; ".join(fmap.refusals) + ". To audit the MLP on the features it "
+                "receives instead, call audit(pipe[-1], pipe[:-1].transform(X), y, ...).")
+        Xt = pipe[:-1].transform(X)
     else:
         Xt = X
-        names = getattr(model, "feature_names_in_", None)
     if hasattr(Xt, "toarray"):
         Xt = Xt.toarray()
     Xt = np.asarray(Xt, dtype=np.float64)
@@ -618,10 +630,30 @@ def audit_mlp(pipe, model, X, y, *, sigma, sample_weight=None, rows=None, hessia
             smallest_eigenvalue=lmin)
     out._obj = obj
     out._theta = theta
-    out._scale = np.ones(obj.q)
-    if scale is not None:
-        out._scale[: obj.d] = scale
-    out._d, out._q = obj.d, obj.q
+    published = []
+    if fmap is not None:
+        out._fmap, out._X_raw = fmap, X
+        if fmap.constant:
+            _, blocks = fmap.jacobian_blocks(_take_rows(X, np.arange(1)))
+            out._phi_constant = blocks_to_dense(blocks, 1, obj.d, fmap.n_coordinates)[0]
+        if fmap.published:
+            for _ in fmap.iter_blocks(X, published_rows=published):
+                pass
+        out._d = fmap.n_coordinates
+        out._coordinate_names = list(fmap.coordinate_names)
+        out._feature_groups = {name: fmap.feature_coordinates[r]
+                               for r, name in enumerate(fmap.feature_names_in)
+                               if fmap.feature_coordinates[r].size}
+        names = fmap.feature_names_in
+    else:
+        out._d = obj.d
+        names = getattr(model, "feature_names_in_", None)
+        out._coordinate_names = ([str(c) for c in names] if names is not None
+                                 else [f"x{j}" for j in range(obj.d)])
+        out._feature_groups = {c: np.array([j]) for j, c in
+                               enumerate(out._coordinate_names)}
+    out._q = out._d + (obj.q - obj.d)
+    out.published_rows_ = np.unique(np.asarray(published, dtype=int))
     out.sigma = float(sigma)
     out.hessian_ = route
     out.hessian_min_eigenvalue_ = lmin
@@ -633,8 +665,10 @@ def audit_mlp(pipe, model, X, y, *, sigma, sample_weight=None, rows=None, hessia
     dist = float(np.linalg.norm(theta - theta0))
     out.polish_distance_ = dist
     out.polish_relative_ = dist / max(1.0, float(np.linalg.norm(theta)))
-    if names is not None:
+    holder = pipe if fmap is not None else model
+    if getattr(holder, "feature_names_in_", None) is not None:
         out.feature_names_in_ = np.asarray(names, dtype=object)
+    out.coordinate_names_ = np.asarray(out._coordinate_names, dtype=object)
     if route == "dense":
         out._A = (Qc / lam).T @ Z.T
         if n * obj.q * obj.q <= 25_000_000:
@@ -647,6 +681,8 @@ def audit_mlp(pipe, model, X, y, *, sigma, sample_weight=None, rows=None, hessia
         out.rows_ = np.arange(n)  # for _rows validation
         out.rows_ = out._rows(rows)
     out.eta_ = out.eta(out.rows_, per_example=True)
+    if out.published_rows_.size:
+        out.eta_[np.isin(out.rows_, out.published_rows_)] = np.inf
     out.epsilon_ = math.inf
     out.delta_ = 0.0
     out.epsilon_reason_ = (
