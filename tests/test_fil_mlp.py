@@ -229,9 +229,14 @@ def test_group_eta_and_fisher_information_against_stacked_jacobians():
         per, [np.linalg.norm(audited.jacobian(r)[:, 3:], 2) / 2.0 for r in rows], rtol=1e-9)
     # the softmax gauge: output biases centred, the audit's minimiser is the symmetric one
     assert abs(audited._obj.unpack(audited._theta)[1][-1].sum()) < 1e-12
-    # sigma_for_eta
+    # sigma_for_eta; the package-level functions answer for an MLP audit too
     s = audited.sigma_for_eta(0.25)
     assert audited.eta_.max() * audited.sigma / s == pytest.approx(0.25)
+    assert fil.sigma_for_eta(audited, 0.25) == s
+    assert fil.eta(audited, rows=rows, columns=cols) == audited.eta(rows=rows, columns=cols)
+    np.testing.assert_array_equal(fil.fisher_information(audited, rows=rows, columns=cols), F)
+    with pytest.raises(ValueError, match="wrt='features'"):
+        fil.eta(audited, wrt="features")
 
 
 def test_sample_weight_enters_the_audit():

@@ -68,7 +68,7 @@ MLP_DENSE_MAX = 1500
 _CG_RTOL = 1e-10
 _MAX_NEWTON = 100
 #: L-BFGS runs until the largest gradient entry is below this, then Newton takes over.
-_LBFGS_GTOL = 1e-5
+_LBFGS_GTOL = 1e-4
 
 #: Fitted attributes of an MLP that a release keeps (the rest -- loss curves, iteration
 #: counts, the optimiser's moment estimates, best-so-far copies -- is data-dependent).
