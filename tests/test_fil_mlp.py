@@ -470,3 +470,24 @@ def _check_against_retraining_columns(audited, rows, cols):
     for r, J in zip(rows, Js, strict=True):
         np.testing.assert_allclose(audited.jacobian(r)[:, cols], J, rtol=1e-4,
                                    atol=1e-6 * np.abs(J).max())
+
+
+def test_eta_display_of_an_mlp_audit():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    pd = pytest.importorskip("pandas")
+    X, y = _data("binary", 300)
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    model = _fit(MLPClassifier((3,), activation="tanh", alpha=1.0, solver="lbfgs",
+                               max_iter=2000, random_state=0), df, y)
+    audited = fil.audit(model, df, y, sigma=1.0)
+    disp = fil.EtaDisplay.from_estimator(audited, by="class", y=y, X=df, top_k=3)
+    np.testing.assert_array_equal(disp.eta, audited.eta_)
+    assert sum(disp.counts_[k].sum() for k in disp.counts_) == 300
+    assert list(disp.top_k_index) == list(np.argsort(-audited.eta_, kind="stable")[:3])
+    col = fil.EtaDisplay.from_estimator(audited, columns="b", by=df["a"] > 0)
+    np.testing.assert_allclose(col.eta, audited.eta(columns="b", per_example=True))
+    with pytest.raises(ValueError, match="needs the labels"):
+        fil.EtaDisplay.from_estimator(audited, by="class")
