@@ -491,3 +491,22 @@ def test_eta_display_of_an_mlp_audit():
     np.testing.assert_allclose(col.eta, audited.eta(columns="b", per_example=True))
     with pytest.raises(ValueError, match="needs the labels"):
         fil.EtaDisplay.from_estimator(audited, by="class")
+
+
+def test_privacy_report_audits_an_mlp_through_fil_audit():
+    from sklearn_privacy.report import PrivacyReport
+
+    X, y = _data("binary", 400)
+    model = _fit(MLPClassifier((3,), activation="tanh", alpha=1.0, solver="lbfgs",
+                               max_iter=2000, random_state=0), X, y)
+    rep = PrivacyReport.from_estimator(model, X, y, sigma=0.5, n_canaries=0,
+                                       random_state=0)
+    fil_sec = next(s for s in rep.sections if s.key == "fil")
+    text = str(fil_sec.table)
+    assert "local minimum certified" in text
+    audited = fil.audit(model, X, y, sigma=0.5)
+    assert rep.summary["max_eta"] == pytest.approx(audited.eta_.max(), rel=1e-9)
+    relu = _fit(MLPClassifier((3,), alpha=1.0, max_iter=50, random_state=0), X, y)
+    rep = PrivacyReport.from_estimator(relu, X, y, sigma=0.5, n_canaries=0, random_state=0)
+    fil_sec = next(s for s in rep.sections if s.key == "fil")
+    assert "relu" in " ".join(fil_sec.verdicts)
