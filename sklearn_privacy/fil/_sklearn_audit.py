@@ -464,7 +464,15 @@ def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float
         was trained on.
     random_state : int, RandomState instance or None, default=None
         Noise of the released coefficients of the returned estimator (``None``: fresh
-        OS entropy).
+        OS entropy). Not used for an MLP (pass it to the result's ``release``).
+    rows : array-like of int or None, default=None
+        MLP only: the training rows whose per-example eta is computed when the network
+        is audited through Hessian-vector products (required beyond 1,500 parameters;
+        optional with ``hessian="operator"``).
+    hessian : {"auto", "dense", "operator"}, default="auto"
+        MLP only: the exact dense Hessian (up to 1,500 parameters under ``"auto"``) or
+        Hessian-vector products with conjugate gradients (the certificate from Lanczos).
+        Both are the exact Hessian of the objective; no approximation is used.
 
     Returns
     -------
@@ -481,6 +489,14 @@ def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float
         ``source_alpha_`` (the mapped penalty) and ``release_claim_`` (what the release
         covers).
 
+        For an ``MLPClassifier`` / ``MLPRegressor`` (alone or ending a pipeline): an
+        MLP audit object with ``eta_`` (per row, with respect to the raw inputs through
+        the pipeline's differentiable preprocessing, and the label), ``eta``,
+        ``fisher_information``, ``sigma_for_eta``, ``jacobian``, ``release``,
+        ``hessian_min_eigenvalue_`` (the certificate), ``gradient_norm_``,
+        ``polish_distance_`` and ``epsilon_ = inf``; see the user guide "Auditing a
+        neural network" for what eta means at a local minimum of a non-convex objective.
+
     Raises
     ------
     ValueError
@@ -488,8 +504,14 @@ def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float
         (``l1``/``elasticnet`` penalties, ``class_weight``, ``positive=True``, several
         targets, liblinear's penalised intercept, a ``LogisticRegression`` fitted
         one-vs-rest through ``multi_class="ovr"``), an unfitted
-        model, data that do not match it, or a singular Hessian (for example
+        model, data that do not match it, an MLP with ``activation="relu"`` or
+        ``alpha=0``, a preprocessing step whose derivative is not traced, or a
+        singular Hessian (for example
         ``LinearRegression`` on collinear columns).
+    ~sklearn_privacy.exceptions.UncertifiedMinimumError
+        (a ``ValueError``) An MLP whose polished parameters are not a certified strict
+        local minimum (gradient above ``1e-10`` or a Hessian that is not positive
+        definite: a saddle point, a dead hidden unit).
 
     Examples
     --------
@@ -517,6 +539,19 @@ def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float
     >>> public3 = multi.release()                      # noisy K x d coef_ and K intercepts
     >>> public3.coef_.shape, public3.intercept_.shape
     ((3, 3), (3,))
+
+    A neural network (``tanh`` units, ``alpha > 0``), audited at its local minimum:
+
+    >>> from sklearn.neural_network import MLPClassifier
+    >>> net = MLPClassifier((3,), activation="tanh", alpha=1.0, solver="lbfgs",
+    ...                     max_iter=2000, random_state=0).fit(X, y)
+    >>> audited_net = fil.audit(net, X, y, sigma=0.1)
+    >>> audited_net.hessian_, audited_net.eta_.shape
+    ('dense', (300,))
+    >>> bool(audited_net.hessian_min_eigenvalue_ > 0), audited_net.epsilon_
+    (True, inf)
+    >>> type(audited_net.release()).__name__
+    'MLPClassifier'
     """
     mlp_pipe, mlp = split_mlp_pipeline(estimator)
     if mlp is not None:
