@@ -175,6 +175,33 @@ def test_objective_is_scikit_learns_and_derivatives_match_finite_differences(cas
         np.testing.assert_allclose(G[c], (ends[0] - ends[1]) / (2 * eps), atol=1e-8)
 
 
+@pytest.mark.parametrize("n,batch_size", [(450, 100), (450, "auto"), (300, 64)])
+def test_stochastic_solvers_objective_is_the_loss_curve_convention(n, batch_size):
+    """sgd/adam add the penalty to every minibatch: loss_curve_ has B * alpha."""
+    from sklearn_privacy.fil._mlp import _objective_alpha
+
+    X, y = _data("binary", n)
+    model = MLPClassifier((3,), activation="tanh", alpha=0.7, solver="sgd",
+                          learning_rate_init=1e-13, momentum=0.0, batch_size=batch_size,
+                          shuffle=False, max_iter=1, random_state=0)
+    model = _fit(model, X, y)  # one epoch with (numerically) frozen parameters
+    alpha, batches = _objective_alpha(model, n)
+    size = min(200, n) if batch_size == "auto" else batch_size
+    assert batches == int(np.ceil(n / size)) and alpha == pytest.approx(0.7 * batches)
+    obj, theta = _objective_of(model, X, y)
+    obj = MLPObjective(obj.units, obj.activation, obj.out, alpha, obj.X, obj.Y)
+    assert obj.value_grad(theta)[0] == pytest.approx(model.loss_curve_[0], rel=1e-10)
+    # the lbfgs objective (alpha itself) would not match
+    lbfgs = MLPObjective(obj.units, obj.activation, obj.out, 0.7, obj.X, obj.Y)
+    assert abs(lbfgs.value_grad(theta)[0] - model.loss_curve_[0]) > 1e-4
+    model.set_params(max_iter=200, learning_rate_init=0.05)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # sgd stops far from the minimum
+        audited = fil.audit(_fit(model, X, y), X, y, sigma=1.0)
+    assert audited.objective_alpha_ == pytest.approx(0.7 * batches)
+    assert audited.n_minibatches_ == batches
+
+
 # ---------------------------------------------------------------- eta vs retraining
 ETA_CASES = [
     ("binary", lambda: MLPClassifier((5,), activation="tanh", alpha=1.0, random_state=0,

@@ -106,6 +106,13 @@ class AuditedMLP:
         Newton steps of the polish.
     n_parameters_ : int
         Number of weights and biases.
+    objective_alpha_ : float
+        The penalty of the audited objective ``(sum_i s_i l_i + objective_alpha_ / 2
+        sum ||W||^2) / sum_i s_i``: the model's ``alpha`` for ``solver="lbfgs"``,
+        ``n_minibatches_ * alpha`` for ``"adam"`` and ``"sgd"`` (each minibatch adds the
+        penalty once; scikit-learn's ``loss_curve_`` convention).
+    n_minibatches_ : int
+        Minibatches per epoch of a stochastic solver (1 for lbfgs).
     hessian_ : {"dense", "operator"}
         Exact dense Hessian, or Hessian-vector products with conjugate gradients.
     n_label_columns_ : int
@@ -489,6 +496,26 @@ def _newton_operator(obj, theta, hop_at, project):
 
 
 # ------------------------------------------------------------------ the audit
+def _objective_alpha(model, n):
+    """``(alpha of the objective, minibatches per epoch)`` of the model's solver.
+
+    ``lbfgs`` minimises ``(sum s_i l_i + alpha / 2 ||W||^2) / sum s_i``. ``adam`` and
+    ``sgd`` add the penalty to every minibatch loss, each divided by that minibatch's
+    size: per epoch, at fixed parameters, scikit-learn's ``loss_curve_`` entry is the
+    mean loss plus ``B alpha / (2 n) ||W||^2`` with ``B = ceil(n / batch_size)``
+    minibatches, and the expected update is the gradient of that objective. Their
+    objective is therefore the same with ``alpha`` replaced by ``B alpha``.
+    """
+    if model.solver == "lbfgs":
+        return float(model.alpha), 1
+    if model.batch_size == "auto":
+        size = min(200, n)
+    else:
+        size = int(np.clip(model.batch_size, 1, n))
+    batches = int(math.ceil(n / size))
+    return float(model.alpha) * batches, batches
+
+
 def audit_mlp(pipe, model, X, y, *, sigma, sample_weight=None, rows=None, hessian="auto"):
     """Audit of a fitted MLP (see :func:`sklearn_privacy.fil.audit`)."""
     check_is_fitted(model)
@@ -560,7 +587,8 @@ def audit_mlp(pipe, model, X, y, *, sigma, sample_weight=None, rows=None, hessia
             raise ValueError("sample_weight must be finite, non-negative, of shape "
                              "(n_samples,) and not all zero (the model's fit weights).")
     units = [model.n_features_in_, *[W.shape[1] for W in model.coefs_]]
-    obj = MLPObjective(units, model.activation, model.out_activation_, model.alpha, Xt, Y,
+    alpha_obj, n_batches = _objective_alpha(model, n)
+    obj = MLPObjective(units, model.activation, model.out_activation_, alpha_obj, Xt, Y,
                        sample_weight)
     theta_user = np.concatenate([np.ravel(W) for W in model.coefs_]
                                 + [np.ravel(b) for b in model.intercepts_]).astype(float)
@@ -661,6 +689,8 @@ def audit_mlp(pipe, model, X, y, *, sigma, sample_weight=None, rows=None, hessia
     out.gradient_norm_ = gnorm
     out.n_newton_steps_ = int(steps)
     out.n_parameters_ = int(obj.p)
+    out.objective_alpha_ = float(alpha_obj)
+    out.n_minibatches_ = int(n_batches)
     out.n_label_columns_ = int(obj.q - obj.d)
     dist = float(np.linalg.norm(theta - theta0))
     out.polish_distance_ = dist

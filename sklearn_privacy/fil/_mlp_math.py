@@ -5,7 +5,10 @@ The objective is the one ``MLPClassifier`` / ``MLPRegressor`` minimise (checked 
 
     F(theta) = ( sum_i w_i l(z_i, y_i) + alpha / 2 * sum_l ||W_l||_F^2 ) / sum_i w_i
 
-with ``z_i`` the output layer before its output activation, the biases unpenalised, and
+with ``z_i`` the output layer before its output activation, the biases unpenalised
+(``alpha`` is the model's for ``solver="lbfgs"``; the stochastic solvers add the penalty
+to each of the ``B`` minibatch losses of an epoch, so their objective -- and the
+``loss_curve_`` convention -- has ``B * alpha``, see ``_mlp._objective_alpha``), and
 ``l`` the loss of the canonical output link: ``0.5 (z - y)^2`` (identity output,
 ``loss="squared_error"``; one target), ``softplus(z) - y z`` (logistic output, binary
 classes), ``logsumexp(z) - z . y`` (softmax output, one-hot ``y``) and ``exp(z) - y z +
