@@ -418,6 +418,10 @@ def test_release_is_the_users_mlp_with_noisy_parameters():
     assert "_obj" not in restored.__dict__ and "_theta" not in restored.__dict__
     with pytest.raises(AuditStateUnavailableError):
         restored.eta(rows=[0])
+    with pytest.raises(AuditStateUnavailableError):
+        restored.eta_  # noqa: B018 (per-row values are audit state too)
+    with pytest.raises(AuditStateUnavailableError):
+        restored.release()
 
 
 def test_scaler_pipeline_on_a_frame_gives_raw_unit_etas():

@@ -141,10 +141,17 @@ class AuditedMLP:
                 "owns the data.")
         return obj
 
+    @property
+    def eta_(self):
+        """Per-example eta of ``rows_`` (audit state: not in a pickle)."""
+        self._state()
+        return self._eta_values
+
     def __getstate__(self):
         state = dict(self.__dict__)
         for key in ("_obj", "_source", "_theta", "_A", "_Z", "_Qc", "_lam", "_gram",
-                    "_fmap", "_X_raw", "_hop", "_project"):
+                    "_fmap", "_X_raw", "_hop", "_project", "_eta_values",
+                    "_phi_constant"):
             state.pop(key, None)
         return state
 
@@ -504,7 +511,9 @@ def _objective_alpha(model, n):
     size: per epoch, at fixed parameters, scikit-learn's ``loss_curve_`` entry is the
     mean loss plus ``B alpha / (2 n) ||W||^2`` with ``B = ceil(n / batch_size)``
     minibatches, and the expected update is the gradient of that objective. Their
-    objective is therefore the same with ``alpha`` replaced by ``B alpha``.
+    objective is therefore the same with ``alpha`` replaced by ``B alpha``. (With sample
+    weights scikit-learn divides each minibatch penalty by that minibatch's weight, which
+    depends on the shuffle; ``B alpha / sum s_i`` is its average.)
     """
     if model.solver == "lbfgs":
         return float(model.alpha), 1
@@ -710,9 +719,9 @@ def audit_mlp(pipe, model, X, y, *, sigma, sample_weight=None, rows=None, hessia
     else:
         out.rows_ = np.arange(n)  # for _rows validation
         out.rows_ = out._rows(rows)
-    out.eta_ = out.eta(out.rows_, per_example=True)
+    out._eta_values = out.eta(out.rows_, per_example=True)
     if out.published_rows_.size:
-        out.eta_[np.isin(out.rows_, out.published_rows_)] = np.inf
+        out._eta_values[np.isin(out.rows_, out.published_rows_)] = np.inf
     out.epsilon_ = math.inf
     out.delta_ = 0.0
     out.epsilon_reason_ = (
@@ -722,10 +731,14 @@ def audit_mlp(pipe, model, X, y, *, sigma, sample_weight=None, rows=None, hessia
     steps_note = "" if pipe is None else (
         " The preprocessing steps were fitted on the private rows without a guarantee and "
         "are released as they are.")
+    stop_note = "" if not getattr(model, "early_stopping", False) else (
+        " The model used early stopping (a validation split of the rows chose its "
+        "parameters); the audit describes the polished minimiser on all the rows given.")
     out.release_claim_ = (
         f"Gaussian output perturbation (sigma={out.sigma!r}) of every weight and bias of "
-        f"the polished local minimiser of the {name} objective (alpha={model.alpha!r}); "
-        "eta describes the release locally, at that minimum." + steps_note)
+        f"the polished local minimiser of the {name} objective (alpha={model.alpha!r}, "
+        f"objective alpha {alpha_obj!r}); eta describes the release locally, at that "
+        "minimum." + steps_note + stop_note)
     if out.polish_relative_ > 0.1:
         warnings.warn(
             f"audit: the {name}'s parameters are {dist:.3g} (L2) from the polished local "
