@@ -12,6 +12,8 @@ noise) at several sizes. In every case, side by side in one process:
   ``polish`` (L-BFGS + Newton), ``hessian`` (one exact Hessian at the polished point)
   and ``eta`` (the per-example Jacobians of all rows).
 
+A case whose polished point is not a strict minimum (typically a dead hidden unit, whose
+unpenalised bias is a flat direction) is reported as refused, with the time to refuse.
 Reports the ratio audit / sklearn fit, the polish distance relative to the norm of the
 parameters (scikit-learn's adam stops far from the minimiser of its own objective, and
 finishing the optimisation is part of the audit's cost) and the certificate (smallest
@@ -35,6 +37,7 @@ from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 from sklearn.neural_network import MLPClassifier  # noqa: E402
 
 from sklearn_privacy import fil  # noqa: E402
+from sklearn_privacy.exceptions import UncertifiedMinimumError  # noqa: E402
 from sklearn_privacy.fil import _mlp  # noqa: E402
 
 CASES = [  # (rows, inputs, hidden layers, alpha)
@@ -42,6 +45,7 @@ CASES = [  # (rows, inputs, hidden layers, alpha)
     (5000, 10, (20,), 1.0),
     (20000, 20, (40,), 1.0),
     (5000, 10, (16, 8), 1.0),
+    (5000, 10, (16, 8), 0.1),
 ]
 
 
@@ -95,6 +99,12 @@ def main():
                 t = time.perf_counter()
                 audited = fil.audit(model, X, y, sigma=1.0)
                 t_audit = time.perf_counter() - t
+        except UncertifiedMinimumError as exc:
+            t_audit = time.perf_counter() - t
+            print(f"| {n:,} | {d} | {hidden} (alpha {alpha}) | -- | {t_fit:.2f} "
+                  f"({model.n_iter_}) | {t_audit:.2f} | refused: not a strict minimum | "
+                  f"{t_audit / t_fit:.2f} | -- | {exc.smallest_eigenvalue:.3g} |", flush=True)
+            continue
         finally:
             _mlp._lbfgs, _mlp._newton_dense = originals
         obj = audited._obj
@@ -105,7 +115,8 @@ def main():
         t = time.perf_counter()
         audited.eta(per_example=True)
         t_eta = time.perf_counter() - t
-        print(f"| {n:,} | {d} | {hidden} | {audited.n_parameters_} | {t_fit:.2f} "
+        print(f"| {n:,} | {d} | {hidden} (alpha {alpha}) | {audited.n_parameters_} | "
+              f"{t_fit:.2f} "
               f"({model.n_iter_}) | {t_audit:.2f} | {times['polish']:.2f} / {t_h:.2f} / "
               f"{t_eta:.2f} | {t_audit / t_fit:.2f} | {audited.polish_relative_:.3f} | "
               f"{audited.hessian_min_eigenvalue_:.3g} |", flush=True)
