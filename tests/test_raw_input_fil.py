@@ -321,8 +321,9 @@ def test_untraceable_steps_are_refused_by_name(step, name):
     with pytest.raises(ValueError, match=name):
         fil.fisher_information(pipe, X=df, rows=[0], columns="b", wrt="raw")
     # the default falls back to the features, saying why
-    with pytest.warns(PrivacyWarning, match=name):
+    with pytest.warns(PrivacyWarning, match=name) as record:
         out = fil.eta(pipe, X=df, per_example=True)
+    assert record[0].filename == __file__  # points at the user's call
     np.testing.assert_allclose(out, pipe[-1].eta_, rtol=1e-12)
     assert name in " ".join(feature_map(pipe).refusals)
 
@@ -333,8 +334,9 @@ def test_nystroem_published_rows_are_reported_with_infinite_eta():
     published = sorted(nys.component_indices_.tolist())
     fmap = feature_map(pipe)
     assert fmap.published and "components_" in fmap.published[0]
-    with pytest.warns(PrivacyWarning, match="publishes training rows verbatim"):
+    with pytest.warns(PrivacyWarning, match="publishes training rows verbatim") as record:
         e = fil.eta(pipe, X=df, per_example=True)
+    assert record[0].filename == __file__
     assert np.array_equal(np.flatnonzero(np.isinf(e)), published)
     assert np.all(np.isfinite(np.delete(e, published)))
     with pytest.warns(PrivacyWarning):
@@ -378,3 +380,53 @@ def test_logistic_regression_audit_multinomial_raw():
     r = _probe_rows(audited, df)[0]
     J = _fd_jacobian(audited, df, y, r, np.arange(2))
     assert _rel(e[r], np.linalg.norm(J, 2) / SIGMA) < RTOL
+
+
+def test_report_and_eta_display_read_the_raw_inputs():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from sklearn_privacy.fil import EtaDisplay
+    from sklearn_privacy.report import PrivacyReport
+
+    pipe, df, y = _fit("spline_linear", "logistic")
+    raw = fil.eta(pipe, X=df, per_example=True)
+    rep = PrivacyReport.from_estimator(pipe, df, y, sensitive_columns=["a"], n_canaries=0,
+                                       canary_releases=0, random_state=0)
+    sec = next(s for s in rep.sections if s.key == "fil")
+    table = dict(sec.table)
+    assert table["eta with respect to"].startswith("the raw inputs")
+    assert rep.summary["max_eta"] == pytest.approx(raw.max(), rel=1e-12)
+    a = fil.eta(pipe, X=df, columns="a", per_example=True)
+    assert table["eta of 'a' (median / max)"] == f"{np.median(a):.3g} / {a.max():.3g}"
+    disp = EtaDisplay.from_estimator(pipe, X=df)
+    np.testing.assert_allclose(disp.eta, raw, rtol=1e-12)
+    feats = EtaDisplay.from_estimator(pipe, X=df, wrt="features")
+    np.testing.assert_allclose(feats.eta, pipe[-1].eta_, rtol=1e-12)
+    # an untraceable map: the report says which view it shows
+    kb, df2 = _refusal_pipeline(KBinsDiscretizer(n_bins=3,
+                                                 quantile_method="averaged_inverted_cdf"))
+    rep2 = PrivacyReport.from_estimator(kb, df2, _target(df2, "ls"), n_canaries=0,
+                                        canary_releases=0, random_state=0)
+    table2 = dict(next(s for s in rep2.sections if s.key == "fil").table)
+    assert table2["eta with respect to"].startswith("the features entering the final step")
+    assert "KBinsDiscretizer" in table2["eta with respect to"]
+
+
+def test_one_vs_rest_pipeline_reports_the_features_view_and_says_so():
+    from sklearn.multiclass import OneVsRestClassifier
+
+    df = _frame()
+    y = _target(df, "multinomial")
+    ct = make_column_transformer((StandardScaler(), ["a", "b"]), (OneHotEncoder(), ["c"]))
+    pipe = make_pipeline(ct, OneVsRestClassifier(
+        FILLogisticRegression(sigma=SIGMA, alpha=0.05, random_state=0))).fit(df, y)
+    with pytest.warns(PrivacyWarning, match="one-vs-rest"):
+        default = fil.eta(pipe, per_example=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyWarning)
+        np.testing.assert_array_equal(default, fil.eta(pipe, per_example=True,
+                                                       wrt="features"))
+    with pytest.raises(ValueError, match="one-vs-rest"):
+        fil.eta(pipe, per_example=True, wrt="raw")

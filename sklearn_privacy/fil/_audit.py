@@ -109,7 +109,7 @@ def _final_and_columns(estimator, columns):
 _WRT = (None, "raw", "features")
 
 
-def raw_view(estimator, wrt=None, X=None, *, who="eta", stacklevel=4):
+def raw_view(estimator, wrt=None, X=None, *, who="eta", stacklevel=3):
     """The raw-input audit of a pipeline, or None for the transformed-feature view.
 
     ``wrt=None`` (the default): the raw inputs when the preprocessing is traceable (every
@@ -130,6 +130,12 @@ def raw_view(estimator, wrt=None, X=None, *, who="eta", stacklevel=4):
         if wrt == "raw":
             raise ValueError(f"{who}: wrt='raw' is not available for a one-vs-rest "
                              "composition; use wrt='features' or FILLogisticRegression.")
+        warnings.warn(
+            f"{who}: eta is reported for the features entering the one-vs-rest "
+            "composition, not the raw inputs (the raw-input view is not available for it; "
+            "FILLogisticRegression fits several classes natively and has it). Pass "
+            "wrt='features' to ask for that view explicitly.",
+            PrivacyWarning, stacklevel=stacklevel)
         return None
     fmap = feature_map(estimator)
     if fmap.refusals:
@@ -228,12 +234,16 @@ def _is_mlp_audit(estimator, wrt, X, constrained, who):
 
     if not isinstance(estimator, AuditedMLP):
         return False
-    if wrt not in (None, "raw") or X is not None or constrained:
+    if wrt not in (None, "raw") or constrained:
         raise ValueError(
             f"{who} of an MLP audit: its etas are always with respect to the raw inputs "
-            "the audit was given (through the traced preprocessing); wrt='features', X "
-            "and constrained do not apply. For the features entering the network, audit "
+            "the audit was given (through the traced preprocessing); wrt='features' and "
+            "constrained do not apply. For the features entering the network, audit "
             "pipe[-1] on pipe[:-1].transform(X).")
+    if X is not None and X.shape[0] != estimator._state().n:
+        raise ValueError(
+            f"X: the MLP audit holds its {estimator._state().n} training rows; X (not "
+            "needed) has a different number of rows.")
     return True
 
 

@@ -207,7 +207,7 @@ class EtaDisplay:
     @classmethod
     def from_estimator(cls, estimator, *, kind="hist", by=None, X=None, y=None, columns=None,
                        constrained=False, top_k=5, bins=30, log_scale=False, ax=None,
-                       name=None):
+                       name=None, wrt=None):
         """Plot the per-example eta (or the IRFIL history) of a fitted estimator.
 
         Parameters
@@ -230,7 +230,8 @@ class EtaDisplay:
             original input feature traced through the fitted steps (a one-hot encoded
             feature is decoded to its level names).
         X : array-like or DataFrame of shape (n_samples, n_features), default=None
-            The training data, only to read the column ``by``.
+            The training data: to read the column ``by``, and for a pipeline the raw rows
+            of the raw-input eta (see ``wrt``).
         y : array-like of shape (n_samples,), default=None
             Training labels, for ``by="class"``.
         columns : None or columns, default=None
@@ -250,6 +251,10 @@ class EtaDisplay:
             Axes to draw on (None: a new figure).
         name : str, default=None
             Title (default: the estimator's class name).
+        wrt : {None, "raw", "features"}, default=None
+            For a pipeline, eta of the raw inputs or of the features entering the final
+            step, as in :func:`sklearn_privacy.fil.eta` (the default: the raw inputs when
+            every step has a known derivative; a non-linear map needs ``X``).
 
         Returns
         -------
@@ -284,8 +289,10 @@ class EtaDisplay:
             return disp.plot(ax=ax)
         if isinstance(top_k, bool | np.bool_) or not isinstance(top_k, Integral) or top_k < 0:
             raise ValueError(f"top_k must be an integer >= 0; got {top_k!r}.")
+        raw_rows = X if hasattr(estimator, "steps") else None
         values = np.asarray(_pipeline_eta(estimator, columns=columns, per_example=True,
-                                          constrained=constrained), dtype=float)
+                                          constrained=constrained, wrt=wrt, X=raw_rows),
+                            dtype=float)
         n = values.size
         groups, names = cls._resolve_by(estimator, final, by, X, y, n)
         order = np.argsort(-values, kind="stable")

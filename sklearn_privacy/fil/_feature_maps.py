@@ -94,6 +94,8 @@ from sklearn.preprocessing import (
     StandardScaler,
 )
 
+from ..utils.fixes import column_transformer_input_indices
+
 __all__ = ["FeatureMap", "feature_map"]
 
 #: Derivatives of NumPy ufuncs accepted as ``FunctionTransformer(func=...)``.
@@ -351,14 +353,22 @@ def _spline_derivative(step, Zd):
 def _poly_derivative(step, Zd):
     P = np.asarray(step.powers_.toarray() if sp.issparse(step.powers_) else step.powers_)
     m, k = Zd.shape
+    P = P.astype(np.intp)
+    # integer powers by products (no float pow): pw[e, :, l] = Zd[:, l] ** e
+    pw = np.ones((int(P.max(initial=0)) + 1, m, k))
+    for e in range(1, pw.shape[0]):
+        pw[e] = pw[e - 1] * Zd
     J = np.zeros((m, P.shape[0], k))
     for j in range(k):
-        has = P[:, j] > 0
-        if not has.any():
+        has = np.flatnonzero(P[:, j] > 0)
+        if not has.size:
             continue
-        Pj = P[has].astype(float)
-        Pj[:, j] -= 1.0
-        J[:, has, j] = P[has, j] * np.prod(Zd[:, None, :] ** Pj[None], axis=2)
+        Pj = P[has].copy()
+        Pj[:, j] -= 1
+        val = np.broadcast_to(P[has, j].astype(float), (m, has.size)).copy()
+        for col in range(k):
+            val *= pw[Pj[:, col], :, col].T
+        J[:, has, j] = val
     return [(np.arange(P.shape[0]), np.arange(k), J)]
 
 
@@ -370,8 +380,18 @@ def _rbf_sampler_derivative(step, Zd):
     return [(np.arange(D), np.arange(Zd.shape[1]), J)]
 
 
+def _kernel_params(step):
+    """The keyword arguments Nystroem passes to its kernel (``pairwise_kernels`` keeps
+    those the kernel takes, ``filter_params=True``)."""
+    params = dict(step.kernel_params or {})
+    for name in ("gamma", "degree", "coef0"):
+        if getattr(step, name, None) is not None:
+            params[name] = getattr(step, name)
+    return params
+
+
 def _nystroem_params(step, k):
-    params = dict(step._get_kernel_params())
+    params = _kernel_params(step)
     gamma = params.get("gamma")
     return {
         "gamma": 1.0 / k if gamma is None else float(gamma),
@@ -412,12 +432,16 @@ def _nystroem_derivative(step, Zd):
               - (dot / (nx[:, None] ** 3 * nc[None]))[:, :, None] * Zd[:, None, :])
     else:  # pragma: no cover - refused by the structural scan
         raise ValueError(f"Nystroem kernel {kern!r} has no derivative here.")
-    ref = pairwise_kernels(Zd, C, metric=kern, filter_params=True,
-                           **step._get_kernel_params())
-    if not np.allclose(K, ref, rtol=1e-9, atol=1e-12):  # pragma: no cover - safety net
+    few = slice(0, min(m, 64))  # safety net on a few rows: the kernel's parameters
+    ref = pairwise_kernels(Zd[few], C, metric=kern, filter_params=True,
+                           **_kernel_params(step))
+    if not np.allclose(K[few], ref, rtol=1e-9, atol=1e-12):  # pragma: no cover
         raise ValueError(f"Nystroem: the kernel {kern!r} recomputed for its derivative "
                          "does not match scikit-learn's; its parameters were not understood.")
-    J = np.einsum("oc,mck->mok", step.normalization_, dK)
+    norm = np.asarray(step.normalization_, dtype=float)
+    J = np.empty((m, norm.shape[0], k))
+    for j in range(k):  # one GEMM per input column
+        J[:, :, j] = dK[:, :, j] @ norm.T
     return [(np.arange(J.shape[1]), np.arange(k), J)]
 
 
@@ -528,7 +552,7 @@ class FeatureMap:
             return
         if isinstance(step, ColumnTransformer):
             for name, trans, _ in step.transformers_:
-                idx = np.asarray(step._transformer_to_input_indices.get(name, []), int)
+                idx = np.asarray(column_transformer_input_indices(step, name), int)
                 if (isinstance(trans, str) and trans == "drop") or idx.size == 0:
                     continue
                 sub = None if rawcol is None else rawcol[idx]
@@ -594,7 +618,7 @@ class FeatureMap:
         coords = np.array([self.feature_coordinates[r][0] for r in num], dtype=np.intp)
         return [(num, coords, None, True)]
 
-    def jacobian_blocks(self, X, *, row_offset=0, published_rows=None):
+    def jacobian_blocks(self, X, *, row_offset=0, published_rows=None, output=True):
         """``phi(X)`` and its derivative at the rows ``X`` as blocks.
 
         Parameters
@@ -606,11 +630,14 @@ class FeatureMap:
         published_rows : list or None
             When a list, the training-row indices (``row_offset`` + position) of the
             rows of ``X`` that a Nystroem step publishes verbatim are appended to it.
+        output : bool, default=True
+            Whether to compute ``Z`` (the last step's transform is skipped otherwise).
 
         Returns
         -------
-        Z : ndarray or sparse matrix of shape (m, n_outputs)
-            The preprocessing's output (what the final step receives).
+        Z : ndarray, sparse matrix of shape (m, n_outputs), or None
+            The preprocessing's output (what the final step receives); None when
+            ``output`` is false.
         blocks : list of tuples ``(out, coords, J, diag)``
             The derivative ``d phi / d coordinates`` is the sum of the blocks: with
             ``diag`` false, ``J`` (m, len(out), len(coords)) adds to
@@ -633,11 +660,11 @@ class FeatureMap:
         J = self._initial_blocks()
         Z = X
         rawcol = np.arange(self.n_features_in)
-        for s in self.steps:
-            if s is None or (isinstance(s, str) and s == "passthrough"):
-                continue
+        real = [s for s in self.steps if not (s is None or (isinstance(s, str)
+                                                            and s == "passthrough"))]
+        for k, s in enumerate(real):
             J = self._jac(s, Z, J, rawcol, m, ctx)
-            Z = s.transform(Z)
+            Z = s.transform(Z) if (output or k < len(real) - 1) else None
             rawcol = None
         return Z, J
 
@@ -699,7 +726,7 @@ class FeatureMap:
                 self._put_encoded(s, Z, rawcol, out)
             elif isinstance(s, ColumnTransformer):
                 for name, trans, _ in s.transformers_:
-                    idx = np.asarray(s._transformer_to_input_indices.get(name, []), int)
+                    idx = np.asarray(column_transformer_input_indices(s, name), int)
                     if (isinstance(trans, str)) or idx.size == 0:
                         continue
                     if _categorical_block(trans) is not None:
@@ -756,7 +783,7 @@ class FeatureMap:
         if isinstance(step, ColumnTransformer):
             out = []
             for name, trans, _ in step.transformers_:
-                idx = np.asarray(step._transformer_to_input_indices.get(name, []), int)
+                idx = np.asarray(column_transformer_input_indices(step, name), int)
                 sl = step.output_indices_.get(name)
                 if (isinstance(trans, str) and trans == "drop") or idx.size == 0 or \
                         sl is None or sl.stop == sl.start:

@@ -39,6 +39,28 @@ __all__ = ["RawInputAudit"]
 #: Relative tolerance of the check that ``phi(X)`` reproduces the final step's data.
 _MATCH_RTOL = 1e-7
 _CHUNK_BYTES = 32_000_000
+#: Rows (spread over the table) on which the raw rows are checked against the final
+#: step's data.
+_CHECK_ROWS = 512
+
+
+def _ix(idx):
+    """A slice for a contiguous ascending index array (basic indexing: no gather)."""
+    idx = np.asarray(idx)
+    if idx.size and np.array_equal(idx, np.arange(idx[0], idx[0] + idx.size)):
+        return slice(int(idx[0]), int(idx[0]) + idx.size)
+    return idx
+
+
+def _top_eigenvalues(G):
+    """Largest eigenvalue of each symmetric PSD matrix of the stack ``G`` (m, k, k)."""
+    k = G.shape[1]
+    if k == 1:
+        return G[:, 0, 0].copy()
+    if k == 2:
+        a, b, c = G[:, 0, 0], G[:, 1, 1], G[:, 0, 1]
+        return 0.5 * (a + b) + np.sqrt(0.25 * (a - b) ** 2 + c * c)
+    return np.linalg.eigvalsh(G)[:, -1]
 
 
 class RawInputAudit:
@@ -84,11 +106,13 @@ class RawInputAudit:
                 f"X has {X.shape[0]} rows, but the model was fitted on {self.n}; pass the "
                 "raw rows the pipeline was fitted on, in the same order.")
         self.X = X
+        self._checked = X is None
         self._published = None
         self._constant_blocks = None
         if not self.multinomial:
             self._Bf = engine.H_inv[:, : self.p_f]
             self._w = engine.theta[: self.p_f]
+            self._N = self._Bf.T @ self._Bf
 
     # ------------------------------------------------------------------ map blocks
     def _blocks(self, idx):
@@ -97,8 +121,19 @@ class RawInputAudit:
             if self._constant_blocks is None:
                 self._constant_blocks = self.fmap.constant_blocks(self.p_f)
             return self._constant_blocks, []
+        if not self._checked:
+            self._check_rows()
         found = []
-        Z, blocks = self.fmap.jacobian_blocks(_take_rows(self.X, idx), published_rows=found)
+        _, blocks = self.fmap.jacobian_blocks(_take_rows(self.X, idx), published_rows=found,
+                                              output=False)
+        return blocks, [int(idx[k]) for k in found]
+
+    def _check_rows(self):
+        """Refuse raw rows that are not the training rows: ``phi(X)`` must reproduce the
+        final step's data on up to ``_CHECK_ROWS`` rows spread over the table (a
+        shuffled, shifted or different table fails)."""
+        idx = np.unique(np.linspace(0, self.n - 1, min(self.n, _CHECK_ROWS)).astype(np.intp))
+        Z, _ = self.fmap.jacobian_blocks(_take_rows(self.X, idx))
         Zd = Z.toarray() if hasattr(Z, "toarray") else np.asarray(
             Z.to_numpy() if hasattr(Z, "to_numpy") else Z, dtype=float)
         ref = self.engine.dense_rows(idx)[:, : self.p_f]
@@ -108,7 +143,7 @@ class RawInputAudit:
                 "X: the preprocessing of these rows does not reproduce the data the final "
                 "step was fitted on; pass the raw training rows of the pipeline, in the "
                 "order it was fitted on.")
-        return blocks, [int(idx[k]) for k in found]
+        self._checked = True
 
     # ------------------------------------------------------------------ Jacobians
     def _jt_binary(self, idx, blocks, order):
@@ -148,6 +183,97 @@ class RawInputAudit:
                 out[:, col, :] = -(om * l3)[:, None] * A
                 col += 1
         return out
+
+    def _gram_binary(self, idx, blocks, order):
+        """Per-row Grams ``J_i[:, C]^T J_i[:, C]`` (m, k, k), assembled in the raw space.
+
+        With ``g = Phi^T w``, ``h = Phi^T B^T a`` and ``Q = Phi^T N Phi`` (``N = B^T B``,
+        fixed), the Gram of the coordinate columns is ``omega^2 [l''^2 |a|^2 g g^T +
+        l'' l' (g h^T + h g^T) + l'^2 Q]`` and the label adds ``omega^2 l3^2 |a|^2`` and
+        ``omega^2 l3 (l'' |a|^2 g + l' h)``. Each coordinate's column of ``Phi`` is a few
+        output columns with their derivatives (an encoded level: one column, derivative
+        1, so its ``N Phi`` is a column of ``N``; a spline input: its own basis columns),
+        so ``N Phi`` costs one small GEMM per numeric coordinate.
+        """
+        eng = self.engine
+        m = idx.size
+        A = eng._aug_rows(idx) @ eng.H_inv
+        na2 = np.einsum("ij,ij->i", A, A)
+        E = A @ self._Bf  # rows of B^T a_i
+        om, l1, l2, l3 = eng.omega[idx], eng.l1[idx], eng.l2[idx], eng.l3[idx]
+        feats = order[order < self.d_u]
+        kf = feats.size
+        pos = np.full(self.d_u, -1, dtype=np.intp)
+        pos[feats] = np.arange(kf)
+        N, w = self._N, self._w
+        terms = [[] for _ in range(kf)]  # per coordinate: (outputs, derivatives or None)
+        for o, i, J, diag in blocks:
+            for b in np.flatnonzero(pos[i] >= 0):
+                u = pos[i[b]]
+                if diag:
+                    terms[u].append((o[b:b + 1], None if J is None else J[:, b:b + 1]))
+                else:
+                    terms[u].append((o, J[:, :, b]))
+        # encoded levels (one output, derivative 1) all at once; the others one by one
+        const = np.array([len(t) == 1 and t[0][1] is None for t in terms], dtype=bool)
+        cu = np.flatnonzero(const)
+        co = np.array([terms[u][0][0][0] for u in cu], dtype=np.intp)
+        vu = np.flatnonzero(~const)
+        g = np.zeros((m, kf))
+        h = np.zeros((m, kf))
+        g[:, cu] = w[co]
+        h[:, cu] = E[:, co]
+        Q = np.empty((m, kf, kf))
+        cs = _ix(cu)
+        if isinstance(cs, slice):
+            Q[:, cs, cs] = N[co][:, co]
+        else:
+            Q[:, cu[:, None], cu[None, :]] = N[co][:, co]
+        NP = {}
+        for u in vu:
+            acc = np.zeros((m, self.p_f))
+            for o, vals in terms[u]:
+                if vals is None:
+                    vals = np.ones((1, o.size))
+                acc += vals @ N[o]
+                g[:, u] += vals @ w[o]
+                h[:, u] += np.einsum("mo,mo->m", np.broadcast_to(vals, (m, o.size)),
+                                     E[:, o])
+            NP[u] = acc
+            Q[:, u, cs] = acc[:, co]
+            Q[:, cs, u] = acc[:, co]
+        for a, u in enumerate(vu):
+            for v in vu[a:]:
+                q = np.zeros(m)
+                for o, vals in terms[u]:
+                    if vals is None:
+                        vals = np.ones((1, o.size))
+                    q += np.einsum("mo,mo->m", np.broadcast_to(vals, (m, o.size)),
+                                   NP[v][:, o])
+                Q[:, u, v] = q
+                Q[:, v, u] = q
+        c_gg = (l2 * l2 * na2)[:, None, None]
+        gh = g[:, :, None] * h[:, None, :]
+        Gf = c_gg * (g[:, :, None] * g[:, None, :]) + (l2 * l1)[:, None, None] * (
+            gh + gh.transpose(0, 2, 1)) + (l1 * l1)[:, None, None] * Q
+        lab = np.flatnonzero(order == self.d_u)
+        if not lab.size:
+            return Gf * (om * om)[:, None, None]
+        # internal order: the coordinates, then the label; the caller's order after
+        k = kf + 1
+        G = np.empty((m, k, k))
+        G[:, :kf, :kf] = Gf
+        cross = l3[:, None] * (l2[:, None] * na2[:, None] * g + l1[:, None] * h)
+        G[:, :kf, kf] = cross
+        G[:, kf, :kf] = cross
+        G[:, kf, kf] = l3 * l3 * na2
+        G *= (om * om)[:, None, None]
+        internal = np.empty(k, dtype=np.intp)  # caller position -> internal position
+        internal[np.flatnonzero(order < self.d_u)] = np.arange(kf)
+        internal[lab[0]] = kf
+        if np.array_equal(internal, np.arange(k)):
+            return G
+        return G[:, internal[:, None], internal[None, :]]
 
     def _jt_multinomial(self, idx, blocks, order):
         eng = self.engine
@@ -198,14 +324,20 @@ class RawInputAudit:
         pos = 0
         published = []
         for chunk in self._chunks(idx, k):
-            Jt, pub = self.jacobians_t(chunk, order, constrained)
-            published.extend(pub)
-            if Jt.shape[1] == 1:
-                top = np.einsum("mp,mp->m", Jt[:, 0], Jt[:, 0])
-            elif Jt.shape[1] <= self.p:
-                top = np.linalg.eigvalsh(np.matmul(Jt, Jt.transpose(0, 2, 1)))[:, -1]
+            if self.multinomial or k > self.p:
+                Jt, pub = self.jacobians_t(chunk, order, constrained)
+                if Jt.shape[1] <= self.p:
+                    G = np.matmul(Jt, Jt.transpose(0, 2, 1))
+                else:
+                    G = np.matmul(Jt.transpose(0, 2, 1), Jt)
             else:
-                top = np.linalg.eigvalsh(np.matmul(Jt.transpose(0, 2, 1), Jt))[:, -1]
+                blocks, pub = self._blocks(chunk)
+                G = self._gram_binary(chunk, blocks, order)
+                if constrained:
+                    Qh = helmert_basis(G.shape[1])
+                    G = Qh.T[None] @ G @ Qh[None]
+            published.extend(pub)
+            top = _top_eigenvalues(G)
             out[pos:pos + chunk.size] = np.maximum(top, 0.0)
             pos += chunk.size
         self._published = sorted(set(published))

@@ -487,7 +487,11 @@ def audit(estimator, X, y, *, sigma: float, sample_weight=None, data_norm: float
         1)`` of a multinomial model, centred over the classes -- and the exact
         minimiser), ``polish_relative_`` (the same divided by ``max(1, ||theta||)``),
         ``source_alpha_`` (the mapped penalty) and ``release_claim_`` (what the release
-        covers).
+        covers). For a pipeline the FIL step also keeps a copy of ``X`` in memory (never
+        pickled, like the rest of the audit state), so that
+        :func:`~sklearn_privacy.fil.eta` reports leakage about the raw inputs through the
+        preprocessing's derivative without ``X=`` (user guide: "Raw inputs through
+        feature maps").
 
         For an ``MLPClassifier`` / ``MLPRegressor`` (alone or ending a pipeline): an
         MLP audit object with ``eta_`` (per row, with respect to the raw inputs through

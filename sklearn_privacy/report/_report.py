@@ -16,6 +16,7 @@ from sklearn.metrics import roc_auc_score
 from sklearn.utils.validation import check_is_fitted
 
 from ..attacks._validation import check_target, is_frame, n_rows, take_rows
+from ..exceptions import PrivacyWarning
 from ..utils import noise_generator
 from ..utils._random import child_seeds
 
@@ -435,6 +436,26 @@ def _fil_model(ctx):
         return None, str(exc)
 
 
+def _eta_view(model):
+    """What the report's eta is about, and in which units, for a model or pipeline."""
+    if getattr(model, "_fmap", None) is not None:  # an MLP audit through a pipeline
+        return ("the raw inputs (each numeric column in its own units, each encoded "
+                "categorical column as its one-hot values), through the derivative of the "
+                "preprocessing", "in the units of the raw columns")
+    if not hasattr(model, "steps") or len(model.steps) < 2:
+        return "the model's inputs", "in the units of the model's inputs"
+    from ..fil._feature_maps import feature_map
+
+    fmap = feature_map(model)
+    if fmap.refusals:
+        return ("the features entering the final step (not the raw inputs: "
+                + "; ".join(fmap.refusals) + ")",
+                "in the units of the features entering the final step")
+    return ("the raw inputs (each numeric column in its own units, each encoded "
+            "categorical column as its one-hot values), through the derivative of the "
+            "preprocessing", "in the units of the raw columns")
+
+
 def _fil_section(ctx):
     from .. import fil
 
@@ -460,9 +481,19 @@ def _fil_section(ctx):
             "coefficients were released with that noise (the published model has none); "
             f"its coefficients were polished by {getattr(final, 'polish_distance_', 0.0):.3g} "
             "to the exact minimiser")))
-    eta = np.asarray(fil.eta(model, per_example=True))
-    ctx["summary"]["max_eta"] = float(eta.max())
     X = ctx["X"]
+    wrt, units = _eta_view(model)
+    sec.table.append(("eta with respect to", wrt))
+    with warnings.catch_warnings():
+        # the view is stated in the table; a published row is flagged below (eta inf)
+        warnings.simplefilter("ignore", PrivacyWarning)
+        eta = np.asarray(fil.eta(model, per_example=True, X=X))
+    published = np.flatnonzero(np.isinf(eta))
+    if published.size:
+        sec.verdicts.append(
+            f"The preprocessing publishes {published.size} training rows verbatim "
+            "(Nystroem components_): their eta is infinite whatever the noise.")
+    ctx["summary"]["max_eta"] = float(eta.max())
     labels = np.asarray(X.index) if is_frame(X) else np.arange(eta.size)
     order = np.argsort(-eta)[: ctx["top_k"]]
     sec.table += [("rows", eta.size), ("median eta", _fmt(float(np.median(eta)))),
@@ -473,7 +504,9 @@ def _fil_section(ctx):
     per_attr = {}
     for c in ctx["cols"]:
         try:
-            per_attr[c] = np.asarray(fil.eta(model, columns=c, per_example=True))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", PrivacyWarning)
+                per_attr[c] = np.asarray(fil.eta(model, columns=c, per_example=True, X=X))
             sec.table.append((f"eta of '{c}' (median / max)",
                               f"{np.median(per_attr[c]):.3g} / {per_attr[c].max():.3g}"))
         except (TypeError, ValueError) as exc:
@@ -481,7 +514,7 @@ def _fil_section(ctx):
     sec.verdicts.append(
         f"An unbiased adversary who knows every other training value estimates a row's "
         f"values with standard deviation at least 1/eta: for the most exposed row "
-        f"1/{eta.max():.3g} = {1 / eta.max():.3g} (in the units of the model's inputs); "
+        f"1/{eta.max():.3g} = {1 / eta.max():.3g} ({units}); "
         f"half of the rows have eta below {np.median(eta):.3g}.")
     if _have_matplotlib():
         import matplotlib.pyplot as plt

@@ -144,3 +144,13 @@ __all__ = [
     "validate_data",
     "validate_params",
 ]
+
+
+# --- ColumnTransformer input columns ----------------------------------------------------
+# The input column indices of each fitted transformer of a ColumnTransformer (whatever form
+# the user gave: names, positions, slices, masks, callables or a selector), remainder
+# included. Private ``_transformer_to_input_indices`` (since 1.2); no public alternative
+# (``transformers_`` keeps the user's column specification).
+def column_transformer_input_indices(ct, name):
+    """Input column indices (list of int) of the fitted transformer ``name`` of ``ct``."""
+    return list(ct._transformer_to_input_indices.get(name, []))
