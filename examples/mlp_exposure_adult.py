@@ -1,6 +1,6 @@
 """
 Who is most exposed by a neural network trained on Adult, in raw units
-=====================================================================
+======================================================================
 
 A scikit-learn ``MLPClassifier`` (one hidden layer of 8 tanh units) is trained on 5,000
 people of the raw Adult table (age, years of education, hours per week, sex, race,

@@ -305,8 +305,8 @@ def test_operator_route_on_named_rows_equals_dense_and_retraining():
 
 @pytest.mark.slow
 def test_larger_network_by_hessian_vector_products():
-    """1,923 parameters (two hidden layers): conjugate gradients on named rows."""
-    X, y = _data("regression", 2000, d=8)
+    """1,781 parameters (two hidden layers): conjugate gradients on named rows."""
+    X, y = _data("regression", 1000, d=8)
     model = _fit(MLPRegressor(hidden_layer_sizes=(60, 20), activation="tanh", alpha=5.0,
                               solver="lbfgs", max_iter=3000, random_state=0), X, y)
     rows = np.arange(6)
