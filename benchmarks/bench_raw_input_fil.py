@@ -45,6 +45,7 @@ NUM = ["age", "education_num", "hours_per_week", "capital_gain"]
 CAT = ["sex", "race", "relationship"]
 
 MAPS = {
+    "StandardScaler": lambda: StandardScaler(),
     "spline (8 knots)": lambda: SplineTransformer(n_knots=8),
     "polynomial (degree 3)": lambda: make_pipeline(StandardScaler(), PolynomialFeatures(3)),
     "random Fourier (100)": lambda: make_pipeline(StandardScaler(),
@@ -66,6 +67,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=20000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--maps", default="",
+                        help="only the maps whose name contains this text")
     parser.add_argument("--threads", type=int, default=None,
                         help="BLAS threads (default: the library's default)")
     args = parser.parse_args()
@@ -86,6 +89,8 @@ def main():
         threadpool_limits(args.threads)
     for (name, make), cats in [(item, CAT) for item in MAPS.items()] + [
             (("spline (8 knots)", MAPS["spline (8 knots)"]), [])]:
+        if args.maps not in name:
+            continue
         cols = NUM + cats
         for glm, y, est in (("least squares", y_reg, FILLinearRegression(sigma=1.0,
                                                                           alpha=1e-3)),

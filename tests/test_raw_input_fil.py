@@ -430,3 +430,24 @@ def test_one_vs_rest_pipeline_reports_the_features_view_and_says_so():
                                                        wrt="features"))
     with pytest.raises(ValueError, match="one-vs-rest"):
         fil.eta(pipe, per_example=True, wrt="raw")
+
+
+@pytest.mark.parametrize("kind", ["ls", "logistic", "poisson"])
+def test_constant_map_route_equals_the_dense_jacobians(kind):
+    """Scalers and encoders: the engine's own fast routes with ``B Phi``, ``Phi^T w``
+    give the spectral norms of the dense raw-input Jacobians."""
+    from sklearn_privacy.fil._audit import raw_columns, raw_view
+
+    df = _frame()
+    ct = make_column_transformer((make_pipeline(StandardScaler(), MaxAbsScaler()),
+                                  ["a", "b"]), (OneHotEncoder(), ["c"]))
+    pipe = make_pipeline(ct, _glm(kind)).fit(df, _target(df, kind))
+    raw = raw_view(pipe)
+    assert raw.fmap.constant and raw.X is None
+    for columns, constrained in ((None, False), ("a", False), (["b", "c"], False),
+                                 ("c", True)):
+        order = raw_columns(raw, columns)
+        fast = raw.per_example_sq_norms(order, constrained=constrained)
+        Jt, _ = raw.jacobians_t(np.arange(N), order, constrained)
+        dense = np.linalg.norm(Jt.transpose(0, 2, 1), 2, axis=(1, 2)) ** 2
+        np.testing.assert_allclose(fast, dense, rtol=1e-10)

@@ -34,7 +34,9 @@ Supported steps and their derivatives
   B-splines ``bsplines_``; ``extrapolation``: ``"error"``/``"continue"`` the spline's
   own derivative (the polynomial continuation outside the knots), ``"periodic"`` the
   derivative at the wrapped value, ``"constant"`` zero outside the knots, ``"linear"``
-  the edge slope outside the knots; ``include_bias=False`` drops the same column);
+  the edge slope outside the knots; ``include_bias=False`` drops the same column; at the
+  two boundary knots, where ``"constant"`` has a kink, the inside
+  derivative is used);
 - :class:`~sklearn.kernel_approximation.RBFSampler`:
   ``-sqrt(2 / D) sin(x W + b) W^T``;
 - :class:`~sklearn.kernel_approximation.Nystroem` with ``kernel`` ``"rbf"``,

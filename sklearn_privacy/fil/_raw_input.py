@@ -24,14 +24,22 @@ columns), per set (``sum_i J_i J_i^T``, ``p x p``) and the FIM ``J_S^T J_S / sig
 
 from __future__ import annotations
 
+import copy
 import warnings
+from collections import OrderedDict
 
 import numpy as np
 from scipy import linalg
 
 from ..exceptions import PrivacyWarning
-from ._engine import FILEngine, check_dense_fim_size, dense_fim, fim_operator
-from ._feature_maps import _take_rows
+from ._engine import (
+    _GRAM_MAX_COLUMNS,
+    FILEngine,
+    check_dense_fim_size,
+    dense_fim,
+    fim_operator,
+)
+from ._feature_maps import _take_rows, blocks_to_dense
 from ._multinomial import MultinomialFILEngine, helmert_basis
 
 __all__ = ["RawInputAudit"]
@@ -315,10 +323,36 @@ class RawInputAudit:
         for start in range(0, idx.size, size):
             yield idx[start:start + size]
 
+    def _constant_view(self, order):
+        """The binary engine with the raw coordinates as its columns, for a map whose
+        derivative ``Phi`` is the same at every row (scalers, encoders): ``J_i Phi`` has
+        the engine's structure with ``B -> B Phi`` and ``w -> Phi^T w``, so its fast
+        routes (Gram or secular) apply unchanged."""
+        Phi = blocks_to_dense(self.fmap.constant_blocks(self.p_f), 1, self.p_f,
+                              self.d_u)[0]
+        feats = order[order < self.d_u]
+        P = Phi[:, feats]
+        B = self._Bf @ P
+        w = P.T @ self._w
+        st = {"B": B, "w": w, "v": B @ w, "w2": float(w @ w)}
+        view = copy.copy(self.engine)
+        view._cache = OrderedDict()
+        view._subset_structure = lambda f, h: st
+        return view, feats.size, bool(np.any(order == self.d_u))
+
     # ------------------------------------------------------------------ results
     def per_example_sq_norms(self, order, *, constrained=False, rows=None):
         """``||J_i[:, C]||_2^2`` of each row (unscaled); ``inf`` for a published row."""
         idx = self.engine._rows(rows)
+        if self.fmap.constant and not self.multinomial:
+            # the rows do not enter (the derivative is the same at every row)
+            view, kf, has_label = self._constant_view(order)
+            self._published = []
+            k = kf + int(has_label)
+            if constrained or k <= min(_GRAM_MAX_COLUMNS, self.p - 1):
+                return view._gram_route(idx, np.arange(kf), has_label, constrained)
+            return view._secular_route(idx, np.arange(kf), has_label,
+                                       contiguous=rows is None)
         k = self._width(order) - int(constrained)
         out = np.empty(idx.size)
         pos = 0
