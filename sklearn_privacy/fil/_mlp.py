@@ -432,7 +432,7 @@ def _gauge(obj):
     return u[:, None]
 
 
-def _lbfgs(obj, theta, project):
+def _lbfgs(obj, theta, project, cheap_hessian=True):
     """Approach the minimum with L-BFGS (gradient only) before the Newton steps."""
     from scipy.optimize import minimize
 
@@ -440,7 +440,7 @@ def _lbfgs(obj, theta, project):
         F, g = obj.value_grad(t)
         return F, project(g)
 
-    cheap = obj.L == 2 and obj.p <= 500
+    cheap = cheap_hessian and obj.L == 2 and obj.p <= 500
     res = minimize(fun, theta, jac=True, method="L-BFGS-B",
                    options={"maxiter": 20_000, "ftol": 0.0, "maxcor": 30,
                             "gtol": _LBFGS_GTOL if cheap else _LBFGS_GTOL_COSTLY})
@@ -636,8 +636,8 @@ def audit_mlp(pipe, model, X, y, *, sigma, sample_weight=None, rows=None, hessia
         def hop_at(t):
             return lambda V: obj.hvp(t, V)
 
-        theta, g, steps = _newton_operator(obj, _lbfgs(obj, theta0, project), hop_at,
-                                           project)
+        theta, g, steps = _newton_operator(obj, _lbfgs(obj, theta0, project, False),
+                                           hop_at, project)
         gnorm = float(np.linalg.norm(g))
         if gnorm > MLP_GTOL:
             raise UncertifiedMinimumError(
