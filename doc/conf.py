@@ -150,8 +150,9 @@ _EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 #: Order of the gallery: the user guide's reading path (FIL, its multiclass and count-data
 #: variants, IRFIL, attacks, WERM, multicalibration). Examples not listed come last, by name.
 _GALLERY_ORDER = ["fil_mnist_leakage.py", "plot_multiclass_mnist.py", "plot_count_data.py",
-                  "plot_raw_input_fil.py", "irfil_mnist.py", "irfil_attributes.py",
-                  "attacks_iwpc.py", "werm_mnist_adult.py", "multicalibration_adult.py"]
+                  "plot_raw_input_fil.py", "mlp_exposure_adult.py", "irfil_mnist.py",
+                  "irfil_attributes.py", "attacks_iwpc.py", "werm_mnist_adult.py",
+                  "multicalibration_adult.py"]
 
 
 def _gallery_order(path):

@@ -191,3 +191,28 @@ class NumericalPrecisionWarning(SklearnPrivacyWarning):
     >>> any(w.category is NumericalPrecisionWarning for w in caught)
     True
     """
+
+
+class UncertifiedMinimumError(ValueError):
+    """The audited parameters are not a certified strict local minimum.
+
+    Raised by :func:`sklearn_privacy.fil.audit` for a non-convex model (a scikit-learn
+    ``MLPClassifier`` / ``MLPRegressor``) when, after the Newton polish, the gradient of
+    the training objective did not reach the audit's threshold or the exact Hessian at the
+    polished point is not positive definite (a saddle point, a flat direction such as a
+    unit whose outgoing weights are all zero, or the rotation symmetry of stacked
+    identity layers). The implicit-function-theorem Jacobians behind eta exist only at a
+    strict local minimum, so no eta is reported. The message gives the reason and the
+    smallest eigenvalue; ``smallest_eigenvalue`` holds it (``nan`` when the polish
+    stopped first).
+
+    Examples
+    --------
+    >>> from sklearn_privacy.exceptions import UncertifiedMinimumError
+    >>> issubclass(UncertifiedMinimumError, ValueError)
+    True
+    """
+
+    def __init__(self, message, smallest_eigenvalue=float("nan")):
+        super().__init__(message)
+        self.smallest_eigenvalue = smallest_eigenvalue

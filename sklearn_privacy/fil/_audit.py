@@ -241,13 +241,35 @@ def _raw_scaled(final, sq, what):
     return out
 
 
+def _is_mlp_audit(estimator, wrt, X, constrained, who):
+    """Whether ``estimator`` is the audit of a scikit-learn MLP (its own methods apply)."""
+    from ._mlp import AuditedMLP
+
+    if not isinstance(estimator, AuditedMLP):
+        return False
+    if wrt not in (None, "raw") or constrained:
+        raise ValueError(
+            f"{who} of an MLP audit: its etas are always with respect to the raw inputs "
+            "the audit was given (through the traced preprocessing); wrt='features' and "
+            "constrained do not apply. For the features entering the network, audit "
+            "pipe[-1] on pipe[:-1].transform(X).")
+    if X is not None and X.shape[0] != estimator._state().n:
+        raise ValueError(
+            f"X: the MLP audit holds its {estimator._state().n} training rows; X (not "
+            "needed) has a different number of rows.")
+    return True
+
+
 def eta(estimator, rows=None, columns=None, *, per_example: bool = False,
         constrained: bool = False, wrt=None, X=None):
     """Fisher information loss of training values of a FIL estimator or pipeline.
 
     Parameters
     ----------
-    estimator : fitted FIL estimator, or a Pipeline ending in one
+    estimator : fitted FIL estimator, or a Pipeline ending in one, or an MLP audit
+        (An MLP audit, the result of :func:`~sklearn_privacy.fil.audit` on an
+        ``MLPClassifier`` / ``MLPRegressor``, answers with its own methods, with respect
+        to the raw inputs it was given.)
         The model whose training values are audited. Its audit state must be available
         (not removed by :func:`~sklearn_privacy.utils.strip_for_release`). A fitted
         :class:`~sklearn.multiclass.OneVsRestClassifier` of FIL classifiers (or a
@@ -330,6 +352,8 @@ def eta(estimator, rows=None, columns=None, *, per_example: bool = False,
     >>> bool(np.allclose(raw_age, std_age / pipe[0].transformers_[0][1].scale_[0]))
     True
     """
+    if _is_mlp_audit(estimator, wrt, X, constrained, "eta"):
+        return estimator.eta(rows, columns, per_example=per_example)
     raw = raw_view(estimator, wrt, X, who="eta")
     if raw is None:
         final, cols = _final_and_columns(estimator, columns)
@@ -351,7 +375,10 @@ def fisher_information(estimator, rows=None, columns=None, *, dense=None, wrt=No
 
     Parameters
     ----------
-    estimator : fitted FIL estimator, or a Pipeline ending in one
+    estimator : fitted FIL estimator, or a Pipeline ending in one, or an MLP audit
+        (An MLP audit, the result of :func:`~sklearn_privacy.fil.audit` on an
+        ``MLPClassifier`` / ``MLPRegressor``, answers with its own methods, with respect
+        to the raw inputs it was given.)
         The model whose training values are audited.
     rows : None, int, array-like of int or array-like of bool, default=None
         Training rows, as in :func:`eta` (duplicates refused).
@@ -386,6 +413,8 @@ def fisher_information(estimator, rows=None, columns=None, *, dense=None, wrt=No
     >>> bool(np.isclose(np.sqrt(np.linalg.eigvalsh(fim).max()), eta_0))
     True
     """
+    if _is_mlp_audit(estimator, wrt, X, False, "fisher_information"):
+        return estimator.fisher_information(rows, columns)
     raw = raw_view(estimator, wrt, X, who="fisher_information")
     if raw is None:
         final, cols = _final_and_columns(estimator, columns)
@@ -417,7 +446,10 @@ def sigma_for_eta(estimator, target_eta: float, *, aggregate: str = "max", colum
 
     Parameters
     ----------
-    estimator : fitted FIL estimator, or a Pipeline ending in one
+    estimator : fitted FIL estimator, or a Pipeline ending in one, or an MLP audit
+        (An MLP audit, the result of :func:`~sklearn_privacy.fil.audit` on an
+        ``MLPClassifier`` / ``MLPRegressor``, answers with its own methods, with respect
+        to the raw inputs it was given.)
         The model whose training values are audited.
     target_eta : float > 0
         The per-example eta the refitted model must reach.
@@ -458,6 +490,8 @@ def sigma_for_eta(estimator, target_eta: float, *, aggregate: str = "max", colum
     >>> round(float(eta(refit, columns="sex", per_example=True).max()), 6)
     0.5
     """
+    if _is_mlp_audit(estimator, wrt, X, constrained, "sigma_for_eta"):
+        return estimator.sigma_for_eta(target_eta, statistic=statistic, columns=columns)
     raw = raw_view(estimator, wrt, X, who="sigma_for_eta")
     if raw is None:
         final, cols = _final_and_columns(estimator, columns)

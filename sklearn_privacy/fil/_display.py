@@ -210,9 +210,11 @@ class EtaDisplay:
 
         Parameters
         ----------
-        estimator : fitted FIL/IRFIL estimator, or a Pipeline ending in one
+        estimator : fitted FIL/IRFIL estimator, or a Pipeline ending in one, or an MLP audit
             The estimator whose audit state is plotted (``kind="history"`` needs an
-            IRFIL estimator).
+            IRFIL estimator). The result of :func:`sklearn_privacy.fil.audit` on an
+            ``MLPClassifier`` / ``MLPRegressor`` plots its raw-input etas (``by`` a
+            column then needs ``X``, ``by="class"`` needs ``y``).
         kind : {"hist", "ecdf", "history"}, default="hist"
             ``"hist"``: histogram of eta per group (shared bins); ``"ecdf"``: empirical
             CDF per group; ``"history"``: IRFIL's ``eta_history_`` (max, mean, min and
@@ -269,6 +271,11 @@ class EtaDisplay:
             non-IRFIL estimator.
         """
         kind = _check_kind(kind)
+        from ._mlp import AuditedMLP
+
+        if isinstance(estimator, AuditedMLP):
+            return cls._from_mlp_audit(estimator, kind, by, X, y, columns, constrained,
+                                       top_k, bins, log_scale, ax, name)
         final = _final_fil(estimator)
         name = type(final).__name__ if name is None else name
         if kind == "history":
@@ -295,6 +302,43 @@ class EtaDisplay:
             labels = [str(v) for v in np.asarray(index)[order[:top_k]]]
         disp = cls(values, groups=groups, group_names=names, top_k_index=order[:top_k],
                    top_k_labels=labels, kind=kind, name=name)
+        return disp.plot(ax=ax, bins=bins, log_scale=log_scale)
+
+    @classmethod
+    def _from_mlp_audit(cls, audited, kind, by, X, y, columns, constrained, top_k, bins,
+                        log_scale, ax, name):
+        """The per-example eta of an MLP audit (raw inputs; every training row)."""
+        if kind == "history" or constrained:
+            raise ValueError("EtaDisplay of an MLP audit: kind='history' and constrained "
+                             "do not apply.")
+        if isinstance(top_k, bool | np.bool_) or not isinstance(top_k, Integral) or top_k < 0:
+            raise ValueError(f"top_k must be an integer >= 0; got {top_k!r}.")
+        values = np.asarray(audited.eta(columns=columns, per_example=True), dtype=float)
+        n = values.size
+        groups = names = None
+        if by is not None:
+            if isinstance(by, str) and by == "class":
+                if y is None:
+                    raise ValueError("by='class' on an MLP audit needs the labels: pass y.")
+                labels = np.asarray(y)
+                if labels.shape != (n,):
+                    raise ValueError(f"y must have one label per audited row ({n}).")
+                names, groups = _labels(labels)
+            elif isinstance(by, str | Integral) and not isinstance(by, bool | np.bool_):
+                if X is None:
+                    raise ValueError("by=<column> on an MLP audit needs the training rows: "
+                                     "pass X.")
+                names, groups = _labels(_column_of(X, by, n))
+            else:
+                groups, names = cls._resolve_by(None, None, by, None, None, n)
+        order = np.argsort(-values, kind="stable")
+        labels = None
+        index = getattr(X, "index", None)
+        if index is not None and len(index) == n and hasattr(X, "columns"):
+            labels = [str(v) for v in np.asarray(index)[order[:top_k]]]
+        disp = cls(values, groups=groups, group_names=names, top_k_index=order[:top_k],
+                   top_k_labels=labels, kind=kind,
+                   name=type(audited._source[1]).__name__ if name is None else name)
         return disp.plot(ax=ax, bins=bins, log_scale=log_scale)
 
     @classmethod

@@ -58,6 +58,7 @@ from ..utils.fixes import _check_sample_weight
 from ._base import BaseFILEstimator
 from ._classification import FILLogisticRegression
 from ._glm import SingularHessianError
+from ._mlp import audit_mlp, split_mlp_pipeline
 from ._poisson import FILPoissonRegressor
 from ._regression import FILLinearRegression
 
@@ -376,7 +377,7 @@ _HANDLERS = {
 
 def _supported():
     return (", ".join(sorted(t.__name__ for t in _HANDLERS))
-            + ", OneVsRestClassifier(LogisticRegression)")
+            + ", OneVsRestClassifier(LogisticRegression), MLPClassifier, MLPRegressor")
 
 
 def _user_theta(model):
@@ -499,8 +500,8 @@ def _audit_own(pipe, model, Xt, y, *, sigma, sample_weight, data_norm, target_bo
 
 def audit(estimator, X, y, *, sigma: float | None = None, sample_weight=None,
           data_norm: float | None = None, target_bound: float | None = None,
-          random_state=None, classes=None):
-    """FIL audit of a linear model already trained with scikit-learn.
+          random_state=None, classes=None, rows=None, hessian: str = "auto"):
+    """FIL audit of a linear model or neural network already trained with scikit-learn.
 
     Maps the fitted model's penalty to the FIL objective exactly (table in the user
     guide "Auditing a model you already trained"), refits the matching FIL estimator on
@@ -558,6 +559,14 @@ def audit(estimator, X, y, *, sigma: float | None = None, sample_weight=None,
         Classifiers: the public label set, declared (it must equal the model's
         ``classes_``). ``None``: the labels were found in ``y``, and
         :func:`~sklearn_privacy.privacy_claim` of the result is ``inf``.
+    rows : array-like of int or None, default=None
+        MLP only: the training rows whose per-example eta is computed when the network
+        is audited through Hessian-vector products (required beyond 1,500 parameters;
+        optional with ``hessian="operator"``).
+    hessian : {"auto", "dense", "operator"}, default="auto"
+        MLP only: the exact dense Hessian (up to 1,500 parameters under ``"auto"``) or
+        Hessian-vector products with conjugate gradients (the certificate from Lanczos).
+        Both are the exact Hessian of the objective; no approximation is used.
 
     Returns
     -------
@@ -578,6 +587,14 @@ def audit(estimator, X, y, *, sigma: float | None = None, sample_weight=None,
         preprocessing's derivative without ``X=`` (user guide: "Raw inputs through
         feature maps").
 
+        For an ``MLPClassifier`` / ``MLPRegressor`` (alone or ending a pipeline): an
+        MLP audit object with ``eta_`` (per row, with respect to the raw inputs through
+        the pipeline's differentiable preprocessing, and the label), ``eta``,
+        ``fisher_information``, ``sigma_for_eta``, ``jacobian``, ``release``,
+        ``hessian_min_eigenvalue_`` (the certificate), ``gradient_norm_``,
+        ``polish_distance_`` and ``epsilon_ = inf``; see the user guide "Auditing a
+        neural network" for what eta means at a local minimum of a non-convex objective.
+
     Raises
     ------
     ValueError
@@ -585,8 +602,14 @@ def audit(estimator, X, y, *, sigma: float | None = None, sample_weight=None,
         (``l1``/``elasticnet`` penalties, ``class_weight``, ``positive=True``, several
         targets, liblinear's penalised intercept, a ``LogisticRegression`` fitted
         one-vs-rest through ``multi_class="ovr"``), an unfitted
-        model, data that do not match it, or a singular Hessian (for example
+        model, data that do not match it, an MLP with ``activation="relu"`` or
+        ``alpha=0``, a preprocessing step whose derivative is not traced, or a
+        singular Hessian (for example
         ``LinearRegression`` on collinear columns).
+    ~sklearn_privacy.exceptions.UncertifiedMinimumError
+        (a ``ValueError``) An MLP whose polished parameters are not a certified strict
+        local minimum (gradient above ``1e-10`` or a Hessian that is not positive
+        definite: a saddle point, a dead hidden unit).
 
     Examples
     --------
@@ -614,7 +637,41 @@ def audit(estimator, X, y, *, sigma: float | None = None, sample_weight=None,
     >>> public3 = multi.release()                      # noisy K x d coef_ and K intercepts
     >>> public3.coef_.shape, public3.intercept_.shape
     ((3, 3), (3,))
+
+    A neural network (``tanh`` units, ``alpha > 0``), audited at its local minimum:
+
+    >>> from sklearn.neural_network import MLPClassifier
+    >>> net = MLPClassifier((3,), activation="tanh", alpha=1.0, solver="lbfgs",
+    ...                     max_iter=2000, random_state=0).fit(X, y)
+    >>> audited_net = fil.audit(net, X, y, sigma=0.1)
+    >>> audited_net.hessian_, audited_net.eta_.shape
+    ('dense', (300,))
+    >>> bool(audited_net.hessian_min_eigenvalue_ > 0), audited_net.epsilon_
+    (True, inf)
+    >>> type(audited_net.release()).__name__
+    'MLPClassifier'
     """
+    mlp_pipe, mlp = split_mlp_pipeline(estimator)
+    if mlp is not None:
+        if data_norm is not None or target_bound is not None:
+            raise ValueError("audit: data_norm/target_bound do not apply to a neural "
+                             "network (no DP guarantee is derived for it).")
+        if random_state is not None:
+            raise ValueError("audit of an MLP: random_state is not used here; pass it to "
+                             "the result's release(random_state=...).")
+        if sigma is None:
+            raise ValueError("audit: pass sigma, the noise scale of the release to audit "
+                             "(only the package's own estimators carry theirs).")
+        if classes is not None:
+            raise ValueError("audit of an MLP: classes applies to the linear models (an "
+                             "MLP audit makes no DP claim).")
+        if mlp_pipe is not None:
+            check_is_fitted(mlp_pipe)
+        return audit_mlp(mlp_pipe, mlp, X, y, sigma=sigma, sample_weight=sample_weight,
+                         rows=rows, hessian=hessian)
+    if rows is not None or hessian != "auto":
+        raise ValueError("audit: rows and hessian apply to MLPClassifier / MLPRegressor "
+                         "only (a linear model's audit covers every row exactly).")
     if isinstance(estimator, Pipeline):
         pipe = estimator
         model = pipe.steps[-1][1]

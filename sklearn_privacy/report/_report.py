@@ -694,6 +694,10 @@ def _fil_model(ctx):
 
 def _eta_view(model):
     """What the report's eta is about, and in which units, for a model or pipeline."""
+    if getattr(model, "_fmap", None) is not None:  # an MLP audit through a pipeline
+        return ("the raw inputs (each numeric column in its own units, each encoded "
+                "categorical column as its one-hot values), through the derivative of the "
+                "preprocessing", "in the units of the raw columns")
     if not hasattr(model, "steps") or len(model.steps) < 2:
         return "the model's inputs", "in the units of the model's inputs"
     from ..fil._audit import raw_refusals
@@ -719,7 +723,15 @@ def _fil_section(ctx):
                                  verdicts=[f"Not computed: {why}"])
         return None
     sec = ReportSection("fil", "Per-example Fisher information loss")
-    if model is not ctx["estimator"]:   # a scikit-learn GLM, through fil.audit
+    if model is not ctx["estimator"] and hasattr(model, "hessian_min_eigenvalue_"):
+        sec.table.append(("audited through", (  # a scikit-learn MLP, through fil.audit
+            f"fil.audit at sigma = {ctx['sigma']:.4g}: what this network would leak about "
+            "each row's raw values if its weights were released with that noise, locally "
+            "at the released local minimum (an attribute-inference bound, not a membership "
+            f"score); its parameters were polished by {model.polish_distance_:.3g} to a "
+            "local minimum certified by the smallest Hessian eigenvalue "
+            f"{model.hessian_min_eigenvalue_:.3g}")))
+    elif model is not ctx["estimator"]:   # a scikit-learn GLM, through fil.audit
         final = model.steps[-1][1] if hasattr(model, "steps") else model
         sec.table.append(("audited through", (
             f"fil.audit at sigma = {ctx['sigma']:.4g}: what this model would leak if its "

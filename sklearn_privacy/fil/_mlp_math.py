@@ -1,0 +1,390 @@
+"""Exact objective, gradient, Hessian and mixed derivatives of scikit-learn's MLPs.
+
+The objective is the one ``MLPClassifier`` / ``MLPRegressor`` minimise (checked against
+``sklearn/neural_network/_multilayer_perceptron.py`` and ``_base.py``, scikit-learn 1.9)::
+
+    F(theta) = ( sum_i w_i l(z_i, y_i) + alpha / 2 * sum_l ||W_l||_F^2 ) / sum_i w_i
+
+with ``z_i`` the output layer before its output activation, the biases unpenalised
+(``alpha`` is the model's for ``solver="lbfgs"``; the stochastic solvers add the penalty
+to each of the ``B`` minibatch losses of an epoch, so their objective -- and the
+``loss_curve_`` convention -- has ``B * alpha``, see ``_mlp._objective_alpha``), and
+``l`` the loss of the canonical output link: ``0.5 (z - y)^2`` (identity output,
+``loss="squared_error"``; one target), ``softplus(z) - y z`` (logistic output, binary
+classes), ``logsumexp(z) - z . y`` (softmax output, one-hot ``y``) and ``exp(z) - y z +
+y log y - y`` (exp output, ``loss="poisson"``). In every case ``dl/dz = out(z) - y``,
+which is the ``deltas[last]`` of scikit-learn's back-propagation. (scikit-learn clips the
+probabilities to ``[eps, 1 - eps]`` when it *reports* the log-loss; the gradient it
+follows, and this objective, have no clipping.)
+
+The parameter vector is scikit-learn's packing (``MLP._pack``): every ``coefs_[l]``
+raveled in C order, then every ``intercepts_[l]``.
+
+Second derivatives are computed in forward mode over the analytic gradient (Pearlmutter's
+R-operator), vectorised over a block of directions and over rows in chunks:
+
+- ``hvp``: ``H V`` for a block ``V`` of parameter directions (the dense Hessian is
+  ``hvp`` of the identity, block by block);
+- ``mixed``: for each row ``i``, ``G_i = d(w_i grad_theta l_i / sum w) / d(x_i, y_i)``,
+  the ``p x q`` derivative of the row's gradient contribution with respect to its ``d``
+  input values and its label (one column for a regression target or a binary label, ``K -
+  1`` for a one-hot label, in the Helmert basis of the sum-zero changes).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import expit, logsumexp, softmax, xlogy
+
+__all__ = ["MLPObjective", "ACTIVATIONS"]
+
+#: Hidden activations with a second derivative everywhere.
+ACTIVATIONS = ("identity", "logistic", "tanh")
+
+#: Bytes of one chunk's largest temporary array.
+_CHUNK_BYTES = 24_000_000
+
+
+def _hidden(name, a):
+    """``g(a), g'(a), g''(a)`` of a hidden activation."""
+    if name == "identity":
+        return a, np.ones_like(a), np.zeros_like(a)
+    if name == "logistic":
+        s = expit(a)
+        d1 = s * (1.0 - s)
+        return s, d1, d1 * (1.0 - 2.0 * s)
+    if name == "tanh":
+        t = np.tanh(a)
+        d1 = 1.0 - t * t
+        return t, d1, -2.0 * t * d1
+    raise ValueError(f"activation {name!r} has no second derivative")
+
+
+def _rows(n, per_row_values):
+    size = max(1, int(_CHUNK_BYTES // (8 * max(1, per_row_values))))
+    for start in range(0, n, size):
+        yield slice(start, min(n, start + size))
+
+
+class MLPObjective:
+    """Objective of a scikit-learn MLP on fixed data, in scikit-learn's parametrisation.
+
+    Parameters
+    ----------
+    layer_units : list of int
+        ``[n_features, hidden..., n_outputs]``.
+    activation : {"identity", "logistic", "tanh"}
+        Hidden activation.
+    out : {"identity", "logistic", "softmax", "exp"}
+        Output activation (``out_activation_``).
+    alpha : float
+        scikit-learn's ``alpha``.
+    X : ndarray of shape (n, d)
+    Y : ndarray of shape (n, K)
+        Target matrix as scikit-learn builds it (one-hot for ``softmax``, 0/1 column for
+        ``logistic``, the target column otherwise).
+    sample_weight : ndarray of shape (n,) or None
+    """
+
+    def __init__(self, layer_units, activation, out, alpha, X, Y, sample_weight=None):
+        self.units = [int(u) for u in layer_units]
+        self.activation = activation
+        self.out = out
+        self.alpha = float(alpha)
+        self.X = np.ascontiguousarray(X, dtype=np.float64)
+        self.Y = np.ascontiguousarray(Y, dtype=np.float64)
+        self.n, self.d = self.X.shape
+        self.K = self.units[-1]
+        self.w = (np.ones(self.n) if sample_weight is None
+                  else np.asarray(sample_weight, dtype=np.float64))
+        self.wsum = float(self.w.sum())
+        self.shapes = list(zip(self.units[:-1], self.units[1:], strict=True))
+        sizes = [i * o for i, o in self.shapes] + [o for _, o in self.shapes]
+        self.offsets = np.r_[0, np.cumsum(sizes)]
+        self.p = int(self.offsets[-1])
+        self.L = len(self.shapes)
+        self.penalised = np.zeros(self.p, dtype=bool)
+        self.penalised[: self.offsets[self.L]] = True
+        # label directions: one per output, in the Helmert basis for a one-hot label
+        if out == "softmax":
+            from ._multinomial import helmert_basis
+
+            self.label_dirs = helmert_basis(self.K).T  # (K - 1, K)
+        else:
+            self.label_dirs = np.eye(self.K)
+        self.q = self.d + self.label_dirs.shape[0]
+        self._width = max(self.units)
+
+    # ---------------------------------------------------------------- packing
+    def unpack(self, theta):
+        """Views ``(Ws, bs)`` of a parameter vector (or of a ``(p, k)`` block: then every
+        ``W`` is ``(k, i, o)`` and every ``b`` is ``(k, o)``)."""
+        theta = np.asarray(theta)
+        Ws, bs = [], []
+        for layer, (i, o) in enumerate(self.shapes):
+            s, e = self.offsets[layer], self.offsets[layer + 1]
+            sb, eb = self.offsets[self.L + layer], self.offsets[self.L + layer + 1]
+            if theta.ndim == 1:
+                Ws.append(theta[s:e].reshape(i, o))
+                bs.append(theta[sb:eb])
+            else:
+                Ws.append(theta[s:e].T.reshape(-1, i, o))
+                bs.append(theta[sb:eb].T)
+        return Ws, bs
+
+    def pack(self, Ws, bs):
+        return np.concatenate([np.ravel(W) for W in Ws] + [np.ravel(b) for b in bs])
+
+    # ---------------------------------------------------------------- forward pass
+    def _forward(self, Ws, bs, X):
+        """Pre-activations ``a_l`` and activations ``h_l`` (``h_0 = X``); ``a[-1] = z``."""
+        hs, ders, acts = [X], [None], []
+        for layer in range(self.L):
+            a = hs[-1] @ Ws[layer] + bs[layer]
+            acts.append(a)
+            if layer < self.L - 1:
+                g, g1, g2 = _hidden(self.activation, a)
+                hs.append(g)
+                ders.append((g1, g2))
+        return hs, ders, acts
+
+    def _output(self, z):
+        if self.out == "identity":
+            return z
+        if self.out == "logistic":
+            return expit(z)
+        if self.out == "softmax":
+            return softmax(z, axis=1)
+        return np.exp(z)
+
+    def _out_jvp(self, z, prob, Rz):
+        """``d out(z) / dz`` applied to tangents ``Rz`` of shape (m, k, K)."""
+        if self.out == "identity":
+            return Rz
+        if self.out == "logistic":
+            return (prob * (1.0 - prob))[:, None, :] * Rz
+        if self.out == "softmax":
+            P = prob[:, None, :]
+            return P * (Rz - np.sum(P * Rz, axis=2, keepdims=True))
+        return prob[:, None, :] * Rz
+
+    def _loss_rows(self, z, Y):
+        if self.out == "identity":
+            return 0.5 * np.sum((z - Y) ** 2, axis=1)
+        if self.out == "logistic":
+            return np.sum(np.logaddexp(0.0, z) - Y * z, axis=1)
+        if self.out == "softmax":
+            return logsumexp(z, axis=1) - np.sum(z * Y, axis=1)
+        return np.sum(np.exp(z) - Y * z + xlogy(Y, Y) - Y, axis=1)
+
+    # ---------------------------------------------------------------- value and gradient
+    def value_grad(self, theta):
+        """``F(theta)`` and its gradient."""
+        Ws, bs = self.unpack(theta)
+        gW = [self.alpha * W for W in Ws]
+        gb = [np.zeros_like(b) for b in bs]
+        total = 0.5 * self.alpha * sum(float(np.sum(W * W)) for W in Ws)
+        for sl in _rows(self.n, 4 * sum(self.units)):
+            X, Y, w = self.X[sl], self.Y[sl], self.w[sl]
+            hs, ders, acts = self._forward(Ws, bs, X)
+            z = acts[-1]
+            total += float(w @ self._loss_rows(z, Y))
+            delta = (self._output(z) - Y) * w[:, None]
+            for layer in range(self.L - 1, -1, -1):
+                gW[layer] += hs[layer].T @ delta
+                gb[layer] += delta.sum(axis=0)
+                if layer > 0:
+                    delta = (delta @ Ws[layer].T) * ders[layer][0]
+        return total / self.wsum, self.pack(gW, gb) / self.wsum
+
+    def predict_raw(self, theta, X):
+        Ws, bs = self.unpack(theta)
+        return self._forward(Ws, bs, np.asarray(X, dtype=np.float64))[2][-1]
+
+    # ---------------------------------------------------------------- forward mode
+    def _tangents(self, Ws, bs, X, Y, w, RW, Rb, RX, RY, per_example):
+        """Forward-mode derivative of the (weighted) gradient along ``k`` tangents.
+
+        ``RW[l]`` ``(k, i, o)`` and ``Rb[l]`` ``(k, o)`` are parameter tangents (or
+        None), ``RX`` ``(k, d)`` input tangents shared by the rows (or None), ``RY``
+        ``(k, K)`` label tangents (or None). Returns the tangent of ``sum_i w_i grad l_i``
+        (``(k, p)``, or ``(m, k, p)`` per row with ``per_example``), without the
+        penalty and without the ``1 / sum w`` factor.
+        """
+        m = X.shape[0]
+        hs, ders, acts = [X], [None], []
+        k = None
+        Rh = None  # tangent of h_{l}: (m, k, width) or None (zero)
+        Rhs, Ras = [None], []
+        if RX is not None:
+            k = RX.shape[0]
+            Rh = np.broadcast_to(RX[None], (m,) + RX.shape)
+            Rhs = [Rh]
+        if RW is not None:
+            k = RW[0].shape[0]
+        if RY is not None:
+            k = RY.shape[0]
+        for layer in range(self.L):
+            h = hs[-1]
+            a = h @ Ws[layer] + bs[layer]
+            Ra = None
+            if Rh is not None:
+                Ra = (Rh.reshape(-1, Rh.shape[2]) @ Ws[layer]).reshape(m, k, -1)
+            if RW is not None:
+                i, o = self.shapes[layer]
+                t = (h @ RW[layer].transpose(1, 0, 2).reshape(i, k * o)).reshape(m, k, o)
+                t += Rb[layer][None]
+                Ra = t if Ra is None else Ra + t
+            acts.append(a)
+            Ras.append(Ra)
+            if layer < self.L - 1:
+                g, g1, g2 = _hidden(self.activation, a)
+                hs.append(g)
+                ders.append((g1, g2))
+                Rh = None if Ra is None else g1[:, None, :] * Ra
+                Rhs.append(Rh)
+        z = acts[-1]
+        prob = self._output(z)
+        delta = (prob - Y) * w[:, None]
+        Rdelta = np.zeros((m, k, self.K)) if Ras[-1] is None else self._out_jvp(z, prob, Ras[-1])
+        if RY is not None:
+            Rdelta = Rdelta - RY[None]
+        Rdelta *= w[:, None, None]
+        out_W, out_b = [None] * self.L, [None] * self.L
+        for layer in range(self.L - 1, -1, -1):
+            h = hs[layer]
+            Rh = Rhs[layer]
+            i, o = self.shapes[layer]
+            if per_example:
+                gw = h[:, None, :, None] * Rdelta[:, :, None, :]
+                if Rh is not None:
+                    gw = gw + Rh[:, :, :, None] * delta[:, None, None, :]
+                out_W[layer] = gw.reshape(m, k, i * o)
+                out_b[layer] = Rdelta
+            else:
+                gw = (h.T @ Rdelta.reshape(m, k * o)).reshape(i, k, o).transpose(1, 0, 2)
+                if Rh is not None:
+                    gw = gw + (Rh.reshape(m, k * i).T @ delta).reshape(k, i, o)
+                out_W[layer] = gw.reshape(k, i * o)
+                out_b[layer] = Rdelta.sum(axis=0)
+            if layer > 0:
+                g = ders[layer]
+                back = Rdelta.reshape(m * k, o) @ Ws[layer].T
+                back = back.reshape(m, k, i)
+                if RW is not None:
+                    back = back + np.einsum("mo,kio->mki", delta, RW[layer])
+                dprev = delta @ Ws[layer].T
+                Rnew = back * g[0][:, None, :]
+                if Ras[layer - 1] is not None:
+                    Rnew += (dprev * g[1])[:, None, :] * Ras[layer - 1]
+                delta = dprev * g[0]
+                Rdelta = Rnew
+        return np.concatenate(out_W + out_b, axis=-1)
+
+    def hvp(self, theta, V):
+        """``H V`` for a block ``V`` of shape (p, k) (exact Hessian of ``F``)."""
+        V = np.asarray(V, dtype=np.float64)
+        squeeze = V.ndim == 1
+        if squeeze:
+            V = V[:, None]
+        Ws, bs = self.unpack(theta)
+        RW, Rb = self.unpack(V)
+        k = V.shape[1]
+        out = np.zeros((k, self.p))
+        for sl in _rows(self.n, 4 * k * self._width):
+            out += self._tangents(Ws, bs, self.X[sl], self.Y[sl], self.w[sl], RW, Rb,
+                                  None, None, per_example=False)
+        out = out.T
+        out[self.penalised] += self.alpha * V[self.penalised]
+        out /= self.wsum
+        return out[:, 0] if squeeze else out
+
+    def _hessian_one_hidden(self, theta):
+        """Dense Hessian of a network with one hidden layer, as GEMMs.
+
+        ``H = sum_i w_i J_i^T S_i J_i + C + alpha P`` (over ``sum w``): ``J_i`` the output
+        Jacobian, ``S_i`` the Hessian of the loss in ``z``, ``C`` the curvature of the
+        network contracted with the residuals ``r_i = w_i (out(z_i) - y_i)``, which for
+        one hidden layer touches only the ``(W1, b1)`` diagonal blocks (through ``g''``)
+        and the ``(W1, b1) x W2`` blocks of the same hidden unit (through ``g'``).
+        """
+        (W1, W2), (b1, b2) = self.unpack(theta)
+        d, h, K = self.d, W1.shape[1], self.K
+        dh, hK = d * h, h * K
+        H = np.zeros((self.p, self.p))  # symmetric parts
+        C = np.zeros((self.p, self.p))  # one-sided off-diagonal blocks (mirrored at the end)
+        iW2, ib1, ib2 = dh, dh + hK, dh + hK + h
+        for sl in _rows(self.n, 2 * K * self.p + 2 * dh):
+            X, Y, w = self.X[sl], self.Y[sl], self.w[sl]
+            m = X.shape[0]
+            a1 = X @ W1 + b1
+            g, g1, g2 = _hidden(self.activation, a1)
+            z = g @ W2 + b2
+            prob = self._output(z)
+            r = (prob - Y) * w[:, None]
+            # output Jacobian (m, K, p)
+            J = np.zeros((m, K, self.p))
+            gw = g1[:, None, :] * W2.T[None, :, :]  # (m, K, h): dz_k / da1_c
+            J[:, :, :dh] = (X[:, None, :, None] * gw[:, :, None, :]).reshape(m, K, dh)
+            J[:, :, ib1:ib2] = gw
+            for k in range(K):
+                J[:, k, iW2 + k:ib1:K] = g
+            J[:, :, ib2:] = np.eye(K)[None]
+            SJ = self._out_jvp(z, prob, J.transpose(0, 2, 1)).transpose(0, 2, 1)
+            SJ = SJ * w[:, None, None]
+            H += J.reshape(m * K, self.p).T @ SJ.reshape(m * K, self.p)
+            # curvature contracted with the residuals
+            coef = g2 * (r @ W2.T)  # (m, h)
+            XC = (X[:, :, None] * coef[:, None, :]).reshape(m, dh)
+            blk = XC.T @ X  # (dh, d): [(j, c), j']
+            idx_c = np.arange(h)
+            for jp in range(d):
+                H[np.arange(dh), jp * h + np.tile(idx_c, d)] += blk[:, jp]
+            wb = (X.T @ coef).reshape(dh)  # (W1[j,c], b1[c])
+            C[np.arange(dh), ib1 + np.tile(idx_c, d)] += wb
+            H[ib1 + idx_c, ib1 + idx_c] += coef.sum(axis=0)
+            Xg = (X[:, :, None] * g1[:, None, :]).reshape(m, dh)
+            cross = Xg.T @ r  # (dh, K): (W1[j,c], W2[c,k])
+            cols = iW2 + (np.tile(idx_c, d)[:, None] * K + np.arange(K)[None, :])
+            C[np.arange(dh)[:, None], cols] += cross
+            cb = g1.T @ r  # (h, K): (b1[c], W2[c,k])
+            C[(ib1 + idx_c)[:, None], iW2 + idx_c[:, None] * K + np.arange(K)[None, :]] += cb
+        H += C + C.T
+        H = 0.5 * (H + H.T)
+        H[self.penalised, self.penalised] += self.alpha
+        return H / self.wsum
+
+    def hessian(self, theta, block=64, generic=False):
+        """Dense exact Hessian ``(p, p)`` of ``F`` (symmetrised against rounding)."""
+        if self.L == 2 and not generic:
+            return self._hessian_one_hidden(theta)
+        H = np.empty((self.p, self.p))
+        eye = np.eye(self.p)
+        for s in range(0, self.p, block):
+            e = min(self.p, s + block)
+            H[:, s:e] = self.hvp(theta, eye[:, s:e])
+        return 0.5 * (H + H.T)
+
+    def mixed(self, theta, rows):
+        """``G_i`` for the given rows: array of shape (len(rows), q, p).
+
+        ``G_i[c]`` is the derivative of ``w_i grad_theta l_i / sum w`` with respect to data
+        value ``c`` of row ``i`` (the ``d`` inputs, then the label directions); the
+        minimiser moves by ``-H^{-1} G_i[c]`` per unit change of that value.
+        """
+        rows = np.asarray(rows)
+        Ws, bs = self.unpack(theta)
+        RX = np.zeros((self.q, self.d))
+        RX[np.arange(self.d), np.arange(self.d)] = 1.0
+        RY = np.zeros((self.q, self.K))
+        RY[self.d:] = self.label_dirs
+        out = self._tangents(Ws, bs, self.X[rows], self.Y[rows], self.w[rows], None, None,
+                             RX, RY, per_example=True)
+        out /= self.wsum
+        return out
+
+    def mixed_chunks(self, theta, rows):
+        """``(positions, G)`` chunks of :meth:`mixed` over ``rows`` (bounded memory)."""
+        rows = np.asarray(rows)
+        for sl in _rows(rows.size, 3 * self.q * self.p):
+            yield sl, self.mixed(theta, rows[sl])
