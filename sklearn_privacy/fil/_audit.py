@@ -491,7 +491,7 @@ def sigma_for_eta(estimator, target_eta: float, *, aggregate: str = "max", colum
     0.5
     """
     if _is_mlp_audit(estimator, wrt, X, constrained, "sigma_for_eta"):
-        return estimator.sigma_for_eta(target_eta, statistic=statistic, columns=columns)
+        return estimator.sigma_for_eta(target_eta, aggregate=aggregate, columns=columns)
     raw = raw_view(estimator, wrt, X, who="sigma_for_eta")
     if raw is None:
         final, cols = _final_and_columns(estimator, columns)

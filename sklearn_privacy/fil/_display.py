@@ -274,8 +274,8 @@ class EtaDisplay:
         from ._mlp import AuditedMLP
 
         if isinstance(estimator, AuditedMLP):
-            return cls._from_mlp_audit(estimator, kind, by, X, y, columns, constrained,
-                                       top_k, bins, log_scale, ax, name)
+            return cls._from_mlp_audit(estimator, kind, sensitive_features, X, y, columns,
+                                       constrained, top_k, bins, log_scale, ax, name)
         final = _final_fil(estimator)
         name = type(final).__name__ if name is None else name
         if kind == "history":
@@ -319,15 +319,16 @@ class EtaDisplay:
         if by is not None:
             if isinstance(by, str) and by == "class":
                 if y is None:
-                    raise ValueError("by='class' on an MLP audit needs the labels: pass y.")
+                    raise ValueError("sensitive_features='class' on an MLP audit needs the "
+                                     "labels: pass y.")
                 labels = np.asarray(y)
                 if labels.shape != (n,):
                     raise ValueError(f"y must have one label per audited row ({n}).")
                 names, groups = _labels(labels)
             elif isinstance(by, str | Integral) and not isinstance(by, bool | np.bool_):
                 if X is None:
-                    raise ValueError("by=<column> on an MLP audit needs the training rows: "
-                                     "pass X.")
+                    raise ValueError("sensitive_features=<column> on an MLP audit needs the "
+                                     "training rows: pass X.")
                 names, groups = _labels(_column_of(X, by, n))
             else:
                 groups, names = cls._resolve_by(None, None, by, None, None, n)

@@ -333,14 +333,14 @@ class AuditedMLP:
         T = np.concatenate(parts)
         return (T @ T.T) / self.sigma ** 2
 
-    def sigma_for_eta(self, target_eta: float, *, statistic: str = "max", columns=None):
+    def sigma_for_eta(self, target_eta: float, *, aggregate: str = "max", columns=None):
         """Noise scale at which the per-example eta statistic of ``rows_`` equals a target."""
         if not (isinstance(target_eta, (int, float)) and target_eta > 0):
             raise ValueError(f"target_eta must be a positive number; got {target_eta!r}.")
-        if statistic not in ("max", "mean"):
-            raise ValueError(f"statistic must be 'max' or 'mean'; got {statistic!r}.")
+        if aggregate not in ("max", "mean"):
+            raise ValueError(f"aggregate must be 'max' or 'mean'; got {aggregate!r}.")
         e = self.eta(columns=columns, per_example=True) * self.sigma
-        stat = e.max() if statistic == "max" else e.mean()
+        stat = e.max() if aggregate == "max" else e.mean()
         return float(stat / target_eta)
 
     # --------------------------------------------------------------- release
