@@ -97,7 +97,8 @@ axes[1].set_xlabel("log10 per-person eta (all values of the row)")
 axes[1].set_ylabel("people")
 fig.suptitle(f"MLPClassifier on Adult (5,000 people), sigma = {SIGMA}")
 fig.tight_layout()
-out = Path(__file__).resolve().parent / "output"
+# the gallery runs the examples from their own directory, without __file__
+out = (Path(__file__).resolve().parent if "__file__" in globals() else Path.cwd()) / "output"
 out.mkdir(exist_ok=True)
 fig.savefig(out / "mlp_exposure_adult.png", dpi=120)
 print(f"figure: {out / 'mlp_exposure_adult.png'}")

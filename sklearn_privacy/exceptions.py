@@ -206,6 +206,20 @@ class UncertifiedMinimumError(ValueError):
     smallest eigenvalue; ``smallest_eigenvalue`` holds it (``nan`` when the polish
     stopped first).
 
+    Parameters
+    ----------
+    message : str
+        Why the minimum is not certified (gradient threshold missed or Hessian not
+        positive definite), with the smallest eigenvalue.
+    smallest_eigenvalue : float, default=nan
+        Smallest eigenvalue of the exact Hessian at the polished parameters; ``nan``
+        when the polish stopped before the Hessian was formed.
+
+    See Also
+    --------
+    NumericalPrecisionWarning : A reported figure may be inaccurate because of
+        floating-point limits.
+
     Examples
     --------
     >>> from sklearn_privacy.exceptions import UncertifiedMinimumError

@@ -521,7 +521,7 @@ def test_eta_display_of_an_mlp_audit():
     np.testing.assert_array_equal(disp.eta, audited.eta_)
     assert sum(disp.counts_[k].sum() for k in disp.counts_) == 300
     assert list(disp.top_k_index) == list(np.argsort(-audited.eta_, kind="stable")[:3])
-    col = fil.EtaDisplay.from_estimator(audited, columns="b", by=df["a"] > 0)
+    col = fil.EtaDisplay.from_estimator(audited, columns="b", sensitive_features=df["a"] > 0)
     np.testing.assert_allclose(col.eta, audited.eta(columns="b", per_example=True))
     with pytest.raises(ValueError, match="needs the labels"):
         fil.EtaDisplay.from_estimator(audited, sensitive_features="class")

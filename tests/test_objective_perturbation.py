@@ -525,7 +525,7 @@ def test_canary_audit_does_not_refute_the_claim_and_catches_a_tenfold_cut(delta,
     direction = (DPLogisticRegression(**big).fit(Xp, yp).coef_.ravel()
                  - DPLogisticRegression(**big).fit(X, y).coef_.ravel())
     stat = functools.partial(_projection, direction=direction / np.linalg.norm(direction))
-    audit = dict(statistic=stat, n_releases=n_releases, known_fraction=0.2, refit=False,
+    audit = dict(attack=stat, n_releases=n_releases, known_fraction=0.2, refit=False,
                  random_state=0)
     honest = canary_audit(DPLogisticRegression(**kw), X, y, j, x_new, y_new, **audit)
     assert honest.claimed_epsilon == pytest.approx(epsilon)

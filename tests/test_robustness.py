@@ -358,6 +358,17 @@ def _attack_cases():
              arrays={"X_population": ("nan", "inf", "empty"),
                      "y_population": ("wrong_length", "column")},
              scalars={"known_fraction": ("nan_scalar", "neg", "zero", "huge")}),
+        Case("regression_inversion", attacks.regression_inversion,
+             lambda: {"estimator": _fitted("lin"), "X": X0[:half], "y": YREG[:half],
+                      "column": 0, "X_population": X0[half:], "y_population": YREG[half:],
+                      "n_grid": 3, "random_state": 0},
+             arrays={"X": ("nan", "inf", "empty", "ndim3", "strings"),
+                     "y": ("nan", "inf", "wrong_length", "ndim3"),
+                     "X_population": ("nan", "inf", "empty", "one_row", "ndim3"),
+                     "y_population": ("nan", "wrong_length", "ndim3")},
+             scalars={"column": ("nan_scalar", "neg", "huge", "str_scalar"),
+                      "n_grid": ("nan_scalar", "neg", "zero", "str_scalar"),
+                      "confidence": ("nan_scalar", "neg", "zero", "huge", "str_scalar")}),
         Case("refit_under_leakage_bound",
              lambda bound: attacks.refit_under_leakage_bound("acc", "mia", bound)(
                  {"params": [{"s": 1}, {"s": 2}], "mean_test_acc": [0.9, 0.8],
@@ -766,10 +777,45 @@ def _audit_cases():
     ]
 
 
+def _dp_cases():
+    """Objective-perturbation estimators: bad data and bad privacy parameters."""
+    cases = []
+    for name, cls, y in [("DPLinearRegression", sklearn_privacy.DPLinearRegression, YREG),
+                         ("DPLogisticRegression", sklearn_privacy.DPLogisticRegression, YCLF)]:
+        extra = {"target_bound": 5.0} if name == "DPLinearRegression" else {}
+
+        def factory(cls=cls, extra=extra):
+            return cls(epsilon=1.0, data_norm=5.0, random_state=0, **extra)
+
+        cases.append(Case(
+            f"{name}.fit", _fit_predict(factory),
+            lambda y=y: {"X": X0, "y": y},
+            arrays={"X": ARRAY_KINDS,
+                    "y": ("nan", "inf", "wrong_length", "ndim3", "strings", "complex")},
+        ))
+        cases.append(Case(
+            f"{name}.predict", _fit_predict(factory),
+            lambda y=y: {"X": X0, "y": y, "X_test": X0[:5]},
+            arrays={"X_test": ("nan", "inf", "ndim3", "strings", "complex", "wrong_width")},
+            aliases={"X_test": ("X", "features")},
+        ))
+        for pname in ("epsilon", "delta", "data_norm", "alpha"):
+            cases.append(Case(
+                f"{name}({pname})",
+                lambda cls=cls, y=y, **kw: cls(**kw).fit(X0, y).predict(X0),
+                lambda extra=extra: {"epsilon": 1.0, "delta": 1e-5, "data_norm": 5.0,
+                                     "alpha": 0.1, "random_state": 0, **extra},
+                scalars={pname: ("nan_scalar", "inf_scalar", "str_scalar", "neg")
+                         + (("zero",) if pname in ("epsilon", "data_norm") else ())
+                         + (("huge",) if pname == "delta" else ())},
+            ))
+    return cases
+
+
 def _all_cases():
-    return (_fil_cases() + _attack_cases() + _mc_cases() + _werm_cases() + _utils_cases()
-            + _pipeline_cases() + _display_cases() + _count_cases() + _selection_cases()
-            + _audit_cases())
+    return (_fil_cases() + _attack_cases() + _dp_cases() + _mc_cases() + _werm_cases()
+            + _utils_cases() + _pipeline_cases() + _display_cases() + _count_cases()
+            + _selection_cases() + _audit_cases())
 
 
 CASES = {c.name: c for c in _all_cases()}

@@ -1052,9 +1052,17 @@ class NumericInversionResult:
 
 def _column_values(X, column, param="X"):
     """Values of one column of ``X`` (a name or position) as a 1-D array."""
+    if is_frame(X) and column in X.columns:
+        return X[column].to_numpy()
+    if isinstance(column, bool) or not isinstance(column, Integral):
+        raise ValueError(f"column={column!r} is neither a column name of {param} nor an "
+                         "integer position.")
     if is_frame(X):
-        name = column if column in X.columns else X.columns[int(column)]
-        return X[name].to_numpy()
+        return X[X.columns[int(column)]].to_numpy()
+    n_features = X.shape[1] if sp.issparse(X) else np.shape(X)[1]
+    if not 0 <= int(column) < n_features:
+        raise ValueError(f"column={column!r} is out of range for {param} with {n_features} "
+                         "columns; pass a position in [0, n_features) or a column name.")
     A = X[:, [int(column)]].toarray().ravel() if sp.issparse(X) else np.asarray(X)[:, int(column)]
     return A
 
@@ -1152,7 +1160,8 @@ def regression_inversion(estimator, X, y, column, *, X_population, y_population,
     Raises
     ------
     ValueError
-        A non-numeric column, labels of the wrong length, fewer than 10 population rows.
+        A non-numeric column or one that is neither a name nor a position in range,
+        labels of the wrong length, fewer than 10 population rows.
 
     Examples
     --------
@@ -1180,14 +1189,24 @@ def regression_inversion(estimator, X, y, column, *, X_population, y_population,
     if m < 10:
         raise ValueError(f"X_population has {m} rows; the adversary needs at least 10 to "
                          "learn from.")
-    try:
-        truth = np.asarray(_column_values(X, column), dtype=float)
-        ref = np.asarray(_column_values(X_population, column), dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"column {column!r} is not numeric; invert a categorical "
-                         "attribute with fredrikson_inversion.") from None
-    if not (np.all(np.isfinite(truth)) and np.all(np.isfinite(ref))):
-        raise ValueError(f"column {column!r} has missing or infinite values.")
+    values = {}
+    for param, A in (("X", X), ("X_population", X_population)):
+        raw = _column_values(A, column, param)     # names a bad ``column`` itself
+        try:
+            values[param] = np.asarray(raw, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"column {column!r} of {param} is not numeric; invert a "
+                             "categorical attribute with fredrikson_inversion.") from None
+        if not (is_frame(A) or sp.issparse(A)):
+            try:
+                np.asarray(A, dtype=float)
+            except (TypeError, ValueError):
+                raise ValueError(f"{param} holds non-numeric values in other columns; "
+                                 "pass a DataFrame for categorical columns.") from None
+        if not np.all(np.isfinite(values[param])):
+            raise ValueError(f"column {column!r} of {param} has missing or infinite "
+                             "values.")
+    truth, ref = values["X"], values["X_population"]
     grid = np.unique(np.quantile(ref, np.linspace(0.05, 0.95, n_grid)))
     if np.all(np.equal(np.mod(ref, 1), 0)):
         grid = np.unique(np.round(grid))

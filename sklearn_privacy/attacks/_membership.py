@@ -217,7 +217,7 @@ class MembershipInferenceResult:
     (2,)
     >>> rng = np.random.RandomState(0)   # no signal: the advantage is positive by luck
     >>> noise = evaluate_scores(rng.normal(size=200), rng.normal(size=200), random_state=0)
-    >>> round(noise.advantage, 3), round(noise.chance_level("advantage"), 3)
+    >>> round(noise.advantage, 3), round(noise.chance_level("advantage", random_state=0), 3)
     (0.15, 0.084)
     >>> low, high = noise.confidence_interval("auc")
     >>> bool(low < 0.5 < high), noise.chance_level("auc")

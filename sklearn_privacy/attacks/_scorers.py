@@ -459,7 +459,7 @@ def make_membership_scorer(X_population, y_population, *, attack="confidence",
     >>> from sklearn_privacy.attacks import make_membership_scorer
     >>> rng = np.random.RandomState(0)
     >>> X = rng.normal(size=(300, 4)); y = (X[:, 0] + rng.normal(size=300) > 0).astype(int)
-    >>> scorer = make_membership_scorer(X, y)
+    >>> scorer = make_membership_scorer(X, y, random_state=0)
     >>> scores = cross_val_score(DecisionTreeClassifier(random_state=0), X, y, cv=3,
     ...                          scoring=scorer)
     >>> scores.round(2)    # 0.5 - AUC: a fully grown tree leaks membership

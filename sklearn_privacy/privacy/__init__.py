@@ -4,8 +4,8 @@
   composed, and ``inf`` as soon as one fitted attribute of one object depends on the
   rows without a guarantee (see ``sklearn_privacy.privacy._attributes`` for how a class
   declares its attributes).
-- :func:`neighbour_invariance` -- refit an object on neighbouring raw data sets and list
-  every non-noise attribute that differs.
+- :func:`~sklearn_privacy.privacy.neighbour_invariance` -- refit an object on neighbouring
+  raw data sets and list every non-noise attribute that differs.
 """
 
 from ._claim import PrivacyClaim, StepClaim

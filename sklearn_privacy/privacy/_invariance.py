@@ -14,7 +14,8 @@ from ._attributes import _published_state, declaration
 
 __all__ = ["Difference", "InvarianceReport", "NEIGHBOUR_KINDS", "neighbour_invariance"]
 
-#: The neighbouring data sets :func:`neighbour_invariance` builds, each from one row.
+#: The neighbouring data sets :func:`~sklearn_privacy.privacy.neighbour_invariance` builds,
+#: each from one row.
 NEIGHBOUR_KINDS = ("extreme", "missing", "unseen_category", "stray_string", "new_label",
                    "duplicate", "repeat")
 
@@ -30,7 +31,9 @@ class Difference:
     Parameters
     ----------
     neighbour : str
-        The kind of neighbour (see :data:`NEIGHBOUR_KINDS`) and the row replaced.
+        The kind of neighbour (one of ``"extreme"``, ``"missing"``,
+        ``"unseen_category"``, ``"stray_string"``, ``"new_label"``, ``"duplicate"``,
+        ``"repeat"``) and the row replaced.
     path : str
         Where in the object (``"pipeline.steps[0][1].sparse_output_"``).
     what : str
@@ -52,7 +55,7 @@ class Difference:
 
 @dataclass
 class InvarianceReport:
-    """What :func:`neighbour_invariance` found.
+    """What :func:`~sklearn_privacy.privacy.neighbour_invariance` found.
 
     Attributes
     ----------
@@ -367,8 +370,10 @@ def neighbour_invariance(estimator, X, y=None, *, rows=(0,), kinds=NEIGHBOUR_KIN
         Targets.
     rows : sequence of int, default=(0,)
         The rows to replace (one neighbour set per row).
-    kinds : sequence of str, default=NEIGHBOUR_KINDS
-        Which neighbours to build (see :data:`NEIGHBOUR_KINDS`).
+    kinds : sequence of str, default=all kinds
+        Which neighbours to build, among ``"extreme"``, ``"missing"``,
+        ``"unseen_category"``, ``"stray_string"``, ``"new_label"``, ``"duplicate"`` and
+        ``"repeat"`` (default: all).
     fit_params : dict or None, default=None
         Passed to every ``fit``.
     random_state : None, int or Generator, default=None

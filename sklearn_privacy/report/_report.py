@@ -69,12 +69,17 @@ class ReportSection:
     seconds: float = 0.0
     outcomes: list = field(default_factory=list)
 
+    def __post_init__(self):
+        # sentences given without a rule's outcome (e.g. a hand-built section) are notes
+        self.outcomes = list(self.outcomes) + ["note"] * (len(self.verdicts)
+                                                          - len(self.outcomes))
+
     def add(self, verdict):
-        """Append a :class:`~sklearn_privacy.report._verdicts.Verdict` (text and outcome).
+        """Append a verdict: the sentence of one rule and its outcome key.
 
         Parameters
         ----------
-        verdict : Verdict
+        verdict : object with ``outcome`` and ``text``
             The conclusion to append.
         """
         self.verdicts.append(str(verdict))
@@ -719,8 +724,9 @@ def _fil_section(ctx):
     model, why = _fil_model(ctx)
     if model is None:
         if why:
-            return ReportSection("fil", "Per-example Fisher information loss",
-                                 verdicts=[f"Not computed: {why}"])
+            sec = ReportSection("fil", "Per-example Fisher information loss")
+            sec.add(V.Verdict("not_checked", f"Not computed: {why}"))
+            return sec
         return None
     sec = ReportSection("fil", "Per-example Fisher information loss")
     if model is not ctx["estimator"] and hasattr(model, "hessian_min_eigenvalue_"):

@@ -23,6 +23,8 @@ import sys
 from dataclasses import dataclass
 from numbers import Integral
 
+from .fixes import CV_MODULES, search_cv_base
+
 __all__ = ["FitProvenance", "record_fit_provenance", "selection_context"]
 
 #: Values of :attr:`FitProvenance.noise`.
@@ -31,7 +33,7 @@ NOISE_KINDS = ("os_entropy", "seed", "shared_generator", "none")
 #: Modules of scikit-learn whose functions fit estimators on folds of the rows they are
 #: given (cross_validate, cross_val_score, validation/learning curves, the searches'
 #: ``_fit_and_score``).
-_CV_MODULES = ("sklearn.model_selection._validation",)
+_CV_MODULES = CV_MODULES
 
 
 @dataclass(frozen=True)
@@ -97,8 +99,7 @@ def selection_context(skip: int = 1, owner=None) -> str | None:
     frame of scikit-learn's cross-validation functions; frames of ``owner`` itself (the
     estimator being fitted) do not count.
     """
-    from sklearn.model_selection._search import BaseSearchCV
-
+    BaseSearchCV = search_cv_base()
     frame = sys._getframe(skip + 1)
     while frame is not None:
         module = frame.f_globals.get("__name__", "")

@@ -230,3 +230,11 @@ __all__ = [
 def column_transformer_input_indices(ct, name):
     """Input column indices (list of int) of the fitted transformer ``name`` of ``ct``."""
     return list(ct._transformer_to_input_indices.get(name, []))
+
+# --- Selection on the rows ----------------------------------------------------------
+# Fit provenance (``utils/_provenance.py``) recognises a fit that runs inside a scikit-learn
+# search or cross-validation on the same rows by walking the call stack: a frame whose
+# ``self`` is a search (``search_cv_base()`` above) or a frame of the private module holding
+# ``cross_validate``, ``cross_val_score`` and the validation/learning curves. No public
+# alternative (scikit-learn has no hook that tells an estimator it is being selected).
+CV_MODULES = ("sklearn.model_selection._validation",)
