@@ -265,27 +265,31 @@ def epsilon_sweep(data, seeds, epsilons):
 # Three noise draws per private configuration and three epsilons keep the example under
 # a minute.
 
-OUT.mkdir(parents=True, exist_ok=True)
-data = adult_setup()
 seeds = range(3)
 epsilons = [0.1, 1.0, 10.0]
+if __name__ == "__main__":  # also in the gallery; not when the study imports the module
+    OUT.mkdir(parents=True, exist_ok=True)
+    data = adult_setup()
 
 # %%
 # Figure 2: every configuration, both bases
 # -----------------------------------------
 
-figure2(data, seeds)
+if __name__ == "__main__":
+    figure2(data, seeds)
 
 # %%
 # Reliability per group, before and after
 # ----------------------------------------
 
-reliability(data)
+if __name__ == "__main__":
+    reliability(data)
 
 # %%
 # NumericSparse: accuracy and multicalibration error against epsilon
 # -------------------------------------------------------------------
 
-epsilon_sweep(data, seeds, epsilons)
+if __name__ == "__main__":
+    epsilon_sweep(data, seeds, epsilons)
 
 # sphinx_gallery_thumbnail_number = 3
