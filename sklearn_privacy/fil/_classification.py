@@ -8,7 +8,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils._validation import errors_name, validate_named
+from ..utils._validation import encode_declared_labels, errors_name, validate_named
 from . import _dask
 from ._base import (
     ALPHA_AUTO_DOC,
@@ -286,19 +286,7 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         """``y`` against the declared label set ``classes`` (sorted), as for undeclared
         labels but with ``classes_`` fixed by the parameter: a row may hold any declared
         label (or none of a label), never another one."""
-        classes = np.unique(np.asarray(declared))
-        if classes.size < 2 or classes.size != np.asarray(declared).size:
-            raise ValueError(f"classes must list at least 2 distinct labels; got "
-                             f"{np.asarray(declared).size} label(s), {classes.size} "
-                             "distinct.")
-        y = np.asarray(y)
-        match = y[:, None] == classes[None, :]
-        if not np.all(match.any(axis=1)):
-            raise ValueError(
-                "y holds labels outside the declared classes (the values are not shown: "
-                "a label can identify a row); map them to a declared label or drop those "
-                "rows before fitting.")
-        y01 = np.argmax(match, axis=1)
+        classes, y01 = encode_declared_labels(declared, y)
         if self._solver_intercept():
             present = np.unique(y01[sample_weight > 0])
             if present.size < classes.size:

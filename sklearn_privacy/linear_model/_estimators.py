@@ -17,7 +17,7 @@ from ..fil._base import _scale_rows, private_copy, warn_clipped_targets
 from ..utils import noise_generator
 from ..utils._provenance import record_fit_provenance
 from ..utils._random import warn_shared_noise
-from ..utils._validation import errors_name, validate_named
+from ..utils._validation import encode_declared_labels, errors_name, validate_named
 from ..utils.fixes import Interval, StrOptions, _fit_context
 from . import _objective as obj
 
@@ -584,19 +584,7 @@ class DPLogisticRegression(ClassifierMixin, _BaseObjectivePerturbation):
     def _encode_declared(self, y):
         """``y`` against the declared label set ``classes`` (sorted): a row may hold any
         declared label (or no row a label), never another one."""
-        declared = np.asarray(self.classes)
-        classes = np.unique(declared)
-        if declared.ndim != 1 or classes.size < 2 or classes.size != declared.size:
-            raise ValueError(f"classes must list at least 2 distinct labels; got "
-                             f"{declared.size} label(s), {classes.size} distinct.")
-        y = np.asarray(y).ravel()
-        match = y[:, None] == classes[None, :]
-        if not np.all(match.any(axis=1)):
-            raise ValueError(
-                "y holds labels outside the declared classes (the values are not shown: "
-                "a label can identify a row); map them to a declared label or drop those "
-                "rows before fitting.")
-        idx = np.argmax(match, axis=1)
+        classes, idx = encode_declared_labels(self.classes, y)
         self.classes_ = classes
         return idx.astype(np.float64) if classes.size == 2 else idx.astype(np.intp)
 

@@ -60,3 +60,27 @@ def validate_named(estimator, X, y="no_validation", **kwargs):
         if new is exc:
             raise
         raise new from exc
+
+
+def encode_declared_labels(declared, y):
+    """``(classes, indices)``: ``y`` against a declared label set, never printing a label.
+
+    ``classes`` is the sorted declared set (at least 2 distinct labels); ``indices`` gives
+    each row's position in it. A row may hold any declared label and a declared label may
+    have no row; a label outside the set is refused without showing its value (a label can
+    identify a row).
+    """
+    import numpy as np
+
+    declared = np.asarray(declared)
+    classes = np.unique(declared)
+    if declared.ndim != 1 or classes.size < 2 or classes.size != declared.size:
+        raise ValueError(f"classes must list at least 2 distinct labels; got "
+                         f"{declared.size} label(s), {classes.size} distinct.")
+    match = np.asarray(y).ravel()[:, None] == classes[None, :]
+    if not np.all(match.any(axis=1)):
+        raise ValueError(
+            "y holds labels outside the declared classes (the values are not shown: a "
+            "label can identify a row); map them to a declared label or drop those rows "
+            "before fitting.")
+    return classes, np.argmax(match, axis=1)
