@@ -302,15 +302,15 @@ def _refusal_pipeline(step, cols=("a", "b")):
 
 
 @pytest.mark.parametrize("step, name", [
-    (KBinsDiscretizer(n_bins=3, quantile_method="averaged_inverted_cdf"),
+    (KBinsDiscretizer(n_bins=3, strategy="uniform"),
      "KBinsDiscretizer"),
     (FunctionTransformer(np.cbrt, feature_names_out="one-to-one"), "cbrt"),
     (make_pipeline(StandardScaler(), PolynomialFeatures(2), KBinsDiscretizer(
-        n_bins=2, quantile_method="averaged_inverted_cdf")), "KBinsDiscretizer"),
+        n_bins=2, strategy="uniform")), "KBinsDiscretizer"),
     (Nystroem(kernel=lambda u, v: float(u @ v), n_components=5, random_state=0),
      "Nystroem"),
     (make_pipeline(StandardScaler(), SplineTransformer(n_knots=3),
-                   KBinsDiscretizer(n_bins=2, quantile_method="averaged_inverted_cdf")),
+                   KBinsDiscretizer(n_bins=2, strategy="uniform")),
      "KBinsDiscretizer"),
 ])
 @pytest.mark.filterwarnings("ignore:Bins whose width are too small")
@@ -407,7 +407,7 @@ def test_report_and_eta_display_read_the_raw_inputs():
     np.testing.assert_allclose(feats.eta, pipe[-1].eta_, rtol=1e-12)
     # an untraceable map: the report says which view it shows
     kb, df2 = _refusal_pipeline(KBinsDiscretizer(n_bins=3,
-                                                 quantile_method="averaged_inverted_cdf"))
+                                                 strategy="uniform"))
     rep2 = PrivacyReport.from_estimator(kb, df2, _target(df2, "ls"), n_canaries=0,
                                         canary_releases=0, random_state=0)
     table2 = dict(next(s for s in rep2.sections if s.key == "fil").table)
