@@ -96,6 +96,7 @@ from sklearn.preprocessing import (
     StandardScaler,
 )
 
+from ..utils._pipeline import encoder_output_counts
 from ..utils.fixes import column_transformer_input_indices
 
 __all__ = ["FeatureMap", "feature_map"]
@@ -150,23 +151,6 @@ def _categorical_block(step):
                                                   for s in real[:-1]):
             return real[-1]
     return None
-
-
-def _encoder_counts(enc):
-    """Number of output columns of each input column of a fitted encoder."""
-    if isinstance(enc, OrdinalEncoder):
-        return [1] * len(enc.categories_)
-    counts = []
-    infrequent = getattr(enc, "infrequent_categories_", None)
-    drop_idx = getattr(enc, "drop_idx_", None)
-    for j, cats in enumerate(enc.categories_):
-        k = len(cats)
-        if infrequent is not None and infrequent[j] is not None:
-            k -= len(infrequent[j]) - 1
-        if drop_idx is not None and drop_idx[j] is not None:
-            k -= 1
-        counts.append(k)
-    return counts
 
 
 def _dense(Z):
@@ -542,7 +526,7 @@ class FeatureMap:
             except (ValueError, TypeError):
                 names = [str(n) for n in enc.get_feature_names_out()]
             start = 0
-            for r, c in zip(rawcol, _encoder_counts(enc), strict=True):
+            for r, c in zip(rawcol, encoder_output_counts(enc), strict=True):
                 if r in self._categorical:
                     self._refuse(path, step, f"raw column {self.feature_names_in[r]!r} "
                                  "is encoded twice")

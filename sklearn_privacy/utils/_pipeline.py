@@ -132,17 +132,7 @@ def _propagate(step, mask, names, feature):
         return out, full if full is not None else sub_names
     names_out = _names_out(step, names)
     if isinstance(step, OneHotEncoder):
-        counts = []
-        infrequent = getattr(step, "infrequent_categories_", None)
-        drop_idx = getattr(step, "drop_idx_", None)
-        for j, cats in enumerate(step.categories_):
-            k = len(cats)
-            if infrequent is not None and infrequent[j] is not None:
-                k -= len(infrequent[j]) - 1
-            if drop_idx is not None and drop_idx[j] is not None:
-                k -= 1
-            counts.append(k)
-        out = np.repeat(mask, counts)
+        out = np.repeat(mask, encoder_output_counts(step))
     elif isinstance(step, KBinsDiscretizer):
         out = mask if step.encode == "ordinal" else np.repeat(mask, step.n_bins_)
     elif isinstance(step, SimpleImputer):
@@ -250,3 +240,21 @@ def feature_columns(estimator, feature) -> np.ndarray:
             "derives from it."
         )
     return cols
+
+
+def encoder_output_counts(encoder):
+    """Number of output columns of each input column of a fitted ``OneHotEncoder`` (after
+    infrequent categories are grouped and dropped ones removed) or ``OrdinalEncoder`` (1)."""
+    if not isinstance(encoder, OneHotEncoder):
+        return [1] * len(encoder.categories_)
+    counts = []
+    infrequent = getattr(encoder, "infrequent_categories_", None)
+    drop_idx = getattr(encoder, "drop_idx_", None)
+    for j, cats in enumerate(encoder.categories_):
+        k = len(cats)
+        if infrequent is not None and infrequent[j] is not None:
+            k -= len(infrequent[j]) - 1
+        if drop_idx is not None and drop_idx[j] is not None:
+            k -= 1
+        counts.append(k)
+    return counts
