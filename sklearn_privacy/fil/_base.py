@@ -16,7 +16,7 @@ from ..utils import noise_generator, resolve_columns
 from ..utils._columns import check_derived_block, derived_columns
 from ..utils._provenance import record_fit_provenance
 from ..utils._random import warn_shared_noise
-from ..utils._validation import errors_name, validate_named
+from ..utils._validation import errors_name, label_set_sentence, validate_named
 from ..utils._warnings import warn_user
 from ..utils.fixes import (
     Interval,
@@ -618,12 +618,7 @@ class BaseFILEstimator(BaseEstimator):
         name = type(self).__name__
         if not np.isfinite(self.epsilon_):
             return StepClaim("", name, "non_private", np.inf, 0.0, self.epsilon_reason_)
-        reason = self.epsilon_reason_
-        if hasattr(self, "classes_"):
-            reason += (" The label set classes_ is the declared classes parameter."
-                       if getattr(self, "classes", None) is not None else
-                       " The label set classes_ was found in y (not declared): see the "
-                       "attribute check of privacy_claim.")
+        reason = self.epsilon_reason_ + label_set_sentence(self)
         if self.__dict__.get("noise_", "gaussian") != "gaussian":
             return StepClaim("", name, "dp", float(self.epsilon_), 0.0, reason)
         return StepClaim("", name, "dp", float(self.epsilon_), float(self.delta_), reason,

@@ -464,22 +464,29 @@ def _newton_dense(obj, theta, U, Z):
         last_norm = gn
         lam_s, Q = eig
         step = -Z @ (Q @ ((Q.T @ (Z.T @ g)) / lam_s))
-        t, slope = 1.0, float(g @ step)
-        while True:
-            F_new, g_new = obj.value_grad(theta + t * step)
-            if F_new <= F + 1e-4 * t * slope or abs(slope) < 1e-13 * max(1.0, abs(F)):
-                break
-            t *= 0.5
-            if t < 1e-12:
-                raise UncertifiedMinimumError(
-                    f"audit: the Newton polish stalled at gradient norm {gn:.3g} (no "
-                    "descent along the Newton direction).")
+        t, F_new, g_new = _backtrack(
+            obj, theta, F, g, step,
+            f"audit: the Newton polish stalled at gradient norm {gn:.3g} (no descent "
+            "along the Newton direction).")
         theta = theta + t * step
         F, g = F_new, g_new
         steps += 1
         if t < 1.0:
             eig = None  # a damped step: rebuild the Hessian
     return theta, g, steps
+
+
+def _backtrack(obj, theta, F, g, step, stalled):
+    """Armijo backtracking along ``step``: ``(t, F(theta + t step), grad there)``; raises
+    :class:`UncertifiedMinimumError` with ``stalled`` when no descent is found."""
+    t, slope = 1.0, float(g @ step)
+    while True:
+        F_new, g_new = obj.value_grad(theta + t * step)
+        if F_new <= F + 1e-4 * t * slope or abs(slope) < 1e-13 * max(1.0, abs(F)):
+            return t, F_new, g_new
+        t *= 0.5
+        if t < 1e-12:
+            raise UncertifiedMinimumError(stalled)
 
 
 def _newton_operator(obj, theta, hop_at, project):
@@ -492,15 +499,9 @@ def _newton_operator(obj, theta, hop_at, project):
             step = -_block_cg(hop, g, project, rtol=min(0.1, np.sqrt(gn)))[:, 0]
         except UncertifiedMinimumError:
             step = -project(g)
-        t, slope = 1.0, float(g @ step)
-        while True:
-            F_new, g_new = obj.value_grad(theta + t * step)
-            if F_new <= F + 1e-4 * t * slope or abs(slope) < 1e-13 * max(1.0, abs(F)):
-                break
-            t *= 0.5
-            if t < 1e-12:
-                raise UncertifiedMinimumError(
-                    f"audit: the Newton-CG polish stalled at gradient norm {gn:.3g}.")
+        t, F_new, g_new = _backtrack(
+            obj, theta, F, g, step,
+            f"audit: the Newton-CG polish stalled at gradient norm {gn:.3g}.")
         theta = theta + t * step
         F, g = F_new, g_new
         steps += 1

@@ -17,7 +17,12 @@ from ..fil._base import _scale_rows, private_copy, warn_clipped_targets
 from ..utils import noise_generator
 from ..utils._provenance import record_fit_provenance
 from ..utils._random import warn_shared_noise
-from ..utils._validation import encode_declared_labels, errors_name, validate_named
+from ..utils._validation import (
+    encode_declared_labels,
+    errors_name,
+    label_set_sentence,
+    validate_named,
+)
 from ..utils.fixes import Interval, StrOptions, _fit_context
 from . import _objective as obj
 
@@ -426,12 +431,7 @@ class _BaseObjectivePerturbation(BaseEstimator):
         name = type(self).__name__
         if not np.isfinite(self.epsilon_):
             return StepClaim("", name, "non_private", np.inf, 0.0, self.epsilon_reason_)
-        reason = self.epsilon_reason_
-        if hasattr(self, "classes_"):
-            reason += (" The label set classes_ is the declared classes parameter."
-                       if getattr(self, "classes", None) is not None else
-                       " The label set classes_ was found in y (not declared): see the "
-                       "attribute check of privacy_claim.")
+        reason = self.epsilon_reason_ + label_set_sentence(self)
         return StepClaim("", name, "dp", float(self.epsilon_), float(self.delta_), reason)
 
     def __sklearn_privacy_attributes__(self):

@@ -84,3 +84,13 @@ def encode_declared_labels(declared, y):
             "label can identify a row); map them to a declared label or drop those rows "
             "before fitting.")
     return classes, np.argmax(match, axis=1)
+
+
+def label_set_sentence(estimator):
+    """The sentence a classifier's claim adds about its label set (``""`` without one)."""
+    if not hasattr(estimator, "classes_"):
+        return ""
+    if getattr(estimator, "classes", None) is not None:
+        return " The label set classes_ is the declared classes parameter."
+    return (" The label set classes_ was found in y (not declared): see the attribute check "
+            "of privacy_claim.")
