@@ -17,6 +17,11 @@ from ..utils import child_seeds, noise_generator, resolve_columns
 from ..utils._intervals import binomial_p_greater, paired_difference, wilson_interval
 from ..utils._pipeline import feature_columns
 from ..utils._validation import errors_name
+from ._mlp_inversion import (
+    audited_candidate_minimisers,
+    audited_whitebox_inversion,
+    check_mlp_target,
+)
 from ._validation import (
     check_bool,
     check_choice,
@@ -531,6 +536,10 @@ def candidate_minimisers(estimator, columns, candidates=None, *, rows=None, meth
     >>> fast.shape, bool(np.allclose(fast, slow, rtol=1e-10, atol=1e-12))
     ((2, 2, 4), True)
     """
+    audited = check_mlp_target(estimator, "candidate_minimisers")
+    if audited is not None:
+        return audited_candidate_minimisers(audited, columns, candidates, rows=rows,
+                                            method=method, X=X)
     check_choice(method, ("auto", "woodbury", "refit"), "method")
     _, _, engine, cols, candidates, truth_all, _ = _whitebox_attribute(
         estimator, columns, candidates, X)
@@ -689,6 +698,12 @@ def whitebox_inversion(estimator, columns, candidates=None, *, rows=None, prior=
     >>> whitebox_inversion(reg, [3], n_draws=10, random_state=0).accuracy
     1.0
     """
+    audited = check_mlp_target(estimator, "The white-box attack")
+    if audited is not None:
+        return audited_whitebox_inversion(
+            audited, columns, candidates, rows=rows, prior=prior, calibrate=calibrate,
+            n_draws=n_draws, released=released, method=method, X=X,
+            random_state=random_state)
     check_choice(method, ("auto", "woodbury", "refit"), "method")
     calibrate = check_bool(calibrate, "calibrate")
     if n_draws is not None:

@@ -503,3 +503,39 @@ def mlp_whitebox_inversion(audited, sensitive_features, candidates=None, *, rows
                    n_draws=n_draws, released=vec, rng=rng)
     return AttributeInversionResult.from_predictions(preds, res.truth, res.candidates,
                                                      res.levels)
+
+
+# ------------------------------------------------------------------ public entry points
+_METHODS = {"auto": "newton", "refit": "newton", "newton": "newton",
+            "first_order": "first_order"}
+
+
+def _dispatch_method(method, X, audited):
+    if method == "woodbury":
+        raise ValueError(
+            "method='woodbury' is the linear models' rank-2 Newton update; an MLP's "
+            "candidates are certified Newton refits (method='auto' or 'refit') or the "
+            "first-order approximation (method='first_order').")
+    check_choice(method, tuple(_METHODS), "method")
+    if X is not None and np.shape(X)[0] != audited._state().n:
+        raise ValueError(
+            f"X: the MLP audit holds its {audited._state().n} training rows (the raw rows "
+            "through the pipeline included); X (not needed) has a different number of rows.")
+    return _METHODS[method]
+
+
+def audited_candidate_minimisers(audited, sensitive_features, candidates, *, rows, method,
+                                 X):
+    """``candidate_minimisers`` of an MLP audit: ``(thetas, truth, candidates)``."""
+    res = mlp_candidate_minimisers(audited, sensitive_features, candidates, rows=rows,
+                                   method=_dispatch_method(method, X, audited))
+    return res.thetas, res.truth, res.candidates
+
+
+def audited_whitebox_inversion(audited, sensitive_features, candidates, *, rows, prior,
+                               calibrate, n_draws, released, method, X, random_state):
+    """``whitebox_inversion`` of an MLP audit."""
+    return mlp_whitebox_inversion(
+        audited, sensitive_features, candidates, rows=rows, prior=prior,
+        calibrate=calibrate, n_draws=n_draws, released=released,
+        method=_dispatch_method(method, X, audited), random_state=random_state)
