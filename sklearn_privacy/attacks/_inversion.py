@@ -463,8 +463,14 @@ def candidate_minimisers(estimator, columns, candidates=None, *, rows=None, meth
 
     Parameters
     ----------
-    estimator : fitted FIL estimator, or a Pipeline ending in one (audit state available)
-        The fitted model that is attacked or audited.
+    estimator : fitted FIL estimator, a Pipeline ending in one, or an MLP audit
+        The fitted model that is attacked or audited (audit state available). An MLP
+        audit (:func:`~sklearn_privacy.fil.audit` of an ``MLPClassifier`` /
+        ``MLPRegressor`` or a pipeline ending in one) gives certified Newton refits
+        warm-started at the audited minimum (``method="auto"`` or ``"refit"``) or their
+        first-order approximation (``method="first_order"``, one Newton step from it);
+        the attribute is then a raw input column (its candidates raw levels, or a numeric
+        grid holding every training value) and the candidates returned are those levels.
     columns : int, str or array-like of int / str
         The attribute. Integer indices or names (``feature_names_in_``) of the columns the
         FIL estimator sees: a binary column or a one-hot block. Through a
@@ -636,8 +642,14 @@ def whitebox_inversion(estimator, columns, candidates=None, *, rows=None, prior=
 
     Parameters
     ----------
-    estimator : fitted FIL estimator, or a Pipeline ending in one
-        The fitted model that is attacked or audited.
+    estimator : fitted FIL estimator, a Pipeline ending in one, or an MLP audit
+        The fitted model that is attacked or audited. An MLP audit
+        (:func:`~sklearn_privacy.fil.audit` of an ``MLPClassifier`` / ``MLPRegressor`` or a
+        pipeline ending in one) is attacked under the audit's threat model: its certified
+        minimum released with Gaussian noise of the audit's ``sigma``; the attribute is a
+        raw input column, the candidate minimisers are those of
+        :func:`candidate_minimisers`, and ``released`` (the model from
+        ``audit.release()`` or its parameters) or ``n_draws`` is required.
     columns : int, str or array-like of int / str
         The attribute: a binary column or a one-hot block of the columns the FIL estimator
         sees (indices or names), or, through a pipeline, a single original input feature.
