@@ -285,3 +285,45 @@ def test_bad_input_is_refused_clearly():
     loaded = pickle.loads(pickle.dumps(audited))
     with pytest.raises(AuditStateUnavailableError):
         whitebox_inversion(loaded, [2], n_draws=5)
+
+
+def test_operator_route_equals_the_dense_route():
+    """Hessian-vector products and conjugate gradients give the same candidates."""
+    X, y = _data("multiclass", 200)
+    model = _fit(_model("multiclass", alpha=3.0), X, y)
+    dense = fil.audit(model, X, y, sigma=1.0)
+    operator = fil.audit(model, X, y, sigma=1.0, hessian="operator", rows=[0, 1])
+    assert operator.hessian_ == "operator"
+    for method in ("newton", "first_order"):
+        a = mlp_candidate_minimisers(dense, 2, rows=[0, 1], method=method)
+        b = mlp_candidate_minimisers(operator, 2, rows=[0, 1], method=method)
+        np.testing.assert_allclose(b.thetas, a.thetas, rtol=0, atol=1e-6)
+    b = mlp_candidate_minimisers(operator, 2, rows=[0, 1])
+    assert np.nanmax(b.gradient_norms) <= 1e-10 and np.nanmin(b.min_eigenvalues) > 0
+    np.testing.assert_allclose(np.nanmin(b.min_eigenvalues),
+                               np.nanmin(mlp_candidate_minimisers(dense, 2, rows=[0, 1])
+                                         .min_eigenvalues), rtol=1e-4)
+
+
+def test_sample_weights_enter_the_candidates():
+    X, y = _data("regression", 150)
+    w = np.random.RandomState(5).uniform(0.5, 2.0, 150)
+    model = _model("regression")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        try:
+            model.fit(X, y, sample_weight=w)
+        except TypeError:
+            pytest.skip("MLP sample weights need scikit-learn >= 1.7")
+    audited = fil.audit(model, X, y, sigma=1.0, sample_weight=w)
+    thetas, truth, cand = candidate_minimisers(audited, [2], rows=[3])
+    X2 = X.copy()
+    X2[3, 2] = cand[1 - truth[0], 0]
+    from sklearn_privacy.fil._mlp_math import MLPObjective
+
+    obj = audited._obj
+    weighted = MLPObjective(obj.units, obj.activation, obj.out, obj.alpha, X2, obj.Y, w)
+    unweighted = MLPObjective(obj.units, obj.activation, obj.out, obj.alpha, X2, obj.Y)
+    theta_c = thetas[0, 1 - truth[0]]
+    assert np.linalg.norm(weighted.value_grad(theta_c)[1]) <= 1e-10
+    assert np.linalg.norm(unweighted.value_grad(theta_c)[1]) > 1e-4

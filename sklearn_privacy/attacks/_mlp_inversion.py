@@ -320,9 +320,14 @@ def mlp_candidate_minimisers(audited, sensitive_features, candidates=None, *, ro
         raise TypeError(f"audited must be the result of fil.audit on an MLP; got "
                         f"{type(audited).__name__}.")
     check_choice(method, ("newton", "first_order"), "method")
+    return _minimisers(audited, _setup(audited, sensitive_features, candidates), rows,
+                       method)
+
+
+def _minimisers(audited, setup, rows, method):
     obj = audited._state()
     theta = audited._theta
-    encode, cand, levels, truth_all = _setup(audited, sensitive_features, candidates)
+    encode, cand, levels, truth_all = setup
     idx = resolve_rows(rows, obj.n)
     if idx.size == 0:
         raise ValueError("rows selects no training row; pass at least one row to attack.")
@@ -484,8 +489,9 @@ def mlp_whitebox_inversion(audited, sensitive_features, candidates=None, *, rows
         ``candidates`` (and ``levels``) are the raw levels through a pipeline, encoded rows
         otherwise.
     """
-    from ._inversion import AttributeInversionResult
+    from ._inversion import AttributeInversionResult, _prior
 
+    check_choice(method, ("newton", "first_order"), "method")
     calibrate = check_bool(calibrate, "calibrate")
     if n_draws is not None:
         n_draws = check_positive_int(n_draws, "n_draws")
@@ -496,8 +502,9 @@ def mlp_whitebox_inversion(audited, sensitive_features, candidates=None, *, rows
             "with the audit's sigma.")
     rng = noise_generator(random_state)
     vec = None if released is None else _released_vector(released, audited)
-    res = mlp_candidate_minimisers(audited, sensitive_features, candidates, rows=rows,
-                                   method=method)
+    setup = _setup(audited, sensitive_features, candidates)
+    _prior(prior, setup[3], len(setup[1]))  # a bad prior is refused before the refits
+    res = _minimisers(audited, setup, rows, method)
     preds = decide(audited._theta, res.thetas, res.truth, res.truth_all,
                    float(audited.sigma), prior=prior, calibrate=calibrate,
                    n_draws=n_draws, released=vec, rng=rng)
