@@ -24,7 +24,11 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from sklearn_privacy import FILLinearRegression, fil
 from sklearn_privacy.attacks import candidate_minimisers, prior_baseline, whitebox_inversion
-from sklearn_privacy.attacks._mlp_inversion import decide, mlp_candidate_minimisers
+from sklearn_privacy.attacks._mlp_inversion import (
+    decide,
+    mlp_candidate_minimisers,
+    row_gradients,
+)
 from sklearn_privacy.exceptions import AuditStateUnavailableError, UncertifiedMinimumError
 from sklearn_privacy.utils import noise_generator
 
@@ -130,6 +134,10 @@ def test_pipeline_raw_categorical_and_numeric_grid_equal_retraining():
         candidate_minimisers(audited, "score", [-1.0, 0.0, 1.0], rows=rows)
     with pytest.raises(ValueError, match="too many"):
         candidate_minimisers(audited, "age", rows=rows)
+    with pytest.raises(ValueError, match="one raw input column"):
+        candidate_minimisers(audited, ["race", "age"], rows=rows)
+    with pytest.raises(ValueError, match="not a category"):
+        candidate_minimisers(audited, "race", ["Black", "White", "Other", "Asian"], rows=rows)
 
 
 def test_first_order_is_an_approximation_close_to_the_newton_refit():
@@ -147,6 +155,12 @@ def test_first_order_is_an_approximation_close_to_the_newton_refit():
     assert np.median(rel) < 0.15 and rel.max() < 0.8 and rel.min() > 1e-6
     fast, _, _ = candidate_minimisers(audited, [2], rows=rows, method="first_order")
     np.testing.assert_allclose(fast, approx.thetas)
+    # the per-row gradients it differences add up to the objective's gradient
+    obj, theta = audited._obj, audited._theta
+    total = row_gradients(obj, theta, obj.X, obj.Y).sum(axis=0)
+    total[obj.penalised] += obj.alpha * theta[obj.penalised]
+    np.testing.assert_allclose(total / obj.wsum, obj.value_grad(theta)[1], rtol=1e-10,
+                               atol=1e-14)
 
 
 def test_decision_rule_is_the_linear_models_rule():
@@ -272,6 +286,8 @@ def test_bad_input_is_refused_clearly():
     audited = fil.audit(model, X, y, sigma=1.0)
     with pytest.raises(ValueError, match="not an input column"):
         whitebox_inversion(audited, "income", n_draws=5)
+    with pytest.raises(TypeError, match="candidates must be numbers"):
+        candidate_minimisers(audited, [2], ["no", "yes"])
     with pytest.raises(ValueError, match="woodbury"):
         candidate_minimisers(audited, [2], method="woodbury")
     with pytest.raises(ValueError, match="method"):

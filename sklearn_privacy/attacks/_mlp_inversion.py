@@ -43,7 +43,7 @@ from ..utils import noise_generator
 from ._validation import check_bool, check_choice, check_positive_int, is_frame, resolve_rows
 
 __all__ = ["MLPCandidates", "check_mlp_target", "decide", "mlp_candidate_minimisers",
-           "mlp_whitebox_inversion"]
+           "mlp_whitebox_inversion", "row_gradients"]
 
 #: Most distinct values of an attribute read from the training data as its levels.
 _MAX_LEVELS = 64
@@ -241,7 +241,7 @@ def _setup(audited, sensitive_features, candidates):
                 f"columns {cols.tolist()} take {len(cand)} distinct values in the training "
                 "rows: too many to be read as the levels of an attribute. Pass candidates.")
     else:
-        cand = np.asarray(candidates, dtype=float)
+        cand = np.asarray(candidates, dtype=object)
         cand = cand[:, None] if cand.ndim == 1 and cols.size == 1 else cand
     cand = _check_candidates(cand, cols.size)
     truth_all = _match(values, cand)
@@ -260,6 +260,25 @@ def _replaced(obj, i, x):
     X = obj.X.copy()
     X[i] = x
     return MLPObjective(obj.units, obj.activation, obj.out, obj.alpha, X, obj.Y, obj.w)
+
+
+def row_gradients(obj, theta, X, Y):
+    """Gradient of each row's loss ``l(z_i, y_i)`` at ``theta``, shape (len(X), p).
+
+    Back-propagation kept per row (no penalty, no weights): ``dl/dz = out(z) - y``, then
+    ``dl/dW_l = h_l^T delta_l`` and ``dl/db_l = delta_l`` row by row.
+    """
+    Ws, bs = obj.unpack(theta)
+    hs, ders, acts = obj._forward(Ws, bs, np.asarray(X, dtype=np.float64))
+    delta = obj._output(acts[-1]) - Y
+    m = delta.shape[0]
+    gW, gb = [None] * obj.L, [None] * obj.L
+    for layer in range(obj.L - 1, -1, -1):
+        gW[layer] = (hs[layer][:, :, None] * delta[:, None, :]).reshape(m, -1)
+        gb[layer] = delta
+        if layer > 0:
+            delta = (delta @ Ws[layer].T) * ders[layer][0]
+    return np.concatenate(gW + gb, axis=1)
 
 
 def _certify_dense(obj, theta, Z):
@@ -354,16 +373,10 @@ def _minimisers(audited, setup, rows, method):
 
     if method == "first_order":
         # the change of the row's share of the gradient at theta*, one Newton step
-        V = np.zeros((m, n_c, obj.p))
-        for k, i in enumerate(idx):
-            one = MLPObjective(obj.units, obj.activation, obj.out, 0.0, X_true[[k]],
-                               obj.Y[[i]], None)
-            g_true = one.value_grad(theta)[1]
-            for c in range(n_c):
-                if c != truth[k]:
-                    one.X[0] = inputs[c][k]
-                    V[k, c] = one.value_grad(theta)[1] - g_true
-            V[k] *= obj.w[i] / obj.wsum
+        scale = (obj.w[idx] / obj.wsum)[:, None]
+        g_true = row_gradients(obj, theta, X_true, obj.Y[idx])
+        V = np.stack([scale * (row_gradients(obj, theta, inputs[c], obj.Y[idx]) - g_true)
+                      for c in range(n_c)], axis=1)           # (m, C, p)
         flat = V.reshape(-1, obj.p).T
         if audited.hessian_ == "dense":
             Z, Qc, lam = audited._Z, audited._Qc, audited._lam
