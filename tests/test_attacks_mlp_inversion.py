@@ -343,3 +343,28 @@ def test_sample_weights_enter_the_candidates():
     theta_c = thetas[0, 1 - truth[0]]
     assert np.linalg.norm(weighted.value_grad(theta_c)[1]) <= 1e-10
     assert np.linalg.norm(unweighted.value_grad(theta_c)[1]) > 1e-4
+
+
+@pytest.mark.parametrize("kind", ["binary", "regression"])
+def test_candidate_minimum_is_on_the_branch_of_the_audited_minimum(kind):
+    """The refit stays in the audited basin: it equals the minimiser followed continuously
+    (20 small Newton-polished moves of the attribute from its value to the candidate)."""
+    from sklearn_privacy.fil._mlp import _gauge, _newton_dense
+    from sklearn_privacy.fil._mlp_math import MLPObjective
+
+    X, y = _data(kind, 200)
+    audited = fil.audit(_fit(_model(kind, alpha=3.0), X, y), X, y, sigma=1.0)
+    obj = audited._obj
+    eta = audited.eta(columns=2, per_example=True)
+    rows = [int(np.argmax(eta)), int(np.argmin(eta)), 0]
+    thetas, truth, cand = candidate_minimisers(audited, [2], rows=rows)
+    for k, i in enumerate(rows):
+        c = 1 - truth[k]
+        theta = audited._theta
+        for t in np.linspace(0.05, 1.0, 20):
+            X2 = obj.X.copy()
+            X2[i, 2] += t * (cand[c, 0] - obj.X[i, 2])
+            path = MLPObjective(obj.units, obj.activation, obj.out, obj.alpha, X2, obj.Y)
+            theta, g, _ = _newton_dense(path, theta, _gauge(obj), audited._Z)
+            assert np.linalg.norm(g) <= 1e-10
+        np.testing.assert_allclose(thetas[k, c], theta, rtol=0, atol=1e-7)
