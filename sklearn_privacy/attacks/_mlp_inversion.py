@@ -96,7 +96,7 @@ def check_mlp_target(estimator, who="The white-box attack"):
     raise ValueError(
         f"{who} on an MLP needs its audit: the noise scale sigma of the released weights, "
         "the training rows and the certified minimum. Pass "
-        f"fil.audit({name.lower()}, X, y, sigma=...) instead of the {name}.")
+        f"fil.audit(model, X, y, sigma=...) instead of the {name}.")
 
 
 def _raw_frame(audited):
