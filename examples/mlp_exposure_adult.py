@@ -9,7 +9,8 @@ the network to a certified local minimum of scikit-learn's objective and compute
 each person, how precisely their values could be reconstructed from the weights released
 with Gaussian noise (``sigma = 0.1``): ``1 / eta`` is a lower bound on the standard
 deviation of any unbiased reconstruction, in years for age, in hours for the working
-week.
+week. An attacker who sees the noisy weights recovers the ``sex`` of the most exposed
+people more often than that of typical ones (``attacks.whitebox_inversion``).
 
 This is a local, attribute-inference statement about the released local minimiser
 (see the user guide page "Auditing a neural network"), not a membership score and not a
@@ -82,6 +83,28 @@ table["eta(sex)"] = np.round(per_attribute["sex"][top], 2)
 print(table.to_string())
 print(f"median person: age sd >= {np.median(1 / per_attribute['age']):.1f} years, "
       f"hours sd >= {np.median(1 / per_attribute['hours_per_week']):.1f} h")
+
+# %%
+# An adversary who sees the noisy weights
+# ---------------------------------------
+#
+# :func:`sklearn_privacy.attacks.whitebox_inversion` plays the adversary of the audit's
+# threat model (every other row, the target's label and other values, the local minimum
+# reached, ``sigma``): for each candidate ``sex`` it refits the certified minimiser by
+# Newton steps from the audited one and picks the candidate nearest to the noisy weights.
+# The ten people whose ``sex`` is most exposed, against ten of median exposure (a coin
+# scores 0.5), over 100 simulated releases:
+
+from sklearn_privacy.attacks import whitebox_inversion  # noqa: E402
+
+order = np.argsort(per_attribute["sex"])[::-1]
+for label, chosen in (("the ten most exposed people", order[:10]),
+                      ("ten people of median exposure",
+                       order[len(order) // 2 - 5: len(order) // 2 + 5])):
+    attack = whitebox_inversion(audited, "sex", rows=chosen, n_draws=100, random_state=0)
+    print(f"sex of {label} (eta(sex) from "
+          f"{per_attribute['sex'][chosen].min():.2f}): recovered in "
+          f"{attack.accuracy:.0%} of the releases")
 
 # %%
 # Exposure of age across the table

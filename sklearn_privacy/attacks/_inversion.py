@@ -17,6 +17,11 @@ from ..utils import child_seeds, noise_generator, resolve_columns
 from ..utils._intervals import binomial_p_greater, paired_difference, wilson_interval
 from ..utils._pipeline import feature_columns
 from ..utils._validation import errors_name
+from ._mlp_inversion import (
+    audited_candidate_minimisers,
+    audited_whitebox_inversion,
+    check_mlp_target,
+)
 from ._validation import (
     check_bool,
     check_choice,
@@ -458,8 +463,14 @@ def candidate_minimisers(estimator, columns, candidates=None, *, rows=None, meth
 
     Parameters
     ----------
-    estimator : fitted FIL estimator, or a Pipeline ending in one (audit state available)
-        The fitted model that is attacked or audited.
+    estimator : fitted FIL estimator, a Pipeline ending in one, or an MLP audit
+        The fitted model that is attacked or audited (audit state available). An MLP
+        audit (:func:`~sklearn_privacy.fil.audit` of an ``MLPClassifier`` /
+        ``MLPRegressor`` or a pipeline ending in one) gives certified Newton refits
+        warm-started at the audited minimum (``method="auto"`` or ``"refit"``) or their
+        first-order approximation (``method="first_order"``, one Newton step from it);
+        the attribute is then a raw input column (its candidates raw levels, or a numeric
+        grid holding every training value) and the candidates returned are those levels.
     columns : int, str or array-like of int / str
         The attribute. Integer indices or names (``feature_names_in_``) of the columns the
         FIL estimator sees: a binary column or a one-hot block. Through a
@@ -531,6 +542,10 @@ def candidate_minimisers(estimator, columns, candidates=None, *, rows=None, meth
     >>> fast.shape, bool(np.allclose(fast, slow, rtol=1e-10, atol=1e-12))
     ((2, 2, 4), True)
     """
+    audited = check_mlp_target(estimator, "candidate_minimisers")
+    if audited is not None:
+        return audited_candidate_minimisers(audited, columns, candidates, rows=rows,
+                                            method=method, X=X)
     check_choice(method, ("auto", "woodbury", "refit"), "method")
     _, _, engine, cols, candidates, truth_all, _ = _whitebox_attribute(
         estimator, columns, candidates, X)
@@ -627,8 +642,14 @@ def whitebox_inversion(estimator, columns, candidates=None, *, rows=None, prior=
 
     Parameters
     ----------
-    estimator : fitted FIL estimator, or a Pipeline ending in one
-        The fitted model that is attacked or audited.
+    estimator : fitted FIL estimator, a Pipeline ending in one, or an MLP audit
+        The fitted model that is attacked or audited. An MLP audit
+        (:func:`~sklearn_privacy.fil.audit` of an ``MLPClassifier`` / ``MLPRegressor`` or a
+        pipeline ending in one) is attacked under the audit's threat model: its certified
+        minimum released with Gaussian noise of the audit's ``sigma``; the attribute is a
+        raw input column, the candidate minimisers are those of
+        :func:`candidate_minimisers`, and ``released`` (the model from
+        ``audit.release()`` or its parameters) or ``n_draws`` is required.
     columns : int, str or array-like of int / str
         The attribute: a binary column or a one-hot block of the columns the FIL estimator
         sees (indices or names), or, through a pipeline, a single original input feature.
@@ -689,6 +710,12 @@ def whitebox_inversion(estimator, columns, candidates=None, *, rows=None, prior=
     >>> whitebox_inversion(reg, [3], n_draws=10, random_state=0).accuracy
     1.0
     """
+    audited = check_mlp_target(estimator, "The white-box attack")
+    if audited is not None:
+        return audited_whitebox_inversion(
+            audited, columns, candidates, rows=rows, prior=prior, calibrate=calibrate,
+            n_draws=n_draws, released=released, method=method, X=X,
+            random_state=random_state)
     check_choice(method, ("auto", "woodbury", "refit"), "method")
     calibrate = check_bool(calibrate, "calibrate")
     if n_draws is not None:
