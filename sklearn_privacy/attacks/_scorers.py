@@ -14,7 +14,7 @@ from ..utils import noise_generator
 from ..utils._pipeline import split_pipeline
 from ..utils._warnings import warn_user
 from ._inversion import fredrikson_inversion, whitebox_inversion
-from ._membership import ATTACKS, membership_inference
+from ._membership import _THRESHOLDS, ATTACKS, _attack_blocks
 from ._validation import (
     check_choice,
     check_fraction,
@@ -314,8 +314,11 @@ class _MembershipScorer:
         return self._attack(estimator, member_idx, X_out, y[nonmember_rows])
 
     def _attack(self, estimator, member_idx, X_out, y_out):
-        return membership_inference(
-            estimator, take_rows(self.X, member_idx), self.y[member_idx], X_out, y_out,
+        # members from the population, non-members from the fold: scored block by block
+        # (the two may be different containers, e.g. a frame and its fold's array)
+        return _attack_blocks(
+            estimator, [(take_rows(self.X, member_idx), self.y[member_idx], True),
+                        (X_out, y_out, False)],
             attack=self.attack, thresholds=self.thresholds,
             known_fraction=self.known_fraction,
             random_state=noise_generator(self.random_state),
@@ -347,13 +350,13 @@ def _check_scorer_params(attack, thresholds, metric, known_fraction, random_stat
     if confidence is not None:
         check_fraction(confidence, "confidence")
     check_choice(attack, ATTACKS, "attack")
-    check_choice(thresholds, ("global", "per_class"), "thresholds")
+    check_choice(thresholds, _THRESHOLDS, "thresholds")
     check_fraction(known_fraction, "known_fraction")
     noise_generator(random_state)
 
 
 def make_membership_scorer(X_population, y_population, *, attack="confidence",
-                           thresholds="per_class", metric="auc", known_fraction=0.5,
+                           thresholds="auto", metric="auc", known_fraction=0.5,
                            cv=None, confidence=None, random_state=None):
     """Scorer measuring membership-inference leakage inside cross-validation.
 
@@ -401,8 +404,9 @@ def make_membership_scorer(X_population, y_population, *, attack="confidence",
         Everything given to ``fit`` of the search (at least 4 rows), and its labels.
     attack : {"gap", "confidence", "entropy", "modified_entropy", "loss"}, default="confidence"
         Membership score of the attack; see :func:`membership_scores`.
-    thresholds : {"global", "per_class"}, default="per_class"
-        One threshold, or one per true class; see :func:`membership_inference`.
+    thresholds : {"auto", "global", "per_class"}, default="auto"
+        One threshold, or one per true class; ``"auto"`` is per class except for
+        ``attack="gap"``. See :func:`membership_inference`.
     metric : {"auc", "advantage", "balanced_accuracy"}, default="auc"
         The score is ``0.5 - auc`` (default), ``-advantage`` or ``0.5 -
         balanced_accuracy``; higher is better privacy. The default and the balanced
@@ -472,7 +476,7 @@ def make_membership_scorer(X_population, y_population, *, attack="confidence",
 
 
 def make_werm_membership_scorer(X_population, y_population, sensitive_features, *, group=0,
-                                attack="confidence", thresholds="per_class",
+                                attack="confidence", thresholds="auto",
                                 metric="auc", known_fraction=0.5, cv=None,
                                 confidence=None, random_state=None):
     """Membership leakage of one group of rows (WERM's training or reference data).
@@ -497,8 +501,9 @@ def make_werm_membership_scorer(X_population, y_population, sensitive_features, 
         The group whose membership is attacked.
     attack : {"gap", "confidence", "entropy", "modified_entropy", "loss"}, default="confidence"
         Membership score of the attack; see :func:`membership_scores`.
-    thresholds : {"global", "per_class"}, default="per_class"
-        One threshold, or one per true class; see :func:`membership_inference`.
+    thresholds : {"auto", "global", "per_class"}, default="auto"
+        One threshold, or one per true class; ``"auto"`` is per class except for
+        ``attack="gap"``. See :func:`membership_inference`.
     metric : {"auc", "advantage", "balanced_accuracy"}, default="auc"
         The score is ``0.5 - auc``, ``-advantage`` or ``0.5 - balanced_accuracy`` of the
         attack on the group's rows (chance level 0 for ``"auc"`` and
@@ -656,18 +661,20 @@ def refit_under_leakage_bound(utility: str, leakage: str, bound: float, *,
 
 
 class _InversionScorer:
-    def __init__(self, columns, candidates, attack, n_draws, random_state):
-        self.columns, self.candidates = columns, candidates
+    def __init__(self, sensitive_features, candidates, attack, n_draws, random_state):
+        self.sensitive_features, self.candidates = sensitive_features, candidates
         self.attack, self.n_draws, self.random_state = attack, n_draws, random_state
 
     def __call__(self, estimator, X, y):
         if self.attack == "fredrikson":
-            result = fredrikson_inversion(estimator, X, y, self.columns, self.candidates)
+            result = fredrikson_inversion(estimator, X, y,
+                                          sensitive_features=self.sensitive_features,
+                                          candidates=self.candidates)
             return -result.accuracy
         result = whitebox_inversion(
-            estimator, self.columns, self.candidates,
-            prior="empirical" if self.attack == "map" else None,
-            n_draws=self.n_draws, X=X, random_state=self.random_state,
+            estimator, X, sensitive_features=self.sensitive_features,
+            candidates=self.candidates, prior="empirical" if self.attack == "map" else None,
+            n_draws=self.n_draws, random_state=self.random_state,
         )
         return -result.accuracy
 
@@ -675,14 +682,14 @@ class _InversionScorer:
         return f"make_attribute_inversion_scorer(attack={self.attack!r})"
 
 
-def make_attribute_inversion_scorer(columns, candidates=None, *, attack="whitebox",
-                                    n_draws=20, random_state=None):
+def make_attribute_inversion_scorer(sensitive_features, candidates=None, *,
+                                    attack="whitebox", n_draws=20, random_state=None):
     """Scorer measuring attribute inversion; the score is minus the attack's accuracy.
 
     ``attack="whitebox"`` and ``"map"`` play the adversary of the FIL threat model against
     the fitted estimator's own training rows, using its in-memory audit state (so they
-    need a FIL estimator, possibly as the last step of a pipeline). ``columns`` are the
-    columns that estimator sees (indices or names of its ``feature_names_in_``) or,
+    need a FIL estimator, possibly as the last step of a pipeline). ``sensitive_features``
+    are the columns that estimator sees (indices or names of its ``feature_names_in_``) or,
     through a pipeline, one original feature of the raw input (e.g. ``"race"``; see
     :func:`whitebox_inversion`): levels given in ``candidates`` are then pushed through
     the preprocessing with the evaluated rows. The audit state lives only on the
@@ -693,7 +700,7 @@ def make_attribute_inversion_scorer(columns, candidates=None, *, attack="whitebo
 
     Parameters
     ----------
-    columns : int, str or array-like of int / str
+    sensitive_features : int, str or array-like of int / str
         The attribute: columns the estimator sees (a binary column or a one-hot block),
         or one original feature through a pipeline (white-box attacks) or of a raw
         DataFrame (``"fredrikson"``). See :func:`whitebox_inversion` and
@@ -738,4 +745,4 @@ def make_attribute_inversion_scorer(columns, candidates=None, *, attack="whitebo
     if n_draws is not None:
         check_positive_int(n_draws, "n_draws")
     noise_generator(random_state)
-    return _InversionScorer(columns, candidates, attack, n_draws, random_state)
+    return _InversionScorer(sensitive_features, candidates, attack, n_draws, random_state)
