@@ -158,17 +158,17 @@ def test_bad_input(mnist35):
     svc = LinearSVC().fit(X[:100], y[:100])
     with pytest.raises(ValueError, match="predict_proba"):
         make_membership_scorer(X, y, attack="confidence", random_state=0)(svc, X[200:], y[200:])
-    with pytest.raises(ValueError, match="attack must be one of"):
+    with pytest.raises(ValueError, match="'attack' parameter of make_membership_scorer"):
         make_membership_scorer(X, y, attack="lira", random_state=0)
-    with pytest.raises(ValueError, match="thresholds must be"):
+    with pytest.raises(ValueError, match="'thresholds' parameter"):
         make_membership_scorer(X, y, thresholds="per_row", random_state=0)
-    with pytest.raises(ValueError, match="metric must be one of"):
+    with pytest.raises(ValueError, match="'metric' parameter"):
         make_membership_scorer(X, y, metric="accuracy", random_state=0)
     with pytest.raises(ValueError, match="different numbers of rows"):
         make_membership_scorer(X, y[:-1], random_state=0)
     Xr, yr, cols, cand = _onehot_regression()
     reg = FILLinearRegression(alpha=1e-2, random_state=0).fit(Xr, yr)
-    with pytest.raises(ValueError, match="attack must be"):
+    with pytest.raises(ValueError, match="'attack' parameter of make_attribute_inversion_scorer"):
         make_attribute_inversion_scorer(cols, attack="blackbox", random_state=0)
     with pytest.raises(TypeError, match="FIL estimator"):
         make_attribute_inversion_scorer(cols, cand,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -13,12 +13,11 @@ from ..exceptions import PrivacyWarning
 from ..utils import noise_generator
 from ..utils._pipeline import split_pipeline
 from ..utils._warnings import warn_user
+from ..utils.fixes import Interval, StrOptions, validate_params
 from ._inversion import fredrikson_inversion, whitebox_inversion
 from ._membership import _THRESHOLDS, ATTACKS, _attack_blocks
 from ._validation import (
     check_choice,
-    check_fraction,
-    check_positive_int,
     check_target,
     is_frame,
     n_rows,
@@ -343,18 +342,21 @@ class _MembershipScorer:
                 f"{self.thresholds!r}, metric={self.metric!r}{extra})")
 
 
-def _check_scorer_params(attack, thresholds, metric, known_fraction, random_state,
-                         confidence=None):
-    # validate now: inside a search, errors at scoring time become error_score (nan)
-    check_choice(metric, _METRICS, "metric")
-    if confidence is not None:
-        check_fraction(confidence, "confidence")
-    check_choice(attack, ATTACKS, "attack")
-    check_choice(thresholds, _THRESHOLDS, "thresholds")
-    check_fraction(known_fraction, "known_fraction")
-    noise_generator(random_state)
+# validated when the scorer is made: inside a search, errors at scoring time become
+# error_score (nan)
+_MEMBERSHIP_SCORER_PARAMS = {
+    "X_population": ["array-like", "sparse matrix"],
+    "y_population": ["array-like"],
+    "attack": [StrOptions(set(ATTACKS))],
+    "thresholds": [StrOptions(set(_THRESHOLDS))],
+    "metric": [StrOptions(set(_METRICS))],
+    "known_fraction": [Interval(Real, 0, 1, closed="neither")],
+    "confidence": [Interval(Real, 0, 1, closed="neither"), None],
+    "random_state": ["random_state", np.random.Generator],
+}
 
 
+@validate_params(_MEMBERSHIP_SCORER_PARAMS, prefer_skip_nested_validation=True)
 def make_membership_scorer(X_population, y_population, *, attack="confidence",
                            thresholds="auto", metric="auc", known_fraction=0.5,
                            cv=None, confidence=None, random_state=None):
@@ -469,12 +471,12 @@ def make_membership_scorer(X_population, y_population, *, attack="confidence",
     >>> scores.round(2)    # 0.5 - AUC: a fully grown tree leaks membership
     array([-0.17, -0.1 , -0.09])
     """
-    _check_scorer_params(attack, thresholds, metric, known_fraction, random_state,
-                         confidence)
     return _MembershipScorer(X_population, y_population, attack, thresholds, metric,
                              known_fraction, random_state, cv=cv, confidence=confidence)
 
 
+@validate_params({**_MEMBERSHIP_SCORER_PARAMS, "sensitive_features": ["array-like"]},
+                 prefer_skip_nested_validation=True)
 def make_werm_membership_scorer(X_population, y_population, sensitive_features, *, group=0,
                                 attack="confidence", thresholds="auto",
                                 metric="auc", known_fraction=0.5, cv=None,
@@ -544,8 +546,6 @@ def make_werm_membership_scorer(X_population, y_population, sensitive_features, 
     >>> bool(out["test_group0"].mean() < -0.1), bool(out["test_group1"].mean() > -0.1)
     (True, True)
     """
-    _check_scorer_params(attack, thresholds, metric, known_fraction, random_state,
-                         confidence)
     n = n_rows(X_population, "X_population")
     groups = check_target(sensitive_features, n, param="sensitive_features", x_param="X_population")
     if not np.any(groups == group):
@@ -682,6 +682,16 @@ class _InversionScorer:
         return f"make_attribute_inversion_scorer(attack={self.attack!r})"
 
 
+@validate_params(
+    {
+        "sensitive_features": [Integral, str, "array-like"],
+        "candidates": ["array-like", None],
+        "attack": [StrOptions({"whitebox", "map", "fredrikson"})],
+        "n_draws": [Interval(Integral, 1, None, closed="left"), None],
+        "random_state": ["random_state", np.random.Generator],
+    },
+    prefer_skip_nested_validation=True,
+)
 def make_attribute_inversion_scorer(sensitive_features, candidates=None, *,
                                     attack="whitebox", n_draws=20, random_state=None):
     """Scorer measuring attribute inversion; the score is minus the attack's accuracy.
@@ -741,8 +751,4 @@ def make_attribute_inversion_scorer(sensitive_features, candidates=None, *,
     >>> grid.best_params_["sigma"], round(float(grid.cv_results_["mean_test_inv"][0]), 2)
     (1.0, -1.0)
     """
-    check_choice(attack, ("whitebox", "map", "fredrikson"), "attack")
-    if n_draws is not None:
-        check_positive_int(n_draws, "n_draws")
-    noise_generator(random_state)
     return _InversionScorer(sensitive_features, candidates, attack, n_draws, random_state)
