@@ -74,6 +74,10 @@ def test_overfit_tree_leaks_and_per_class_thresholds():
     tree = DecisionTreeClassifier(random_state=0).fit(X[:300], y[:300])
     res = membership_inference(tree, X, y, members, attack="gap", random_state=0)
     assert list(res.thresholds) == [None]   # "auto": the gap attack is one rule
+    explicit = membership_inference(tree, X, y, members, attack="gap", thresholds="global",
+                                    random_state=0)
+    assert (res.thresholds, res.balanced_accuracy) == (explicit.thresholds,
+                                                       explicit.balanced_accuracy)
     train_acc, test_acc = 1.0, tree.score(X[300:], y[300:])
     # the gap attack's balanced accuracy is 1/2 + (train acc - test acc)/2
     assert res.balanced_accuracy == pytest.approx(0.5 + (train_acc - test_acc) / 2, abs=0.06)

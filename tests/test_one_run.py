@@ -213,15 +213,17 @@ def test_raw_frame_pipeline_with_given_canaries():
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    ({"canaries": "nope"}, "canaries must be one of"),
-    ({"attack": "nope"}, "attack must be one of"),
-    ({"n_canaries": 0}, "n_canaries must be a positive integer"),
-    ({"n_reference_models": -1}, "n_reference_models must be"),
+    ({"canaries": "nope"}, "'canaries' parameter of one_run_audit must be a str among"),
+    ({"attack": "nope"}, "'attack' parameter of one_run_audit must be a str among"),
+    ({"n_canaries": 0}, "'n_canaries' parameter of one_run_audit must be an int in the range"),
+    ({"n_reference_models": -1}, "'n_reference_models' parameter of one_run_audit"),
     ({"canaries": "given"}, "needs X_canaries and y_canaries"),
     ({"attack": "whitebox"}, "needs a FIL estimator"),
     ({"k_plus": 0, "k_minus": 0}, "makes no guess"),
     ({"k_plus": 90, "k_minus": 20, "n_canaries": 100}, "exceeds the 100 canaries"),
-    ({"confidence": 1.5}, "confidence must be"),
+    ({"confidence": 1.5}, "'confidence' parameter of one_run_audit"),
+    ({"delta": 1.0}, "'delta' parameter of one_run_audit"),
+    ({"k_plus": -1}, "'k_plus' parameter of one_run_audit"),
 ])
 def test_bad_input_is_refused_clearly(kwargs, match):
     rng = np.random.default_rng(0)

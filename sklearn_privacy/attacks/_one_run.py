@@ -25,7 +25,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..utils import child_seeds, noise_generator
 from ..utils._pipeline import split_pipeline
 from ..utils._random import seeded_clone
-from ..utils.fixes import Interval, validate_params
+from ..utils.fixes import HasMethods, Interval, StrOptions, validate_params
 from ._membership import membership_scores
 from ._validation import (
     check_finite_scores,
@@ -579,6 +579,28 @@ def _claim_of(model):
     return float(eps), float(dlt or 0.0), "epsilon_ of the final step"
 
 
+@validate_params(
+    {
+        "estimator": [HasMethods(["fit"])],
+        "X": ["array-like", "sparse matrix"],
+        "y": ["array-like"],
+        "n_canaries": [Interval(Integral, 1, None, closed="left")],
+        "canaries": [StrOptions(set(CANARIES))],
+        "X_canaries": ["array-like", "sparse matrix", None],
+        "y_canaries": ["array-like", None],
+        "attack": [StrOptions(set(SCORES))],
+        "n_reference_models": [Interval(Integral, 0, None, closed="left")],
+        "k_plus": [Interval(Integral, 0, None, closed="left"), None],
+        "k_minus": [Interval(Integral, 0, None, closed="left"), None],
+        "delta": [Interval(Real, 0, 1, closed="left"), None],
+        "confidence": [Interval(Real, 0, 1, closed="neither")],
+        "fit_params": [dict, None],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
+        "random_state": ["random_state", np.random.Generator],
+    },
+    prefer_skip_nested_validation=True,
+)
 def one_run_audit(estimator, X, y, *, n_canaries: int = 1000, canaries: str = "mislabel",
                   X_canaries=None, y_canaries=None, attack: str = "loss",
                   n_reference_models: int = 0, k_plus: int | None = None,
@@ -680,19 +702,8 @@ def one_run_audit(estimator, X, y, *, n_canaries: int = 1000, canaries: str = "m
     >>> res.epsilon_lower_bound > 1     # a fully grown tree memorises mislabelled rows
     True
     """
-    if canaries not in CANARIES:
-        raise ValueError(f"canaries must be one of {CANARIES}; got {canaries!r}.")
-    if attack not in SCORES:
-        raise ValueError(f"attack must be one of {SCORES}; got {attack!r}.")
-    if isinstance(n_canaries, bool) or not isinstance(n_canaries, Integral) or n_canaries < 1:
-        raise ValueError(f"n_canaries must be a positive integer; got {n_canaries!r}.")
-    if isinstance(n_reference_models, bool) or not isinstance(n_reference_models, Integral) \
-            or n_reference_models < 0:
-        raise ValueError(f"n_reference_models must be a non-negative integer; got "
-                         f"{n_reference_models!r}.")
     if attack == "whitebox" and n_reference_models:
         raise ValueError("n_reference_models applies to attack='loss' only.")
-    _check_unit(confidence, "confidence")      # before the training run, not after it
     n = n_rows(X)
     y = check_target(y, n)
     fit_params = dict(fit_params or {})
