@@ -80,10 +80,11 @@ def bench_inversion(rows_refit, logistic_rows, repeat):
                       fit_intercept=engine.fit_intercept, sample_weight=engine.omega)
             t_setup.append(time.perf_counter() - t)
             t = time.perf_counter()
-            fast, truth, _ = candidate_minimisers(est, cols, cand)
+            fast, truth, _ = candidate_minimisers(est, sensitive_features=cols, candidates=cand)
             t_fast.append(time.perf_counter() - t)
             t = time.perf_counter()
-            slow, _, _ = candidate_minimisers(est, cols, cand, rows=rows, method="refit")
+            slow, _, _ = candidate_minimisers(est, sensitive_features=cols, candidates=cand,
+                                              rows=rows, method="refit")
             t_slow.append(time.perf_counter() - t)
         t_setup, t_fast, t_slow = min(t_setup), min(t_fast), min(t_slow)
         t_all = t_slow * len(X) / len(rows)
@@ -125,8 +126,8 @@ def bench_lira(n_reference_models, n_jobs, repeat):
                                         for k in range(n_reference_models))
                 t_fits.append(time.perf_counter() - t)
             t_lira, t_fits = min(t_lira), min(t_fits)
-            thr = max((membership_inference(target, X[members], yy[members], X[~members],
-                                            yy[~members], attack=a, random_state=0)
+            thr = max((membership_inference(target, X, yy, members, attack=a,
+                                            random_state=0)
                        for a in ("confidence", "entropy", "modified_entropy", "loss")),
                       key=lambda r: r.auc)
         acc = (f"{target.score(X[members], yy[members]):.3f} / "

@@ -60,9 +60,8 @@ def row(sigma, X, y, members, *, attacks=("loss", "confidence", "lira", "rmia"),
             res = rmia(est, X, y, members, n_reference_models=N_SHADOW // 2, online=True,
                        random_state=seed)
         else:
-            res = membership_inference(est, X[members], y[members], X[~members],
-                                       y[~members], attack=attack, thresholds="global",
-                                       random_state=seed)
+            res = membership_inference(est, X, y, members, attack=attack,
+                                       thresholds="global", random_state=seed)
         bounds[attack] = epsilon_lower_bound(res, delta=DELTA).epsilon_lower_bound
     best = max(bounds, key=bounds.get)
     # eta_ matches the dense Fisher information of every row checked (largest

@@ -49,7 +49,8 @@ def membership_runs(mu, n, runs, seed, *, fpr=0.1, n_boot=500):
     hits = {k: [] for k in ("auc", "tpr", "bal", "bal_boot")}
     for r in range(runs):
         s_in, s_out = rng.normal(mu, 1, 2 * n), rng.normal(0, 1, 2 * n)
-        res = evaluate_scores(s_in, s_out, thresholds="global", random_state=int(r))
+        res = evaluate_scores(np.arange(4 * n) < 2 * n, np.r_[s_in, s_out],
+                              thresholds="global", random_state=int(r))
         lo, hi = res.confidence_interval("auc", confidence=CONF)
         hits["auc"].append(lo <= true_auc <= hi)
         lo, hi = res.confidence_interval("tpr_at_fpr", fpr=fpr, confidence=CONF,

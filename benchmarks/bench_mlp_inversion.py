@@ -104,7 +104,8 @@ def main():
             gap = np.linalg.norm(thetas - exact, axis=1) / move
             print(f"| {shape} | {name} | {w / N_ROWS:.4f} | {c / N_ROWS:.4f} | "
                   f"{c / cs:.2f} | median {np.median(gap):.1e}, max {gap.max():.1e} |")
-        res = whitebox_inversion(audited, "sex", rows=rows, n_draws=200, random_state=0)
+        res = whitebox_inversion(audited, sensitive_features="sex", rows=rows, n_draws=200,
+                                 random_state=0)
         print(f"| {shape} | inversion of sex, {N_ROWS} most exposed, sigma={SIGMA} | "
               f"accuracy {res.accuracy:.3f} | | | largest candidate gradient norm "
               f"{np.nanmax(newton.gradient_norms):.1e}, smallest Hessian eigenvalue "

@@ -65,8 +65,7 @@ def main():
           f"train acc {target.score(X[members], y[members]):.3f}, "
           f"test acc {target.score(X[~members], y[~members]):.3f}, one fit {fit_s:.1f} s; "
           f"{platform.processor() or platform.machine()}, {args.seeds} seeds")
-    thr = max((membership_inference(target, X[members], y[members], X[~members], y[~members],
-                                    attack=a, random_state=0)
+    thr = max((membership_inference(target, X, y, members, attack=a, random_state=0)
                for a in ("confidence", "loss", "modified_entropy")),
               key=lambda r: r.auc)
     print(f"best threshold attack ({thr.attack}): AUC {thr.auc:.3f}, "

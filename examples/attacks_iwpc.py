@@ -79,19 +79,21 @@ def inversion_curve(sigmas, *, alpha=1e-2, n_draws=100, n_draws_blackbox=10, ran
     """
     d, Xtr, Xte, ytr, yte = iwpc_split(random_state)
     cols, cand = d.attribute_columns, d.attribute_encoding
-    base = prior_baseline(Xtr, cols, cand).accuracy
+    base = prior_baseline(Xtr, sensitive_features=cols, candidates=cand).accuracy
     out = []
     for sigma in sigmas:
         est = FILLinearRegression(sigma=sigma, alpha=alpha, fit_intercept=False,
                                   random_state=random_state).fit(Xtr, ytr)
-        wb = whitebox_inversion(est, cols, cand, n_draws=n_draws, random_state=random_state)
-        mp = whitebox_inversion(est, cols, cand, n_draws=n_draws, prior="empirical",
-                                random_state=random_state)
+        wb = whitebox_inversion(est, sensitive_features=cols, candidates=cand,
+                                n_draws=n_draws, random_state=random_state)
+        mp = whitebox_inversion(est, sensitive_features=cols, candidates=cand,
+                                n_draws=n_draws, prior="empirical", random_state=random_state)
         fr, mse = [], []
         for k in range(n_draws_blackbox):
             rel = FILLinearRegression(sigma=sigma, alpha=alpha, fit_intercept=False,
                                       random_state=k).fit(Xtr, ytr)
-            fr.append(fredrikson_inversion(rel, Xtr, ytr, cols, cand).accuracy)
+            fr.append(fredrikson_inversion(rel, Xtr, ytr, sensitive_features=cols,
+                                           candidates=cand).accuracy)
             mse.append(float(np.mean((rel.predict(Xte) - yte) ** 2)))
         out.append({"sigma": sigma, "eta_mean": float(est.eta_.mean()),
                     "test_mse": float(np.mean(mse)), "whitebox": wb.accuracy,
@@ -131,7 +133,7 @@ def figure6(sigmas, lambdas=(1e-2,), n_draws=N_DRAWS, n_draws_blackbox=3):
 
 
 def _decile_accuracy(est, cols, cand, deciles, n_draws):
-    acc = whitebox_inversion(est, cols, cand, n_draws=n_draws,
+    acc = whitebox_inversion(est, sensitive_features=cols, candidates=cand, n_draws=n_draws,
                              random_state=0).accuracy_per_row
     return [float(acc[idx].mean()) for idx in deciles]
 
@@ -184,7 +186,7 @@ def figure7(adult=False):
 def grid_search(sigmas):
     d, X, Xte, y, yte = iwpc_split()
     cols, cand = d.attribute_columns, d.attribute_encoding
-    base = prior_baseline(X, cols, cand).accuracy
+    base = prior_baseline(X, sensitive_features=cols, candidates=cand).accuracy
     sigmas = list(sigmas)
     scoring = {"neg_mse": "neg_mean_squared_error",
                "inv": make_attribute_inversion_scorer(cols, cand, n_draws=20, random_state=0)}

@@ -101,7 +101,8 @@ order = np.argsort(per_attribute["sex"])[::-1]
 for label, chosen in (("the ten most exposed people", order[:10]),
                       ("ten people of median exposure",
                        order[len(order) // 2 - 5: len(order) // 2 + 5])):
-    attack = whitebox_inversion(audited, "sex", rows=chosen, n_draws=100, random_state=0)
+    attack = whitebox_inversion(audited, sensitive_features="sex", rows=chosen, n_draws=100,
+                                random_state=0)
     print(f"sex of {label} (eta(sex) from "
           f"{per_attribute['sex'][chosen].min():.2f}): recovered in "
           f"{attack.accuracy:.0%} of the releases")

@@ -110,10 +110,14 @@ def run_one(X, y, w, seed, epochs, early_stop=None):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf.fit(Xfit, yfit, sensitive_features=group)
-    mia_t = membership_inference(clf, X[tr], y[tr], X[te], y[te], attack="confidence",
-                                 thresholds="per_class", random_state=seed)
-    mia_r = membership_inference(clf, X[rf], y[rf], X[te], y[te], attack="confidence",
-                                 thresholds="per_class", random_state=seed)
+    mia = {}
+    for name, members in (("train", tr), ("reference", rf)):
+        rows = np.r_[members, te]          # the attacked members, then the test rows
+        mia[name] = membership_inference(clf, X[rows], y[rows],
+                                         np.arange(rows.size) < members.size,
+                                         attack="confidence", thresholds="per_class",
+                                         random_state=seed)
+    mia_t, mia_r = mia["train"], mia["reference"]
     return {"test_acc": clf.score(X[te], y[te]), "mia_train": mia_t.balanced_accuracy,
             "mia_ref": mia_r.balanced_accuracy,
             "eps_ratio": epsilon_ratio(w, tr.size, rf.size)}

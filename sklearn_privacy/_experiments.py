@@ -172,21 +172,25 @@ def inversion_curve(sigmas=IWPC_SIGMAS, *, alpha=1e-2, n_draws=100, n_draws_blac
 
     d, Xtr, Xte, ytr, yte = iwpc_split(random_state)
     cols, cand = d.attribute_columns, d.attribute_encoding
-    base = prior_baseline(Xtr, cols, cand).accuracy
+    base = prior_baseline(Xtr, sensitive_features=cols, candidates=cand).accuracy
     out = []
     for sigma in sigmas:
         # the paper's model: no intercept on the standardised table
         est = FILLinearRegression(sigma=sigma, alpha=alpha, fit_intercept=False,
                                   random_state=random_state).fit(Xtr, ytr)
-        wb = whitebox_inversion(est, cols, cand, n_draws=n_draws, random_state=random_state)
-        mp = whitebox_inversion(est, cols, cand, n_draws=n_draws, prior="empirical",
+        wb = whitebox_inversion(est, sensitive_features=cols, candidates=cand,
+                                n_draws=n_draws, random_state=random_state)
+        mp = whitebox_inversion(est, sensitive_features=cols, candidates=cand,
+                                n_draws=n_draws, prior="empirical",
                                 random_state=random_state)
         fr, fr_out, mse = [], [], []
         for k in range(n_draws_blackbox):
             rel = FILLinearRegression(sigma=sigma, alpha=alpha, fit_intercept=False,
                                       random_state=k).fit(Xtr, ytr)
-            fr.append(fredrikson_inversion(rel, Xtr, ytr, cols, cand).accuracy)
-            fr_out.append(fredrikson_inversion(rel, Xte, yte, cols, cand).accuracy)
+            fr.append(fredrikson_inversion(rel, Xtr, ytr, sensitive_features=cols,
+                                           candidates=cand).accuracy)
+            fr_out.append(fredrikson_inversion(rel, Xte, yte, sensitive_features=cols,
+                                               candidates=cand).accuracy)
             mse.append(float(np.mean((rel.predict(Xte) - yte) ** 2)))
         out.append({"sigma": sigma, "eta_mean": float(est.eta_.mean()),
                     "test_mse": float(np.mean(mse)), "whitebox": wb.accuracy,
@@ -249,8 +253,13 @@ def werm_mnist_study(weights=WERM_WEIGHTS, random_state=0):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             clf.fit(Xfit, yfit, sensitive_features=group)
-        mt = membership_inference(clf, X[tr], y[tr], X[te], y[te], random_state=random_state)
-        mr = membership_inference(clf, X[rf], y[rf], X[te], y[te], random_state=random_state)
+        mia = {}
+        for name, members in (("train", tr), ("reference", rf)):
+            rows_mi = np.r_[members, te]       # members first, then the test rows
+            mia[name] = membership_inference(clf, X[rows_mi], y[rows_mi],
+                                             np.arange(rows_mi.size) < members.size,
+                                             random_state=random_state)
+        mt, mr = mia["train"], mia["reference"]
         rows.append({"w": float(w), "test_accuracy": float(clf.score(X[te], y[te])),
                      "mia_train": float(mt.balanced_accuracy),
                      "mia_reference": float(mr.balanced_accuracy),
@@ -452,11 +461,13 @@ def raw_data_audit(sigmas=RAW_ADULT_SIGMAS, *, random_state=0):
         Keys ``sigma``, ``eta_max``, ``eta_median``, ``race_max``, ``race_median``,
         ``accuracy``, ``whitebox``, ``map``, ``baseline``, ``membership`` (advantage).
     """
+    import pandas as pd
+
     from .attacks import membership_inference, prior_baseline, whitebox_inversion
     from .fil import eta
 
     X_train, y_train, X_test, y_test = raw_adult_split(random_state=random_state)
-    baseline = prior_baseline(X_train, "race").accuracy
+    baseline = prior_baseline(X_train, sensitive_features="race").accuracy
     out = []
     for sigma in sigmas:
         model = raw_adult_model(X_train, sigma, random_state=random_state).fit(X_train,
@@ -468,13 +479,15 @@ def raw_data_audit(sigmas=RAW_ADULT_SIGMAS, *, random_state=0):
             "eta_median": float(np.median(eta_all)),
             "race_max": float(eta_race.max()), "race_median": float(np.median(eta_race)),
             "accuracy": model.score(X_test, y_test),
-            "whitebox": whitebox_inversion(model, "race", X=X_train,
+            "whitebox": whitebox_inversion(model, X_train, sensitive_features="race",
                                            random_state=random_state).accuracy,
-            "map": whitebox_inversion(model, "race", X=X_train, prior="empirical",
-                                      random_state=random_state).accuracy,
+            "map": whitebox_inversion(model, X_train, sensitive_features="race",
+                                      prior="empirical", random_state=random_state).accuracy,
             "baseline": baseline,
-            "membership": membership_inference(model, X_train, y_train, X_test, y_test,
-                                               random_state=random_state).advantage,
+            "membership": membership_inference(
+                model, pd.concat([X_train, X_test]), pd.concat([y_train, y_test]),
+                np.arange(len(y_train) + len(y_test)) < len(y_train),
+                random_state=random_state).advantage,
         })
     return out
 

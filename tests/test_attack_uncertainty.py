@@ -39,8 +39,9 @@ def adult():
 def test_bootstrap_auc_equals_brute_force_resampling():
     """The vectorised bootstrap equals resampling by hand with roc_auc_score."""
     rng = np.random.RandomState(0)
-    res = evaluate_scores(np.round(rng.normal(0.3, 1, 120), 1),
-                          np.round(rng.normal(0, 1, 100), 1), random_state=0)
+    res = evaluate_scores(np.arange(220) < 120, np.r_[np.round(rng.normal(0.3, 1, 120), 1),
+                                                      np.round(rng.normal(0, 1, 100), 1)],
+                          random_state=0)
     from sklearn_privacy.attacks._roc import batched_metric, bootstrap_weights
 
     gen = np.random.default_rng(5)
@@ -59,7 +60,8 @@ def test_bootstrap_auc_equals_brute_force_resampling():
 
 def test_auc_null_matches_mann_whitney_and_interval_covers():
     rng = np.random.RandomState(1)
-    res = evaluate_scores(rng.normal(size=400), rng.normal(size=600), random_state=0)
+    res = evaluate_scores(np.arange(1000) < 400, np.r_[rng.normal(size=400),
+                                                       rng.normal(size=600)], random_state=0)
     m, n = len(res.eval_members), len(res.eval_nonmembers)
     null = res.null_distribution("auc", n_permutations=4000, random_state=0)
     sd = np.sqrt((m + n + 1) / (12.0 * m * n))
@@ -75,9 +77,11 @@ def test_auc_null_matches_mann_whitney_and_interval_covers():
 def test_advantage_chance_level_is_positive_and_matches_its_null():
     """The advantage of a signal-free attack: about 0.89 / sqrt(n), not 0."""
     rng = np.random.RandomState(2)
-    seeds = [evaluate_scores(rng.normal(size=200), rng.normal(size=200),
+    members = np.arange(400) < 200
+    seeds = [evaluate_scores(members, np.r_[rng.normal(size=200), rng.normal(size=200)],
                              random_state=k).advantage for k in range(200)]
-    res = evaluate_scores(rng.normal(size=200), rng.normal(size=200), random_state=0)
+    res = evaluate_scores(members, np.r_[rng.normal(size=200), rng.normal(size=200)],
+                          random_state=0)
     chance = res.chance_level("advantage", random_state=0)
     assert chance == pytest.approx(np.mean(seeds), abs=3 * np.std(seeds) / np.sqrt(200))
     assert 0.06 < chance < 0.11
@@ -85,7 +89,8 @@ def test_advantage_chance_level_is_positive_and_matches_its_null():
 
 def test_tpr_at_fpr_resolution_and_exact_count_rule():
     rng = np.random.RandomState(3)
-    res = evaluate_scores(rng.normal(1, 1, 500), rng.normal(0, 1, 500), random_state=0)
+    res = evaluate_scores(np.arange(1000) < 500, np.r_[rng.normal(1, 1, 500),
+                                                       rng.normal(0, 1, 500)], random_state=0)
     n_out = len(res.eval_nonmembers)
     assert n_out == 250 and res.fpr_resolution == 1 / 250
     assert np.isnan(res.tpr_at_fpr[0.001])  # one false positive is already 0.4 %
@@ -106,7 +111,8 @@ def test_tpr_at_fpr_resolution_and_exact_count_rule():
 
 def test_bad_metric_arguments():
     rng = np.random.RandomState(0)
-    res = evaluate_scores(rng.normal(size=50), rng.normal(size=50), random_state=0)
+    res = evaluate_scores(np.arange(100) < 50, np.r_[rng.normal(size=50),
+                                                     rng.normal(size=50)], random_state=0)
     with pytest.raises(ValueError, match="metric must be one of"):
         res.confidence_interval("accuracy", random_state=0)
     with pytest.raises(ValueError, match="needs fpr"):
@@ -205,16 +211,18 @@ def test_scorer_confidence_option_scores_the_upper_limit():
 # --------------------------------------------------------------------- names and reprs
 def test_epsilon_lower_bound_name_and_heuristic_repr():
     rng = np.random.RandomState(0)
-    res = membership_inference(
-        LogisticRegression().fit(X := rng.normal(size=(200, 2)),
-                                 y := (X[:, 0] > 0).astype(int)),
-        X[:100], y[:100], rng.normal(size=(100, 2)), y[:100], random_state=0)
+    X = rng.normal(size=(200, 2))
+    y = (X[:, 0] > 0).astype(int)
+    model = LogisticRegression().fit(X, y)
+    res = membership_inference(model, np.r_[X[:100], rng.normal(size=(100, 2))],
+                               np.r_[y[:100], y[:100]], np.arange(200) < 100,
+                               random_state=0)
     bound = epsilon_lower_bound(res)
     assert isinstance(bound, EpsilonLowerBoundResult) and not bound.formal
     assert "not a formal bound" in repr(bound)
     assert not hasattr(bound, "epsilon")
-    audit = epsilon_lower_bound(scores=np.r_[np.ones(50), np.zeros(50)],
-                                labels=np.r_[np.ones(50), np.zeros(50)], random_state=0)
+    audit = epsilon_lower_bound(members=np.arange(100) < 50,
+                                scores=np.r_[np.ones(50), np.zeros(50)], random_state=0)
     assert audit.formal and "not a formal bound" not in repr(audit)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -231,7 +239,8 @@ def test_roc_display_band_unresolved_region_and_legend():
     from sklearn_privacy.attacks import MembershipROCDisplay
 
     rng = np.random.RandomState(0)
-    res = evaluate_scores(rng.normal(1, 1, 500), rng.normal(0, 1, 500), random_state=0)
+    res = evaluate_scores(np.arange(1000) < 500, np.r_[rng.normal(1, 1, 500),
+                                                       rng.normal(0, 1, 500)], random_state=0)
     disp = MembershipROCDisplay.from_result(res, n_resamples=200)
     assert disp.n_nonmembers == 250
     # the unresolved region ends at one false positive, 1 / 250

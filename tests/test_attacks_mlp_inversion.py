@@ -78,7 +78,7 @@ def test_candidate_minimisers_equal_retraining_from_scratch(kind):
     model = _fit(_model(kind), X, y)
     audited = fil.audit(model, X, y, sigma=1.0)
     rows = [0, 1, int(np.argmax(audited.eta(columns=2, per_example=True)))]
-    thetas, truth, cand = candidate_minimisers(audited, [2], rows=rows)
+    thetas, truth, cand = candidate_minimisers(audited, sensitive_features=[2], rows=rows)
     assert thetas.shape == (3, 2, audited.n_parameters_)
     np.testing.assert_array_equal(cand, [[0.0], [1.0]])
     np.testing.assert_array_equal(truth, X[rows, 2].astype(int))
@@ -113,11 +113,12 @@ def test_pipeline_raw_categorical_and_numeric_grid_equal_retraining():
         _model("binary")), df, y)
     audited = fil.audit(pipe, df, y, sigma=1.0)
     rows = [0, 5]
-    thetas, truth, levels = candidate_minimisers(audited, "race", rows=rows)
+    thetas, truth, levels = candidate_minimisers(audited, sensitive_features="race", rows=rows)
     assert list(levels) == ["Black", "Other", "White"]
     np.testing.assert_array_equal(levels[truth], race[rows])
     grid = np.linspace(-1, 1, 9)
-    g_thetas, g_truth, g_levels = candidate_minimisers(audited, "score", grid, rows=rows)
+    g_thetas, g_truth, g_levels = candidate_minimisers(audited, sensitive_features="score",
+                                                       candidates=grid, rows=rows)
     np.testing.assert_allclose(g_levels.astype(float)[g_truth], X[rows, 2])
     steps = pipe[:-1]
     for k, i in enumerate(rows):
@@ -129,15 +130,17 @@ def test_pipeline_raw_categorical_and_numeric_grid_equal_retraining():
             oracle = _retrain(audited, pipe[-1], steps.transform(raw), y)
             np.testing.assert_allclose(th[k, c], oracle, rtol=0, atol=1e-6)
     with pytest.raises(ValueError, match="not a raw input column.*'race'"):
-        candidate_minimisers(audited, "income", rows=rows)
+        candidate_minimisers(audited, sensitive_features="income", rows=rows)
     with pytest.raises(ValueError, match="not among the candidates"):
-        candidate_minimisers(audited, "score", [-1.0, 0.0, 1.0], rows=rows)
+        candidate_minimisers(audited, sensitive_features="score", candidates=[-1.0, 0.0, 1.0],
+                             rows=rows)
     with pytest.raises(ValueError, match="too many"):
-        candidate_minimisers(audited, "age", rows=rows)
+        candidate_minimisers(audited, sensitive_features="age", rows=rows)
     with pytest.raises(ValueError, match="one raw input column"):
-        candidate_minimisers(audited, ["race", "age"], rows=rows)
+        candidate_minimisers(audited, sensitive_features=["race", "age"], rows=rows)
     with pytest.raises(ValueError, match="not a category"):
-        candidate_minimisers(audited, "race", ["Black", "White", "Other", "Asian"], rows=rows)
+        candidate_minimisers(audited, sensitive_features="race", candidates=["Black", "White",
+                             "Other", "Asian"], rows=rows)
 
 
 def test_first_order_is_an_approximation_close_to_the_newton_refit():
@@ -153,7 +156,8 @@ def test_first_order_is_an_approximation_close_to_the_newton_refit():
     rel = err / moved
     # measured: median 0.06, largest 0.40 on these 30 rows; an exact refit would be 0
     assert np.median(rel) < 0.15 and rel.max() < 0.8 and rel.min() > 1e-6
-    fast, _, _ = candidate_minimisers(audited, [2], rows=rows, method="first_order")
+    fast, _, _ = candidate_minimisers(audited, sensitive_features=[2], rows=rows,
+                                      method="first_order")
     np.testing.assert_allclose(fast, approx.thetas)
     # the per-row gradients it differences add up to the objective's gradient
     obj, theta = audited._obj, audited._theta
@@ -168,11 +172,12 @@ def test_decision_rule_is_the_linear_models_rule():
     X = np.column_stack([rng.normal(size=(200, 3)), rng.randint(0, 2, size=200)])
     y = X @ [1.0, -1.0, 0.5, 2.0] + 0.1 * rng.normal(size=200)
     reg = FILLinearRegression(sigma=0.05, alpha=1e-2, random_state=0).fit(X, y)
-    thetas, truth, _ = candidate_minimisers(reg, [3])
+    thetas, truth, _ = candidate_minimisers(reg, sensitive_features=[3])
     truth_all = truth
     theta = reg._audit_engine().theta
     for prior in (None, "empirical"):
-        ref = whitebox_inversion(reg, [3], prior=prior, n_draws=15, random_state=4)
+        ref = whitebox_inversion(reg, sensitive_features=[3], prior=prior, n_draws=15,
+                                 random_state=4)
         got = decide(theta, thetas, truth, truth_all, reg._audit_sigma(), prior=prior,
                      calibrate=True, n_draws=15, released=None, rng=noise_generator(4))
         np.testing.assert_array_equal(got, ref.predictions)
@@ -182,18 +187,19 @@ def test_inversion_beats_the_prior_at_small_sigma_and_not_at_huge_sigma():
     X, y = _data("binary", 300)
     model = _fit(_model("binary", alpha=3.0), X, y)
     rows = np.arange(60)
-    base = prior_baseline(X[rows], [2]).accuracy  # about 0.7: the attribute is 30 % ones
+    base = prior_baseline(X[rows], sensitive_features=[2]).accuracy  # about 0.7: the attribute is 30 % ones
     small = fil.audit(model, X, y, sigma=1e-4)
-    res = whitebox_inversion(small, [2], rows=rows, prior="empirical", n_draws=50,
+    res = whitebox_inversion(small, sensitive_features=[2], rows=rows, prior="empirical",
+                             n_draws=50,
                              random_state=0)
     assert res.accuracy > 0.95 and res.p_value(base) < 1e-8
     huge = fil.audit(model, X, y, sigma=1e4)
-    res = whitebox_inversion(huge, [2], rows=rows, prior="empirical", n_draws=50,
+    res = whitebox_inversion(huge, sensitive_features=[2], rows=rows, prior="empirical", n_draws=50,
                              random_state=0)
     # nothing is learnt: the calibrated rule keeps the prior's mode
     assert abs(res.accuracy - base) <= 3 * np.sqrt(base * (1 - base) / rows.size)
     assert res.p_value(base) > 0.05
-    ml = whitebox_inversion(huge, [2], rows=rows, n_draws=200, random_state=1)
+    ml = whitebox_inversion(huge, sensitive_features=[2], rows=rows, n_draws=200, random_state=1)
     # maximum likelihood without a prior: a coin (12,000 guesses, sd 0.005)
     assert abs(ml.accuracy - 0.5) < 0.02
 
@@ -203,19 +209,19 @@ def test_released_model_is_attacked_and_matches_the_simulated_rule():
     audited = fil.audit(_fit(_model("multiclass", alpha=3.0), X, y), X, y, sigma=1e-3)
     rows = np.arange(20)
     public = audited.release(random_state=7)
-    res = whitebox_inversion(audited, [2], rows=rows, released=public)
+    res = whitebox_inversion(audited, sensitive_features=[2], rows=rows, released=public)
     assert res.predictions.shape == (1, 20) and res.accuracy > 0.9
     vec = np.concatenate([W.ravel() for W in public.coefs_ + public.intercepts_])
-    same = whitebox_inversion(audited, [2], rows=rows, released=vec)
+    same = whitebox_inversion(audited, sensitive_features=[2], rows=rows, released=vec)
     np.testing.assert_array_equal(same.predictions, res.predictions)
-    thetas, truth, _ = candidate_minimisers(audited, [2], rows=rows)
+    thetas, truth, _ = candidate_minimisers(audited, sensitive_features=[2], rows=rows)
     got = decide(audited._theta, thetas, truth, truth, 1e-3, prior=None, calibrate=True,
                  n_draws=None, released=vec, rng=noise_generator(0))
     np.testing.assert_array_equal(got, res.predictions)
     with pytest.raises(ValueError, match="parameters"):
-        whitebox_inversion(audited, [2], rows=rows, released=vec[:-1])
+        whitebox_inversion(audited, sensitive_features=[2], rows=rows, released=vec[:-1])
     with pytest.raises(ValueError, match="holds no release"):
-        whitebox_inversion(audited, [2], rows=rows)
+        whitebox_inversion(audited, sensitive_features=[2], rows=rows)
 
 
 @pytest.mark.parametrize("kind", ["binary", "regression"])
@@ -235,7 +241,8 @@ def test_per_row_accuracy_follows_eta(kind):
     unit = fil.audit(model, X, y, sigma=1.0).eta(rows=rows, columns=2, per_example=True)
     audited = fil.audit(model, X, y, sigma=float(np.median(unit)) * 0.25 / 2)
     grid = np.linspace(-1, 1, 9)
-    res = whitebox_inversion(audited, [2], grid[:, None], rows=rows, n_draws=300,
+    res = whitebox_inversion(audited, sensitive_features=[2], candidates=grid[:, None], rows=rows,
+                             n_draws=300,
                              random_state=0)
     eta = audited.eta(rows=rows, columns=2, per_example=True)
     rho = spearmanr(eta, res.accuracy_per_row)[0]
@@ -250,8 +257,9 @@ def test_per_row_accuracy_of_two_candidates_is_the_closed_form():
     sigma = 0.02
     audited = fil.audit(_fit(_model("regression", alpha=3.0), X, y), X, y, sigma=sigma)
     rows = np.arange(30)
-    res = whitebox_inversion(audited, [2], rows=rows, n_draws=400, random_state=0)
-    thetas, _, _ = candidate_minimisers(audited, [2], rows=rows)
+    res = whitebox_inversion(audited, sensitive_features=[2], rows=rows, n_draws=400,
+                             random_state=0)
+    thetas, _, _ = candidate_minimisers(audited, sensitive_features=[2], rows=rows)
     D = np.linalg.norm(thetas[:, 0] - thetas[:, 1], axis=1)
     expected = norm.cdf(D / (2 * sigma))
     # 400 draws per row: sd at most 0.025; 4.5 sd over 30 rows
@@ -266,10 +274,10 @@ def test_uncertified_candidate_minimum_is_refused(monkeypatch):
     audited = fil.audit(_fit(_model("binary"), X, y), X, y, sigma=1.0)
     monkeypatch.setattr(_mlp_inversion, "MLP_EIG_RTOL", 10.0)
     with pytest.raises(UncertifiedMinimumError, match="row 0 with the attribute set to"):
-        candidate_minimisers(audited, [2], rows=[0])
+        candidate_minimisers(audited, sensitive_features=[2], rows=[0])
     monkeypatch.setattr(_mlp_inversion, "MLP_GTOL", 0.0)
     with pytest.raises(UncertifiedMinimumError, match="gradient norm"):
-        candidate_minimisers(audited, [2], rows=[0])
+        candidate_minimisers(audited, sensitive_features=[2], rows=[0])
 
 
 def test_bad_input_is_refused_clearly():
@@ -277,30 +285,30 @@ def test_bad_input_is_refused_clearly():
     relu = _fit(MLPClassifier((3,), alpha=1.0, solver="lbfgs", max_iter=500,
                               random_state=0), X, y)
     with pytest.raises(ValueError, match="activation='relu'"):
-        whitebox_inversion(relu, [2], n_draws=5)
+        whitebox_inversion(relu, sensitive_features=[2], n_draws=5)
     model = _fit(_model("binary"), X, y)
     with pytest.raises(ValueError, match="sigma"):
-        whitebox_inversion(model, [2], n_draws=5)
+        whitebox_inversion(model, sensitive_features=[2], n_draws=5)
     with pytest.raises(ValueError, match="sigma"):
-        candidate_minimisers(make_pipeline(StandardScaler(), model), [2])
+        candidate_minimisers(make_pipeline(StandardScaler(), model), sensitive_features=[2])
     audited = fil.audit(model, X, y, sigma=1.0)
     with pytest.raises(ValueError, match="not an input column"):
-        whitebox_inversion(audited, "income", n_draws=5)
+        whitebox_inversion(audited, sensitive_features="income", n_draws=5)
     with pytest.raises(TypeError, match="candidates must be numbers"):
-        candidate_minimisers(audited, [2], ["no", "yes"])
+        candidate_minimisers(audited, sensitive_features=[2], candidates=["no", "yes"])
     with pytest.raises(ValueError, match="woodbury"):
-        candidate_minimisers(audited, [2], method="woodbury")
+        candidate_minimisers(audited, sensitive_features=[2], method="woodbury")
     with pytest.raises(ValueError, match="method"):
-        candidate_minimisers(audited, [2], method="exact")
+        candidate_minimisers(audited, sensitive_features=[2], method="exact")
     with pytest.raises(ValueError, match="X: the MLP audit holds its 150"):
-        candidate_minimisers(audited, [2], X=X[:10])
+        candidate_minimisers(audited, sensitive_features=[2], X=X[:10])
     with pytest.raises(ValueError, match="n_draws"):
-        whitebox_inversion(audited, [2], n_draws=0)
+        whitebox_inversion(audited, sensitive_features=[2], n_draws=0)
     with pytest.raises(ValueError, match="prior"):
-        whitebox_inversion(audited, [2], rows=[0, 1], n_draws=5, prior=[0.5])
+        whitebox_inversion(audited, sensitive_features=[2], rows=[0, 1], n_draws=5, prior=[0.5])
     loaded = pickle.loads(pickle.dumps(audited))
     with pytest.raises(AuditStateUnavailableError):
-        whitebox_inversion(loaded, [2], n_draws=5)
+        whitebox_inversion(loaded, sensitive_features=[2], n_draws=5)
 
 
 def test_operator_route_equals_the_dense_route():
@@ -332,7 +340,7 @@ def test_sample_weights_enter_the_candidates():
         except TypeError:
             pytest.skip("MLP sample weights need scikit-learn >= 1.7")
     audited = fil.audit(model, X, y, sigma=1.0, sample_weight=w)
-    thetas, truth, cand = candidate_minimisers(audited, [2], rows=[3])
+    thetas, truth, cand = candidate_minimisers(audited, sensitive_features=[2], rows=[3])
     X2 = X.copy()
     X2[3, 2] = cand[1 - truth[0], 0]
     from sklearn_privacy.fil._mlp_math import MLPObjective
@@ -357,7 +365,7 @@ def test_candidate_minimum_is_on_the_branch_of_the_audited_minimum(kind):
     obj = audited._obj
     eta = audited.eta(columns=2, per_example=True)
     rows = [int(np.argmax(eta)), int(np.argmin(eta)), 0]
-    thetas, truth, cand = candidate_minimisers(audited, [2], rows=rows)
+    thetas, truth, cand = candidate_minimisers(audited, sensitive_features=[2], rows=rows)
     for k, i in enumerate(rows):
         c = 1 - truth[k]
         theta = audited._theta

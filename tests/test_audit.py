@@ -30,8 +30,8 @@ def _hand_bound(tp, fp, n_pos, n_neg, delta, confidence):
 def test_bound_equals_hand_computation(delta, confidence):
     rng = np.random.RandomState(0)
     scores = np.r_[rng.normal(2.0, 1.0, 300), rng.normal(0.0, 1.0, 300)]
-    labels = np.r_[np.ones(300, int), np.zeros(300, int)]
-    res = epsilon_lower_bound(scores=scores, labels=labels, delta=delta,
+    members = np.r_[np.ones(300, int), np.zeros(300, int)]   # 0/1 like roc_curve's y_true
+    res = epsilon_lower_bound(members=members, scores=scores, delta=delta,
                               confidence=confidence, random_state=1)
     # recount the evaluation part independently: the split is the documented one
     split = np.random.RandomState(1)
@@ -53,8 +53,8 @@ def test_bound_equals_hand_computation(delta, confidence):
 def test_known_counts_and_reversed_orientation():
     # hand-made counts: perfect separation with low scores pointing to D'
     scores = np.r_[np.zeros(40), np.ones(40)]
-    labels = np.r_[np.ones(40), np.zeros(40)]
-    res = epsilon_lower_bound(scores=scores, labels=labels, random_state=0)
+    members = np.r_[np.ones(40, bool), np.zeros(40, bool)]
+    res = epsilon_lower_bound(members=members, scores=scores, random_state=0)
     assert res.orientation == "less"
     assert (res.true_positives, res.false_positives) == (20, 0)
     # FPR_hi = 1 - 0.025^(1/20) (zero false positives), TPR_lo = 0.025^(1/20)
@@ -65,7 +65,9 @@ def test_known_counts_and_reversed_orientation():
 
 def test_from_membership_result_uses_its_split():
     rng = np.random.RandomState(0)
-    mi = evaluate_scores(rng.normal(1.0, 1, 400), rng.normal(0.0, 1, 400), random_state=0)
+    mi = evaluate_scores(np.arange(800) < 400,
+                         np.r_[rng.normal(1.0, 1, 400), rng.normal(0.0, 1, 400)],
+                         random_state=0)
     res = epsilon_lower_bound(mi, delta=1e-5)
     a = mi.scores_members[mi.eval_members]
     b = mi.scores_nonmembers[mi.eval_nonmembers]
@@ -78,8 +80,7 @@ def test_from_membership_result_uses_its_split():
 def test_no_signal_gives_a_bound_near_zero():
     rng = np.random.RandomState(3)
     s = rng.normal(size=2000)
-    res = epsilon_lower_bound(scores=s, labels=np.r_[np.ones(1000), np.zeros(1000)],
-                              random_state=0)
+    res = epsilon_lower_bound(members=np.arange(2000) < 1000, scores=s, random_state=0)
     assert res.epsilon_lower_bound < 0.15
 
 
@@ -91,33 +92,36 @@ def test_coverage_on_randomised_response():
     bounds = []
     for r in range(40):
         s = np.r_[rng.uniform(size=500) < p, rng.uniform(size=500) < 1 - p].astype(float)
-        lab = np.r_[np.ones(500), np.zeros(500)]
-        bounds.append(epsilon_lower_bound(scores=s, labels=lab, random_state=r).epsilon_lower_bound)
+        members = np.arange(1000) < 500
+        bounds.append(epsilon_lower_bound(members=members, scores=s,
+                                          random_state=r).epsilon_lower_bound)
     bounds = np.array(bounds)
     assert np.mean(bounds > eps) <= 0.05 + 1e-12  # at most the 5% allowed
     assert np.median(bounds) > 0.5                 # and the test is not vacuous
 
 
 def test_epsilon_lower_bound_bad_input():
-    s, lab = np.arange(10.0), np.r_[np.ones(5), np.zeros(5)]
-    with pytest.raises(ValueError, match="delta"):
-        epsilon_lower_bound(scores=s, labels=lab, delta=1.0)
-    with pytest.raises(ValueError, match="confidence"):
-        epsilon_lower_bound(scores=s, labels=lab, confidence=1.0)
-    with pytest.raises(ValueError, match="labels"):
-        epsilon_lower_bound(scores=s, labels=lab[:-1])
-    with pytest.raises(ValueError, match="labels"):
-        epsilon_lower_bound(scores=s, labels=np.arange(10))
-    with pytest.raises(ValueError, match="labels"):
-        epsilon_lower_bound(scores=s, labels=None)
+    s, lab = np.arange(10.0), np.r_[np.ones(5, bool), np.zeros(5, bool)]
+    with pytest.raises(ValueError, match="'delta' parameter"):
+        epsilon_lower_bound(members=lab, scores=s, delta=1.0)
+    with pytest.raises(ValueError, match="'confidence' parameter"):
+        epsilon_lower_bound(members=lab, scores=s, confidence=1.0)
+    with pytest.raises(ValueError, match="members must be 1-D with one entry per"):
+        epsilon_lower_bound(members=lab[:-1], scores=s)
+    with pytest.raises(ValueError, match="members must be boolean"):
+        epsilon_lower_bound(members=np.arange(10), scores=s)
+    with pytest.raises(ValueError, match="members is None"):
+        epsilon_lower_bound(members=None, scores=s)
     with pytest.raises(ValueError, match="scores"):
-        epsilon_lower_bound(scores=np.r_[s[:-1], np.nan], labels=lab)
-    with pytest.raises(ValueError, match="or scores and labels"):
+        epsilon_lower_bound(members=lab, scores=np.r_[s[:-1], np.nan])
+    with pytest.raises(ValueError, match="or members and scores"):
         epsilon_lower_bound()
-    with pytest.raises(TypeError, match="result"):
+    with pytest.raises(ValueError, match="not both"):
+        epsilon_lower_bound(evaluate_scores(lab, s, random_state=0), members=lab, scores=s)
+    with pytest.raises(TypeError, match="'result' parameter"):
         epsilon_lower_bound({"auc": 1.0})
-    with pytest.raises(ValueError, match="labels"):
-        epsilon_lower_bound(scores=s[:5], labels=lab[[0, 5, 6, 7, 8]])
+    with pytest.raises(ValueError, match="members: 1 member"):
+        epsilon_lower_bound(members=lab[[0, 5, 6, 7, 8]], scores=s[:5])
 
 
 # ------------------------------------------------------------------ canary_audit

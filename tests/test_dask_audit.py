@@ -277,8 +277,8 @@ def test_column_readers_on_a_dask_fitted_model_equal_numpy():
     np.testing.assert_array_equal(disp.groups, disp_ref.groups)
     assert _rel(disp.eta, disp_ref.eta) < 1e-10
     rows = np.arange(0, N, 7)
-    got = whitebox_inversion(est, [3, 4, 5], rows=rows, random_state=1)
-    want = whitebox_inversion(ref, [3, 4, 5], rows=rows, random_state=1)
+    got = whitebox_inversion(est, sensitive_features=[3, 4, 5], rows=rows, random_state=1)
+    want = whitebox_inversion(ref, sensitive_features=[3, 4, 5], rows=rows, random_state=1)
     np.testing.assert_array_equal(got.predictions, want.predictions)
     np.testing.assert_array_equal(got.truth, want.truth)
     matplotlib.pyplot.close("all")

@@ -125,7 +125,8 @@ def test_eta_history_plots_irfil_statistics():
 # ----------------------------------------------------------------------- MembershipROC
 def test_membership_roc_points_equal_sklearn_roc_curve_on_evaluation_rows():
     rng = np.random.RandomState(0)
-    res = evaluate_scores(rng.normal(0.7, 1, 400), rng.normal(0, 1, 300), random_state=0)
+    res = evaluate_scores(np.arange(700) < 400, np.r_[rng.normal(0.7, 1, 400),
+                                                      rng.normal(0, 1, 300)], random_state=0)
     disp = MembershipROCDisplay.from_result(res, fpr_levels=(0.01, 0.1))
     s_in = res.scores_members[res.eval_members]
     s_out = res.scores_nonmembers[res.eval_nonmembers]
@@ -147,9 +148,9 @@ def test_membership_roc_points_equal_sklearn_roc_curve_on_evaluation_rows():
 def test_membership_roc_several_results_on_given_axes():
     X, y = _clf_data(n=200)
     tree = DecisionTreeClassifier(random_state=0).fit(X[:100], y[:100])
-    conf = membership_inference(tree, X[:100], y[:100], X[100:], y[100:], random_state=0)
     members = np.zeros(200, bool)
     members[:100] = True
+    conf = membership_inference(tree, X, y, members, random_state=0)
     lr = lira(tree, X, y, members, n_reference_models=4, random_state=0)
     fig, ax = plt.subplots()
     displays = MembershipROCDisplay.from_results([conf, lr], names=["confidence", "LiRA"],

@@ -285,7 +285,7 @@ def test_errors_are_clear():
     Xb[:, 0] = X[:, 0] > 0
     clf = FILLogisticRegression(alpha=ALPHA, random_state=0).fit(Xb, y)
     with pytest.raises(ValueError, match="method='refit'"):
-        whitebox_inversion(clf, [0], method="woodbury")
+        whitebox_inversion(clf, sensitive_features=[0], method="woodbury")
     with pytest.raises(ValueError, match="at least 2 classes"):
         FILLogisticRegression().fit(X, np.zeros(N))
 
@@ -295,7 +295,8 @@ def test_whitebox_inversion_multinomial_refits():
     X = np.column_stack([rng.normal(size=(120, 3)), rng.randint(0, 2, size=120)])
     y = np.argmax(X[:, :3] + 0.3 * rng.normal(size=(120, 3)), axis=1)
     clf = FILLogisticRegression(sigma=1e-4, alpha=ALPHA, random_state=0).fit(X, y)
-    res = whitebox_inversion(clf, [3], rows=np.arange(10), n_draws=3, random_state=0)
+    res = whitebox_inversion(clf, sensitive_features=[3], rows=np.arange(10), n_draws=3,
+                             random_state=0)
     assert res.accuracy == 1.0  # tiny noise: the MAP attack recovers the binary attribute
 
 

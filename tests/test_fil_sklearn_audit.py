@@ -213,8 +213,8 @@ def test_raw_adult_pipeline_audit_with_column_names():
     np.testing.assert_allclose(race, ref.eta(columns=block, per_example=True), rtol=1e-8)
     by_name = fil.eta(audited, columns=[names[k] for k in block], per_example=True)
     np.testing.assert_allclose(by_name, race, rtol=1e-12)
-    attack = whitebox_inversion(audited, "sex", rows=np.arange(50), X=X, n_draws=5,
-                                random_state=0)
+    attack = whitebox_inversion(audited, X, sensitive_features="sex", rows=np.arange(50),
+                                n_draws=5, random_state=0)
     assert 0.0 <= attack.accuracy <= 1.0
     pub = audited[-1].release(random_state=0)
     assert pub.score(X, y) > 0.75 and type(pub[-1]) is LogisticRegression
@@ -488,9 +488,11 @@ def test_multinomial_dp_view_eta_display_and_inversion():
     disp = EtaDisplay.from_estimator(audited)
     assert disp.figure_ is not None
     levels = np.array([[0.0], [0.5]])
-    attack = whitebox_inversion(audited, 3, levels, rows=np.arange(10), random_state=0)
+    attack = whitebox_inversion(audited, sensitive_features=3, candidates=levels,
+                                rows=np.arange(10), random_state=0)
     assert 0.0 <= attack.accuracy <= 1.0
-    ref_attack = whitebox_inversion(ref, 3, levels, rows=np.arange(10), random_state=0)
+    ref_attack = whitebox_inversion(ref, sensitive_features=3, candidates=levels,
+                                    rows=np.arange(10), random_state=0)
     np.testing.assert_array_equal(attack.predictions, ref_attack.predictions)
 
 

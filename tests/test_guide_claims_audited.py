@@ -671,8 +671,8 @@ def _selection_audit(candidate, n_trials, statistics):
                                       score_epsilon=score_epsilon, random_state=trial)
         search.fit(A, b)
         values.append([f(search, directions) for f in statistics])
-    labels = np.r_[np.zeros(n_trials), np.ones(n_trials)]
-    bounds = [epsilon_lower_bound(scores=np.array(column, float), labels=labels,
+    members = np.r_[np.zeros(n_trials, bool), np.ones(n_trials, bool)]
+    bounds = [epsilon_lower_bound(members=members, scores=np.array(column, float),
                                   delta=search.delta_, random_state=0).epsilon_lower_bound
               for column in np.array(values, float).T]
     return bounds, search
@@ -732,8 +732,8 @@ def test_private_selection_audit_can_fail(candidate, n_trials, refuted):
         search = RandomStoppingSearch(candidate, grid, mean_runs=mean_runs,
                                       score_epsilon=score_epsilon, random_state=trial)
         values.append(_winner_first_coefficient(search.fit(A, b)))
-    labels = np.r_[np.zeros(n_trials), np.ones(n_trials)]
-    lb = epsilon_lower_bound(scores=np.array(values), labels=labels, delta=search.delta_,
+    members = np.r_[np.zeros(n_trials, bool), np.ones(n_trials, bool)]
+    lb = epsilon_lower_bound(members=members, scores=np.array(values), delta=search.delta_,
                              random_state=0).epsilon_lower_bound
     assert search.epsilon_ == pytest.approx(2.0, rel=1e-4)
     assert (lb > search.epsilon_) is refuted, lb

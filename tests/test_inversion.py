@@ -25,14 +25,17 @@ def _onehot_data(n=80, seed=0):
 def test_woodbury_equals_refit_least_squares():
     X, y, cols, cand = _onehot_data()
     est = FILLinearRegression(sigma=1e-3, alpha=1e-2, random_state=0).fit(X, y)
-    a, truth, _ = candidate_minimisers(est, cols, cand, rows=np.arange(10))
-    b, truth_b, _ = candidate_minimisers(est, cols, cand, rows=np.arange(10), method="refit")
+    a, truth, _ = candidate_minimisers(est, sensitive_features=cols, candidates=cand,
+                                       rows=np.arange(10))
+    b, truth_b, _ = candidate_minimisers(est, sensitive_features=cols, candidates=cand,
+                                         rows=np.arange(10), method="refit")
     assert np.array_equal(truth, truth_b)
     assert np.allclose(a, b, rtol=1e-11, atol=1e-12)
     # and with IRFIL weights (the attack replays the weighted objective)
     w = IRFILLinearRegression(sigma=1e-3, alpha=1e-2, eta_max_iter=3, random_state=0).fit(X, y)
-    a, _, _ = candidate_minimisers(w, cols, cand, rows=np.arange(10))
-    b, _, _ = candidate_minimisers(w, cols, cand, rows=np.arange(10), method="refit")
+    a, _, _ = candidate_minimisers(w, sensitive_features=cols, candidates=cand, rows=np.arange(10))
+    b, _, _ = candidate_minimisers(w, sensitive_features=cols, candidates=cand,
+                                   rows=np.arange(10), method="refit")
     assert np.allclose(a, b, rtol=1e-11, atol=1e-12)
 
 
@@ -41,14 +44,17 @@ def test_newton_update_logistic_within_documented_tolerance():
     y01 = (y > np.median(y)).astype(int)
     est = FILLogisticRegression(sigma=1e-3, alpha=1e-2, random_state=0).fit(X, y01)
     theta = est._audit_engine().theta
-    a, _, _ = candidate_minimisers(est, cols, cand, rows=np.arange(15))
-    b, _, _ = candidate_minimisers(est, cols, cand, rows=np.arange(15), method="refit")
+    a, _, _ = candidate_minimisers(est, sensitive_features=cols, candidates=cand,
+                                   rows=np.arange(15))
+    b, _, _ = candidate_minimisers(est, sensitive_features=cols, candidates=cand,
+                                   rows=np.arange(15), method="refit")
     shift = np.abs(b - theta).max()
     assert shift > 1e-3  # candidates really move the minimiser
     assert np.abs(a - b).max() <= 0.05 * shift  # second order; documented: 4% here
-    ra = whitebox_inversion(est, cols, cand, rows=np.arange(15), n_draws=50, random_state=0)
-    rb = whitebox_inversion(est, cols, cand, rows=np.arange(15), n_draws=50, random_state=0,
-                            method="refit")
+    ra = whitebox_inversion(est, sensitive_features=cols, candidates=cand, rows=np.arange(15),
+                            n_draws=50, random_state=0)
+    rb = whitebox_inversion(est, sensitive_features=cols, candidates=cand, rows=np.arange(15),
+                            n_draws=50, random_state=0, method="refit")
     assert np.array_equal(ra.predictions, rb.predictions)
 
 
@@ -63,22 +69,25 @@ def test_iwpc_published_accuracies(iwpc):
     d, X, y = iwpc
     cols, cand = d.attribute_columns, d.attribute_encoding
     assert X.shape[0] == 3855
-    base = prior_baseline(X, cols, cand).accuracy
+    base = prior_baseline(X, sensitive_features=cols, candidates=cand).accuracy
     assert base == pytest.approx(0.37, abs=0.01)
     accs, maps = [], []
     for sigma in (1e-8, 1e-4, 1e-3, 1e-2, 1e-1):
         # the paper's model: lambda = 1e-2, no intercept (standardised data)
         est = FILLinearRegression(sigma=sigma, alpha=1e-2, fit_intercept=False,
                                   random_state=0).fit(X, y)
-        accs.append(whitebox_inversion(est, cols, cand, n_draws=100, random_state=0).accuracy)
-        maps.append(whitebox_inversion(est, cols, cand, n_draws=100, prior="empirical",
+        accs.append(whitebox_inversion(est, sensitive_features=cols, candidates=cand,
+                                       n_draws=100, random_state=0).accuracy)
+        maps.append(whitebox_inversion(est, sensitive_features=cols, candidates=cand,
+                                       n_draws=100, prior="empirical",
                                        random_state=0).accuracy)
         if sigma == 1e-3:
-            fred = fredrikson_inversion(est, X, y, cols, cand)
+            fred = fredrikson_inversion(est, X, y, sensitive_features=cols, candidates=cand)
     assert accs[0] == 1.0
     # sigma = 0: the exact minimiser itself is released
     theta = est._audit_engine().theta
-    assert whitebox_inversion(est, cols, cand, released=theta).accuracy == 1.0
+    assert whitebox_inversion(est, sensitive_features=cols, candidates=cand,
+                              released=theta).accuracy == 1.0
     assert accs[2] == pytest.approx(0.54, abs=0.03)
     assert all(a >= b for a, b in zip(accs, accs[1:], strict=False))
     assert all(m >= base for m in maps)
@@ -91,8 +100,10 @@ def test_newton_update_logistic_iwpc(iwpc):
     est = FILLogisticRegression(sigma=1e-3, alpha=1e-2, random_state=0).fit(X, y01)
     theta = est._audit_engine().theta
     rows = np.arange(20)
-    a, _, _ = candidate_minimisers(est, d.attribute_columns, d.attribute_encoding, rows=rows)
-    b, _, _ = candidate_minimisers(est, d.attribute_columns, d.attribute_encoding, rows=rows,
+    a, _, _ = candidate_minimisers(est, sensitive_features=d.attribute_columns,
+                                   candidates=d.attribute_encoding, rows=rows)
+    b, _, _ = candidate_minimisers(est, sensitive_features=d.attribute_columns,
+                                   candidates=d.attribute_encoding, rows=rows,
                                    method="refit")
     assert np.abs(a - b).max() <= 6e-4 * np.abs(b - theta).max()
 
@@ -100,7 +111,8 @@ def test_newton_update_logistic_iwpc(iwpc):
 def test_released_model_attack_and_fredrikson_classifier(iwpc):
     d, X, y = iwpc
     est = FILLinearRegression(sigma=1e-8, alpha=1e-2, random_state=0).fit(X, y)
-    res = whitebox_inversion(est, d.attribute_columns, d.attribute_encoding)
+    res = whitebox_inversion(est, sensitive_features=d.attribute_columns,
+                             candidates=d.attribute_encoding)
     assert res.predictions.shape == (1, len(y)) and res.accuracy == 1.0
 
 
@@ -118,7 +130,7 @@ def test_fredrikson_classifier_equals_brute_force(iwpc):
     cols, cand = d.attribute_columns, d.attribute_encoding
     y01 = (y > 0).astype(int)
     clf = FILLogisticRegression(sigma=1e-3, alpha=1e-2, random_state=0).fit(X, y01)
-    fr = fredrikson_inversion(clf, X, y01, cols, cand)
+    fr = fredrikson_inversion(clf, X, y01, sensitive_features=cols, candidates=cand)
     # the oracle
     truth = np.argmin([np.abs(X[:, cols] - c).sum(axis=1) for c in cand], axis=0)
     prior = np.bincount(truth, minlength=len(cand)) / len(truth)
@@ -149,26 +161,27 @@ def test_fredrikson_classifier_equals_brute_force(iwpc):
 def test_bad_input(iwpc):
     d, X, y = iwpc
     with pytest.raises(TypeError, match="FIL estimator"):
-        whitebox_inversion(LinearRegression().fit(X, y), d.attribute_columns)
+        whitebox_inversion(LinearRegression().fit(X, y), sensitive_features=d.attribute_columns)
     est = FILLinearRegression(random_state=0).fit(X, y)
     with pytest.raises(ValueError, match="out of range"):
-        whitebox_inversion(est, [14])
+        whitebox_inversion(est, sensitive_features=[14])
     with pytest.raises(ValueError, match="not among the candidates"):
-        whitebox_inversion(est, d.attribute_columns, [[1, 0], [0, 1]])
+        whitebox_inversion(est, sensitive_features=d.attribute_columns,
+                           candidates=[[1, 0], [0, 1]])
     with pytest.raises(ValueError, match="prior must be"):
-        whitebox_inversion(est, d.attribute_columns, prior=[0.5, 0.5])
+        whitebox_inversion(est, sensitive_features=d.attribute_columns, prior=[0.5, 0.5])
     with pytest.raises(ValueError, match="method"):
-        candidate_minimisers(est, d.attribute_columns, method="exact")
+        candidate_minimisers(est, sensitive_features=d.attribute_columns, method="exact")
     # a continuous column, and two binary columns that are not a one-hot group
     Xb = X.copy()
     Xb[:5, 0], Xb[:5, 1] = 1.0, 1.0
     Xb[5:, :2] = 0.0
-    for attack in (lambda c: whitebox_inversion(est, c),
-                   lambda c: fredrikson_inversion(est, X, y, c),
-                   lambda c: prior_baseline(X, c)):
+    for attack in (lambda c: whitebox_inversion(est, sensitive_features=c),
+                   lambda c: fredrikson_inversion(est, X, y, sensitive_features=c),
+                   lambda c: prior_baseline(X, sensitive_features=c)):
         with pytest.raises(ValueError, match="not a binary column or a one-hot group"):
             attack([0])
     with pytest.raises(ValueError, match="not a binary column or a one-hot group"):
-        prior_baseline(Xb, [0, 1])
+        prior_baseline(Xb, sensitive_features=[0, 1])
     with pytest.raises(ValueError, match="at least two candidate"):
-        prior_baseline(X, d.attribute_columns, [[0, 0]])
+        prior_baseline(X, sensitive_features=d.attribute_columns, candidates=[[0, 0]])

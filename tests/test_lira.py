@@ -58,8 +58,7 @@ def test_lira_beats_threshold_attacks_on_overfit_model(mnist_overfit, lira_onlin
     null = roc_auc_score(np.random.RandomState(0).permutation(truth), scores)
     assert abs(null - 0.5) < 0.05 < res.auc - 0.5
     assert clf.score(X[members], y[members]) == 1.0  # the target overfits
-    thr = [membership_inference(clf, X[members], y[members], X[~members], y[~members],
-                                attack=a, random_state=0)
+    thr = [membership_inference(clf, X, y, members, attack=a, random_state=0)
            for a in ("confidence", "entropy", "modified_entropy", "loss")]
     assert all(r.auc > 0.52 for r in thr)
     res = lira_online
@@ -137,8 +136,7 @@ def test_large_sigma_defeats_attacks():
     members[::2] = True
     est = FILLogisticRegression(sigma=100.0, alpha=1e-5, random_state=0)
     est.fit(X[members], y[members])
-    thr = [membership_inference(est, X[members], y[members], X[~members], y[~members],
-                                attack=a, random_state=0)
+    thr = [membership_inference(est, X, y, members, attack=a, random_state=0)
            for a in ("confidence", "entropy", "modified_entropy", "loss")]
     offline = lira(est, X, y, members, n_reference_models=8, online=False, random_state=0)
     online = lira(est, X, y, members, n_reference_models=8, random_state=0)
@@ -182,8 +180,7 @@ def test_mlp_on_mnist_lira_and_threshold_attacks():
         warnings.simplefilter("ignore")
         mlp.fit(X[members], y[members])
         res = lira(mlp, X, y, members, n_reference_models=16, n_jobs=2, random_state=0)
-    thr = [membership_inference(mlp, X[members], y[members], X[~members], y[~members],
-                                attack=a, random_state=0)
+    thr = [membership_inference(mlp, X, y, members, attack=a, random_state=0)
            for a in ("confidence", "entropy", "modified_entropy", "loss")]
     assert all(r.auc > 0.6 for r in thr)
     assert res.auc > 0.7 and res.auc > max(r.auc for r in thr)

@@ -428,8 +428,8 @@ def _neighbouring_audit(make_search, n_trials, statistic):
             for trial in range(n_trials):
                 fitted = make_search(mc, grid, offset + trial).fit(X, yd)
                 values.append(statistic(fitted))
-    labels = np.r_[np.zeros(n_trials), np.ones(n_trials)]
-    bound = epsilon_lower_bound(scores=np.array(values, float), labels=labels,
+    members = np.r_[np.zeros(n_trials, bool), np.ones(n_trials, bool)]
+    bound = epsilon_lower_bound(members=members, scores=np.array(values, float),
                                 random_state=0)
     return bound.epsilon_lower_bound, fitted
 

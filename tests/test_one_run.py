@@ -53,9 +53,9 @@ def test_bound_is_the_root_of_the_p_value(delta):
 
 
 def _randomised_response(m, eps, rng):
-    included = rng.random(m) < 0.5
+    members = rng.random(m) < 0.5
     keep = rng.random(m) < math.exp(eps) / (1 + math.exp(eps))
-    return np.where(keep, included, ~included).astype(float), included
+    return members, np.where(keep, members, ~members).astype(float)
 
 
 def test_bound_exceeds_the_true_epsilon_at_most_at_the_stated_rate():
@@ -65,8 +65,8 @@ def test_bound_exceeds_the_true_epsilon_at_most_at_the_stated_rate():
     rng = np.random.default_rng(0)
     above = 0
     for _ in range(runs):
-        out, inc = _randomised_response(400, eps, rng)
-        res = one_run_audit_scores(out, inc, k_plus=200, k_minus=200, random_state=rng)
+        members, out = _randomised_response(400, eps, rng)
+        res = one_run_audit_scores(members, out, k_plus=200, k_minus=200, random_state=rng)
         above += res.epsilon_lower_bound > eps
     assert above <= runs * 0.05 + 3 * math.sqrt(runs * 0.05 * 0.95)
 
@@ -75,8 +75,10 @@ def test_grid_search_is_paid_for():
     # choosing the guess counts after seeing the scores is Bonferroni-corrected: scores
     # that carry no information give a positive 95 % bound in at most 5 % of runs
     rng = np.random.default_rng(1)
-    runs = [one_run_audit_scores(rng.standard_normal(2000), rng.random(2000) < 0.5,
-                                 random_state=rng) for _ in range(60)]
+    runs = []
+    for _ in range(60):
+        scores = rng.standard_normal(2000)    # drawn first: the order of the earlier runs
+        runs.append(one_run_audit_scores(rng.random(2000) < 0.5, scores, random_state=rng))
     assert runs[0].n_tests > 1
     positive = sum(r.epsilon_lower_bound > 0 for r in runs)
     assert positive <= 60 * 0.05 + 3 * math.sqrt(60 * 0.05 * 0.95)
@@ -84,8 +86,8 @@ def test_grid_search_is_paid_for():
 
 def test_randomised_response_with_many_canaries_reaches_half_of_epsilon():
     rng = np.random.default_rng(2)
-    out, inc = _randomised_response(10_000, 4.0, rng)
-    res = one_run_audit_scores(out, inc, random_state=0)
+    members, out = _randomised_response(10_000, 4.0, rng)
+    res = one_run_audit_scores(members, out, random_state=0)
     assert 2.0 <= res.epsilon_lower_bound <= 4.0
 
 
@@ -96,8 +98,9 @@ def test_gaussian_mechanism_bound_stays_under_its_epsilon(eps):
     rng = np.random.default_rng(3)
     bounds = []
     for _ in range(4):
-        inc = rng.random(m) < 0.5
-        res = one_run_audit_scores(inc + sigma * rng.standard_normal(m), inc, delta=delta,
+        members = rng.random(m) < 0.5
+        res = one_run_audit_scores(members, members + sigma * rng.standard_normal(m),
+                                   delta=delta,
                                    random_state=rng)
         bounds.append(res.epsilon_lower_bound)
     assert max(bounds) <= eps
@@ -119,7 +122,7 @@ def test_overfit_random_forest_shows_a_clearly_positive_bound():
     assert res.n_correct >= 0.95 * res.n_guesses
     assert not np.isfinite(res.claimed_epsilon) and not res.violates_claim
     assert "not refuted" not in res.statement      # nothing was claimed
-    assert res.included.sum() + (~res.included).sum() == 400
+    assert res.members.sum() + (~res.members).sum() == 400
 
 
 def _dp_fil(X, sigma, cls=FILLogisticRegression, **kw):
@@ -178,7 +181,7 @@ def test_reference_calibration_and_parallel_backends_agree():
     b = one_run_audit(est, X, y, n_jobs=2, **kw)
     # the same seeds in any backend; worker processes may round the last bit differently
     np.testing.assert_allclose(a.scores, b.scores, rtol=1e-12, atol=1e-12)
-    np.testing.assert_array_equal(a.included, b.included)
+    np.testing.assert_array_equal(a.members, b.members)
     assert a.epsilon_lower_bound == pytest.approx(b.epsilon_lower_bound, abs=1e-9)
     assert "calibrated by 2 reference models" in a.attack
 
@@ -210,15 +213,17 @@ def test_raw_frame_pipeline_with_given_canaries():
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    ({"canaries": "nope"}, "canaries must be one of"),
-    ({"attack": "nope"}, "attack must be one of"),
-    ({"n_canaries": 0}, "n_canaries must be a positive integer"),
-    ({"n_reference_models": -1}, "n_reference_models must be"),
+    ({"canaries": "nope"}, "'canaries' parameter of one_run_audit must be a str among"),
+    ({"attack": "nope"}, "'attack' parameter of one_run_audit must be a str among"),
+    ({"n_canaries": 0}, "'n_canaries' parameter of one_run_audit must be an int in the range"),
+    ({"n_reference_models": -1}, "'n_reference_models' parameter of one_run_audit"),
     ({"canaries": "given"}, "needs X_canaries and y_canaries"),
     ({"attack": "whitebox"}, "needs a FIL estimator"),
     ({"k_plus": 0, "k_minus": 0}, "makes no guess"),
     ({"k_plus": 90, "k_minus": 20, "n_canaries": 100}, "exceeds the 100 canaries"),
-    ({"confidence": 1.5}, "confidence must be"),
+    ({"confidence": 1.5}, "'confidence' parameter of one_run_audit"),
+    ({"delta": 1.0}, "'delta' parameter of one_run_audit"),
+    ({"k_plus": -1}, "'k_plus' parameter of one_run_audit"),
 ])
 def test_bad_input_is_refused_clearly(kwargs, match):
     rng = np.random.default_rng(0)
@@ -233,10 +238,10 @@ def test_bad_counts_and_scores_are_refused():
         one_run_p_value(10, 11, 1.0)
     with pytest.raises(ValueError, match="n_canaries is required"):
         one_run_p_value(10, 5, 1.0, delta=1e-5)
-    with pytest.raises(ValueError, match="one inclusion flag per canary"):
-        one_run_audit_scores(np.zeros(5), np.zeros(4, dtype=bool))
+    with pytest.raises(ValueError, match="members must be 1-D with one entry per entry of scores"):
+        one_run_audit_scores(np.zeros(4, dtype=bool), np.zeros(5))
     with pytest.raises(ValueError, match="NaN|finite"):
-        one_run_audit_scores(np.r_[np.nan, 0.0], np.array([True, False]))
+        one_run_audit_scores(np.array([True, False]), np.r_[np.nan, 0.0])
 
 
 def test_docstring_describes_the_guess_grid_it_uses():
@@ -251,8 +256,7 @@ def test_docstring_describes_the_guess_grid_it_uses():
     listed = [float(v) / 100 for v in re.findall(r"(\d+(?:\.\d+)?) %",
                                                  doc.split("grid")[1].split("--")[1])]
     assert listed == list(_one_run._FRACTIONS)
-    res = one_run_audit_scores(np.arange(1000.0), np.arange(1000) % 2 == 0,
-                               random_state=0)
+    res = one_run_audit_scores(np.arange(1000) % 2 == 0, np.arange(1000.0), random_state=0)
     assert res.n_tests == len(_one_run._candidates(1000, None, None)) == 17
     assert "add/remove" in _one_run.one_run_audit.__doc__
     assert "replace-one" in _one_run.one_run_audit.__doc__

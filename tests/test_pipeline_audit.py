@@ -58,44 +58,55 @@ def test_whitebox_through_column_transformer_equals_hand_made_attack():
     final = pipe[-1]
     hand = np.eye(4)  # one-hot of the four levels, columns 0..3 of the final step
     released = np.r_[final.coef_, final.intercept_]
-    a = whitebox_inversion(pipe, "race", LEVELS, X=df, released=released)
-    b = whitebox_inversion(final, [0, 1, 2, 3], hand, released=released)
+    a = whitebox_inversion(pipe, df, sensitive_features="race", candidates=LEVELS,
+                           released=released)
+    b = whitebox_inversion(final, sensitive_features=[0, 1, 2, 3], candidates=hand,
+                           released=released)
     assert np.array_equal(a.predictions, b.predictions) and a.accuracy == b.accuracy
     assert np.array_equal(a.truth, pd.Categorical(df["race"]).codes)
     assert list(a.levels) == LEVELS
     for prior in (None, "empirical"):
-        a = whitebox_inversion(pipe, "race", LEVELS, X=df, n_draws=10, prior=prior,
-                               random_state=0, rows=[5, 1, 1, 90])
-        b = whitebox_inversion(final, [0, 1, 2, 3], hand, n_draws=10, prior=prior,
-                               random_state=0, rows=[5, 1, 1, 90])
+        a = whitebox_inversion(pipe, df, sensitive_features="race", candidates=LEVELS,
+                               n_draws=10, prior=prior, random_state=0,
+                               rows=[5, 1, 1, 90])
+        b = whitebox_inversion(final, sensitive_features=[0, 1, 2, 3], candidates=hand,
+                               n_draws=10, prior=prior, random_state=0,
+                               rows=[5, 1, 1, 90])
         assert np.array_equal(a.predictions, b.predictions)
     # default candidates: the distinct encoded values in the training data
-    c = whitebox_inversion(pipe, "race", released=released)
-    assert c.accuracy == whitebox_inversion(final, [0, 1, 2, 3], released=released).accuracy
-    th_a, tr_a, cand_a = candidate_minimisers(pipe, "race", LEVELS, X=df, rows=[3, 0])
-    th_b, tr_b, _ = candidate_minimisers(final, [0, 1, 2, 3], hand, rows=[3, 0])
+    c = whitebox_inversion(pipe, sensitive_features="race", released=released)
+    assert c.accuracy == whitebox_inversion(final, sensitive_features=[0, 1, 2, 3],
+                                            released=released).accuracy
+    th_a, tr_a, cand_a = candidate_minimisers(pipe, df, sensitive_features="race",
+                                              candidates=LEVELS,
+                                              rows=[3, 0])
+    th_b, tr_b, _ = candidate_minimisers(final, sensitive_features=[0, 1, 2, 3], candidates=hand,
+                                         rows=[3, 0])
     np.testing.assert_array_equal(cand_a, hand)
     np.testing.assert_allclose(th_a, th_b, rtol=1e-12)
     # a final-step column name (verbose names of the ColumnTransformer) is also accepted
     est_df = FILLinearRegression(sigma=0.05, alpha=1e-2, random_state=0).fit(
         pd.DataFrame(pipe[:-1].transform(df), columns=pipe[:-1].get_feature_names_out()), y)
-    d = whitebox_inversion(est_df, ["cat__race_Asian", "cat__race_Black", "cat__race_Other",
-                                    "cat__race_White"], released=released)
+    d = whitebox_inversion(est_df,
+                           sensitive_features=["cat__race_Asian", "cat__race_Black",
+                                               "cat__race_Other", "cat__race_White"],
+                           released=released)
     assert d.accuracy == b.accuracy
 
 
 @pytest.mark.filterwarnings("error::UserWarning")
 def test_whitebox_pipeline_small_and_large_sigma_against_prior():
     df, y = _frame()
-    base = prior_baseline(df, "race").accuracy
+    base = prior_baseline(df, sensitive_features="race").accuracy
     assert base == pytest.approx((df["race"] == "White").mean())
-    small = whitebox_inversion(_pipeline(1e-6).fit(df, y), "race", LEVELS, X=df, n_draws=5,
-                               random_state=0)
+    small = whitebox_inversion(_pipeline(1e-6).fit(df, y), df, sensitive_features="race",
+                               candidates=LEVELS, n_draws=5, random_state=0)
     assert small.accuracy == 1.0
     big = _pipeline(10.0).fit(df, y)
-    ml = whitebox_inversion(big, "race", LEVELS, X=df, n_draws=20, random_state=0)
-    mapped = whitebox_inversion(big, "race", LEVELS, X=df, n_draws=20, prior="empirical",
-                                random_state=0)
+    ml = whitebox_inversion(big, df, sensitive_features="race", candidates=LEVELS, n_draws=20,
+                            random_state=0)
+    mapped = whitebox_inversion(big, df, sensitive_features="race", candidates=LEVELS,
+                                n_draws=20, prior="empirical", random_state=0)
     assert ml.accuracy < base  # the likelihood alone is noise at this sigma
     assert mapped.accuracy >= base
 
@@ -104,18 +115,20 @@ def test_whitebox_pipeline_small_and_large_sigma_against_prior():
 def test_fredrikson_and_prior_on_raw_frames():
     df, y = _frame()
     pipe = _pipeline(1e-3).fit(df, y)
-    raw = fredrikson_inversion(pipe, df, y, "race")
+    raw = fredrikson_inversion(pipe, df, y, sensitive_features="race")
     Z = pipe[:-1].transform(df)
-    hand = fredrikson_inversion(pipe[-1], Z, y, [0, 1, 2, 3], np.eye(4))
+    hand = fredrikson_inversion(pipe[-1], Z, y, sensitive_features=[0, 1, 2, 3],
+                                candidates=np.eye(4))
     assert np.array_equal(raw.predictions, hand.predictions)
     assert raw.accuracy > 0.8
     assert list(raw.candidates) == LEVELS
     with pytest.raises(ValueError, match="not among the candidates"):
-        fredrikson_inversion(pipe, df, y, "race", ["Asian", "Black"])
+        fredrikson_inversion(pipe, df, y, sensitive_features="race", candidates=["Asian", "Black"])
     # string (not categorical) column
     df_str = df.assign(race=df["race"].astype(str))
     pipe_s = _pipeline(1e-3).fit(df_str, y)
-    assert fredrikson_inversion(pipe_s, df_str, y, "race").accuracy == raw.accuracy
+    assert (fredrikson_inversion(pipe_s, df_str, y, sensitive_features="race").accuracy
+            == raw.accuracy)
 
 
 def test_pipeline_eta_and_fisher_information():
@@ -150,18 +163,18 @@ def test_untraceable_or_mixing_pipelines_refused():
         FunctionTransformer(lambda Z: Z + Z[:, -1:], feature_names_out="one-to-one"),
         FILLinearRegression(sigma=1.0, alpha=1e-2, random_state=0)).fit(df, y)
     with pytest.raises(ValueError, match="depend on other features"):
-        whitebox_inversion(mix, "race", LEVELS, X=df)
+        whitebox_inversion(mix, df, sensitive_features="race", candidates=LEVELS)
     pca = make_pipeline(
         ColumnTransformer([("cat", OneHotEncoder(sparse_output=False), ["race"]),
                            ("num", StandardScaler(), ["age", "hours"])]),
         PCA(3), FILLinearRegression(sigma=1.0, alpha=1e-2, random_state=0)).fit(df, y)
     with pytest.raises(ValueError, match="cannot trace"):
-        whitebox_inversion(pca, "race")
+        whitebox_inversion(pca, sensitive_features="race")
     pipe = _pipeline(1.0).fit(df, y)
     with pytest.raises(ValueError, match="need X"):
-        whitebox_inversion(pipe, "race", LEVELS)
+        whitebox_inversion(pipe, sensitive_features="race", candidates=LEVELS)
     with pytest.raises(ValueError, match="Martian"):
-        whitebox_inversion(pipe, "race", LEVELS + ["Martian"], X=df)
+        whitebox_inversion(pipe, df, sensitive_features="race", candidates=LEVELS + ["Martian"])
 
 
 # ---------------------------------------------------------------- scorers on raw frames
@@ -195,8 +208,10 @@ def test_membership_scorer_on_raw_frame_equals_direct_attack():
         for est, train, test, score in zip(out["estimator"], out["indices"]["train"],
                                            out["indices"]["test"], out["test_score"],
                                            strict=True):
-            ref = membership_inference(est, df.iloc[train], y[train], df.iloc[test], y[test],
-                                       attack="loss", random_state=0)
+            rows = np.r_[train, test]
+            ref = membership_inference(est, df.iloc[rows], y[rows],
+                                       np.arange(rows.size) < len(train), attack="loss",
+                                       random_state=0)
             assert score == -ref.advantage
         # numeric frame with a plain model: no "X does not have valid feature names"
         num = df[["age", "hours"]]
@@ -260,8 +275,10 @@ def test_non_complementary_folds_refused_or_reproduced():
                                        out["indices"]["test"], out["test_score"],
                                        strict=True):
         train = np.sort(train)  # the scorer lists the members in population order
-        ref = membership_inference(est, df.iloc[train], y[train], df.iloc[test], y[test],
-                                   attack="loss", random_state=0)
+        rows = np.r_[train, test]
+        ref = membership_inference(est, df.iloc[rows], y[rows],
+                                   np.arange(rows.size) < len(train), attack="loss",
+                                   random_state=0)
         assert score == -ref.advantage
     with pytest.raises(ValueError, match="not one of the test folds"):
         cross_validate(_clf_pipeline(), df, y, cv=KFold(3), error_score="raise",
@@ -310,8 +327,11 @@ def test_lira_and_inversion_scorer_on_raw_frames():
     dfr, yr = _frame()
     scorer = make_attribute_inversion_scorer("race", LEVELS, n_draws=5, random_state=0)
     gs = GridSearchCV(_pipeline(1.0), {"fillinearregression__sigma": [1e-6, 10.0]},
-                      scoring={"inv": scorer, "map": make_attribute_inversion_scorer(
-                          "race", LEVELS, attack="map", n_draws=5, random_state=0),
+                      scoring={"inv": scorer, "map": make_attribute_inversion_scorer("race",
+                                                                                     LEVELS,
+                                                                                     attack="map",
+                                                                                     n_draws=5,
+                                                                                     random_state=0),
                           "fred": make_attribute_inversion_scorer("race", attack="fredrikson",
                                                                   random_state=0)},
                       refit="inv", cv=KFold(2, shuffle=True, random_state=0),

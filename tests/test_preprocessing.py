@@ -275,7 +275,7 @@ def test_white_box_attack_refuses_a_model_with_intercept_scaling():
     X, y = _logistic_data(60)
     model = FILLogisticRegression(intercept_scaling=1.0).fit(X, y)
     with pytest.raises(ValueError, match="intercept_scaling"):
-        whitebox_inversion(model, [0], [[0.0], [1.0]])
+        whitebox_inversion(model, sensitive_features=[0], candidates=[[0.0], [1.0]])
 
 
 def test_dp_scaler_clip_gives_the_row_norm_a_data_independent_bound():

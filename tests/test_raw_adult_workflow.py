@@ -122,9 +122,10 @@ def test_whitebox_inversion_of_race_through_the_pipeline(adult):
     for sigma, expect_high in ((1e-4, True), (10.0, False)):
         pipe = _pipeline(FILLogisticRegression(sigma=sigma, alpha=1e-2, random_state=0),
                          sparse=False).fit(X, y)
-        attack = whitebox_inversion(pipe, "race", rows=rows, prior="empirical", X=X,
-                                    n_draws=20, random_state=0)
-        prior = prior_baseline(X.iloc[rows], "race", X_prior=X)
+        attack = whitebox_inversion(pipe, X, sensitive_features="race", rows=rows,
+                                    prior="empirical", n_draws=20,
+                                    random_state=0)
+        prior = prior_baseline(X.iloc[rows], sensitive_features="race", X_prior=X)
         assert attack.accuracy >= prior.accuracy     # 0.995 and 0.845 vs 0.845
         if expect_high:
             assert attack.accuracy > 0.95

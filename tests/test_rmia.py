@@ -78,8 +78,12 @@ def test_same_reference_models_and_result_type_as_lira():
     logp = r.shadow_statistics
     np.testing.assert_allclose(logp - np.log1p(-np.exp(logp)), li.shadow_statistics,
                                rtol=1e-9, atol=1e-9)
-    # the result feeds evaluate_scores unchanged
-    again = evaluate_scores(r.scores_members, r.scores_nonmembers, random_state=0)
+    # the result's scores, put back on their rows, feed evaluate_scores unchanged
+    scores = np.empty(len(y))
+    scores[members], scores[~members] = r.scores_members, r.scores_nonmembers
+    again = evaluate_scores(members, scores, random_state=0)
+    np.testing.assert_array_equal(again.scores_members, r.scores_members)
+    np.testing.assert_array_equal(again.scores_nonmembers, r.scores_nonmembers)
     assert 0 <= again.auc <= 1
 
 

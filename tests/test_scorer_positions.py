@@ -54,8 +54,10 @@ def _by_hand(estimator, X, y, group, cv, k, *, take):
     for train, test in cv.split(X):
         est = clone(estimator).fit(take(X, train), y[train], sensitive_features=group[train])
         mem, non = train[group[train] == k], test[group[test] == k]
-        res = membership_inference(est, take(X, mem), y[mem], take(X, non), y[non],
-                                   attack="confidence", random_state=0)
+        rows = np.r_[mem, non]
+        res = membership_inference(est, take(X, rows), y[rows],
+                                   np.arange(rows.size) < mem.size, attack="confidence",
+                                   random_state=0)
         out.append(0.5 - res.auc)
     return np.array(out)
 
@@ -137,8 +139,10 @@ def test_plain_scorer_by_position_on_duplicates(duplicated_table):
     by_hand = []
     for train, test in cv.split(Xa):
         est = clone(clf).fit(Xa[train], y[train])
-        by_hand.append(0.5 - membership_inference(est, Xa[train], y[train], Xa[test],
-                                                  y[test], random_state=0).auc)
+        rows = np.r_[train, test]
+        by_hand.append(0.5 - membership_inference(est, Xa[rows], y[rows],
+                                                  np.arange(rows.size) < train.size,
+                                                  random_state=0).auc)
     np.testing.assert_array_equal(by_index, by_hand)
     np.testing.assert_array_equal(by_routing, by_hand)
 

@@ -48,8 +48,9 @@ def test_membership_scorer_equals_attack_on_the_fold_complement(mnist35):
                              X, y, cv=cv, scoring={"mia": scorer}, return_estimator=True)
     for (train, test), est, score in zip(cv.split(X), out["estimator"], out["test_mia"],
                                          strict=True):
-        ref = membership_inference(est, X[train], y[train], X[test], y[test], attack="loss",
-                                   thresholds="global", random_state=0)
+        rows = np.r_[train, test]
+        ref = membership_inference(est, X[rows], y[rows], np.arange(rows.size) < train.size,
+                                   attack="loss", thresholds="global", random_state=0)
         assert score == -ref.advantage
 
 
@@ -114,7 +115,8 @@ def test_inversion_scorer_in_grid_search_equals_direct_attack():
     # oracle: the attack on a model fitted on the first training fold
     train, _ = next(cv.split(X))
     est = FILLinearRegression(sigma=1e-2, alpha=1e-2, random_state=0).fit(X[train], y[train])
-    direct = whitebox_inversion(est, cols, cand, n_draws=20, random_state=0).accuracy
+    direct = whitebox_inversion(est, sensitive_features=cols, candidates=cand, n_draws=20,
+                                random_state=0).accuracy
     assert gs.cv_results_["split0_test_inv"][1] == -direct
 
 
@@ -133,16 +135,17 @@ def test_map_and_fredrikson_scorers_equal_the_attacks_on_each_fold():
     cv = KFold(2, shuffle=True, random_state=0)
     make = lambda: FILLinearRegression(sigma=1e-2, alpha=1e-2, random_state=0)  # noqa: E731
     for attack in ("map", "fredrikson"):
-        s = make_attribute_inversion_scorer(cols, cand, attack=attack, n_draws=20,
-                                            random_state=0)
+        s = make_attribute_inversion_scorer(cols, cand, attack=attack, n_draws=20, random_state=0)
         out = cross_validate(make(), X, y, cv=cv, scoring=s)
         for k, (train, test) in enumerate(cv.split(X)):
             est = make().fit(X[train], y[train])
             if attack == "map":
-                acc = whitebox_inversion(est, cols, cand, prior="empirical", n_draws=20,
-                                         X=X[test], random_state=0).accuracy
+                acc = whitebox_inversion(est, X[test], sensitive_features=cols, candidates=cand,
+                                         prior="empirical", n_draws=20,
+                                         random_state=0).accuracy
             else:
-                acc = fredrikson_inversion(est, X[test], y[test], cols, cand).accuracy
+                acc = fredrikson_inversion(est, X[test], y[test], sensitive_features=cols,
+                                           candidates=cand).accuracy
             assert out["test_score"][k] == -acc
 
 
@@ -155,17 +158,17 @@ def test_bad_input(mnist35):
     svc = LinearSVC().fit(X[:100], y[:100])
     with pytest.raises(ValueError, match="predict_proba"):
         make_membership_scorer(X, y, attack="confidence", random_state=0)(svc, X[200:], y[200:])
-    with pytest.raises(ValueError, match="attack must be one of"):
+    with pytest.raises(ValueError, match="'attack' parameter of make_membership_scorer"):
         make_membership_scorer(X, y, attack="lira", random_state=0)
-    with pytest.raises(ValueError, match="thresholds must be"):
+    with pytest.raises(ValueError, match="'thresholds' parameter"):
         make_membership_scorer(X, y, thresholds="per_row", random_state=0)
-    with pytest.raises(ValueError, match="metric must be one of"):
+    with pytest.raises(ValueError, match="'metric' parameter"):
         make_membership_scorer(X, y, metric="accuracy", random_state=0)
     with pytest.raises(ValueError, match="different numbers of rows"):
         make_membership_scorer(X, y[:-1], random_state=0)
     Xr, yr, cols, cand = _onehot_regression()
     reg = FILLinearRegression(alpha=1e-2, random_state=0).fit(Xr, yr)
-    with pytest.raises(ValueError, match="attack must be"):
+    with pytest.raises(ValueError, match="'attack' parameter of make_attribute_inversion_scorer"):
         make_attribute_inversion_scorer(cols, attack="blackbox", random_state=0)
     with pytest.raises(TypeError, match="FIL estimator"):
         make_attribute_inversion_scorer(cols, cand,
@@ -199,8 +202,10 @@ def test_cv_scorer_with_duplicated_rows():
     expected = []
     for train, test in cv.split(X):
         est = LogisticRegression().fit(X[train], y[train])
-        expected.append(0.5 - membership_inference(est, X[train], y[train], X[test],
-                                                   y[test], random_state=0).auc)
+        rows = np.r_[train, test]
+        expected.append(0.5 - membership_inference(est, X[rows], y[rows],
+                                                   np.arange(rows.size) < train.size,
+                                                   random_state=0).auc)
     np.testing.assert_array_equal(scores, expected)
     with pytest.raises(ValueError, match="identical copies"):
         cross_val_score(LogisticRegression(), X, y, cv=cv, scoring=scorer,
@@ -220,7 +225,7 @@ def test_tpr_at_fpr_counts_the_level_itself():
 
     rng = np.random.RandomState(0)
     s_in, s_out = rng.normal(1.0, 1, 400), rng.normal(0.0, 1, 400)
-    res = evaluate_scores(s_in, s_out, random_state=0)
+    res = evaluate_scores(np.arange(800) < 400, np.r_[s_in, s_out], random_state=0)
     a, b = s_in[res.eval_members], s_out[res.eval_nonmembers]
     fpr, tpr, _ = roc_curve(np.r_[np.ones(a.size), np.zeros(b.size)], np.r_[a, b],
                             drop_intermediate=False)

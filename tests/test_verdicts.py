@@ -121,7 +121,8 @@ def test_interval_coverage_seeded(kind):
             lo, hi = res.confidence_interval(0.95)
             hits += lo <= 0.7 <= hi
             continue
-        res = evaluate_scores(rng.normal(mu, 1, 200), rng.normal(0, 1, 200),
+        res = evaluate_scores(np.arange(400) < 200,
+                              np.r_[rng.normal(mu, 1, 200), rng.normal(0, 1, 200)],
                               random_state=r)
         lo, hi = res.confidence_interval(kind)
         if kind == "auc":
@@ -296,7 +297,8 @@ def test_table_and_legend_show_one_interval(monkeypatch):
     disp = MembershipROCDisplay.from_predictions(np.r_[np.ones(400), np.zeros(400)],
                                                  np.r_[a, b], n_resamples=50)
     assert disp.roc_auc == pytest.approx(auc) and disp.roc_auc_interval == (lo, hi)
-    res = evaluate_scores(a, b, random_state=0)
+    res = evaluate_scores(np.r_[np.ones(a.size, bool), np.zeros(b.size, bool)], np.r_[a, b],
+                          random_state=0)
     s_in, s_out = res._eval_pool()
     assert res.confidence_interval("auc") == auc_delong(s_in, s_out)[1:3]
     # beyond the figure's row cap the legend still states every row's figures
@@ -317,16 +319,18 @@ def test_numeric_attribute_is_scored_in_its_units():
     X = np.column_stack([age, other])
     y = (0.08 * (age - 48) + other[:, 0] + 0.3 * rng.normal(size=n) > 0).astype(int)
     model = LogisticRegression().fit(X[:600], y[:600])
-    res = regression_inversion(model, X[:600], y[:600], 0, X_population=X[600:],
-                               y_population=y[600:], random_state=0)
+    res = regression_inversion(model, X[:600], y[:600], sensitive_features=0,
+                               X_population=X[600:], y_population=y[600:],
+                               random_state=0)
     base = np.abs(age[:600] - np.median(age[600:])).mean()
     assert res.baseline_mae == pytest.approx(base)
     assert res.mae < 0.8 * base and res.p_value < 1e-6        # years, better than median
     # a column the label does not depend on and nothing predicts: no gain shown
     y2 = (other[:, 0] > 0).astype(int)
     m2 = LogisticRegression().fit(X[:600], y2[:600])
-    res2 = regression_inversion(m2, X[:600], y2[:600], 0, X_population=X[600:],
-                                y_population=y2[600:], random_state=0)
+    res2 = regression_inversion(m2, X[:600], y2[:600], sensitive_features=0,
+                                X_population=X[600:], y_population=y2[600:],
+                                random_state=0)
     assert res2.p_value > 0.05 and res2.improvement_interval[0] < 0
     rep = PrivacyReport.from_estimator(model, X[:600], y[:600], X[600:], y[600:],
                                        sensitive_features=[0], n_canaries=0, random_state=0)
@@ -338,8 +342,9 @@ def test_numeric_attribute_is_scored_in_its_units():
     assert inv.outcomes == ["population_inference"]
     assert "mean absolute error" in inv.verdicts[0] and "not the model" in inv.verdicts[0]
     with pytest.raises(ValueError, match="not numeric"):
-        regression_inversion(model, np.array([["a", 1, 2]] * 20, dtype=object),
-                             np.zeros(20), 0, X_population=np.array([["a", 1, 2]] * 20,
+        regression_inversion(model, np.array([["a", 1, 2]] * 20, dtype=object), np.zeros(20),
+                             sensitive_features=0,
+                             X_population=np.array([["a", 1, 2]] * 20,
                                                                     dtype=object),
                              y_population=np.zeros(20))
 

@@ -43,15 +43,16 @@ BANNED = {
     "epsilon_spent_": "epsilon_",
     "delta_spent_": "delta_",
     "estimator_name": "name",
-    "s_in": "(y_true, y_score)",
-    "s_out": "(y_true, y_score)",
-    "y_in": "labels",
-    "y_out": "labels",
+    "s_in": "members, scores (the (y_true, y_score) order of roc_curve)",
+    "s_out": "members, scores",
+    "y_in": "y",
+    "y_out": "y",
+    "labels": "members (membership truth) or y (class labels)",
     "X_members": "X, y, members",
     "y_members": "X, y, members",
     "X_nonmembers": "X, y, members",
     "y_nonmembers": "X, y, members",
-    "included": "y_true",
+    "included": "members",
     "statistic": "attack (scoring rule) or aggregate (over examples)",
     "score": "attack",
     "newton_tol": "tol",
@@ -61,24 +62,11 @@ BANNED = {
     "prefit": "(an unfitted or fitted estimator is detected)",
 }
 
-# Renames of the table not made yet (the attacks' membership shapes, their thresholds
-# default and the inversion functions' argument order conflict with parallel work on
-# attacks/ and are done after it is merged). Listed so that the test fails on any *new*
-# offender; CONTRIBUTING.md marks the same rows "pending". Remove entries as they land.
-PENDING = {
-    ("sklearn_privacy.attacks.evaluate_scores", "s_in"),
-    ("sklearn_privacy.attacks.evaluate_scores", "s_out"),
-    ("sklearn_privacy.attacks.evaluate_scores", "y_in"),
-    ("sklearn_privacy.attacks.evaluate_scores", "y_out"),
-    ("sklearn_privacy.attacks.evaluate_scores", "thresholds"),
-    ("sklearn_privacy.attacks.membership_inference", "X_members"),
-    ("sklearn_privacy.attacks.membership_inference", "y_members"),
-    ("sklearn_privacy.attacks.membership_inference", "X_nonmembers"),
-    ("sklearn_privacy.attacks.membership_inference", "y_nonmembers"),
-    ("sklearn_privacy.attacks.one_run_audit_scores", "included"),
-    ("sklearn_privacy.attacks.OneRunAuditResult.__init__", "included"),
-    ("inversion", "X"),
-}
+# Renames of the table not made yet, as (qualified name, parameter), or (family, "X") for
+# the argument order of SIBLINGS. Listed so that the test fails on any *new* offender;
+# CONTRIBUTING.md marks the same rows "Status: pending". Empty: every row of the table is
+# in force.
+PENDING = set()
 
 # name -> default the table fixes (for every public signature that has the name)
 DEFAULTS = {
@@ -86,7 +74,7 @@ DEFAULTS = {
     "delta": 1e-5,
     "tol": 1e-12,
     "eta_tol": None,
-    "thresholds": "per_class",
+    "thresholds": "auto",
 }
 
 # (qualified name, parameter) -> reason, each also in CONTRIBUTING.md's table
@@ -105,8 +93,12 @@ DEFAULT_EXCEPTIONS = {
 # families of sibling functions: X must sit at one position in each
 SIBLINGS = {
     "inversion": ["whitebox_inversion", "fredrikson_inversion", "candidate_minimisers",
-                  "prior_baseline"],
+                  "prior_baseline", "regression_inversion"],
+    "membership": ["membership_inference", "lira", "rmia"],
 }
+
+# the membership truth first, then the scores, as roc_curve(y_true, y_score)
+MEMBERS_THEN_SCORES = ["evaluate_scores", "epsilon_lower_bound", "one_run_audit_scores"]
 
 
 def _modules():
@@ -230,9 +222,10 @@ def test_defaults_agree():
 def test_pending_renames_are_still_pending():
     """An entry of PENDING that no longer matches a signature must be removed."""
     params = {(q, p) for q, sig in SIGNATURES for p in sig.parameters}
-    stale = [key for key in PENDING if key[0] != "inversion" and key not in params]
+    stale = [key for key in PENDING if key[0] not in SIBLINGS and key not in params]
     assert not stale, stale
-    assert "pending" in CONTRIBUTING.read_text()
+    # the table marks a row pending exactly when the test lists one
+    assert ("Status: pending" in CONTRIBUTING.read_text()) == bool(PENDING)
 
 
 def test_exceptions_are_in_the_table():
@@ -272,6 +265,38 @@ def test_sibling_functions_take_X_at_one_position(family):
         assert params.index("X") == expected, f"{name}{params}"
 
 
+@pytest.mark.parametrize("name", MEMBERS_THEN_SCORES)
+def test_membership_truth_comes_before_the_scores(name):
+    from sklearn_privacy import attacks
+
+    params = list(inspect.signature(getattr(attacks, name)).parameters)
+    assert "members" in params and "scores" in params, f"{name}{params}"
+    assert params.index("members") + 1 == params.index("scores"), f"{name}{params}"
+
+
+def test_membership_attacks_take_estimator_X_y_members():
+    from sklearn_privacy import attacks
+
+    for name in SIBLINGS["membership"]:
+        params = list(inspect.signature(getattr(attacks, name)).parameters)
+        assert params[:4] == ["estimator", "X", "y", "members"], f"{name}{params}"
+
+
+@pytest.mark.parametrize("name", SIBLINGS["inversion"] + ["make_attribute_inversion_scorer"])
+def test_inversion_functions_name_the_attribute_sensitive_features(name):
+    """One name for the attacked attribute; keyword-only after (estimator, X, y)."""
+    from sklearn_privacy import attacks
+
+    params = inspect.signature(getattr(attacks, name)).parameters
+    assert "columns" not in params and "column" not in params
+    kind = params["sensitive_features"].kind
+    if name == "make_attribute_inversion_scorer":   # a factory: the attribute is all it needs
+        assert list(params)[0] == "sensitive_features"
+    else:
+        assert kind is inspect.Parameter.KEYWORD_ONLY, name
+        assert params["sensitive_features"].default is inspect.Parameter.empty, name
+
+
 REMOVED = [
     ("IRFILLinearRegression", {"n_iter": 5}), ("IRFILLinearRegression", {"cv_tol": 1e-3}),
     ("IRFILLinearRegression", {"tol": 1e-3}),
@@ -298,6 +323,6 @@ def test_removed_positional_and_alias_forms_are_refused():
         analytic_gaussian_epsilon(1.0, 1.0, 1e-5)
     assert analytic_gaussian_epsilon(delta=1e-5, sigma=1.0, sensitivity=1.0) > 0
     import numpy as np
-    bound = epsilon_lower_bound(scores=np.r_[np.ones(20), np.zeros(20)],
-                                labels=np.r_[np.ones(20), np.zeros(20)], random_state=0)
+    bound = epsilon_lower_bound(members=np.arange(40) < 20,
+                                scores=np.r_[np.ones(20), np.zeros(20)], random_state=0)
     assert not hasattr(bound, "epsilon") and bound.epsilon_lower_bound >= 0

@@ -14,8 +14,16 @@ from scipy.stats import beta
 from ..privacy import PrivacyClaim, privacy_claim
 from ..utils import child_seeds, noise_generator
 from ..utils._random import seeded_clone
+from ..utils.fixes import Interval, validate_params
 from ._membership import MembershipInferenceResult, _split_known
-from ._validation import check_finite_scores, check_fraction, check_positive_int, is_frame, n_rows
+from ._validation import (
+    check_finite_scores,
+    check_fraction,
+    check_membership_truth,
+    check_positive_int,
+    is_frame,
+    n_rows,
+)
 
 
 @dataclass
@@ -72,9 +80,9 @@ class EpsilonLowerBoundResult:
     --------
     >>> import numpy as np
     >>> from sklearn_privacy.attacks import epsilon_lower_bound
-    >>> scores = np.r_[np.ones(50), np.zeros(50)]  # a test that never errs
-    >>> labels = np.r_[np.ones(50), np.zeros(50)]
-    >>> res = epsilon_lower_bound(scores=scores, labels=labels, random_state=0)
+    >>> members = np.r_[np.ones(50, bool), np.zeros(50, bool)]
+    >>> scores = members.astype(float)  # a test that never errs
+    >>> res = epsilon_lower_bound(members=members, scores=scores, random_state=0)
     >>> res.orientation, res.true_positives, res.false_positives, res.n_positive
     ('greater', 25, 0, 25)
     >>> round(res.epsilon_lower_bound, 2), round(res.fpr_upper, 3)  # 25 trials per class
@@ -156,8 +164,20 @@ def _check_probability(value, name, *, low_open, high_open):
     return value
 
 
-def epsilon_lower_bound(result: MembershipInferenceResult | None = None, *, scores=None,
-                        labels=None, delta: float = 0.0, confidence: float = 0.95,
+@validate_params(
+    {
+        "result": [MembershipInferenceResult, None],
+        "members": ["array-like", None],
+        "scores": ["array-like", None],
+        "delta": [Interval(Real, 0, 1, closed="left")],
+        "confidence": [Interval(Real, 0, 1, closed="neither")],
+        "known_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "random_state": ["random_state", np.random.Generator],
+    },
+    prefer_skip_nested_validation=True,
+)
+def epsilon_lower_bound(result: MembershipInferenceResult | None = None, *, members=None,
+                        scores=None, delta: float = 0.0, confidence: float = 0.95,
                         known_fraction: float = 0.5,
                         random_state=None) -> EpsilonLowerBoundResult:
     """One-sided Clopper-Pearson lower bound on epsilon from a distinguishing test.
@@ -194,12 +214,13 @@ def epsilon_lower_bound(result: MembershipInferenceResult | None = None, *, scor
     result : MembershipInferenceResult, optional
         Scores of members (positives) and non-members (negatives) with the result's own
         known / evaluation split (``eval_members``, ``eval_nonmembers``). Exclusive with
-        ``scores``.
+        ``members`` and ``scores``.
+    members : array-like of bool of shape (n_trials,), optional
+        With ``scores``: True (or 1) for trials on ``D'`` (members), False (or 0) for
+        trials on ``D`` (non-members) -- the ``y_true`` of
+        :func:`sklearn.metrics.roc_curve`.
     scores : array-like of shape (n_trials,), optional
-        One finite score per trial.
-    labels : array-like of shape (n_trials,), optional
-        With ``scores``: 1 / True for trials on ``D'`` (members), 0 / False for trials on
-        ``D`` (non-members).
+        With ``members``: one finite score per trial.
     delta : float in [0, 1), default=0.0
         The delta of the ``(epsilon, delta)`` guarantee the bound is for.
     confidence : float in (0, 1), default=0.95
@@ -221,9 +242,9 @@ def epsilon_lower_bound(result: MembershipInferenceResult | None = None, *, scor
     Raises
     ------
     ValueError
-        Neither or both of ``result`` and ``scores``; NaN scores; labels not binary or of
-        the wrong length; too few trials for a known and an evaluation part; ``delta`` or
-        ``confidence`` out of range.
+        Neither or both of ``result`` and ``members, scores``; NaN scores; ``members``
+        not boolean or of the wrong length; too few trials for a known and an
+        evaluation part; ``delta`` or ``confidence`` out of range.
     TypeError
         ``result`` not a membership result; non-numeric parameters.
 
@@ -235,23 +256,16 @@ def epsilon_lower_bound(result: MembershipInferenceResult | None = None, *, scor
     >>> eps = 1.0  # randomised response: P[1 | D'] = e / (1 + e), P[1 | D] = 1 / (1 + e)
     >>> p = np.exp(eps) / (1 + np.exp(eps))
     >>> scores = np.r_[rng.uniform(size=4000) < p, rng.uniform(size=4000) < 1 - p]
-    >>> labels = np.r_[np.ones(4000), np.zeros(4000)]
-    >>> res = epsilon_lower_bound(scores=scores, labels=labels, random_state=0)
+    >>> members = np.r_[np.ones(4000, bool), np.zeros(4000, bool)]
+    >>> res = epsilon_lower_bound(members=members, scores=scores, random_state=0)
     >>> bool(0.7 < res.epsilon_lower_bound <= 1.0)
     True
     """
-    delta = _check_probability(delta, "delta", low_open=False, high_open=True)
-    confidence = _check_probability(confidence, "confidence", low_open=True, high_open=True)
+    delta, confidence = float(delta), float(confidence)
     level = (1.0 - confidence) / 2.0
-    if result is not None and scores is not None:
-        raise ValueError("Pass either result or scores (with labels), not both.")
+    if result is not None and (scores is not None or members is not None):
+        raise ValueError("Pass either result or members and scores, not both.")
     if result is not None:
-        if not isinstance(result, MembershipInferenceResult):
-            raise TypeError(
-                "result must be a MembershipInferenceResult (from membership_inference, "
-                f"evaluate_scores, lira or rmia); got {type(result).__name__}. Pass raw "
-                "scores as scores=..., labels=...."
-            )
         s_pos = np.asarray(result.scores_members, dtype=float)
         s_neg = np.asarray(result.scores_nonmembers, dtype=float)
         e_pos = np.asarray(result.eval_members, dtype=int)
@@ -263,29 +277,21 @@ def epsilon_lower_bound(result: MembershipInferenceResult | None = None, *, scor
                              "with a known_fraction closer to 0.5.")
     else:
         if scores is None:
-            raise ValueError("Pass result (a membership result) or scores and labels.")
+            raise ValueError("Pass result (a membership result) or members and scores.")
         s = check_finite_scores(scores, "scores")
-        if labels is None:
-            raise ValueError("labels is None; pass 1 / True for trials on D' (members) and "
-                             "0 / False for trials on D (non-members), one per score.")
+        if members is None:
+            raise ValueError("members is None; pass True for trials on D' (members) and "
+                             "False for trials on D (non-members), one per score.")
         if s.size < 4:
             raise ValueError(f"scores has {s.size} entries; an audit needs at least 2 trials "
                              "of each class (one to choose the test, one to count).")
-        lab = np.asarray(labels)
-        if lab.ndim != 1 or lab.shape[0] != s.shape[0]:
-            raise ValueError(f"labels must be 1-D with one entry per score (scores has "
-                             f"{s.shape[0]}); got shape {lab.shape}.")
-        if lab.dtype.kind not in "biuf" or not np.all(np.isin(lab, (0, 1))):
-            raise ValueError("labels must be binary: 1 / True for D' (members), 0 / False "
-                             "for D (non-members).")
-        lab = lab.astype(bool)
-        known_fraction = check_fraction(known_fraction, "known_fraction")
+        lab = check_membership_truth(members, s.size)
         s_pos, s_neg = s[lab], s[~lab]
-        for size, who in ((s_pos.size, "positive (label 1)"), (s_neg.size, "negative (label 0)")):
+        for size, who in ((s_pos.size, "member (True)"), (s_neg.size, "non-member (False)")):
             k = int(round(known_fraction * size))
             if not 1 <= k <= size - 1:
                 raise ValueError(
-                    f"labels: {size} {who} trials with known_fraction={known_fraction} leave "
+                    f"members: {size} {who} trials with known_fraction={known_fraction} leave "
                     "the known or the evaluation part empty; pass more trials of each class."
                 )
         rng = noise_generator(random_state)
@@ -656,8 +662,8 @@ def canary_audit(estimator, X, y, index: int, x_replacement, y_replacement, *,
     claimed_eps, claimed_delta = float(claim.epsilon), float(claim.delta)
     if delta is None:
         delta = min(claimed_delta, 1.0 - 1e-12) if claim.is_private else 0.0
-    labels = np.r_[np.zeros(n_releases, bool), np.ones(n_releases, bool)]
-    bound = epsilon_lower_bound(scores=stats, labels=labels, delta=delta,
+    members = np.r_[np.zeros(n_releases, bool), np.ones(n_releases, bool)]
+    bound = epsilon_lower_bound(members=members, scores=stats, delta=delta,
                                 confidence=confidence, known_fraction=known_fraction,
                                 random_state=rng)
     return CanaryAuditResult(

@@ -143,8 +143,8 @@ class MembershipROCDisplay:
     --------
     sklearn_privacy.attacks.membership_inference : Membership attack whose result is shown.
     sklearn_privacy.attacks.lira : Likelihood-ratio membership attack.
-    sklearn_privacy.attacks.evaluate_scores : Membership result from member and
-        non-member scores.
+    sklearn_privacy.attacks.evaluate_scores : Membership result from the membership
+        truth and the scores.
     sklearn.metrics.RocCurveDisplay : ROC curve of a classifier (linear axes).
 
     Examples
@@ -154,7 +154,8 @@ class MembershipROCDisplay:
     >>> import numpy as np
     >>> from sklearn_privacy.attacks import MembershipROCDisplay, evaluate_scores
     >>> rng = np.random.RandomState(0)
-    >>> res = evaluate_scores(rng.normal(1, 1, 500), rng.normal(0, 1, 500), random_state=0)
+    >>> scores = np.r_[rng.normal(1, 1, 500), rng.normal(0, 1, 500)]
+    >>> res = evaluate_scores(np.arange(1000) < 500, scores, random_state=0)
     >>> disp = MembershipROCDisplay.from_result(res)
     >>> bool(np.isclose(disp.roc_auc, res.auc)), disp.n_nonmembers
     (True, 250)

@@ -17,16 +17,14 @@ from ..utils import child_seeds, noise_generator, resolve_columns
 from ..utils._intervals import binomial_p_greater, paired_difference, wilson_interval
 from ..utils._pipeline import feature_columns
 from ..utils._validation import errors_name
+from ..utils.fixes import HasMethods, Interval, StrOptions, validate_params
 from ._mlp_inversion import (
     audited_candidate_minimisers,
     audited_whitebox_inversion,
     check_mlp_target,
 )
 from ._validation import (
-    check_bool,
-    check_choice,
     check_fraction,
-    check_positive_int,
     check_target,
     is_frame,
     n_rows,
@@ -279,7 +277,8 @@ def _set_feature(X, feature, level):
         return Xc
     if isinstance(feature, str):
         raise ValueError(
-            f"columns={feature!r} names a feature but X has no column names; pass a "
+            f"sensitive_features={feature!r} names a feature but X has no column names; "
+            "pass a "
             "DataFrame or the feature's position."
         )
     Xc = np.array(X, dtype=object if np.asarray(X).dtype.kind in "OUS" else float)
@@ -336,13 +335,13 @@ def _push_levels(steps, X, feature, levels, cols):
     return np.vstack(blocks)
 
 
-def _whitebox_attribute(estimator, columns, candidates, X):
+def _whitebox_attribute(estimator, sensitive_features, candidates, X):
     """``(steps, final, engine, cols, candidates, truth_all, levels)`` for the white box."""
     steps, final, engine = _check_fil_estimator(estimator)
     levels = None
-    if steps and _is_scalar_column(columns):
-        feature = columns
-        with errors_name("columns"):
+    if steps and _is_scalar_column(sensitive_features):
+        feature = sensitive_features
+        with errors_name("sensitive_features"):
             cols = feature_columns(estimator, feature)
         values = engine.dense_columns(cols)
         if candidates is None:
@@ -354,12 +353,14 @@ def _whitebox_attribute(estimator, columns, candidates, X):
             cand = _check_candidates(_push_levels(steps, X, feature, levels, cols), cols.size)
             truth = _match(values, cand)
         return steps, final, engine, cols, cand, truth, levels
-    cols = resolve_columns(columns, engine.d, getattr(final, "feature_names_in_", None))
+    cols = resolve_columns(sensitive_features, engine.d,
+                           getattr(final, "feature_names_in_", None),
+                           param="sensitive_features")
     cand, truth = _encoded_setup(engine.dense_columns(cols), candidates, cols)
     return steps, final, engine, cols, cand, truth, levels
 
 
-def _blackbox_attribute(X, columns, candidates, *, param="X"):
+def _blackbox_attribute(X, sensitive_features, candidates, *, param="X"):
     """``(mode, column(s), candidates/levels, truth)`` of attacked rows ``X``.
 
     ``mode`` is ``"raw"`` for one column of a DataFrame (levels are its values: strings,
@@ -368,11 +369,12 @@ def _blackbox_attribute(X, columns, candidates, *, param="X"):
     n = n_rows(X, param)
     if n == 0:
         raise ValueError(f"{param} is empty; pass at least one attacked row.")
-    if is_frame(X) and _is_scalar_column(columns):
-        name = columns if isinstance(columns, str) else X.columns[
-            int(resolve_columns(columns, X.shape[1], param="columns")[0])]
+    if is_frame(X) and _is_scalar_column(sensitive_features):
+        name = sensitive_features if isinstance(sensitive_features, str) else X.columns[
+            int(resolve_columns(sensitive_features, X.shape[1],
+                                param="sensitive_features")[0])]
         if name not in X.columns:
-            raise ValueError(f"columns: {name!r} is not a column of {param}.")
+            raise ValueError(f"sensitive_features: {name!r} is not a column of {param}.")
         values = X[name].to_numpy(dtype=object)
         missing = np.array([v is None or (isinstance(v, float) and np.isnan(v))
                             for v in values])
@@ -405,7 +407,7 @@ def _blackbox_attribute(X, columns, candidates, *, param="X"):
         return "raw", name, levels, truth
     names = [str(c) for c in X.columns] if is_frame(X) else None
     n_features = X.shape[1] if hasattr(X, "shape") else np.asarray(X).shape[1]
-    cols = resolve_columns(columns, n_features, names)
+    cols = resolve_columns(sensitive_features, n_features, names, param="sensitive_features")
     values = (X.iloc[:, cols].to_numpy() if is_frame(X)
               else (X[:, cols].toarray() if sp.issparse(X) else np.asarray(X)[:, cols]))
     try:
@@ -457,8 +459,36 @@ def _prior(prior, truth, n_candidates):
     return p
 
 
-def candidate_minimisers(estimator, columns, candidates=None, *, rows=None, method="auto",
-                         X=None):
+def _check_raw_rows(X, y):
+    """``X, y`` of the white-box functions: optional raw rows, ``y`` only with ``X``."""
+    if y is None:
+        return
+    if X is None:
+        raise ValueError("y is given without X; pass X, the raw rows y labels, or neither.")
+    check_target(y, n_rows(X))
+
+
+def _check_glm_method(method):
+    if method == "first_order":
+        raise ValueError(
+            "method='first_order' is the one-step approximation of an MLP audit's "
+            "candidate minimisers; for a FIL estimator use method='woodbury' (one Newton "
+            "step with a Woodbury update, exact for least squares) or 'refit'.")
+
+
+@validate_params(
+    {
+        "X": ["array-like", "sparse matrix", None],
+        "y": ["array-like", None],
+        "sensitive_features": [Integral, str, "array-like"],
+        "candidates": ["array-like", None],
+        "rows": [Integral, "array-like", None],
+        "method": [StrOptions({"auto", "woodbury", "refit", "first_order"})],
+    },
+    prefer_skip_nested_validation=True,
+)
+def candidate_minimisers(estimator, X=None, y=None, *, sensitive_features, candidates=None,
+                         rows=None, method="auto"):
     """Minimiser of the training objective with row ``i``'s attribute set to each candidate.
 
     Parameters
@@ -471,7 +501,17 @@ def candidate_minimisers(estimator, columns, candidates=None, *, rows=None, meth
         first-order approximation (``method="first_order"``, one Newton step from it);
         the attribute is then a raw input column (its candidates raw levels, or a numeric
         grid holding every training value) and the candidates returned are those levels.
-    columns : int, str or array-like of int / str
+    X : array-like or DataFrame of shape (n_samples, n_features), default=None
+        Raw rows in the pipeline's input (any rows with valid values, e.g. the training
+        frame): needed only when ``candidates`` are levels of an original feature. Each
+        level is set in a few of these rows and transformed; the derived columns must not
+        depend on the rest of the row (checked). The attacked rows themselves are the
+        estimator's training rows (its audit state), selected by ``rows``.
+    y : array-like of shape (n_samples,), default=None
+        Labels of ``X``. Not used by the attack: the audit state holds the training
+        labels. Accepted (and checked against ``X``) so that every attack function reads
+        ``(estimator, X, y)``.
+    sensitive_features : int, str or array-like of int / str
         The attribute. Integer indices or names (``feature_names_in_``) of the columns the
         FIL estimator sees: a binary column or a one-hot block. Through a
         :class:`~sklearn.pipeline.Pipeline` a single name (or position) is an
@@ -489,7 +529,7 @@ def candidate_minimisers(estimator, columns, candidates=None, *, rows=None, meth
         Attacked training rows: integer positions (negative ones count from the end),
         kept in the order given (duplicates kept), or a mask over the training rows.
         ``None`` attacks every training row.
-    method : {"auto", "woodbury", "refit"}, default="auto"
+    method : {"auto", "woodbury", "refit", "first_order"}, default="auto"
         ``"woodbury"``: one Newton step from the exact minimiser, with the candidate's
         Hessian obtained by a rank-2 Woodbury update of ``H^-1`` -- no refit, O(p^2) per
         row and candidate after one GEMM. For least squares the objective is quadratic and
@@ -502,11 +542,8 @@ def candidate_minimisers(estimator, columns, candidates=None, *, rows=None, meth
         (slow; the reference). ``"auto"``: ``"woodbury"``, except for a multinomial
         model (more than two classes), whose candidates are always exact refits
         (``"woodbury"`` is refused for it).
-    X : array-like or DataFrame, default=None
-        Raw rows in the pipeline's input (any rows with valid values, e.g. the training
-        frame): needed only when ``candidates`` are levels of an original feature. Each
-        level is set in a few of these rows and transformed; the derived columns must not
-        depend on the rest of the row (checked).
+        ``"first_order"``: an MLP audit only (one Newton step from the audited minimum;
+        an approximation, flagged as such).
 
     Returns
     -------
@@ -517,7 +554,7 @@ def candidate_minimisers(estimator, columns, candidates=None, *, rows=None, meth
         fitted minimiser itself.
     truth : ndarray of shape (n_rows,)
         Index of each row's true candidate.
-    candidates : ndarray of shape (n_candidates, len(columns))
+    candidates : ndarray of shape (n_candidates, n_attribute_columns)
         Encoded candidates (values of the final step's attribute columns).
 
     Raises
@@ -525,8 +562,8 @@ def candidate_minimisers(estimator, columns, candidates=None, *, rows=None, meth
     TypeError
         The final estimator is not a FIL estimator.
     ValueError
-        Unknown columns, candidates that miss a level present in the data, rows out of
-        range, a pipeline step whose derivation cannot be traced.
+        Unknown ``sensitive_features``, candidates that miss a level present in the data,
+        rows out of range, a pipeline step whose derivation cannot be traced.
 
     Examples
     --------
@@ -537,18 +574,20 @@ def candidate_minimisers(estimator, columns, candidates=None, *, rows=None, meth
     >>> X = np.column_stack([rng.normal(size=(50, 2)), rng.randint(0, 2, size=50)])
     >>> y = X @ [1.0, -1.0, 2.0] + 0.1 * rng.normal(size=50)
     >>> reg = FILLinearRegression(sigma=1e-3, alpha=1e-2, random_state=0).fit(X, y)
-    >>> fast, truth, cand = candidate_minimisers(reg, [2], rows=[0, 1])
-    >>> slow, _, _ = candidate_minimisers(reg, [2], rows=[0, 1], method="refit")
+    >>> fast, truth, cand = candidate_minimisers(reg, sensitive_features=[2], rows=[0, 1])
+    >>> slow, _, _ = candidate_minimisers(reg, sensitive_features=[2], rows=[0, 1],
+    ...                                   method="refit")
     >>> fast.shape, bool(np.allclose(fast, slow, rtol=1e-10, atol=1e-12))
     ((2, 2, 4), True)
     """
+    _check_raw_rows(X, y)
     audited = check_mlp_target(estimator, "candidate_minimisers")
     if audited is not None:
-        return audited_candidate_minimisers(audited, columns, candidates, rows=rows,
-                                            method=method, X=X)
-    check_choice(method, ("auto", "woodbury", "refit"), "method")
+        return audited_candidate_minimisers(audited, sensitive_features, candidates,
+                                            rows=rows, method=method, X=X)
+    _check_glm_method(method)
     _, _, engine, cols, candidates, truth_all, _ = _whitebox_attribute(
-        estimator, columns, candidates, X)
+        estimator, sensitive_features, candidates, X)
     return _candidate_minimisers(engine, cols, candidates, truth_all, rows, method)
 
 
@@ -622,9 +661,25 @@ def _candidate_minimisers(engine, cols, candidates, truth_all, rows, method):
     return out, truth, candidates
 
 
-def whitebox_inversion(estimator, columns, candidates=None, *, rows=None, prior=None,
-                       calibrate=True, n_draws=None, released=None, method="auto",
-                       X=None, random_state=None) -> AttributeInversionResult:
+@validate_params(
+    {
+        "X": ["array-like", "sparse matrix", None],
+        "y": ["array-like", None],
+        "sensitive_features": [Integral, str, "array-like"],
+        "candidates": ["array-like", None],
+        "rows": [Integral, "array-like", None],
+        "method": [StrOptions({"auto", "woodbury", "refit", "first_order"})],
+        "prior": [StrOptions({"empirical"}), "array-like", None],
+        "calibrate": ["boolean"],
+        "n_draws": [Interval(Integral, 1, None, closed="left"), None],
+        "released": ["array-like", HasMethods(["predict"]), None],
+        "random_state": ["random_state", np.random.Generator],
+    },
+    prefer_skip_nested_validation=True,
+)
+def whitebox_inversion(estimator, X=None, y=None, *, sensitive_features, candidates=None,
+                       rows=None, prior=None, calibrate=True, n_draws=None, released=None,
+                       method="auto", random_state=None) -> AttributeInversionResult:
     """White-box attribute inversion under the FIL threat model (FIL paper, eq. 30).
 
     The adversary knows every training value except the attribute of row ``i``, the
@@ -650,13 +705,19 @@ def whitebox_inversion(estimator, columns, candidates=None, *, rows=None, prior=
         raw input column, the candidate minimisers are those of
         :func:`candidate_minimisers`, and ``released`` (the model from
         ``audit.release()`` or its parameters) or ``n_draws`` is required.
-    columns : int, str or array-like of int / str
+    X : array-like or DataFrame of shape (n_samples, n_features), default=None
+        Raw rows in the pipeline's input, needed only when ``candidates`` are levels of an
+        original feature. See :func:`candidate_minimisers`.
+    y : array-like of shape (n_samples,), default=None
+        Labels of ``X``; not used (the audit state holds the training labels). See
+        :func:`candidate_minimisers`.
+    sensitive_features : int, str or array-like of int / str
         The attribute: a binary column or a one-hot block of the columns the FIL estimator
         sees (indices or names), or, through a pipeline, a single original input feature.
         See :func:`candidate_minimisers`.
     candidates : array-like, default=None
         Possible values of the attribute: encoded rows of shape
-        (n_candidates, len(columns)), or the levels of an original feature through a
+        (n_candidates, n_attribute_columns), or the levels of an original feature through a
         pipeline. ``None`` uses the distinct values in the training data. See
         :func:`candidate_minimisers`.
     rows : int, array-like of int or array-like of bool of shape (n_samples,), default=None
@@ -678,16 +739,15 @@ def whitebox_inversion(estimator, columns, candidates=None, *, rows=None, prior=
         simulate that many independent releases :math:`\\theta^* + \\sigma z` (how the
         paper averages over noise); with ``sigma`` tiny this approaches the noiseless
         attack.
-    released : array-like of shape (p,), default=None
-        Attack these released parameters instead (coefficients then intercept).
-    method : {"auto", "woodbury", "refit"}, default="auto"
+    released : array-like of shape (p,) or fitted model, default=None
+        Attack these released parameters instead (coefficients then intercept). For an
+        MLP audit, also the released model (``audit.release()`` or a pipeline ending in
+        it).
+    method : {"auto", "woodbury", "refit", "first_order"}, default="auto"
         How the candidate minimisers are computed: a Newton step with a Woodbury update
         (``"woodbury"``, also ``"auto"``; exact for least squares) or an exact refit per
-        row and candidate (``"refit"``; ``"auto"`` for a multinomial model). See
-        :func:`candidate_minimisers`.
-    X : array-like or DataFrame, default=None
-        Raw rows in the pipeline's input, needed only when ``candidates`` are levels of an
-        original feature. See :func:`candidate_minimisers`.
+        row and candidate (``"refit"``; ``"auto"`` for a multinomial model);
+        ``"first_order"`` for an MLP audit only. See :func:`candidate_minimisers`.
     random_state : int, RandomState, Generator or None, default=None
         Noise of the simulated releases and of the MAP calibration; ``None`` draws from
         fresh OS entropy (never numpy's global state).
@@ -707,22 +767,25 @@ def whitebox_inversion(estimator, columns, candidates=None, *, rows=None, prior=
     >>> X = np.column_stack([rng.normal(size=(200, 3)), rng.randint(0, 2, size=200)])
     >>> y = X @ [1.0, -1.0, 0.5, 2.0] + 0.1 * rng.normal(size=200)
     >>> reg = FILLinearRegression(sigma=1e-6, alpha=1e-2, random_state=0).fit(X, y)
-    >>> whitebox_inversion(reg, [3], n_draws=10, random_state=0).accuracy
+    >>> whitebox_inversion(reg, sensitive_features=[3], n_draws=10, random_state=0).accuracy
     1.0
     """
+    _check_raw_rows(X, y)
     audited = check_mlp_target(estimator, "The white-box attack")
     if audited is not None:
         return audited_whitebox_inversion(
-            audited, columns, candidates, rows=rows, prior=prior, calibrate=calibrate,
-            n_draws=n_draws, released=released, method=method, X=X,
+            audited, sensitive_features, candidates, rows=rows, prior=prior,
+            calibrate=calibrate, n_draws=n_draws, released=released, method=method, X=X,
             random_state=random_state)
-    check_choice(method, ("auto", "woodbury", "refit"), "method")
-    calibrate = check_bool(calibrate, "calibrate")
-    if n_draws is not None:
-        n_draws = check_positive_int(n_draws, "n_draws")
+    _check_glm_method(method)
+    if released is not None and hasattr(released, "predict"):
+        raise TypeError(
+            "released must be the released parameters of the FIL estimator (coefficients, "
+            "then the intercept), not a model; pass np.r_[model.coef_.ravel(), "
+            "model.intercept_] (a released model is accepted for an MLP audit only).")
     rng = noise_generator(random_state)
     _, final, engine, cols, candidates, truth_all, levels = _whitebox_attribute(
-        estimator, columns, candidates, X)
+        estimator, sensitive_features, candidates, X)
     if rows is not None and resolve_rows(rows, engine.n).size == 0:
         raise ValueError("rows selects no training row; pass at least one row to attack.")
     thetas, truth, candidates = _candidate_minimisers(engine, cols, candidates, truth_all,
@@ -806,8 +869,22 @@ def _calibrated_inverse_temperature(distances, logp, truth, sigma, p, rng, n_sim
     return beta
 
 
-def fredrikson_inversion(estimator, X, y, columns, candidates=None, *, prior="empirical",
-                         residual_std=None, X_prior=None) -> AttributeInversionResult:
+@validate_params(
+    {
+        "estimator": [HasMethods(["predict"])],
+        "X": ["array-like", "sparse matrix"],
+        "y": ["array-like"],
+        "sensitive_features": [Integral, str, "array-like"],
+        "candidates": ["array-like", None],
+        "prior": [StrOptions({"empirical"}), "array-like", None],
+        "residual_std": [Interval(Real, 0, None, closed="neither"), None],
+        "X_prior": ["array-like", "sparse matrix", None],
+    },
+    prefer_skip_nested_validation=True,
+)
+def fredrikson_inversion(estimator, X, y, *, sensitive_features, candidates=None,
+                         prior="empirical", residual_std=None,
+                         X_prior=None) -> AttributeInversionResult:
     """Black-box attribute inversion of Fredrikson et al. (2014) (FIL paper, eq. 31).
 
     The adversary knows an example except its attribute, its label ``y``, the prior of the
@@ -827,13 +904,13 @@ def fredrikson_inversion(estimator, X, y, columns, candidates=None, *, prior="em
         space; passed to ``predict`` with the attribute replaced by each candidate.
     y : array-like of shape (n_samples,)
         Their labels.
-    columns : int, str or array-like of int / str
+    sensitive_features : int, str or array-like of int / str
         With a DataFrame ``X``, a single column name (or position) is a **raw feature**:
         its levels are its distinct values (strings, categories, numbers) and the
         candidates, if given, are levels. Otherwise integer indices or names of numeric
         columns holding a binary column or a one-hot block (candidates: rows of values).
     candidates : array-like, default=None
-        See ``columns``.
+        See ``sensitive_features``.
     prior : "empirical", None or array-like, default="empirical"
         Prior over candidates ("empirical": frequencies in ``X_prior``, default ``X``).
     residual_std : float > 0, default=None
@@ -862,22 +939,16 @@ def fredrikson_inversion(estimator, X, y, columns, candidates=None, *, prior="em
     >>> X = np.column_stack([rng.normal(size=(200, 2)), rng.randint(0, 2, size=200)])
     >>> y = X @ [1.0, -1.0, 3.0] + 0.1 * rng.normal(size=200)
     >>> reg = LinearRegression().fit(X, y)
-    >>> fredrikson_inversion(reg, X, y, [2]).accuracy  # the attribute drives the label
+    >>> fredrikson_inversion(reg, X, y, sensitive_features=[2]).accuracy  # drives the label
     1.0
     """
     check_is_fitted(estimator)
-    if residual_std is not None:
-        if isinstance(residual_std, (bool, np.bool_)) or not isinstance(residual_std, Real):
-            raise TypeError(f"residual_std must be a positive number; got {residual_std!r}.")
-        if not (np.isfinite(residual_std) and residual_std > 0):
-            raise ValueError(
-                f"residual_std must be a positive finite number; got {residual_std!r}."
-            )
-    mode, cols, candidates, truth = _blackbox_attribute(X, columns, candidates)
+    mode, cols, candidates, truth = _blackbox_attribute(X, sensitive_features, candidates)
     y = check_target(y, len(truth))
     prior_truth = truth
     if X_prior is not None:
-        prior_truth = _blackbox_attribute(X_prior, columns, candidates, param="X_prior")[3]
+        prior_truth = _blackbox_attribute(X_prior, sensitive_features, candidates,
+                                          param="X_prior")[3]
     p = _prior(prior, prior_truth, len(candidates))
     with np.errstate(divide="ignore"):
         logp = np.log(p)
@@ -935,7 +1006,17 @@ def _stack_rows(A, B):
     return np.vstack([A, B])
 
 
-def prior_baseline(X, columns, candidates=None, *, X_prior=None) -> AttributeInversionResult:
+@validate_params(
+    {
+        "X": ["array-like", "sparse matrix"],
+        "sensitive_features": [Integral, str, "array-like"],
+        "candidates": ["array-like", None],
+        "X_prior": ["array-like", "sparse matrix", None],
+    },
+    prefer_skip_nested_validation=True,
+)
+def prior_baseline(X, *, sensitive_features, candidates=None,
+                   X_prior=None) -> AttributeInversionResult:
     """Guess the most frequent level (in ``X_prior``, default ``X``) for every row.
 
     The accuracy of an adversary that knows only the attribute's distribution: an
@@ -945,7 +1026,7 @@ def prior_baseline(X, columns, candidates=None, *, X_prior=None) -> AttributeInv
     ----------
     X : array-like of shape (n_samples, n_features) or DataFrame
         Attacked rows; their true attribute is in ``X``.
-    columns, candidates : see :func:`fredrikson_inversion`
+    sensitive_features, candidates : see :func:`fredrikson_inversion`
         With a raw DataFrame, one column name (e.g. ``"race"``) and, optionally, its levels.
     X_prior : array-like, default=None
         Rows whose level frequencies define the mode (default: ``X``).
@@ -961,7 +1042,7 @@ def prior_baseline(X, columns, candidates=None, *, X_prior=None) -> AttributeInv
     >>> import numpy as np
     >>> from sklearn_privacy.attacks import prior_baseline
     >>> X = np.array([[0.3, 1], [0.1, 1], [0.7, 0], [0.2, 1]])
-    >>> prior_baseline(X, [1]).accuracy
+    >>> prior_baseline(X, sensitive_features=[1]).accuracy
     0.75
     """
     if candidates is None and X_prior is not None:
@@ -969,11 +1050,13 @@ def prior_baseline(X, columns, candidates=None, *, X_prior=None) -> AttributeInv
         # level absent from a small attacked subset is still a level of the attribute)
         both = _stack_rows(X_prior, X)
         if both is not None:
-            candidates = _blackbox_attribute(both, columns, None, param="X_prior")[2]
-    _, _, candidates, truth = _blackbox_attribute(X, columns, candidates)
+            candidates = _blackbox_attribute(both, sensitive_features, None,
+                                             param="X_prior")[2]
+    _, _, candidates, truth = _blackbox_attribute(X, sensitive_features, candidates)
     ref = truth
     if X_prior is not None:
-        ref = _blackbox_attribute(X_prior, columns, candidates, param="X_prior")[3]
+        ref = _blackbox_attribute(X_prior, sensitive_features, candidates,
+                                  param="X_prior")[3]
     mode = int(np.argmax(np.bincount(ref, minlength=len(candidates))))
     preds = np.full((1, len(truth)), mode)
     return AttributeInversionResult.from_predictions(preds, truth, candidates)
@@ -1082,14 +1165,15 @@ def _column_values(X, column, param="X"):
     if is_frame(X) and column in X.columns:
         return X[column].to_numpy()
     if isinstance(column, bool) or not isinstance(column, Integral):
-        raise ValueError(f"column={column!r} is neither a column name of {param} nor an "
-                         "integer position.")
+        raise ValueError(f"sensitive_features={column!r} is neither a column name of "
+                         f"{param} nor an integer position.")
     if is_frame(X):
         return X[X.columns[int(column)]].to_numpy()
     n_features = X.shape[1] if sp.issparse(X) else np.shape(X)[1]
     if not 0 <= int(column) < n_features:
-        raise ValueError(f"column={column!r} is out of range for {param} with {n_features} "
-                         "columns; pass a position in [0, n_features) or a column name.")
+        raise ValueError(f"sensitive_features={column!r} is out of range for {param} with "
+                         f"{n_features} columns; pass a position in [0, n_features) or a "
+                         "column name.")
     A = X[:, [int(column)]].toarray().ravel() if sp.issparse(X) else np.asarray(X)[:, int(column)]
     return A
 
@@ -1138,12 +1222,27 @@ def _likelihood_features(estimator, X, y, column, grid):
     return np.column_stack(feats)
 
 
-def regression_inversion(estimator, X, y, column, *, X_population, y_population,
+@validate_params(
+    {
+        "estimator": [HasMethods(["predict"])],
+        "X": ["array-like", "sparse matrix"],
+        "y": ["array-like"],
+        "sensitive_features": [Integral, str, "array-like"],
+        "X_population": ["array-like", "sparse matrix"],
+        "y_population": ["array-like"],
+        "n_grid": [Interval(Integral, 2, None, closed="left")],
+        "confidence": [Interval(Real, 0, 1, closed="neither")],
+        "random_state": ["random_state", np.random.Generator],
+    },
+    prefer_skip_nested_validation=True,
+)
+def regression_inversion(estimator, X, y, *, sensitive_features, X_population, y_population,
                          n_grid: int = 9, confidence: float = 0.95, random_state=None
                          ) -> NumericInversionResult:
     """Black-box inference of a numeric attribute, scored in the attribute's units.
 
-    Threat model: the adversary knows an attacked row except the value of ``column``, its
+    Threat model: the adversary knows an attacked row except the value of
+    ``sensitive_features`` (one numeric column), its
     label, and can query the model; it also holds population rows (with their values) to
     learn from. It queries the model with the attribute set to each of ``n_grid``
     quantiles of the population's values, and a gradient-boosted regressor trained on the
@@ -1165,11 +1264,11 @@ def regression_inversion(estimator, X, y, column, *, X_population, y_population,
         The model attacked, queried on raw rows.
     X : DataFrame or array-like of shape (n_rows, n_features)
         The attacked rows, in the model's input space (their true value is read from
-        ``column`` for scoring only).
+        ``sensitive_features`` for scoring only).
     y : array-like of shape (n_rows,)
         Their labels.
-    column : str or int
-        The numeric attribute (a column name of a frame, or a position).
+    sensitive_features : str or int (or a list of one)
+        The numeric attribute: one column name of a frame, or a position.
     X_population, y_population : DataFrame or array-like, array-like
         Rows of the population with their labels, on which the adversary learns.
     n_grid : int, default=9
@@ -1198,8 +1297,9 @@ def regression_inversion(estimator, X, y, column, *, X_population, y_population,
     >>> rng = np.random.RandomState(0)
     >>> X = rng.normal(size=(800, 3)); y = 3 * X[:, 0] + 0.1 * rng.normal(size=800)
     >>> reg = LinearRegression().fit(X[:400], y[:400])
-    >>> res = regression_inversion(reg, X[:400], y[:400], 0, X_population=X[400:],
-    ...                            y_population=y[400:], random_state=0)
+    >>> res = regression_inversion(reg, X[:400], y[:400], sensitive_features=0,
+    ...                            X_population=X[400:], y_population=y[400:],
+    ...                            random_state=0)
     >>> bool(res.mae < 0.5 * res.baseline_mae), bool(res.p_value < 1e-6)
     (True, True)
     """
@@ -1207,8 +1307,13 @@ def regression_inversion(estimator, X, y, column, *, X_population, y_population,
     from threadpoolctl import threadpool_limits
 
     check_is_fitted(estimator)
-    n_grid = check_positive_int(n_grid, "n_grid", minimum=2)
-    confidence = check_fraction(confidence, "confidence")
+    column = sensitive_features
+    if not isinstance(column, (str, Integral)):
+        column = np.asarray(column, dtype=object).ravel()
+        if column.size != 1:
+            raise ValueError(f"sensitive_features must name one numeric column (a name or a "
+                             f"position); got {sensitive_features!r}.")
+        column = column[0]
     n, m = n_rows(X, "X"), n_rows(X_population, "X_population")
     y = check_target(y, n)
     y_population = check_target(y_population, m, param="y_population",

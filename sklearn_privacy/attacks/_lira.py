@@ -16,6 +16,7 @@ from ._reference import LOGIT_CAP, fit_reference_models, log_proba
 from ._validation import (
     check_bool,
     check_fraction,
+    check_members,
     check_positive_int,
     check_target,
     n_rows,
@@ -147,48 +148,6 @@ def _gaussian_params(stats, mask, global_variance):
     return mean, np.maximum(std, _SD_FLOOR), count
 
 
-def _members_mask(members, n):
-    """Boolean membership mask from a mask or distinct integer positions."""
-    if members is None:
-        raise ValueError("members is None; pass a boolean mask or integer row indices.")
-    members = np.asarray(members)
-    if members.ndim != 1:
-        raise ValueError(f"members must be 1-D; got shape {members.shape}.")
-    if members.size == 0:
-        raise ValueError("members is empty; pass a boolean mask or integer row indices.")
-    if members.dtype == bool:
-        if members.shape != (n,):
-            raise ValueError(
-                f"members as a boolean mask must have shape ({n},); got {members.shape}."
-            )
-        mask = members.copy()
-    else:
-        if members.size and not np.issubdtype(members.dtype, np.integer):
-            raise TypeError(
-                "members must be a boolean mask over the population or integer row indices; "
-                f"got dtype {members.dtype}."
-            )
-        if members.size == n and n > 0 and np.all((members == 0) | (members == 1)):
-            raise ValueError(
-                "members is an integer array of 0/1 values with one entry per population "
-                "row: it looks like a membership mask, but integer arrays are read as row "
-                "indices. Pass a boolean mask (members.astype(bool)) or the indices "
-                "(np.flatnonzero(members))."
-            )
-        if members.size and (members.min() < 0 or members.max() >= n):
-            raise ValueError(
-                f"members must be a boolean mask over the population or integer row indices "
-                f"in [0, {n}); got min {members.min()}, max {members.max()}."
-            )
-        if np.unique(members).size != members.size:
-            raise ValueError("members contains duplicate row indices; pass each member once.")
-        mask = np.zeros(n, bool)
-        mask[members] = True
-    if mask.sum() < 2 or (~mask).sum() < 2:
-        raise ValueError("members must leave at least 2 members and 2 non-members.")
-    return mask
-
-
 def lira(estimator, X, y, members, *, n_reference_models: int = 16, online: bool = True,
          global_variance: bool = False, fit_params: dict | None = None,
          known_fraction: float = 0.5, n_jobs=None, verbose: int = 0,
@@ -275,7 +234,7 @@ def lira(estimator, X, y, members, *, n_reference_models: int = 16, online: bool
     check_is_fitted(estimator)
     n = n_rows(X)
     y = check_target(y, n)
-    mask = _members_mask(members, n)
+    mask = check_members(members, n)
     n_reference_models = check_positive_int(n_reference_models, "n_reference_models", minimum=2)
     online = check_bool(online, "online")
     global_variance = check_bool(global_variance, "global_variance")
@@ -305,7 +264,7 @@ def lira(estimator, X, y, members, *, n_reference_models: int = 16, online: bool
             "LiRA scores are NaN or infinite for some examples (the target or shadow models "
             "returned NaN outputs); check the models' predictions on X."
         )
-    res = evaluate_scores(score[mask], score[~mask], thresholds="global",
+    res = evaluate_scores(mask, score, thresholds="global",
                           known_fraction=known_fraction, random_state=rng,
                           attack="lira_online" if online else "lira_offline")
     return LiRAResult(**vars(res), shadow_statistics=stats, shadow_in=shadow_in,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from numbers import Real
 
 import numpy as np
 from sklearn.base import is_classifier
@@ -11,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..utils import noise_generator
 from ..utils._intervals import auc_delong, balanced_accuracy_interval
 from ..utils._validation import errors_name
+from ..utils.fixes import HasMethods, Interval, StrOptions, validate_params
 from ._roc import (
     METRICS,
     allowed_false_positives,
@@ -23,6 +25,8 @@ from ._validation import (
     check_choice,
     check_finite_scores,
     check_fraction,
+    check_members,
+    check_membership_truth,
     check_positive_int,
     check_target,
     n_rows,
@@ -209,14 +213,15 @@ class MembershipInferenceResult:
     --------
     >>> import numpy as np
     >>> from sklearn_privacy.attacks import evaluate_scores
-    >>> res = evaluate_scores([4.0, 3.0, 2.5, 2.0], [1.0, 0.5, 0.0, -1.0],
-    ...                       thresholds="global", random_state=0)
+    >>> members = [True, True, True, True, False, False, False, False]
+    >>> res = evaluate_scores(members, [4.0, 3.0, 2.5, 2.0, 1.0, 0.5, 0.0, -1.0],
+    ...                       random_state=0)
     >>> res.attack, res.balanced_accuracy, res.auc
     ('custom', 1.0, 1.0)
     >>> res.scores_members[res.eval_members].shape
     (2,)
     >>> rng = np.random.RandomState(0)   # no signal: the advantage is positive by luck
-    >>> noise = evaluate_scores(rng.normal(size=200), rng.normal(size=200), random_state=0)
+    >>> noise = evaluate_scores(np.arange(400) < 200, rng.normal(size=400), random_state=0)
     >>> round(noise.advantage, 3), round(noise.chance_level("advantage", random_state=0), 3)
     (0.15, 0.084)
     >>> low, high = noise.confidence_interval("auc")
@@ -479,27 +484,56 @@ def _split_known(n, rng, known_fraction):
     return np.sort(perm[:k]), np.sort(perm[k:])
 
 
-def evaluate_scores(s_in, s_out, *, y_in=None, y_out=None, thresholds: str = "global",
+_THRESHOLDS = ("auto", "global", "per_class")
+
+
+def _resolve_thresholds(thresholds, has_labels, attack=None):
+    """The rule ``thresholds="auto"`` stands for (see :func:`evaluate_scores`)."""
+    if thresholds != "auto":
+        return thresholds
+    return "per_class" if has_labels and attack != "gap" else "global"
+
+
+@validate_params(
+    {
+        "members": ["array-like"],
+        "scores": ["array-like"],
+        "y": ["array-like", None],
+        "thresholds": [StrOptions(set(_THRESHOLDS))],
+        "known_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "random_state": ["random_state", np.random.Generator],
+        "attack": [str],
+    },
+    prefer_skip_nested_validation=True,
+)
+def evaluate_scores(members, scores, *, y=None, thresholds: str = "auto",
                     known_fraction: float = 0.5, random_state=None,
                     attack: str = "custom") -> MembershipInferenceResult:
     """Score a membership attack from per-example scores (higher = member).
 
-    Members and non-members are each split at random into a known part (fraction
-    ``known_fraction``, used to choose the threshold(s)) and an evaluation part. Each
-    part needs at least one member and one non-member: with ``n`` members the known part
-    holds ``round(known_fraction * n)`` of them, which must lie in ``1 .. n - 1`` (and
-    likewise for the non-members); at least 2 members and 2 non-members in any case.
+    The arguments come in the order of :func:`sklearn.metrics.roc_curve`: the truth
+    (``members``), then the score. Members and non-members are each split at random into
+    a known part (fraction ``known_fraction``, used to choose the threshold(s)) and an
+    evaluation part. Each part needs at least one member and one non-member: with ``n``
+    members the known part holds ``round(known_fraction * n)`` of them, which must lie in
+    ``1 .. n - 1`` (and likewise for the non-members); at least 2 members and 2
+    non-members in any case.
 
     Parameters
     ----------
-    s_in, s_out : array-like of shape (n_members,) and (n_nonmembers,)
-        Finite scores of the members and of the non-members.
-    y_in, y_out : array-like, default=None
-        Their labels (needed for ``thresholds="per_class"``), one per score.
-    thresholds : {"global", "per_class"}, default="global"
-        One threshold for all examples, or one per label (``"per_class"`` needs ``y_in``
-        and ``y_out``; a label missing from either known part falls back to the global
-        threshold).
+    members : array-like of bool of shape (n_samples,)
+        Membership truth of each scored row: True (or 1) for a member (trained on),
+        False (or 0) for a non-member.
+    scores : array-like of shape (n_samples,)
+        Finite membership score of each row (higher means "more likely a member").
+    y : array-like of shape (n_samples,), default=None
+        True class label of each row, for per-class thresholds.
+    thresholds : {"auto", "global", "per_class"}, default="auto"
+        ``"global"``: one threshold for all rows; ``"per_class"``: one per class label
+        (Song & Mittal; needs ``y``; a label missing from the known members or
+        non-members gets the global threshold); ``"auto"``: ``"per_class"`` when ``y``
+        is given, ``"global"`` otherwise. The thresholds used are in the result's
+        ``thresholds`` (``{None: t}`` for a global one).
     known_fraction : float in (0, 1), default=0.5
         Fraction of the members and of the non-members used to choose the threshold(s);
         the rest is used to evaluate the attack.
@@ -512,35 +546,41 @@ def evaluate_scores(s_in, s_out, *, y_in=None, y_out=None, thresholds: str = "gl
     Returns
     -------
     result : :class:`MembershipInferenceResult`
-        Result of a membership attack, with its member labels and scores.
+        Result of a membership attack; ``scores_members`` and ``scores_nonmembers`` hold
+        ``scores[members]`` and ``scores[~members]`` in row order.
 
     Raises
     ------
     ValueError
         NaN or infinite scores (a model returning NaN would otherwise read as "no
-        leakage"), inputs too small for both parts, labels of the wrong length.
+        leakage"), ``members`` not boolean or of another length than ``scores``, inputs
+        too small for both parts, ``y`` of the wrong length, ``thresholds="per_class"``
+        without ``y``.
 
     Examples
     --------
     >>> import numpy as np
     >>> from sklearn_privacy.attacks import evaluate_scores
     >>> rng = np.random.RandomState(0)
-    >>> res = evaluate_scores(rng.normal(1.0, 1, 2000), rng.normal(0.0, 1, 2000),
-    ...                       random_state=0)
+    >>> members = np.r_[np.ones(2000, bool), np.zeros(2000, bool)]
+    >>> scores = np.r_[rng.normal(1.0, 1, 2000), rng.normal(0.0, 1, 2000)]
+    >>> res = evaluate_scores(members, scores, random_state=0)
     >>> bool(abs(res.auc - 0.760) < 0.02)  # Phi(1 / sqrt(2)) for unit-variance Gaussians
     True
     """
-    check_choice(thresholds, ("global", "per_class"), "thresholds")
-    known_fraction = check_fraction(known_fraction, "known_fraction")
-    if not isinstance(attack, str):
-        raise TypeError(f"attack must be a string (the name stored in the result); got "
-                        f"{attack!r}.")
-    s_in = check_finite_scores(s_in, "s_in (member scores)")
-    s_out = check_finite_scores(s_out, "s_out (non-member scores)")
+    scores = check_finite_scores(scores, "scores")
+    members = check_membership_truth(members, scores.size)
+    if y is not None:
+        y = check_target(y, scores.size, param="y", x_param="scores")
+    thresholds = _resolve_thresholds(thresholds, y is not None)
+    if thresholds == "per_class" and y is None:
+        raise ValueError("thresholds='per_class' needs y, the class label of every scored "
+                         "row; pass y=... or thresholds='global'.")
+    s_in, s_out = scores[members], scores[~members]
     if s_in.size < 2 or s_out.size < 2:
         raise ValueError(
-            "Membership attacks need at least 2 members and 2 non-members; got "
-            f"{s_in.size} member scores (s_in) and {s_out.size} non-member scores (s_out)."
+            "Membership attacks need at least 2 members and 2 non-members; members holds "
+            f"{s_in.size} members and {s_out.size} non-members."
         )
     for size, who in ((s_in.size, "members"), (s_out.size, "non-members")):
         k = int(round(known_fraction * size))
@@ -551,10 +591,6 @@ def evaluate_scores(s_in, s_out, *, y_in=None, y_out=None, thresholds: str = "gl
                 f"{who} empty: round(known_fraction * {size}) must be in 1..{size - 1}. "
                 "Pass more examples or a known_fraction closer to 0.5."
             )
-    if y_in is not None:
-        y_in = check_target(y_in, s_in.size, param="y_in", x_param="s_in")
-    if y_out is not None:
-        y_out = check_target(y_out, s_out.size, param="y_out", x_param="s_out")
     rng = noise_generator(random_state)
     k_in, e_in = _split_known(s_in.size, rng, known_fraction)
     k_out, e_out = _split_known(s_out.size, rng, known_fraction)
@@ -563,13 +599,12 @@ def evaluate_scores(s_in, s_out, *, y_in=None, y_out=None, thresholds: str = "gl
         chosen = {None: t}
         pred_in, pred_out = s_in[e_in] >= t, s_out[e_out] >= t
     else:
-        if y_in is None or y_out is None:
-            raise ValueError("thresholds='per_class' needs the labels of both sets.")
+        y_in, y_out = y[members], y[~members]
         chosen = {}
         pred_in = np.zeros(e_in.size, bool)
         pred_out = np.zeros(e_out.size, bool)
         global_t = _best_threshold(s_in[k_in], s_out[k_out])
-        for c in np.unique(np.concatenate([y_in, y_out])):
+        for c in np.unique(y):
             a, b = k_in[y_in[k_in] == c], k_out[y_out[k_out] == c]
             t = _best_threshold(s_in[a], s_out[b]) if a.size and b.size else global_t
             chosen[c.item() if hasattr(c, "item") else c] = t
@@ -596,10 +631,36 @@ def evaluate_scores(s_in, s_out, *, y_in=None, y_out=None, thresholds: str = "gl
     )
 
 
-def membership_inference(estimator, X_members, y_members, X_nonmembers, y_nonmembers, *,
-                         attack: str = "confidence", thresholds: str = "per_class",
-                         known_fraction: float = 0.5, random_state=None
-                         ) -> MembershipInferenceResult:
+def _attack_blocks(estimator, blocks, *, attack, thresholds, known_fraction, random_state):
+    """Score ``[(X_part, y_part, is_member), ...]`` and evaluate the attack on them."""
+    scores, y, members = [], [], []
+    for X_part, y_part, is_member in blocks:
+        scores.append(membership_scores(estimator, X_part, y_part, attack=attack))
+        y.append(np.asarray(y_part))
+        members.append(np.full(len(y_part), is_member))
+    return evaluate_scores(np.concatenate(members), np.concatenate(scores),
+                           y=np.concatenate(y),
+                           thresholds=_resolve_thresholds(thresholds, True, attack),
+                           known_fraction=known_fraction, random_state=random_state,
+                           attack=attack)
+
+
+@validate_params(
+    {
+        "estimator": [HasMethods(["predict"])],
+        "X": ["array-like", "sparse matrix"],
+        "y": ["array-like"],
+        "members": ["array-like"],
+        "attack": [StrOptions(set(ATTACKS))],
+        "thresholds": [StrOptions(set(_THRESHOLDS))],
+        "known_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "random_state": ["random_state", np.random.Generator],
+    },
+    prefer_skip_nested_validation=True,
+)
+def membership_inference(estimator, X, y, members, *, attack: str = "confidence",
+                         thresholds: str = "auto", known_fraction: float = 0.5,
+                         random_state=None) -> MembershipInferenceResult:
     """Run a black-box threshold membership inference attack on a fitted model.
 
     Threat model (WERM paper, Section 2.2): the adversary queries the model's outputs on
@@ -612,20 +673,22 @@ def membership_inference(estimator, X_members, y_members, X_nonmembers, y_nonmem
     ----------
     estimator : fitted classifier or regressor
         The fitted model that is attacked or audited.
-    X_members : array-like, DataFrame or sparse matrix of shape (n_members, n_features)
-        Training examples of ``estimator``. Passed untouched to the estimator, so it may
-        hold strings or categories if the estimator accepts them.
-    y_members : array-like of shape (n_members,)
-        True labels / targets of ``X_members``.
-    X_nonmembers : array-like, DataFrame or sparse matrix of shape (n_nonmembers, n_features)
-        Examples from the same distribution that were not used in training.
-    y_nonmembers : array-like of shape (n_nonmembers,)
-        True labels / targets of ``X_nonmembers``.
+    X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+        Members and non-members of the model's training set. Passed untouched to the
+        estimator, so it may hold strings or categories if the estimator accepts them.
+    y : array-like of shape (n_samples,)
+        True labels / targets of ``X``.
+    members : array-like of bool of shape (n_samples,) or of int indices
+        Rows of ``X`` in the model's training set (the ground truth the attack is scored
+        against): a boolean mask, or distinct integer row positions (as in :func:`lira`
+        and :func:`rmia`).
     attack : {"gap", "confidence", "entropy", "modified_entropy", "loss"}, default="confidence"
         See :func:`membership_scores`.
-    thresholds : {"global", "per_class"}, default="per_class"
-        One threshold, or one per true class (Song & Mittal; the WERM evaluation);
-        ``attack="gap"`` always uses one threshold.
+    thresholds : {"auto", "global", "per_class"}, default="auto"
+        ``"global"``: one threshold; ``"per_class"``: one per true class (Song & Mittal;
+        the WERM evaluation); ``"auto"``: ``"per_class"``, except ``"global"`` for
+        ``attack="gap"`` (the gap attack of Yeom et al. is one rule: "member" when the
+        prediction is correct).
     known_fraction : float in (0, 1), default=0.5
         Fraction of the members and of the non-members the adversary knows and uses to
         choose the threshold(s); the attack is evaluated on the rest.
@@ -647,22 +710,17 @@ def membership_inference(estimator, X_members, y_members, X_nonmembers, y_nonmem
     >>> from sklearn_privacy.attacks import membership_inference
     >>> rng = np.random.RandomState(0)
     >>> X = rng.normal(size=(400, 5)); y = (X[:, 0] + rng.normal(size=400) > 0).astype(int)
-    >>> tree = DecisionTreeClassifier(random_state=0).fit(X[:200], y[:200])  # overfits
-    >>> res = membership_inference(tree, X[:200], y[:200], X[200:], y[200:],
-    ...                            attack="confidence", random_state=0)
+    >>> members = np.arange(400) < 200
+    >>> tree = DecisionTreeClassifier(random_state=0).fit(X[members], y[members])  # overfits
+    >>> res = membership_inference(tree, X, y, members, attack="confidence", random_state=0)
     >>> bool(res.balanced_accuracy > 0.6), bool(res.advantage > 0.2)
     (True, True)
     """
-    check_choice(attack, ATTACKS, "attack")
-    check_choice(thresholds, ("global", "per_class"), "thresholds")
-    y_members = check_target(y_members, n_rows(X_members, "X_members"), param="y_members",
-                             x_param="X_members")
-    y_nonmembers = check_target(y_nonmembers, n_rows(X_nonmembers, "X_nonmembers"),
-                                param="y_nonmembers", x_param="X_nonmembers")
-    if attack == "gap" and thresholds == "per_class":
-        thresholds = "global"  # a 0/1 score has nothing to tune per class
-    s_in = membership_scores(estimator, X_members, y_members, attack=attack)
-    s_out = membership_scores(estimator, X_nonmembers, y_nonmembers, attack=attack)
-    return evaluate_scores(s_in, s_out, y_in=y_members, y_out=y_nonmembers,
-                           thresholds=thresholds, known_fraction=known_fraction,
-                           random_state=random_state, attack=attack)
+    n = n_rows(X)
+    y = check_target(y, n)
+    mask = check_members(members, n)
+    scores = membership_scores(estimator, X, y, attack=attack)
+    return evaluate_scores(mask, scores, y=y,
+                           thresholds=_resolve_thresholds(thresholds, True, attack),
+                           known_fraction=known_fraction, random_state=random_state,
+                           attack=attack)

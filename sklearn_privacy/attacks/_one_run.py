@@ -25,8 +25,16 @@ from sklearn.utils.validation import check_is_fitted
 from ..utils import child_seeds, noise_generator
 from ..utils._pipeline import split_pipeline
 from ..utils._random import seeded_clone
+from ..utils.fixes import HasMethods, Interval, StrOptions, validate_params
 from ._membership import membership_scores
-from ._validation import check_finite_scores, check_target, is_frame, n_rows, take_rows
+from ._validation import (
+    check_finite_scores,
+    check_membership_truth,
+    check_target,
+    is_frame,
+    n_rows,
+    take_rows,
+)
 
 SCORES = ("loss", "whitebox")
 CANARIES = ("mislabel", "given", "fil_worst")
@@ -193,7 +201,7 @@ class OneRunAuditResult:
         The delta the bound is for.
     n_canaries : int
         Number of canaries ``m``.
-    included : ndarray of bool, shape (n_canaries,)
+    members : ndarray of bool, shape (n_canaries,)
         Which canaries were in the training set (the audit's secret coin flips).
     scores : ndarray of shape (n_canaries,)
         The auditor's score of every canary (higher: "included").
@@ -223,9 +231,9 @@ class OneRunAuditResult:
     >>> import numpy as np
     >>> from sklearn_privacy.attacks import one_run_audit_scores
     >>> rng = np.random.default_rng(0)
-    >>> included = rng.random(2000) < 0.5
-    >>> scores = included + rng.normal(scale=0.5, size=2000)   # a leaky mechanism
-    >>> res = one_run_audit_scores(scores, included, k_plus=100, k_minus=100)
+    >>> members = rng.random(2000) < 0.5
+    >>> scores = members + rng.normal(scale=0.5, size=2000)   # a leaky mechanism
+    >>> res = one_run_audit_scores(members, scores, k_plus=100, k_minus=100)
     >>> res.n_guesses, res.n_correct
     (200, 200)
     >>> round(res.epsilon_lower_bound, 2)
@@ -236,7 +244,7 @@ class OneRunAuditResult:
     confidence: float
     delta: float
     n_canaries: int
-    included: np.ndarray = field(repr=False)
+    members: np.ndarray = field(repr=False)
     scores: np.ndarray = field(repr=False)
     guesses: np.ndarray = field(repr=False)
     k_plus: int = 0
@@ -315,17 +323,34 @@ def _guesses(scores, kp, km, rng):
     return g
 
 
-def one_run_audit_scores(scores, included, *, k_plus: int | None = None,
+@validate_params(
+    {
+        "members": ["array-like"],
+        "scores": ["array-like"],
+        "k_plus": [Interval(Integral, 0, None, closed="left"), None],
+        "k_minus": [Interval(Integral, 0, None, closed="left"), None],
+        "delta": [Interval(Real, 0, 1, closed="left")],
+        "confidence": [Interval(Real, 0, 1, closed="neither")],
+        "random_state": ["random_state", np.random.Generator],
+        "attack": [str],
+        "claimed_epsilon": [Interval(Real, 0, None, closed="both")],
+        "claimed_delta": [Interval(Real, 0, 1, closed="both")],
+        "claim_source": [str],
+    },
+    prefer_skip_nested_validation=True,
+)
+def one_run_audit_scores(members, scores, *, k_plus: int | None = None,
                          k_minus: int | None = None, delta: float = 0.0,
                          confidence: float = 0.95, random_state=None,
                          attack: str = "given", claimed_epsilon: float = float("inf"),
                          claimed_delta: float = 0.0,
                          claim_source: str = "not given") -> OneRunAuditResult:
-    """One-run lower bound on epsilon from canary scores and the inclusion coin flips.
+    """One-run lower bound on epsilon from the inclusion coin flips and canary scores.
 
-    The mechanism-level entry of :func:`one_run_audit`: any ``scores`` computed from one
-    output of the audited algorithm (higher meaning "included"), and ``included``, the
-    independent fair coin flips that decided each canary's inclusion. The guesses are the
+    The mechanism-level entry of :func:`one_run_audit`: ``members``, the independent fair
+    coin flips that decided each canary's inclusion, and any ``scores`` computed from one
+    output of the audited algorithm (higher meaning "included"), in the ``(y_true,
+    y_score)`` order of :func:`sklearn.metrics.roc_curve`. The guesses are the
     ``k_plus`` highest and ``k_minus`` lowest scores. When neither is given, the bound is
     the best over a fixed grid of candidates -- guesses on 0.2 %, 0.5 %, 1 %, 2 %, 5 %,
     10 %, 20 %, 50 % and 100 % of the canaries, each split evenly between "included" and
@@ -336,11 +361,11 @@ def one_run_audit_scores(scores, included, *, k_plus: int | None = None,
 
     Parameters
     ----------
+    members : array-like of bool, shape (n_canaries,)
+        Whether each canary was included (True or 1). The statement is valid only if
+        these were independent fair coin flips made before training.
     scores : array-like of shape (n_canaries,)
         The auditor's score of every canary.
-    included : array-like of bool, shape (n_canaries,)
-        Whether each canary was included. The statement is valid only if these were
-        independent fair coin flips made before training.
     k_plus, k_minus : int or None
         Fixed numbers of "included" / "excluded" guesses (no correction needed).
     delta : float, default=0.0
@@ -368,29 +393,20 @@ def one_run_audit_scores(scores, included, *, k_plus: int | None = None,
     >>> import numpy as np
     >>> from sklearn_privacy.attacks import one_run_audit_scores
     >>> rng = np.random.default_rng(1)
-    >>> included = rng.random(10_000) < 0.5
+    >>> members = rng.random(10_000) < 0.5
     >>> eps = 2.0   # randomised response on each canary's bit: exactly eps-DP
     >>> keep = rng.random(10_000) < np.exp(eps) / (1 + np.exp(eps))
-    >>> out = np.where(keep, included, ~included).astype(float)
-    >>> res = one_run_audit_scores(out, included, k_plus=5000, k_minus=5000,
+    >>> out = np.where(keep, members, ~members).astype(float)
+    >>> res = one_run_audit_scores(members, out, k_plus=5000, k_minus=5000,
     ...                            random_state=0)
     >>> 1.8 < res.epsilon_lower_bound <= eps
     True
     """
     s = check_finite_scores(scores, "scores")
-    inc = np.asarray(included)
-    if inc.shape != s.shape:
-        raise ValueError(f"included has shape {inc.shape} but scores has {s.shape}; pass "
-                         "one inclusion flag per canary.")
-    if inc.dtype != bool:
-        if not np.all(np.isin(inc, (0, 1))):
-            raise ValueError("included must be boolean (or 0/1): whether each canary was "
-                             "in the training set.")
-        inc = inc.astype(bool)
+    inc = check_membership_truth(members, s.size)
     m = s.size
     if m == 0:
         raise ValueError("scores is empty; a one-run audit needs canaries.")
-    _check_unit(confidence, "confidence")
     rng = _generator(random_state)
     cands = _candidates(m, k_plus, k_minus)
     best = None
@@ -407,7 +423,7 @@ def one_run_audit_scores(scores, included, *, k_plus: int | None = None,
     eps, g, kp, km, r, v = best
     return OneRunAuditResult(
         epsilon_lower_bound=eps, confidence=confidence, delta=float(delta), n_canaries=m,
-        included=inc, scores=s, guesses=g, k_plus=kp, k_minus=km, n_guesses=r, n_correct=v,
+        members=inc, scores=s, guesses=g, k_plus=kp, k_minus=km, n_guesses=r, n_correct=v,
         n_tests=len(cands), attack=attack, claimed_epsilon=float(claimed_epsilon),
         claimed_delta=float(claimed_delta), claim_source=claim_source,
     )
@@ -563,6 +579,28 @@ def _claim_of(model):
     return float(eps), float(dlt or 0.0), "epsilon_ of the final step"
 
 
+@validate_params(
+    {
+        "estimator": [HasMethods(["fit"])],
+        "X": ["array-like", "sparse matrix"],
+        "y": ["array-like"],
+        "n_canaries": [Interval(Integral, 1, None, closed="left")],
+        "canaries": [StrOptions(set(CANARIES))],
+        "X_canaries": ["array-like", "sparse matrix", None],
+        "y_canaries": ["array-like", None],
+        "attack": [StrOptions(set(SCORES))],
+        "n_reference_models": [Interval(Integral, 0, None, closed="left")],
+        "k_plus": [Interval(Integral, 0, None, closed="left"), None],
+        "k_minus": [Interval(Integral, 0, None, closed="left"), None],
+        "delta": [Interval(Real, 0, 1, closed="left"), None],
+        "confidence": [Interval(Real, 0, 1, closed="neither")],
+        "fit_params": [dict, None],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
+        "random_state": ["random_state", np.random.Generator],
+    },
+    prefer_skip_nested_validation=True,
+)
 def one_run_audit(estimator, X, y, *, n_canaries: int = 1000, canaries: str = "mislabel",
                   X_canaries=None, y_canaries=None, attack: str = "loss",
                   n_reference_models: int = 0, k_plus: int | None = None,
@@ -664,16 +702,6 @@ def one_run_audit(estimator, X, y, *, n_canaries: int = 1000, canaries: str = "m
     >>> res.epsilon_lower_bound > 1     # a fully grown tree memorises mislabelled rows
     True
     """
-    if canaries not in CANARIES:
-        raise ValueError(f"canaries must be one of {CANARIES}; got {canaries!r}.")
-    if attack not in SCORES:
-        raise ValueError(f"attack must be one of {SCORES}; got {attack!r}.")
-    if isinstance(n_canaries, bool) or not isinstance(n_canaries, Integral) or n_canaries < 1:
-        raise ValueError(f"n_canaries must be a positive integer; got {n_canaries!r}.")
-    if isinstance(n_reference_models, bool) or not isinstance(n_reference_models, Integral) \
-            or n_reference_models < 0:
-        raise ValueError(f"n_reference_models must be a non-negative integer; got "
-                         f"{n_reference_models!r}.")
     if attack == "whitebox" and n_reference_models:
         raise ValueError("n_reference_models applies to attack='loss' only.")
     n = n_rows(X)
@@ -684,8 +712,8 @@ def one_run_audit(estimator, X, y, *, n_canaries: int = 1000, canaries: str = "m
     Xc, yc = _make_canaries(canaries, estimator, X, y, X_canaries, y_canaries,
                             int(n_canaries), rng)
     m = n_rows(Xc, "X_canaries")
-    included = rng.random(m) < 0.5
-    idx = np.flatnonzero(included)
+    members = rng.random(m) < 0.5
+    idx = np.flatnonzero(members)
     X_train = _stack_rows(X, take_rows(Xc, idx))
     y_train = np.concatenate([np.asarray(y), np.asarray(yc)[idx]])
     if verbose:
@@ -725,7 +753,7 @@ def one_run_audit(estimator, X, y, *, n_canaries: int = 1000, canaries: str = "m
     if delta is None:
         delta = claimed_delta if np.isfinite(claimed_eps) else 0.0
     return one_run_audit_scores(
-        s, included, k_plus=k_plus, k_minus=k_minus, delta=delta, confidence=confidence,
+        members, s, k_plus=k_plus, k_minus=k_minus, delta=delta, confidence=confidence,
         random_state=rng, attack=label, claimed_epsilon=claimed_eps,
         claimed_delta=claimed_delta, claim_source=source,
     )

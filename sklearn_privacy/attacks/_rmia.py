@@ -11,10 +11,17 @@ from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils import noise_generator
-from ._lira import LiRAResult, _members_mask
+from ._lira import LiRAResult
 from ._membership import evaluate_scores
 from ._reference import fit_reference_models, log_proba
-from ._validation import check_bool, check_fraction, check_positive_int, check_target, n_rows
+from ._validation import (
+    check_bool,
+    check_fraction,
+    check_members,
+    check_positive_int,
+    check_target,
+    n_rows,
+)
 
 _LOG_LOW, _LOG_HIGH = float(np.log(2.0**-53)), float(np.log1p(-(2.0**-53)))
 
@@ -265,7 +272,7 @@ def rmia(estimator, X, y, members, *, n_reference_models: int = 4, online: bool 
     check_is_fitted(estimator)
     n = n_rows(X)
     y = check_target(y, n)
-    mask = _members_mask(members, n)
+    mask = check_members(members, n)
     n_reference_models = check_positive_int(n_reference_models, "n_reference_models", minimum=2)
     online = check_bool(online, "online")
     offline_a = _check_real(offline_a, "offline_a", 0.0, 1.0)
@@ -299,7 +306,7 @@ def rmia(estimator, X, y, members, *, n_reference_models: int = 4, online: bool 
     # LR(x, z) >= gamma  <=>  log_ratio[z] <= log_ratio[x] - log(gamma)
     z_sorted = np.sort(log_ratio[z_rows])
     score = np.searchsorted(z_sorted, log_ratio - np.log(gamma), side="right") / z_rows.size
-    res = evaluate_scores(score[mask], score[~mask], thresholds="global",
+    res = evaluate_scores(mask, score, thresholds="global",
                           known_fraction=known_fraction, random_state=rng,
                           attack="rmia_online" if online else "rmia_offline")
     return RMIAResult(**vars(res), shadow_statistics=log_p, shadow_in=ref_in,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -13,12 +13,11 @@ from ..exceptions import PrivacyWarning
 from ..utils import noise_generator
 from ..utils._pipeline import split_pipeline
 from ..utils._warnings import warn_user
+from ..utils.fixes import Interval, StrOptions, validate_params
 from ._inversion import fredrikson_inversion, whitebox_inversion
-from ._membership import ATTACKS, membership_inference
+from ._membership import _THRESHOLDS, ATTACKS, _attack_blocks
 from ._validation import (
     check_choice,
-    check_fraction,
-    check_positive_int,
     check_target,
     is_frame,
     n_rows,
@@ -314,8 +313,11 @@ class _MembershipScorer:
         return self._attack(estimator, member_idx, X_out, y[nonmember_rows])
 
     def _attack(self, estimator, member_idx, X_out, y_out):
-        return membership_inference(
-            estimator, take_rows(self.X, member_idx), self.y[member_idx], X_out, y_out,
+        # members from the population, non-members from the fold: scored block by block
+        # (the two may be different containers, e.g. a frame and its fold's array)
+        return _attack_blocks(
+            estimator, [(take_rows(self.X, member_idx), self.y[member_idx], True),
+                        (X_out, y_out, False)],
             attack=self.attack, thresholds=self.thresholds,
             known_fraction=self.known_fraction,
             random_state=noise_generator(self.random_state),
@@ -340,20 +342,23 @@ class _MembershipScorer:
                 f"{self.thresholds!r}, metric={self.metric!r}{extra})")
 
 
-def _check_scorer_params(attack, thresholds, metric, known_fraction, random_state,
-                         confidence=None):
-    # validate now: inside a search, errors at scoring time become error_score (nan)
-    check_choice(metric, _METRICS, "metric")
-    if confidence is not None:
-        check_fraction(confidence, "confidence")
-    check_choice(attack, ATTACKS, "attack")
-    check_choice(thresholds, ("global", "per_class"), "thresholds")
-    check_fraction(known_fraction, "known_fraction")
-    noise_generator(random_state)
+# validated when the scorer is made: inside a search, errors at scoring time become
+# error_score (nan)
+_MEMBERSHIP_SCORER_PARAMS = {
+    "X_population": ["array-like", "sparse matrix"],
+    "y_population": ["array-like"],
+    "attack": [StrOptions(set(ATTACKS))],
+    "thresholds": [StrOptions(set(_THRESHOLDS))],
+    "metric": [StrOptions(set(_METRICS))],
+    "known_fraction": [Interval(Real, 0, 1, closed="neither")],
+    "confidence": [Interval(Real, 0, 1, closed="neither"), None],
+    "random_state": ["random_state", np.random.Generator],
+}
 
 
+@validate_params(_MEMBERSHIP_SCORER_PARAMS, prefer_skip_nested_validation=True)
 def make_membership_scorer(X_population, y_population, *, attack="confidence",
-                           thresholds="per_class", metric="auc", known_fraction=0.5,
+                           thresholds="auto", metric="auc", known_fraction=0.5,
                            cv=None, confidence=None, random_state=None):
     """Scorer measuring membership-inference leakage inside cross-validation.
 
@@ -401,8 +406,9 @@ def make_membership_scorer(X_population, y_population, *, attack="confidence",
         Everything given to ``fit`` of the search (at least 4 rows), and its labels.
     attack : {"gap", "confidence", "entropy", "modified_entropy", "loss"}, default="confidence"
         Membership score of the attack; see :func:`membership_scores`.
-    thresholds : {"global", "per_class"}, default="per_class"
-        One threshold, or one per true class; see :func:`membership_inference`.
+    thresholds : {"auto", "global", "per_class"}, default="auto"
+        One threshold, or one per true class; ``"auto"`` is per class except for
+        ``attack="gap"``. See :func:`membership_inference`.
     metric : {"auc", "advantage", "balanced_accuracy"}, default="auc"
         The score is ``0.5 - auc`` (default), ``-advantage`` or ``0.5 -
         balanced_accuracy``; higher is better privacy. The default and the balanced
@@ -465,14 +471,14 @@ def make_membership_scorer(X_population, y_population, *, attack="confidence",
     >>> scores.round(2)    # 0.5 - AUC: a fully grown tree leaks membership
     array([-0.17, -0.1 , -0.09])
     """
-    _check_scorer_params(attack, thresholds, metric, known_fraction, random_state,
-                         confidence)
     return _MembershipScorer(X_population, y_population, attack, thresholds, metric,
                              known_fraction, random_state, cv=cv, confidence=confidence)
 
 
+@validate_params({**_MEMBERSHIP_SCORER_PARAMS, "sensitive_features": ["array-like"]},
+                 prefer_skip_nested_validation=True)
 def make_werm_membership_scorer(X_population, y_population, sensitive_features, *, group=0,
-                                attack="confidence", thresholds="per_class",
+                                attack="confidence", thresholds="auto",
                                 metric="auc", known_fraction=0.5, cv=None,
                                 confidence=None, random_state=None):
     """Membership leakage of one group of rows (WERM's training or reference data).
@@ -497,8 +503,9 @@ def make_werm_membership_scorer(X_population, y_population, sensitive_features, 
         The group whose membership is attacked.
     attack : {"gap", "confidence", "entropy", "modified_entropy", "loss"}, default="confidence"
         Membership score of the attack; see :func:`membership_scores`.
-    thresholds : {"global", "per_class"}, default="per_class"
-        One threshold, or one per true class; see :func:`membership_inference`.
+    thresholds : {"auto", "global", "per_class"}, default="auto"
+        One threshold, or one per true class; ``"auto"`` is per class except for
+        ``attack="gap"``. See :func:`membership_inference`.
     metric : {"auc", "advantage", "balanced_accuracy"}, default="auc"
         The score is ``0.5 - auc``, ``-advantage`` or ``0.5 - balanced_accuracy`` of the
         attack on the group's rows (chance level 0 for ``"auc"`` and
@@ -539,8 +546,6 @@ def make_werm_membership_scorer(X_population, y_population, sensitive_features, 
     >>> bool(out["test_group0"].mean() < -0.1), bool(out["test_group1"].mean() > -0.1)
     (True, True)
     """
-    _check_scorer_params(attack, thresholds, metric, known_fraction, random_state,
-                         confidence)
     n = n_rows(X_population, "X_population")
     groups = check_target(sensitive_features, n, param="sensitive_features", x_param="X_population")
     if not np.any(groups == group):
@@ -656,18 +661,20 @@ def refit_under_leakage_bound(utility: str, leakage: str, bound: float, *,
 
 
 class _InversionScorer:
-    def __init__(self, columns, candidates, attack, n_draws, random_state):
-        self.columns, self.candidates = columns, candidates
+    def __init__(self, sensitive_features, candidates, attack, n_draws, random_state):
+        self.sensitive_features, self.candidates = sensitive_features, candidates
         self.attack, self.n_draws, self.random_state = attack, n_draws, random_state
 
     def __call__(self, estimator, X, y):
         if self.attack == "fredrikson":
-            result = fredrikson_inversion(estimator, X, y, self.columns, self.candidates)
+            result = fredrikson_inversion(estimator, X, y,
+                                          sensitive_features=self.sensitive_features,
+                                          candidates=self.candidates)
             return -result.accuracy
         result = whitebox_inversion(
-            estimator, self.columns, self.candidates,
-            prior="empirical" if self.attack == "map" else None,
-            n_draws=self.n_draws, X=X, random_state=self.random_state,
+            estimator, X, sensitive_features=self.sensitive_features,
+            candidates=self.candidates, prior="empirical" if self.attack == "map" else None,
+            n_draws=self.n_draws, random_state=self.random_state,
         )
         return -result.accuracy
 
@@ -675,14 +682,24 @@ class _InversionScorer:
         return f"make_attribute_inversion_scorer(attack={self.attack!r})"
 
 
-def make_attribute_inversion_scorer(columns, candidates=None, *, attack="whitebox",
-                                    n_draws=20, random_state=None):
+@validate_params(
+    {
+        "sensitive_features": [Integral, str, "array-like"],
+        "candidates": ["array-like", None],
+        "attack": [StrOptions({"whitebox", "map", "fredrikson"})],
+        "n_draws": [Interval(Integral, 1, None, closed="left"), None],
+        "random_state": ["random_state", np.random.Generator],
+    },
+    prefer_skip_nested_validation=True,
+)
+def make_attribute_inversion_scorer(sensitive_features, candidates=None, *,
+                                    attack="whitebox", n_draws=20, random_state=None):
     """Scorer measuring attribute inversion; the score is minus the attack's accuracy.
 
     ``attack="whitebox"`` and ``"map"`` play the adversary of the FIL threat model against
     the fitted estimator's own training rows, using its in-memory audit state (so they
-    need a FIL estimator, possibly as the last step of a pipeline). ``columns`` are the
-    columns that estimator sees (indices or names of its ``feature_names_in_``) or,
+    need a FIL estimator, possibly as the last step of a pipeline). ``sensitive_features``
+    are the columns that estimator sees (indices or names of its ``feature_names_in_``) or,
     through a pipeline, one original feature of the raw input (e.g. ``"race"``; see
     :func:`whitebox_inversion`): levels given in ``candidates`` are then pushed through
     the preprocessing with the evaluated rows. The audit state lives only on the
@@ -693,7 +710,7 @@ def make_attribute_inversion_scorer(columns, candidates=None, *, attack="whitebo
 
     Parameters
     ----------
-    columns : int, str or array-like of int / str
+    sensitive_features : int, str or array-like of int / str
         The attribute: columns the estimator sees (a binary column or a one-hot block),
         or one original feature through a pipeline (white-box attacks) or of a raw
         DataFrame (``"fredrikson"``). See :func:`whitebox_inversion` and
@@ -734,8 +751,4 @@ def make_attribute_inversion_scorer(columns, candidates=None, *, attack="whitebo
     >>> grid.best_params_["sigma"], round(float(grid.cv_results_["mean_test_inv"][0]), 2)
     (1.0, -1.0)
     """
-    check_choice(attack, ("whitebox", "map", "fredrikson"), "attack")
-    if n_draws is not None:
-        check_positive_int(n_draws, "n_draws")
-    noise_generator(random_state)
-    return _InversionScorer(columns, candidates, attack, n_draws, random_state)
+    return _InversionScorer(sensitive_features, candidates, attack, n_draws, random_state)

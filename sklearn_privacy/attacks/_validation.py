@@ -70,6 +70,70 @@ def check_target(y, n, *, param="y", x_param="X") -> np.ndarray:
     return y
 
 
+def check_members(members, n) -> np.ndarray:
+    """Boolean membership mask over ``n`` rows from a mask or distinct integer positions."""
+    if members is None:
+        raise ValueError("members is None; pass a boolean mask or integer row indices.")
+    members = np.asarray(members)
+    if members.ndim != 1:
+        raise ValueError(f"members must be 1-D; got shape {members.shape}.")
+    if members.size == 0:
+        raise ValueError("members is empty; pass a boolean mask or integer row indices.")
+    if members.dtype == bool:
+        if members.shape != (n,):
+            raise ValueError(
+                f"members as a boolean mask must have shape ({n},); got {members.shape}."
+            )
+        mask = members.copy()
+    else:
+        if members.size and not np.issubdtype(members.dtype, np.integer):
+            raise TypeError(
+                "members must be a boolean mask over the rows of X or integer row indices; "
+                f"got dtype {members.dtype}."
+            )
+        if members.size == n and n > 0 and np.all((members == 0) | (members == 1)):
+            raise ValueError(
+                "members is an integer array of 0/1 values with one entry per row "
+                "of X: it looks like a membership mask, but integer arrays are read as row "
+                "indices. Pass a boolean mask (members.astype(bool)) or the indices "
+                "(np.flatnonzero(members))."
+            )
+        if members.size and (members.min() < 0 or members.max() >= n):
+            raise ValueError(
+                f"members must be a boolean mask over the rows of X or integer row indices "
+                f"in [0, {n}); got min {members.min()}, max {members.max()}."
+            )
+        if np.unique(members).size != members.size:
+            raise ValueError("members contains duplicate row indices; pass each member once.")
+        mask = np.zeros(n, bool)
+        mask[members] = True
+    if mask.sum() < 2 or (~mask).sum() < 2:
+        raise ValueError("members must leave at least 2 members and 2 non-members.")
+    return mask
+
+
+def check_membership_truth(members, n, *, param="members", scores_param="scores"
+                           ) -> np.ndarray:
+    """Membership truth of ``n`` scored rows: a boolean (or 0/1) mask, one per score.
+
+    The ``y_true`` of :func:`sklearn.metrics.roc_curve`: True / 1 for members (trials on
+    ``D'``), False / 0 for non-members.
+    """
+    if members is None:
+        raise ValueError(f"{param} is None; pass a boolean mask, True for members, one "
+                         f"per entry of {scores_param}.")
+    mask = np.asarray(members)
+    if mask.ndim != 1 or mask.shape[0] != n:
+        raise ValueError(f"{param} must be 1-D with one entry per entry of {scores_param} "
+                         f"({n}); got shape {mask.shape}.")
+    if mask.dtype != bool:
+        if mask.dtype.kind not in "biuf" or not np.all(np.isin(mask, (0, 1))):
+            raise ValueError(f"{param} must be boolean (or 0/1): True for members, False "
+                             "for non-members.")
+        mask = mask.astype(bool)
+    return mask
+
+
 def check_finite_scores(s, param) -> np.ndarray:
     """1-D float scores without NaN/inf."""
     if np.asarray(s).dtype.kind == "c":

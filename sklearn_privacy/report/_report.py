@@ -1032,7 +1032,7 @@ def _inversion_section(ctx):
             m = min(n_rows(ctx["Xp"]), _TEST_ROWS)
             ip = np.sort(rng.choice(n_rows(ctx["Xp"]), size=m, replace=False))
             try:
-                res = regression_inversion(est, Xr, y[rows], c,
+                res = regression_inversion(est, Xr, y[rows], sensitive_features=c,
                                            X_population=take_rows(ctx["Xp"], ip),
                                            y_population=ctx["yp"][ip], confidence=conf,
                                            random_state=int(rng.integers(2**31 - 1)))
@@ -1055,21 +1055,21 @@ def _inversion_section(ctx):
                 gain_p_value=res.model_gain_p_value))
             continue
         try:
-            base = prior_baseline(Xr, c).accuracy
+            base = prior_baseline(Xr, sensitive_features=c).accuracy
         except (TypeError, ValueError) as exc:
             sec.table.append((f"'{c}'", f"not attacked: {exc}"))
             continue
         res = None
         if fil_model is not None and fil_model is est:
             try:
-                res = whitebox_inversion(est, c, rows=rows, prior="empirical", X=X,
-                                         random_state=rng)
+                res = whitebox_inversion(est, X, sensitive_features=c, rows=rows,
+                                         prior="empirical", random_state=rng)
                 kind = "white-box (release + all other values)"
             except (TypeError, ValueError) as exc:
                 sec.table.append((f"'{c}' white-box", f"not attacked: {exc}"))
         if res is None:
             try:
-                res = fredrikson_inversion(est, Xr, y[rows], c)
+                res = fredrikson_inversion(est, Xr, y[rows], sensitive_features=c)
                 kind = "black-box (Fredrikson)"
             except (TypeError, ValueError) as exc:
                 sec.table.append((f"'{c}'", f"not attacked: {exc}"))
