@@ -187,7 +187,8 @@ def test_inversion_beats_the_prior_at_small_sigma_and_not_at_huge_sigma():
     X, y = _data("binary", 300)
     model = _fit(_model("binary", alpha=3.0), X, y)
     rows = np.arange(60)
-    base = prior_baseline(X[rows], sensitive_features=[2]).accuracy  # about 0.7: the attribute is 30 % ones
+    # about 0.7: the attribute is 30 % ones
+    base = prior_baseline(X[rows], sensitive_features=[2]).accuracy
     small = fil.audit(model, X, y, sigma=1e-4)
     res = whitebox_inversion(small, sensitive_features=[2], rows=rows, prior="empirical",
                              n_draws=50,
