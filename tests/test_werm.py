@@ -303,7 +303,7 @@ def test_theory_functions():
     assert b[0] == pytest.approx(expected)
     with pytest.raises(ValueError, match="sum to 1"):
         effective_sample_size([10, 10], [0.5, 0.6])
-    with pytest.raises(ValueError, match="w must be"):
+    with pytest.raises(ValueError, match="'w' parameter of epsilon_ratio must be"):
         epsilon_ratio(1.5, 10, 10)
 
 

@@ -11,6 +11,7 @@ from ..exceptions import PrivacyWarning
 from ..utils._columns import resolve_columns
 from ..utils._pipeline import feature_columns, split_pipeline
 from ..utils._validation import errors_name
+from ..utils.fixes import NumberInterval, StrOptions, validate_params
 from ._base import BaseFILEstimator
 from ._engine import check_sigma_scaled
 from ._feature_maps import feature_map
@@ -18,6 +19,16 @@ from ._ovr import OneVsRestAudit, is_fil_ovr
 from ._raw_input import RawInputAudit
 
 __all__ = ["eta", "fisher_information", "sigma_for_eta"]
+
+#: Parameters shared by :func:`eta`, :func:`fisher_information` and :func:`sigma_for_eta`
+#: (the estimator is checked by :func:`final_fil_estimator`, with a message naming the
+#: accepted models; the elements of ``rows`` and ``columns`` where they are resolved).
+_AUDIT_CONSTRAINTS = {
+    "rows": [None, Integral, "array-like"],
+    "columns": [None, str, Integral, "array-like"],
+    "wrt": [None, StrOptions({"raw", "features"})],
+    "X": [None, "array-like", "sparse matrix"],
+}
 
 
 def _final_input_names(steps, final):
@@ -260,6 +271,10 @@ def _is_mlp_audit(estimator, wrt, X, constrained, who):
     return True
 
 
+@validate_params(
+    {**_AUDIT_CONSTRAINTS, "per_example": ["boolean"], "constrained": ["boolean"]},
+    prefer_skip_nested_validation=True,
+)
 def eta(estimator, rows=None, columns=None, *, per_example: bool = False,
         constrained: bool = False, wrt=None, X=None):
     """Fisher information loss of training values of a FIL estimator or pipeline.
@@ -370,6 +385,10 @@ def eta(estimator, rows=None, columns=None, *, per_example: bool = False,
     return out
 
 
+@validate_params(
+    {**_AUDIT_CONSTRAINTS, "dense": ["boolean", None]},
+    prefer_skip_nested_validation=True,
+)
 def fisher_information(estimator, rows=None, columns=None, *, dense=None, wrt=None, X=None):
     """Fisher information matrix of training values of a FIL estimator or pipeline.
 
@@ -425,6 +444,15 @@ def fisher_information(estimator, rows=None, columns=None, *, dense=None, wrt=No
     return out
 
 
+@validate_params(
+    {
+        **_AUDIT_CONSTRAINTS,
+        "target_eta": [NumberInterval(Real, 0, np.inf, closed="neither")],
+        "aggregate": [StrOptions({"max", "mean"})],
+        "constrained": ["boolean"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def sigma_for_eta(estimator, target_eta: float, *, aggregate: str = "max", columns=None,
                   constrained: bool = False, wrt=None, X=None) -> float:
     """Noise scale at which the per-example eta of a FIL estimator or pipeline hits a target.
@@ -497,10 +525,6 @@ def sigma_for_eta(estimator, target_eta: float, *, aggregate: str = "max", colum
         final, cols = _final_and_columns(estimator, columns)
         return final.sigma_for_eta(target_eta, aggregate=aggregate, columns=cols,
                                    constrained=constrained)
-    if not (isinstance(target_eta, Real) and np.isfinite(target_eta) and target_eta > 0):
-        raise ValueError(f"target_eta must be a positive finite number; got {target_eta!r}.")
-    if aggregate not in ("max", "mean"):
-        raise ValueError(f"aggregate must be 'max' or 'mean'; got {aggregate!r}.")
     norms = np.sqrt(raw.per_example_sq_norms(raw_columns(raw, columns),
                                              constrained=constrained))
     raw.warn_published()
