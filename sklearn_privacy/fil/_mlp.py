@@ -546,10 +546,7 @@ def audit_mlp(pipe, model, X, y, *, sigma, sample_weight=None, rows=None, hessia
         raise ValueError(
             f"audit: {name}(alpha=0) has no penalty; eta needs a strict local minimum, "
             "which the L2 penalty on the weights provides. Refit with alpha > 0.")
-    if not (isinstance(sigma, (int, float, np.floating)) and sigma > 0):
-        raise ValueError(f"sigma must be a positive number; got {sigma!r}.")
-    if hessian not in ("auto", "dense", "operator"):
-        raise ValueError(f"hessian must be 'auto', 'dense' or 'operator'; got {hessian!r}.")
+    # sigma and hessian are validated by fil.audit, the only caller
     # ---- preprocessing: the chain rule to the raw inputs through its derivative
     fmap = None
     if pipe is not None and len(pipe.steps) > 1:
