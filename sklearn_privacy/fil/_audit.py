@@ -446,7 +446,7 @@ def fisher_information(estimator, rows=None, columns=None, *, dense=None, wrt=No
 
 @validate_params(
     {
-        **_AUDIT_CONSTRAINTS,
+        **{k: v for k, v in _AUDIT_CONSTRAINTS.items() if k != "rows"},
         "target_eta": [NumberInterval(Real, 0, np.inf, closed="neither")],
         "aggregate": [StrOptions({"max", "mean"})],
         "constrained": ["boolean"],

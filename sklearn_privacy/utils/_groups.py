@@ -436,9 +436,6 @@ def membership_matrix(groups, X):
     >>> membership_matrix([0, (0, 1)], np.array([[1, 0], [1, 1]])).tolist()
     [[True, False], [True, True]]
     """
-    if isinstance(groups, str):  # array-like, but one column name (one group)
-        raise TypeError(f"groups must be a sequence of groups; got the string {groups!r} "
-                        "(wrap one group in a list).")
     groups = [g if isinstance(g, Group) else Group(g) for g in groups]
     if not groups:
         raise ValueError("groups is empty; pass at least one group.")
