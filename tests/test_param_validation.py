@@ -315,3 +315,14 @@ def test_skipping_validation_is_scikit_learns_switch():
         werm.epsilon_ratio(2.0, 10, 10)
     with sklearn.config_context(skip_parameter_validation=True):
         assert werm.epsilon_ratio(0.5, 10, 10) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("sensitivity", [0.0, -1.0, np.nan, np.inf])
+def test_a_noise_scale_is_never_zero_when_validation_is_skipped(sensitivity):
+    # estimators fit with nested validation skipped: the calibrated sigma still refuses
+    # a sensitivity that would release without noise
+    import sklearn
+
+    with sklearn.config_context(skip_parameter_validation=True), \
+            pytest.raises(ValueError, match="sensitivity"):
+        fil.analytic_gaussian_sigma(1.0, 1e-5, sensitivity)

@@ -179,4 +179,10 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) ->
     # the root is accurate to rounding; step up to the side where the condition holds
     while _log_delta(epsilon, ratio) > target:
         ratio = np.nextafter(ratio, np.inf)
-    return float(ratio * sensitivity)
+    sigma = float(ratio * sensitivity)
+    # the noise scale of a release is never 0 or nan, also when parameter validation is
+    # skipped (inside a fit, or under scikit-learn's skip_parameter_validation)
+    if not 0.0 < sigma < np.inf:
+        raise ValueError(f"sensitivity={sensitivity!r} gives the noise scale {sigma!r}; "
+                         "pass a finite sensitivity > 0.")
+    return sigma
