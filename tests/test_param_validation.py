@@ -326,3 +326,13 @@ def test_a_noise_scale_is_never_zero_when_validation_is_skipped(sensitivity):
     with sklearn.config_context(skip_parameter_validation=True), \
             pytest.raises(ValueError, match="sensitivity"):
         fil.analytic_gaussian_sigma(1.0, 1e-5, sensitivity)
+
+
+@pytest.mark.parametrize("random_state", [1.5, "0", True])
+def test_noise_generator_makes_no_seed_of_a_non_integer_when_validation_is_skipped(
+        random_state):
+    import sklearn
+
+    with sklearn.config_context(skip_parameter_validation=True), \
+            pytest.raises(TypeError, match="random_state"):
+        utils.noise_generator(random_state)

@@ -77,7 +77,11 @@ def noise_generator(random_state):
         return np.random.default_rng()
     if isinstance(random_state, (np.random.RandomState, np.random.Generator)):
         return random_state
-    return np.random.RandomState(int(random_state))
+    if isinstance(random_state, Integral) and not isinstance(random_state, bool):
+        return np.random.RandomState(int(random_state))  # refuses a seed out of range
+    # reached only when parameter validation is skipped: never turn a float into a seed
+    raise TypeError(f"random_state must be None, an int seed, a RandomState or a Generator; "
+                    f"got {random_state!r}.")
 
 
 def warn_shared_noise(owner: str, random_state, *, stacklevel: int = 2) -> bool:
