@@ -336,3 +336,22 @@ def test_noise_generator_makes_no_seed_of_a_non_integer_when_validation_is_skipp
     with sklearn.config_context(skip_parameter_validation=True), \
             pytest.raises(TypeError, match="random_state"):
         utils.noise_generator(random_state)
+
+
+@pytest.mark.parametrize("func, args", [(fil.eta, ()), (fil.fisher_information, ()),
+                                        (fil.sigma_for_eta, (0.5,))])
+def test_warnings_point_at_the_call_through_the_decorator(func, args):
+    # validate_params adds a frame between the user and the function: a fixed stacklevel
+    # would report scikit-learn's wrapper, warn_user reports this file
+    from sklearn.decomposition import PCA
+    from sklearn.pipeline import make_pipeline
+
+    from sklearn_privacy import FILLinearRegression
+    from sklearn_privacy.exceptions import PrivacyWarning
+
+    rng = np.random.RandomState(0)
+    X, y = rng.normal(size=(40, 3)), rng.normal(size=40)
+    pipe = make_pipeline(PCA(2), FILLinearRegression(sigma=1.0, random_state=0)).fit(X, y)
+    with pytest.warns(PrivacyWarning, match="features entering the final step") as record:
+        func(pipe, *args)
+    assert {w.filename for w in record if issubclass(w.category, PrivacyWarning)} == {__file__}

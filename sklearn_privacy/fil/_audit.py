@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -11,6 +10,7 @@ from ..exceptions import PrivacyWarning
 from ..utils._columns import resolve_columns
 from ..utils._pipeline import feature_columns, split_pipeline
 from ..utils._validation import errors_name
+from ..utils._warnings import warn_user
 from ..utils.fixes import NumberInterval, StrOptions, validate_params
 from ._base import BaseFILEstimator
 from ._engine import check_sigma_scaled
@@ -141,7 +141,7 @@ def raw_view(estimator, wrt=None, X=None, *, who="eta", stacklevel=3):
         if wrt == "raw":
             raise ValueError(f"{who}: wrt='raw' is not available for a one-vs-rest "
                              "composition; use wrt='features' or FILLogisticRegression.")
-        warnings.warn(
+        warn_user(
             f"{who}: eta is reported for the features entering the one-vs-rest "
             "composition, not the raw inputs (the raw-input view is not available for it; "
             "FILLogisticRegression fits several classes natively and has it). Pass "
@@ -156,7 +156,7 @@ def raw_view(estimator, wrt=None, X=None, *, who="eta", stacklevel=3):
                 f"{who}: the raw-input eta cannot be computed: " + "; ".join(refusals)
                 + ". Use wrt='features' for the eta of the features entering the final "
                 "step.")
-        warnings.warn(
+        warn_user(
             f"{who}: eta is reported for the features entering the final step, not the "
             "raw inputs, because " + "; ".join(refusals) + ". Pass "
             "wrt='features' to ask for that view explicitly.",
