@@ -12,21 +12,9 @@ Run: ``python benchmarks/study_attacks_iwpc.py [--quick]`` (a few minutes).
 """
 
 import argparse
-import importlib.util
-from pathlib import Path
 
 import numpy as np
-
-ROOT = Path(__file__).resolve().parents[1]
-OUT = Path(__file__).resolve().parent / "output"
-
-
-def load_example(name):
-    """The gallery example ``examples/<name>.py`` as a module (its runs are guarded)."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from _studies import OUT, load_example
 
 
 def main(argv=None):

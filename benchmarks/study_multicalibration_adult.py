@@ -12,19 +12,8 @@ Run: ``python benchmarks/study_multicalibration_adult.py [--quick]`` (a few minu
 """
 
 import argparse
-import importlib.util
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-OUT = Path(__file__).resolve().parent / "output"
-
-
-def load_example(name):
-    """The gallery example ``examples/<name>.py`` as a module (its runs are guarded)."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from _studies import OUT, load_example
 
 
 def main(argv=None):

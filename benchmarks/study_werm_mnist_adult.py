@@ -15,19 +15,9 @@ Run: ``python benchmarks/study_werm_mnist_adult.py [--quick]``.
 """
 
 import argparse
-import importlib.util
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-OUT = Path(__file__).resolve().parent / "output"
-
-
-def load_example(name):
-    """The gallery example ``examples/<name>.py`` as a module (its runs are guarded)."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from _studies import OUT, load_example
 
 
 def parse_args(argv=None):

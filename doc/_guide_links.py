@@ -142,24 +142,33 @@ def guide_sections(names):
     return out
 
 
+def autosummary_entries(text):
+    """``(currentmodule, name)`` of every entry of the autosummary tables of an API page.
+
+    ``name`` is as written below the directive, relative to the current module, without a
+    leading ``~``.
+    """
+    entries, module, in_table = [], None, False
+    for line in text.splitlines():
+        m = re.match(r"\.\. currentmodule:: (\S+)", line)
+        if m:
+            module = m.group(1)
+            continue
+        if line.startswith(".. autosummary::"):
+            in_table = True
+            continue
+        if in_table:
+            if not line.strip() or line.strip().startswith(":"):
+                continue
+            if line.startswith("   "):
+                entries.append((module, line.strip().lstrip("~")))
+                continue
+            in_table = False
+    return entries
+
+
 def api_names():
     """Dotted names of every object with a page in ``doc/api`` (autosummary entries)."""
-    names = []
-    for page in sorted((DOC / "api").glob("*.rst")):
-        module, in_table = None, False
-        for line in page.read_text(encoding="utf-8").splitlines():
-            m = re.match(r"\.\. currentmodule:: (\S+)", line)
-            if m:
-                module = m.group(1)
-                continue
-            if line.startswith(".. autosummary::"):
-                in_table = True
-                continue
-            if in_table:
-                if not line.strip() or line.strip().startswith(":"):
-                    continue
-                if line.startswith("   "):
-                    names.append(f"{module}.{line.strip().lstrip('~')}")
-                    continue
-                in_table = False
-    return names
+    return [f"{module}.{name}"
+            for page in sorted((DOC / "api").glob("*.rst"))
+            for module, name in autosummary_entries(page.read_text(encoding="utf-8"))]

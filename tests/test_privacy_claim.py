@@ -339,7 +339,7 @@ def test_claim_objects_validate_and_print_one_line_per_step():
     assert claim.assumptions[1].startswith("the schema (column names, dtypes")
     with pytest.raises(NotFittedError):
         privacy_claim(make_pipeline(BoundedScaler((-3, 3)), _fil()))
-    with pytest.raises(TypeError, match="fitted scikit-learn estimator"):
+    with pytest.raises(TypeError, match="'model' parameter of privacy_claim"):
         privacy_claim(np.zeros(3))
     with pytest.raises(TypeError, match="allow_seeded"):
         privacy_claim(_fil().fit(X, y), allow_seeded="yes")

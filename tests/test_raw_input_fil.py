@@ -285,7 +285,7 @@ def test_default_is_raw_when_traceable_and_features_on_request():
     sc, df2, _ = _fit("scalers", "ls")
     np.testing.assert_allclose(fil.eta(sc, per_example=True),
                                fil.eta(sc, X=df2, per_example=True), rtol=1e-12)
-    with pytest.raises(ValueError, match="wrt must be"):
+    with pytest.raises(ValueError, match="'wrt' parameter of eta must be"):
         fil.eta(pipe, X=df, wrt="inputs")
     # rows that are not the training rows are refused
     with pytest.raises(ValueError, match="does not reproduce"):

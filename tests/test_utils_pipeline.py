@@ -103,7 +103,7 @@ def test_untraceable_steps(frame):
         feature_columns(poly, "age")
     with pytest.raises(ValueError, match="not a column"):
         feature_columns(pca, "zip")
-    with pytest.raises(TypeError, match="one feature"):
+    with pytest.raises(TypeError, match="'feature' parameter of feature_columns"):
         feature_columns(pca, ["race", "sex"])
 
 

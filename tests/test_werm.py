@@ -303,18 +303,24 @@ def test_theory_functions():
     assert b[0] == pytest.approx(expected)
     with pytest.raises(ValueError, match="sum to 1"):
         effective_sample_size([10, 10], [0.5, 0.6])
-    with pytest.raises(ValueError, match="w must be"):
+    with pytest.raises(ValueError, match="'w' parameter of epsilon_ratio must be"):
         epsilon_ratio(1.5, 10, 10)
 
 
 def _study():
     import importlib.util
+    import sys
     from pathlib import Path
 
     path = Path(__file__).resolve().parents[1] / "benchmarks" / "study_werm_mnist_adult.py"
     spec = importlib.util.spec_from_file_location("study_werm_mnist_adult", path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    # the studies import benchmarks/_studies.py, on sys.path when they run as scripts
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(path.parent))
     return module
 
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 from sklearn.utils import Bunch, check_random_state
+
+from ..utils.fixes import NumberInterval, validate_params
 
 __all__ = ["make_count_data"]
 
@@ -34,6 +38,15 @@ is multiplied by a Gamma(1/overdispersion, overdispersion) frailty per person (m
 """
 
 
+@validate_params(
+    {
+        "n_samples": [NumberInterval(Integral, 1, None, closed="left")],
+        "overdispersion": [NumberInterval(Real, 0, np.inf, closed="left")],
+        "as_frame": ["boolean"],
+        "random_state": ["random_state"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def make_count_data(n_samples: int = 2000, *, overdispersion: float = 0.0,
                     as_frame: bool = False, random_state=None) -> Bunch:
     """Generate a simulated count table: yearly clinic visits of ``n_samples`` people.
@@ -80,12 +93,6 @@ def make_count_data(n_samples: int = 2000, *, overdispersion: float = 0.0,
     >>> bool(counts.target.min() >= 0), counts.target.dtype.kind
     (True, 'i')
     """
-    if not (isinstance(n_samples, (int, np.integer)) and not isinstance(n_samples, bool)
-            and n_samples >= 1):
-        raise ValueError(f"n_samples must be a positive integer; got {n_samples!r}.")
-    if not (np.isfinite(overdispersion) and overdispersion >= 0):
-        raise ValueError(f"overdispersion must be a finite number >= 0; got "
-                         f"{overdispersion!r}.")
     rng = check_random_state(random_state)
     n = int(n_samples)
     age = rng.uniform(18, 90, n)

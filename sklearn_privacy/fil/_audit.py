@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -11,6 +10,8 @@ from ..exceptions import PrivacyWarning
 from ..utils._columns import resolve_columns
 from ..utils._pipeline import feature_columns, split_pipeline
 from ..utils._validation import errors_name
+from ..utils._warnings import warn_user
+from ..utils.fixes import NumberInterval, StrOptions, validate_params
 from ._base import BaseFILEstimator
 from ._engine import check_sigma_scaled
 from ._feature_maps import feature_map
@@ -18,6 +19,16 @@ from ._ovr import OneVsRestAudit, is_fil_ovr
 from ._raw_input import RawInputAudit
 
 __all__ = ["eta", "fisher_information", "sigma_for_eta"]
+
+#: Parameters shared by :func:`eta`, :func:`fisher_information` and :func:`sigma_for_eta`
+#: (the estimator is checked by :func:`final_fil_estimator`, with a message naming the
+#: accepted models; the elements of ``rows`` and ``columns`` where they are resolved).
+_AUDIT_CONSTRAINTS = {
+    "rows": [None, Integral, "array-like"],
+    "columns": [None, str, Integral, "array-like"],
+    "wrt": [None, StrOptions({"raw", "features"})],
+    "X": [None, "array-like", "sparse matrix"],
+}
 
 
 def _final_input_names(steps, final):
@@ -130,7 +141,7 @@ def raw_view(estimator, wrt=None, X=None, *, who="eta", stacklevel=3):
         if wrt == "raw":
             raise ValueError(f"{who}: wrt='raw' is not available for a one-vs-rest "
                              "composition; use wrt='features' or FILLogisticRegression.")
-        warnings.warn(
+        warn_user(
             f"{who}: eta is reported for the features entering the one-vs-rest "
             "composition, not the raw inputs (the raw-input view is not available for it; "
             "FILLogisticRegression fits several classes natively and has it). Pass "
@@ -145,7 +156,7 @@ def raw_view(estimator, wrt=None, X=None, *, who="eta", stacklevel=3):
                 f"{who}: the raw-input eta cannot be computed: " + "; ".join(refusals)
                 + ". Use wrt='features' for the eta of the features entering the final "
                 "step.")
-        warnings.warn(
+        warn_user(
             f"{who}: eta is reported for the features entering the final step, not the "
             "raw inputs, because " + "; ".join(refusals) + ". Pass "
             "wrt='features' to ask for that view explicitly.",
@@ -260,6 +271,10 @@ def _is_mlp_audit(estimator, wrt, X, constrained, who):
     return True
 
 
+@validate_params(
+    {**_AUDIT_CONSTRAINTS, "per_example": ["boolean"], "constrained": ["boolean"]},
+    prefer_skip_nested_validation=True,
+)
 def eta(estimator, rows=None, columns=None, *, per_example: bool = False,
         constrained: bool = False, wrt=None, X=None):
     """Fisher information loss of training values of a FIL estimator or pipeline.
@@ -370,6 +385,10 @@ def eta(estimator, rows=None, columns=None, *, per_example: bool = False,
     return out
 
 
+@validate_params(
+    {**_AUDIT_CONSTRAINTS, "dense": ["boolean", None]},
+    prefer_skip_nested_validation=True,
+)
 def fisher_information(estimator, rows=None, columns=None, *, dense=None, wrt=None, X=None):
     """Fisher information matrix of training values of a FIL estimator or pipeline.
 
@@ -425,6 +444,15 @@ def fisher_information(estimator, rows=None, columns=None, *, dense=None, wrt=No
     return out
 
 
+@validate_params(
+    {
+        **{k: v for k, v in _AUDIT_CONSTRAINTS.items() if k != "rows"},
+        "target_eta": [NumberInterval(Real, 0, np.inf, closed="neither")],
+        "aggregate": [StrOptions({"max", "mean"})],
+        "constrained": ["boolean"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def sigma_for_eta(estimator, target_eta: float, *, aggregate: str = "max", columns=None,
                   constrained: bool = False, wrt=None, X=None) -> float:
     """Noise scale at which the per-example eta of a FIL estimator or pipeline hits a target.
@@ -497,10 +525,6 @@ def sigma_for_eta(estimator, target_eta: float, *, aggregate: str = "max", colum
         final, cols = _final_and_columns(estimator, columns)
         return final.sigma_for_eta(target_eta, aggregate=aggregate, columns=cols,
                                    constrained=constrained)
-    if not (isinstance(target_eta, Real) and np.isfinite(target_eta) and target_eta > 0):
-        raise ValueError(f"target_eta must be a positive finite number; got {target_eta!r}.")
-    if aggregate not in ("max", "mean"):
-        raise ValueError(f"aggregate must be 'max' or 'mean'; got {aggregate!r}.")
     norms = np.sqrt(raw.per_example_sq_norms(raw_columns(raw, columns),
                                              constrained=constrained))
     raw.warn_published()

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import copy
 import math
-import warnings
 from numbers import Integral
 
 import numpy as np
@@ -51,6 +50,7 @@ from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
 from ..exceptions import AuditStateUnavailableError, UncertifiedMinimumError
 from ..utils import noise_generator
+from ..utils._warnings import warn_user
 from ._feature_maps import _take_rows, blocks_to_dense, feature_map
 from ._mlp_math import ACTIVATIONS, MLPObjective
 
@@ -546,10 +546,7 @@ def audit_mlp(pipe, model, X, y, *, sigma, sample_weight=None, rows=None, hessia
         raise ValueError(
             f"audit: {name}(alpha=0) has no penalty; eta needs a strict local minimum, "
             "which the L2 penalty on the weights provides. Refit with alpha > 0.")
-    if not (isinstance(sigma, (int, float, np.floating)) and sigma > 0):
-        raise ValueError(f"sigma must be a positive number; got {sigma!r}.")
-    if hessian not in ("auto", "dense", "operator"):
-        raise ValueError(f"hessian must be 'auto', 'dense' or 'operator'; got {hessian!r}.")
+    # sigma and hessian are validated by fil.audit, the only caller
     # ---- preprocessing: the chain rule to the raw inputs through its derivative
     fmap = None
     if pipe is not None and len(pipe.steps) > 1:
@@ -746,7 +743,7 @@ def audit_mlp(pipe, model, X, y, *, sigma, sample_weight=None, rows=None, hessia
         f"objective alpha {alpha_obj!r}); eta describes the release locally, at that "
         "minimum." + steps_note + stop_note)
     if out.polish_relative_ > 0.1:
-        warnings.warn(
+        warn_user(
             f"audit: the {name}'s parameters are {dist:.3g} (L2) from the polished local "
             "minimiser (more than 10% of its norm); the audit describes the polished "
             "minimiser. Refit with a tighter tol / more max_iter, or check that X, y and "

@@ -25,13 +25,13 @@ columns), per set (``sum_i J_i J_i^T``, ``p x p``) and the FIM ``J_S^T J_S / sig
 from __future__ import annotations
 
 import copy
-import warnings
 from collections import OrderedDict
 
 import numpy as np
 from scipy import linalg
 
 from ..exceptions import PrivacyWarning
+from ..utils._warnings import warn_user
 from ._engine import (
     _GRAM_MAX_COLUMNS,
     FILEngine,
@@ -441,7 +441,7 @@ class RawInputAudit:
         """Warn (PrivacyWarning) when the last computation met rows the map publishes."""
         if self._published or (self.X is None and self.fmap.published):
             rows = self._published or []
-            warnings.warn(
+            warn_user(
                 "The preprocessing publishes training rows verbatim: "
                 + "; ".join(self.fmap.published)
                 + (f". Rows {rows[:10]}{' ...' if len(rows) > 10 else ''} of this "

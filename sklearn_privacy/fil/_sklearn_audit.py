@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import copy
 import warnings
+from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -54,7 +55,13 @@ from ..exceptions import StatisticalWarning
 from ..utils import noise_generator
 from ..utils._validation import errors_name
 from ..utils._warnings import warn_user
-from ..utils.fixes import _check_sample_weight
+from ..utils.fixes import (
+    HasMethods,
+    NumberInterval,
+    StrOptions,
+    _check_sample_weight,
+    validate_params,
+)
 from ._base import BaseFILEstimator
 from ._classification import FILLogisticRegression
 from ._glm import SingularHessianError
@@ -498,6 +505,27 @@ def _audit_own(pipe, model, Xt, y, *, sigma, sample_weight, data_norm, target_bo
                     + [(pipe.steps[-1][0], out)])
 
 
+_POSITIVE_OR_NONE = [NumberInterval(Real, 0, None, closed="neither"), None]
+
+
+# The rules that tie parameters together (what applies to an MLP, to a linear model) are
+# checked in the body, with the reason in the message.
+@validate_params(
+    {
+        "estimator": [HasMethods(["fit"])],
+        "X": ["array-like", "sparse matrix"],
+        "y": ["array-like"],
+        "sigma": _POSITIVE_OR_NONE,
+        "sample_weight": ["array-like", Real, None],
+        "data_norm": _POSITIVE_OR_NONE,
+        "target_bound": _POSITIVE_OR_NONE,
+        "random_state": ["random_state", np.random.Generator],
+        "classes": ["array-like", None],
+        "rows": ["array-like", None],
+        "hessian": [StrOptions({"auto", "dense", "operator"})],
+    },
+    prefer_skip_nested_validation=False,
+)
 def audit(estimator, X, y, *, sigma: float | None = None, sample_weight=None,
           data_norm: float | None = None, target_bound: float | None = None,
           random_state=None, classes=None, rows=None, hessian: str = "auto"):

@@ -23,7 +23,7 @@ from ..utils._validation import (
     label_set_sentence,
     validate_named,
 )
-from ..utils.fixes import Interval, StrOptions, _fit_context
+from ..utils.fixes import Interval, NumberInterval, StrOptions, _fit_context, validate_params
 from . import _objective as obj
 
 #: ``alpha="auto"``: ``alpha = AUTO_CONSTANT * E||b|| * data_norm / n`` (see ``auto_alpha``)
@@ -32,6 +32,19 @@ AUTO_CONSTANT = 0.05
 AUTO_CONSTANT_LSQ = 15.0
 
 
+@validate_params(
+    {
+        "loss": [StrOptions({"logistic", "multinomial", "huber"})],
+        "epsilon": [NumberInterval(Real, 0, None, closed="neither")],
+        "delta": [NumberInterval(Real, 0, 1, closed="left")],
+        "n": [NumberInterval(Integral, 1, None, closed="left")],
+        "n_params": [NumberInterval(Integral, 1, None, closed="left")],
+        "data_norm": [NumberInterval(Real, 0, None, closed="neither")],
+        "n_classes": [NumberInterval(Integral, 2, None, closed="left")],
+        "target_bound": [NumberInterval(Real, 0, None, closed="neither"), None],
+    },
+    prefer_skip_nested_validation=True,
+)
 def auto_alpha(*, loss, epsilon, delta, n, n_params, data_norm, n_classes=2,
                target_bound=None):
     """The data-independent penalty of ``alpha="auto"``.

@@ -16,17 +16,15 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
+from ..utils.fixes import NumberInterval, validate_params
+
 __all__ = ["analytic_gaussian_delta", "analytic_gaussian_epsilon", "analytic_gaussian_sigma"]
 
 _RTOL = 4 * np.finfo(float).eps
 
-
-def _check_positive(value, name, *, upper=None):
-    if isinstance(value, bool) or not isinstance(value, Real) or not np.isfinite(value) \
-            or value <= 0 or (upper is not None and value >= upper):
-        bound = f" and < {upper}" if upper is not None else ""
-        raise ValueError(f"{name} must be a finite number > 0{bound}; got {value!r}.")
-    return float(value)
+_POSITIVE = NumberInterval(Real, 0, np.inf, closed="neither")
+_NON_NEGATIVE = NumberInterval(Real, 0, np.inf, closed="left")
+_DELTA = NumberInterval(Real, 0, 1, closed="neither")
 
 
 def _log_delta(epsilon: float, ratio: float) -> float:
@@ -43,6 +41,10 @@ def _log_delta(epsilon: float, ratio: float) -> float:
     return float(l1 + np.log(-np.expm1(diff)))
 
 
+@validate_params(
+    {"epsilon": [_NON_NEGATIVE], "sigma": [_POSITIVE], "sensitivity": [_POSITIVE]},
+    prefer_skip_nested_validation=True,
+)
 def analytic_gaussian_delta(epsilon: float, sigma: float, sensitivity: float) -> float:
     """Smallest delta for which the Gaussian mechanism is (epsilon, delta)-DP.
 
@@ -69,14 +71,14 @@ def analytic_gaussian_delta(epsilon: float, sigma: float, sensitivity: float) ->
     >>> float(analytic_gaussian_delta(1.0, sigma=3.73, sensitivity=1.0))
     1.002...e-05
     """
-    if isinstance(epsilon, bool) or not isinstance(epsilon, Real) \
-            or not 0 <= epsilon < np.inf:
-        raise ValueError(f"epsilon must be a finite number >= 0; got {epsilon!r}.")
-    sigma = _check_positive(sigma, "sigma")
-    sensitivity = _check_positive(sensitivity, "sensitivity")
+    sigma, sensitivity = float(sigma), float(sensitivity)
     return float(np.exp(_log_delta(float(epsilon), sigma / sensitivity)))
 
 
+@validate_params(
+    {"delta": [_DELTA], "sigma": [_POSITIVE], "sensitivity": [_NON_NEGATIVE]},
+    prefer_skip_nested_validation=True,
+)
 def analytic_gaussian_epsilon(*, delta: float, sigma: float, sensitivity: float) -> float:
     """Exact (smallest) epsilon of the Gaussian mechanism at ``delta``.
 
@@ -108,11 +110,7 @@ def analytic_gaussian_epsilon(*, delta: float, sigma: float, sensitivity: float)
     >>> round(analytic_gaussian_epsilon(delta=1e-5, sigma=1.0, sensitivity=1.0), 4)
     4.3772
     """
-    sigma = _check_positive(sigma, "sigma")
-    delta = _check_positive(delta, "delta", upper=1.0)
-    if isinstance(sensitivity, bool) or not isinstance(sensitivity, Real) \
-            or not 0 <= sensitivity < np.inf:
-        raise ValueError(f"sensitivity must be a finite number >= 0; got {sensitivity!r}.")
+    sigma, delta = float(sigma), float(delta)
     if sensitivity == 0:
         return 0.0
     ratio = sigma / float(sensitivity)
@@ -132,6 +130,10 @@ def analytic_gaussian_epsilon(*, delta: float, sigma: float, sensitivity: float)
     return float(brentq(f, lo, hi, xtol=1e-300, rtol=_RTOL, maxiter=1000))
 
 
+@validate_params(
+    {"epsilon": [_POSITIVE], "delta": [_DELTA], "sensitivity": [_POSITIVE]},
+    prefer_skip_nested_validation=True,
+)
 def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
     """Smallest noise scale making the Gaussian mechanism (epsilon, delta)-DP.
 
@@ -157,9 +159,7 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) ->
     >>> round(analytic_gaussian_sigma(1.0, 1e-5, sensitivity=1.0), 4)
     3.7306
     """
-    epsilon = _check_positive(epsilon, "epsilon")
-    delta = _check_positive(delta, "delta", upper=1.0)
-    sensitivity = _check_positive(sensitivity, "sensitivity")
+    epsilon, delta, sensitivity = float(epsilon), float(delta), float(sensitivity)
     target = np.log(delta)
 
     def f(log_ratio):  # decreasing in log(sigma / Delta)
@@ -179,4 +179,10 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) ->
     # the root is accurate to rounding; step up to the side where the condition holds
     while _log_delta(epsilon, ratio) > target:
         ratio = np.nextafter(ratio, np.inf)
-    return float(ratio * sensitivity)
+    sigma = float(ratio * sensitivity)
+    # the noise scale of a release is never 0 or nan, also when parameter validation is
+    # skipped (inside a fit, or under scikit-learn's skip_parameter_validation)
+    if not 0.0 < sigma < np.inf:
+        raise ValueError(f"sensitivity={sensitivity!r} gives the noise scale {sigma!r}; "
+                         "pass a finite sensitivity > 0.")
+    return sigma

@@ -2,28 +2,40 @@
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 from sklearn.utils.validation import column_or_1d
 
 from ..utils._buckets import (
+    MAX_N_BINS,
     _check_groups,
     _check_vector,
     cell_statistics,
-    check_min_size,
-    check_n_bins,
     score_buckets,
 )
 from ..utils._groups import as_2d_data, as_groups, membership_matrix
-from ..utils.fixes import _num_samples
+from ..utils.fixes import NumberInterval, StrOptions, _num_samples, validate_params
 
 WEIGHTINGS = ("max", "size_weighted", "mean_group_ece", "per_group_ece")
 
+#: The cell parameters shared by the error and its scorer.
+_CELL_CONSTRAINTS = {
+    "n_bins": [NumberInterval(Integral, 1, MAX_N_BINS, closed="both")],
+    "min_size": [NumberInterval(Integral, 1, None, closed="left")],
+    "weighting": [StrOptions(set(WEIGHTINGS))],
+}
 
-def _check_weighting(weighting, allowed=WEIGHTINGS):
-    if not isinstance(weighting, str) or weighting not in allowed:
-        raise ValueError(f"weighting must be one of {allowed}; got {weighting!r}.")
-    return weighting
 
+@validate_params(
+    {
+        "y_true": ["array-like"],
+        "y_prob": ["array-like"],
+        "groups": [None, "array-like", "sparse matrix"],
+        **_CELL_CONSTRAINTS,
+    },
+    prefer_skip_nested_validation=True,
+)
 
 def multicalibration_error(y_true, y_prob, groups=None, *, n_bins=10, min_size=1,
                            weighting="max"):
@@ -96,9 +108,7 @@ def multicalibration_error(y_true, y_prob, groups=None, *, n_bins=10, min_size=1
         raise ValueError("y_prob must hold finite probabilities in [0, 1].")
     if not np.all((y == 0) | (y == 1)):
         raise ValueError("y_true must be binary with values 0 and 1 (NaN is refused).")
-    weighting = _check_weighting(weighting)
-    n_bins = check_n_bins(n_bins)
-    min_size = check_min_size(min_size)
+    n_bins, min_size = int(n_bins), int(min_size)
     G = _check_groups(groups, y.size)
     stats = cell_statistics(score_buckets(p, n_bins), y - p, G)
     errs, sizes, owner = [], [], []
@@ -133,10 +143,9 @@ class _MulticalibrationScorer:
             raise ValueError("weighting must be one of ('max', 'size_weighted', "
                              "'mean_group_ece') for a scorer (a scorer returns one number); "
                              "got 'per_group_ece'.")
-        _check_weighting(weighting, tuple(w for w in WEIGHTINGS if w != "per_group_ece"))
         self.groups = as_groups(groups)
-        self.n_bins = check_n_bins(n_bins)
-        self.min_size = check_min_size(min_size)
+        self.n_bins = int(n_bins)
+        self.min_size = int(min_size)
         self.weighting = weighting
 
     def __call__(self, estimator, X, y, sample_weight=None, *, sensitive_features=None):
@@ -207,6 +216,7 @@ class _MulticalibrationScorer:
                 f"weighting={self.weighting!r})")
 
 
+@validate_params(_CELL_CONSTRAINTS, prefer_skip_nested_validation=True)
 def make_multicalibration_scorer(groups=(), *, n_bins=10, min_size=1, weighting="max"):
     """Scorer ``(estimator, X, y) -> -multicalibration_error`` for model selection.
 

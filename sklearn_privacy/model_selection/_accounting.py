@@ -69,6 +69,8 @@ from numbers import Real
 import numpy as np
 from scipy.optimize import brentq
 
+from ..utils.fixes import NumberInterval, StrOptions, validate_params
+
 __all__ = ["gaussian_rdp", "laplace_rdp", "pure_dp_rdp", "random_stopping_epsilon"]
 
 #: Orders ``lambda > 1`` at which the (epsilon, delta) conversion is evaluated.
@@ -76,7 +78,13 @@ _ORDERS = 1.0 + np.geomspace(1e-4, 1e6, 4001)
 #: Orders ``lambda_hat >= 1`` of the second RDP term (1 included: the term vanishes there).
 _HAT_ORDERS = np.r_[1.0, _ORDERS]
 
+_NON_NEGATIVE = NumberInterval(Real, 0, np.inf, closed="left")
+#: Renyi orders: an array-like, or one order.
+_ORDERS_CONSTRAINT = ["array-like", NumberInterval(Real, 1, None, closed="left")]
 
+
+@validate_params({"orders": _ORDERS_CONSTRAINT, "mu": [_NON_NEGATIVE]},
+                 prefer_skip_nested_validation=True)
 def gaussian_rdp(orders, mu: float) -> np.ndarray:
     """RDP of the Gaussian mechanism, ``lambda mu^2 / 2`` (``mu`` = sensitivity / sigma).
 
@@ -101,6 +109,8 @@ def gaussian_rdp(orders, mu: float) -> np.ndarray:
     return np.asarray(orders, dtype=float) * float(mu) ** 2 / 2.0
 
 
+@validate_params({"orders": _ORDERS_CONSTRAINT, "epsilon": [_NON_NEGATIVE]},
+                 prefer_skip_nested_validation=True)
 def laplace_rdp(orders, epsilon: float) -> np.ndarray:
     """RDP of the Laplace mechanism of budget ``epsilon`` (Mironov 2017, Proposition 6).
 
@@ -138,6 +148,8 @@ def laplace_rdp(orders, epsilon: float) -> np.ndarray:
     return np.minimum(out, eps)
 
 
+@validate_params({"orders": _ORDERS_CONSTRAINT, "epsilon": [_NON_NEGATIVE]},
+                 prefer_skip_nested_validation=True)
 def pure_dp_rdp(orders, epsilon: float) -> np.ndarray:
     """RDP implied by ``(epsilon, 0)``-DP: ``min(epsilon, lambda epsilon^2 / 2)``.
 
@@ -191,6 +203,17 @@ def runs_gamma(mean_runs: float, distribution: str) -> float:
     return float(np.exp(-brentq(gap, 1e-12, 700.0, xtol=1e-14, rtol=1e-14)))
 
 
+@validate_params(
+    {
+        "mean_runs": [NumberInterval(Real, 1, np.inf, closed="left")],
+        "score_epsilon": [_NON_NEGATIVE],
+        "gaussian_mu": [_NON_NEGATIVE],
+        "pure_epsilon": [_NON_NEGATIVE],
+        "delta": [NumberInterval(Real, 0, 1, closed="neither")],
+        "distribution": [StrOptions({"geometric", "logarithmic"})],
+    },
+    prefer_skip_nested_validation=True,
+)
 def random_stopping_epsilon(mean_runs: float, *, score_epsilon: float,
                             gaussian_mu: float = 0.0, pure_epsilon: float = 0.0,
                             delta: float = 1e-5, distribution: str = "geometric") -> float:
@@ -251,7 +274,11 @@ def random_stopping_epsilon(mean_runs: float, *, score_epsilon: float,
 def selection_bound(mean_runs, score_epsilon, gaussian_mu, pure_epsilon, delta,
                     distribution="geometric"):
     """``(epsilon, is_pure)``: :func:`random_stopping_epsilon` and whether the pure-DP
-    theorem gave it (then ``delta = 0``)."""
+    theorem gave it (then ``delta = 0``).
+
+    The checks below guard the internal callers (``RandomStoppingSearch`` passes a
+    noise ratio it computed); the public function validates its parameters first.
+    """
     if isinstance(mean_runs, bool) or not isinstance(mean_runs, Real) \
             or not np.isfinite(mean_runs) or mean_runs < 1:
         raise ValueError(f"mean_runs must be a finite number >= 1; got {mean_runs!r}.")

@@ -22,10 +22,10 @@ from contextvars import ContextVar
 from dataclasses import replace
 from numbers import Real
 
-import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from ..utils.fixes import validate_params
 from ._attributes import attribute_findings
 from ._claim import PrivacyClaim, StepClaim
 
@@ -326,6 +326,10 @@ def compose(steps: list[StepClaim]) -> PrivacyClaim:
     return PrivacyClaim(best, delta, steps, rule)
 
 
+@validate_params(
+    {"model": [BaseEstimator], "allow_seeded": ["boolean"]},
+    prefer_skip_nested_validation=True,
+)
 def privacy_claim(model, *, allow_seeded: bool = False) -> PrivacyClaim:
     """The (epsilon, delta) of a fitted object as published, with a reason per step.
 
@@ -413,11 +417,6 @@ def privacy_claim(model, *, allow_seeded: bool = False) -> PrivacyClaim:
     >>> print(privacy_claim(undeclared.fit(X, y)).reasons[0][:81])
     pipeline.steps[1][1].classes_: FILLogisticRegression.classes_ depends on the rows
     """
-    if not isinstance(allow_seeded, (bool, np.bool_)):
-        raise TypeError(f"allow_seeded must be True or False; got {allow_seeded!r}.")
-    if not isinstance(model, BaseEstimator):
-        raise TypeError("privacy_claim needs a fitted scikit-learn estimator; got "
-                        f"{type(model).__name__}.")
     check_is_fitted(model)
     token = _ALLOW_SEEDED.set(bool(allow_seeded))
     root = type(model).__name__.lower()

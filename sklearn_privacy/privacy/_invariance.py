@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 
+from ..utils.fixes import HasMethods, NumberInterval, validate_params
 from ._attributes import _published_state, declaration
 
 __all__ = ["Difference", "InvarianceReport", "NEIGHBOUR_KINDS", "neighbour_invariance"]
@@ -333,6 +334,19 @@ def _fit(estimator, X, y, fit_params):
     return est.fit(X, **fit_params) if y is None else est.fit(X, y, **fit_params)
 
 
+@validate_params(
+    {
+        "estimator": [HasMethods(["fit"])],
+        "X": ["array-like", "sparse matrix"],
+        "y": [None, "array-like"],
+        "rows": ["array-like"],
+        "kinds": ["array-like"],
+        "fit_params": [None, dict],
+        "random_state": [None, NumberInterval(numbers.Integral, 0, None, closed="left"),
+                         np.random.Generator],
+    },
+    prefer_skip_nested_validation=False,
+)
 def neighbour_invariance(estimator, X, y=None, *, rows=(0,), kinds=NEIGHBOUR_KINDS,
                          fit_params=None, random_state=None) -> InvarianceReport:
     """Refit ``estimator`` on neighbouring raw data sets and report what differs.

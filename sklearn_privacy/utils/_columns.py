@@ -6,9 +6,23 @@ from numbers import Integral
 
 import numpy as np
 
+from .fixes import NumberInterval, validate_params
+
 __all__ = ["resolve_columns"]
 
 
+# ``columns`` is checked element by element below, with ``param`` (the caller's name for
+# it) in the message.
+@validate_params(
+    {
+        "n_features": [NumberInterval(Integral, 0, None, closed="left")],
+        "feature_names": [None, "array-like"],
+        "label": ["boolean"],
+        "param": [str],
+        "allow_duplicates": ["boolean"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def resolve_columns(columns, n_features: int, feature_names=None, *, label: bool = False,
                     param: str = "columns", allow_duplicates: bool = False) -> np.ndarray:
     """Integer column indices of ``columns``, in the order given.

@@ -14,6 +14,8 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 
+from .fixes import NumberInterval, validate_params
+
 __all__ = ["ColumnPredicate", "Group", "as_2d_data", "as_groups", "conjunction_groups",
            "membership_matrix"]
 
@@ -403,6 +405,10 @@ def as_groups(groups):
     return out
 
 
+@validate_params(
+    {"groups": ["array-like"], "X": ["array-like", "sparse matrix"]},
+    prefer_skip_nested_validation=True,
+)
 def membership_matrix(groups, X):
     """Boolean matrix (n_samples, n_groups) of group membership.
 
@@ -430,9 +436,6 @@ def membership_matrix(groups, X):
     >>> membership_matrix([0, (0, 1)], np.array([[1, 0], [1, 1]])).tolist()
     [[True, False], [True, True]]
     """
-    if isinstance(groups, (Group, str)) or callable(groups) or \
-            not hasattr(groups, "__iter__"):
-        raise TypeError(f"groups must be a sequence of groups; got {groups!r}.")
     groups = [g if isinstance(g, Group) else Group(g) for g in groups]
     if not groups:
         raise ValueError("groups is empty; pass at least one group.")
@@ -458,6 +461,16 @@ def _category_values(X, column):
         return list(dict.fromkeys(vals.tolist()))
 
 
+@validate_params(
+    {
+        "columns": [dict, list, tuple],
+        "max_order": [NumberInterval(Integral, 1, None, closed="left")],
+        "names": [None, dict, "array-like"],
+        "X": [None, "array-like", "sparse matrix"],
+        "min_size": [NumberInterval(Real, 1, np.inf, closed="left")],
+    },
+    prefer_skip_nested_validation=True,
+)
 def conjunction_groups(columns, max_order=2, names=None, *, X=None, min_size=1):
     """All conjunctions of up to ``max_order`` items taken from different blocks.
 
@@ -483,7 +496,7 @@ def conjunction_groups(columns, max_order=2, names=None, *, X=None, min_size=1):
         and predicates name themselves.
     X : array-like, sparse matrix or DataFrame, default=None
         Data on which group sizes are counted (None: keep every conjunction).
-    min_size : int, default=1
+    min_size : int >= 1, default=1
         Minimum number of members in ``X`` for a conjunction to be kept.
 
     Returns
@@ -512,21 +525,9 @@ def conjunction_groups(columns, max_order=2, names=None, *, X=None, min_size=1):
     ...                                     min_size=2)]
     ["sex=='F'", "race=='A'"]
     """
-    if isinstance(max_order, (bool, np.bool_)) or not isinstance(max_order, Integral):
-        raise TypeError(f"max_order must be an integer >= 1; got {max_order!r}.")
-    if max_order < 1:
-        raise ValueError(f"max_order must be an integer >= 1; got {max_order!r}.")
-    if isinstance(min_size, (bool, np.bool_)) or not isinstance(min_size, Real) or \
-            not np.isfinite(min_size) or int(min_size) != min_size or min_size < 1:
-        raise ValueError(f"min_size must be a positive integer; got {min_size!r}.")
     if X is not None:
         X = as_2d_data(X)
-    if isinstance(columns, dict):
-        blocks = list(columns.values())
-    elif isinstance(columns, (list, tuple)):
-        blocks = list(columns)
-    else:
-        raise TypeError(f"columns must be a dict or a list of blocks; got {columns!r}.")
+    blocks = list(columns.values()) if isinstance(columns, dict) else list(columns)
     if not blocks:
         raise ValueError("columns is empty; pass at least one block.")
     expanded = []

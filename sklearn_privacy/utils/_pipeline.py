@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
 from sklearn.compose import ColumnTransformer
 from sklearn.impute import MissingIndicator, SimpleImputer
@@ -21,6 +23,7 @@ from sklearn.preprocessing import (
 )
 
 from ._columns import resolve_columns
+from .fixes import HasMethods, validate_params
 
 __all__ = ["feature_columns", "split_pipeline"]
 
@@ -162,6 +165,10 @@ def _propagate(step, mask, names, feature):
     return out, names_out
 
 
+@validate_params(
+    {"estimator": [HasMethods(["fit"])], "feature": [str, Integral]},
+    prefer_skip_nested_validation=True,
+)
 def feature_columns(estimator, feature) -> np.ndarray:
     """Columns, in the final step's input, derived from one original input feature.
 
@@ -216,11 +223,6 @@ def feature_columns(estimator, feature) -> np.ndarray:
     """
     steps, final = split_pipeline(estimator)
     names, n_in = _input_names(estimator)
-    if isinstance(feature, (list, tuple, np.ndarray)):
-        raise TypeError(
-            f"feature must be one feature name or index; got {feature!r} (call once per "
-            "feature)."
-        )
     j = int(resolve_columns(feature, n_in, names, param="feature")[0])
     mask = np.zeros(n_in, bool)
     mask[j] = True

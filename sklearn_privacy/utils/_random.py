@@ -16,6 +16,7 @@ from numbers import Integral
 import numpy as np
 
 from ._warnings import warn_user
+from .fixes import NumberInterval, validate_params
 
 __all__ = ["noise_generator", "child_seeds"]
 
@@ -23,6 +24,17 @@ __all__ = ["noise_generator", "child_seeds"]
 _SEED_BOUND = 2**31 - 1
 
 
+@validate_params(
+    {
+        "random_state": [
+            None,
+            NumberInterval(Integral, 0, 2**32 - 1, closed="both"),
+            np.random.RandomState,
+            np.random.Generator,
+        ],
+    },
+    prefer_skip_nested_validation=True,
+)
 def noise_generator(random_state):
     """Random generator for a noise draw, never numpy's global state for ``None``.
 
@@ -66,15 +78,10 @@ def noise_generator(random_state):
     if isinstance(random_state, (np.random.RandomState, np.random.Generator)):
         return random_state
     if isinstance(random_state, Integral) and not isinstance(random_state, bool):
-        if not 0 <= int(random_state) <= 2**32 - 1:
-            raise ValueError(
-                f"random_state must be an integer in [0, 2**32 - 1]; got {random_state!r}."
-            )
-        return np.random.RandomState(int(random_state))
-    raise TypeError(
-        "random_state must be None (fresh OS entropy), an int seed, a "
-        f"numpy.random.RandomState or a numpy.random.Generator; got {random_state!r}."
-    )
+        return np.random.RandomState(int(random_state))  # refuses a seed out of range
+    # reached only when parameter validation is skipped: never turn a float into a seed
+    raise TypeError(f"random_state must be None, an int seed, a RandomState or a Generator; "
+                    f"got {random_state!r}.")
 
 
 def warn_shared_noise(owner: str, random_state, *, stacklevel: int = 2) -> bool:
@@ -100,6 +107,13 @@ def warn_shared_noise(owner: str, random_state, *, stacklevel: int = 2) -> bool:
     return True
 
 
+@validate_params(
+    {
+        "rng": [np.random.RandomState, np.random.Generator],
+        "size": [NumberInterval(Integral, 0, None, closed="left")],
+    },
+    prefer_skip_nested_validation=True,
+)
 def child_seeds(rng, size: int) -> np.ndarray:
     """``size`` integer seeds in ``[0, 2**31 - 1)`` drawn from ``rng``.
 
@@ -124,10 +138,6 @@ def child_seeds(rng, size: int) -> np.ndarray:
     >>> child_seeds(noise_generator(0), 3).shape
     (3,)
     """
-    if isinstance(size, (bool, np.bool_)) or not isinstance(size, (Integral, np.integer)):
-        raise TypeError(f"size must be a non-negative integer; got {size!r}.")
-    if size < 0:
-        raise ValueError(f"size must be a non-negative integer; got {size}.")
     if isinstance(rng, np.random.Generator):
         return rng.integers(0, _SEED_BOUND, size=size, dtype=np.int64)
     return rng.randint(0, _SEED_BOUND, size=size).astype(np.int64)

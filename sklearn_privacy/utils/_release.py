@@ -12,7 +12,7 @@ from sklearn.base import BaseEstimator
 
 from ..exceptions import PrivacyWarning
 from ._warnings import warn_user
-from .fixes import scorer_base, search_cv_base
+from .fixes import scorer_base, search_cv_base, validate_params
 
 # Attributes in which scikit-learn estimators keep training rows verbatim; ``predict``
 # reads them, so they cannot be removed.
@@ -172,6 +172,10 @@ def _release_state(est):
         est.__setstate__(state)
 
 
+@validate_params(
+    {"estimator": [BaseEstimator], "inplace": ["boolean"], "allow_training_rows": ["boolean"]},
+    prefer_skip_nested_validation=True,
+)
 def strip_for_release(estimator, *, inplace: bool = False,
                       allow_training_rows: bool = False):
     """A copy of a fitted model without the data-dependent state ``predict`` does not need.
@@ -266,14 +270,6 @@ def strip_for_release(estimator, *, inplace: bool = False,
     >>> bool(np.array_equal(public.predict(X), clf.predict(X)))
     True
     """
-    if not isinstance(estimator, BaseEstimator):
-        raise TypeError(
-            "estimator must be a scikit-learn estimator (a fitted model, Pipeline or search); "
-            f"got {type(estimator).__name__}."
-        )
-    for name, value in (("inplace", inplace), ("allow_training_rows", allow_training_rows)):
-        if not isinstance(value, bool | np.bool_):
-            raise TypeError(f"{name} must be True or False; got {value!r}.")
     rows = [msg for path, obj in _objects(estimator) for msg in _stored_rows(path, obj)]
     if rows:
         message = (

@@ -64,6 +64,22 @@ from sklearn.utils.validation import (
 )
 
 
+class NumberInterval(Interval):
+    """:class:`Interval` that refuses booleans.
+
+    ``True`` is an ``Integral`` (hence a ``Real``) in Python, so scikit-learn's
+    ``Interval(Real, 0, 1)`` accepts it as 1. A budget, a probability or a number of rows
+    given as ``True`` is a mistake; the functions of this package refuse it, with the
+    interval in the message. Overrides ``Interval.is_satisfied_by``, the method
+    ``validate_params`` calls (private like the class, in every release).
+    """
+
+    def is_satisfied_by(self, val):
+        import numpy as np
+
+        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
+
+
 # --- Metadata routing -----------------------------------------------------------------
 def routing_enabled() -> bool:
     """Whether scikit-learn's metadata routing is enabled.
@@ -205,6 +221,7 @@ __all__ = [
     "HasMethods",
     "Hidden",
     "Interval",
+    "NumberInterval",
     "StrOptions",
     "_check_sample_weight",
     "_fit_context",

@@ -6,23 +6,9 @@ from numbers import Real
 
 import numpy as np
 
-from ..utils.fixes import Interval, StrOptions, validate_params
+from ..utils.fixes import NumberInterval, StrOptions, validate_params
 
-
-def _check_number(value, name: str, *, low: float, high: float = np.inf,
-                  low_open: bool = True, high_open: bool = False) -> float:
-    """A finite real number in the given interval; bools and strings are refused."""
-    if isinstance(value, bool | np.bool_) or not isinstance(value, Real):
-        raise TypeError(f"{name} must be a real number; got {value!r} of type "
-                        f"{type(value).__name__}.")
-    value = float(value)
-    below = value <= low if low_open else value < low
-    above = value >= high if high_open else value > high
-    if not np.isfinite(value) or below or above:
-        left, right = "(" if low_open else "[", ")" if high_open or high == np.inf else "]"
-        raise ValueError(f"{name} must be a finite number in {left}{low:g}, {high:g}{right}; "
-                         f"got {value!r}.")
-    return value
+_SIZE = NumberInterval(Real, 0, np.inf, closed="neither")
 
 
 def _as_real_vector(values, name: str) -> np.ndarray:
@@ -54,6 +40,10 @@ def _check_groups(group_sizes, group_weights):
     return sizes, weights
 
 
+@validate_params(
+    {"group_sizes": ["array-like"], "group_weights": ["array-like"]},
+    prefer_skip_nested_validation=True,
+)
 def effective_sample_size(group_sizes, group_weights) -> float:
     """Effective number of samples of a weighted empirical risk.
 
@@ -93,6 +83,14 @@ def effective_sample_size(group_sizes, group_weights) -> float:
     return float(1.0 / np.sum(weights**2 / sizes))
 
 
+@validate_params(
+    {
+        "w": [NumberInterval(Real, 0, 1, closed="both")],
+        "n_train": [_SIZE],
+        "n_reference_samples": [_SIZE],
+    },
+    prefer_skip_nested_validation=True,
+)
 def epsilon_ratio(w: float, n_train: int, n_reference_samples: int) -> float:
     """Relative privacy ``eps_T / eps_R = (1 - w) / w * N_R / N_T`` of two-group WERM.
 
@@ -130,14 +128,21 @@ def epsilon_ratio(w: float, n_train: int, n_reference_samples: int) -> float:
     >>> epsilon_ratio(0.9, 1000, 3000)
     0.333...
     """
-    w = _check_number(w, "w", low=0.0, high=1.0, low_open=False)
-    n_train = _check_number(n_train, "n_train", low=0.0)
-    n_reference_samples = _check_number(n_reference_samples, "n_reference_samples", low=0.0)
+    w, n_train, n_reference_samples = float(w), float(n_train), float(n_reference_samples)
     if w == 0:
         return float("inf")
     return float((1 - w) / w * n_reference_samples / n_train)
 
 
+@validate_params(
+    {
+        "vc_dim": [_SIZE],
+        "delta": [NumberInterval(Real, 0, 1, closed="neither")],
+        "group_sizes": ["array-like"],
+        "group_weights": ["array-like"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def generalization_bound(vc_dim, delta, group_sizes, group_weights) -> float:
     """Excess-risk term of Theorem 3.2 of the WERM paper (losses bounded in [0, 1]).
 
@@ -183,8 +188,7 @@ def generalization_bound(vc_dim, delta, group_sizes, group_weights) -> float:
     >>> bool(equal < skewed)
     True
     """
-    vc_dim = _check_number(vc_dim, "vc_dim", low=0.0)
-    delta = _check_number(delta, "delta", low=0.0, high=1.0, high_open=True)
+    vc_dim, delta = float(vc_dim), float(delta)
     sizes, _ = _check_groups(group_sizes, group_weights)
     n = sizes.sum()
     if vc_dim > n:
@@ -202,8 +206,8 @@ def generalization_bound(vc_dim, delta, group_sizes, group_weights) -> float:
     {
         "setting": [StrOptions({"public_reference", "equal_privacy",
                                 "high_reference_privacy"})],
-        "n_train": [Interval(Real, 0, None, closed="neither")],
-        "n_reference_samples": [Interval(Real, 0, None, closed="neither")],
+        "n_train": [_SIZE],
+        "n_reference_samples": [_SIZE],
     },
     prefer_skip_nested_validation=True,
 )
@@ -244,8 +248,7 @@ def weight_for_setting(setting, n_train, n_reference_samples) -> float:
     >>> weight_for_setting("equal_privacy", 1000, 3000)
     0.75
     """
-    n_train = _check_number(n_train, "n_train", low=0.0)
-    n_reference_samples = _check_number(n_reference_samples, "n_reference_samples", low=0.0)
+    n_train, n_reference_samples = float(n_train), float(n_reference_samples)
     if setting == "public_reference":
         return 1.0
     if setting == "high_reference_privacy":
