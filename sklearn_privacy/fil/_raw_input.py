@@ -477,7 +477,7 @@ class RawInputAudit:
 
     def _chunks(self, idx, k, secular=False):
         size = max(16, int(_CHUNK_BYTES // (8 * max(1, self.p) * max(1, k + self.d_u))))
-        if secular:  # per row: the map's blocks, a_i, B^T a_i and N Phi_u (u numeric)
+        if secular:  # per row: a_i, B^T a_i and N Phi_u of every coordinate at most
             size = max(size, min(_SECULAR_ROWS, int(
                 _CHUNK_BYTES // (8 * (self.p + self.p_f * (self.d_u + 2))))))
         for start in range(0, idx.size, size):
