@@ -18,8 +18,11 @@ on its feature columns, the ``K - 1`` label coordinates unchanged.
 
 Every eta and Fisher information matrix of the package's engines is then taken of these
 Jacobians: per example (the top eigenvalue of the small ``k x k`` Gram of the selected
-columns), per set (``sum_i J_i J_i^T``, ``p x p``) and the FIM ``J_S^T J_S / sigma^2``
-(dense, or a matrix-free operator).
+columns; or, when the selection holds enough encoded levels, whose columns of ``J_i``
+differ from row to row only along ``a_i``, the largest root of a fixed-pole secular
+equation of rank ``numeric coordinates + 2``, see :meth:`RawInputAudit._secular_binary`),
+per set (``sum_i J_i J_i^T``, ``p x p``) and the FIM ``J_S^T J_S / sigma^2`` (dense, or a
+matrix-free operator).
 """
 
 from __future__ import annotations
