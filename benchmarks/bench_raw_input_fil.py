@@ -13,9 +13,9 @@ categorical ones) -> FIL estimator`` fitted on rows of the bundled Adult table, 
   row: the route before the fixed-pole solver),
 
 alternating them, and reports the median time of each and the ratios to the first
-(goal: at most 1.5). Also the per-attribute eta of one raw column (``columns="age"``) against today's eta
-of the columns derived from it, where they exist (a spline's columns of age; a mixing map
-such as a polynomial or a kernel map has none).
+(goal: at most 1.5). Also the per-attribute eta of one raw column (``columns="age"``)
+against today's eta of the columns derived from it, where they exist (a spline's columns
+of age; a mixing map such as a polynomial or a kernel map has none).
 
 Run: ``python benchmarks/bench_raw_input_fil.py [--rows 20000] [--repeat 5] [--threads 1]``
 (``--threads both``: the table single-threaded, then with the default threads). Wall
