@@ -581,3 +581,26 @@ def test_fixed_pole_route_matches_finite_differences(map_name, kind, monkeypatch
         J = np.column_stack([Jr, _label_columns(pipe, r)])
         assert _rel(per_example[r], np.linalg.norm(J, 2) / SIGMA) < RTOL
         assert _rel(per_c[r], np.linalg.norm(Jr[:, ca], 2) / SIGMA) < RTOL
+
+
+def test_fixed_pole_route_solves_unconverged_rows_on_their_gram(monkeypatch):
+    """Rows the solver reports as not converged are answered by their per-row Gram."""
+    from sklearn_privacy.fil import _raw_input
+    from sklearn_privacy.fil._audit import raw_columns, raw_view
+
+    solver = _raw_input.largest_eigenvalue_psd_update
+
+    def partial(pi, Yh, C0):
+        lam, conv = solver(pi, Yh, C0)
+        conv[::3] = False
+        lam[::3] = np.inf  # an upper bound that must not be used
+        return lam, conv
+
+    monkeypatch.setattr(_raw_input, "largest_eigenvalue_psd_update", partial)
+    monkeypatch.setattr(_raw_input, "_ROUTE", "secular")
+    pipe, df, _ = _fit("spline_linear", "logistic", df=_frame_levels())
+    raw = raw_view(pipe, X=df)
+    order = raw_columns(raw, None)
+    Jt, _ = raw.jacobians_t(np.arange(N), order)
+    dense = np.linalg.norm(Jt.transpose(0, 2, 1), 2, axis=(1, 2)) ** 2
+    np.testing.assert_allclose(raw.per_example_sq_norms(order), dense, rtol=1e-10)
