@@ -56,8 +56,9 @@ _CHUNK_BYTES = 32_000_000
 _CHECK_ROWS = 512
 #: Route of the per-example etas through a row-dependent map (binary GLMs): "auto" takes
 #: the fixed-pole solver (no per-row eigendecomposition) when the selection has at least
-#: ``r + 1`` fixed coordinates (encoded levels; ``r`` = other coordinates + 2, the rank of
-#: the update), the per-row Gram otherwise; "secular" and "gram" force one of them.
+#: ``r + 2`` fixed coordinates (encoded levels: ``r + 1`` poles; ``r`` = other coordinates
+#: + 2, the rank of the update), the per-row Gram otherwise; "secular" and "gram" force
+#: one of them. Measured on Adult (13 levels, 4 numeric): 1.2-2.1x faster than the Gram.
 _ROUTE = "auto"
 #: Rows per chunk of the fixed-pole solver, at most.
 _SECULAR_ROWS = 8192
@@ -220,24 +221,10 @@ class RawInputAudit:
         na2 = np.einsum("ij,ij->i", A, A)
         E = A @ self._Bf  # rows of B^T a_i
         om, l1, l2, l3 = eng.omega[idx], eng.l1[idx], eng.l2[idx], eng.l3[idx]
-        feats = order[order < self.d_u]
-        kf = feats.size
-        pos = np.full(self.d_u, -1, dtype=np.intp)
-        pos[feats] = np.arange(kf)
+        kf = int(np.sum(order < self.d_u))
         N, w = self._N, self._w
-        terms = [[] for _ in range(kf)]  # per coordinate: (outputs, derivatives or None)
-        for o, i, J, diag in blocks:
-            for b in np.flatnonzero(pos[i] >= 0):
-                u = pos[i[b]]
-                if diag:
-                    terms[u].append((o[b:b + 1], None if J is None else J[:, b:b + 1]))
-                else:
-                    terms[u].append((o, J[:, :, b]))
         # encoded levels (one output, derivative 1) all at once; the others one by one
-        const = np.array([len(t) == 1 and t[0][1] is None for t in terms], dtype=bool)
-        cu = np.flatnonzero(const)
-        co = np.array([terms[u][0][0][0] for u in cu], dtype=np.intp)
-        vu = np.flatnonzero(~const)
+        terms, cu, co, vu = self._split(blocks, order)
         g = np.zeros((m, kf))
         h = np.zeros((m, kf))
         g[:, cu] = w[co]
@@ -340,6 +327,7 @@ class RawInputAudit:
         return terms, cu, co, np.flatnonzero(~const)
 
     def _use_secular(self, idx, order):
+        """Whether the per-example etas of ``order`` take the fixed-pole route."""
         if _ROUTE != "auto":
             return _ROUTE == "secular"
         blocks, _ = self._blocks(idx[:1])
