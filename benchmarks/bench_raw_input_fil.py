@@ -7,14 +7,19 @@ categorical ones) -> FIL estimator`` fitted on rows of the bundled Adult table, 
   column entering the final step (the structured engine), and
 - ``fil.eta(pipe, per_example=True, X=X)``: the per-example eta of every raw input (each
   numeric column in its own units, each categorical one as its one-hot coordinates, and
-  the label) through the map's derivative, the map's Jacobian included,
+  the label) through the map's derivative, the map's Jacobian included, by the route the
+  library picks (the fixed-pole solver when the selection holds enough encoded levels),
+- the same forced onto the per-row Gram route (a ``k x k`` Gram and its eigenvalues per
+  row: the route before the fixed-pole solver),
 
-alternating the two, and reports the median time of each and their ratio (goal: at most
-1.5). Also the per-attribute eta of one raw column (``columns="age"``) against today's eta
-of the columns derived from it, where they exist (a spline's columns of age; a mixing map
-such as a polynomial or a kernel map has none).
+alternating them, and reports the median time of each and the ratios to the first
+(goal: at most 1.5). Also the per-attribute eta of one raw column (``columns="age"``)
+against today's eta of the columns derived from it, where they exist (a spline's columns
+of age; a mixing map such as a polynomial or a kernel map has none).
 
-Run: ``python benchmarks/bench_raw_input_fil.py [--rows 20000] [--repeat 5]``.
+Run: ``python benchmarks/bench_raw_input_fil.py [--rows 20000] [--repeat 5] [--threads 1]``
+(``--threads both``: the table single-threaded, then with the default threads). Wall
+times; the CPU times (``time.process_time``) of the raw etas are printed alongside.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from threadpoolctl import threadpool_limits
 
 from sklearn_privacy import FILLinearRegression, FILLogisticRegression, fil
 from sklearn_privacy.datasets import load_adult
+from sklearn_privacy.fil import _raw_input
 from sklearn_privacy.fil._feature_maps import feature_map
 
 NUM = ["age", "education_num", "hours_per_week", "capital_gain"]
@@ -63,15 +69,41 @@ def _timed(f, *args, **kwargs):
     return time.perf_counter() - t
 
 
+def _timed_cpu(f, *args, **kwargs):
+    t, c = time.perf_counter(), time.process_time()
+    f(*args, **kwargs)
+    return time.perf_counter() - t, time.process_time() - c
+
+
+def _gram_route(f, *args, **kwargs):
+    """``f`` with the per-example raw etas forced onto the per-row Gram route."""
+    saved = _raw_input._ROUTE
+    _raw_input._ROUTE = "gram"
+    try:
+        return _timed_cpu(f, *args, **kwargs)
+    finally:
+        _raw_input._ROUTE = saved
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=20000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--maps", default="",
                         help="only the maps whose name contains this text")
-    parser.add_argument("--threads", type=int, default=None,
-                        help="BLAS threads (default: the library's default)")
+    parser.add_argument("--threads", default=None,
+                        help="BLAS threads (default: the library's default; 'both': one "
+                             "thread, then the default)")
     args = parser.parse_args()
+    if args.threads == "both":
+        for threads in ("1", None):
+            args.threads = threads
+            run(args)
+        return
+    run(args)
+
+
+def run(args):
     bunch = load_adult(raw=True, as_frame=True)
     X = bunch.data[NUM + CAT].dropna().iloc[: args.rows].reset_index(drop=True)
     X[NUM] = X[NUM].astype(float)
@@ -82,11 +114,11 @@ def main():
           f"{os.getloadavg()[0]:.1f}; rows {len(X)}; repeat {args.repeat}; threads "
           f"{args.threads or 'default'}")
     print("| map | GLM | p (features) | raw coordinates | features eta, all (s) | raw eta, "
-          "all (s) | ratio | raw eta of 'age' (s) | features eta of age's spline columns "
+          "all (s) | ratio | CPU ratio | raw eta, all, per-row Gram route (s) | ratio | "
+          "CPU ratio | raw eta of 'age' (s) | features eta of age's spline columns "
           "(s) | ratio |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    if args.threads:
-        threadpool_limits(args.threads)
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    limits = threadpool_limits(int(args.threads)) if args.threads else None
     for (name, make), cats in [(item, CAT) for item in MAPS.items()] + [
             (("spline (8 knots)", MAPS["spline (8 knots)"]), [])]:
         if args.maps not in name:
@@ -102,23 +134,28 @@ def main():
                 pipe.fit(X[cols], y)
             names = list(pipe[0].get_feature_names_out())
             block = [n for n in names if n.startswith("splinetransformer__age_")]
-            tf, tr, ta, tb = [], [], [], []
+            tf, tr, tg, ta, tb = [], [], [], [], []
             for _ in range(args.repeat):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    tf.append(_timed(fil.eta, pipe, per_example=True, wrt="features"))
-                    tr.append(_timed(fil.eta, pipe, per_example=True, X=X[cols]))
+                    tf.append(_timed_cpu(fil.eta, pipe, per_example=True, wrt="features"))
+                    tr.append(_timed_cpu(fil.eta, pipe, per_example=True, X=X[cols]))
+                    tg.append(_gram_route(fil.eta, pipe, per_example=True, X=X[cols]))
                     ta.append(_timed(fil.eta, pipe, per_example=True, X=X[cols],
                                      columns="age"))
                     if block:  # today's eta of the spline columns of age
                         tb.append(_timed(fil.eta, pipe, per_example=True, columns=block,
                                          wrt="features"))
             k = feature_map(pipe).n_coordinates
-            mf, mr, ma = np.median(tf), np.median(tr), np.median(ta)
+            (mf, cf), (mr, cr), (mg, cg) = (np.median(t, axis=0) for t in (tf, tr, tg))
+            ma = np.median(ta)
             mb = f"{np.median(tb):.3f} | {ma / np.median(tb):.2f}" if tb else "- | -"
             label = name + ("" if cats else ", numeric only")
             print(f"| {label} | {glm} | {pipe[-1].n_features_in_} | {k} | {mf:.3f} | "
-                  f"{mr:.3f} | {mr / mf:.2f} | {ma:.3f} | {mb} |", flush=True)
+                  f"{mr:.3f} | {mr / mf:.2f} | {cr / cf:.2f} | {mg:.3f} | {mg / mf:.2f} | "
+                  f"{cg / cf:.2f} | {ma:.3f} | {mb} |", flush=True)
+    if limits is not None:
+        limits.restore_original_limits()
 
 
 if __name__ == "__main__":

@@ -465,3 +465,142 @@ def test_data_norm_final_step_falls_back_to_the_features_by_name():
     with pytest.warns(PrivacyWarning, match="data_norm"):
         out = fil.eta(pipe, per_example=True)
     np.testing.assert_allclose(out, pipe[-1].eta_, rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------
+# The fixed-pole route of the per-example etas (no per-row eigendecomposition)
+# ---------------------------------------------------------------------------------------
+def _dense_top(pi, Yh, C0):
+    """Largest eigenvalue of diag(pi) (+ zeros) + Y Y^T, built explicitly."""
+    m, q, r = Yh.shape
+    ev, V = np.linalg.eigh(C0)
+    R = V * np.sqrt(np.maximum(ev, 0.0))[:, None, :]  # C0 = R R^T
+    W = np.concatenate([Yh, R.transpose(0, 2, 1)], axis=1)
+    A = W @ W.transpose(0, 2, 1)
+    A[:, np.arange(q), np.arange(q)] += pi
+    return np.linalg.eigvalsh(A)[:, -1]
+
+
+@pytest.mark.parametrize("q, r", [(12, 6), (5, 1), (0, 4), (3, 7), (1, 2)])
+def test_fixed_pole_solver_matches_dense_eigenvalues(q, r):
+    """largest_eigenvalue_psd_update against the eigenvalues of the explicit matrix, on
+    random rows and on the hard ones: no update, an update orthogonal to the top pole
+    (the answer is the pole), a tiny update (a root just above the pole), repeated
+    poles, an update of rank one."""
+    from sklearn_privacy.fil._secular import largest_eigenvalue_psd_update
+
+    rng = np.random.default_rng(q * 10 + r)
+    m = 400
+    pi = rng.random((m, q)) * rng.lognormal(0, 2, (m, 1))
+    Yh = rng.normal(size=(m, q, r)) * rng.lognormal(0, 2, (m, 1, r))
+    B = rng.normal(size=(m, r, r)) * rng.lognormal(0, 1, (m, 1, 1))
+    C0 = B @ B.transpose(0, 2, 1)
+    if q:
+        top = pi.argmax(axis=1)
+        Yh[0] = 0.0
+        C0[0] = 0.0  # no update: the top pole
+        Yh[1, top[1]] = 0.0  # orthogonal to the top pole
+        Yh[2] *= 1e-5
+        C0[2] *= 1e-10  # a root just above the pole
+        pi[3] = pi[3, 0]  # one repeated pole
+        Yh[4, :, 1:] = 0.0
+        C0[4] = 0.0
+        C0[4, 0, 0] = 1.0  # rank one
+    lam, conv = largest_eigenvalue_psd_update(pi, Yh, C0)
+    ref = _dense_top(pi, Yh, C0)
+    assert conv.mean() > 0.99
+    np.testing.assert_allclose(lam[conv], ref[conv], rtol=1e-10, atol=1e-300)
+    # unconverged rows report an upper bound (the caller solves them densely)
+    assert np.all(lam[~conv] >= ref[~conv] * (1 - 1e-12))
+
+
+SECULAR_MAPS = ["spline_linear", "poly", "rff", "nystroem_rbf", "function",
+                "spline_periodic"]
+
+
+def _frame_levels(seed=0, levels=9):
+    """The test frame with a categorical of many levels (enough fixed coordinates for
+    the fixed-pole route to be chosen by itself)."""
+    df = _frame(seed)
+    rng = np.random.RandomState(seed + 7)
+    return df.assign(c=rng.choice([f"l{k}" for k in range(levels)], N))
+
+
+@pytest.mark.parametrize("kind", ["ls", "logistic", "poisson"])
+@pytest.mark.parametrize("map_name", SECULAR_MAPS)
+def test_fixed_pole_route_equals_dense_jacobians_on_every_row(map_name, kind,
+                                                              monkeypatch):
+    """Every row's per-example eta by the fixed-pole route equals the spectral norm of
+    its dense raw-input Jacobian (SVD) and the per-row Gram route, for every raw
+    coordinate, subsets with and without the label, and the route picked by itself."""
+    from sklearn_privacy.fil import _raw_input
+    from sklearn_privacy.fil._audit import raw_columns, raw_view
+
+    for df in (_frame(), _frame_levels()):
+        pipe, df, _ = _fit(map_name, kind, df=df)
+        raw = raw_view(pipe, X=df)
+        for columns in (None, ["a", "c"], ["b", "c"], ["c", "label"]):
+            order = raw_columns(raw, columns)
+            Jt, _ = raw.jacobians_t(np.arange(N), order)
+            dense = np.linalg.norm(Jt.transpose(0, 2, 1), 2, axis=(1, 2)) ** 2
+            out = {}
+            for route in ("secular", "gram", "auto"):
+                monkeypatch.setattr(_raw_input, "_ROUTE", route)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", PrivacyWarning)
+                    out[route] = raw.per_example_sq_norms(order)
+            fine = np.isfinite(dense) & np.isfinite(out["secular"])
+            np.testing.assert_allclose(out["secular"][fine], dense[fine], rtol=1e-10)
+            np.testing.assert_allclose(out["secular"], out["gram"], rtol=1e-10)
+            chosen = "secular" if raw._use_secular(np.arange(N), order) else "gram"
+            np.testing.assert_array_equal(out["auto"], out[chosen])
+    # the many-level frame, every coordinate: the route is chosen by itself
+    monkeypatch.setattr(_raw_input, "_ROUTE", "auto")
+    pipe, df, _ = _fit(map_name, kind, df=_frame_levels())
+    raw = raw_view(pipe, X=df)
+    assert raw._use_secular(np.arange(N), raw_columns(raw, None))
+
+
+@pytest.mark.parametrize("kind", ["ls", "logistic", "poisson"])
+@pytest.mark.parametrize("map_name", ["spline_linear", "poly", "rff", "function"])
+def test_fixed_pole_route_matches_finite_differences(map_name, kind, monkeypatch):
+    """The fixed-pole route's per-example etas equal the spectral norms of the
+    raw-input Jacobians from central differences of exact refits."""
+    from sklearn_privacy.fil import _raw_input
+
+    monkeypatch.setattr(_raw_input, "_ROUTE", "secular")
+    pipe, df, y = _fit(map_name, kind)
+    fmap = feature_map(pipe)
+    coords = np.arange(fmap.n_coordinates)
+    rows = _probe_rows(pipe, df)
+    per_example = fil.eta(pipe, X=df, per_example=True)
+    per_c = fil.eta(pipe, X=df, columns=["a", "c"], per_example=True)
+    ca = np.r_[0, fmap.feature_coordinates[2]]
+    for r in rows:
+        Jr = _fd_jacobian(pipe, df, y, r, coords)
+        J = np.column_stack([Jr, _label_columns(pipe, r)])
+        assert _rel(per_example[r], np.linalg.norm(J, 2) / SIGMA) < RTOL
+        assert _rel(per_c[r], np.linalg.norm(Jr[:, ca], 2) / SIGMA) < RTOL
+
+
+def test_fixed_pole_route_solves_unconverged_rows_on_their_gram(monkeypatch):
+    """Rows the solver reports as not converged are answered by their per-row Gram."""
+    from sklearn_privacy.fil import _raw_input
+    from sklearn_privacy.fil._audit import raw_columns, raw_view
+
+    solver = _raw_input.largest_eigenvalue_psd_update
+
+    def partial(pi, Yh, C0):
+        lam, conv = solver(pi, Yh, C0)
+        conv[::3] = False
+        lam[::3] = np.inf  # an upper bound that must not be used
+        return lam, conv
+
+    monkeypatch.setattr(_raw_input, "largest_eigenvalue_psd_update", partial)
+    monkeypatch.setattr(_raw_input, "_ROUTE", "secular")
+    pipe, df, _ = _fit("spline_linear", "logistic", df=_frame_levels())
+    raw = raw_view(pipe, X=df)
+    order = raw_columns(raw, None)
+    Jt, _ = raw.jacobians_t(np.arange(N), order)
+    dense = np.linalg.norm(Jt.transpose(0, 2, 1), 2, axis=(1, 2)) ** 2
+    np.testing.assert_allclose(raw.per_example_sq_norms(order), dense, rtol=1e-10)

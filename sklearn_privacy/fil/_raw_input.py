@@ -18,8 +18,11 @@ on its feature columns, the ``K - 1`` label coordinates unchanged.
 
 Every eta and Fisher information matrix of the package's engines is then taken of these
 Jacobians: per example (the top eigenvalue of the small ``k x k`` Gram of the selected
-columns), per set (``sum_i J_i J_i^T``, ``p x p``) and the FIM ``J_S^T J_S / sigma^2``
-(dense, or a matrix-free operator).
+columns; or, when the selection holds enough encoded levels, whose columns of ``J_i``
+differ from row to row only along ``a_i``, the largest root of a fixed-pole secular
+equation of rank ``numeric coordinates + 2``, see :meth:`RawInputAudit._secular_binary`),
+per set (``sum_i J_i J_i^T``, ``p x p``) and the FIM ``J_S^T J_S / sigma^2`` (dense, or a
+matrix-free operator).
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from ._engine import (
 )
 from ._feature_maps import _take_rows, blocks_to_dense
 from ._multinomial import MultinomialFILEngine, helmert_basis
+from ._secular import largest_eigenvalue_psd_update
 
 __all__ = ["RawInputAudit"]
 
@@ -50,6 +54,14 @@ _CHUNK_BYTES = 32_000_000
 #: Rows (spread over the table) on which the raw rows are checked against the final
 #: step's data.
 _CHECK_ROWS = 512
+#: Route of the per-example etas through a row-dependent map (binary GLMs): "auto" takes
+#: the fixed-pole solver (no per-row eigendecomposition) when the selection has at least
+#: ``r + 2`` fixed coordinates (encoded levels: ``r + 1`` poles; ``r`` = other coordinates
+#: + 2, the rank of the update), the per-row Gram otherwise; "secular" and "gram" force
+#: one of them. Measured on Adult (13 levels, 4 numeric): 1.2-2.1x faster than the Gram.
+_ROUTE = "auto"
+#: Rows per chunk of the fixed-pole solver, at most.
+_SECULAR_ROWS = 8192
 
 
 def _ix(idx):
@@ -209,24 +221,10 @@ class RawInputAudit:
         na2 = np.einsum("ij,ij->i", A, A)
         E = A @ self._Bf  # rows of B^T a_i
         om, l1, l2, l3 = eng.omega[idx], eng.l1[idx], eng.l2[idx], eng.l3[idx]
-        feats = order[order < self.d_u]
-        kf = feats.size
-        pos = np.full(self.d_u, -1, dtype=np.intp)
-        pos[feats] = np.arange(kf)
+        kf = int(np.sum(order < self.d_u))
         N, w = self._N, self._w
-        terms = [[] for _ in range(kf)]  # per coordinate: (outputs, derivatives or None)
-        for o, i, J, diag in blocks:
-            for b in np.flatnonzero(pos[i] >= 0):
-                u = pos[i[b]]
-                if diag:
-                    terms[u].append((o[b:b + 1], None if J is None else J[:, b:b + 1]))
-                else:
-                    terms[u].append((o, J[:, :, b]))
         # encoded levels (one output, derivative 1) all at once; the others one by one
-        const = np.array([len(t) == 1 and t[0][1] is None for t in terms], dtype=bool)
-        cu = np.flatnonzero(const)
-        co = np.array([terms[u][0][0][0] for u in cu], dtype=np.intp)
-        vu = np.flatnonzero(~const)
+        terms, cu, co, vu = self._split(blocks, order)
         g = np.zeros((m, kf))
         h = np.zeros((m, kf))
         g[:, cu] = w[co]
@@ -283,6 +281,156 @@ class RawInputAudit:
             return G
         return G[:, internal[:, None], internal[None, :]]
 
+    def _fixed_structure(self, co):
+        """Eigen structure of the coordinates whose map column is fixed (encoded levels):
+        with ``B_F`` their columns of ``B`` and ``P`` the projector orthogonal to their
+        coefficients ``w_F``, ``B_F P B_F^T = sum_j d_j u_j u_j^T``; ``K`` maps ``B_F^T
+        y`` to the coordinates ``u_j^T y``."""
+        key = co.tobytes()
+        cache = self.__dict__.setdefault("_fixed_cache", {})
+        if key in cache:
+            return cache[key]
+        wF = self._w[co]
+        QF = self._N[np.ix_(co, co)]
+        wn = float(np.linalg.norm(wF))
+        if co.size and wn > 0:
+            Z = linalg.null_space(wF[None, :] / wn)
+        else:
+            Z = np.eye(co.size)
+        d, V = np.linalg.eigh(Z.T @ QF @ Z)
+        d = np.maximum(d, np.finfo(float).tiny)
+        K = (Z @ V) / np.sqrt(d)[None, :]
+        st = {"d": d, "K": K, "wF": wF, "wn": wn, "vhat": (QF @ wF) @ K,
+              "wQw": float(wF @ QF @ wF)}
+        cache[key] = st
+        return st
+
+    def _split(self, blocks, order):
+        """Per selected coordinate its map terms ``(outputs, derivatives or None)``; the
+        positions (in the selection) of the fixed coordinates (an encoded level: one
+        output, derivative 1) with their outputs, and of the others."""
+        feats = order[order < self.d_u]
+        kf = feats.size
+        pos = np.full(self.d_u, -1, dtype=np.intp)
+        pos[feats] = np.arange(kf)
+        terms = [[] for _ in range(kf)]
+        for o, i, J, diag in blocks:
+            for b in np.flatnonzero(pos[i] >= 0):
+                u = pos[i[b]]
+                if diag:
+                    terms[u].append((o[b:b + 1], None if J is None else J[:, b:b + 1]))
+                else:
+                    terms[u].append((o, J[:, :, b]))
+        const = np.array([len(t) == 1 and t[0][1] is None for t in terms], dtype=bool)
+        cu = np.flatnonzero(const)
+        co = np.array([terms[u][0][0][0] for u in cu], dtype=np.intp)
+        return terms, cu, co, np.flatnonzero(~const)
+
+    def _use_secular(self, idx, order):
+        """Whether the per-example etas of ``order`` take the fixed-pole route."""
+        if _ROUTE != "auto":
+            return _ROUTE == "secular"
+        blocks, _ = self._blocks(idx[:1])
+        _, cu, _, vu = self._split(blocks, order)
+        return cu.size - 1 >= vu.size + 2 + 1
+
+    def _secular_binary(self, idx, blocks, order):
+        """``||J_i[:, C]||_2^2`` of the rows without per-row Grams (see
+        :func:`~._secular.largest_eigenvalue_psd_update`), and the rows that did not
+        converge.
+
+        Split the selected coordinates into those whose map column is fixed (``F``:
+        encoded levels, one output of derivative 1) and the others (``V``). With ``P``
+        the projector orthogonal to ``w_F`` and ``u = w_F / |w_F|``,
+
+            J_i J_i^T / omega_i^2 = l'^2 B_F P B_F^T + Y_i Y_i^T,
+            Y_i = [(l' v_F + l'' |w_F|^2 a) / |w_F|, l'' g_u a + l' b_u (u in V),
+                   l3 a],
+
+        ``v_F = B_F w_F``, ``b_u = B Phi_u``: a fixed matrix (diagonalised once)
+        scaled per row plus a positive semi-definite update of rank ``|V| + 2``, whose
+        coordinates on the fixed eigenvectors and Gram come from the same products as the
+        per-row Gram (``B_F^T a``, ``N Phi_u``).
+        """
+        eng = self.engine
+        m = idx.size
+        A = eng._aug_rows(idx) @ eng.H_inv
+        na2 = np.einsum("ij,ij->i", A, A)
+        E = A @ self._Bf
+        om, l1, l2, l3 = eng.omega[idx], eng.l1[idx], eng.l2[idx], eng.l3[idx]
+        has_label = bool(np.any(order == self.d_u))
+        N, w = self._N, self._w
+        terms, cu, co, vu = self._split(blocks, order)
+        t = vu.size
+        gV = np.zeros((m, t))
+        hV = np.zeros((m, t))
+        QVF = np.empty((m, t, co.size))
+        QVV = np.empty((m, t, t))
+        NP = []
+        for a, u in enumerate(vu):
+            acc = np.zeros((m, self.p_f))
+            for o, vals in terms[u]:
+                if vals is None:
+                    vals = np.ones((1, o.size))
+                acc += vals @ N[o]
+                gV[:, a] += vals @ w[o]
+                hV[:, a] += np.einsum("mo,mo->m", np.broadcast_to(vals, (m, o.size)),
+                                      E[:, o])
+            NP.append(acc)
+            QVF[:, a, :] = acc[:, co]
+        for a, u in enumerate(vu):
+            for b in range(a, t):
+                qv = np.zeros(m)
+                for o, vals in terms[u]:
+                    if vals is None:
+                        vals = np.ones((1, o.size))
+                    qv += np.einsum("mo,mo->m", np.broadcast_to(vals, (m, o.size)),
+                                    NP[b][:, o])
+                QVV[:, a, b] = qv
+                QVV[:, b, a] = qv
+        st = self._fixed_structure(co)
+        wF, wn, K = st["wF"], st["wn"], st["K"]
+        y0 = bool(co.size) and wn > 0
+        # basis [a, v_F (if y0), b_u]: Gram and coordinates on the fixed eigenvectors
+        r = 1 + int(y0) + t
+        bsl = slice(1 + int(y0), r)
+        hF = E[:, co]
+        Gam = np.empty((m, r, r))
+        Xh = np.empty((m, K.shape[1], r))
+        Gam[:, 0, 0] = na2
+        Gam[:, 0, bsl] = hV
+        Gam[:, bsl, 0] = hV
+        Gam[:, bsl, bsl] = QVV
+        Xh[:, :, 0] = hF @ K
+        Xh[:, :, bsl] = np.matmul(QVF, K).transpose(0, 2, 1)
+        if y0:
+            av = hF @ wF
+            bv = QVF @ wF
+            Gam[:, 0, 1] = av
+            Gam[:, 1, 0] = av
+            Gam[:, 1, 1] = st["wQw"]
+            Gam[:, 1, bsl] = bv
+            Gam[:, bsl, 1] = bv
+            Xh[:, :, 1] = st["vhat"][None, :]
+        # coefficients of the update's columns on the basis
+        ry = int(y0) + t + int(has_label)
+        Cf = np.zeros((m, r, ry))
+        c = 0
+        if y0:
+            Cf[:, 0, 0] = l2 * wn
+            Cf[:, 1, 0] = l1 / wn
+            c = 1
+        Cf[:, 0, c:c + t] = l2[:, None] * gV
+        Cf[:, bsl, c:c + t] = l1[:, None, None] * np.eye(t)[None]
+        if has_label:
+            Cf[:, 0, ry - 1] = l3
+        Yh = Xh @ Cf
+        YtY = Cf.transpose(0, 2, 1) @ Gam @ Cf
+        C0 = YtY - Yh.transpose(0, 2, 1) @ Yh
+        pi = (l1 * l1)[:, None] * st["d"][None, :]
+        lam, conv = largest_eigenvalue_psd_update(pi, Yh, C0)
+        return om * om * np.maximum(lam, 0.0), conv
+
     def _jt_multinomial(self, idx, blocks, order):
         eng = self.engine
         Bm = eng.dense_b(idx)  # (m, p, d + K - 1)
@@ -318,8 +466,11 @@ class RawInputAudit:
             Jt = np.einsum("ka,mkp->map", helmert_basis(Jt.shape[1]), Jt)
         return Jt, published
 
-    def _chunks(self, idx, k):
+    def _chunks(self, idx, k, secular=False):
         size = max(16, int(_CHUNK_BYTES // (8 * max(1, self.p) * max(1, k + self.d_u))))
+        if secular:  # per row: a_i, B^T a_i and N Phi_u of every coordinate at most
+            size = max(size, min(_SECULAR_ROWS, int(
+                _CHUNK_BYTES // (8 * (self.p + self.p_f * (self.d_u + 2))))))
         for start in range(0, idx.size, size):
             yield idx[start:start + size]
 
@@ -357,13 +508,29 @@ class RawInputAudit:
         out = np.empty(idx.size)
         pos = 0
         published = []
-        for chunk in self._chunks(idx, k):
+        secular = not (self.multinomial or constrained or k > self.p) and \
+            self._use_secular(idx, order)
+        for chunk in self._chunks(idx, k, secular):
             if self.multinomial or k > self.p:
                 Jt, pub = self.jacobians_t(chunk, order, constrained)
                 if Jt.shape[1] <= self.p:
                     G = np.matmul(Jt, Jt.transpose(0, 2, 1))
                 else:
                     G = np.matmul(Jt.transpose(0, 2, 1), Jt)
+            elif secular:
+                blocks, pub = self._blocks(chunk)
+                sq, conv = self._secular_binary(chunk, blocks, order)
+                if not conv.all():  # the dense Gram of the few rows left
+                    bad = np.flatnonzero(~conv)
+                    sub = [(o, i, J, dg) if J is None else
+                           (o, i, J[bad] if J.shape[0] == chunk.size else J, dg)
+                           for o, i, J, dg in blocks]
+                    G = self._gram_binary(chunk[bad], sub, order)
+                    sq[bad] = np.maximum(_top_eigenvalues(G), 0.0)
+                published.extend(pub)
+                out[pos:pos + chunk.size] = sq
+                pos += chunk.size
+                continue
             else:
                 blocks, pub = self._blocks(chunk)
                 G = self._gram_binary(chunk, blocks, order)
