@@ -15,7 +15,7 @@ from sklearn.base import clone, is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from ..attacks._validation import check_bool, check_target, is_frame, n_rows, take_rows
-from ..exceptions import PrivacyWarning
+from ..exceptions import PrivacyWarning, UncertifiedMinimumError
 from ..utils import noise_generator
 from ..utils._intervals import auc_delong, paired_difference
 from ..utils._random import child_seeds
@@ -1152,12 +1152,24 @@ def _release_inversion(ctx, model, c, rows, sec, bars):
     refits = mlp or len(getattr(final, "classes_", ())) > 2
     if refits and rows.size > _REFIT_ROWS:
         rows = np.sort(rng.choice(rows, size=_REFIT_ROWS, replace=False))
-    try:
-        base = prior_baseline(take_rows(X, rows), columns=c).accuracy
+    def attack(rows):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PrivacyWarning)
-            res = whitebox_inversion(model, columns=c, rows=rows, prior="empirical",
-                                     n_draws=_RELEASE_DRAWS, X=X, random_state=rng)
+            return whitebox_inversion(model, columns=c, rows=rows, prior="empirical",
+                                      n_draws=_RELEASE_DRAWS, X=X, random_state=rng)
+
+    sampled = rows.size
+    try:
+        try:
+            res = attack(rows)
+        except UncertifiedMinimumError:
+            # a row whose candidate minimum is not certified (its likelihood is undefined)
+            # is left out, and counted in the table and the sentence
+            rows = rows[[_certified(model, c, i) for i in rows]]
+            if not rows.size:
+                raise
+            res = attack(rows)
+        base = prior_baseline(take_rows(X, rows), columns=c).accuracy
     except (TypeError, ValueError) as exc:
         sec.table.append((label, f"not attacked: {exc}"))
         return
@@ -1165,6 +1177,9 @@ def _release_inversion(ctx, model, c, rows, sec, bars):
     p = res.p_value(base)
     cost = (f"; {rows.size:,} rows: each row and candidate is a refit" if refits
             else f"; {rows.size:,} rows")
+    if rows.size < sampled:
+        cost += (f"; {sampled - rows.size:,} of the {sampled:,} sampled rows left out: a "
+                 "candidate minimum of theirs is not certified")
     sec.table.append((f"{label} (hypothetical: the published model has none), accuracy, "
                       f"{conf:.0%} Wilson interval",
                       f"{res.accuracy:.3f} [{lo_a:.3f}, {hi_a:.3f}] vs prior baseline "
@@ -1172,7 +1187,19 @@ def _release_inversion(ctx, model, c, rows, sec, bars):
                       f"releases{cost})"))
     bars.append((f"{c} (sigma {sigma:.2g})", res.accuracy, lo_a, hi_a, base))
     sec.add(V.release_inversion_verdict(c, sigma, what, res.accuracy, lo_a, hi_a, base, p,
-                                        rows.size, conf, n_draws=_RELEASE_DRAWS))
+                                        rows.size, conf, n_draws=_RELEASE_DRAWS,
+                                        n_left_out=sampled - rows.size))
+
+
+def _certified(model, c, i):
+    """Whether every candidate minimum of training row ``i`` is certified."""
+    from ..attacks import candidate_minimisers
+
+    try:
+        candidate_minimisers(model, columns=c, rows=[int(i)])
+    except UncertifiedMinimumError:
+        return False
+    return True
 
 
 def _audit_section(ctx):

@@ -188,7 +188,7 @@ def inversion_verdict(column, kind, accuracy, low, high, prior, p_value, n, conf
 
 
 def release_inversion_verdict(column, sigma, what, accuracy, low, high, prior, p_value, n,
-                              confidence, *, n_draws):
+                              confidence, *, n_draws, n_left_out=0):
     """A categorical attribute under a hypothetical noisy release of the audited parameters.
 
     The rule of :func:`inversion_verdict` (the exact one-sided binomial test of the
@@ -196,11 +196,16 @@ def release_inversion_verdict(column, sigma, what, accuracy, low, high, prior, p
     the white-box attack on ``n_draws`` simulated releases of the audited minimiser with
     Gaussian noise of ``sigma`` (``what``: "weights" or "coefficients"). The published
     model carries no such noise, so the sentence is conditional, and a "not shown" says
-    nothing about the published parameters.
+    nothing about the published parameters. ``n_left_out`` sampled rows were not attacked
+    (a candidate minimum of theirs is not certified, so the likelihood is undefined);
+    the sentence then says the figures are about the other rows.
     """
-    cond = f"If the {what} were released with Gaussian noise of sigma = {sigma:.3g}"
+    cond = f"If the {what} were released with Gaussian noise of sigma = {sigma:.4g}"
     tail = (_inversion_tail(accuracy, low, high, prior, p_value, n)
             + f"; {n_draws:,} simulated releases")
+    if n_left_out:
+        tail += (f"; {n_left_out:,} sampled rows left out, whose candidate minima are not "
+                 "certified: the figures are about the other rows")
     who = "an adversary who knows every other training row and this row's other values"
     if p_value < _alpha(confidence):
         return Verdict("beats_prior", f"{cond}, '{column}' leaks: the white-box attack "
