@@ -209,3 +209,20 @@ def test_numeric_column_and_multinomial_model_under_an_audit():
     assert "200 rows: each row and candidate is a refit" in value
     _check_sentence(sentence, value, outcome)
     assert outcome == "beats_prior"
+
+
+def test_release_verdict_follows_the_inversion_rule_at_its_boundary():
+    from sklearn_privacy.report import _verdicts as V
+
+    for p in (0.0499, 0.05, 0.2, 1e-6):
+        plain = V.inversion_verdict("c", "white-box", 0.8, 0.7, 0.9, 0.7, p, 100, 0.95)
+        hyp = V.release_inversion_verdict("c", 0.5, "weights", 0.8, 0.7, 0.9, 0.7, p, 100,
+                                          0.95, n_draws=20)
+        assert hyp.outcome == plain.outcome == ("beats_prior" if p < 0.05 else "cannot_tell")
+        assert hyp.text.startswith("If the weights were released with Gaussian noise of "
+                                   "sigma = 0.5")
+        assert ("'c' leaks" in hyp.text) == hyp.flagged
+        assert ("published weights carry no noise" in hyp.text) == (not hyp.flagged)
+    left = V.release_inversion_verdict("c", 0.5, "weights", 0.8, 0.7, 0.9, 0.7, 0.2, 100,
+                                       0.95, n_draws=20, n_left_out=3)
+    assert "3 sampled rows left out" in left.text and "on 100 rows" in left.text
