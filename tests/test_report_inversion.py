@@ -226,3 +226,19 @@ def test_release_verdict_follows_the_inversion_rule_at_its_boundary():
     left = V.release_inversion_verdict("c", 0.5, "weights", 0.8, 0.7, 0.9, 0.7, 0.2, 100,
                                        0.95, n_draws=20, n_left_out=3)
     assert "3 sampled rows left out" in left.text and "on 100 rows" in left.text
+
+
+def test_perfect_inversion_draws_its_figure():
+    # accuracy 1 on 300 rows: the Wilson upper limit is 1 - 2e-16 in floating point,
+    # which made the bar's error negative and the report fail while drawing its figure
+    pytest.importorskip("matplotlib")
+    from sklearn.linear_model import Ridge
+
+    X, _ = _data()
+    y = X @ [1.0, 2.0, -1.0] + 0.3 * np.random.default_rng(1).normal(size=len(X))
+    model = Ridge(alpha=1.0).fit(X, y)
+    rep = PrivacyReport.from_estimator(model, X, y, sensitive_features=[1], n_canaries=0,
+                                       random_state=0)
+    sec = _inversion(rep)
+    assert sec.table[0][1].startswith("1.000 [0.987, 1.000] vs prior baseline")
+    assert sec.outcomes == ["beats_prior"] and sec.figure_png is not None

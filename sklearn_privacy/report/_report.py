@@ -1107,7 +1107,7 @@ def _inversion_section(ctx):
         fig, ax = plt.subplots(figsize=(5.2, 3.4))
         xs = np.arange(len(bars))
         acc = np.array([b[1] for b in bars])
-        err = np.array([[b[1] - b[2] for b in bars], [b[3] - b[1] for b in bars]])
+        err = np.clip([[b[1] - b[2] for b in bars], [b[3] - b[1] for b in bars]], 0, None)
         ax.bar(xs - 0.2, acc, 0.4, yerr=err, capsize=4,
                label=f"attack ({conf:.0%} Wilson interval)")
         ax.bar(xs + 0.2, [b[4] for b in bars], 0.4, label="prior baseline")
