@@ -242,3 +242,19 @@ def test_perfect_inversion_draws_its_figure():
     sec = _inversion(rep)
     assert sec.table[0][1].startswith("1.000 [0.987, 1.000] vs prior baseline")
     assert sec.outcomes == ["beats_prior"] and sec.figure_png is not None
+
+
+def test_audit_the_attack_cannot_replay_says_not_checked():
+    from sklearn.multiclass import OneVsRestClassifier
+
+    X, _ = _data()
+    y3 = np.digitize(X[:, 0] + 0.8 * X[:, 1], [-0.5, 0.5])
+    model = OneVsRestClassifier(LogisticRegression()).fit(X, y3)
+    rep = PrivacyReport.from_estimator(model, X, y3, sensitive_features=[1], sigma=0.01,
+                                       n_canaries=0, random_state=0)
+    sec = _inversion(rep)
+    table = dict(sec.table)
+    assert table["'1' white-box if the coefficients were released with noise sigma = "
+                 "0.01"].startswith("not attacked: The white-box attack needs")
+    assert sec.outcomes[-1] == "not_checked"
+    assert "was not checked" in sec.verdicts[-1] and "leaks" not in sec.verdicts[-1]

@@ -1172,6 +1172,10 @@ def _release_inversion(ctx, model, c, rows, sec, bars):
         base = prior_baseline(take_rows(X, rows), columns=c).accuracy
     except (TypeError, ValueError) as exc:
         sec.table.append((label, f"not attacked: {exc}"))
+        sec.add(V.Verdict("not_checked", f"If the {what} were released with Gaussian noise "
+                                         f"of sigma = {sigma:.4g}, what the white-box "
+                                         f"attack recovers of '{c}' was not checked (the "
+                                         "attack could not run: see the table)."))
         return
     lo_a, hi_a = res.confidence_interval(conf)
     p = res.p_value(base)
