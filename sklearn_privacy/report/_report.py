@@ -1123,8 +1123,8 @@ def _inversion_section(ctx):
 
 
 #: attacked rows of the white-box attack on a hypothetical release when every (row,
-#: candidate) is a refit: an MLP (certified Newton refit, 0.01-0.03 s each at 2,000-5,000
-#: training rows) or a multinomial GLM
+#: candidate) is a refit: an MLP (certified Newton refit, 0.007-0.03 CPU s each at
+#: 2,000-5,000 training rows of Adult) or a multinomial GLM
 _REFIT_ROWS = 200
 #: simulated releases of the white-box attack on a hypothetical release
 _RELEASE_DRAWS = 20
@@ -1155,6 +1155,7 @@ def _release_inversion(ctx, model, c, rows, sec, bars):
     refits = mlp or len(getattr(final, "classes_", ())) > 2
     if refits and rows.size > _REFIT_ROWS:
         rows = np.sort(rng.choice(rows, size=_REFIT_ROWS, replace=False))
+
     def attack(rows):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PrivacyWarning)
