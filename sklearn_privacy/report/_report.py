@@ -15,7 +15,7 @@ from sklearn.base import clone, is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from ..attacks._validation import check_bool, check_target, is_frame, n_rows, take_rows
-from ..exceptions import PrivacyWarning
+from ..exceptions import PrivacyWarning, UncertifiedMinimumError
 from ..utils import noise_generator
 from ..utils._intervals import auc_delong, paired_difference
 from ..utils._random import child_seeds
@@ -141,7 +141,14 @@ class PrivacyReport:
       by accuracy (white-box for FIL models, black-box Fredrikson otherwise) with a
       Wilson interval and the exact binomial p-value against the prior baseline; numeric
       columns by :func:`~sklearn_privacy.attacks.regression_inversion`, in the column's
-      units against predicting the median;
+      units against predicting the median. With ``sigma`` (a scikit-learn GLM or MLP
+      audited through :func:`sklearn_privacy.fil.audit`), the categorical columns are
+      also attacked white-box under the audit's hypothetical release -- the audited
+      minimiser released with Gaussian noise of ``sigma``, an adversary who knows every
+      other training row and the row's other values -- on 20 simulated releases, with
+      the same interval, test and baseline (200 rows when every row and candidate is a
+      refit: an MLP or a multinomial model); the black-box row stays the attack on the
+      published, noise-free model;
     * **audits** -- empirical lower bounds on epsilon: the one-run audit (any model,
       one extra fit) and, for the library's DP mechanisms with a finite claim, a canary
       audit on the worst-case neighbouring pair;
@@ -161,7 +168,10 @@ class PrivacyReport:
     Cost: the model is queried in chunks of 100,000 rows, the figures draw at most 20,000
     rows a side, the two-sample test and the attribute attacks use at most 5,000 and
     1,000 rows; 1,000,000 training rows of 20 features take well under a minute
-    (``benchmarks/bench_report.py``).
+    (``benchmarks/bench_report.py``). The white-box attack under ``sigma`` refits an MLP
+    (or a multinomial model) once per row and other candidate, on 200 rows: under 7 CPU
+    seconds for a whole report of a small network on 2,000-5,000 rows of Adult
+    (``benchmarks/bench_report_inversion.py``).
 
     Parameters
     ----------
@@ -234,9 +244,11 @@ class PrivacyReport:
             Input features (names of a frame, or positions) for per-attribute eta and
             attribute inversion.
         sigma : float, optional
-            For a scikit-learn GLM (``LogisticRegression``, ``Ridge``, ...): the noise
-            of a hypothetical output-perturbed release, audited through
-            :func:`sklearn_privacy.fil.audit`.
+            For a scikit-learn GLM (``LogisticRegression``, ``Ridge``, ...) or MLP
+            (``tanh`` / ``logistic`` units, ``alpha > 0``), alone or ending a pipeline:
+            the noise of a hypothetical output-perturbed release, audited through
+            :func:`sklearn_privacy.fil.audit` (the FIL section) and attacked white-box on
+            simulated releases (the inversion section).
         n_reference_models : int, default=0
             Reference models for LiRA (0: the threshold attack only).
         n_canaries : int, default=1000
@@ -687,6 +699,13 @@ def _fil_model(ctx):
         return est, None
     if ctx["sigma"] is None:
         return None, None
+    if "fil_view" not in ctx:   # computed once for the FIL and inversion sections
+        ctx["fil_view"] = _audit_view(ctx)
+    return ctx["fil_view"]
+
+
+def _audit_view(ctx):
+    est = ctx["estimator"]
     try:
         from ..fil import audit
     except ImportError:  # pragma: no cover
@@ -1082,13 +1101,16 @@ def _inversion_section(ctx):
         bars.append((str(c), res.accuracy, lo_a, hi_a, base))
         sec.add(V.inversion_verdict(c, kind, res.accuracy, lo_a, hi_a, base, p, rows.size,
                                     conf))
+    if fil_model is not None and fil_model is not est:   # fil.audit at sigma
+        for c in ctx["cols"]:
+            _release_inversion(ctx, fil_model, c, rows, sec, bars)
     if bars and _have_matplotlib():
         import matplotlib.pyplot as plt
 
         fig, ax = plt.subplots(figsize=(5.2, 3.4))
         xs = np.arange(len(bars))
         acc = np.array([b[1] for b in bars])
-        err = np.array([[b[1] - b[2] for b in bars], [b[3] - b[1] for b in bars]])
+        err = np.clip([[b[1] - b[2] for b in bars], [b[3] - b[1] for b in bars]], 0, None)
         ax.bar(xs - 0.2, acc, 0.4, yerr=err, capsize=4,
                label=f"attack ({conf:.0%} Wilson interval)")
         ax.bar(xs + 0.2, [b[4] for b in bars], 0.4, label="prior baseline")
@@ -1098,6 +1120,94 @@ def _inversion_section(ctx):
         ax.legend(fontsize=8)
         sec.figure_png = _figure_png(fig)
     return sec
+
+
+#: attacked rows of the white-box attack on a hypothetical release when every (row,
+#: candidate) is a refit: an MLP (certified Newton refit, 0.007-0.03 CPU s each at
+#: 2,000-5,000 training rows of Adult) or a multinomial GLM
+_REFIT_ROWS = 200
+#: simulated releases of the white-box attack on a hypothetical release
+_RELEASE_DRAWS = 20
+
+
+def _release_inversion(ctx, model, c, rows, sec, bars):
+    """White-box inversion of ``c`` under the audit's threat model, on simulated releases.
+
+    ``model`` is ``fil.audit(estimator, X, y, sigma=sigma)``: the audited minimiser
+    released with Gaussian noise of ``sigma`` (hypothetical: the published model has no
+    noise); the adversary knows every other training row and the row's other values.
+    """
+    from ..attacks import prior_baseline, whitebox_inversion
+
+    X, rng, conf, sigma = (ctx[k] for k in ("X", "rng", "confidence", "sigma"))
+    mlp = hasattr(model, "hessian_min_eigenvalue_")
+    what = "weights" if mlp else "coefficients"
+    label = f"'{c}' white-box if the {what} were released with noise sigma = {sigma:.4g}"
+    try:
+        values = _column_of(take_rows(X, rows), c)
+    except (KeyError, IndexError, ValueError, TypeError):
+        return
+    if _is_numeric_attribute(values):
+        sec.table.append((label, "not attacked: a numeric column (the white-box attack "
+                                 "chooses among levels; its eta is in the FIL section)"))
+        return
+    final = _final_fil(model)
+    refits = mlp or len(getattr(final, "classes_", ())) > 2
+    if refits and rows.size > _REFIT_ROWS:
+        rows = np.sort(rng.choice(rows, size=_REFIT_ROWS, replace=False))
+
+    def attack(rows):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyWarning)
+            return whitebox_inversion(model, columns=c, rows=rows, prior="empirical",
+                                      n_draws=_RELEASE_DRAWS, X=X, random_state=rng)
+
+    sampled = rows.size
+    try:
+        try:
+            res = attack(rows)
+        except UncertifiedMinimumError:
+            # a row whose candidate minimum is not certified (its likelihood is undefined)
+            # is left out, and counted in the table and the sentence
+            rows = rows[[_certified(model, c, i) for i in rows]]
+            if not rows.size:
+                raise
+            res = attack(rows)
+        base = prior_baseline(take_rows(X, rows), columns=c).accuracy
+    except (TypeError, ValueError) as exc:
+        sec.table.append((label, f"not attacked: {exc}"))
+        sec.add(V.Verdict("not_checked", f"If the {what} were released with Gaussian noise "
+                                         f"of sigma = {sigma:.4g}, what the white-box "
+                                         f"attack recovers of '{c}' was not checked (the "
+                                         "attack could not run: see the table)."))
+        return
+    lo_a, hi_a = res.confidence_interval(conf)
+    p = res.p_value(base)
+    cost = (f"; {rows.size:,} rows: each row and candidate is a refit" if refits
+            else f"; {rows.size:,} rows")
+    if rows.size < sampled:
+        cost += (f"; {sampled - rows.size:,} of the {sampled:,} sampled rows left out: a "
+                 "candidate minimum of theirs is not certified")
+    sec.table.append((f"{label} (hypothetical: the published model has none), accuracy, "
+                      f"{conf:.0%} Wilson interval",
+                      f"{res.accuracy:.3f} [{lo_a:.3f}, {hi_a:.3f}] vs prior baseline "
+                      f"{base:.3f}, exact binomial p = {p:.3g} ({_RELEASE_DRAWS} simulated "
+                      f"releases{cost})"))
+    bars.append((f"{c} (sigma {sigma:.2g})", res.accuracy, lo_a, hi_a, base))
+    sec.add(V.release_inversion_verdict(c, sigma, what, res.accuracy, lo_a, hi_a, base, p,
+                                        rows.size, conf, n_draws=_RELEASE_DRAWS,
+                                        n_left_out=sampled - rows.size))
+
+
+def _certified(model, c, i):
+    """Whether every candidate minimum of training row ``i`` is certified."""
+    from ..attacks import candidate_minimisers
+
+    try:
+        candidate_minimisers(model, columns=c, rows=[int(i)])
+    except UncertifiedMinimumError:
+        return False
+    return True
 
 
 def _audit_section(ctx):

@@ -168,19 +168,53 @@ def population_verdict(auc, low, high, p_value, confidence, n):
                                        f"training rows was detected ({tail}).")
 
 
+def _inversion_tail(accuracy, low, high, prior, p_value, n):
+    return (f"accuracy {accuracy:.3f} {_ci(low, high)} on {n:,} rows vs {prior:.3f} for "
+            f"the most frequent value; exact binomial one-sided {_p(p_value)}")
+
+
 def inversion_verdict(column, kind, accuracy, low, high, prior, p_value, n, confidence):
     """A categorical attribute: does the attack beat guessing the most frequent value?
 
     Decided by the exact one-sided binomial test of the accuracy against the prior
     baseline's rate, at level ``1 - confidence``.
     """
-    tail = (f"accuracy {accuracy:.3f} {_ci(low, high)} on {n:,} rows vs {prior:.3f} for "
-            f"the most frequent value; exact binomial one-sided {_p(p_value)}")
+    tail = _inversion_tail(accuracy, low, high, prior, p_value, n)
     if p_value < _alpha(confidence):
         return Verdict("beats_prior", f"'{column}' leaks: the {kind} attack beats guessing "
                                       f"the most frequent value ({tail}).")
     return Verdict("cannot_tell", f"'{column}': the {kind} attack is not shown to beat "
                                   f"guessing the most frequent value ({tail}).")
+
+
+def release_inversion_verdict(column, sigma, what, accuracy, low, high, prior, p_value, n,
+                              confidence, *, n_draws, n_left_out=0):
+    """A categorical attribute under a hypothetical noisy release of the audited parameters.
+
+    The rule of :func:`inversion_verdict` (the exact one-sided binomial test of the
+    accuracy against the prior baseline's rate, at level ``1 - confidence``) applied to
+    the white-box attack on ``n_draws`` simulated releases of the audited minimiser with
+    Gaussian noise of ``sigma`` (``what``: "weights" or "coefficients"). The published
+    model carries no such noise, so the sentence is conditional, and a "not shown" says
+    nothing about the published parameters. ``n_left_out`` sampled rows were not attacked
+    (a candidate minimum of theirs is not certified, so the likelihood is undefined);
+    the sentence then says the figures are about the other rows.
+    """
+    cond = f"If the {what} were released with Gaussian noise of sigma = {sigma:.4g}"
+    tail = (_inversion_tail(accuracy, low, high, prior, p_value, n)
+            + f"; {n_draws:,} simulated releases")
+    if n_left_out:
+        tail += (f"; {n_left_out:,} sampled rows left out, whose candidate minima are not "
+                 "certified: the figures are about the other rows")
+    who = "an adversary who knows every other training row and this row's other values"
+    if p_value < _alpha(confidence):
+        return Verdict("beats_prior", f"{cond}, '{column}' leaks: the white-box attack "
+                                      f"({who}) beats guessing the most frequent value "
+                                      f"({tail}).")
+    return Verdict("cannot_tell", f"{cond}, the white-box attack on '{column}' ({who}) is "
+                                  f"not shown to beat guessing the most frequent value "
+                                  f"({tail}). This is about that noisy release only: the "
+                                  f"published {what} carry no noise.")
 
 
 def numeric_inversion_verdict(column, mae, baseline_mae, diff_low, diff_high, p_value, n,
