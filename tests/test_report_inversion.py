@@ -82,7 +82,7 @@ def _uncertified_rows(model, X, y, column):
     out = []
     for i in range(len(y)):
         try:
-            candidate_minimisers(audited, column, rows=[i])
+            candidate_minimisers(audited, sensitive_features=column, rows=[i])
         except UncertifiedMinimumError:
             out.append(i)
     return out

@@ -1159,7 +1159,7 @@ def _release_inversion(ctx, model, c, rows, sec, bars):
     def attack(rows):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PrivacyWarning)
-            return whitebox_inversion(model, columns=c, rows=rows, prior="empirical",
+            return whitebox_inversion(model, sensitive_features=c, rows=rows, prior="empirical",
                                       n_draws=_RELEASE_DRAWS, X=X, random_state=rng)
 
     sampled = rows.size
@@ -1173,7 +1173,7 @@ def _release_inversion(ctx, model, c, rows, sec, bars):
             if not rows.size:
                 raise
             res = attack(rows)
-        base = prior_baseline(take_rows(X, rows), columns=c).accuracy
+        base = prior_baseline(take_rows(X, rows), sensitive_features=c).accuracy
     except (TypeError, ValueError) as exc:
         sec.table.append((label, f"not attacked: {exc}"))
         sec.add(V.Verdict("not_checked", f"If the {what} were released with Gaussian noise "
@@ -1204,7 +1204,7 @@ def _certified(model, c, i):
     from ..attacks import candidate_minimisers
 
     try:
-        candidate_minimisers(model, columns=c, rows=[int(i)])
+        candidate_minimisers(model, sensitive_features=c, rows=[int(i)])
     except UncertifiedMinimumError:
         return False
     return True
