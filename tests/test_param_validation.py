@@ -31,10 +31,7 @@ from sklearn_privacy import multicalibration as mc
 from sklearn_privacy import privacy as priv
 
 #: Modules whose functions are exempt, with the reason. Keep it short.
-EXEMPT_MODULES = {
-    # the attack functions declare their constraints separately, with their signatures
-    "sklearn_privacy.attacks": "attack functions, converted on their own",
-}
+EXEMPT_MODULES = {}
 
 
 def _public_functions():
