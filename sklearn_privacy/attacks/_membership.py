@@ -57,6 +57,15 @@ def _true_class_proba(estimator, X, y):
     return proba, pos
 
 
+@validate_params(
+    {
+        "estimator": [HasMethods(["predict"])],
+        "X": ["array-like", "sparse matrix"],
+        "y": ["array-like"],
+        "attack": [StrOptions(set(ATTACKS))],
+    },
+    prefer_skip_nested_validation=True,
+)
 def membership_scores(estimator, X, y, *, attack: str = "confidence") -> np.ndarray:
     """Per-example membership score of a fitted model: higher means "more likely member".
 
@@ -99,7 +108,6 @@ def membership_scores(estimator, X, y, *, attack: str = "confidence") -> np.ndar
     >>> membership_scores(clf, X, y, attack="gap")
     array([1., 1., 1., 1.])
     """
-    check_choice(attack, ATTACKS, "attack")
     check_is_fitted(estimator)
     n = n_rows(X)
     if n == 0:
