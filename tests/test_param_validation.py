@@ -26,7 +26,16 @@ import pytest
 from sklearn.linear_model import LinearRegression
 
 import sklearn_privacy
-from sklearn_privacy import datasets, fil, linear_model, metrics, model_selection, utils, werm
+from sklearn_privacy import (
+    attacks,
+    datasets,
+    fil,
+    linear_model,
+    metrics,
+    model_selection,
+    utils,
+    werm,
+)
 from sklearn_privacy import multicalibration as mc
 from sklearn_privacy import privacy as priv
 
@@ -230,6 +239,105 @@ BAD += [
     (linear_model.auto_alpha, _AUTO, "n_classes", 1),
     (linear_model.auto_alpha, _AUTO, "target_bound", 0.0),
 ]
+
+# the attacks: valid placeholders for the required arguments (a bad value is refused before
+# any of them is used), then the bad values, shared where several functions take a parameter
+_DATA = {"estimator": _EST, "X": [[0.0]], "y": [0.0]}
+_TRUTH = {"members": [True, False], "scores": [1.0, 0.0]}
+_COMMON = [("random_state", "a"), ("random_state", -1)]
+_FITTING = [("estimator", 3), ("X", 3), ("y", 3), ("fit_params", [1]), ("n_jobs", 1.5),
+            ("verbose", -1), ("verbose", "loud")] + _COMMON
+_FRACTION = [("known_fraction", 0.0), ("known_fraction", 1.0), ("known_fraction", True)]
+_CONFIDENCE = [("confidence", 1.0), ("confidence", 0.0), ("confidence", np.nan)]
+_INVERSION = [("sensitive_features", 1.5), ("candidates", 3)]
+_SCORER = [("X_population", 3), ("y_population", 3), ("attack", "shadow"),
+           ("thresholds", "none"), ("metric", "accuracy"), ("confidence", 1.0)] + \
+    _FRACTION + _COMMON
+ATTACK_BAD = {
+    attacks.canary_audit: (
+        {**_DATA, "index": 0, "x_replacement": [1.0], "y_replacement": 0.0},
+        _FITTING + _FRACTION + _CONFIDENCE + [
+            ("index", 1.5), ("index", True), ("x_replacement", 3), ("attack", "mean_"),
+            ("n_releases", 3), ("n_releases", 100.0), ("delta", 1.0), ("delta", -0.1),
+            ("refit", "no"), ("refit", 0)]),
+    attacks.epsilon_lower_bound: (
+        {}, _FRACTION + _CONFIDENCE + _COMMON + [
+            ("result", {"auc": 1.0}), ("members", 3), ("scores", 3), ("delta", 1.0)]),
+    attacks.one_run_audit: (
+        _DATA, _FITTING + _CONFIDENCE + [
+            ("n_canaries", 0), ("n_canaries", True), ("canaries", "random"),
+            ("X_canaries", 3), ("y_canaries", 3), ("attack", "confidence"),
+            ("n_reference_models", -1), ("k_plus", -1), ("k_minus", 1.5),
+            ("delta", 1.0)]),
+    attacks.one_run_audit_scores: (
+        _TRUTH, _CONFIDENCE + _COMMON + [
+            ("members", 3), ("scores", 3), ("k_plus", -1), ("k_minus", 2.5),
+            ("delta", 1.0), ("attack", 3), ("claimed_epsilon", -1.0),
+            ("claimed_delta", 1.5), ("claim_source", 3)]),
+    attacks.one_run_epsilon_bound: (
+        {"n_guesses": 10, "n_correct": 5}, _CONFIDENCE + [
+            ("n_guesses", -1), ("n_guesses", 10.0), ("n_correct", True),
+            ("n_canaries", 0), ("delta", 1.0), ("n_tests", 0)]),
+    attacks.one_run_p_value: (
+        {"n_guesses": 10, "n_correct": 5, "epsilon": 1.0}, [
+            ("n_guesses", 2.5), ("n_correct", -1), ("epsilon", -1.0), ("epsilon", np.nan),
+            ("delta", 1.5), ("n_canaries", 0)]),
+    attacks.lira: (
+        {**_DATA, "members": [True]}, _FITTING + _FRACTION + [
+            ("members", 3), ("n_reference_models", 1), ("n_reference_models", 8.0),
+            ("online", "yes"), ("global_variance", 1)]),
+    attacks.rmia: (
+        {**_DATA, "members": [True]}, _FITTING + _FRACTION + [
+            ("members", 3), ("n_reference_models", 1), ("online", None),
+            ("offline_a", 1.5), ("offline_a", True), ("gamma", 0.0), ("gamma", np.inf),
+            ("n_population", 0)]),
+    attacks.worst_case_neighbours: (
+        _DATA, _COMMON + [
+            ("estimator", 3), ("X", 3), ("y", 3), ("n_starts", 0), ("n_steps", 1.5),
+            ("n_refits", True)]),
+    attacks.candidate_minimisers: (
+        {"estimator": _EST, "sensitive_features": 0}, _INVERSION + [
+            ("X", 3), ("y", 3), ("rows", 1.5), ("method", "newton")]),
+    attacks.whitebox_inversion: (
+        {"estimator": _EST, "sensitive_features": 0}, _INVERSION + _COMMON + [
+            ("X", 3), ("y", 3), ("rows", 1.5), ("method", "newton"), ("prior", "uniform"),
+            ("calibrate", "yes"), ("n_draws", 0), ("released", 3)]),
+    attacks.fredrikson_inversion: (
+        {**_DATA, "sensitive_features": 0}, _INVERSION + [
+            ("estimator", 3), ("X", 3), ("y", 3), ("prior", "uniform"),
+            ("residual_std", 0.0), ("X_prior", 3)]),
+    attacks.prior_baseline: (
+        {"X": [[0.0]], "sensitive_features": 0}, _INVERSION + [("X", 3), ("X_prior", 3)]),
+    attacks.regression_inversion: (
+        {**_DATA, "sensitive_features": 0, "X_population": [[0.0]], "y_population": [0.0]},
+        _CONFIDENCE + _COMMON + [
+            ("estimator", 3), ("X", 3), ("y", 3), ("sensitive_features", 1.5),
+            ("X_population", 3), ("y_population", 3), ("n_grid", 1)]),
+    attacks.evaluate_scores: (
+        _TRUTH, _FRACTION + _COMMON + [
+            ("members", 3), ("scores", 3), ("y", 3), ("thresholds", "none"),
+            ("attack", 3)]),
+    attacks.membership_inference: (
+        {**_DATA, "members": [True]}, _FRACTION + _COMMON + [
+            ("estimator", 3), ("X", 3), ("y", 3), ("members", 3), ("attack", "shadow"),
+            ("thresholds", "none")]),
+    attacks.membership_scores: (
+        _DATA, [("estimator", 3), ("X", 3), ("y", 3), ("attack", "shadow")]),
+    attacks.make_membership_scorer: ({"X_population": [[0.0]], "y_population": [0.0]},
+                                     _SCORER),
+    attacks.make_werm_membership_scorer: (
+        {"X_population": [[0.0]], "y_population": [0.0], "sensitive_features": [0]},
+        _SCORER + [("sensitive_features", 3)]),
+    attacks.make_attribute_inversion_scorer: (
+        {"sensitive_features": 0}, _INVERSION + _COMMON + [
+            ("attack", "shadow"), ("n_draws", 0)]),
+    attacks.refit_under_leakage_bound: (
+        {"utility": "acc", "leakage": "mia", "bound": 0.05}, [
+            ("utility", 3), ("leakage", None), ("bound", np.inf), ("bound", np.nan),
+            ("bound", True), ("on_infeasible", "ignore")]),
+}
+BAD += [(func, kwargs, param, bad)
+        for func, (kwargs, cases) in ATTACK_BAD.items() for param, bad in cases]
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from ..exceptions import PrivacyWarning
 from ..utils import noise_generator
 from ..utils._pipeline import split_pipeline
 from ..utils._warnings import warn_user
-from ..utils.fixes import Interval, NumberInterval, StrOptions, validate_params
+from ..utils.fixes import NumberInterval, StrOptions, validate_params
 from ._inversion import fredrikson_inversion, whitebox_inversion
 from ._membership import _THRESHOLDS, ATTACKS, _attack_blocks
 from ._validation import (
@@ -349,8 +349,8 @@ _MEMBERSHIP_SCORER_PARAMS = {
     "attack": [StrOptions(set(ATTACKS))],
     "thresholds": [StrOptions(set(_THRESHOLDS))],
     "metric": [StrOptions(set(_METRICS))],
-    "known_fraction": [Interval(Real, 0, 1, closed="neither")],
-    "confidence": [Interval(Real, 0, 1, closed="neither"), None],
+    "known_fraction": [NumberInterval(Real, 0, 1, closed="neither")],
+    "confidence": [NumberInterval(Real, 0, 1, closed="neither"), None],
     "random_state": ["random_state", np.random.Generator],
 }
 
@@ -686,7 +686,7 @@ class _InversionScorer:
         "sensitive_features": [Integral, str, "array-like"],
         "candidates": ["array-like", None],
         "attack": [StrOptions({"whitebox", "map", "fredrikson"})],
-        "n_draws": [Interval(Integral, 1, None, closed="left"), None],
+        "n_draws": [NumberInterval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state", np.random.Generator],
     },
     prefer_skip_nested_validation=True,
