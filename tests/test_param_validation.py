@@ -460,3 +460,66 @@ def test_warnings_point_at_the_call_through_the_decorator(func, args):
     with pytest.warns(PrivacyWarning, match="features entering the final step") as record:
         func(pipe, *args)
     assert {w.filename for w in record if issubclass(w.category, PrivacyWarning)} == {__file__}
+
+
+@pytest.mark.parametrize("refit", [True, False])
+def test_attack_warnings_point_at_the_call_through_the_decorator(refit):
+    # canary_audit fits the user's estimator through validate_params and joblib: the fit's
+    # warning (rows above data_norm) names this file, not scikit-learn's wrapper
+    from sklearn_privacy import FILLinearRegression
+    from sklearn_privacy.exceptions import PrivacyWarning
+
+    rng = np.random.RandomState(0)
+    X, y = 3.0 * rng.normal(size=(40, 3)), rng.normal(size=40)
+    with pytest.warns(PrivacyWarning, match="above data_norm") as record:
+        attacks.canary_audit(FILLinearRegression(data_norm=1.0), X, y, 0, X[1], 0.0,
+                             n_releases=4, refit=refit, random_state=0)
+    assert {w.filename for w in record if issubclass(w.category, PrivacyWarning)} == {__file__}
+
+
+def test_attack_values_that_worked_before_still_work():
+    from sklearn.tree import DecisionTreeClassifier
+
+    # numpy scalars for counts, budgets and switches
+    assert attacks.one_run_epsilon_bound(np.int64(1000), np.int64(900),
+                                         n_canaries=np.int64(1000), delta=np.float64(0.0),
+                                         confidence=np.float64(0.95), n_tests=np.int64(1)) \
+        == attacks.one_run_epsilon_bound(1000, 900, n_canaries=1000)
+    assert attacks.one_run_p_value(np.uint16(100), np.int64(60), np.float64(0.0)) == \
+        attacks.one_run_p_value(100, 60, 0)
+    cv = {"params": [{}, {}], "mean_test_acc": [0.9, 0.8], "mean_test_mia": [-0.2, 0.0]}
+    assert attacks.refit_under_leakage_bound("acc", "mia", np.float64(0.05))(cv) == \
+        attacks.refit_under_leakage_bound("acc", "mia", 0)(cv) == 1
+    # frames, series and integer row positions for the population and the members
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(80, 3))
+    y = (X[:, 0] + rng.normal(size=80) > 0).astype(int)
+    members = np.arange(80) < 40
+    tree = DecisionTreeClassifier(min_samples_leaf=3, random_state=0).fit(X[:40], y[:40])
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    tree_df = DecisionTreeClassifier(min_samples_leaf=3, random_state=0).fit(df[:40], y[:40])
+    plain = attacks.lira(tree, X, y, members, n_reference_models=4, random_state=0)
+    again = attacks.lira(tree_df, df, pd.Series(y), np.flatnonzero(members),
+                         n_reference_models=np.int64(4), online=np.bool_(True),
+                         known_fraction=np.float64(0.5), random_state=np.int64(0))
+    np.testing.assert_array_equal(plain.target_statistics, again.target_statistics)
+    assert plain.auc == again.auc
+    plain = attacks.rmia(tree, X, y, members, n_reference_models=4, n_population=50,
+                         gamma=2, random_state=0)
+    again = attacks.rmia(tree, X, list(y), pd.Series(members), n_reference_models=4,
+                         n_population=np.int32(50), gamma=np.float64(2.0),
+                         offline_a=np.float32(0.33), random_state=0)
+    np.testing.assert_array_equal(plain.log_ratio, again.log_ratio)
+    np.testing.assert_array_equal(attacks.membership_scores(tree, X, y),
+                                  attacks.membership_scores(tree_df, df, pd.Series(y)))
+    # canary audit: numpy index and counts, a frame, a boolean numpy switch
+    from sklearn_privacy import FILLinearRegression
+
+    t = y.astype(float)
+    est = FILLinearRegression(sigma=1.0)
+    plain = attacks.canary_audit(est, X, t, 0, X[1], 1.0, n_releases=8, random_state=0)
+    again = attacks.canary_audit(est, df, pd.Series(t), np.int64(0), df.iloc[[1]],
+                                 np.float64(1.0), n_releases=np.int64(8),
+                                 confidence=np.float64(0.95), refit=np.bool_(True),
+                                 delta=np.float64(0.0), random_state=0)
+    np.testing.assert_allclose(plain.statistics_replaced, again.statistics_replaced)
