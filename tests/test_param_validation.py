@@ -523,3 +523,20 @@ def test_attack_values_that_worked_before_still_work():
                                  confidence=np.float64(0.95), refit=np.bool_(True),
                                  delta=np.float64(0.0), random_state=0)
     np.testing.assert_allclose(plain.statistics_replaced, again.statistics_replaced)
+
+
+@pytest.mark.parametrize("on_infeasible", ["ignore", None, True])
+def test_refit_rule_keeps_the_bound_when_validation_is_skipped(on_infeasible):
+    # only on_infeasible="warn" falls back to the least leaky candidate; an unchecked
+    # misspelling fails closed instead of selecting a model above the leakage bound
+    import sklearn
+
+    cv = {"params": [{}, {}], "mean_test_acc": [0.9, 0.8], "mean_test_mia": [-0.2, -0.1]}
+    with sklearn.config_context(skip_parameter_validation=True):
+        rule = attacks.refit_under_leakage_bound("acc", "mia", 0.05,
+                                                 on_infeasible=on_infeasible)
+    with pytest.raises(ValueError, match="No candidate has a mean 'mia' leakage"):
+        rule(cv)
+    with pytest.warns(match="least leaky candidate"):
+        assert attacks.refit_under_leakage_bound("acc", "mia", 0.05,
+                                                 on_infeasible="warn")(cv) == 1
