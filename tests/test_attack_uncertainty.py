@@ -186,7 +186,7 @@ def test_refit_helper_warns_and_picks_the_least_leaky():
         assert refit(cv_results) == 1
     with pytest.raises(ValueError, match="not a score of the search"):
         refit_under_leakage_bound("accuracy", "mia", 0.1)(cv_results)
-    with pytest.raises(TypeError, match="bound must be a finite number"):
+    with pytest.raises(TypeError, match="'bound' parameter of refit_under_leakage_bound"):
         refit_under_leakage_bound("acc", "mia", float("nan"))
     nan = dict(cv_results, mean_test_mia=[np.nan, np.nan])
     with pytest.raises(ValueError, match="NaN"):

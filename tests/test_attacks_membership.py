@@ -104,7 +104,7 @@ def test_overfit_tree_leaks_and_per_class_thresholds():
 def test_bad_input():
     X, y = _data()
     clf = LogisticRegression().fit(X, y)
-    with pytest.raises(ValueError, match="attack must be one of"):
+    with pytest.raises(ValueError, match="'attack' parameter of membership_scores"):
         membership_scores(clf, X, y, attack="shadow")
     with pytest.raises(ValueError, match="not trained on"):
         membership_scores(clf, X, np.full(len(y), 7))

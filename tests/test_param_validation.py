@@ -26,15 +26,21 @@ import pytest
 from sklearn.linear_model import LinearRegression
 
 import sklearn_privacy
-from sklearn_privacy import datasets, fil, linear_model, metrics, model_selection, utils, werm
+from sklearn_privacy import (
+    attacks,
+    datasets,
+    fil,
+    linear_model,
+    metrics,
+    model_selection,
+    utils,
+    werm,
+)
 from sklearn_privacy import multicalibration as mc
 from sklearn_privacy import privacy as priv
 
 #: Modules whose functions are exempt, with the reason. Keep it short.
-EXEMPT_MODULES = {
-    # the attack functions declare their constraints separately, with their signatures
-    "sklearn_privacy.attacks": "attack functions, converted on their own",
-}
+EXEMPT_MODULES: dict[str, str] = {}
 
 
 def _public_functions():
@@ -64,8 +70,9 @@ def test_the_inventory_is_not_empty():
     assert {"eta", "audit", "analytic_gaussian_sigma", "random_stopping_epsilon",
             "multicalibration_error", "privacy_claim", "noise_generator",
             "conjunction_groups", "make_count_data", "auto_alpha",
-            "epsilon_ratio"} <= names
-    assert len(PUBLIC_FUNCTIONS) >= 30
+            "epsilon_ratio", "canary_audit", "lira", "rmia", "one_run_p_value",
+            "worst_case_neighbours", "refit_under_leakage_bound"} <= names
+    assert len(PUBLIC_FUNCTIONS) >= 50
 
 
 @pytest.mark.parametrize("name, func", PUBLIC_FUNCTIONS, ids=[n for n, _ in PUBLIC_FUNCTIONS])
@@ -234,6 +241,105 @@ BAD += [
     (linear_model.auto_alpha, _AUTO, "target_bound", 0.0),
 ]
 
+# the attacks: valid placeholders for the required arguments (a bad value is refused before
+# any of them is used), then the bad values, shared where several functions take a parameter
+_DATA = {"estimator": _EST, "X": [[0.0]], "y": [0.0]}
+_TRUTH = {"members": [True, False], "scores": [1.0, 0.0]}
+_COMMON = [("random_state", "a"), ("random_state", -1)]
+_FITTING = [("estimator", 3), ("X", 3), ("y", 3), ("fit_params", [1]), ("n_jobs", 1.5),
+            ("verbose", -1), ("verbose", "loud")] + _COMMON
+_FRACTION = [("known_fraction", 0.0), ("known_fraction", 1.0), ("known_fraction", True)]
+_CONFIDENCE = [("confidence", 1.0), ("confidence", 0.0), ("confidence", np.nan)]
+_INVERSION = [("sensitive_features", 1.5), ("candidates", 3)]
+_SCORER = [("X_population", 3), ("y_population", 3), ("attack", "shadow"),
+           ("thresholds", "none"), ("metric", "accuracy"), ("confidence", 1.0)] + \
+    _FRACTION + _COMMON
+ATTACK_BAD = {
+    attacks.canary_audit: (
+        {**_DATA, "index": 0, "x_replacement": [1.0], "y_replacement": 0.0},
+        _FITTING + _FRACTION + _CONFIDENCE + [
+            ("index", 1.5), ("index", True), ("x_replacement", 3), ("attack", "mean_"),
+            ("n_releases", 3), ("n_releases", 100.0), ("delta", 1.0), ("delta", -0.1),
+            ("refit", "no"), ("refit", 0)]),
+    attacks.epsilon_lower_bound: (
+        {}, _FRACTION + _CONFIDENCE + _COMMON + [
+            ("result", {"auc": 1.0}), ("members", 3), ("scores", 3), ("delta", 1.0)]),
+    attacks.one_run_audit: (
+        _DATA, _FITTING + _CONFIDENCE + [
+            ("n_canaries", 0), ("n_canaries", True), ("canaries", "random"),
+            ("X_canaries", 3), ("y_canaries", 3), ("attack", "confidence"),
+            ("n_reference_models", -1), ("k_plus", -1), ("k_minus", 1.5),
+            ("delta", 1.0)]),
+    attacks.one_run_audit_scores: (
+        _TRUTH, _CONFIDENCE + _COMMON + [
+            ("members", 3), ("scores", 3), ("k_plus", -1), ("k_minus", 2.5),
+            ("delta", 1.0), ("attack", 3), ("claimed_epsilon", -1.0),
+            ("claimed_delta", 1.5), ("claim_source", 3)]),
+    attacks.one_run_epsilon_bound: (
+        {"n_guesses": 10, "n_correct": 5}, _CONFIDENCE + [
+            ("n_guesses", -1), ("n_guesses", 10.0), ("n_correct", True),
+            ("n_canaries", 0), ("delta", 1.0), ("n_tests", 0)]),
+    attacks.one_run_p_value: (
+        {"n_guesses": 10, "n_correct": 5, "epsilon": 1.0}, [
+            ("n_guesses", 2.5), ("n_correct", -1), ("epsilon", -1.0), ("epsilon", np.nan),
+            ("delta", 1.5), ("n_canaries", 0)]),
+    attacks.lira: (
+        {**_DATA, "members": [True]}, _FITTING + _FRACTION + [
+            ("members", 3), ("n_reference_models", 1), ("n_reference_models", 8.0),
+            ("online", "yes"), ("global_variance", 1)]),
+    attacks.rmia: (
+        {**_DATA, "members": [True]}, _FITTING + _FRACTION + [
+            ("members", 3), ("n_reference_models", 1), ("online", None),
+            ("offline_a", 1.5), ("offline_a", True), ("gamma", 0.0), ("gamma", np.inf),
+            ("n_population", 0)]),
+    attacks.worst_case_neighbours: (
+        _DATA, _COMMON + [
+            ("estimator", 3), ("X", 3), ("y", 3), ("n_starts", 0), ("n_steps", 1.5),
+            ("n_refits", True)]),
+    attacks.candidate_minimisers: (
+        {"estimator": _EST, "sensitive_features": 0}, _INVERSION + [
+            ("X", 3), ("y", 3), ("rows", 1.5), ("method", "newton")]),
+    attacks.whitebox_inversion: (
+        {"estimator": _EST, "sensitive_features": 0}, _INVERSION + _COMMON + [
+            ("X", 3), ("y", 3), ("rows", 1.5), ("method", "newton"), ("prior", "uniform"),
+            ("calibrate", "yes"), ("n_draws", 0), ("released", 3)]),
+    attacks.fredrikson_inversion: (
+        {**_DATA, "sensitive_features": 0}, _INVERSION + [
+            ("estimator", 3), ("X", 3), ("y", 3), ("prior", "uniform"),
+            ("residual_std", 0.0), ("X_prior", 3)]),
+    attacks.prior_baseline: (
+        {"X": [[0.0]], "sensitive_features": 0}, _INVERSION + [("X", 3), ("X_prior", 3)]),
+    attacks.regression_inversion: (
+        {**_DATA, "sensitive_features": 0, "X_population": [[0.0]], "y_population": [0.0]},
+        _CONFIDENCE + _COMMON + [
+            ("estimator", 3), ("X", 3), ("y", 3), ("sensitive_features", 1.5),
+            ("X_population", 3), ("y_population", 3), ("n_grid", 1)]),
+    attacks.evaluate_scores: (
+        _TRUTH, _FRACTION + _COMMON + [
+            ("members", 3), ("scores", 3), ("y", 3), ("thresholds", "none"),
+            ("attack", 3)]),
+    attacks.membership_inference: (
+        {**_DATA, "members": [True]}, _FRACTION + _COMMON + [
+            ("estimator", 3), ("X", 3), ("y", 3), ("members", 3), ("attack", "shadow"),
+            ("thresholds", "none")]),
+    attacks.membership_scores: (
+        _DATA, [("estimator", 3), ("X", 3), ("y", 3), ("attack", "shadow")]),
+    attacks.make_membership_scorer: ({"X_population": [[0.0]], "y_population": [0.0]},
+                                     _SCORER),
+    attacks.make_werm_membership_scorer: (
+        {"X_population": [[0.0]], "y_population": [0.0], "sensitive_features": [0]},
+        _SCORER + [("sensitive_features", 3)]),
+    attacks.make_attribute_inversion_scorer: (
+        {"sensitive_features": 0}, _INVERSION + _COMMON + [
+            ("attack", "shadow"), ("n_draws", 0)]),
+    attacks.refit_under_leakage_bound: (
+        {"utility": "acc", "leakage": "mia", "bound": 0.05}, [
+            ("utility", 3), ("leakage", None), ("bound", np.inf), ("bound", np.nan),
+            ("bound", True), ("on_infeasible", "ignore")]),
+}
+BAD += [(func, kwargs, param, bad)
+        for func, (kwargs, cases) in ATTACK_BAD.items() for param, bad in cases]
+
 
 @pytest.mark.parametrize(
     "func, kwargs, param, bad", BAD,
@@ -355,3 +461,83 @@ def test_warnings_point_at_the_call_through_the_decorator(func, args):
     with pytest.warns(PrivacyWarning, match="features entering the final step") as record:
         func(pipe, *args)
     assert {w.filename for w in record if issubclass(w.category, PrivacyWarning)} == {__file__}
+
+
+@pytest.mark.parametrize("refit", [True, False])
+def test_attack_warnings_point_at_the_call_through_the_decorator(refit):
+    # canary_audit fits the user's estimator through validate_params and joblib: the fit's
+    # warning (rows above data_norm) names this file, not scikit-learn's wrapper
+    from sklearn_privacy import FILLinearRegression
+    from sklearn_privacy.exceptions import PrivacyWarning
+
+    rng = np.random.RandomState(0)
+    X, y = 3.0 * rng.normal(size=(40, 3)), rng.normal(size=40)
+    with pytest.warns(PrivacyWarning, match="above data_norm") as record:
+        attacks.canary_audit(FILLinearRegression(data_norm=1.0), X, y, 0, X[1], 0.0,
+                             n_releases=4, refit=refit, random_state=0)
+    assert {w.filename for w in record if issubclass(w.category, PrivacyWarning)} == {__file__}
+
+
+def test_attack_values_that_worked_before_still_work():
+    from sklearn.tree import DecisionTreeClassifier
+
+    # numpy scalars for counts, budgets and switches
+    assert attacks.one_run_epsilon_bound(np.int64(1000), np.int64(900),
+                                         n_canaries=np.int64(1000), delta=np.float64(0.0),
+                                         confidence=np.float64(0.95), n_tests=np.int64(1)) \
+        == attacks.one_run_epsilon_bound(1000, 900, n_canaries=1000)
+    assert attacks.one_run_p_value(np.uint16(100), np.int64(60), np.float64(0.0)) == \
+        attacks.one_run_p_value(100, 60, 0)
+    cv = {"params": [{}, {}], "mean_test_acc": [0.9, 0.8], "mean_test_mia": [-0.2, 0.0]}
+    assert attacks.refit_under_leakage_bound("acc", "mia", np.float64(0.05))(cv) == \
+        attacks.refit_under_leakage_bound("acc", "mia", 0)(cv) == 1
+    # frames, series and integer row positions for the population and the members
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(80, 3))
+    y = (X[:, 0] + rng.normal(size=80) > 0).astype(int)
+    members = np.arange(80) < 40
+    tree = DecisionTreeClassifier(min_samples_leaf=3, random_state=0).fit(X[:40], y[:40])
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    tree_df = DecisionTreeClassifier(min_samples_leaf=3, random_state=0).fit(df[:40], y[:40])
+    plain = attacks.lira(tree, X, y, members, n_reference_models=4, random_state=0)
+    again = attacks.lira(tree_df, df, pd.Series(y), np.flatnonzero(members),
+                         n_reference_models=np.int64(4), online=np.bool_(True),
+                         known_fraction=np.float64(0.5), random_state=np.int64(0))
+    np.testing.assert_array_equal(plain.target_statistics, again.target_statistics)
+    assert plain.auc == again.auc
+    plain = attacks.rmia(tree, X, y, members, n_reference_models=4, n_population=50,
+                         gamma=2, random_state=0)
+    again = attacks.rmia(tree, X, list(y), pd.Series(members), n_reference_models=4,
+                         n_population=np.int32(50), gamma=np.float64(2.0),
+                         offline_a=np.float32(0.33), random_state=0)
+    np.testing.assert_array_equal(plain.log_ratio, again.log_ratio)
+    np.testing.assert_array_equal(attacks.membership_scores(tree, X, y),
+                                  attacks.membership_scores(tree_df, df, pd.Series(y)))
+    # canary audit: numpy index and counts, a frame, a boolean numpy switch
+    from sklearn_privacy import FILLinearRegression
+
+    t = y.astype(float)
+    est = FILLinearRegression(sigma=1.0)
+    plain = attacks.canary_audit(est, X, t, 0, X[1], 1.0, n_releases=8, random_state=0)
+    again = attacks.canary_audit(est, df, pd.Series(t), np.int64(0), df.iloc[[1]],
+                                 np.float64(1.0), n_releases=np.int64(8),
+                                 confidence=np.float64(0.95), refit=np.bool_(True),
+                                 delta=np.float64(0.0), random_state=0)
+    np.testing.assert_allclose(plain.statistics_replaced, again.statistics_replaced)
+
+
+@pytest.mark.parametrize("on_infeasible", ["ignore", None, True])
+def test_refit_rule_keeps_the_bound_when_validation_is_skipped(on_infeasible):
+    # only on_infeasible="warn" falls back to the least leaky candidate; an unchecked
+    # misspelling fails closed instead of selecting a model above the leakage bound
+    import sklearn
+
+    cv = {"params": [{}, {}], "mean_test_acc": [0.9, 0.8], "mean_test_mia": [-0.2, -0.1]}
+    with sklearn.config_context(skip_parameter_validation=True):
+        rule = attacks.refit_under_leakage_bound("acc", "mia", 0.05,
+                                                 on_infeasible=on_infeasible)
+    with pytest.raises(ValueError, match="No candidate has a mean 'mia' leakage"):
+        rule(cv)
+    with pytest.warns(match="least leaky candidate"):
+        assert attacks.refit_under_leakage_bound("acc", "mia", 0.05,
+                                                 on_infeasible="warn")(cv) == 1

@@ -17,7 +17,14 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from sklearn_privacy import FILLinearRegression, FILLogisticRegression, PrivateMulticalibrator, fil
-from sklearn_privacy.attacks import make_membership_scorer, refit_under_leakage_bound
+from sklearn_privacy.attacks import (
+    canary_audit,
+    lira,
+    make_membership_scorer,
+    one_run_audit,
+    refit_under_leakage_bound,
+    rmia,
+)
 from sklearn_privacy.exceptions import (
     ConvergenceWarning,
     NumericalPrecisionWarning,
@@ -62,6 +69,28 @@ def _refit_infeasible():
                  cv=KFold(2)).fit(X, y)
 
 
+def _attack(name):
+    # the attacks fit the user's estimator through validate_params, joblib and
+    # _fit_context: its fit warning (rows above data_norm) must still name the call here
+    est, X, y = _big_rows()
+    y = (y > 0).astype(int)
+    members = np.arange(len(y)) < len(y) // 2
+    if name == "canary_audit":
+        return canary_audit(est, X, y.astype(float), 0, X[1], 1.0, n_releases=4,
+                            random_state=0)
+    if name == "canary_audit(refit=False)":
+        return canary_audit(est, X, y.astype(float), 0, X[1], 1.0, n_releases=4,
+                            refit=False, random_state=0)
+    clf = FILLogisticRegression(data_norm=1.0, random_state=0)
+    if name == "one_run_audit":
+        return one_run_audit(clf, X, y, n_canaries=20, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # the target's own fit is not the attack
+        target = clf.fit(X[members], y[members])
+    attack = lira if name == "lira" else rmia
+    return attack(target, X, y, members, n_reference_models=4, random_state=0)
+
+
 CASES = {
     "fit (data_norm)": (lambda: _big_rows()[0].fit(*_big_rows()[1:]), PrivacyWarning),
     "fit (ill-conditioned)": (lambda: FILLinearRegression(alpha=0.0, random_state=0).fit(
@@ -80,6 +109,9 @@ CASES = {
     "fil.audit": (lambda: fil.audit(LogisticRegression(max_iter=1).fit(*_xy()), *_xy(),
                                     sigma=1.0), StatisticalWarning),
     "refit_under_leakage_bound": (_refit_infeasible, PrivacyWarning),
+    **{f"attacks.{name}": (lambda name=name: _attack(name), PrivacyWarning)
+       for name in ("canary_audit", "canary_audit(refit=False)", "one_run_audit", "lira",
+                    "rmia")},
 }
 
 

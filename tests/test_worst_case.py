@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.base import clone
+from sklearn.linear_model import LogisticRegression
 
 from sklearn_privacy import FILLinearRegression, FILLogisticRegression
 from sklearn_privacy.attacks import canary_audit, worst_case_neighbours
@@ -89,11 +90,13 @@ def test_bad_input():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(20, 2))
     y = (X[:, 0] > 0).astype(int)
-    with pytest.raises(TypeError, match="searches the DP view"):
+    with pytest.raises(TypeError, match="'estimator' parameter of worst_case_neighbours"):
         worst_case_neighbours(object(), X, y)
+    with pytest.raises(TypeError, match="searches the DP view"):
+        worst_case_neighbours(LogisticRegression(), X, y)
     with pytest.raises(ValueError, match="needs data_norm"):
         worst_case_neighbours(FILLogisticRegression(fit_intercept=False), X, y)
-    with pytest.raises(ValueError, match="n_refits must be a positive integer"):
+    with pytest.raises(ValueError, match="'n_refits' parameter of worst_case_neighbours"):
         worst_case_neighbours(FILLogisticRegression(fit_intercept=False, data_norm=1.0),
                               X, y, n_refits=0)
 

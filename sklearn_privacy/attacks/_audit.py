@@ -14,13 +14,11 @@ from scipy.stats import beta
 from ..privacy import PrivacyClaim, privacy_claim
 from ..utils import child_seeds, noise_generator
 from ..utils._random import seeded_clone
-from ..utils.fixes import Interval, validate_params
+from ..utils.fixes import HasMethods, NumberInterval, validate_params
 from ._membership import MembershipInferenceResult, _split_known
 from ._validation import (
     check_finite_scores,
-    check_fraction,
     check_membership_truth,
-    check_positive_int,
     is_frame,
     n_rows,
 )
@@ -152,26 +150,14 @@ def _choose_test(s_pos, s_neg, delta, level):
     return best[1], float(best[2])
 
 
-def _check_probability(value, name, *, low_open, high_open):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, Real):
-        raise TypeError(f"{name} must be a real number; got {value!r}.")
-    value = float(value)
-    ok = (np.isfinite(value) and (value > 0 if low_open else value >= 0)
-          and (value < 1 if high_open else value <= 1))
-    if not ok:
-        interval = f"{'(' if low_open else '['}0, 1{')' if high_open else ']'}"
-        raise ValueError(f"{name} must be in {interval}; got {value!r}.")
-    return value
-
-
 @validate_params(
     {
         "result": [MembershipInferenceResult, None],
         "members": ["array-like", None],
         "scores": ["array-like", None],
-        "delta": [Interval(Real, 0, 1, closed="left")],
-        "confidence": [Interval(Real, 0, 1, closed="neither")],
-        "known_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "delta": [NumberInterval(Real, 0, 1, closed="left")],
+        "confidence": [NumberInterval(Real, 0, 1, closed="neither")],
+        "known_fraction": [NumberInterval(Real, 0, 1, closed="neither")],
         "random_state": ["random_state", np.random.Generator],
     },
     prefer_skip_nested_validation=True,
@@ -453,8 +439,6 @@ def _redraws(fitted, seeds, attack):
 def _replace_row(X, y, index, x_new, y_new):
     """``D'``: copies of ``X, y`` with row ``index`` replaced by ``(x_new, y_new)``."""
     n = n_rows(X)
-    if isinstance(index, (bool, np.bool_)) or not isinstance(index, Integral):
-        raise TypeError(f"index must be an integer row position; got {index!r}.")
     if not -n <= index < n:
         raise ValueError(f"index={index} is out of range for {n} rows (valid: {-n}..{n - 1}).")
     index = int(index) % n
@@ -497,6 +481,26 @@ def _replace_row(X, y, index, x_new, y_new):
     return Xp, yp, x_row
 
 
+@validate_params(
+    {
+        "estimator": [HasMethods(["fit"])],
+        "X": ["array-like", "sparse matrix"],
+        "y": ["array-like"],
+        "index": [NumberInterval(Integral, None, None, closed="neither")],
+        "x_replacement": ["array-like", "sparse matrix"],
+        "attack": [callable, None],
+        "n_releases": [NumberInterval(Integral, 4, None, closed="left")],
+        "delta": [NumberInterval(Real, 0, 1, closed="left"), None],
+        "confidence": [NumberInterval(Real, 0, 1, closed="neither")],
+        "known_fraction": [NumberInterval(Real, 0, 1, closed="neither")],
+        "fit_params": [dict, None],
+        "refit": ["boolean"],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
+        "random_state": ["random_state", np.random.Generator],
+    },
+    prefer_skip_nested_validation=False,  # fits the user's estimator
+)
 def canary_audit(estimator, X, y, index: int, x_replacement, y_replacement, *,
                  attack=None, n_releases: int = 200, delta: float | None = None,
                  confidence: float = 0.95, known_fraction: float = 0.5,
@@ -616,27 +620,17 @@ def canary_audit(estimator, X, y, index: int, x_replacement, y_replacement, *,
     (True, 1.0)
     """
     n = n_rows(X)
-    if y is None:
-        raise ValueError("y is None; pass the labels / targets of X.")
     y = np.asarray(y)
     if y.ndim != 1 or y.shape[0] != n:
         raise ValueError(f"y must be 1-D with one entry per row of X ({n}); got shape "
                          f"{y.shape}.")
     Xp, yp, x_row = _replace_row(X, y, index, x_replacement, y_replacement)
-    n_releases = check_positive_int(n_releases, "n_releases", minimum=4)
+    n_releases = int(n_releases)
     if attack is None:
         attack = functools.partial(_output_at, x_row=x_row)
-    elif not callable(attack):
-        raise TypeError(f"attack must be a callable attack(fitted_estimator) -> float "
-                        f"or None; got {attack!r}.")
     if delta is not None:
-        delta = _check_probability(delta, "delta", low_open=False, high_open=True)
-    confidence = _check_probability(confidence, "confidence", low_open=True, high_open=True)
-    known_fraction = check_fraction(known_fraction, "known_fraction")
-    if fit_params is not None and not isinstance(fit_params, dict):
-        raise TypeError(f"fit_params must be a dict or None; got {type(fit_params).__name__}.")
-    if not isinstance(refit, (bool, np.bool_)):
-        raise TypeError(f"refit must be True or False; got {refit!r}.")
+        delta = float(delta)
+    confidence, known_fraction = float(confidence), float(known_fraction)
     if not refit and not callable(getattr(estimator, "_redraw_release", None)):
         raise TypeError(
             f"refit=False needs an output-perturbation estimator with the audit hook "

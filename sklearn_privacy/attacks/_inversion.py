@@ -17,7 +17,7 @@ from ..utils import child_seeds, noise_generator, resolve_columns
 from ..utils._intervals import binomial_p_greater, paired_difference, wilson_interval
 from ..utils._pipeline import feature_columns
 from ..utils._validation import errors_name
-from ..utils.fixes import HasMethods, Interval, StrOptions, validate_params
+from ..utils.fixes import HasMethods, NumberInterval, StrOptions, validate_params
 from ._mlp_inversion import (
     audited_candidate_minimisers,
     audited_whitebox_inversion,
@@ -671,7 +671,7 @@ def _candidate_minimisers(engine, cols, candidates, truth_all, rows, method):
         "method": [StrOptions({"auto", "woodbury", "refit", "first_order"})],
         "prior": [StrOptions({"empirical"}), "array-like", None],
         "calibrate": ["boolean"],
-        "n_draws": [Interval(Integral, 1, None, closed="left"), None],
+        "n_draws": [NumberInterval(Integral, 1, None, closed="left"), None],
         "released": ["array-like", HasMethods(["predict"]), None],
         "random_state": ["random_state", np.random.Generator],
     },
@@ -877,7 +877,7 @@ def _calibrated_inverse_temperature(distances, logp, truth, sigma, p, rng, n_sim
         "sensitive_features": [Integral, str, "array-like"],
         "candidates": ["array-like", None],
         "prior": [StrOptions({"empirical"}), "array-like", None],
-        "residual_std": [Interval(Real, 0, None, closed="neither"), None],
+        "residual_std": [NumberInterval(Real, 0, None, closed="neither"), None],
         "X_prior": ["array-like", "sparse matrix", None],
     },
     prefer_skip_nested_validation=True,
@@ -1230,8 +1230,8 @@ def _likelihood_features(estimator, X, y, column, grid):
         "sensitive_features": [Integral, str, "array-like"],
         "X_population": ["array-like", "sparse matrix"],
         "y_population": ["array-like"],
-        "n_grid": [Interval(Integral, 2, None, closed="left")],
-        "confidence": [Interval(Real, 0, 1, closed="neither")],
+        "n_grid": [NumberInterval(Integral, 2, None, closed="left")],
+        "confidence": [NumberInterval(Real, 0, 1, closed="neither")],
         "random_state": ["random_state", np.random.Generator],
     },
     prefer_skip_nested_validation=True,

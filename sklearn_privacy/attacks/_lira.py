@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import logsumexp
@@ -11,16 +12,10 @@ from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils import noise_generator
+from ..utils.fixes import HasMethods, NumberInterval, validate_params
 from ._membership import MembershipInferenceResult, evaluate_scores
 from ._reference import LOGIT_CAP, fit_reference_models, log_proba
-from ._validation import (
-    check_bool,
-    check_fraction,
-    check_members,
-    check_positive_int,
-    check_target,
-    n_rows,
-)
+from ._validation import check_members, check_target, n_rows
 
 _SD_FLOOR = 1e-6
 
@@ -148,6 +143,23 @@ def _gaussian_params(stats, mask, global_variance):
     return mean, np.maximum(std, _SD_FLOOR), count
 
 
+@validate_params(
+    {
+        "estimator": [HasMethods(["fit"])],
+        "X": ["array-like", "sparse matrix"],
+        "y": ["array-like"],
+        "members": ["array-like"],
+        "n_reference_models": [NumberInterval(Integral, 2, None, closed="left")],
+        "online": ["boolean"],
+        "global_variance": ["boolean"],
+        "fit_params": [dict, None],
+        "known_fraction": [NumberInterval(Real, 0, 1, closed="neither")],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
+        "random_state": ["random_state", np.random.Generator],
+    },
+    prefer_skip_nested_validation=False,  # fits the reference models
+)
 def lira(estimator, X, y, members, *, n_reference_models: int = 16, online: bool = True,
          global_variance: bool = False, fit_params: dict | None = None,
          known_fraction: float = 0.5, n_jobs=None, verbose: int = 0,
@@ -235,12 +247,8 @@ def lira(estimator, X, y, members, *, n_reference_models: int = 16, online: bool
     n = n_rows(X)
     y = check_target(y, n)
     mask = check_members(members, n)
-    n_reference_models = check_positive_int(n_reference_models, "n_reference_models", minimum=2)
-    online = check_bool(online, "online")
-    global_variance = check_bool(global_variance, "global_variance")
-    known_fraction = check_fraction(known_fraction, "known_fraction")
-    if fit_params is not None and not isinstance(fit_params, dict):
-        raise TypeError(f"fit_params must be a dict or None; got {type(fit_params).__name__}.")
+    n_reference_models = int(n_reference_models)
+    online, global_variance = bool(online), bool(global_variance)
     if not global_variance and n_reference_models < 4:
         raise ValueError(
             "Per-example variances need at least 2 IN and 2 OUT shadow models per example: "

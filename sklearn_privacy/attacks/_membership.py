@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..utils import noise_generator
 from ..utils._intervals import auc_delong, balanced_accuracy_interval
 from ..utils._validation import errors_name
-from ..utils.fixes import HasMethods, Interval, StrOptions, validate_params
+from ..utils.fixes import HasMethods, NumberInterval, StrOptions, validate_params
 from ._roc import (
     METRICS,
     allowed_false_positives,
@@ -57,6 +57,15 @@ def _true_class_proba(estimator, X, y):
     return proba, pos
 
 
+@validate_params(
+    {
+        "estimator": [HasMethods(["predict"])],
+        "X": ["array-like", "sparse matrix"],
+        "y": ["array-like"],
+        "attack": [StrOptions(set(ATTACKS))],
+    },
+    prefer_skip_nested_validation=True,
+)
 def membership_scores(estimator, X, y, *, attack: str = "confidence") -> np.ndarray:
     """Per-example membership score of a fitted model: higher means "more likely member".
 
@@ -99,7 +108,6 @@ def membership_scores(estimator, X, y, *, attack: str = "confidence") -> np.ndar
     >>> membership_scores(clf, X, y, attack="gap")
     array([1., 1., 1., 1.])
     """
-    check_choice(attack, ATTACKS, "attack")
     check_is_fitted(estimator)
     n = n_rows(X)
     if n == 0:
@@ -500,7 +508,7 @@ def _resolve_thresholds(thresholds, has_labels, attack=None):
         "scores": ["array-like"],
         "y": ["array-like", None],
         "thresholds": [StrOptions(set(_THRESHOLDS))],
-        "known_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "known_fraction": [NumberInterval(Real, 0, 1, closed="neither")],
         "random_state": ["random_state", np.random.Generator],
         "attack": [str],
     },
@@ -653,7 +661,7 @@ def _attack_blocks(estimator, blocks, *, attack, thresholds, known_fraction, ran
         "members": ["array-like"],
         "attack": [StrOptions(set(ATTACKS))],
         "thresholds": [StrOptions(set(_THRESHOLDS))],
-        "known_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "known_fraction": [NumberInterval(Real, 0, 1, closed="neither")],
         "random_state": ["random_state", np.random.Generator],
     },
     prefer_skip_nested_validation=True,

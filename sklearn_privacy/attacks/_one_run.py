@@ -25,7 +25,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..utils import child_seeds, noise_generator
 from ..utils._pipeline import split_pipeline
 from ..utils._random import seeded_clone
-from ..utils.fixes import HasMethods, Interval, StrOptions, validate_params
+from ..utils.fixes import HasMethods, NumberInterval, StrOptions, validate_params
 from ._membership import membership_scores
 from ._validation import (
     check_finite_scores,
@@ -42,6 +42,19 @@ _FRACTIONS = (0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
 
 
 # ---------------------------------------------------------------------------- the bound
+_COUNT = NumberInterval(Integral, 0, None, closed="left")
+
+
+@validate_params(
+    {
+        "n_guesses": [_COUNT],
+        "n_correct": [_COUNT],
+        "epsilon": [NumberInterval(Real, 0, None, closed="left")],
+        "delta": [NumberInterval(Real, 0, 1, closed="both")],
+        "n_canaries": [NumberInterval(Integral, 1, None, closed="left"), None],
+    },
+    prefer_skip_nested_validation=True,
+)
 def one_run_p_value(n_guesses: int, n_correct: int, epsilon: float, *, delta: float = 0.0,
                     n_canaries: int | None = None) -> float:
     """Probability of at least ``n_correct`` correct guesses out of ``n_guesses`` under DP.
@@ -57,15 +70,15 @@ def one_run_p_value(n_guesses: int, n_correct: int, epsilon: float, *, delta: fl
 
     Parameters
     ----------
-    n_guesses : int
+    n_guesses : int >= 0
         Number of canaries the auditor guessed on (``r``; abstentions excluded).
-    n_correct : int
+    n_correct : int in [0, n_guesses]
         Number of correct guesses (``v``).
-    epsilon : float
+    epsilon : float >= 0
         The epsilon of the null hypothesis.
-    delta : float, default=0.0
+    delta : float in [0, 1], default=0.0
         The delta of the null hypothesis.
-    n_canaries : int or None
+    n_canaries : int >= 1 or None
         Number of canaries ``m`` (needed when ``delta > 0``).
 
     Returns
@@ -80,6 +93,11 @@ def one_run_p_value(n_guesses: int, n_correct: int, epsilon: float, *, delta: fl
     0.0284
     """
     r, v = _check_counts(n_guesses, n_correct)
+    return _p_value(r, v, epsilon, delta, n_canaries)
+
+
+def _p_value(r, v, epsilon, delta, n_canaries):
+    """:func:`one_run_p_value` of checked counts."""
     q = float(expit(epsilon))
     p = float(binom.sf(v - 1, r, q)) if v > 0 else 1.0
     if delta > 0 and v > 0:
@@ -92,6 +110,17 @@ def one_run_p_value(n_guesses: int, n_correct: int, epsilon: float, *, delta: fl
     return min(p, 1.0)
 
 
+@validate_params(
+    {
+        "n_guesses": [_COUNT],
+        "n_correct": [_COUNT],
+        "n_canaries": [NumberInterval(Integral, 1, None, closed="left"), None],
+        "delta": [NumberInterval(Real, 0, 1, closed="left")],
+        "confidence": [NumberInterval(Real, 0, 1, closed="neither")],
+        "n_tests": [NumberInterval(Integral, 1, None, closed="left")],
+    },
+    prefer_skip_nested_validation=True,
+)
 def one_run_epsilon_bound(n_guesses: int, n_correct: int, *, n_canaries: int | None = None,
                           delta: float = 0.0, confidence: float = 0.95,
                           n_tests: int = 1) -> float:
@@ -106,15 +135,15 @@ def one_run_epsilon_bound(n_guesses: int, n_correct: int, *, n_canaries: int | N
 
     Parameters
     ----------
-    n_guesses, n_correct : int
-        Guesses made and guesses correct.
-    n_canaries : int or None
+    n_guesses, n_correct : int >= 0
+        Guesses made and guesses correct (``n_correct <= n_guesses``).
+    n_canaries : int >= 1 or None
         Number of canaries (required when ``delta > 0``).
-    delta : float, default=0.0
+    delta : float in [0, 1), default=0.0
         The delta of the null hypothesis.
-    confidence : float, default=0.95
+    confidence : float in (0, 1), default=0.95
         Probability with which the bound holds.
-    n_tests : int, default=1
+    n_tests : int >= 1, default=1
         Number of candidate guess counts the count was chosen from (Bonferroni).
 
     Returns
@@ -129,15 +158,10 @@ def one_run_epsilon_bound(n_guesses: int, n_correct: int, *, n_canaries: int | N
     2.021
     """
     r, v = _check_counts(n_guesses, n_correct)
-    _check_unit(confidence, "confidence")
-    if not (isinstance(delta, Real) and 0.0 <= delta < 1.0):
-        raise ValueError(f"delta must be in [0, 1); got {delta!r}.")
-    if not isinstance(n_tests, Integral) or n_tests < 1:
-        raise ValueError(f"n_tests must be a positive integer; got {n_tests!r}.")
     level = (1.0 - confidence) / n_tests
 
     def p(eps):
-        return one_run_p_value(r, v, eps, delta=delta, n_canaries=n_canaries)
+        return _p_value(r, v, eps, delta, n_canaries)
 
     if r == 0 or p(0.0) >= level:
         return 0.0
@@ -164,18 +188,9 @@ def _generator(random_state) -> np.random.Generator:
 
 
 def _check_counts(n_guesses, n_correct):
-    for name, v in (("n_guesses", n_guesses), ("n_correct", n_correct)):
-        if isinstance(v, bool) or not isinstance(v, Integral | np.integer) or v < 0:
-            raise ValueError(f"{name} must be a non-negative integer; got {v!r}.")
     if n_correct > n_guesses:
         raise ValueError(f"n_correct ({n_correct}) cannot exceed n_guesses ({n_guesses}).")
     return int(n_guesses), int(n_correct)
-
-
-def _check_unit(x, name):
-    ok = isinstance(x, Real) and not isinstance(x, bool) and (0.0 < x < 1.0)
-    if not ok:
-        raise ValueError(f"{name} must be a number in (0, 1); got {x!r}.")
 
 
 # ---------------------------------------------------------------------------- result
@@ -293,9 +308,6 @@ def _candidates(m, k_plus, k_minus):
     if k_plus is not None or k_minus is not None:
         kp = 0 if k_plus is None else k_plus
         km = 0 if k_minus is None else k_minus
-        for name, k in (("k_plus", kp), ("k_minus", km)):
-            if isinstance(k, bool) or not isinstance(k, Integral | np.integer) or k < 0:
-                raise ValueError(f"{name} must be a non-negative integer; got {k!r}.")
         if kp + km > m:
             raise ValueError(f"k_plus + k_minus = {kp + km} exceeds the {m} canaries; "
                              "guess on at most every canary once.")
@@ -327,14 +339,14 @@ def _guesses(scores, kp, km, rng):
     {
         "members": ["array-like"],
         "scores": ["array-like"],
-        "k_plus": [Interval(Integral, 0, None, closed="left"), None],
-        "k_minus": [Interval(Integral, 0, None, closed="left"), None],
-        "delta": [Interval(Real, 0, 1, closed="left")],
-        "confidence": [Interval(Real, 0, 1, closed="neither")],
+        "k_plus": [NumberInterval(Integral, 0, None, closed="left"), None],
+        "k_minus": [NumberInterval(Integral, 0, None, closed="left"), None],
+        "delta": [NumberInterval(Real, 0, 1, closed="left")],
+        "confidence": [NumberInterval(Real, 0, 1, closed="neither")],
         "random_state": ["random_state", np.random.Generator],
         "attack": [str],
-        "claimed_epsilon": [Interval(Real, 0, None, closed="both")],
-        "claimed_delta": [Interval(Real, 0, 1, closed="both")],
+        "claimed_epsilon": [NumberInterval(Real, 0, None, closed="both")],
+        "claimed_delta": [NumberInterval(Real, 0, 1, closed="both")],
         "claim_source": [str],
     },
     prefer_skip_nested_validation=True,
@@ -584,22 +596,22 @@ def _claim_of(model):
         "estimator": [HasMethods(["fit"])],
         "X": ["array-like", "sparse matrix"],
         "y": ["array-like"],
-        "n_canaries": [Interval(Integral, 1, None, closed="left")],
+        "n_canaries": [NumberInterval(Integral, 1, None, closed="left")],
         "canaries": [StrOptions(set(CANARIES))],
         "X_canaries": ["array-like", "sparse matrix", None],
         "y_canaries": ["array-like", None],
         "attack": [StrOptions(set(SCORES))],
-        "n_reference_models": [Interval(Integral, 0, None, closed="left")],
-        "k_plus": [Interval(Integral, 0, None, closed="left"), None],
-        "k_minus": [Interval(Integral, 0, None, closed="left"), None],
-        "delta": [Interval(Real, 0, 1, closed="left"), None],
-        "confidence": [Interval(Real, 0, 1, closed="neither")],
+        "n_reference_models": [NumberInterval(Integral, 0, None, closed="left")],
+        "k_plus": [NumberInterval(Integral, 0, None, closed="left"), None],
+        "k_minus": [NumberInterval(Integral, 0, None, closed="left"), None],
+        "delta": [NumberInterval(Real, 0, 1, closed="left"), None],
+        "confidence": [NumberInterval(Real, 0, 1, closed="neither")],
         "fit_params": [dict, None],
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],
         "random_state": ["random_state", np.random.Generator],
     },
-    prefer_skip_nested_validation=True,
+    prefer_skip_nested_validation=False,  # fits the user's estimator
 )
 def one_run_audit(estimator, X, y, *, n_canaries: int = 1000, canaries: str = "mislabel",
                   X_canaries=None, y_canaries=None, attack: str = "loss",

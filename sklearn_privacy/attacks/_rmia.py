@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import logsumexp
@@ -11,17 +11,11 @@ from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils import noise_generator
+from ..utils.fixes import HasMethods, NumberInterval, validate_params
 from ._lira import LiRAResult
 from ._membership import evaluate_scores
 from ._reference import fit_reference_models, log_proba
-from ._validation import (
-    check_bool,
-    check_fraction,
-    check_members,
-    check_positive_int,
-    check_target,
-    n_rows,
-)
+from ._validation import check_members, check_target, n_rows
 
 _LOG_LOW, _LOG_HIGH = float(np.log(2.0**-53)), float(np.log1p(-(2.0**-53)))
 
@@ -155,17 +149,25 @@ class RMIAResult(LiRAResult):
     gamma: float = 1.0
 
 
-def _check_real(value, name, low, high, *, low_open=False):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, Real):
-        raise TypeError(f"{name} must be a real number; got {value!r}.")
-    value = float(value)
-    ok = np.isfinite(value) and (value > low if low_open else value >= low) and value <= high
-    if not ok:
-        interval = f"{'(' if low_open else '['}{low}, {high}]"
-        raise ValueError(f"{name} must be a finite number in {interval}; got {value!r}.")
-    return value
-
-
+@validate_params(
+    {
+        "estimator": [HasMethods(["fit"])],
+        "X": ["array-like", "sparse matrix"],
+        "y": ["array-like"],
+        "members": ["array-like"],
+        "n_reference_models": [NumberInterval(Integral, 2, None, closed="left")],
+        "online": ["boolean"],
+        "offline_a": [NumberInterval(Real, 0, 1, closed="both")],
+        "gamma": [NumberInterval(Real, 0, np.inf, closed="neither")],
+        "n_population": [NumberInterval(Integral, 1, None, closed="left"), None],
+        "fit_params": [dict, None],
+        "known_fraction": [NumberInterval(Real, 0, 1, closed="neither")],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
+        "random_state": ["random_state", np.random.Generator],
+    },
+    prefer_skip_nested_validation=False,  # fits the reference models
+)
 def rmia(estimator, X, y, members, *, n_reference_models: int = 4, online: bool = True,
          offline_a: float = 0.33, gamma: float = 1.0, n_population: int | None = None,
          fit_params: dict | None = None, known_fraction: float = 0.5, n_jobs=None,
@@ -273,20 +275,15 @@ def rmia(estimator, X, y, members, *, n_reference_models: int = 4, online: bool 
     n = n_rows(X)
     y = check_target(y, n)
     mask = check_members(members, n)
-    n_reference_models = check_positive_int(n_reference_models, "n_reference_models", minimum=2)
-    online = check_bool(online, "online")
-    offline_a = _check_real(offline_a, "offline_a", 0.0, 1.0)
-    gamma = _check_real(gamma, "gamma", 0.0, np.inf, low_open=True)
+    n_reference_models, online = int(n_reference_models), bool(online)
+    offline_a, gamma = float(offline_a), float(gamma)
     if n_population is not None:
-        n_population = check_positive_int(n_population, "n_population", minimum=1)
+        n_population = int(n_population)
         if n_population > n:
             raise ValueError(
                 f"n_population={n_population} exceeds the {n} population rows; pass at most "
                 f"{n} (or None for every row)."
             )
-    known_fraction = check_fraction(known_fraction, "known_fraction")
-    if fit_params is not None and not isinstance(fit_params, dict):
-        raise TypeError(f"fit_params must be a dict or None; got {type(fit_params).__name__}.")
     target = _log_true_class_proba(estimator, X, y)  # checks the target before any fit
     rng = noise_generator(random_state)
     ref_in, log_p = fit_reference_models(estimator, X, y, n_reference_models,

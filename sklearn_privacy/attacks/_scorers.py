@@ -13,11 +13,10 @@ from ..exceptions import PrivacyWarning
 from ..utils import noise_generator
 from ..utils._pipeline import split_pipeline
 from ..utils._warnings import warn_user
-from ..utils.fixes import Interval, StrOptions, validate_params
+from ..utils.fixes import NumberInterval, StrOptions, validate_params
 from ._inversion import fredrikson_inversion, whitebox_inversion
 from ._membership import _THRESHOLDS, ATTACKS, _attack_blocks
 from ._validation import (
-    check_choice,
     check_target,
     is_frame,
     n_rows,
@@ -350,8 +349,8 @@ _MEMBERSHIP_SCORER_PARAMS = {
     "attack": [StrOptions(set(ATTACKS))],
     "thresholds": [StrOptions(set(_THRESHOLDS))],
     "metric": [StrOptions(set(_METRICS))],
-    "known_fraction": [Interval(Real, 0, 1, closed="neither")],
-    "confidence": [Interval(Real, 0, 1, closed="neither"), None],
+    "known_fraction": [NumberInterval(Real, 0, 1, closed="neither")],
+    "confidence": [NumberInterval(Real, 0, 1, closed="neither"), None],
     "random_state": ["random_state", np.random.Generator],
 }
 
@@ -584,7 +583,7 @@ class _RefitUnderBound:
         msg = (f"No candidate has a mean {self.leakage!r} leakage under the bound "
                f"{self.bound:g}: {detail}. Raise the bound, extend the grid towards more "
                "privacy, or check that the bound is above the metric's chance level.")
-        if self.on_infeasible == "raise" or least is None:
+        if self.on_infeasible != "warn" or least is None:  # only "warn" relaxes the bound
             raise ValueError(msg)
         warn_user(msg + f" Refitting the least leaky candidate ({least}).", PrivacyWarning,
                       stacklevel=2)
@@ -596,6 +595,15 @@ class _RefitUnderBound:
                 f"{self.on_infeasible!r})")
 
 
+@validate_params(
+    {
+        "utility": [str],
+        "leakage": [str],
+        "bound": [NumberInterval(Real, -np.inf, np.inf, closed="neither")],
+        "on_infeasible": [StrOptions({"raise", "warn"})],
+    },
+    prefer_skip_nested_validation=True,
+)
 def refit_under_leakage_bound(utility: str, leakage: str, bound: float, *,
                               on_infeasible: str = "raise"):
     """``refit`` callable: the most useful candidate whose mean leakage is under a bound.
@@ -648,15 +656,6 @@ def refit_under_leakage_bound(utility: str, leakage: str, bound: float, *,
     ...
     ValueError: No candidate has a mean 'mia' leakage under the bound -0.1: the smallest ...
     """
-    if isinstance(bound, (bool, np.bool_)) or not isinstance(bound, Real) \
-            or not np.isfinite(bound):
-        raise TypeError(f"bound must be a finite number (the largest acceptable leakage); "
-                        f"got {bound!r}.")
-    for name, value in (("utility", utility), ("leakage", leakage)):
-        if not isinstance(value, str):
-            raise TypeError(f"{name} must be the name of a score in the search's scoring "
-                            f"dict; got {value!r}.")
-    check_choice(on_infeasible, ("raise", "warn"), "on_infeasible")
     return _RefitUnderBound(utility, leakage, float(bound), on_infeasible)
 
 
@@ -687,7 +686,7 @@ class _InversionScorer:
         "sensitive_features": [Integral, str, "array-like"],
         "candidates": ["array-like", None],
         "attack": [StrOptions({"whitebox", "map", "fredrikson"})],
-        "n_draws": [Interval(Integral, 1, None, closed="left"), None],
+        "n_draws": [NumberInterval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state", np.random.Generator],
     },
     prefer_skip_nested_validation=True,

@@ -18,6 +18,9 @@ import numpy as np
 from sklearn.base import clone, is_classifier
 
 from ..utils import child_seeds, noise_generator
+from ..utils.fixes import HasMethods, NumberInterval, validate_params
+
+_POSITIVE_INT = NumberInterval(Integral, 1, None, closed="left")
 
 
 @dataclass
@@ -103,6 +106,18 @@ def _grad_rows(loss, theta, Xa, y):
     return l1, l2
 
 
+@validate_params(
+    {
+        "estimator": [HasMethods(["fit"])],
+        "X": ["array-like"],
+        "y": ["array-like"],
+        "n_starts": [_POSITIVE_INT],
+        "n_steps": [_POSITIVE_INT],
+        "n_refits": [_POSITIVE_INT],
+        "random_state": ["random_state", np.random.Generator],
+    },
+    prefer_skip_nested_validation=False,  # refits the user's estimator
+)
 def worst_case_neighbours(estimator, X, y, *, n_starts: int = 16, n_steps: int = 60,
                           n_refits: int = 12, random_state=None) -> WorstCasePair:
     """Search the replace-one neighbour that moves a FIL estimator's exact minimiser most.
@@ -162,9 +177,6 @@ def worst_case_neighbours(estimator, X, y, *, n_starts: int = 16, n_steps: int =
     if getattr(estimator, "data_norm", None) is None:
         raise ValueError("worst_case_neighbours needs data_norm set: without it no "
                          "replacement is bounded and the DP view claims nothing.")
-    for name, v in (("n_starts", n_starts), ("n_steps", n_steps), ("n_refits", n_refits)):
-        if isinstance(v, bool) or not isinstance(v, Integral) or v < 1:
-            raise ValueError(f"{name} must be a positive integer; got {v!r}.")
     if len(getattr(estimator, "classes_", ())) > 2 or (
             hasattr(estimator, "predict_proba") and np.unique(np.asarray(y)).size > 2):
         raise ValueError("worst_case_neighbours supports the binary and least-squares FIL "
