@@ -152,10 +152,9 @@ def _hessian(X, P, omega, fit_intercept, K, q):
             Xt = _dense_aug(X, sl, fit_intercept)
             Pc, root = P[sl], np.sqrt(omega[sl])
             V = ((Pc * root[:, None])[:, :, None] * Xt[:, None, :]).reshape(-1, K * q)
-            H -= V.T @ V
-            Xw = Xt * root[:, None]
-            for k in range(K):
-                diag[k] += (Xw * Pc[:, k:k + 1]).T @ Xw
+            H -= V.T @ V  # numpy takes A^T A to BLAS dsyrk
+            # all K diagonal blocks X~^T diag(omega p_k) X~ by one GEMM against V
+            diag += ((Xt * root[:, None]).T @ V).reshape(q, K, q).transpose(1, 0, 2)
         H4 = H.reshape(K, q, K, q)
         for k in range(K):
             H4[k, :, k, :] += diag[k]
@@ -216,19 +215,25 @@ def _lbfgs_start(X, Y, Theta, omega, alpha, total, d, fit_intercept):
     if fit_intercept:
         YX[:, d] = Yw.sum(axis=0)
     grad = np.empty((K, q))
+    sparse = sp.issparse(X)
 
     def fun(flat):
+        # class-major (K x n) scores: the reductions over the classes then run along
+        # contiguous rows of n numbers instead of over rows of K
         T = flat.reshape(K, q)
-        Z = _predictor(X, T, fit_intercept)
-        zmax = Z.max(axis=1)
-        Z -= zmax[:, None]
-        np.exp(Z, out=Z)
-        sums = Z.sum(axis=1)
-        lse = zmax + np.log(sums)
-        Z *= (omega / sums)[:, None]  # omega_i p_i
-        grad[:, :d] = np.asarray(X.T @ Z).T + total * alpha * T[:, :d] - YX[:, :d]
+        ZT = np.array((X @ T[:, :d].T).T) if sparse else T[:, :d] @ X.T
         if fit_intercept:
-            grad[:, d] = Z.sum(axis=0) - YX[:, d]
+            ZT += T[:, d:]
+        zmax = ZT.max(axis=0)
+        ZT -= zmax
+        np.exp(ZT, out=ZT)
+        sums = ZT.sum(axis=0)
+        lse = zmax + np.log(sums)
+        ZT *= omega / sums  # omega_i p_i
+        grad[:, :d] = (np.asarray(X.T @ ZT.T).T if sparse else ZT @ X)
+        grad[:, :d] += total * alpha * T[:, :d] - YX[:, :d]
+        if fit_intercept:
+            grad[:, d] = ZT.sum(axis=1) - YX[:, d]
         value = (omega @ lse - np.sum(YX * T)
                  + 0.5 * total * alpha * np.sum(T[:, :d] ** 2))
         return value / total, grad.ravel() / total
