@@ -388,8 +388,13 @@ def multinomial_minimiser(X, y_idx, theta, *, n_classes, alpha, fit_intercept,
     return out, float(np.linalg.norm(out - start.ravel()))
 
 
-LANCZOS_STEPS = 10
-LANCZOS_RTOL = 1e-10
+# Lanczos steps for every row, and further steps for the rows the cheap certificate
+# leaves (their spectrum beyond the top is heavy; the Cholesky test then needs the
+# Rayleigh quotient within LANCZOS_RTOL of the top eigenvalue)
+LANCZOS_STEPS = 9
+LANCZOS_MORE = 3
+LANCZOS_BLOCK = 32
+LANCZOS_RTOL = 1e-12
 
 
 def _tridiagonal_top(a, b):
@@ -411,16 +416,18 @@ def _tridiagonal_top(a, b):
     # 24 halvings of the Gershgorin bracket: the shift of the inverse iteration only
     # needs to lie just above the top eigenvalue (the caller's eigenvalue is the
     # Rayleigh quotient of the Ritz vector, certified separately)
-    for _ in range(24):
-        mid = 0.5 * (lo + hi)
-        qv = a[:, 0] - mid
-        above = qv >= 0  # eigenvalues >= mid exist iff some pivot of T - mid I is >= 0
-        for i in range(1, k):
-            qv = np.where(qv == 0, tiny, qv)
-            qv = (a[:, i] - mid) - b2[:, i - 1] / qv
-            above |= qv >= 0
-        lo = np.where(above, mid, lo)
-        hi = np.where(above, hi, mid)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for _ in range(24):
+            mid = 0.5 * (lo + hi)
+            qv = a[:, 0] - mid
+            # eigenvalues >= mid exist iff some pivot of T - mid I is >= 0 (after a zero
+            # pivot the row's later pivots are +-inf or nan: it is already decided)
+            above = qv >= 0
+            for i in range(1, k):
+                qv = (a[:, i] - mid) - b2[:, i - 1] / qv
+                above |= qv >= 0
+            lo = np.where(above, mid, lo)
+            hi = np.where(above, hi, mid)
     theta = lo
     # eigenvector by two steps of inverse iteration with a shift just above the top
     # eigenvalue: sigma I - T is positive definite, so the Thomas algorithm is stable
@@ -443,63 +450,106 @@ def _tridiagonal_top(a, b):
     return theta, v
 
 
-def top_eigenvalues(G, *, steps=LANCZOS_STEPS, rtol=LANCZOS_RTOL):
+def top_eigenvalues(G, *, steps=LANCZOS_STEPS, more=LANCZOS_MORE, rtol=LANCZOS_RTOL):
     """Largest eigenvalue of every symmetric PSD matrix of ``G`` (r, m, m), certified.
 
     ``steps`` batched Lanczos steps (started from each matrix's column of largest
-    diagonal, slightly perturbed) give a Ritz vector ``y``; its Rayleigh quotient
-    ``theta = y^T G y`` is a lower bound of ``lambda_max`` whatever the rounding in the
-    iteration (and accurate to the *square* of the vector's error). The upper bound is
-    *proved* row by row, first by a cheap bound: in an orthonormal basis ``[y, Y]``,
-    ``G = [[theta, g^T], [g, C]]`` with ``||g|| = rho = ||G y - theta y||`` and
-    ``lambda_max(C) <= ||C||_F = mu``, ``||C||_F^2 = ||G||_F^2 - 2 ||G y||^2 + theta^2``;
-    so ``lambda_max(G) <= lambda_max([[theta, rho], [rho, mu]]) <= theta + rho^2 /
-    (theta - mu)`` when ``mu < theta`` (both inflated by a rounding margin). Rows it
-    does not certify (the rest of the spectrum too heavy, or extreme scales) get a
-    Cholesky factorisation of ``theta (1 + rtol) I - G``, which succeeds only if every
-    eigenvalue lies below ``theta (1 + rtol)``. Rows with a non-finite Ritz vector or a
-    failed factorisation go to LAPACK's ``eigvalsh``. Every returned value is therefore
-    within ``rtol`` (relative, plus rounding) below the top eigenvalue; small matrices
-    (``m <= steps + 4``) go to ``eigvalsh`` directly.
+    diagonal, slightly perturbed; run on blocks of ``LANCZOS_BLOCK`` matrices, which stay
+    in cache over the steps) give a Ritz vector ``y``; its Rayleigh quotient ``theta =
+    y^T G y`` is a lower bound of ``lambda_max`` whatever the rounding in the iteration
+    (and accurate to the *square* of the vector's error). The upper bound is *proved*
+    row by row, first by a cheap bound: in an orthonormal basis ``[y, Y]``, ``G =
+    [[theta, g^T], [g, C]]`` with ``||g|| = rho = ||G y - theta y||`` and ``lambda_max(C)
+    <= ||C||_F = mu``, ``||C||_F^2 = ||G||_F^2 - 2 ||G y||^2 + theta^2``; so
+    ``lambda_max(G) <= lambda_max([[theta, rho], [rho, mu]]) <= theta + rho^2 / (theta -
+    mu)`` when ``mu < theta`` (both inflated by a rounding margin). The rows it does not
+    certify (the rest of the spectrum too heavy, or extreme scales) take ``more``
+    further Lanczos steps, then a Cholesky factorisation of ``theta (1 + rtol) I - G``,
+    which succeeds only if every eigenvalue lies below ``theta (1 + rtol)``. Rows with a
+    non-finite Ritz vector or a failed factorisation go to LAPACK's ``eigvalsh``. Every
+    returned value is therefore within ``rtol`` (relative, plus rounding) below the top
+    eigenvalue; small matrices (``m <= steps + more + 4``) go to ``eigvalsh`` directly.
     """
     r, m, _ = G.shape
-    if m <= steps + 4 or r == 0:
+    total = steps + more
+    if m <= total + 4 or r == 0:
         return np.linalg.eigvalsh(G)[:, -1] if m > 1 else G[:, 0, 0].copy()
     diag = np.einsum("imm->im", G)
-    start = np.take_along_axis(G, diag.argmax(axis=1)[:, None, None], axis=2)[:, :, 0]
+    start = G[np.arange(r), diag.argmax(axis=1)]  # the row (= column) of largest diagonal
     start = start + 1e-3 * np.linalg.norm(start, axis=1, keepdims=True) * (
         np.random.default_rng(0).standard_normal((r, m)))
     norms = np.linalg.norm(start, axis=1, keepdims=True)
-    V = np.zeros((r, steps, m))
-    V[:, 0] = start / np.where(norms > 0, norms, 1.0)
-    a = np.zeros((r, steps))
-    b = np.zeros((r, steps - 1))
+    # step-major basis: every V[j] (r, m) is contiguous
+    V = np.empty((total, r, m))
+    V[0] = start / np.where(norms > 0, norms, 1.0)
+    a = np.zeros((total, r))
+    b = np.zeros((total - 1, r))
     floor = 1e-14 * (diag.sum(axis=1) + 1e-300)
-    for j in range(steps):
-        w = np.matmul(G, V[:, j, :, None])[:, :, 0]
-        a[:, j] = np.einsum("im,im->i", w, V[:, j])
-        if j == steps - 1:
+    fro2 = np.empty(r)
+    for s in range(0, r, LANCZOS_BLOCK):
+        blk = slice(s, s + LANCZOS_BLOCK)
+        _lanczos(G[blk], V[:, blk], a[:, blk], b[:, blk], 0, steps, floor[blk])
+        fro2[blk] = np.einsum("imn,imn->i", G[blk], G[blk])  # while in cache
+    theta, done = _certified_rayleigh(G, _ritz(V, a, b, steps), rtol, fro2=fro2,
+                                      fallback=False)
+    rest = np.flatnonzero(~done)
+    if rest.size:
+        Gr, Vr, ar, br = G[rest], V[:, rest], a[:, rest], b[:, rest]
+        _lanczos(Gr, Vr, ar, br, steps, total, floor[rest])
+        theta[rest] = _certified_rayleigh(Gr, _ritz(Vr, ar, br, total), rtol,
+                                          fro2=fro2[rest])
+    return theta
+
+
+def _lanczos(G, V, a, b, j0, j1, floor):
+    """Lanczos steps ``j0 .. j1 - 1`` with full reorthogonalisation, in place.
+
+    ``V`` (k, r, m) holds the basis (``V[j0]`` set), ``a`` (k, r) and ``b`` (k - 1, r)
+    the tridiagonal; the next basis vector is prepared while ``V`` has room.
+    """
+    k = V.shape[0]
+    for j in range(j0, j1):
+        w = np.matmul(G, V[j][:, :, None])[:, :, 0]
+        if j == k - 1:
+            a[j] = np.einsum("im,im->i", w, V[j])
             break
-        Vj = V[:, : j + 1]
-        coef = np.matmul(Vj, w[:, :, None])  # full reorthogonalisation
-        w -= np.matmul(coef.transpose(0, 2, 1), Vj)[:, 0]
-        bj = np.linalg.norm(w, axis=1)
+        Vj = V[: j + 1]
+        coef = np.einsum("jim,im->ji", Vj, w)  # full reorthogonalisation
+        a[j] = coef[j]  # v_j^T G v_j
+        w -= np.einsum("ji,jim->im", coef, Vj)
+        bj = np.sqrt(np.einsum("im,im->i", w, w))
         live = bj > floor
-        b[:, j] = np.where(live, bj, 0.0)
-        V[:, j + 1] = w / np.where(live, bj, 1.0)[:, None] * live[:, None]
-    _, s = _tridiagonal_top(a, b)
+        b[j] = np.where(live, bj, 0.0)
+        np.multiply(w, (live / np.where(live, bj, 1.0))[:, None], out=V[j + 1])
+
+
+def _ritz(V, a, b, k):
+    """The top Ritz vector (r, m) of ``k`` Lanczos steps (``V`` (k', r, m), ``a``, ``b``)."""
+    r = a.shape[1]
+    if r >= 256:  # bisection: Python steps per call, vectorised over the rows
+        _, s = _tridiagonal_top(a[:k].T, b[: k - 1].T)
+    else:  # few rows: LAPACK's eigh on the (k, k) tridiagonal matrices
+        T = np.zeros((r, k, k))
+        i = np.arange(k)
+        T[:, i, i] = a[:k].T
+        T[:, i[1:], i[:-1]] = b[: k - 1].T
+        s = np.full((r, k), np.nan)
+        with np.errstate(all="ignore"):
+            good = np.all(np.isfinite(T), axis=(1, 2))
+        s[good] = np.linalg.eigh(T[good])[1][:, :, -1]
     with np.errstate(all="ignore"):
-        y = np.matmul(s[:, None, :], V)[:, 0]
-    return _certified_rayleigh(G, y, rtol)
+        return np.einsum("ij,jim->im", s, V[:k])
 
 
-def _certified_rayleigh(G, y, rtol):
+def _certified_rayleigh(G, y, rtol=LANCZOS_RTOL, *, fro2=None, fallback=True):
     """Rayleigh quotients of the vectors ``y`` (r, m), certified as top eigenvalues.
 
     Each returned value is ``theta = y^T G y`` when it is proved to lie within ``rtol``
     of ``lambda_max(G)`` (by the Frobenius / 2 x 2 bound, else by a Cholesky
     factorisation of ``theta (1 + rtol) I - G``), and LAPACK's ``eigvalsh`` otherwise
-    (non-finite or non-positive ``theta`` included).
+    (non-finite or non-positive ``theta`` included). ``fro2``: the squared Frobenius
+    norms of ``G`` when already known. ``fallback=False`` returns ``(theta,
+    certified)`` after the cheap bound only.
     """
     r, m, _ = G.shape
     eps = np.finfo(float).eps
@@ -511,7 +561,8 @@ def _certified_rayleigh(G, y, rtol):
         ok = np.isfinite(theta) & (theta > 0)
         # the cheap certificate (scales where the squares neither overflow nor underflow)
         cheap = ok & (top > 1e-100) & (top < 1e100)
-        fro2 = np.einsum("imn,imn->i", G, G)
+        if fro2 is None:
+            fro2 = np.einsum("imn,imn->i", G, G)
         gy2 = np.einsum("im,im->i", Gy, Gy)
         res = Gy - theta[:, None] * y
         rho2 = np.einsum("im,im->i", res, res)
@@ -521,6 +572,8 @@ def _certified_rayleigh(G, y, rtol):
         gap = theta - mu - margin
         bound = theta + margin + rho**2 / gap
         cheap &= (gap > 0) & (bound <= theta * (1.0 + rtol))
+    if not fallback:
+        return theta, cheap
     upper = theta * (1.0 + rtol)
     eye = np.eye(m)
     for i in np.flatnonzero(ok & ~cheap):
@@ -693,13 +746,15 @@ class MultinomialFILEngine:
         """``Q^T U_i = omega_i [Q^T S_i W, -I]`` for the rows: (r, K-1, m)."""
         Pr, om = self.P[rows], self.omega[rows]
         r, Kt, d = Pr.shape[0], self.K - 1, self.d
-        PQ = Pr @ self.Q  # (r, K-1): Q^T p_i
-        PW = Pr @ self.W  # (r, d)
+        if getattr(self, "_QW", None) is None:
+            # (Q^T diag(p) W)[a, j] = sum_k p_k Q_ka W_kj: one GEMM against Q_ka W_kj
+            self._QW = (self.Q[:, :, None] * self.W[:, None, :]).reshape(self.K, Kt * d)
         U = np.zeros((r, Kt, self.m))
+        feat = U[:, :, :d]
+        feat[...] = (Pr @ self._QW).reshape(r, Kt, d)
         # Q^T (diag(p) - p p^T) W = Q^T diag(p) W - (Q^T p)(p^T W)
-        U[:, :, :d] = np.matmul(self.Q.T[None] * Pr[:, None, :], self.W[None])
-        U[:, :, :d] -= PQ[:, :, None] * PW[:, None, :]
-        U[:, :, :d] *= om[:, None, None]
+        feat -= (Pr @ self.Q)[:, :, None] * (Pr @ self.W)[:, None, :]
+        feat *= om[:, None, None]
         U[:, np.arange(Kt), d + np.arange(Kt)] = -om[:, None]
         return U
 
@@ -709,9 +764,10 @@ class MultinomialFILEngine:
         In the Helmert coordinates of the classes (``U_i = Q U~_i``, ``r_i = Q rho_i``):
         ``G = U~^T (A U~ + [C, 0]) + [C^T U~ + [D, 0]; 0]`` with ``A_ab = x~^T M~_ab x~``,
         ``C_a = sum_b rho_b x~^T M~_ab[:, :d]`` and ``D = sum_ab rho_a rho_b
-        M~_ab[:d, :d]`` (``M~`` as in :meth:`_m4`): two batched products and one add into
-        the feature rows (no transposed copies); ``D_i`` is one GEMM over the ``K (K -
-        1) / 2`` Helmert pairs (``M~_ba = M~_ab^T``).
+        M~_ab[:d, :d]`` (``M~`` as in :meth:`_m4`). With ``C' = [C, 0]`` (``(K-1) x m``)
+        the first three terms are one batched product ``[U~; C']^T [A U~ + C'; U~]`` of
+        depth ``2 (K - 1)``; ``D_i`` is one GEMM over the ``K (K - 1) / 2`` Helmert pairs
+        (``M~_ba = M~_ab^T``), added into the feature block.
         """
         Kt, q, d = self.K - 1, self.q, self.d
         M4 = self._m4()
@@ -721,15 +777,19 @@ class MultinomialFILEngine:
         rho = (self.R[rows] * om[:, None]) @ self.Q  # (r, K-1)
         T = (Xt @ M4.reshape(q, Kt * Kt * q)).reshape(r, Kt, Kt, q)  # x~^T M~_ab
         A = np.matmul(T.reshape(r, Kt * Kt, q), Xt[:, :, None]).reshape(r, Kt, Kt)
-        C = np.matmul(rho[:, None, None, :], T[:, :, :, :d]).reshape(r, Kt, d)
         U = self._u_helmert(rows)
-        AU = np.matmul(A, U)
-        AU[:, :, :d] += C
-        G = np.matmul(U.transpose(0, 2, 1), AU)
-        Z = np.matmul(C.transpose(0, 2, 1), U)  # (r, d, m)
+        # G = [U; C']^T [A U + C'; U] + [D, 0; 0, 0] with C' = [C, 0]: one batched
+        # product of depth 2 (K - 1)
+        left = np.zeros((r, 2 * Kt, self.m))
+        right = np.empty((r, 2 * Kt, self.m))
+        left[:, :Kt] = U
+        np.matmul(rho[:, None, None, :], T[:, :, :, :d], out=left[:, Kt:, None, :d])
+        np.matmul(A, U, out=right[:, :Kt])
+        right[:, :Kt, :d] += left[:, Kt:, :d]
+        right[:, Kt:] = U
+        G = np.matmul(left.transpose(0, 2, 1), right)
         ku, lu = np.triu_indices(Kt)
-        Z[:, :, :d] += ((rho[:, ku] * rho[:, lu]) @ self._md()).reshape(r, d, d)
-        G[:, :d, :] += Z
+        G[:, :d, :d] += ((rho[:, ku] * rho[:, lu]) @ self._md()).reshape(r, d, d)
         return G
 
     def _md(self):
