@@ -134,3 +134,18 @@ def test_row_chunking_does_not_change_the_etas(monkeypatch):
     monkeypatch.setattr(mn, "_CHUNK_BYTES", 1)
     monkeypatch.setattr(mn, "MIN_CHUNK_ROWS", 7)  # chunks of 7 rows, the last shorter
     np.testing.assert_allclose(eng.per_example_sq_norms(), whole, rtol=1e-12)
+
+
+def test_engine_reuses_the_fit_factor():
+    X, y, w = _problem(n=200, d=6, k=3, seed=5)
+    theta, _, H, factor = fit_multinomial(X, one_hot(y, 3), alpha=1e-2,
+                                          fit_intercept=True, sample_weight=w,
+                                          return_factor=True)
+    np.testing.assert_array_equal(H, H.T)  # exactly symmetric, as the factor's matrix
+    kw = dict(n_classes=3, alpha=1e-2, fit_intercept=True, sample_weight=w)
+    fresh = MultinomialFILEngine(X, y, theta, hessian=H, **kw)
+    reused = MultinomialFILEngine(X, y, theta, hessian=H, factor=factor, **kw)
+    np.testing.assert_allclose(reused.H_inv, fresh.H_inv, rtol=0,
+                               atol=1e-13 * np.abs(fresh.H_inv).max())
+    np.testing.assert_allclose(reused.H_inv @ H, np.eye(H.shape[0]), atol=1e-10)
+    np.testing.assert_array_equal(reused.per_example_sq_norms(), fresh.per_example_sq_norms())

@@ -249,7 +249,7 @@ def _lbfgs_start(X, Y, Theta, omega, alpha, total, d, fit_intercept):
 
 
 def fit_multinomial(X, Y, *, alpha, fit_intercept, sample_weight=None, theta_init=None,
-                    tol=1e-12, max_iter=100):
+                    tol=1e-12, max_iter=100, return_factor=False):
     """Symmetric exact minimiser of the multinomial objective by damped Newton.
 
     Parameters
@@ -266,6 +266,9 @@ def fit_multinomial(X, Y, *, alpha, fit_intercept, sample_weight=None, theta_ini
     tol : float
         Stop when the Newton step is at most ``tol`` relative to the parameters.
     max_iter : int
+    return_factor : bool
+        Also return the Cholesky factor of ``hessian`` (``scipy.linalg.cho_factor``
+        form, lower), which :class:`MultinomialFILEngine` reuses.
 
     Returns
     -------
@@ -274,6 +277,8 @@ def fit_multinomial(X, Y, *, alpha, fit_intercept, sample_weight=None, theta_ini
     n_iter : int
     hessian : ndarray of shape (K q, K q)
         The (symmetrised, regularised) Hessian at the last iterate.
+    factor : tuple
+        Only with ``return_factor=True``.
     """
     n, d = X.shape
     K = Y.shape[1]
@@ -285,19 +290,30 @@ def fit_multinomial(X, Y, *, alpha, fit_intercept, sample_weight=None, theta_ini
     Theta = Theta - Theta.mean(axis=0)
     if theta_init is None:
         Theta = _lbfgs_start(X, Y, Theta, omega, alpha, total, d, fit_intercept)
+    sparse = sp.issparse(X)
+    YwT = (Y * omega[:, None]).T
+
     def gradient(T):
-        P = softmax(_predictor(X, T, fit_intercept), axis=1)
-        G = (P - Y) * omega[:, None]
-        grad = np.empty((K, q))
-        grad[:, :d] = np.asarray(X.T @ G).T + total * alpha * T[:, :d]
+        # class-major (K x n) probabilities: the softmax reductions run along rows of n
+        PT = np.array((X @ T[:, :d].T).T) if sparse else T[:, :d] @ X.T
         if fit_intercept:
-            grad[:, d] = G.sum(axis=0)
-        return P, grad
+            PT += T[:, d:]
+        PT -= PT.max(axis=0)
+        np.exp(PT, out=PT)
+        PT /= PT.sum(axis=0)
+        GT = PT * omega - YwT
+        grad = np.empty((K, q))
+        grad[:, :d] = np.asarray(X.T @ GT.T).T if sparse else GT @ X
+        grad[:, :d] += total * alpha * T[:, :d]
+        if fit_intercept:
+            grad[:, d] = GT.sum(axis=1)
+        return PT.T, grad
 
     def exact(T, P):
         H_loss = _hessian(X, P, omega, fit_intercept, K, q)
         Rg, c = _regulariser(K, q, d, total, alpha, H_loss)
         H = H_loss + Rg
+        H = 0.5 * (H + H.T)  # exactly symmetric: the audit engine reuses its factor
         try:
             return H, c, linalg.cho_factor(H, lower=True, check_finite=False)
         except linalg.LinAlgError as exc:
@@ -361,6 +377,8 @@ def fit_multinomial(X, Y, *, alpha, fit_intercept, sample_weight=None, theta_ini
             "multinomial objective; increase max_iter or alpha.",
             ConvergenceWarning, stacklevel=3,
         )
+    if return_factor:
+        return Theta.ravel(), n_iter, H, cf
     return Theta.ravel(), n_iter, H
 
 
@@ -605,10 +623,14 @@ class MultinomialFILEngine:
         As the fit.
     hessian : ndarray of shape (K q, K q) or None
         The regularised Hessian at ``theta`` (built here when None).
+    factor : tuple or None
+        The Cholesky factor of ``hessian`` (``scipy.linalg.cho_factor`` form, lower) when
+        already computed (``fit_multinomial(return_factor=True)``); only with an exactly
+        symmetric ``hessian``.
     """
 
     def __init__(self, X, y, theta, *, n_classes, alpha, fit_intercept, sample_weight,
-                 hessian=None):
+                 hessian=None, factor=None):
         if sp.issparse(X):
             X = sp.csr_matrix(X, dtype=np.float64)
         else:
@@ -635,11 +657,14 @@ class MultinomialFILEngine:
             hessian = H_loss + _regulariser(self.K, self.q, self.d, self.omega.sum(),
                                             self.alpha, H_loss)[0]
         self.H = 0.5 * (hessian + hessian.T)
-        try:
-            cf = linalg.cho_factor(self.H, lower=True, check_finite=False)
-        except linalg.LinAlgError as exc:
-            raise SingularHessianError("The multinomial Hessian is singular; increase "
-                                       "alpha.") from exc
+        if factor is not None and factor[1] and np.array_equal(self.H, hessian):
+            cf = factor  # the fit's factorisation of this (exactly symmetric) Hessian
+        else:
+            try:
+                cf = linalg.cho_factor(self.H, lower=True, check_finite=False)
+            except linalg.LinAlgError as exc:
+                raise SingularHessianError("The multinomial Hessian is singular; "
+                                           "increase alpha.") from exc
         # the inverse from the Cholesky factor (LAPACK dpotri: a third of the flops of
         # solving against the identity), lower triangle mirrored: exactly symmetric
         inv, info = dpotri(cf[0], lower=1)
