@@ -216,11 +216,17 @@ def _lbfgs_start(X, Y, Theta, omega, alpha, total, d, fit_intercept):
         YX[:, d] = Yw.sum(axis=0)
     grad = np.empty((K, q))
     sparse = sp.issparse(X)
+    # L-BFGS runs on Theta / s, s_j the inverse root mean square of feature j (the
+    # intercepts unscaled): the same objective, better conditioned (fewer evaluations)
+    sq = X.multiply(X).T @ omega if sparse else omega @ (X * X)
+    rms = np.sqrt(np.asarray(sq, dtype=float).ravel() / total)
+    scale = np.ones(q)
+    scale[:d] = 1.0 / np.where(rms > 0, rms, 1.0)
 
     def fun(flat):
         # class-major (K x n) scores: the reductions over the classes then run along
         # contiguous rows of n numbers instead of over rows of K
-        T = flat.reshape(K, q)
+        T = flat.reshape(K, q) * scale
         ZT = np.array((X @ T[:, :d].T).T) if sparse else T[:, :d] @ X.T
         if fit_intercept:
             ZT += T[:, d:]
@@ -236,13 +242,13 @@ def _lbfgs_start(X, Y, Theta, omega, alpha, total, d, fit_intercept):
             grad[:, d] = ZT.sum(axis=1) - YX[:, d]
         value = (omega @ lse - np.sum(YX * T)
                  + 0.5 * total * alpha * np.sum(T[:, :d] ** 2))
-        return value / total, grad.ravel() / total
+        return value / total, (grad * scale).ravel() / total
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = minimize(fun, Theta.ravel(), jac=True, method="L-BFGS-B",
+        res = minimize(fun, (Theta / scale).ravel(), jac=True, method="L-BFGS-B",
                        options={"maxiter": 500, "gtol": LBFGS_GTOL, "ftol": 1e-12})
-    out = res.x.reshape(K, q)
+    out = res.x.reshape(K, q) * scale
     if not np.all(np.isfinite(out)):
         return Theta
     return out - out.mean(axis=0)
