@@ -149,3 +149,26 @@ def test_engine_reuses_the_fit_factor():
                                atol=1e-13 * np.abs(fresh.H_inv).max())
     np.testing.assert_allclose(reused.H_inv @ H, np.eye(H.shape[0]), atol=1e-10)
     np.testing.assert_array_equal(reused.per_example_sq_norms(), fresh.per_example_sq_norms())
+
+
+def test_single_precision_chord_hessian_is_never_returned():
+    # the first Hessian after the L-BFGS start is formed in float32 (chord steps only);
+    # stopped after that step, the fit still returns the float64 Hessian of its iterate
+    from sklearn_privacy.exceptions import ConvergenceWarning
+
+    X, y, w = _problem(n=400, d=8, k=5, seed=6)
+    Y = one_hot(y, 5)
+    with pytest.warns(ConvergenceWarning, match="did not converge"):
+        theta, n_iter, H = fit_multinomial(X, Y, alpha=1e-3, fit_intercept=True,
+                                           sample_weight=w, max_iter=1)
+    assert n_iter == 1
+    Theta = theta.reshape(5, 9)
+    P = np.exp(X @ Theta[:, :8].T + Theta[:, 8])
+    P /= P.sum(axis=1, keepdims=True)
+    H_loss = _hessian(X, P, w, True, 5, 9)
+    H_ref = H_loss + _regulariser(5, 9, 8, w.sum(), 1e-3, H_loss)[0]
+    np.testing.assert_allclose(H, H_ref, rtol=0, atol=1e-12 * np.abs(H_ref).max())
+    # the float32 Hessian itself is only close (this is what the check above excludes)
+    H32 = _hessian(X, P, w, True, 5, 9, dtype=np.float32)
+    gap = np.abs(H32 - H_loss).max() / np.abs(H_loss).max()
+    assert 1e-12 < gap < 1e-5

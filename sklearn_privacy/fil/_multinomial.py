@@ -138,27 +138,30 @@ def _predictor(X, Theta, fit_intercept):
     return Z
 
 
-def _hessian(X, P, omega, fit_intercept, K, q):
-    """Loss Hessian ``sum_i omega_i S_i (x) x~_i x~_i^T`` (p x p).
+def _hessian(X, P, omega, fit_intercept, K, q, dtype=np.float64):
+    """Loss Hessian ``sum_i omega_i S_i (x) x~_i x~_i^T`` (p x p, float64).
 
     Dense ``X``: ``blockdiag_k(X~^T diag(omega p_k) X~) - V^T V`` with ``V_i = sqrt(omega_i)
-    p_i (x) x~_i``, one GEMM per row chunk. Sparse ``X``: block by block.
+    p_i (x) x~_i``, one GEMM per row chunk, computed in ``dtype`` (float32: an
+    approximate Hessian for chord steps). Sparse ``X``: block by block, in float64.
     """
     n = X.shape[0]
     if not sp.issparse(X):
-        H = np.zeros((K * q, K * q))
-        diag = np.zeros((K, q, q))
+        H = np.zeros((K * q, K * q), dtype=dtype)
+        diag = np.zeros((K, q, q), dtype=dtype)
         for sl in _chunks(n, 8 * K * q * 2):
-            Xt = _dense_aug(X, sl, fit_intercept)
-            Pc, root = P[sl], np.sqrt(omega[sl])
-            V = ((Pc * root[:, None])[:, :, None] * Xt[:, None, :]).reshape(-1, K * q)
-            H -= V.T @ V  # numpy takes A^T A to BLAS dsyrk
+            Xt = _dense_aug(X, sl, fit_intercept).astype(dtype, copy=False)
+            root = np.sqrt(omega[sl])
+            Pw = (P[sl] * root[:, None]).astype(dtype, copy=False)
+            V = (Pw[:, :, None] * Xt[:, None, :]).reshape(-1, K * q)
+            H -= V.T @ V  # numpy takes A^T A to BLAS syrk
             # all K diagonal blocks X~^T diag(omega p_k) X~ by one GEMM against V
-            diag += ((Xt * root[:, None]).T @ V).reshape(q, K, q).transpose(1, 0, 2)
+            Xw = Xt * root[:, None].astype(dtype, copy=False)
+            diag += (Xw.T @ V).reshape(q, K, q).transpose(1, 0, 2)
         H4 = H.reshape(K, q, K, q)
         for k in range(K):
             H4[k, :, k, :] += diag[k]
-        return H
+        return H.astype(np.float64, copy=False)
     H = np.zeros((K, q, K, q))
     for sl in _chunks(n, 8 * (q + 2 * K) * 4):
         Xt = _dense_aug(X, sl, fit_intercept) if not sp.issparse(X) else None
@@ -315,14 +318,17 @@ def fit_multinomial(X, Y, *, alpha, fit_intercept, sample_weight=None, theta_ini
             grad[:, d] = GT.sum(axis=1)
         return PT.T, grad
 
-    def exact(T, P):
-        H_loss = _hessian(X, P, omega, fit_intercept, K, q)
+    def exact(T, P, single=False):
+        H_loss = _hessian(X, P, omega, fit_intercept, K, q,
+                          dtype=np.float32 if single else np.float64)
         Rg, c = _regulariser(K, q, d, total, alpha, H_loss)
         H = H_loss + Rg
         H = 0.5 * (H + H.T)  # exactly symmetric: the audit engine reuses its factor
         try:
             return H, c, linalg.cho_factor(H, lower=True, check_finite=False)
         except linalg.LinAlgError as exc:
+            if single:  # rounding in single precision: the float64 Hessian decides
+                return None
             raise SingularHessianError(
                 "The multinomial Hessian is singular; increase alpha (classes may be "
                 "linearly separable)."
@@ -332,19 +338,28 @@ def fit_multinomial(X, Y, *, alpha, fit_intercept, sample_weight=None, theta_ini
     # the last exact Hessian (chord steps, one gradient each; the L-BFGS start is close
     # enough that they contract by orders of magnitude) while they shrink at least
     # tenfold; the returned Hessian is always exact at the final iterate, whose exact
-    # step is below tol.
+    # step is below tol. After the L-BFGS start the first Hessian is formed in single
+    # precision (half the cost of the float64 one): its steps count as chord steps,
+    # so a float64 Hessian always confirms the end.
     n_iter = 0
     converged = False
     H = cf = None
     c = 0.0
     need_exact = True
+    single = theta_init is None and not sp.issparse(X)
+    H_approx = False
     prev = np.inf
     while n_iter < max_iter:
         n_iter += 1
         P, grad = gradient(Theta)
         exact_here = need_exact or cf is None
+        approx = False
         if exact_here:
-            H, c, cf = exact(Theta, P)
+            out = exact(Theta, P, single=True) if single else None
+            approx = out is not None
+            H, c, cf = out if approx else exact(Theta, P)
+            single = False
+            H_approx = approx
         s_sum = Theta.sum(axis=0)
         g = grad + (c / K) * s_sum[None, :]
         step = -linalg.cho_solve(cf, g.ravel(), check_finite=False).reshape(K, q)
@@ -368,7 +383,7 @@ def fit_multinomial(X, Y, *, alpha, fit_intercept, sample_weight=None, theta_ini
                 "(classes may be linearly separable)."
             )
         if norm <= tol * scale:
-            if exact_here:  # the exact step at the final iterate is below tol
+            if exact_here and not approx:  # the exact step at the final iterate is < tol
                 converged = True
                 break
             need_exact = True  # a chord step: confirm with the exact Hessian
@@ -383,6 +398,8 @@ def fit_multinomial(X, Y, *, alpha, fit_intercept, sample_weight=None, theta_ini
             "multinomial objective; increase max_iter or alpha.",
             ConvergenceWarning, stacklevel=3,
         )
+        if H_approx:  # never hand on the single-precision Hessian
+            H, c, cf = exact(Theta, gradient(Theta)[0])
     if return_factor:
         return Theta.ravel(), n_iter, H, cf
     return Theta.ravel(), n_iter, H
