@@ -55,6 +55,7 @@ certify).
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
@@ -517,9 +518,9 @@ def top_eigenvalues(G, *, steps=LANCZOS_STEPS, more=LANCZOS_MORE, rtol=LANCZOS_R
         return np.linalg.eigvalsh(G)[:, -1] if m > 1 else G[:, 0, 0].copy()
     diag = np.einsum("imm->im", G)
     start = G[np.arange(r), diag.argmax(axis=1)]  # the row (= column) of largest diagonal
-    start = start + 1e-3 * np.linalg.norm(start, axis=1, keepdims=True) * (
-        np.random.default_rng(0).standard_normal((r, m)))
-    norms = np.linalg.norm(start, axis=1, keepdims=True)
+    norms = np.sqrt(np.einsum("im,im->i", start, start))[:, None]
+    start += (1e-3 * norms) * _perturbation(m)  # a fixed pseudo-random direction
+    norms = np.sqrt(np.einsum("im,im->i", start, start))[:, None]
     # step-major basis: every V[j] (r, m) is contiguous
     V = np.empty((total, r, m))
     V[0] = start / np.where(norms > 0, norms, 1.0)
@@ -540,6 +541,14 @@ def top_eigenvalues(G, *, steps=LANCZOS_STEPS, more=LANCZOS_MORE, rtol=LANCZOS_R
         theta[rest] = _certified_rayleigh(Gr, _ritz(Vr, ar, br, total), rtol,
                                           fro2=fro2[rest])
     return theta
+
+
+@functools.lru_cache(maxsize=8)
+def _perturbation(m):
+    """A fixed standard normal vector of length ``m`` (read-only)."""
+    out = np.random.default_rng(0).standard_normal(m)
+    out.flags.writeable = False
+    return out
 
 
 def _lanczos(G, V, a, b, j0, j1, floor):
@@ -790,19 +799,22 @@ class MultinomialFILEngine:
         U[:, :, self.d:] = -self.Q[None]
         return U * om[:, None, None]
 
-    def _u_helmert(self, rows):
-        """``Q^T U_i = omega_i [Q^T S_i W, -I]`` for the rows: (r, K-1, m)."""
+    def _u_helmert(self, rows, out=None):
+        """``Q^T U_i = omega_i [Q^T S_i W, -I]`` for the rows: (r, K-1, m).
+
+        ``out``: a zero-filled (r, K-1, m) array (view) to write into.
+        """
         Pr, om = self.P[rows], self.omega[rows]
         r, Kt, d = Pr.shape[0], self.K - 1, self.d
         if getattr(self, "_QW", None) is None:
             # (Q^T diag(p) W)[a, j] = sum_k p_k Q_ka W_kj: one GEMM against Q_ka W_kj
             self._QW = (self.Q[:, :, None] * self.W[:, None, :]).reshape(self.K, Kt * d)
-        U = np.zeros((r, Kt, self.m))
+        U = np.zeros((r, Kt, self.m)) if out is None else out
+        Pw = Pr * om[:, None]
         feat = U[:, :, :d]
-        feat[...] = (Pr @ self._QW).reshape(r, Kt, d)
-        # Q^T (diag(p) - p p^T) W = Q^T diag(p) W - (Q^T p)(p^T W)
-        feat -= (Pr @ self.Q)[:, :, None] * (Pr @ self.W)[:, None, :]
-        feat *= om[:, None, None]
+        feat[...] = (Pw @ self._QW).reshape(r, Kt, d)
+        # omega Q^T (diag(p) - p p^T) W = Q^T diag(omega p) W - (Q^T omega p)(p^T W)
+        feat -= (Pw @ self.Q)[:, :, None] * (Pr @ self.W)[:, None, :]
         U[:, np.arange(Kt), d + np.arange(Kt)] = -om[:, None]
         return U
 
@@ -825,12 +837,11 @@ class MultinomialFILEngine:
         rho = (self.R[rows] * om[:, None]) @ self.Q  # (r, K-1)
         T = (Xt @ M4.reshape(q, Kt * Kt * q)).reshape(r, Kt, Kt, q)  # x~^T M~_ab
         A = np.matmul(T.reshape(r, Kt * Kt, q), Xt[:, :, None]).reshape(r, Kt, Kt)
-        U = self._u_helmert(rows)
         # G = [U; C']^T [A U + C'; U] + [D, 0; 0, 0] with C' = [C, 0]: one batched
         # product of depth 2 (K - 1)
         left = np.zeros((r, 2 * Kt, self.m))
+        U = self._u_helmert(rows, out=left[:, :Kt])
         right = np.empty((r, 2 * Kt, self.m))
-        left[:, :Kt] = U
         np.matmul(rho[:, None, None, :], T[:, :, :, :d], out=left[:, Kt:, None, :d])
         np.matmul(A, U, out=right[:, :Kt])
         right[:, :Kt, :d] += left[:, Kt:, :d]
