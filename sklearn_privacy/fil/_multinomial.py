@@ -802,7 +802,7 @@ class MultinomialFILEngine:
     def _u_helmert(self, rows, out=None):
         """``Q^T U_i = omega_i [Q^T S_i W, -I]`` for the rows: (r, K-1, m).
 
-        ``out``: a zero-filled (r, K-1, m) array (view) to write into.
+        ``out``: a (r, K-1, m) array (view) to write into, zero in the label columns.
         """
         Pr, om = self.P[rows], self.omega[rows]
         r, Kt, d = Pr.shape[0], self.K - 1, self.d
@@ -839,7 +839,8 @@ class MultinomialFILEngine:
         A = np.matmul(T.reshape(r, Kt * Kt, q), Xt[:, :, None]).reshape(r, Kt, Kt)
         # G = [U; C']^T [A U + C'; U] + [D, 0; 0, 0] with C' = [C, 0]: one batched
         # product of depth 2 (K - 1)
-        left = np.zeros((r, 2 * Kt, self.m))
+        left = np.empty((r, 2 * Kt, self.m))
+        left[:, :, d:] = 0.0  # the label columns (U's -I is set below); the rest is written
         U = self._u_helmert(rows, out=left[:, :Kt])
         right = np.empty((r, 2 * Kt, self.m))
         np.matmul(rho[:, None, None, :], T[:, :, :, :d], out=left[:, Kt:, None, :d])
