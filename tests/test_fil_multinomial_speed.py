@@ -172,3 +172,26 @@ def test_single_precision_chord_hessian_is_never_returned():
     H32 = _hessian(X, P, w, True, 5, 9, dtype=np.float32)
     gap = np.abs(H32 - H_loss).max() / np.abs(H_loss).max()
     assert 1e-12 < gap < 1e-5
+
+
+def test_heavy_spectra_take_more_steps_then_cholesky(monkeypatch):
+    # the rest of the spectrum outweighs the top (sum of squares), so the Frobenius /
+    # 2 x 2 bound cannot certify; the extra Lanczos steps make the Rayleigh quotient
+    # accurate enough for the Cholesky test: every row certified, none to eigvalsh
+    rng = np.random.RandomState(7)
+    m, r = 40, 60
+    V = np.linalg.qr(rng.normal(size=(m, m)))[0]
+    spectra = np.sort(rng.uniform(0.0, 1e-3, size=(r, m)), axis=1)
+    spectra[:, -9:-1] = np.linspace(0.35, 0.7, 8) * rng.uniform(0.9, 1.0, size=(r, 1))
+    spectra[:, -1] = 1.0
+    assert np.all((spectra[:, :-1] ** 2).sum(axis=1) > 1.0)
+    G = np.einsum("ab,ib,cb->iac", V, spectra, V)
+    potrf, eigh = [], []
+    real_potrf, real_eigh = mn.dpotrf, np.linalg.eigvalsh
+    monkeypatch.setattr(mn, "dpotrf", lambda *a, **k: potrf.append(1) or real_potrf(*a, **k))
+    monkeypatch.setattr(mn.np.linalg, "eigvalsh",
+                        lambda A: eigh.append(len(A)) or real_eigh(A))
+    out = top_eigenvalues(G)
+    assert len(potrf) == r and not eigh
+    assert np.all(out <= 1.0 + 1e-14)
+    assert np.all(out >= 1.0 - mn.LANCZOS_RTOL)
