@@ -34,6 +34,7 @@ same rounds (before/after of a change, one run).
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import platform
@@ -93,8 +94,16 @@ class _use_engine:
         from sklearn_privacy.fil import _classification as cls
 
         self.saved = cls.fit_multinomial, cls.MultinomialFILEngine
-        cls.fit_multinomial = self.module.fit_multinomial
-        cls.MultinomialFILEngine = self.module.MultinomialFILEngine
+        fit, engine = self.module.fit_multinomial, self.module.MultinomialFILEngine
+        if "return_factor" not in inspect.signature(fit).parameters:
+            # code from before the engine reused the fit's Cholesky factor
+            def fit(*args, _fit=fit, return_factor=False, **kwargs):
+                out = _fit(*args, **kwargs)
+                return (*out, None) if return_factor else out
+
+            def engine(*args, _engine=engine, factor=None, **kwargs):
+                return _engine(*args, **kwargs)
+        cls.fit_multinomial, cls.MultinomialFILEngine = fit, engine
 
     def __exit__(self, *exc):
         from sklearn_privacy.fil import _classification as cls
