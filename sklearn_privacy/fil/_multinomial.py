@@ -47,10 +47,10 @@ where ``M_kl`` is the ``q x q`` block ``(k, l)`` of ``M``. For a chunk of rows,
 ``x~^T M_kl`` for all ``(k, l)`` is one GEMM ``(rows x q) @ (q x K^2 q)`` and ``D`` one
 GEMM ``(rows x K(K+1)/2) @ (K(K+1)/2 x d^2)`` over the class pairs (``M_lk = M_kl^T``);
 the top eigenvalue of each per-row ``m x m`` Gram comes from a batched Lanczos iteration
-whose Rayleigh quotient is certified, for most rows by a bound costing one matrix-vector
-product (the Frobenius norm of the rest of the spectrum), for the others by a Cholesky
-factorisation (:func:`top_eigenvalues`; LAPACK's ``eigvalsh`` for the rows it cannot
-certify).
+whose Rayleigh quotient is certified to ``LANCZOS_RTOL`` (relative), for most rows by a
+bound costing one matrix-vector product (the Frobenius norm of the rest of the
+spectrum), for the others by a Cholesky factorisation after a few more steps
+(:func:`top_eigenvalues`; LAPACK's ``eigvalsh`` for the rows it cannot certify).
 """
 
 from __future__ import annotations
