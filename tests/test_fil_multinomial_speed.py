@@ -195,3 +195,16 @@ def test_heavy_spectra_take_more_steps_then_cholesky(monkeypatch):
     assert len(potrf) == r and not eigh
     assert np.all(out <= 1.0 + 1e-14)
     assert np.all(out >= 1.0 - mn.LANCZOS_RTOL)
+
+
+def test_single_precision_hessian_out_of_range_falls_back(recwarn):
+    # features near 1e20 overflow a float32 Hessian (n x^2 > 3.4e38); the float64 one
+    # is fine: the fit must equal the rescaled fit of the unscaled data
+    X, y, _ = _problem(n=300, d=5, k=3, seed=8)
+    Y = one_hot(y, 3)
+    ref = fit_multinomial(X, Y, alpha=1e-2, fit_intercept=False)[0]
+    s = 1e20
+    theta = fit_multinomial(X * s, Y, alpha=1e-2 * s**2, fit_intercept=False)[0]
+    # (the step tolerance is absolute below |theta| = 1: 1e-9 relative here)
+    np.testing.assert_allclose(theta * s, ref, rtol=1e-7)
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]

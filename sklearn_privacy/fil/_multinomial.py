@@ -320,11 +320,14 @@ def fit_multinomial(X, Y, *, alpha, fit_intercept, sample_weight=None, theta_ini
         return PT.T, grad
 
     def exact(T, P, single=False):
-        H_loss = _hessian(X, P, omega, fit_intercept, K, q,
-                          dtype=np.float32 if single else np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):  # float32: checked below
+            H_loss = _hessian(X, P, omega, fit_intercept, K, q,
+                              dtype=np.float32 if single else np.float64)
         Rg, c = _regulariser(K, q, d, total, alpha, H_loss)
         H = H_loss + Rg
         H = 0.5 * (H + H.T)  # exactly symmetric: the audit engine reuses its factor
+        if single and not np.all(np.isfinite(H)):  # beyond the float32 range
+            return None
         try:
             return H, c, linalg.cho_factor(H, lower=True, check_finite=False)
         except linalg.LinAlgError as exc:
