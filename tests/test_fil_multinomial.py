@@ -513,7 +513,7 @@ def test_certified_top_eigenvalues():
     ref = np.linalg.eigvalsh(G)[:, -1]
     out = top_eigenvalues(G)
     assert np.all(out <= ref * (1 + 1e-14))  # a Rayleigh quotient: never above
-    assert np.all(out >= ref * (1 - 1e-10))  # the Cholesky certificate's margin
+    assert np.all(out >= ref * (1 - 1e-12))  # the certificates' margin (LANCZOS_RTOL)
 
 
 def test_eta_display_by_class():

@@ -134,3 +134,77 @@ def test_row_chunking_does_not_change_the_etas(monkeypatch):
     monkeypatch.setattr(mn, "_CHUNK_BYTES", 1)
     monkeypatch.setattr(mn, "MIN_CHUNK_ROWS", 7)  # chunks of 7 rows, the last shorter
     np.testing.assert_allclose(eng.per_example_sq_norms(), whole, rtol=1e-12)
+
+
+def test_engine_reuses_the_fit_factor():
+    X, y, w = _problem(n=200, d=6, k=3, seed=5)
+    theta, _, H, factor = fit_multinomial(X, one_hot(y, 3), alpha=1e-2,
+                                          fit_intercept=True, sample_weight=w,
+                                          return_factor=True)
+    np.testing.assert_array_equal(H, H.T)  # exactly symmetric, as the factor's matrix
+    kw = dict(n_classes=3, alpha=1e-2, fit_intercept=True, sample_weight=w)
+    fresh = MultinomialFILEngine(X, y, theta, hessian=H, **kw)
+    reused = MultinomialFILEngine(X, y, theta, hessian=H, factor=factor, **kw)
+    np.testing.assert_allclose(reused.H_inv, fresh.H_inv, rtol=0,
+                               atol=1e-13 * np.abs(fresh.H_inv).max())
+    np.testing.assert_allclose(reused.H_inv @ H, np.eye(H.shape[0]), atol=1e-10)
+    np.testing.assert_array_equal(reused.per_example_sq_norms(), fresh.per_example_sq_norms())
+
+
+def test_single_precision_chord_hessian_is_never_returned():
+    # the first Hessian after the L-BFGS start is formed in float32 (chord steps only);
+    # stopped after that step, the fit still returns the float64 Hessian of its iterate
+    from sklearn_privacy.exceptions import ConvergenceWarning
+
+    X, y, w = _problem(n=400, d=8, k=5, seed=6)
+    Y = one_hot(y, 5)
+    with pytest.warns(ConvergenceWarning, match="did not converge"):
+        theta, n_iter, H = fit_multinomial(X, Y, alpha=1e-3, fit_intercept=True,
+                                           sample_weight=w, max_iter=1)
+    assert n_iter == 1
+    Theta = theta.reshape(5, 9)
+    P = np.exp(X @ Theta[:, :8].T + Theta[:, 8])
+    P /= P.sum(axis=1, keepdims=True)
+    H_loss = _hessian(X, P, w, True, 5, 9)
+    H_ref = H_loss + _regulariser(5, 9, 8, w.sum(), 1e-3, H_loss)[0]
+    np.testing.assert_allclose(H, H_ref, rtol=0, atol=1e-12 * np.abs(H_ref).max())
+    # the float32 Hessian itself is only close (this is what the check above excludes)
+    H32 = _hessian(X, P, w, True, 5, 9, dtype=np.float32)
+    gap = np.abs(H32 - H_loss).max() / np.abs(H_loss).max()
+    assert 1e-12 < gap < 1e-5
+
+
+def test_heavy_spectra_take_more_steps_then_cholesky(monkeypatch):
+    # the rest of the spectrum outweighs the top (sum of squares), so the Frobenius /
+    # 2 x 2 bound cannot certify; the extra Lanczos steps make the Rayleigh quotient
+    # accurate enough for the Cholesky test: every row certified, none to eigvalsh
+    rng = np.random.RandomState(7)
+    m, r = 40, 60
+    V = np.linalg.qr(rng.normal(size=(m, m)))[0]
+    spectra = np.sort(rng.uniform(0.0, 1e-3, size=(r, m)), axis=1)
+    spectra[:, -9:-1] = np.linspace(0.35, 0.7, 8) * rng.uniform(0.9, 1.0, size=(r, 1))
+    spectra[:, -1] = 1.0
+    assert np.all((spectra[:, :-1] ** 2).sum(axis=1) > 1.0)
+    G = np.einsum("ab,ib,cb->iac", V, spectra, V)
+    potrf, eigh = [], []
+    real_potrf, real_eigh = mn.dpotrf, np.linalg.eigvalsh
+    monkeypatch.setattr(mn, "dpotrf", lambda *a, **k: potrf.append(1) or real_potrf(*a, **k))
+    monkeypatch.setattr(mn.np.linalg, "eigvalsh",
+                        lambda A: eigh.append(len(A)) or real_eigh(A))
+    out = top_eigenvalues(G)
+    assert len(potrf) == r and not eigh
+    assert np.all(out <= 1.0 + 1e-14)
+    assert np.all(out >= 1.0 - mn.LANCZOS_RTOL)
+
+
+def test_single_precision_hessian_out_of_range_falls_back(recwarn):
+    # features near 1e20 overflow a float32 Hessian (n x^2 > 3.4e38); the float64 one
+    # is fine: the fit must equal the rescaled fit of the unscaled data
+    X, y, _ = _problem(n=300, d=5, k=3, seed=8)
+    Y = one_hot(y, 3)
+    ref = fit_multinomial(X, Y, alpha=1e-2, fit_intercept=False)[0]
+    s = 1e20
+    theta = fit_multinomial(X * s, Y, alpha=1e-2 * s**2, fit_intercept=False)[0]
+    # (the step tolerance is absolute below |theta| = 1: 1e-9 relative here)
+    np.testing.assert_allclose(theta * s, ref, rtol=1e-7)
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]

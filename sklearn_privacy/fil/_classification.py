@@ -183,15 +183,15 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         if _dask.is_dask_collection(X):  # pragma: no cover - refused in _dask.prepare
             raise ValueError("Multiclass (multinomial) fits need the data in memory.")
         K = len(self.classes_)
-        theta, n_iter, hessian = fit_multinomial(
+        theta, n_iter, hessian, factor = fit_multinomial(
             X, one_hot(y.astype(np.intp), K), alpha=self._alpha_value(),
             fit_intercept=self.fit_intercept, sample_weight=sample_weight,
             theta_init=theta_init, tol=self._newton_tol(),
-            max_iter=getattr(self, "max_iter", 100))
+            max_iter=getattr(self, "max_iter", 100), return_factor=True)
         engine = MultinomialFILEngine(
             X, y, theta, n_classes=K, alpha=self._alpha_value(),
             fit_intercept=self.fit_intercept, sample_weight=sample_weight,
-            hessian=hessian)
+            hessian=hessian, factor=factor)
         return theta, n_iter, engine
 
     def _release(self, theta):

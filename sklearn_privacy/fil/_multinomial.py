@@ -47,14 +47,15 @@ where ``M_kl`` is the ``q x q`` block ``(k, l)`` of ``M``. For a chunk of rows,
 ``x~^T M_kl`` for all ``(k, l)`` is one GEMM ``(rows x q) @ (q x K^2 q)`` and ``D`` one
 GEMM ``(rows x K(K+1)/2) @ (K(K+1)/2 x d^2)`` over the class pairs (``M_lk = M_kl^T``);
 the top eigenvalue of each per-row ``m x m`` Gram comes from a batched Lanczos iteration
-whose Rayleigh quotient is certified, for most rows by a bound costing one matrix-vector
-product (the Frobenius norm of the rest of the spectrum), for the others by a Cholesky
-factorisation (:func:`top_eigenvalues`; LAPACK's ``eigvalsh`` for the rows it cannot
-certify).
+whose Rayleigh quotient is certified to ``LANCZOS_RTOL`` (relative), for most rows by a
+bound costing one matrix-vector product (the Frobenius norm of the rest of the
+spectrum), for the others by a Cholesky factorisation after a few more steps
+(:func:`top_eigenvalues`; LAPACK's ``eigvalsh`` for the rows it cannot certify).
 """
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
@@ -138,28 +139,30 @@ def _predictor(X, Theta, fit_intercept):
     return Z
 
 
-def _hessian(X, P, omega, fit_intercept, K, q):
-    """Loss Hessian ``sum_i omega_i S_i (x) x~_i x~_i^T`` (p x p).
+def _hessian(X, P, omega, fit_intercept, K, q, dtype=np.float64):
+    """Loss Hessian ``sum_i omega_i S_i (x) x~_i x~_i^T`` (p x p, float64).
 
     Dense ``X``: ``blockdiag_k(X~^T diag(omega p_k) X~) - V^T V`` with ``V_i = sqrt(omega_i)
-    p_i (x) x~_i``, one GEMM per row chunk. Sparse ``X``: block by block.
+    p_i (x) x~_i``, one GEMM per row chunk, computed in ``dtype`` (float32: an
+    approximate Hessian for chord steps). Sparse ``X``: block by block, in float64.
     """
     n = X.shape[0]
     if not sp.issparse(X):
-        H = np.zeros((K * q, K * q))
-        diag = np.zeros((K, q, q))
+        H = np.zeros((K * q, K * q), dtype=dtype)
+        diag = np.zeros((K, q, q), dtype=dtype)
         for sl in _chunks(n, 8 * K * q * 2):
-            Xt = _dense_aug(X, sl, fit_intercept)
-            Pc, root = P[sl], np.sqrt(omega[sl])
-            V = ((Pc * root[:, None])[:, :, None] * Xt[:, None, :]).reshape(-1, K * q)
-            H -= V.T @ V
-            Xw = Xt * root[:, None]
-            for k in range(K):
-                diag[k] += (Xw * Pc[:, k:k + 1]).T @ Xw
+            Xt = _dense_aug(X, sl, fit_intercept).astype(dtype, copy=False)
+            root = np.sqrt(omega[sl])
+            Pw = (P[sl] * root[:, None]).astype(dtype, copy=False)
+            V = (Pw[:, :, None] * Xt[:, None, :]).reshape(-1, K * q)
+            H -= V.T @ V  # numpy takes A^T A to BLAS syrk
+            # all K diagonal blocks X~^T diag(omega p_k) X~ by one GEMM against V
+            Xw = Xt * root[:, None].astype(dtype, copy=False)
+            diag += (Xw.T @ V).reshape(q, K, q).transpose(1, 0, 2)
         H4 = H.reshape(K, q, K, q)
         for k in range(K):
             H4[k, :, k, :] += diag[k]
-        return H
+        return H.astype(np.float64, copy=False)
     H = np.zeros((K, q, K, q))
     for sl in _chunks(n, 8 * (q + 2 * K) * 4):
         Xt = _dense_aug(X, sl, fit_intercept) if not sp.issparse(X) else None
@@ -216,35 +219,47 @@ def _lbfgs_start(X, Y, Theta, omega, alpha, total, d, fit_intercept):
     if fit_intercept:
         YX[:, d] = Yw.sum(axis=0)
     grad = np.empty((K, q))
+    sparse = sp.issparse(X)
+    # L-BFGS runs on Theta / s, s_j the inverse root mean square of feature j (the
+    # intercepts unscaled): the same objective, better conditioned (fewer evaluations)
+    sq = X.multiply(X).T @ omega if sparse else omega @ (X * X)
+    rms = np.sqrt(np.asarray(sq, dtype=float).ravel() / total)
+    scale = np.ones(q)
+    scale[:d] = 1.0 / np.where(rms > 0, rms, 1.0)
 
     def fun(flat):
-        T = flat.reshape(K, q)
-        Z = _predictor(X, T, fit_intercept)
-        zmax = Z.max(axis=1)
-        Z -= zmax[:, None]
-        np.exp(Z, out=Z)
-        sums = Z.sum(axis=1)
-        lse = zmax + np.log(sums)
-        Z *= (omega / sums)[:, None]  # omega_i p_i
-        grad[:, :d] = np.asarray(X.T @ Z).T + total * alpha * T[:, :d] - YX[:, :d]
+        # class-major (K x n) scores: the reductions over the classes then run along
+        # contiguous rows of n numbers instead of over rows of K
+        T = flat.reshape(K, q) * scale
+        ZT = np.array((X @ T[:, :d].T).T) if sparse else T[:, :d] @ X.T
         if fit_intercept:
-            grad[:, d] = Z.sum(axis=0) - YX[:, d]
+            ZT += T[:, d:]
+        zmax = ZT.max(axis=0)
+        ZT -= zmax
+        np.exp(ZT, out=ZT)
+        sums = ZT.sum(axis=0)
+        lse = zmax + np.log(sums)
+        ZT *= omega / sums  # omega_i p_i
+        grad[:, :d] = (np.asarray(X.T @ ZT.T).T if sparse else ZT @ X)
+        grad[:, :d] += total * alpha * T[:, :d] - YX[:, :d]
+        if fit_intercept:
+            grad[:, d] = ZT.sum(axis=1) - YX[:, d]
         value = (omega @ lse - np.sum(YX * T)
                  + 0.5 * total * alpha * np.sum(T[:, :d] ** 2))
-        return value / total, grad.ravel() / total
+        return value / total, (grad * scale).ravel() / total
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = minimize(fun, Theta.ravel(), jac=True, method="L-BFGS-B",
+        res = minimize(fun, (Theta / scale).ravel(), jac=True, method="L-BFGS-B",
                        options={"maxiter": 500, "gtol": LBFGS_GTOL, "ftol": 1e-12})
-    out = res.x.reshape(K, q)
+    out = res.x.reshape(K, q) * scale
     if not np.all(np.isfinite(out)):
         return Theta
     return out - out.mean(axis=0)
 
 
 def fit_multinomial(X, Y, *, alpha, fit_intercept, sample_weight=None, theta_init=None,
-                    tol=1e-12, max_iter=100):
+                    tol=1e-12, max_iter=100, return_factor=False):
     """Symmetric exact minimiser of the multinomial objective by damped Newton.
 
     Parameters
@@ -261,6 +276,9 @@ def fit_multinomial(X, Y, *, alpha, fit_intercept, sample_weight=None, theta_ini
     tol : float
         Stop when the Newton step is at most ``tol`` relative to the parameters.
     max_iter : int
+    return_factor : bool
+        Also return the Cholesky factor of ``hessian`` (``scipy.linalg.cho_factor``
+        form, lower), which :class:`MultinomialFILEngine` reuses.
 
     Returns
     -------
@@ -269,6 +287,8 @@ def fit_multinomial(X, Y, *, alpha, fit_intercept, sample_weight=None, theta_ini
     n_iter : int
     hessian : ndarray of shape (K q, K q)
         The (symmetrised, regularised) Hessian at the last iterate.
+    factor : tuple
+        Only with ``return_factor=True``.
     """
     n, d = X.shape
     K = Y.shape[1]
@@ -280,22 +300,39 @@ def fit_multinomial(X, Y, *, alpha, fit_intercept, sample_weight=None, theta_ini
     Theta = Theta - Theta.mean(axis=0)
     if theta_init is None:
         Theta = _lbfgs_start(X, Y, Theta, omega, alpha, total, d, fit_intercept)
-    def gradient(T):
-        P = softmax(_predictor(X, T, fit_intercept), axis=1)
-        G = (P - Y) * omega[:, None]
-        grad = np.empty((K, q))
-        grad[:, :d] = np.asarray(X.T @ G).T + total * alpha * T[:, :d]
-        if fit_intercept:
-            grad[:, d] = G.sum(axis=0)
-        return P, grad
+    sparse = sp.issparse(X)
+    YwT = (Y * omega[:, None]).T
 
-    def exact(T, P):
-        H_loss = _hessian(X, P, omega, fit_intercept, K, q)
+    def gradient(T):
+        # class-major (K x n) probabilities: the softmax reductions run along rows of n
+        PT = np.array((X @ T[:, :d].T).T) if sparse else T[:, :d] @ X.T
+        if fit_intercept:
+            PT += T[:, d:]
+        PT -= PT.max(axis=0)
+        np.exp(PT, out=PT)
+        PT /= PT.sum(axis=0)
+        GT = PT * omega - YwT
+        grad = np.empty((K, q))
+        grad[:, :d] = np.asarray(X.T @ GT.T).T if sparse else GT @ X
+        grad[:, :d] += total * alpha * T[:, :d]
+        if fit_intercept:
+            grad[:, d] = GT.sum(axis=1)
+        return PT.T, grad
+
+    def exact(T, P, single=False):
+        with np.errstate(over="ignore", invalid="ignore"):  # float32: checked below
+            H_loss = _hessian(X, P, omega, fit_intercept, K, q,
+                              dtype=np.float32 if single else np.float64)
         Rg, c = _regulariser(K, q, d, total, alpha, H_loss)
         H = H_loss + Rg
+        H = 0.5 * (H + H.T)  # exactly symmetric: the audit engine reuses its factor
+        if single and not np.all(np.isfinite(H)):  # beyond the float32 range
+            return None
         try:
             return H, c, linalg.cho_factor(H, lower=True, check_finite=False)
         except linalg.LinAlgError as exc:
+            if single:  # rounding in single precision: the float64 Hessian decides
+                return None
             raise SingularHessianError(
                 "The multinomial Hessian is singular; increase alpha (classes may be "
                 "linearly separable)."
@@ -305,19 +342,28 @@ def fit_multinomial(X, Y, *, alpha, fit_intercept, sample_weight=None, theta_ini
     # the last exact Hessian (chord steps, one gradient each; the L-BFGS start is close
     # enough that they contract by orders of magnitude) while they shrink at least
     # tenfold; the returned Hessian is always exact at the final iterate, whose exact
-    # step is below tol.
+    # step is below tol. After the L-BFGS start the first Hessian is formed in single
+    # precision (half the cost of the float64 one): its steps count as chord steps,
+    # so a float64 Hessian always confirms the end.
     n_iter = 0
     converged = False
     H = cf = None
     c = 0.0
     need_exact = True
+    single = theta_init is None and not sp.issparse(X)
+    H_approx = False
     prev = np.inf
     while n_iter < max_iter:
         n_iter += 1
         P, grad = gradient(Theta)
         exact_here = need_exact or cf is None
+        approx = False
         if exact_here:
-            H, c, cf = exact(Theta, P)
+            out = exact(Theta, P, single=True) if single else None
+            approx = out is not None
+            H, c, cf = out if approx else exact(Theta, P)
+            single = False
+            H_approx = approx
         s_sum = Theta.sum(axis=0)
         g = grad + (c / K) * s_sum[None, :]
         step = -linalg.cho_solve(cf, g.ravel(), check_finite=False).reshape(K, q)
@@ -341,7 +387,7 @@ def fit_multinomial(X, Y, *, alpha, fit_intercept, sample_weight=None, theta_ini
                 "(classes may be linearly separable)."
             )
         if norm <= tol * scale:
-            if exact_here:  # the exact step at the final iterate is below tol
+            if exact_here and not approx:  # the exact step at the final iterate is < tol
                 converged = True
                 break
             need_exact = True  # a chord step: confirm with the exact Hessian
@@ -356,6 +402,10 @@ def fit_multinomial(X, Y, *, alpha, fit_intercept, sample_weight=None, theta_ini
             "multinomial objective; increase max_iter or alpha.",
             ConvergenceWarning, stacklevel=3,
         )
+        if H_approx:  # never hand on the single-precision Hessian
+            H, c, cf = exact(Theta, gradient(Theta)[0])
+    if return_factor:
+        return Theta.ravel(), n_iter, H, cf
     return Theta.ravel(), n_iter, H
 
 
@@ -383,8 +433,13 @@ def multinomial_minimiser(X, y_idx, theta, *, n_classes, alpha, fit_intercept,
     return out, float(np.linalg.norm(out - start.ravel()))
 
 
-LANCZOS_STEPS = 10
-LANCZOS_RTOL = 1e-10
+# Lanczos steps for every row, and further steps for the rows the cheap certificate
+# leaves (their spectrum beyond the top is heavy; the Cholesky test then needs the
+# Rayleigh quotient within LANCZOS_RTOL of the top eigenvalue)
+LANCZOS_STEPS = 9
+LANCZOS_MORE = 3
+LANCZOS_BLOCK = 32
+LANCZOS_RTOL = 1e-12
 
 
 def _tridiagonal_top(a, b):
@@ -406,16 +461,18 @@ def _tridiagonal_top(a, b):
     # 24 halvings of the Gershgorin bracket: the shift of the inverse iteration only
     # needs to lie just above the top eigenvalue (the caller's eigenvalue is the
     # Rayleigh quotient of the Ritz vector, certified separately)
-    for _ in range(24):
-        mid = 0.5 * (lo + hi)
-        qv = a[:, 0] - mid
-        above = qv >= 0  # eigenvalues >= mid exist iff some pivot of T - mid I is >= 0
-        for i in range(1, k):
-            qv = np.where(qv == 0, tiny, qv)
-            qv = (a[:, i] - mid) - b2[:, i - 1] / qv
-            above |= qv >= 0
-        lo = np.where(above, mid, lo)
-        hi = np.where(above, hi, mid)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for _ in range(24):
+            mid = 0.5 * (lo + hi)
+            qv = a[:, 0] - mid
+            # eigenvalues >= mid exist iff some pivot of T - mid I is >= 0 (after a zero
+            # pivot the row's later pivots are +-inf or nan: it is already decided)
+            above = qv >= 0
+            for i in range(1, k):
+                qv = (a[:, i] - mid) - b2[:, i - 1] / qv
+                above |= qv >= 0
+            lo = np.where(above, mid, lo)
+            hi = np.where(above, hi, mid)
     theta = lo
     # eigenvector by two steps of inverse iteration with a shift just above the top
     # eigenvalue: sigma I - T is positive definite, so the Thomas algorithm is stable
@@ -438,63 +495,114 @@ def _tridiagonal_top(a, b):
     return theta, v
 
 
-def top_eigenvalues(G, *, steps=LANCZOS_STEPS, rtol=LANCZOS_RTOL):
+def top_eigenvalues(G, *, steps=LANCZOS_STEPS, more=LANCZOS_MORE, rtol=LANCZOS_RTOL):
     """Largest eigenvalue of every symmetric PSD matrix of ``G`` (r, m, m), certified.
 
     ``steps`` batched Lanczos steps (started from each matrix's column of largest
-    diagonal, slightly perturbed) give a Ritz vector ``y``; its Rayleigh quotient
-    ``theta = y^T G y`` is a lower bound of ``lambda_max`` whatever the rounding in the
-    iteration (and accurate to the *square* of the vector's error). The upper bound is
-    *proved* row by row, first by a cheap bound: in an orthonormal basis ``[y, Y]``,
-    ``G = [[theta, g^T], [g, C]]`` with ``||g|| = rho = ||G y - theta y||`` and
-    ``lambda_max(C) <= ||C||_F = mu``, ``||C||_F^2 = ||G||_F^2 - 2 ||G y||^2 + theta^2``;
-    so ``lambda_max(G) <= lambda_max([[theta, rho], [rho, mu]]) <= theta + rho^2 /
-    (theta - mu)`` when ``mu < theta`` (both inflated by a rounding margin). Rows it
-    does not certify (the rest of the spectrum too heavy, or extreme scales) get a
-    Cholesky factorisation of ``theta (1 + rtol) I - G``, which succeeds only if every
-    eigenvalue lies below ``theta (1 + rtol)``. Rows with a non-finite Ritz vector or a
-    failed factorisation go to LAPACK's ``eigvalsh``. Every returned value is therefore
-    within ``rtol`` (relative, plus rounding) below the top eigenvalue; small matrices
-    (``m <= steps + 4``) go to ``eigvalsh`` directly.
+    diagonal, slightly perturbed; run on blocks of ``LANCZOS_BLOCK`` matrices, which stay
+    in cache over the steps) give a Ritz vector ``y``; its Rayleigh quotient ``theta =
+    y^T G y`` is a lower bound of ``lambda_max`` whatever the rounding in the iteration
+    (and accurate to the *square* of the vector's error). The upper bound is *proved*
+    row by row, first by a cheap bound: in an orthonormal basis ``[y, Y]``, ``G =
+    [[theta, g^T], [g, C]]`` with ``||g|| = rho = ||G y - theta y||`` and ``lambda_max(C)
+    <= ||C||_F = mu``, ``||C||_F^2 = ||G||_F^2 - 2 ||G y||^2 + theta^2``; so
+    ``lambda_max(G) <= lambda_max([[theta, rho], [rho, mu]]) <= theta + rho^2 / (theta -
+    mu)`` when ``mu < theta`` (both inflated by a rounding margin). The rows it does not
+    certify (the rest of the spectrum too heavy, or extreme scales) take ``more``
+    further Lanczos steps, then a Cholesky factorisation of ``theta (1 + rtol) I - G``,
+    which succeeds only if every eigenvalue lies below ``theta (1 + rtol)``. Rows with a
+    non-finite Ritz vector or a failed factorisation go to LAPACK's ``eigvalsh``. Every
+    returned value is therefore within ``rtol`` (relative, plus rounding) below the top
+    eigenvalue; small matrices (``m <= steps + more + 4``) go to ``eigvalsh`` directly.
     """
     r, m, _ = G.shape
-    if m <= steps + 4 or r == 0:
+    total = steps + more
+    if m <= total + 4 or r == 0:
         return np.linalg.eigvalsh(G)[:, -1] if m > 1 else G[:, 0, 0].copy()
     diag = np.einsum("imm->im", G)
-    start = np.take_along_axis(G, diag.argmax(axis=1)[:, None, None], axis=2)[:, :, 0]
-    start = start + 1e-3 * np.linalg.norm(start, axis=1, keepdims=True) * (
-        np.random.default_rng(0).standard_normal((r, m)))
-    norms = np.linalg.norm(start, axis=1, keepdims=True)
-    V = np.zeros((r, steps, m))
-    V[:, 0] = start / np.where(norms > 0, norms, 1.0)
-    a = np.zeros((r, steps))
-    b = np.zeros((r, steps - 1))
+    start = G[np.arange(r), diag.argmax(axis=1)]  # the row (= column) of largest diagonal
+    norms = np.sqrt(np.einsum("im,im->i", start, start))[:, None]
+    start += (1e-3 * norms) * _perturbation(m)  # a fixed pseudo-random direction
+    norms = np.sqrt(np.einsum("im,im->i", start, start))[:, None]
+    # step-major basis: every V[j] (r, m) is contiguous
+    V = np.empty((total, r, m))
+    V[0] = start / np.where(norms > 0, norms, 1.0)
+    a = np.zeros((total, r))
+    b = np.zeros((total - 1, r))
     floor = 1e-14 * (diag.sum(axis=1) + 1e-300)
-    for j in range(steps):
-        w = np.matmul(G, V[:, j, :, None])[:, :, 0]
-        a[:, j] = np.einsum("im,im->i", w, V[:, j])
-        if j == steps - 1:
+    fro2 = np.empty(r)
+    for s in range(0, r, LANCZOS_BLOCK):
+        blk = slice(s, s + LANCZOS_BLOCK)
+        _lanczos(G[blk], V[:, blk], a[:, blk], b[:, blk], 0, steps, floor[blk])
+        fro2[blk] = np.einsum("imn,imn->i", G[blk], G[blk])  # while in cache
+    theta, done = _certified_rayleigh(G, _ritz(V, a, b, steps), rtol, fro2=fro2,
+                                      fallback=False)
+    rest = np.flatnonzero(~done)
+    if rest.size:
+        Gr, Vr, ar, br = G[rest], V[:, rest], a[:, rest], b[:, rest]
+        _lanczos(Gr, Vr, ar, br, steps, total, floor[rest])
+        theta[rest] = _certified_rayleigh(Gr, _ritz(Vr, ar, br, total), rtol,
+                                          fro2=fro2[rest])
+    return theta
+
+
+@functools.lru_cache(maxsize=8)
+def _perturbation(m):
+    """A fixed standard normal vector of length ``m`` (read-only)."""
+    out = np.random.default_rng(0).standard_normal(m)
+    out.flags.writeable = False
+    return out
+
+
+def _lanczos(G, V, a, b, j0, j1, floor):
+    """Lanczos steps ``j0 .. j1 - 1`` with full reorthogonalisation, in place.
+
+    ``V`` (k, r, m) holds the basis (``V[j0]`` set), ``a`` (k, r) and ``b`` (k - 1, r)
+    the tridiagonal; the next basis vector is prepared while ``V`` has room.
+    """
+    k = V.shape[0]
+    for j in range(j0, j1):
+        w = np.matmul(G, V[j][:, :, None])[:, :, 0]
+        if j == k - 1:
+            a[j] = np.einsum("im,im->i", w, V[j])
             break
-        Vj = V[:, : j + 1]
-        coef = np.matmul(Vj, w[:, :, None])  # full reorthogonalisation
-        w -= np.matmul(coef.transpose(0, 2, 1), Vj)[:, 0]
-        bj = np.linalg.norm(w, axis=1)
+        Vj = V[: j + 1]
+        coef = np.einsum("jim,im->ji", Vj, w)  # full reorthogonalisation
+        a[j] = coef[j]  # v_j^T G v_j
+        w -= np.einsum("ji,jim->im", coef, Vj)
+        bj = np.sqrt(np.einsum("im,im->i", w, w))
         live = bj > floor
-        b[:, j] = np.where(live, bj, 0.0)
-        V[:, j + 1] = w / np.where(live, bj, 1.0)[:, None] * live[:, None]
-    _, s = _tridiagonal_top(a, b)
+        b[j] = np.where(live, bj, 0.0)
+        np.multiply(w, (live / np.where(live, bj, 1.0))[:, None], out=V[j + 1])
+
+
+def _ritz(V, a, b, k):
+    """The top Ritz vector (r, m) of ``k`` Lanczos steps (``V`` (k', r, m), ``a``, ``b``)."""
+    r = a.shape[1]
+    if r >= 256:  # bisection: Python steps per call, vectorised over the rows
+        _, s = _tridiagonal_top(a[:k].T, b[: k - 1].T)
+    else:  # few rows: LAPACK's eigh on the (k, k) tridiagonal matrices
+        T = np.zeros((r, k, k))
+        i = np.arange(k)
+        T[:, i, i] = a[:k].T
+        T[:, i[1:], i[:-1]] = b[: k - 1].T
+        s = np.full((r, k), np.nan)
+        with np.errstate(all="ignore"):
+            good = np.all(np.isfinite(T), axis=(1, 2))
+        s[good] = np.linalg.eigh(T[good])[1][:, :, -1]
     with np.errstate(all="ignore"):
-        y = np.matmul(s[:, None, :], V)[:, 0]
-    return _certified_rayleigh(G, y, rtol)
+        return np.einsum("ij,jim->im", s, V[:k])
 
 
-def _certified_rayleigh(G, y, rtol):
+def _certified_rayleigh(G, y, rtol=LANCZOS_RTOL, *, fro2=None, fallback=True):
     """Rayleigh quotients of the vectors ``y`` (r, m), certified as top eigenvalues.
 
     Each returned value is ``theta = y^T G y`` when it is proved to lie within ``rtol``
     of ``lambda_max(G)`` (by the Frobenius / 2 x 2 bound, else by a Cholesky
     factorisation of ``theta (1 + rtol) I - G``), and LAPACK's ``eigvalsh`` otherwise
-    (non-finite or non-positive ``theta`` included).
+    (non-finite or non-positive ``theta`` included). ``fro2``: the squared Frobenius
+    norms of ``G`` when already known. ``fallback=False`` returns ``(theta,
+    certified)`` after the cheap bound only.
     """
     r, m, _ = G.shape
     eps = np.finfo(float).eps
@@ -506,7 +614,8 @@ def _certified_rayleigh(G, y, rtol):
         ok = np.isfinite(theta) & (theta > 0)
         # the cheap certificate (scales where the squares neither overflow nor underflow)
         cheap = ok & (top > 1e-100) & (top < 1e100)
-        fro2 = np.einsum("imn,imn->i", G, G)
+        if fro2 is None:
+            fro2 = np.einsum("imn,imn->i", G, G)
         gy2 = np.einsum("im,im->i", Gy, Gy)
         res = Gy - theta[:, None] * y
         rho2 = np.einsum("im,im->i", res, res)
@@ -516,6 +625,8 @@ def _certified_rayleigh(G, y, rtol):
         gap = theta - mu - margin
         bound = theta + margin + rho**2 / gap
         cheap &= (gap > 0) & (bound <= theta * (1.0 + rtol))
+    if not fallback:
+        return theta, cheap
     upper = theta * (1.0 + rtol)
     eye = np.eye(m)
     for i in np.flatnonzero(ok & ~cheap):
@@ -547,10 +658,14 @@ class MultinomialFILEngine:
         As the fit.
     hessian : ndarray of shape (K q, K q) or None
         The regularised Hessian at ``theta`` (built here when None).
+    factor : tuple or None
+        The Cholesky factor of ``hessian`` (``scipy.linalg.cho_factor`` form, lower) when
+        already computed (``fit_multinomial(return_factor=True)``); only with an exactly
+        symmetric ``hessian``.
     """
 
     def __init__(self, X, y, theta, *, n_classes, alpha, fit_intercept, sample_weight,
-                 hessian=None):
+                 hessian=None, factor=None):
         if sp.issparse(X):
             X = sp.csr_matrix(X, dtype=np.float64)
         else:
@@ -577,11 +692,14 @@ class MultinomialFILEngine:
             hessian = H_loss + _regulariser(self.K, self.q, self.d, self.omega.sum(),
                                             self.alpha, H_loss)[0]
         self.H = 0.5 * (hessian + hessian.T)
-        try:
-            cf = linalg.cho_factor(self.H, lower=True, check_finite=False)
-        except linalg.LinAlgError as exc:
-            raise SingularHessianError("The multinomial Hessian is singular; increase "
-                                       "alpha.") from exc
+        if factor is not None and factor[1] and np.array_equal(self.H, hessian):
+            cf = factor  # the fit's factorisation of this (exactly symmetric) Hessian
+        else:
+            try:
+                cf = linalg.cho_factor(self.H, lower=True, check_finite=False)
+            except linalg.LinAlgError as exc:
+                raise SingularHessianError("The multinomial Hessian is singular; "
+                                           "increase alpha.") from exc
         # the inverse from the Cholesky factor (LAPACK dpotri: a third of the flops of
         # solving against the identity), lower triangle mirrored: exactly symmetric
         inv, info = dpotri(cf[0], lower=1)
@@ -684,17 +802,22 @@ class MultinomialFILEngine:
         U[:, :, self.d:] = -self.Q[None]
         return U * om[:, None, None]
 
-    def _u_helmert(self, rows):
-        """``Q^T U_i = omega_i [Q^T S_i W, -I]`` for the rows: (r, K-1, m)."""
+    def _u_helmert(self, rows, out=None):
+        """``Q^T U_i = omega_i [Q^T S_i W, -I]`` for the rows: (r, K-1, m).
+
+        ``out``: a (r, K-1, m) array (view) to write into, zero in the label columns.
+        """
         Pr, om = self.P[rows], self.omega[rows]
         r, Kt, d = Pr.shape[0], self.K - 1, self.d
-        PQ = Pr @ self.Q  # (r, K-1): Q^T p_i
-        PW = Pr @ self.W  # (r, d)
-        U = np.zeros((r, Kt, self.m))
-        # Q^T (diag(p) - p p^T) W = Q^T diag(p) W - (Q^T p)(p^T W)
-        U[:, :, :d] = np.matmul(self.Q.T[None] * Pr[:, None, :], self.W[None])
-        U[:, :, :d] -= PQ[:, :, None] * PW[:, None, :]
-        U[:, :, :d] *= om[:, None, None]
+        if getattr(self, "_QW", None) is None:
+            # (Q^T diag(p) W)[a, j] = sum_k p_k Q_ka W_kj: one GEMM against Q_ka W_kj
+            self._QW = (self.Q[:, :, None] * self.W[:, None, :]).reshape(self.K, Kt * d)
+        U = np.zeros((r, Kt, self.m)) if out is None else out
+        Pw = Pr * om[:, None]
+        feat = U[:, :, :d]
+        feat[...] = (Pw @ self._QW).reshape(r, Kt, d)
+        # omega Q^T (diag(p) - p p^T) W = Q^T diag(omega p) W - (Q^T omega p)(p^T W)
+        feat -= (Pw @ self.Q)[:, :, None] * (Pr @ self.W)[:, None, :]
         U[:, np.arange(Kt), d + np.arange(Kt)] = -om[:, None]
         return U
 
@@ -704,9 +827,10 @@ class MultinomialFILEngine:
         In the Helmert coordinates of the classes (``U_i = Q U~_i``, ``r_i = Q rho_i``):
         ``G = U~^T (A U~ + [C, 0]) + [C^T U~ + [D, 0]; 0]`` with ``A_ab = x~^T M~_ab x~``,
         ``C_a = sum_b rho_b x~^T M~_ab[:, :d]`` and ``D = sum_ab rho_a rho_b
-        M~_ab[:d, :d]`` (``M~`` as in :meth:`_m4`): two batched products and one add into
-        the feature rows (no transposed copies); ``D_i`` is one GEMM over the ``K (K -
-        1) / 2`` Helmert pairs (``M~_ba = M~_ab^T``).
+        M~_ab[:d, :d]`` (``M~`` as in :meth:`_m4`). With ``C' = [C, 0]`` (``(K-1) x m``)
+        the first three terms are one batched product ``[U~; C']^T [A U~ + C'; U~]`` of
+        depth ``2 (K - 1)``; ``D_i`` is one GEMM over the ``K (K - 1) / 2`` Helmert pairs
+        (``M~_ba = M~_ab^T``), added into the feature block.
         """
         Kt, q, d = self.K - 1, self.q, self.d
         M4 = self._m4()
@@ -716,15 +840,19 @@ class MultinomialFILEngine:
         rho = (self.R[rows] * om[:, None]) @ self.Q  # (r, K-1)
         T = (Xt @ M4.reshape(q, Kt * Kt * q)).reshape(r, Kt, Kt, q)  # x~^T M~_ab
         A = np.matmul(T.reshape(r, Kt * Kt, q), Xt[:, :, None]).reshape(r, Kt, Kt)
-        C = np.matmul(rho[:, None, None, :], T[:, :, :, :d]).reshape(r, Kt, d)
-        U = self._u_helmert(rows)
-        AU = np.matmul(A, U)
-        AU[:, :, :d] += C
-        G = np.matmul(U.transpose(0, 2, 1), AU)
-        Z = np.matmul(C.transpose(0, 2, 1), U)  # (r, d, m)
+        # G = [U; C']^T [A U + C'; U] + [D, 0; 0, 0] with C' = [C, 0]: one batched
+        # product of depth 2 (K - 1)
+        left = np.empty((r, 2 * Kt, self.m))
+        left[:, :, d:] = 0.0  # the label columns (U's -I is set below); the rest is written
+        U = self._u_helmert(rows, out=left[:, :Kt])
+        right = np.empty((r, 2 * Kt, self.m))
+        np.matmul(rho[:, None, None, :], T[:, :, :, :d], out=left[:, Kt:, None, :d])
+        np.matmul(A, U, out=right[:, :Kt])
+        right[:, :Kt, :d] += left[:, Kt:, :d]
+        right[:, Kt:] = U
+        G = np.matmul(left.transpose(0, 2, 1), right)
         ku, lu = np.triu_indices(Kt)
-        Z[:, :, :d] += ((rho[:, ku] * rho[:, lu]) @ self._md()).reshape(r, d, d)
-        G[:, :d, :] += Z
+        G[:, :d, :d] += ((rho[:, ku] * rho[:, lu]) @ self._md()).reshape(r, d, d)
         return G
 
     def _md(self):
