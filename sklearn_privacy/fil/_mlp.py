@@ -154,7 +154,7 @@ class AuditedMLP:
     def __getstate__(self):
         state = dict(self.__dict__)
         for key in ("_obj", "_source", "_theta", "_A", "_Z", "_Qc", "_lam", "_gram",
-                    "_fmap", "_X_raw", "_hop", "_project", "_eta_values",
+                    "_fmap", "_X_raw", "_hop", "_project", "_eta_values", "_gram_terms",
                     "_phi_constant"):
             state.pop(key, None)
         return state
@@ -275,9 +275,43 @@ class AuditedMLP:
         cached = self.__dict__.get("_gram")
         if cached is not None:
             return cached[rows]
+        if self.hessian_ == "dense":
+            return self._structured_grams(rows)
         out = np.empty((rows.size, self._q, self._q))
         for sl, T in self._rotated_chunks(rows):
             out[sl] = np.einsum("mqa,mra->mqr", T, T)
+        return out
+
+    def _structured_grams(self, rows):
+        """``J_i^T J_i`` of the rows from the layer factors (dense route).
+
+        ``J_i^T J_i = G_i H^{-2} G_i^T``: the mixed derivative ``G_i`` is a sum of
+        Kronecker products of per-layer vectors, so every entry is a bilinear form of
+        those vectors with blocks of ``H^{-2}``, evaluated for all rows by GEMMs of about
+        ``2 p^2`` flops per row (the direct product ``G_i H^{-1}`` costs ``q p^2``).
+        """
+        obj = self._state()
+        terms = self.__dict__.get("_gram_terms")
+        if terms is None:
+            terms = obj.gram_operator(self._A.T @ self._A)
+            self._gram_terms = terms
+        Phi_all = self.__dict__.get("_fmap") is not None
+        out = np.empty((rows.size, self._q, self._q))
+        step = 4096
+        for start in range(0, rows.size, step):
+            r = rows[start:start + step]
+            gram = obj.row_grams(self._theta, r, terms)
+            if Phi_all:
+                Phi = self._phi(r)  # (m, d, d_raw)
+                d = obj.d
+                top = np.matmul(np.swapaxes(Phi, 1, 2), gram[:, :d])  # (m, d_raw, q)
+                left = np.matmul(top[:, :, :d], Phi)
+                right = top[:, :, d:]
+                gram = np.concatenate(
+                    [np.concatenate([left, right], axis=2),
+                     np.concatenate([np.swapaxes(right, 1, 2), gram[:, d:, d:]], axis=2)],
+                    axis=1)
+            out[start:start + r.size] = gram
         return out
 
     def eta(self, rows=None, columns=None, *, per_example: bool = False):
