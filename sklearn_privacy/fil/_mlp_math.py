@@ -60,6 +60,27 @@ def _hidden(name, a):
     raise ValueError(f"activation {name!r} has no second derivative")
 
 
+def _activate(name, a):
+    """``g(a)`` of a hidden activation, in place."""
+    if name == "logistic":
+        return expit(a, out=a)
+    if name == "tanh":
+        return np.tanh(a, out=a)
+    return a
+
+
+def _times_derivative(name, delta, g):
+    """``delta *= g'(a)``, from the activation's output ``g = g(a)``."""
+    if name == "identity":
+        return
+    tmp = g * g
+    if name == "tanh":  # 1 - g^2
+        np.subtract(1.0, tmp, out=tmp)
+    else:  # logistic: g - g^2
+        np.subtract(g, tmp, out=tmp)
+    delta *= tmp
+
+
 def _rows(n, per_row_values):
     size = max(1, int(_CHUNK_BYTES // (8 * max(1, per_row_values))))
     for start in range(0, n, size):
@@ -73,6 +94,16 @@ def _kron(a, b, symmetric):
         j, k = np.triu_indices(a.shape[1])
         return a[:, j] * a[:, k]
     return (a[:, :, None] * b[:, None, :]).reshape(a.shape[0], -1)
+
+
+def _pair_index(n):
+    """``(n, n)`` positions of the pairs ``(min(j, j'), max(j, j'))`` in
+    ``np.triu_indices(n)`` order."""
+    j, k = np.triu_indices(n)
+    out = np.empty((n, n), dtype=np.intp)
+    out[j, k] = np.arange(j.size)
+    out[k, j] = np.arange(j.size)
+    return out
 
 
 def _fold_pairs(T, n):
@@ -203,17 +234,28 @@ class MLPObjective:
         gW = [self.alpha * W for W in Ws]
         gb = [np.zeros_like(b) for b in bs]
         total = 0.5 * self.alpha * sum(float(np.sum(W * W)) for W in Ws)
-        for sl in _rows(self.n, 4 * sum(self.units)):
+        unit = np.all(self.w == 1.0)
+        for sl in _rows(self.n, 3 * sum(self.units)):
             X, Y, w = self.X[sl], self.Y[sl], self.w[sl]
-            hs, ders, acts = self._forward(Ws, bs, X)
-            z = acts[-1]
-            total += float(w @ self._loss_rows(z, Y))
-            delta = (self._output(z) - Y) * w[:, None]
+            hs = [X]
+            for layer in range(self.L - 1):  # activations only (in place)
+                a = hs[-1] @ Ws[layer]
+                a += bs[layer]
+                hs.append(_activate(self.activation, a))
+            z = hs[-1] @ Ws[-1]
+            z += bs[-1]
+            loss = self._loss_rows(z, Y)
+            total += float(loss.sum() if unit else w @ loss)
+            delta = self._output(z)
+            delta -= Y
+            if not unit:
+                delta *= w[:, None]
             for layer in range(self.L - 1, -1, -1):
                 gW[layer] += hs[layer].T @ delta
                 gb[layer] += delta.sum(axis=0)
                 if layer > 0:
-                    delta = (delta @ Ws[layer].T) * ders[layer][0]
+                    delta = delta @ Ws[layer].T
+                    _times_derivative(self.activation, delta, hs[layer])
         return total / self.wsum, self.pack(gW, gb) / self.wsum
 
     def predict_raw(self, theta, X):
@@ -331,6 +373,9 @@ class MLPObjective:
         d, h, K = self.d, W1.shape[1], self.K
         dh, hK = d * h, h * K
         H = np.zeros((self.p, self.p))  # symmetric parts
+        GN = np.zeros((self.p, self.p))  # sum_i J_i^T S_i J_i
+        cu, cv = np.triu_indices(h)
+        kron = np.zeros((d * (d + 1) // 2, cu.size))
         C = np.zeros((self.p, self.p))  # one-sided off-diagonal blocks (mirrored at the end)
         iW2, ib1, ib2 = dh, dh + hK, dh + hK + h
         for sl in _rows(self.n, 2 * K * self.p + 2 * dh):
@@ -351,7 +396,12 @@ class MLPObjective:
             J[:, :, ib2:] = np.eye(K)[None]
             SJ = self._out_jvp(z, prob, J.transpose(0, 2, 1)).transpose(0, 2, 1)
             SJ = SJ * w[:, None, None]
-            H += J.reshape(m * K, self.p).T @ SJ.reshape(m * K, self.p)
+            Jf, SJf = J.reshape(m * K, self.p), SJ.reshape(m * K, self.p)
+            GN[:, dh:] += Jf.T @ SJf[:, dh:]
+            # the (W1, W1) block, sum_i (x_i x_i^T) (x) (gw_i^T S_i gw_i), on the pairs
+            # j <= j' and c <= c' (a quarter of the flops of the full product)
+            U = np.matmul(np.swapaxes(gw, 1, 2), SJ[:, :, ib1:ib2])  # (m, h, h)
+            kron += _kron(X, X, True).T @ U[:, cu, cv]
             # curvature contracted with the residuals
             coef = g2 * (r @ W2.T)  # (m, h)
             XC = (X[:, :, None] * coef[:, None, :]).reshape(m, dh)
@@ -368,6 +418,10 @@ class MLPObjective:
             C[np.arange(dh)[:, None], cols] += cross
             cb = g1.T @ r  # (h, K): (b1[c], W2[c,k])
             C[(ib1 + idx_c)[:, None], iW2 + idx_c[:, None] * K + np.arange(K)[None, :]] += cb
+        pd, ph = _pair_index(d), _pair_index(h)
+        GN[:dh, :dh] = kron[pd[:, None, :, None], ph[None, :, None, :]].reshape(dh, dh)
+        GN[dh:, :dh] = GN[:dh, dh:].T
+        H += GN
         H += C + C.T
         H = 0.5 * (H + H.T)
         H[self.penalised, self.penalised] += self.alpha
