@@ -528,16 +528,39 @@ def _backtrack(obj, theta, F, g, step, stalled):
             raise UncertifiedMinimumError(stalled)
 
 
+def _newton_cg_direction(hop, g, project, rtol, maxiter=None):
+    """Truncated conjugate gradients for ``H s = -g`` (Steihaug's rule): the iterate is
+    returned when the relative residual reaches ``rtol`` or at the first direction of
+    non-positive curvature (``-g`` if that is the first direction), so the step is always
+    a descent direction, also where ``H`` is indefinite."""
+    b = -project(np.asarray(g, dtype=float))
+    x = np.zeros_like(b)
+    r = b.copy()
+    d = r.copy()
+    rs = float(r @ r)
+    stop = rtol ** 2 * rs
+    for k in range(maxiter or 10 * b.size):
+        Hd = project(hop(d))
+        curv = float(d @ Hd)
+        if curv <= 0:
+            return x if k else b
+        a = rs / curv
+        x += a * d
+        r -= a * Hd
+        rs_new = float(r @ r)
+        if rs_new <= stop:
+            break
+        d = r + (rs_new / rs) * d
+        rs = rs_new
+    return x
+
+
 def _newton_operator(obj, theta, hop_at, project):
     F, g = obj.value_grad(theta)
     steps = 0
     while np.linalg.norm(g) > MLP_GTOL and steps < _MAX_NEWTON:
         gn = np.linalg.norm(g)
-        hop = hop_at(theta)
-        try:
-            step = -_block_cg(hop, g, project, rtol=min(0.1, np.sqrt(gn)))[:, 0]
-        except UncertifiedMinimumError:
-            step = -project(g)
+        step = _newton_cg_direction(hop_at(theta), g, project, min(0.1, np.sqrt(gn)))
         t, F_new, g_new = _backtrack(
             obj, theta, F, g, step,
             f"audit: the Newton-CG polish stalled at gradient norm {gn:.3g}.")
