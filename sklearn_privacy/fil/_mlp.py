@@ -469,7 +469,7 @@ def _gauge(obj):
     return u[:, None]
 
 
-def _lbfgs(obj, theta, project, cheap_hessian=True):
+def _lbfgs(obj, theta, project, cheap_hessian=True, gtol=None):
     """Approach the minimum with L-BFGS (gradient only) before the Newton steps."""
     from scipy.optimize import minimize
 
@@ -482,12 +482,29 @@ def _lbfgs(obj, theta, project, cheap_hessian=True):
         kind = "small" if obj.p <= _SMALL_P else "one_hidden"
     res = minimize(fun, theta, jac=True, method="L-BFGS-B",
                    options={"maxiter": 20_000, "ftol": 0.0, "maxcor": 30,
-                            "gtol": _LBFGS_GTOL[kind]})
+                            "gtol": gtol or _LBFGS_GTOL[kind]})
     return project(res.x - theta) + theta
 
 
-def _newton_dense(obj, theta, U, Z):
-    """Newton polish with the exact dense Hessian (reused while it converges fast)."""
+def _polish_dense(obj, theta, project, U, Z):
+    """L-BFGS, then Newton; if Newton meets an indefinite Hessian or needs a damped step
+    (L-BFGS stopped in a non-convex region), back to L-BFGS to the tight threshold first
+    (measured at 5,000 rows x 241 parameters: 35 damped saddle-free Newton steps took
+    43 s, L-BFGS to 1e-7 then 4 Newton steps 18 s)."""
+    theta = _lbfgs(obj, theta, project)
+    theta, g, steps, ok = _newton_dense(obj, theta, U, Z, strict=True)
+    if not ok:
+        theta = _lbfgs(obj, theta, project, gtol=_LBFGS_GTOL["deep"])
+        theta, g, more, _ = _newton_dense(obj, theta, U, Z)
+        steps += more
+    return theta, g, steps
+
+
+def _newton_dense(obj, theta, U, Z, strict=False):
+    """Newton polish with the exact dense Hessian (reused while it converges fast).
+
+    Returns ``(theta, gradient, steps, ok)``; with ``strict``, stops (``ok=False``) at the
+    first indefinite Hessian or damped step."""
     F, g = obj.value_grad(theta)
     steps, eig = 0, None
     last_norm = np.inf
@@ -496,6 +513,8 @@ def _newton_dense(obj, theta, U, Z):
         if eig is None or gn > 0.25 * last_norm:
             Hc = Z.T @ obj.hessian(theta) @ Z
             lam, Q = linalg.eigh(Hc)
+            if strict and not lam[0] > 0:
+                return theta, g, steps, False
             scale = max(abs(lam[-1]), 1e-300)
             # far from a minimum: a saddle-free step (|lambda|) keeps the polish descending;
             # only the final, exact Hessian certifies
@@ -511,8 +530,10 @@ def _newton_dense(obj, theta, U, Z):
         F, g = F_new, g_new
         steps += 1
         if t < 1.0:
+            if strict:
+                return theta, g, steps, False
             eig = None  # a damped step: rebuild the Hessian
-    return theta, g, steps
+    return theta, g, steps, True
 
 
 def _backtrack(obj, theta, F, g, step, stalled):
@@ -685,7 +706,7 @@ def audit_mlp(pipe, model, X, y, *, sigma, sample_weight=None, rows=None, hessia
     out = AuditedMLP.__new__(AuditedMLP)
     if route == "dense":
         Z = linalg.null_space(U.T) if U.shape[1] else np.eye(obj.p)
-        theta, g, steps = _newton_dense(obj, _lbfgs(obj, theta0, project), U, Z)
+        theta, g, steps = _polish_dense(obj, theta0, project, U, Z)
         gnorm = float(np.linalg.norm(g))
         if gnorm > MLP_GTOL:
             raise UncertifiedMinimumError(
