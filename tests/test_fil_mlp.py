@@ -392,6 +392,16 @@ def test_saddle_point_is_refused_and_a_minimum_is_certified():
     with pytest.raises(UncertifiedMinimumError, match="not positive definite") as info:
         fil.audit(saddle, X, y, sigma=1.0)
     assert info.value.smallest_eigenvalue < 0
+    # the Hessian-vector-product route refuses it too: Lanczos finds the same eigenvalue
+    with pytest.raises(UncertifiedMinimumError, match="not positive definite") as op:
+        fil.audit(saddle, X, y, sigma=1.0, hessian="operator", rows=[0, 1])
+    assert op.value.smallest_eigenvalue == pytest.approx(info.value.smallest_eigenvalue,
+                                                         rel=1e-6)
+    # and certifies the minimum with the dense route's eigenvalue
+    ok_op = fil.audit(model, X, y, sigma=1.0, hessian="operator", rows=[0, 1])
+    assert ok_op.hessian_min_eigenvalue_ == pytest.approx(ok.hessian_min_eigenvalue_,
+                                                          rel=1e-6)
+    np.testing.assert_allclose(ok_op.eta_, ok.eta_[[0, 1]], rtol=1e-6)
 
 
 def test_refusals_are_clear():
