@@ -1,7 +1,8 @@
 """Cost of fil.audit of a scikit-learn MLP next to one default scikit-learn fit.
 
 Synthetic binary data (standard normal inputs, a non-linear decision function, label
-noise) at several sizes. In every case, side by side in one process:
+noise) at several sizes, one and two hidden layers, at most 1,000 parameters. In every
+case, side by side in one process:
 
 * ``sklearn fit``: ``MLPClassifier(hidden, activation="tanh", alpha=alpha,
   random_state=0)`` with every other parameter at its default (adam, batch 200,
@@ -10,42 +11,56 @@ noise) at several sizes. In every case, side by side in one process:
   gradient norm of 1e-10, the exact Hessian and its eigendecomposition (the certificate)
   and every per-example eta (exact dense route). The audit's stages are timed separately:
   ``polish`` (L-BFGS + Newton), ``hessian`` (one exact Hessian at the polished point)
-  and ``eta`` (the per-example Jacobians of all rows).
+  and ``eta`` (the per-example Grams ``J_i^T J_i`` of all rows).
+
+Both are timed twice: with BLAS limited to one thread (``threadpoolctl``) and with the
+default threads; wall-clock and CPU time (``time.process_time``) ratios are reported with
+the load average, since the machine may be shared.
 
 A case whose polished point is not a strict minimum (typically a dead hidden unit, whose
 unpenalised bias is a flat direction) is reported as refused, with the time to refuse.
-Reports the ratio audit / sklearn fit, the polish distance relative to the norm of the
-parameters (scikit-learn's adam stops far from the minimiser of its own objective, and
-finishing the optimisation is part of the audit's cost) and the certificate (smallest
-eigenvalue of the exact Hessian). The machine is shared: read ratios, not seconds.
+``polish relative`` is the distance the polish moved the parameters relative to their
+norm (scikit-learn's adam stops far from the minimiser of its own objective, and finishing
+the optimisation is part of the audit's cost).
 
-Run from the repository root: ``PYTHONPATH=. python benchmarks/bench_mlp_fil.py``.
+The last part times the Hessian-vector-product route (``hessian="operator"``) on named
+rows of networks above the dense limit: L-BFGS + Newton-CG polish, the Lanczos
+certificate and the per-example eta of the named rows.
+
+Run from the repository root: ``PYTHONPATH=. python benchmarks/bench_mlp_fil.py`` (add
+``--all`` for the two-hidden-layer network at 20,000 rows).
 """
 
 from __future__ import annotations
 
 import os
 import platform
+import sys
 import time
 import warnings
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.neural_network import MLPClassifier
+from threadpoolctl import threadpool_limits
 
-import numpy as np  # noqa: E402
-from sklearn.exceptions import ConvergenceWarning  # noqa: E402
-from sklearn.neural_network import MLPClassifier  # noqa: E402
-
-from sklearn_privacy import fil  # noqa: E402
-from sklearn_privacy.exceptions import UncertifiedMinimumError  # noqa: E402
-from sklearn_privacy.fil import _mlp  # noqa: E402
+from sklearn_privacy import fil
+from sklearn_privacy.exceptions import UncertifiedMinimumError
+from sklearn_privacy.fil import _mlp
 
 CASES = [  # (rows, inputs, hidden layers, alpha)
     (1000, 5, (5,), 1.0),
     (5000, 10, (20,), 1.0),
     (20000, 20, (40,), 1.0),
-    (5000, 10, (16, 8), 1.0),
+    (1000, 5, (8, 4), 0.1),
     (5000, 10, (16, 8), 0.1),
+    (20000, 20, (24, 16), 0.1),
+]
+#: the two-hidden-layer case at 20,000 rows runs only with ``--all`` (minutes: the
+#: forward-mode Hessian of deeper networks)
+SLOW_CASES = [(20000, 20, (24, 16), 0.1)]
+OPERATOR_CASES = [  # (rows, inputs, hidden, alpha, named rows)
+    (2000, 10, (20,), 1.0, 5),
 ]
 
 
@@ -57,69 +72,114 @@ def _data(n, d, seed=0):
 
 
 def _stage_timer():
-    """Wrap the audit's stages to time them (restored afterwards)."""
-    times = {"polish": 0.0, "hessian": 0.0}
-    originals = (_mlp._lbfgs, _mlp._newton_dense)
+    """Wrap the audit's polish to time it (restored afterwards)."""
+    times = {"polish": 0.0}
+    originals = (_mlp._lbfgs, _mlp._newton_dense, _mlp._newton_operator)
 
-    def lbfgs(*a, **k):
-        t = time.perf_counter()
-        out = originals[0](*a, **k)
-        times["polish"] += time.perf_counter() - t
-        return out
+    def timed(fn):
+        def inner(*a, **k):
+            t = time.perf_counter()
+            out = fn(*a, **k)
+            times["polish"] += time.perf_counter() - t
+            return out
+        return inner
 
-    def newton(*a, **k):
-        t = time.perf_counter()
-        out = originals[1](*a, **k)
-        times["polish"] += time.perf_counter() - t
-        return out
-
-    _mlp._lbfgs, _mlp._newton_dense = lbfgs, newton
+    _mlp._lbfgs, _mlp._newton_dense, _mlp._newton_operator = map(timed, originals)
     return times, originals
+
+
+def _clock():
+    return time.perf_counter(), time.process_time()
+
+
+def _since(start):
+    return time.perf_counter() - start[0], time.process_time() - start[1]
+
+
+def run_case(n, d, hidden, alpha):
+    X, y = _data(n, d)
+    model = MLPClassifier(hidden, activation="tanh", alpha=alpha, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        start = _clock()
+        model.fit(X, y)
+        fit = _since(start)
+    times, originals = _stage_timer()
+    label = f"| {n:,} | {d} | {hidden} (alpha {alpha}) |"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            start = _clock()
+            audited = fil.audit(model, X, y, sigma=1.0)
+            audit = _since(start)
+    except UncertifiedMinimumError as exc:
+        audit = _since(start)
+        return (f"{label} -- | {fit[0]:.2f} ({model.n_iter_}) | {audit[0]:.2f} | refused: "
+                f"lambda_min {exc.smallest_eigenvalue:.2g} | {audit[0] / fit[0]:.2f} | "
+                f"{audit[1] / fit[1]:.2f} | -- |")
+    finally:
+        _mlp._lbfgs, _mlp._newton_dense, _mlp._newton_operator = originals
+    obj = audited._obj
+    t = time.perf_counter()
+    obj.hessian(audited._theta)
+    t_h = time.perf_counter() - t
+    audited.__dict__["_gram"] = None
+    t = time.perf_counter()
+    audited._grams(np.arange(n))
+    t_eta = time.perf_counter() - t
+    return (f"{label} {audited.n_parameters_} | {fit[0]:.2f} ({model.n_iter_}) | "
+            f"{audit[0]:.2f} | {times['polish']:.2f} / {t_h:.2f} / {t_eta:.2f} | "
+            f"**{audit[0] / fit[0]:.2f}** | {audit[1] / fit[1]:.2f} | "
+            f"{audited.polish_relative_:.3f} |")
+
+
+def run_operator_case(n, d, hidden, alpha, n_rows):
+    X, y = _data(n, d)
+    model = MLPClassifier(hidden, activation="tanh", alpha=alpha, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        start = _clock()
+        model.fit(X, y)
+        fit = _since(start)
+    rows = np.arange(n_rows)
+    times, originals = _stage_timer()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            start = _clock()
+            audited = fil.audit(model, X, y, sigma=1.0, rows=rows)
+            audit = _since(start)
+    finally:
+        _mlp._lbfgs, _mlp._newton_dense, _mlp._newton_operator = originals
+    return (f"| {n:,} | {d} | {hidden} (alpha {alpha}) | {audited.n_parameters_} | "
+            f"{n_rows} | {fit[0]:.2f} ({model.n_iter_}) | {audit[0]:.2f} | "
+            f"{times['polish']:.2f} | {audit[0] / fit[0]:.2f} | {audit[1] / fit[1]:.2f} | "
+            f"{audited.hessian_min_eigenvalue_:.3g} |")
 
 
 def main():
     print(f"# {platform.node()} {platform.processor() or platform.machine()}, "
-          f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, "
+          f"{os.cpu_count()} cores, "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-    print("| rows | inputs | hidden | parameters | sklearn fit s (epochs) | audit s | "
-          "polish / hessian / eta s | audit / fit | polish relative | lambda_min(H) |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for n, d, hidden, alpha in CASES:
-        X, y = _data(n, d)
-        model = MLPClassifier(hidden, activation="tanh", alpha=alpha, random_state=0)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            t = time.perf_counter()
-            model.fit(X, y)
-            t_fit = time.perf_counter() - t
-        times, originals = _stage_timer()
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)
-                t = time.perf_counter()
-                audited = fil.audit(model, X, y, sigma=1.0)
-                t_audit = time.perf_counter() - t
-        except UncertifiedMinimumError as exc:
-            t_audit = time.perf_counter() - t
-            print(f"| {n:,} | {d} | {hidden} (alpha {alpha}) | -- | {t_fit:.2f} "
-                  f"({model.n_iter_}) | {t_audit:.2f} | refused: not a strict minimum | "
-                  f"{t_audit / t_fit:.2f} | -- | {exc.smallest_eigenvalue:.3g} |", flush=True)
-            continue
-        finally:
-            _mlp._lbfgs, _mlp._newton_dense = originals
-        obj = audited._obj
-        t = time.perf_counter()
-        obj.hessian(audited._theta)
-        t_h = time.perf_counter() - t
-        audited.__dict__["_gram"] = None
-        t = time.perf_counter()
-        audited.eta(per_example=True)
-        t_eta = time.perf_counter() - t
-        print(f"| {n:,} | {d} | {hidden} (alpha {alpha}) | {audited.n_parameters_} | "
-              f"{t_fit:.2f} "
-              f"({model.n_iter_}) | {t_audit:.2f} | {times['polish']:.2f} / {t_h:.2f} / "
-              f"{t_eta:.2f} | {t_audit / t_fit:.2f} | {audited.polish_relative_:.3f} | "
-              f"{audited.hessian_min_eigenvalue_:.3g} |", flush=True)
+    for threads in (1, None):
+        print(f"\n## BLAS threads: {threads or 'default'}; load average at start "
+              f"{os.getloadavg()[0]:.1f}\n")
+        print("| rows | inputs | hidden | parameters | sklearn fit s (epochs) | audit s | "
+              "polish / hessian / eta s | audit / fit (wall) | audit / fit (CPU) | "
+              "polish relative |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        with threadpool_limits(threads):
+            for case in CASES:
+                if case in SLOW_CASES and "--all" not in sys.argv:
+                    continue
+                print(run_case(*case), flush=True)
+        print(f"(load average at end {os.getloadavg()[0]:.1f})")
+    print("\n## Hessian-vector products on named rows (BLAS threads: default)\n")
+    print("| rows | inputs | hidden | parameters | named rows | sklearn fit s (epochs) | "
+          "audit s | polish s | audit / fit (wall) | audit / fit (CPU) | lambda_min(H) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for case in OPERATOR_CASES:
+        print(run_operator_case(*case), flush=True)
 
 
 if __name__ == "__main__":

@@ -246,6 +246,42 @@ def test_eta_equals_finite_differences_of_warm_started_retraining(case):
         np.linalg.norm(J[:, 1]) / 0.5, rel=1e-10)
 
 
+@pytest.mark.parametrize("kind,hidden,spline,alpha,seed", [
+    ("multiclass", (4, 3), False, 0.5, 0), ("binary", (3,), True, 0.3, 1),
+    ("poisson", (3, 2, 2), False, 0.5, 0)])
+def test_all_row_grams_from_layer_factors_equal_the_direct_jacobians(kind, hidden, spline,
+                                                                     alpha, seed):
+    """The Grams J_i^T J_i of every row come from Kronecker factors of the mixed
+    derivatives and blocks of H^-2 (about 2 p^2 flops per row); they equal the direct
+    product of each row's q x p mixed derivative with the inverse-Hessian factor, through
+    a non-linear preprocessing map too."""
+    if kind == "poisson" and not HAS_POISSON_MLP:
+        pytest.skip("MLPRegressor(loss='poisson') needs scikit-learn >= 1.7")
+    n = 600
+    X, y = _data(kind, n)
+    Est = MLPRegressor if kind == "poisson" else MLPClassifier
+    kw = {"loss": "poisson"} if kind == "poisson" else {}
+    model = Est(hidden_layer_sizes=hidden, activation="tanh", alpha=alpha, solver="lbfgs",
+                max_iter=3000, random_state=seed, **kw)
+    if spline:
+        model = make_pipeline(StandardScaler(), SplineTransformer(n_knots=3, degree=2),
+                              model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the polish may move far
+        audited = fil.audit(_fit(model, X, y), X, y, sigma=1.0)
+    rows = np.arange(n)
+    fast = audited._structured_grams(rows)
+    direct = np.concatenate([np.einsum("mqa,mra->mqr", T, T)
+                             for _, T in audited._rotated_chunks(rows)])
+    assert fast.shape == direct.shape == (n, audited._q, audited._q)
+    np.testing.assert_allclose(fast, direct, rtol=1e-9, atol=1e-12 * np.abs(direct).max())
+    eta = np.sqrt(np.linalg.eigvalsh(direct)[:, -1])
+    np.testing.assert_allclose(audited.eta_, eta, rtol=1e-9)
+    # and each equals the Jacobian of the row (the column J_i = -H^-1 G_i^T)
+    J = audited.jacobian(7)
+    np.testing.assert_allclose(fast[7], J.T @ J, rtol=1e-9, atol=1e-12 * np.abs(J).max() ** 2)
+
+
 def test_group_eta_and_fisher_information_against_stacked_jacobians():
     X, y = _data("multiclass", 400)
     model = _fit(MLPClassifier((3,), activation="tanh", alpha=1.0, solver="lbfgs",
@@ -356,6 +392,16 @@ def test_saddle_point_is_refused_and_a_minimum_is_certified():
     with pytest.raises(UncertifiedMinimumError, match="not positive definite") as info:
         fil.audit(saddle, X, y, sigma=1.0)
     assert info.value.smallest_eigenvalue < 0
+    # the Hessian-vector-product route refuses it too: Lanczos finds the same eigenvalue
+    with pytest.raises(UncertifiedMinimumError, match="not positive definite") as op:
+        fil.audit(saddle, X, y, sigma=1.0, hessian="operator", rows=[0, 1])
+    assert op.value.smallest_eigenvalue == pytest.approx(info.value.smallest_eigenvalue,
+                                                         rel=1e-6)
+    # and certifies the minimum with the dense route's eigenvalue
+    ok_op = fil.audit(model, X, y, sigma=1.0, hessian="operator", rows=[0, 1])
+    assert ok_op.hessian_min_eigenvalue_ == pytest.approx(ok.hessian_min_eigenvalue_,
+                                                          rel=1e-6)
+    np.testing.assert_allclose(ok_op.eta_, ok.eta_[[0, 1]], rtol=1e-6)
 
 
 def test_refusals_are_clear():

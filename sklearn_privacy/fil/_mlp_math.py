@@ -60,10 +60,60 @@ def _hidden(name, a):
     raise ValueError(f"activation {name!r} has no second derivative")
 
 
+def _activate(name, a):
+    """``g(a)`` of a hidden activation, in place."""
+    if name == "logistic":
+        return expit(a, out=a)
+    if name == "tanh":
+        return np.tanh(a, out=a)
+    return a
+
+
+def _times_derivative(name, delta, g):
+    """``delta *= g'(a)``, from the activation's output ``g = g(a)``."""
+    if name == "identity":
+        return
+    tmp = g * g
+    if name == "tanh":  # 1 - g^2
+        np.subtract(1.0, tmp, out=tmp)
+    else:  # logistic: g - g^2
+        np.subtract(g, tmp, out=tmp)
+    delta *= tmp
+
+
 def _rows(n, per_row_values):
     size = max(1, int(_CHUNK_BYTES // (8 * max(1, per_row_values))))
     for start in range(0, n, size):
         yield slice(start, min(n, start + size))
+
+
+def _kron(a, b, symmetric):
+    """Row-wise Kronecker products ``a_i (x) b_i``; with ``symmetric`` (``a is b``) only
+    the pairs ``j <= j'`` (see :func:`_fold_pairs`)."""
+    if symmetric:
+        j, k = np.triu_indices(a.shape[1])
+        return a[:, j] * a[:, k]
+    return (a[:, :, None] * b[:, None, :]).reshape(a.shape[0], -1)
+
+
+def _pair_index(n):
+    """``(n, n)`` positions of the pairs ``(min(j, j'), max(j, j'))`` in
+    ``np.triu_indices(n)`` order."""
+    j, k = np.triu_indices(n)
+    out = np.empty((n, n), dtype=np.intp)
+    out[j, k] = np.arange(j.size)
+    out[k, j] = np.arange(j.size)
+    return out
+
+
+def _fold_pairs(T, n):
+    """Rows ``(j, j')`` of ``T`` (``n^2`` of them) folded onto the pairs ``j <= j'``, so
+    that ``kron(a, a) @ T == _kron(a, a, True) @ _fold_pairs(T, n)``."""
+    j, k = np.triu_indices(n)
+    T = T.reshape(n, n, -1)
+    out = T[j, k] + T[k, j]
+    out[j == k] *= 0.5
+    return out
 
 
 class MLPObjective:
@@ -184,17 +234,28 @@ class MLPObjective:
         gW = [self.alpha * W for W in Ws]
         gb = [np.zeros_like(b) for b in bs]
         total = 0.5 * self.alpha * sum(float(np.sum(W * W)) for W in Ws)
-        for sl in _rows(self.n, 4 * sum(self.units)):
+        unit = np.all(self.w == 1.0)
+        for sl in _rows(self.n, 3 * sum(self.units)):
             X, Y, w = self.X[sl], self.Y[sl], self.w[sl]
-            hs, ders, acts = self._forward(Ws, bs, X)
-            z = acts[-1]
-            total += float(w @ self._loss_rows(z, Y))
-            delta = (self._output(z) - Y) * w[:, None]
+            hs = [X]
+            for layer in range(self.L - 1):  # activations only (in place)
+                a = hs[-1] @ Ws[layer]
+                a += bs[layer]
+                hs.append(_activate(self.activation, a))
+            z = hs[-1] @ Ws[-1]
+            z += bs[-1]
+            loss = self._loss_rows(z, Y)
+            total += float(loss.sum() if unit else w @ loss)
+            delta = self._output(z)
+            delta -= Y
+            if not unit:
+                delta *= w[:, None]
             for layer in range(self.L - 1, -1, -1):
                 gW[layer] += hs[layer].T @ delta
                 gb[layer] += delta.sum(axis=0)
                 if layer > 0:
-                    delta = (delta @ Ws[layer].T) * ders[layer][0]
+                    delta = delta @ Ws[layer].T
+                    _times_derivative(self.activation, delta, hs[layer])
         return total / self.wsum, self.pack(gW, gb) / self.wsum
 
     def predict_raw(self, theta, X):
@@ -312,6 +373,9 @@ class MLPObjective:
         d, h, K = self.d, W1.shape[1], self.K
         dh, hK = d * h, h * K
         H = np.zeros((self.p, self.p))  # symmetric parts
+        GN = np.zeros((self.p, self.p))  # sum_i J_i^T S_i J_i
+        cu, cv = np.triu_indices(h)
+        kron = np.zeros((d * (d + 1) // 2, cu.size))
         C = np.zeros((self.p, self.p))  # one-sided off-diagonal blocks (mirrored at the end)
         iW2, ib1, ib2 = dh, dh + hK, dh + hK + h
         for sl in _rows(self.n, 2 * K * self.p + 2 * dh):
@@ -332,7 +396,12 @@ class MLPObjective:
             J[:, :, ib2:] = np.eye(K)[None]
             SJ = self._out_jvp(z, prob, J.transpose(0, 2, 1)).transpose(0, 2, 1)
             SJ = SJ * w[:, None, None]
-            H += J.reshape(m * K, self.p).T @ SJ.reshape(m * K, self.p)
+            Jf, SJf = J.reshape(m * K, self.p), SJ.reshape(m * K, self.p)
+            GN[:, dh:] += Jf.T @ SJf[:, dh:]
+            # the (W1, W1) block, sum_i (x_i x_i^T) (x) (gw_i^T S_i gw_i), on the pairs
+            # j <= j' and c <= c' (a quarter of the flops of the full product)
+            U = np.matmul(np.swapaxes(gw, 1, 2), SJ[:, :, ib1:ib2])  # (m, h, h)
+            kron += _kron(X, X, True).T @ U[:, cu, cv]
             # curvature contracted with the residuals
             coef = g2 * (r @ W2.T)  # (m, h)
             XC = (X[:, :, None] * coef[:, None, :]).reshape(m, dh)
@@ -349,6 +418,10 @@ class MLPObjective:
             C[np.arange(dh)[:, None], cols] += cross
             cb = g1.T @ r  # (h, K): (b1[c], W2[c,k])
             C[(ib1 + idx_c)[:, None], iW2 + idx_c[:, None] * K + np.arange(K)[None, :]] += cb
+        pd, ph = _pair_index(d), _pair_index(h)
+        GN[:dh, :dh] = kron[pd[:, None, :, None], ph[None, :, None, :]].reshape(dh, dh)
+        GN[dh:, :dh] = GN[:dh, dh:].T
+        H += GN
         H += C + C.T
         H = 0.5 * (H + H.T)
         H[self.penalised, self.penalised] += self.alpha
@@ -388,3 +461,128 @@ class MLPObjective:
         rows = np.asarray(rows)
         for sl in _rows(rows.size, 3 * self.q * self.p):
             yield sl, self.mixed(theta, rows[sl])
+
+    # ---------------------------------------------------------------- structured Grams
+    def _row_factors(self, Ws, bs, X, Y, w):
+        """Per-layer factors of the mixed derivatives of a block of rows.
+
+        Along data tangent ``k`` (the ``q`` values of a row), the derivative of row
+        ``i``'s weighted gradient in layer ``l``'s block is ``h_l (x) Rdelta_l[k] + Rh_l[k]
+        (x) delta_l`` for the weights and ``Rdelta_l[k]`` for the biases: ``h_l`` the
+        layer's input, ``delta_l`` its back-propagated residual, ``Rh_l``, ``Rdelta_l``
+        their tangents. Returns ``[(h_l (m, i), Rh_l (m | 1, q, i), delta_l (m, o),
+        Rdelta_l (m, q, o))]`` with the ``w_i / sum w`` factor in the deltas.
+        """
+        m = X.shape[0]
+        q = self.q
+        RX = np.zeros((q, self.d))
+        RX[np.arange(self.d), np.arange(self.d)] = 1.0
+        RY = np.zeros((q, self.K))
+        RY[self.d:] = self.label_dirs
+        hs, ders, Rhs, Ras = [X], [None], [RX[None]], []
+        Rh = RX[None]
+        for layer in range(self.L):
+            a = hs[-1] @ Ws[layer] + bs[layer]
+            Ra = np.matmul(Rh, Ws[layer])
+            if Ra.shape[0] != m:
+                Ra = np.broadcast_to(Ra, (m,) + Ra.shape[1:])
+            Ras.append(Ra)
+            if layer < self.L - 1:
+                g, g1, g2 = _hidden(self.activation, a)
+                hs.append(g)
+                ders.append((g1, g2))
+                Rh = g1[:, None, :] * Ra
+                Rhs.append(Rh)
+            else:
+                z = a
+        scale = (w / self.wsum)[:, None]
+        prob = self._output(z)
+        delta = (prob - Y) * scale
+        Rdelta = (self._out_jvp(z, prob, Ras[-1]) - RY[None]) * scale[:, :, None]
+        out = [None] * self.L
+        for layer in range(self.L - 1, -1, -1):
+            out[layer] = (hs[layer], Rhs[layer], delta, Rdelta)
+            if layer > 0:
+                g1, g2 = ders[layer]
+                dprev = delta @ Ws[layer].T
+                Rdelta = (np.matmul(Rdelta, Ws[layer].T) * g1[:, None, :]
+                          + (dprev * g2)[:, None, :] * Ras[layer - 1])
+                delta = dprev * g1
+        return out
+
+    def gram_operator(self, M):
+        """Contractions of a symmetric ``(p, p)`` matrix ``M`` for :meth:`row_grams`.
+
+        The rows of ``M`` are regrouped per layer as ``(i + 1) x o`` blocks (the weights,
+        then the biases as an extra input row of ones), so that every term of ``G_i M
+        G_i^T`` is a bilinear form of Kronecker products of per-row vectors, evaluated
+        for all rows by one GEMM.
+        """
+        idx = []
+        for layer, (i, o) in enumerate(self.shapes):
+            w = self.offsets[layer] + np.arange(i * o).reshape(i, o)
+            b = self.offsets[self.L + layer] + np.arange(o)[None, :]
+            idx.append(np.vstack([w, b]))
+        terms = {}
+        for la in range(self.L):
+            ia, oa = self.shapes[la]
+            for lb in range(self.L):
+                ib, ob = self.shapes[lb]
+                blk = M[np.ix_(idx[la].ravel(), idx[lb].ravel())].reshape(
+                    ia + 1, oa, ib + 1, ob)
+                if la <= lb:
+                    # A: h_a (x) h_b -> (o_a, o_b); D: delta_a (x) delta_b -> (i_a, i_b)
+                    MA = blk.transpose(0, 2, 1, 3).reshape((ia + 1) * (ib + 1), oa * ob)
+                    MD = blk[:ia, :, :ib].transpose(1, 3, 0, 2).reshape(oa * ob, ia * ib)
+                    if la == lb:  # symmetric Kronecker squares: the pairs j <= j' only
+                        MA = _fold_pairs(MA, ia + 1)
+                        MD = _fold_pairs(MD, oa)
+                    terms[la, lb, "A"] = np.ascontiguousarray(MA)
+                    terms[la, lb, "D"] = np.ascontiguousarray(MD)
+                # C: h_a (x) delta_b -> (o_a, i_b)
+                MC = blk[:, :, :ib].transpose(0, 3, 1, 2).reshape((ia + 1) * ob, oa * ib)
+                terms[la, lb, "C"] = np.ascontiguousarray(MC)
+        return terms
+
+    def row_grams(self, theta, rows, terms):
+        """``G_i M G_i^T`` ``(len(rows), q, q)`` from :meth:`gram_operator`'s terms.
+
+        Equal to ``mixed(theta, rows) @ M @ mixed(theta, rows).T`` per row, without
+        forming the ``q x p`` mixed derivatives: the cost per row is about ``2 p^2`` flops
+        in GEMMs with inner dimensions ``(i + 1) (i' + 1)``, ``o o'`` or ``(i + 1) o'``
+        (instead of ``q p^2``).
+        """
+        rows = np.asarray(rows)
+        Ws, bs = self.unpack(theta)
+        q = self.q
+        aug = sum((i + 1) for i, _ in self.shapes)
+        width = max(aug * aug, sum(o for _, o in self.shapes) ** 2) + 4 * q * self._width
+        out = np.empty((rows.size, q, q))
+        for sl in _rows(rows.size, 2 * width):
+            r = rows[sl]
+            m = r.size
+            fac = self._row_factors(Ws, bs, self.X[r], self.Y[r], self.w[r])
+            hat = [np.hstack([h, np.ones((m, 1))]) for h, _, _, _ in fac]
+            gram = np.zeros((m, q, q))
+            cross = np.zeros((m, q, q))
+            for la in range(self.L):
+                ha, Rha, da, Rda = fac[la]
+                for lb in range(self.L):
+                    hb, Rhb, db, Rdb = fac[lb]
+                    ia, oa = self.shapes[la]
+                    ib, ob = self.shapes[lb]
+                    if la <= lb:
+                        A = (_kron(hat[la], hat[lb], la == lb)
+                             @ terms[la, lb, "A"]).reshape(m, oa, ob)
+                        part = np.matmul(np.matmul(Rda, A), np.swapaxes(Rdb, 1, 2))
+                        D = (_kron(da, db, la == lb) @ terms[la, lb, "D"]).reshape(m, ia, ib)
+                        part += np.matmul(np.matmul(Rha, D), np.swapaxes(Rhb, 1, 2))
+                        gram += part
+                        if la != lb:
+                            gram += np.swapaxes(part, 1, 2)
+                    kron = (hat[la][:, :, None] * db[:, None, :]).reshape(m, -1)
+                    C = (kron @ terms[la, lb, "C"]).reshape(m, oa, ib)
+                    cross += np.matmul(np.matmul(Rda, C), np.swapaxes(Rhb, 1, 2))
+            gram += cross + np.swapaxes(cross, 1, 2)
+            out[sl] = gram
+        return out
