@@ -374,6 +374,6 @@ def test_candidate_minimum_is_on_the_branch_of_the_audited_minimum(kind):
             X2 = obj.X.copy()
             X2[i, 2] += t * (cand[c, 0] - obj.X[i, 2])
             path = MLPObjective(obj.units, obj.activation, obj.out, obj.alpha, X2, obj.Y)
-            theta, g, _ = _newton_dense(path, theta, _gauge(obj), audited._Z)
+            theta, g, _, _ = _newton_dense(path, theta, _gauge(obj), audited._Z)
             assert np.linalg.norm(g) <= 1e-10
         np.testing.assert_allclose(thetas[k, c], theta, rtol=0, atol=1e-7)

@@ -395,7 +395,7 @@ def _minimisers(audited, setup, rows, method):
                 continue
             obj_c = _replaced(obj, i, inputs[c][k])
             if dense:
-                th, g, n_steps = _newton_dense(obj_c, theta, U, Z)
+                th, g, n_steps, _ = _newton_dense(obj_c, theta, U, Z)
             else:
                 th, g, n_steps = _newton_operator(
                     obj_c, theta, lambda t, o=obj_c: (lambda V: o.hvp(t, V)), project)
