@@ -393,7 +393,8 @@ class RawInputAudit:
         Gam[:, bsl, 0] = hV
         Gam[:, bsl, bsl] = QVV
         Xh[:, :, 0] = hF @ K
-        Xh[:, :, bsl] = np.matmul(QVF, K).transpose(0, 2, 1)
+        Xh[:, :, bsl] = (QVF.reshape(m * t, co.size) @ K).reshape(
+            m, t, K.shape[1]).transpose(0, 2, 1)
         if y0:
             av = hF @ wF
             bv = QVF @ wF
