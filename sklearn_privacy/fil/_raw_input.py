@@ -83,6 +83,15 @@ def _top_eigenvalues(G):
     return np.linalg.eigvalsh(G)[:, -1]
 
 
+def _shared_outputs(terms, vu):
+    """Whether the map columns of the coordinates ``vu`` share their outputs: each
+    touches, on average, more than half of the outputs any of them touches (a kernel or
+    polynomial map; a spline's inputs touch only their own basis columns)."""
+    sizes = [np.unique(np.concatenate([o for o, _ in terms[u]])).size for u in vu]
+    total = np.unique(np.concatenate([o for u in vu for o, _ in terms[u]])).size
+    return 2 * sum(sizes) > len(sizes) * total
+
+
 class RawInputAudit:
     """Jacobians of a FIL estimator's minimiser with respect to raw input coordinates.
 
@@ -235,13 +244,39 @@ class RawInputAudit:
             Q[:, cs, cs] = N[co][:, co]
         else:
             Q[:, cu[:, None], cu[None, :]] = N[co][:, co]
-        if vu.size:
+        if vu.size and _shared_outputs(terms, vu):
+            # columns that share their outputs (a kernel or polynomial map): one GEMM
             gV, hV, QVF, QVV = self._numeric_products(terms, vu, co, E, m)
             g[:, vu] = gV
             h[:, vu] = hV
             Q[:, vu[:, None], cu[None, :]] = QVF
             Q[:, cu[:, None], vu[None, :]] = QVF.transpose(0, 2, 1)
             Q[:, vu[:, None], vu[None, :]] = QVV
+            vu = vu[:0]
+        # columns on their own outputs (a spline's inputs): a small GEMM each
+        NP = {}
+        for u in vu:
+            acc = np.zeros((m, self.p_f))
+            for o, vals in terms[u]:
+                if vals is None:
+                    vals = np.ones((1, o.size))
+                acc += vals @ N[o]
+                g[:, u] += vals @ w[o]
+                h[:, u] += np.einsum("mo,mo->m", np.broadcast_to(vals, (m, o.size)),
+                                     E[:, o])
+            NP[u] = acc
+            Q[:, u, cs] = acc[:, co]
+            Q[:, cs, u] = acc[:, co]
+        for a, u in enumerate(vu):
+            for v in vu[a:]:
+                q = np.zeros(m)
+                for o, vals in terms[u]:
+                    if vals is None:
+                        vals = np.ones((1, o.size))
+                    q += np.einsum("mo,mo->m", np.broadcast_to(vals, (m, o.size)),
+                                   NP[v][:, o])
+                Q[:, u, v] = q
+                Q[:, v, u] = q
         c_gg = (l2 * l2 * na2)[:, None, None]
         gh = g[:, :, None] * h[:, None, :]
         Gf = c_gg * (g[:, :, None] * g[:, None, :]) + (l2 * l1)[:, None, None] * (
