@@ -758,11 +758,12 @@ class FeatureMap:
             coords = np.concatenate([self.feature_coordinates[r] for r in rawcol])
             return [(np.arange(coords.size), coords, None, True)]
         if isinstance(step, Pipeline):
-            for _, s in step.steps:
-                if s is None or (isinstance(s, str) and s == "passthrough"):
-                    continue
+            real = [s for _, s in step.steps
+                    if not (s is None or (isinstance(s, str) and s == "passthrough"))]
+            for k, s in enumerate(real):
                 J = self._jac(s, Z, J, rawcol, m, ctx)
-                Z = self._next(s, Z, ctx)
+                if k < len(real) - 1:  # the last step's output is not needed here
+                    Z = self._next(s, Z, ctx)
                 rawcol = None
             return J
         n_cur = Z.shape[1]

@@ -83,6 +83,15 @@ def _top_eigenvalues(G):
     return np.linalg.eigvalsh(G)[:, -1]
 
 
+def _shared_outputs(terms, vu):
+    """Whether the map columns of the coordinates ``vu`` share their outputs: each
+    touches, on average, more than half of the outputs any of them touches (a kernel or
+    polynomial map; a spline's inputs touch only their own basis columns)."""
+    sizes = [np.unique(np.concatenate([o for o, _ in terms[u]])).size for u in vu]
+    total = np.unique(np.concatenate([o for u in vu for o, _ in terms[u]])).size
+    return 2 * sum(sizes) > len(sizes) * total
+
+
 class RawInputAudit:
     """Jacobians of a FIL estimator's minimiser with respect to raw input coordinates.
 
@@ -213,7 +222,7 @@ class RawInputAudit:
         ``omega^2 l3 (l'' |a|^2 g + l' h)``. Each coordinate's column of ``Phi`` is a few
         output columns with their derivatives (an encoded level: one column, derivative
         1, so its ``N Phi`` is a column of ``N``; a spline input: its own basis columns),
-        so ``N Phi`` costs one small GEMM per numeric coordinate.
+        so ``N Phi`` of all numeric coordinates is one GEMM (:meth:`_numeric_products`).
         """
         eng = self.engine
         m = idx.size
@@ -223,7 +232,7 @@ class RawInputAudit:
         om, l1, l2, l3 = eng.omega[idx], eng.l1[idx], eng.l2[idx], eng.l3[idx]
         kf = int(np.sum(order < self.d_u))
         N, w = self._N, self._w
-        # encoded levels (one output, derivative 1) all at once; the others one by one
+        # encoded levels (one output, derivative 1) all at once; then the others
         terms, cu, co, vu = self._split(blocks, order)
         g = np.zeros((m, kf))
         h = np.zeros((m, kf))
@@ -235,6 +244,16 @@ class RawInputAudit:
             Q[:, cs, cs] = N[co][:, co]
         else:
             Q[:, cu[:, None], cu[None, :]] = N[co][:, co]
+        if vu.size and _shared_outputs(terms, vu):
+            # columns that share their outputs (a kernel or polynomial map): one GEMM
+            gV, hV, QVF, QVV = self._numeric_products(terms, vu, co, E, m)
+            g[:, vu] = gV
+            h[:, vu] = hV
+            Q[:, vu[:, None], cu[None, :]] = QVF
+            Q[:, cu[:, None], vu[None, :]] = QVF.transpose(0, 2, 1)
+            Q[:, vu[:, None], vu[None, :]] = QVV
+            vu = vu[:0]
+        # columns on their own outputs (a spline's inputs): a small GEMM each
         NP = {}
         for u in vu:
             acc = np.zeros((m, self.p_f))
@@ -334,6 +353,39 @@ class RawInputAudit:
         _, cu, _, vu = self._split(blocks, order)
         return cu.size - 1 >= vu.size + 2 + 1
 
+    def _numeric_products(self, terms, vu, co, E, m):
+        """Products of the map columns ``Phi_u`` of the coordinates ``vu`` (the numeric
+        ones) with the fixed matrices, for all rows at once: ``g_u = Phi_u^T w``,
+        ``h_u = Phi_u^T B^T a`` (``E`` holds the rows ``B^T a_i``), ``(N Phi_u)[co]``
+        and ``Phi_u^T N Phi_v``.
+
+        The columns are laid out densely over the outputs any of them touches (``L``:
+        a spline's basis columns of each input, a kernel map's components), so each
+        product is one GEMM over ``rows x coordinates`` (``N`` restricted to those
+        outputs and ``co``), not one per coordinate and term.
+        """
+        t = vu.size
+        if not t:
+            return (np.zeros((m, 0)), np.zeros((m, 0)), np.zeros((m, 0, co.size)),
+                    np.zeros((m, 0, 0)))
+        outs = np.unique(np.concatenate([o for u in vu for o, _ in terms[u]]))
+        L = outs.size
+        loc = np.full(self.p_f, -1, dtype=np.intp)
+        loc[outs] = np.arange(L)
+        Pv = np.zeros((m, t, L))
+        for a, u in enumerate(vu):
+            for o, vals in terms[u]:
+                Pv[:, a, _ix(loc[o])] += 1.0 if vals is None else vals
+        N = self._N
+        gV = Pv @ self._w[outs]
+        hV = np.matmul(Pv, E[:, _ix(outs)][:, :, None])[:, :, 0]
+        cols = np.concatenate([co, outs])
+        NPc = (Pv.reshape(m * t, L) @ N[np.ix_(outs, cols)]).reshape(m, t, cols.size)
+        QVF = NPc[:, :, : co.size]
+        QVV = np.matmul(Pv, NPc[:, :, co.size:].transpose(0, 2, 1))
+        QVV = 0.5 * (QVV + QVV.transpose(0, 2, 1))
+        return gV, hV, QVF, QVV
+
     def _secular_binary(self, idx, blocks, order):
         """``||J_i[:, C]||_2^2`` of the rows without per-row Grams (see
         :func:`~._secular.largest_eigenvalue_psd_update`), and the rows that did not
@@ -359,35 +411,9 @@ class RawInputAudit:
         E = A @ self._Bf
         om, l1, l2, l3 = eng.omega[idx], eng.l1[idx], eng.l2[idx], eng.l3[idx]
         has_label = bool(np.any(order == self.d_u))
-        N, w = self._N, self._w
         terms, cu, co, vu = self._split(blocks, order)
         t = vu.size
-        gV = np.zeros((m, t))
-        hV = np.zeros((m, t))
-        QVF = np.empty((m, t, co.size))
-        QVV = np.empty((m, t, t))
-        NP = []
-        for a, u in enumerate(vu):
-            acc = np.zeros((m, self.p_f))
-            for o, vals in terms[u]:
-                if vals is None:
-                    vals = np.ones((1, o.size))
-                acc += vals @ N[o]
-                gV[:, a] += vals @ w[o]
-                hV[:, a] += np.einsum("mo,mo->m", np.broadcast_to(vals, (m, o.size)),
-                                      E[:, o])
-            NP.append(acc)
-            QVF[:, a, :] = acc[:, co]
-        for a, u in enumerate(vu):
-            for b in range(a, t):
-                qv = np.zeros(m)
-                for o, vals in terms[u]:
-                    if vals is None:
-                        vals = np.ones((1, o.size))
-                    qv += np.einsum("mo,mo->m", np.broadcast_to(vals, (m, o.size)),
-                                    NP[b][:, o])
-                QVV[:, a, b] = qv
-                QVV[:, b, a] = qv
+        gV, hV, QVF, QVV = self._numeric_products(terms, vu, co, E, m)
         st = self._fixed_structure(co)
         wF, wn, K = st["wF"], st["wn"], st["K"]
         y0 = bool(co.size) and wn > 0
@@ -402,7 +428,8 @@ class RawInputAudit:
         Gam[:, bsl, 0] = hV
         Gam[:, bsl, bsl] = QVV
         Xh[:, :, 0] = hF @ K
-        Xh[:, :, bsl] = np.matmul(QVF, K).transpose(0, 2, 1)
+        Xh[:, :, bsl] = (QVF.reshape(m * t, co.size) @ K).reshape(
+            m, t, K.shape[1]).transpose(0, 2, 1)
         if y0:
             av = hF @ wF
             bv = QVF @ wF

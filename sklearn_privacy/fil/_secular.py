@@ -742,7 +742,9 @@ def largest_eigenvalue_psd_update(pi, Yh, C0, *, max_iter=80):
     ``lambda^r prod_j (lambda - pi_j) det T(lambda)`` (degree ``q + r``, all roots real),
     whose logarithmic derivatives ``r / lambda + sum_j 1 / (lambda - pi_j) + tr(T^-1
     T')`` and the next one need only ``T``, ``T'``, ``T''`` (sums over the poles with
-    weights ``(lambda - pi_j)^-k``, one batched GEMM) and ``T^-1``. Every row runs
+    weights ``(lambda - pi_j)^-k``: the packed products ``y_j y_j^T``, ``C_0`` as one
+    more with its pole at 0, are formed once, and each step's three sums are one
+    batched ``(3 x (q + 1)) (q + 1 x r(r+1)/2)`` GEMM) and ``T^-1``. Every row runs
     Laguerre steps from Weyl's upper bound (top pole plus the update's largest
     eigenvalue, bounded by its Gram's row sums): for a polynomial with real roots they
     decrease monotonically to the largest root and converge cubically, in three to
@@ -766,10 +768,28 @@ def largest_eigenvalue_psd_update(pi, Yh, C0, *, max_iter=80):
         an upper bound); the caller solves those another way.
     """
     m, q, r = Yh.shape
-    C0 = np.asarray(C0, float).reshape(m, r * r)
-    diag = np.arange(0, r * r, r + 1)
+    C0 = np.asarray(C0, float).reshape(m, r, r)
+    iu, ju = np.triu_indices(r)
+    npk = iu.size
+    # packed upper triangles of the rank-one terms y_j y_j^T, the part orthogonal to the
+    # poles (C0) as one more term with its pole at 0: every sum over the poles below is
+    # one small batched GEMM (weights times these products), not a product per pole
+    Yl = np.ascontiguousarray(np.asarray(Yh, float).transpose(1, 2, 0))  # (q, r, m)
+    Cl = np.ascontiguousarray(C0.transpose(1, 2, 0))
+    YYl = np.empty((npk, q + 1, m))
+    for p in range(npk):  # element-wise along the rows
+        np.multiply(Yl[:, iu[p]], Yl[:, ju[p]], out=YYl[p, :q])
+        YYl[p, q] = Cl[iu[p], ju[p]]
+    Cg = YYl.sum(axis=1).T  # the update's Gram Y^T Y, packed (m, npk)
+    YY = np.ascontiguousarray(YYl.transpose(2, 1, 0))  # (m, q + 1, npk)
+    del YYl, Yl, Cl
+    full = np.empty((r, r), dtype=np.intp)  # (a, b) -> packed position
+    full[iu, ju] = np.arange(npk)
+    full[ju, iu] = np.arange(npk)
+    dpk = full[np.arange(r), np.arange(r)]
+    off = np.where(iu != ju, 2.0, 1.0)  # <P, S> of symmetric P, S from packed entries
     pmax = pi.max(axis=1) if q else np.zeros(m)
-    trY = C0[:, diag].sum(axis=1) + np.einsum("mqr,mqr->m", Yh, Yh)
+    trY = Cg[:, dpk].sum(axis=1)
     lam = np.empty(m)
     conv = np.zeros(m, bool)
     # rows without update: the top pole
@@ -779,13 +799,14 @@ def largest_eigenvalue_psd_update(pi, Yh, C0, *, max_iter=80):
     act = np.flatnonzero(~none)
     # Weyl: the top pole plus the largest eigenvalue of the update's Gram (at most its
     # largest absolute row sum, and its trace) bounds the eigenvalue from above
-    Cg = C0.reshape(m, r, r) + np.matmul(Yh.transpose(0, 2, 1), Yh)
-    gersh = np.minimum(np.abs(Cg).sum(axis=2).max(axis=1), trY)
+    gersh = np.minimum(np.abs(Cg[:, full]).sum(axis=2).max(axis=1), trY)
     hi_a = (pmax[act] + gersh[act]) * (1.0 + 1e-12) + 1e-300
     lo_a = pmax[act]
     x = hi_a.copy()
-    Yh, C0, pi_a = Yh[act], C0[act], pi[act]
-    eye = np.eye(r)
+    if act.size < m:
+        YY, pi_a = YY[act], pi[act]
+    else:
+        pi_a = pi
     lag = np.zeros(act.size, bool)  # x was reached by a Laguerre step
     n_deg = q + r  # degree of the polynomial (the rank of A restricted to its span)
     for _ in range(max_iter):
@@ -793,24 +814,26 @@ def largest_eigenvalue_psd_update(pi, Yh, C0, *, max_iter=80):
             break
         ma = act.size
         ix = 1.0 / x
-        W = np.empty((ma, 3, q))
-        w1 = np.divide(1.0, x[:, None] - pi_a, out=W[:, 0])
-        w2 = np.multiply(w1, w1, out=W[:, 1])
-        np.multiply(w2, w1, out=W[:, 2])
-        # sum_j w_j^k y_j y_j^T for k = 1, 2, 3 (T, T' and -T''/2), one batched GEMM
-        TT = (Yh.transpose(0, 2, 1)[:, None] * W[:, :, None, :]) @ Yh[:, None]
-        TT += C0.reshape(ma, 1, r, r) * np.stack([ix, ix * ix, ix ** 3],
-                                                   axis=1)[:, :, None, None]
-        # the small matrices with the rows last (element-wise passes along the rows)
-        TT = np.ascontiguousarray(TT.transpose(1, 2, 3, 0))  # (3, r, r, ma)
-        T = eye.reshape(r, r, 1) - TT[0]
+        W = np.empty((ma, 3, q + 1))
+        w1 = np.divide(1.0, x[:, None] - pi_a, out=W[:, 0, :q])
+        w2 = np.multiply(w1, w1, out=W[:, 1, :q])
+        np.multiply(w2, w1, out=W[:, 2, :q])
+        W[:, 0, q] = ix
+        W[:, 1, q] = ix * ix
+        W[:, 2, q] = W[:, 1, q] * ix
+        # sum_j w_j^k y_j y_j^T for k = 1, 2, 3 (T, T' and -T''/2), packed, then with
+        # the rows last (element-wise passes along the rows)
+        TT = np.ascontiguousarray(np.matmul(W, YY).transpose(1, 2, 0))  # (3, npk, ma)
+        T = -TT[0][full]
+        T[np.arange(r), np.arange(r)] += 1.0
         # T = L D L^T (unit L): T is definite iff every pivot is positive; with
         # P = T^-1, tr(T^-1 T') = <P, T'>, tr((T^-1 T')^2) = <PT', (PT')^T>
         P, pd = _ldl_inverse_rows_last(T)
         with np.errstate(invalid="ignore", over="ignore"):
-            tr1 = np.einsum("abm,abm->m", P, TT[1])
-            tr2 = np.einsum("abm,abm->m", P, TT[2])
-            Q = np.einsum("acm,cbm->abm", P, TT[1])
+            Pp = P[iu, ju] * off[:, None]
+            tr1 = np.einsum("pm,pm->m", Pp, TT[1])
+            tr2 = np.einsum("pm,pm->m", Pp, TT[2])
+            Q = np.einsum("acm,cbm->abm", P, TT[1][full])
             tr11 = np.einsum("abm,bam->m", Q, Q)
             # log-derivatives of the polynomial lambda^r prod_j (lambda - pi_j) det T
             G = tr1 + r * ix + w1.sum(axis=1)
@@ -840,7 +863,7 @@ def largest_eigenvalue_psd_update(pi, Yh, C0, *, max_iter=80):
             keep = ~done
             act, x, hi_a, lo_a, lag = (act[keep], nxt[keep], hi_a[keep], lo_a[keep],
                                        lag[keep])
-            Yh, C0, pi_a = Yh[keep], C0[keep], pi_a[keep]
+            YY, pi_a = YY[keep], pi_a[keep]
         else:
             x = nxt
     lam[act] = hi_a
