@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg.interpolative import interp_decomp
 
 _EPS = np.finfo(float).eps
 #: Below this sin^2(angle(a_i, v)) the Gram determinant is formed from q = a - c v.
@@ -209,21 +208,45 @@ def compress_poles(d, *, u_min=_U_MIN, tol=_ID_TOL, n_samples=_ID_SAMPLES):
 def _interpolative(K, tol):
     """Column interpolative decomposition ``K ~= K[:, S] @ coef`` (``coef[:, S] = I``).
 
-    :func:`scipy.linalg.interpolative.interp_decomp` on its deterministic path
-    (``rand=False``: column-pivoted QR, no random sketch), so the skeleton poles and the
-    etas do not change from run to run. Measured against the greedy pivoted Gram-Schmidt
-    it replaces on the benchmark's kernels (``benchmarks/bench_interp_decomp.py``, Adult
-    and MNIST 0/1, both models): the same rank (15, 24, 27, 27), a smaller reconstruction
-    error (3e-16 to 7e-16 against 6e-16 to 1.5e-15), etas within 1.7e-15 relative of the
-    old ones, and slightly less time (3.6 ms against 3.8 ms at p = 785; all per-example
-    etas of MNIST 0/1 logistic, best of 5: 1.21 s against 1.23 s); see
-    ``benchmarks/RESULTS.md`` (section "Skeleton poles").
+    Greedy column pivoting with classical Gram-Schmidt applied twice (numerically
+    orthogonal to working precision): the column of largest residual norm joins ``S``
+    until that norm is below ``tol`` times the first one. ``coef`` solves
+    ``R_SS coef = R_S:`` from the triangular factor of the selected columns.
+
+    numpy only, on purpose: :func:`scipy.linalg.interpolative.interp_decomp`
+    (deterministic column-pivoted QR) gives the same rank and skeleton to rounding, but
+    it runs on scipy's own OpenBLAS thread pool, and waking a second pool next to
+    numpy's slowed the numpy GEMMs of every per-example eta that follows by 25-45 % on
+    the 2-core benchmark machine (``benchmarks/bench_fil_eta.py``, quiet, side by side
+    with the revision before the switch; see ``benchmarks/RESULTS.md``).
     """
-    k, idx, proj = interp_decomp(K, tol, rand=False)
-    S = np.asarray(idx[:k], dtype=int)
-    coef = np.empty((k, K.shape[1]))
-    coef[:, S] = np.eye(k)
-    coef[:, idx[k:]] = proj
+    n, p = K.shape
+    Rres = K.copy()
+    norms = np.einsum("ij,ij->j", Rres, Rres)
+    Q = np.empty((n, min(n, p)))
+    skeleton = []
+    first = None
+    for j in range(min(n, p)):
+        k = int(np.argmax(norms))
+        nk = float(np.sqrt(norms[k]))
+        if first is None:
+            first = nk
+        if not nk > tol * first:
+            break
+        q = Rres[:, k].copy()
+        for _ in range(2):  # reorthogonalise against the basis so far
+            q -= Q[:, :j] @ (Q[:, :j].T @ q)
+        q /= np.linalg.norm(q)
+        Q[:, j] = q
+        Rres -= np.outer(q, q @ Rres)
+        norms = np.einsum("ij,ij->j", Rres, Rres)
+        norms[skeleton + [k]] = -1.0
+        skeleton.append(k)
+    S = np.asarray(skeleton, int)
+    Qs = Q[:, :S.size]
+    R = Qs.T @ K  # (r, p): the triangular factor on S, the rest projected
+    coef = np.linalg.solve(R[:, S], R)
+    coef[:, S] = np.eye(S.size)
     return S, coef
 
 
