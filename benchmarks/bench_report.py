@@ -96,8 +96,8 @@ def main():
         report.save_html(os.path.join(args.out, f"report_{name}.html"))
         acc = model.score(Xp, yp)
         timings = ", ".join(f"{k} {v:.1f}" for k, v in report.timings.items())
-        print(f"{name:<7} test accuracy {acc:.4f}; fit {fit_s:.1f} s; report {total:.1f} s "
-              f"({timings})")
+        print(f"{name:<7} test accuracy {acc:.4f}; fit {fit_s:.3f} s; report {total:.2f} s "
+              f"({total / fit_s:.1f}x the fit) ({timings})")
         print(f"        {report!r}")
         for s in report.sections:
             for v in s.verdicts:
