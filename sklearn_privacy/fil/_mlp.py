@@ -285,16 +285,6 @@ class AuditedMLP:
             out[sl] = np.einsum("mqa,mra->mqr", T, T)
         return out
 
-    def _operator_norms(self, rows, cols):
-        """``||J_i[:, cols]||_2`` of the rows on the operator route, by subspace
-        iteration on each row's Gram (no full Jacobian; see :func:`_top_singular_values`)."""
-        obj = self._state()
-        out = np.empty(rows.size)
-        for sl, G in obj.mixed_chunks(self._theta, rows):
-            M = np.ascontiguousarray(self._to_raw(G, rows[sl])[:, cols])
-            out[sl] = _top_singular_values(self._hop, self._project, M)
-        return out
-
     def _structured_grams(self, rows):
         """``J_i^T J_i`` of the rows from the layer factors (dense route).
 
@@ -353,11 +343,8 @@ class AuditedMLP:
         cols = self._columns(columns)
         published = np.isin(r, self.__dict__.get("published_rows_", np.zeros(0, int)))
         if per_example:
-            if self.hessian_ == "operator" and self.__dict__.get("_gram") is None:
-                out = self._operator_norms(r, cols) / self.sigma
-            else:
-                grams = self._grams(r)[:, cols][:, :, cols]
-                out = np.sqrt(np.maximum(np.linalg.eigvalsh(grams)[:, -1], 0.0)) / self.sigma
+            grams = self._grams(r)[:, cols][:, :, cols]
+            out = np.sqrt(np.maximum(np.linalg.eigvalsh(grams)[:, -1], 0.0)) / self.sigma
             out[published & np.any(cols < self._d)] = np.inf
             return out
         if published.any() and np.any(cols < self._d):
@@ -440,23 +427,16 @@ class AuditedMLP:
 
 
 # ------------------------------------------------------------------ linear algebra
-def _block_cg(hop, B, project, rtol=_CG_RTOL, maxiter=None, x0=None):
-    """Solve ``H X = B`` column by column (vectorised CG) on the complement of the gauge.
-
-    Each column stops when its residual is at most ``rtol`` times its right-hand side;
-    ``x0`` (same shape as ``B``) warm-starts the iteration."""
+def _block_cg(hop, B, project, rtol=_CG_RTOL, maxiter=None):
+    """Solve ``H X = B`` column by column (vectorised CG) on the complement of the gauge."""
     B = project(np.asarray(B, dtype=float))
     if B.ndim == 1:
         B = B[:, None]
-    stop = (rtol ** 2) * np.maximum(np.sum(B * B, axis=0), 1e-300)
-    if x0 is None:
-        X = np.zeros_like(B)
-        R = B.copy()
-    else:
-        X = project(np.array(x0, dtype=float).reshape(B.shape))
-        R = B - project(hop(X))
+    X = np.zeros_like(B)
+    R = B.copy()
     P = R.copy()
     rs = np.sum(R * R, axis=0)
+    stop = (rtol ** 2) * np.maximum(rs, 1e-300)
     maxiter = maxiter or 20 * B.shape[0]
     for _ in range(maxiter):
         active = rs > stop
@@ -477,56 +457,6 @@ def _block_cg(hop, B, project, rtol=_CG_RTOL, maxiter=None, x0=None):
     raise UncertifiedMinimumError(
         "audit: conjugate gradients did not converge (the Hessian is too ill-conditioned "
         "to certify the Jacobians); use hessian='dense' on a smaller network.")
-
-
-def _top_singular_values(hop, project, M, block=3, rtol=1e-10, max_steps=60):
-    """``||H^{-1} M_i^T||_2`` for a stack ``M`` ``(m, c, p)`` of mixed derivatives.
-
-    Subspace iteration on the ``c x c`` Gram ``M_i H^{-2} M_i^T`` of every row at once,
-    ``block`` vectors per row: each step applies ``H^{-1}`` twice by conjugate gradients
-    (every row's vectors in one block of right-hand sides, each solve warm-started from
-    the previous step's), and the Rayleigh-Ritz value of the block is the estimate.
-    Per step the error shrinks by ``(s_{block+1} / s_1)^2`` of the row's singular values;
-    the Jacobians of the MLPs measured are close to rank one (``s_2 / s_1`` between 1e-5
-    and 0.6), so a few steps suffice, against ``c`` right-hand sides per row (and
-    hundreds of iterations each) for the full Jacobian. Stops when no estimate changes by
-    more than ``rtol`` relative between two steps.
-    """
-    m, c, p = M.shape
-    b = min(block, c)
-    # start: the leading right singular vectors of M_i itself
-    _, vecs = np.linalg.eigh(np.matmul(M, np.swapaxes(M, 1, 2)))
-    V = vecs[:, :, ::-1][:, :, :b]  # (m, c, b)
-    Y = W = None
-    prev = np.full(m, np.inf)
-    for _ in range(max_steps):
-        rhs = np.matmul(np.swapaxes(M, 1, 2), V)  # (m, p, b)
-        flat = np.moveaxis(rhs, 1, 0).reshape(p, m * b)
-        Y = _block_cg(hop, flat, project, x0=Y)
-        W = _block_cg(hop, Y, project, x0=W)
-        Yr = np.moveaxis(Y.reshape(p, m, b), 0, 1)  # H^{-1} M_i^T V_i
-        top = np.sqrt(np.maximum(np.linalg.eigvalsh(
-            np.matmul(np.swapaxes(Yr, 1, 2), Yr))[:, -1], 0.0))
-        if np.all(np.abs(top - prev) <= rtol * top):
-            return top
-        prev = top
-        CV = np.matmul(M, np.moveaxis(W.reshape(p, m, b), 0, 1))  # (m, c, b)
-        V_new = np.linalg.qr(CV)[0]
-        # warm starts for the next solves: V_new ~ V S once the subspace settles, so the
-        # old solutions times S (any start is exact at convergence; this one is close)
-        S = np.matmul(np.swapaxes(V, 1, 2), V_new)  # (m, b, b)
-        V = V_new
-        Y = _combine(Y, S, p, m, b)
-        W = _combine(W, S, p, m, b)
-    raise UncertifiedMinimumError(
-        f"audit: the subspace iteration for the per-example eta did not settle in "
-        f"{max_steps} steps.")
-
-
-def _combine(X, S, p, m, b):
-    """Columns ``(p, m b)`` of per-row blocks ``X_i`` replaced by ``X_i S_i``."""
-    Xr = np.moveaxis(X.reshape(p, m, b), 0, 1)
-    return np.moveaxis(np.matmul(Xr, S), 0, 1).reshape(p, m * b)
 
 
 def _gauge(obj):
