@@ -185,3 +185,25 @@ def test_bad_input(iwpc):
         prior_baseline(Xb, sensitive_features=[0, 1])
     with pytest.raises(ValueError, match="at least two candidate"):
         prior_baseline(X, sensitive_features=d.attribute_columns, candidates=[[0, 0]])
+
+
+def test_mlp_only_options_are_refused_for_a_fil_estimator():
+    """``method="first_order"`` and a released *model* belong to MLP audits only."""
+    import re
+
+    from sklearn_privacy.attacks import candidate_minimisers
+
+    rng = np.random.RandomState(0)
+    X = np.column_stack([rng.normal(size=(60, 2)), rng.randint(0, 2, size=60)])
+    y = X @ [1.0, -1.0, 2.0] + 0.1 * rng.normal(size=60)
+    reg = FILLinearRegression(sigma=1e-3, alpha=1e-2, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match=re.escape("method='first_order'")):
+        candidate_minimisers(reg, sensitive_features=[2], method="first_order")
+    with pytest.raises(ValueError, match=re.escape("method='first_order'")):
+        whitebox_inversion(reg, sensitive_features=[2], n_draws=2, method="first_order")
+    with pytest.raises(TypeError, match="released must be the released parameters"):
+        whitebox_inversion(reg, sensitive_features=[2], released=LinearRegression().fit(X, y))
+    # the parameter vector itself is accepted
+    theta = np.r_[reg.coef_.ravel(), reg.intercept_]
+    res = whitebox_inversion(reg, sensitive_features=[2], released=theta)
+    assert res.predictions.shape[-1] == 60 and 0.0 <= res.accuracy <= 1.0
