@@ -798,8 +798,6 @@ def whitebox_inversion(estimator, X=None, y=None, *, sensitive_features, candida
             "likelihood is Gaussian. Attack a release with Gaussian noise (delta > 0).")
     sigma = final._audit_sigma()
     theta = engine.theta
-    delta = theta[None, None, :] - thetas                      # (m, C, p)
-    sq = np.einsum("mcp,mcp->mc", delta, delta)
     # one stream: the calibration's simulated releases follow (never repeat) the attacked ones
     if released is not None or n_draws is None:
         if released is None:
@@ -815,6 +813,22 @@ def whitebox_inversion(estimator, X=None, y=None, *, sensitive_features, candida
         Z = ((released - theta) / sigma)[None, :]
     else:
         Z = rng.standard_normal((n_draws, theta.size))
+    preds = _map_predictions(theta, thetas, truth, p, sigma, Z,
+                             calibrate=prior is not None and calibrate, rng=rng)
+    return AttributeInversionResult.from_predictions(preds, truth, candidates, levels)
+
+
+def _map_predictions(theta, thetas, truth, p, sigma, Z, *, calibrate, rng):
+    """The white-box decision rule: each attacked row's candidate for each release.
+
+    ``argmax_c log p(c) - beta_i ||w' - theta_c||^2 / (2 sigma^2)`` for the releases
+    ``w' = theta + sigma z`` (rows of ``Z``), ``thetas`` (m, C, p) the candidate
+    minimisers; ``beta_i = 1`` unless ``calibrate`` (cross-fitted on the other attacked
+    rows, more simulated releases from ``rng``). Shared by the FIL estimators' and the
+    MLP audits' attacks. Returns ``preds`` of shape (n_releases, m).
+    """
+    delta = theta[None, None, :] - thetas                      # (m, C, p)
+    sq = np.einsum("mcp,mcp->mc", delta, delta)
     with np.errstate(divide="ignore"):
         logp = np.log(p)
 
@@ -823,14 +837,14 @@ def whitebox_inversion(estimator, X=None, y=None, *, sensitive_features, candida
         return sq + 2.0 * sigma * np.einsum("mcp,p->mc", delta, z)
 
     inv_temp = np.ones(len(truth))
-    if prior is not None and calibrate and len(truth) >= 2:
+    if calibrate and len(truth) >= 2:
         inv_temp = _calibrated_inverse_temperature(distances, logp, truth, sigma, theta.size,
                                                    rng)
     preds = np.empty((len(Z), len(truth)), dtype=int)
     for k, z in enumerate(Z):
         score = logp[None, :] - inv_temp[:, None] * distances(z) / (2.0 * sigma**2)
         preds[k] = np.argmax(score, axis=1)
-    return AttributeInversionResult.from_predictions(preds, truth, candidates, levels)
+    return preds
 
 
 #: Inverse temperatures tried by the calibrated MAP attack (0 = the prior's mode alone).

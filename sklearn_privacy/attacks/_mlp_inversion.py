@@ -435,30 +435,15 @@ def decide(theta, thetas, truth, truth_all, sigma, *, prior, calibrate, n_draws,
     -------
     preds : ndarray of int of shape (n_releases, n_rows)
     """
-    from ._inversion import _calibrated_inverse_temperature, _prior
+    from ._inversion import _map_predictions, _prior
 
     p = _prior(prior, truth_all, thetas.shape[1])
-    delta = theta[None, None, :] - thetas
-    sq = np.einsum("mcp,mcp->mc", delta, delta)
     if released is not None:
         Z = ((released - theta) / sigma)[None, :]
     else:
         Z = rng.standard_normal((n_draws, theta.size))
-    with np.errstate(divide="ignore"):
-        logp = np.log(p)
-
-    def distances(z):
-        return sq + 2.0 * sigma * np.einsum("mcp,p->mc", delta, z)
-
-    inv_temp = np.ones(len(truth))
-    if prior is not None and calibrate and len(truth) >= 2:
-        inv_temp = _calibrated_inverse_temperature(distances, logp, truth, sigma, theta.size,
-                                                   rng)
-    preds = np.empty((len(Z), len(truth)), dtype=int)
-    for k, z in enumerate(Z):
-        score = logp[None, :] - inv_temp[:, None] * distances(z) / (2.0 * sigma**2)
-        preds[k] = np.argmax(score, axis=1)
-    return preds
+    return _map_predictions(theta, thetas, truth, p, sigma, Z,
+                            calibrate=prior is not None and calibrate, rng=rng)
 
 
 def _released_vector(released, audited):
