@@ -14,6 +14,7 @@ from ..fil._audit import final_fil_estimator
 from ..fil._glm import augment, fit_minimiser
 from ..fil._multinomial import fit_multinomial, one_hot
 from ..utils import child_seeds, noise_generator, resolve_columns
+from ..utils._columns import frame_codes
 from ..utils._intervals import binomial_p_greater, paired_difference, wilson_interval
 from ..utils._pipeline import feature_columns
 from ..utils._validation import errors_name
@@ -1198,21 +1199,8 @@ def _other_features(X, column, ref=None):
     ``ref`` (rows of the same kind) fixes the codes of the categorical columns.
     """
     if is_frame(X):
-        import pandas as pd
-
         name = column if column in X.columns else X.columns[int(column)]
-        out = []
-        for c in X.columns:
-            if c == name:
-                continue
-            col = X[c]
-            if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
-                out.append(col.to_numpy(dtype=float))
-            else:
-                levels = pd.unique((ref if ref is not None else X)[c].astype(str))
-                codes = pd.Categorical(col.astype(str), categories=levels).codes
-                out.append(np.where(codes < 0, np.nan, codes).astype(float))
-        return np.column_stack(out) if out else np.zeros((len(X), 0))
+        return frame_codes(X, ref, skip=name)[0]
     A = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
     return np.delete(A, int(column), axis=1)
 

@@ -17,6 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..attacks._validation import check_bool, check_target, is_frame, n_rows, take_rows
 from ..exceptions import PrivacyWarning, UncertifiedMinimumError
 from ..utils import noise_generator
+from ..utils._columns import frame_codes
 from ..utils._intervals import auc_delong, paired_difference
 from ..utils._random import child_seeds
 from . import _verdicts as V
@@ -822,19 +823,7 @@ def _scores(est, X, y, idx):
 def _encode_rows(X, ref_frame=None):
     """Rows as a float matrix for the two-sample test (categories as codes)."""
     if is_frame(X):
-        import pandas as pd
-
-        cols, cat = [], []
-        for j, c in enumerate(X.columns):
-            col = X[c]
-            if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
-                cols.append(col.to_numpy(dtype=float))
-            else:
-                levels = pd.unique((ref_frame if ref_frame is not None else X)[c].astype(str))
-                codes = pd.Categorical(col.astype(str), categories=levels).codes
-                cols.append(np.where(codes < 0, np.nan, codes).astype(float))
-                cat.append(j)
-        return np.column_stack(cols), cat
+        return frame_codes(X, ref_frame)
     if hasattr(X, "tocsr"):
         return X.toarray().astype(float), []
     return np.asarray(X, dtype=float), []

@@ -186,3 +186,30 @@ def check_derived_block(feature: str, names, block, param: str) -> None:
         "encoding (at most one non-zero entry per row), so another feature may share "
         "the prefix. Pass the exact column names (or indices) instead."
     )
+
+
+def frame_codes(X, ref=None, skip=None):
+    """The columns of a DataFrame as floats: numbers as they are, other columns as codes.
+
+    A non-numeric (or boolean) column becomes the position of each value's string among
+    the distinct strings of the same column of ``ref`` (default ``X`` itself), NaN for a
+    value ``ref`` does not have. ``skip``: a column name left out. Returns the
+    ``(n_rows, n_kept)`` matrix and the positions (among the kept columns) that were coded.
+    """
+    import pandas as pd
+
+    source = X if ref is None else ref
+    cols, coded = [], []
+    for c in X.columns:
+        if skip is not None and c == skip:
+            continue
+        col = X[c]
+        if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
+            cols.append(col.to_numpy(dtype=float))
+        else:
+            levels = pd.unique(source[c].astype(str))
+            codes = pd.Categorical(col.astype(str), categories=levels).codes
+            coded.append(len(cols))
+            cols.append(np.where(codes < 0, np.nan, codes).astype(float))
+    matrix = np.column_stack(cols) if cols else np.zeros((len(X), 0))
+    return matrix, coded
