@@ -96,7 +96,8 @@ def _since(start):
     return time.perf_counter() - start[0], time.process_time() - start[1]
 
 
-def run_case(n, d, hidden, alpha):
+def _fitted(n, d, hidden, alpha):
+    """The data, one default scikit-learn fit of the network on it, and that fit's times."""
     X, y = _data(n, d)
     model = MLPClassifier(hidden, activation="tanh", alpha=alpha, random_state=0)
     with warnings.catch_warnings():
@@ -104,6 +105,11 @@ def run_case(n, d, hidden, alpha):
         start = _clock()
         model.fit(X, y)
         fit = _since(start)
+    return X, y, model, fit
+
+
+def run_case(n, d, hidden, alpha):
+    X, y, model, fit = _fitted(n, d, hidden, alpha)
     times, originals = _stage_timer()
     label = f"| {n:,} | {d} | {hidden} (alpha {alpha}) |"
     try:
@@ -134,13 +140,7 @@ def run_case(n, d, hidden, alpha):
 
 
 def run_operator_case(n, d, hidden, alpha, n_rows):
-    X, y = _data(n, d)
-    model = MLPClassifier(hidden, activation="tanh", alpha=alpha, random_state=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        start = _clock()
-        model.fit(X, y)
-        fit = _since(start)
+    X, y, model, fit = _fitted(n, d, hidden, alpha)
     rows = np.arange(n_rows)
     times, originals = _stage_timer()
     try:
