@@ -24,8 +24,12 @@ norm (scikit-learn's adam stops far from the minimiser of its own objective, and
 the optimisation is part of the audit's cost).
 
 The last part times the Hessian-vector-product route (``hessian="operator"``) on named
-rows of networks above the dense limit: L-BFGS + Newton-CG polish, the Lanczos
-certificate and the per-example eta of the named rows.
+rows, up to networks above the dense limit: L-BFGS + Newton-CG polish, the Lanczos
+certificate and the per-example eta of the named rows (block conjugate gradients), with
+the number of Hessian-vector products; next to it the dense route on the same model
+(every row), and the named rows' etas against a dense solve at the operator route's own
+minimum (the two routes polish along different paths, and on a non-convex objective may
+stop at different nearby minima). ``--operator`` runs only this part.
 
 Run from the repository root: ``PYTHONPATH=. python benchmarks/bench_mlp_fil.py`` (add
 ``--all`` for the two-hidden-layer network at 20,000 rows).
@@ -46,7 +50,7 @@ from threadpoolctl import threadpool_limits
 
 from sklearn_privacy import fil
 from sklearn_privacy.exceptions import UncertifiedMinimumError
-from sklearn_privacy.fil import _mlp
+from sklearn_privacy.fil import _mlp, _mlp_math
 
 CASES = [  # (rows, inputs, hidden layers, alpha)
     (1000, 5, (5,), 1.0),
@@ -61,6 +65,8 @@ CASES = [  # (rows, inputs, hidden layers, alpha)
 SLOW_CASES = [(20000, 20, (24, 16), 0.1)]
 OPERATOR_CASES = [  # (rows, inputs, hidden, alpha, named rows)
     (2000, 10, (20,), 1.0, 5),
+    (5000, 40, (40,), 0.1, 10),
+    (2000, 8, (300,), 1.0, 6),
 ]
 
 
@@ -143,17 +149,46 @@ def run_operator_case(n, d, hidden, alpha, n_rows):
     X, y, model, fit = _fitted(n, d, hidden, alpha)
     rows = np.arange(n_rows)
     times, originals = _stage_timer()
+    products = [0]
+    make = _mlp_math.MLPObjective.hvp_operator
+
+    def counted(self, theta):
+        op = make(self, theta)
+
+        def apply(V):
+            products[0] += 1 if np.ndim(V) == 1 else np.shape(V)[1]
+            return op(V)
+        return apply
+
+    _mlp_math.MLPObjective.hvp_operator = counted
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             start = _clock()
-            audited = fil.audit(model, X, y, sigma=1.0, rows=rows)
+            audited = fil.audit(model, X, y, sigma=1.0, rows=rows, hessian="operator")
             audit = _since(start)
     finally:
         _mlp._lbfgs, _mlp._newton_dense, _mlp._newton_operator = originals
+        _mlp_math.MLPObjective.hvp_operator = make
+    # the dense route on the same model (every row), and the operator's etas against a
+    # dense solve at the operator's own minimum
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        start = _clock()
+        try:
+            fil.audit(model, X, y, sigma=1.0, hessian="dense")
+            dense = f"{_since(start)[0]:.2f}"
+        except UncertifiedMinimumError:
+            dense = f"refused ({_since(start)[0]:.2f})"
+    obj, theta = audited._obj, audited._theta
+    H = obj.hessian(theta)
+    G = obj.mixed(theta, rows)
+    ref = np.array([np.linalg.norm(np.linalg.solve(H, G[k].T), 2) for k in range(n_rows)])
+    err = np.max(np.abs(audited.eta_ - ref) / ref)
     return (f"| {n:,} | {d} | {hidden} (alpha {alpha}) | {audited.n_parameters_} | "
             f"{n_rows} | {fit[0]:.2f} ({model.n_iter_}) | {audit[0]:.2f} | "
-            f"{times['polish']:.2f} | {audit[0] / fit[0]:.2f} | {audit[1] / fit[1]:.2f} | "
+            f"{times['polish']:.2f} | {products[0]:,} | {audit[0] / fit[0]:.2f} | "
+            f"{audit[1] / fit[1]:.2f} | {dense} | {err:.1e} | "
             f"{audited.hessian_min_eigenvalue_:.3g} |")
 
 
@@ -161,7 +196,7 @@ def main():
     print(f"# {platform.node()} {platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cores, "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-    for threads in (1, None):
+    for threads in (() if "--operator" in sys.argv else (1, None)):
         print(f"\n## BLAS threads: {threads or 'default'}; load average at start "
               f"{os.getloadavg()[0]:.1f}\n")
         print("| rows | inputs | hidden | parameters | sklearn fit s (epochs) | audit s | "
@@ -176,8 +211,10 @@ def main():
         print(f"(load average at end {os.getloadavg()[0]:.1f})")
     print("\n## Hessian-vector products on named rows (BLAS threads: default)\n")
     print("| rows | inputs | hidden | parameters | named rows | sklearn fit s (epochs) | "
-          "audit s | polish s | audit / fit (wall) | audit / fit (CPU) | lambda_min(H) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "audit s | polish s | Hessian-vector products | audit / fit (wall) | audit / fit "
+          "(CPU) | dense route, every row, s | eta vs dense solve at the same minimum "
+          "(max rel.) | lambda_min(H) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for case in OPERATOR_CASES:
         print(run_operator_case(*case), flush=True)
 

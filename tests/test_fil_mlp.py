@@ -363,6 +363,99 @@ def test_operator_route_at_a_few_hundred_parameters():
     _check_against_retraining(op, rows, rtol=1e-3)
 
 
+def test_block_conjugate_gradients_solve_all_columns_and_refuse_what_they_cannot():
+    from sklearn_privacy.fil._mlp import _block_cg
+
+    rng = np.random.RandomState(0)
+    p = 300
+    Q, _ = np.linalg.qr(rng.normal(size=(p, p)))
+    # a spectrum like the audited networks': a few small eigenvalues, a spread bulk,
+    # a few large ones (condition number 1e4)
+    lam = np.r_[np.geomspace(1e-4, 1e-3, 20), np.geomspace(1e-2, 1e-1, 260),
+                np.geomspace(0.5, 1.0, 20)]
+    H = (Q * lam) @ Q.T
+    calls = []
+
+    def hop(V):
+        calls.append(V.shape[1])
+        return H @ V
+
+    # 60 right-hand sides spanning 6 directions: one shared Krylov space
+    B = rng.normal(size=(p, 6)) @ rng.normal(size=(6, 60))
+    X = _block_cg(hop, B, lambda V: V)
+    exact = np.linalg.solve(H, B)
+    assert np.abs(X - exact).max() < 1e-8 * np.abs(exact).max()
+    assert sum(calls) < 3 * p  # column by column: about 60 x 300 products
+    # the gauge: solutions stay in the complement of U
+    u = rng.normal(size=p)
+    u /= np.linalg.norm(u)
+
+    def project(V):
+        return V - np.outer(u, u @ V)
+
+    Hp = project(project(H).T).T + np.outer(u, u)
+    X = _block_cg(lambda V: H @ V, B, project)
+    assert np.abs(u @ X).max() < 1e-13 * np.abs(X).max()
+    exact = project(np.linalg.solve(Hp, project(B)))
+    assert np.abs(X - exact).max() < 1e-8 * np.abs(exact).max()
+    # a vector solve keeps its shape
+    assert _block_cg(lambda V: H @ V, B[:, 0], lambda V: V).shape == (p,)
+    # an indefinite matrix is refused, and so is a solve that runs out of products
+    lam_bad = lam.copy()
+    lam_bad[3] = -1e-3
+    H_bad = (Q * lam_bad) @ Q.T
+    with pytest.raises(UncertifiedMinimumError, match="non-positive curvature"):
+        _block_cg(lambda V: H_bad @ V, rng.normal(size=(p, 4)), lambda V: V)
+    with pytest.raises(UncertifiedMinimumError, match="did not converge"):
+        _block_cg(lambda V: H @ V, rng.normal(size=(p, 2)), lambda V: V, max_products=20)
+
+
+@pytest.mark.parametrize("hidden", [(7,), (5, 4)])
+def test_cached_hessian_operator_equals_the_hessian(hidden, monkeypatch):
+    from sklearn_privacy.fil import _mlp_math
+
+    X, y = _data("multiclass", 150, d=4)
+    model = _fit(MLPClassifier(hidden, activation="tanh", alpha=0.1, solver="lbfgs",
+                               max_iter=50, random_state=0), X, y)
+    sw = np.random.RandomState(2).uniform(0.5, 2.0, X.shape[0])
+    obj, theta = _objective_of(model, X, y, sw)
+    H = obj.hessian(theta, generic=True)
+    V = np.random.RandomState(3).normal(size=(obj.p, 21))  # three column groups of 8
+    for cache in (True, False):
+        if not cache:  # above the memory budget: every product recomputes the pass
+            monkeypatch.setattr(_mlp_math, "_OPERATOR_CACHE_BYTES", 0)
+        op = obj.hvp_operator(theta)
+        np.testing.assert_allclose(op(V), H @ V, rtol=0, atol=1e-13 * np.abs(H).max())
+        np.testing.assert_allclose(op(V[:, 4]), H @ V[:, 4], rtol=0,
+                                   atol=1e-13 * np.abs(H).max())
+
+
+@pytest.mark.slow
+def test_operator_route_above_the_dense_limit():
+    """3,001 parameters (above ``MLP_DENSE_MAX``: the default route is Hessian-vector
+    products), 6 named rows: equal to the dense solve at the same minimum and to
+    finite differences of warm-started retraining within 1e-3."""
+    from sklearn_privacy.fil._mlp import MLP_DENSE_MAX
+
+    X, y = _data("binary", 2000, d=8)
+    model = _fit(MLPClassifier((300,), activation="tanh", alpha=1.0, random_state=0), X, y)
+    rows = np.array([0, 1, 2, 700, 1400, 1999])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        op = fil.audit(model, X, y, sigma=1.0, rows=rows)
+    assert op.n_parameters_ == 3001 > MLP_DENSE_MAX
+    assert op.hessian_ == "operator"
+    obj, theta = op._obj, op._theta
+    H = obj.hessian(theta)
+    lam = np.linalg.eigvalsh(H)
+    assert op.hessian_min_eigenvalue_ == pytest.approx(lam[0], rel=1e-6)
+    G = obj.mixed(theta, rows)
+    dense = np.array([np.linalg.norm(np.linalg.solve(H, G[k].T), 2)
+                      for k in range(rows.size)])
+    np.testing.assert_allclose(op.eta_, dense, rtol=1e-6)
+    _check_against_retraining(op, rows, rtol=1e-3)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("n,d,hidden", [(5000, 10, (20,)), (20000, 20, (40,))])
 def test_eta_against_retraining_larger(n, d, hidden):

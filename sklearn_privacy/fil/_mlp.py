@@ -427,36 +427,85 @@ class AuditedMLP:
 
 
 # ------------------------------------------------------------------ linear algebra
-def _block_cg(hop, B, project, rtol=_CG_RTOL, maxiter=None):
-    """Solve ``H X = B`` column by column (vectorised CG) on the complement of the gauge."""
+def _block_cg(hop, B, project, rtol=_CG_RTOL, max_products=None):
+    """Solve ``H X = B`` for all columns of ``B`` at once on the complement of the gauge.
+
+    Block conjugate gradients: every step searches the span of the residuals of all
+    columns together (H-conjugate to the previous block), so the columns share one Krylov
+    space. Row Jacobians' right-hand sides span few directions of ``H`` between them:
+    measured on a 1,681-parameter network (condition number 2.9e4, 410 right-hand sides
+    for 10 rows) this takes 2,250 Hessian-vector products against 268,550 for one
+    conjugate-gradient run per column; on 3,001 parameters (condition 5.9e4, 90 right-hand
+    sides) 220 against 18,990 (both with the dense Hessian as the product).
+
+    The search block is orthonormalised by a pivoted QR of the new directions, each
+    measured in units of its column's tolerance, dropping directions below 1e-3 of a
+    tolerance (:func:`_orthonormal_directions`). Columns whose relative residual is below
+    ``rtol`` stop generating directions but are still updated by every step (a Galerkin
+    step never increases any column's error in the H-norm). At the end the true residual
+    ``B - H X`` is recomputed and the solve restarted on it, at most twice, so the
+    recursion's rounding cannot hide an unconverged column. ``P^T H P`` must be positive
+    definite at every step (Cholesky); otherwise the Hessian is not, and the audit
+    refuses. At most ``max_products`` (default ``20 p``) Hessian-vector products.
+    """
     B = project(np.asarray(B, dtype=float))
-    if B.ndim == 1:
+    squeeze = B.ndim == 1
+    if squeeze:
         B = B[:, None]
+    p = B.shape[0]
+    max_products = max_products or 20 * p
+    bn = np.linalg.norm(B, axis=0)
+    tol = rtol * bn
     X = np.zeros_like(B)
     R = B.copy()
-    P = R.copy()
-    rs = np.sum(R * R, axis=0)
-    stop = (rtol ** 2) * np.maximum(rs, 1e-300)
-    maxiter = maxiter or 20 * B.shape[0]
-    for _ in range(maxiter):
-        active = rs > stop
+    used = 0
+    for _ in range(3):
+        active = np.linalg.norm(R, axis=0) > tol
         if not active.any():
-            return X
-        HP = project(hop(P[:, active]))
-        curv = np.sum(P[:, active] * HP, axis=0)
-        if np.any(curv <= 0):
-            raise UncertifiedMinimumError(
-                "audit: conjugate gradients met a direction of non-positive curvature: "
-                "the Hessian is not positive definite at the polished point.")
-        a = rs[active] / curv
-        X[:, active] += a * P[:, active]
-        R[:, active] -= a * HP
-        rs_new = np.sum(R[:, active] ** 2, axis=0)
-        P[:, active] = R[:, active] + (rs_new / rs[active]) * P[:, active]
-        rs[active] = rs_new
+            return X[:, 0] if squeeze else X
+        P = _orthonormal_directions(R[:, active], tol[active])
+        while P.shape[1]:
+            Q = project(hop(P))
+            used += P.shape[1]
+            PQ = P.T @ Q
+            try:
+                c = linalg.cho_factor(0.5 * (PQ + PQ.T))
+            except linalg.LinAlgError:
+                raise UncertifiedMinimumError(
+                    "audit: conjugate gradients met a direction of non-positive "
+                    "curvature: the Hessian is not positive definite at the polished "
+                    "point.") from None
+            a = linalg.cho_solve(c, P.T @ R)
+            X += P @ a
+            R -= Q @ a
+            active = np.linalg.norm(R, axis=0) > tol
+            if not active.any() or used >= max_products:
+                break
+            b = linalg.cho_solve(c, Q.T @ R[:, active])
+            P = _orthonormal_directions(R[:, active] - P @ b, tol[active])
+        R = B - project(hop(X))  # the true residual
+        used += X.shape[1]
+        if used >= max_products and np.any(np.linalg.norm(R, axis=0) > tol):
+            break
+    if np.all(np.linalg.norm(R, axis=0) <= tol):
+        return X[:, 0] if squeeze else X
     raise UncertifiedMinimumError(
         "audit: conjugate gradients did not converge (the Hessian is too ill-conditioned "
         "to certify the Jacobians); use hessian='dense' on a smaller network.")
+
+
+def _orthonormal_directions(Z, scale, drop=1e-3):
+    """Orthonormal basis of the span of the columns of ``Z`` without the directions that
+    are negligible for the solve: each column is measured in units of its tolerance
+    (``scale``), and a direction whose pivoted-QR diagonal is below ``drop`` of a
+    tolerance is left out (rounding noise, which would otherwise grow the block once the
+    residuals are small)."""
+    Zs = Z / scale
+    if not Zs.shape[1]:
+        return Zs
+    Q, Rr, _ = linalg.qr(Zs, mode="economic", pivoting=True)
+    dg = np.abs(np.diag(Rr))
+    return Q[:, dg > drop]
 
 
 def _gauge(obj):
@@ -726,7 +775,7 @@ def audit_mlp(pipe, model, X, y, *, sigma, sample_weight=None, rows=None, hessia
         out._Z, out._Qc, out._lam = Z, Qc, lam
     else:
         def hop_at(t):
-            return lambda V: obj.hvp(t, V)
+            return obj.hvp_operator(t)
 
         with _one_blas_thread():
             theta, g, steps = _newton_operator(obj, _lbfgs(obj, theta0, project, False),

@@ -43,6 +43,14 @@ ACTIVATIONS = ("identity", "logistic", "tanh")
 
 #: Bytes of one chunk's largest temporary array.
 _CHUNK_BYTES = 24_000_000
+#: Columns and values per tangent array of one pass of
+#: :meth:`MLPObjective.hvp_operator`: the products are element-wise bound, so small
+#: blocks that stay in cache are fastest (measured at 2,000 rows x 300 hidden units: 6.0
+#: ms per direction in blocks of 2^14 values, 13.7 ms for all rows at once).
+_OPERATOR_COLUMNS = 8
+_OPERATOR_VALUES = 2 ** 14
+#: Largest forward pass kept by :meth:`MLPObjective.hvp_operator`.
+_OPERATOR_CACHE_BYTES = 400_000_000
 
 
 def _hidden(name, a):
@@ -263,7 +271,23 @@ class MLPObjective:
         return self._forward(Ws, bs, np.asarray(X, dtype=np.float64))[2][-1]
 
     # ---------------------------------------------------------------- forward mode
-    def _tangents(self, Ws, bs, X, Y, w, RW, Rb, RX, RY, per_example):
+    def _forward_state(self, Ws, bs, X, Y, w):
+        """The forward pass of a block of rows at fixed parameters: hidden values
+        ``h_l`` (``h_0 = X``), activation derivatives ``(g', g'')`` per hidden layer,
+        pre-activations, output probabilities and the weighted residuals ``delta``."""
+        hs, ders, acts = [X], [None], []
+        for layer in range(self.L):
+            a = hs[-1] @ Ws[layer] + bs[layer]
+            acts.append(a)
+            if layer < self.L - 1:
+                g, g1, g2 = _hidden(self.activation, a)
+                hs.append(g)
+                ders.append((g1, g2))
+        prob = self._output(acts[-1])
+        delta = (prob - Y) * w[:, None]
+        return hs, ders, acts, prob, delta
+
+    def _tangents(self, Ws, bs, X, Y, w, RW, Rb, RX, RY, per_example, state=None):
         """Forward-mode derivative of the (weighted) gradient along ``k`` tangents.
 
         ``RW[l]`` ``(k, i, o)`` and ``Rb[l]`` ``(k, o)`` are parameter tangents (or
@@ -273,7 +297,9 @@ class MLPObjective:
         penalty and without the ``1 / sum w`` factor.
         """
         m = X.shape[0]
-        hs, ders, acts = [X], [None], []
+        if state is None:
+            state = self._forward_state(Ws, bs, X, Y, w)
+        hs, ders, acts, prob, delta = state
         k = None
         Rh = None  # tangent of h_{l}: (m, k, width) or None (zero)
         Rhs, Ras = [None], []
@@ -286,8 +312,7 @@ class MLPObjective:
         if RY is not None:
             k = RY.shape[0]
         for layer in range(self.L):
-            h = hs[-1]
-            a = h @ Ws[layer] + bs[layer]
+            h = hs[layer]
             Ra = None
             if Rh is not None:
                 Ra = (Rh.reshape(-1, Rh.shape[2]) @ Ws[layer]).reshape(m, k, -1)
@@ -296,17 +321,11 @@ class MLPObjective:
                 t = (h @ RW[layer].transpose(1, 0, 2).reshape(i, k * o)).reshape(m, k, o)
                 t += Rb[layer][None]
                 Ra = t if Ra is None else Ra + t
-            acts.append(a)
             Ras.append(Ra)
             if layer < self.L - 1:
-                g, g1, g2 = _hidden(self.activation, a)
-                hs.append(g)
-                ders.append((g1, g2))
-                Rh = None if Ra is None else g1[:, None, :] * Ra
+                Rh = None if Ra is None else ders[layer + 1][0][:, None, :] * Ra
                 Rhs.append(Rh)
         z = acts[-1]
-        prob = self._output(z)
-        delta = (prob - Y) * w[:, None]
         Rdelta = np.zeros((m, k, self.K)) if Ras[-1] is None else self._out_jvp(z, prob, Ras[-1])
         if RY is not None:
             Rdelta = Rdelta - RY[None]
@@ -359,6 +378,50 @@ class MLPObjective:
         out[self.penalised] += self.alpha * V[self.penalised]
         out /= self.wsum
         return out[:, 0] if squeeze else out
+
+    def hvp_operator(self, theta):
+        """``V -> H V`` at fixed ``theta`` (exact Hessian of ``F``), for many products.
+
+        The forward pass (activations and their derivatives, outputs, residuals) does
+        not depend on ``V``: it is computed once and kept (at most ``5 n sum(units)``
+        values; above ``_OPERATOR_CACHE_BYTES`` every product recomputes it, as
+        :meth:`hvp` does), so a product costs only its tangent passes, on small row
+        blocks (``_OPERATOR_VALUES``) and at most ``_OPERATOR_COLUMNS`` columns per pass.
+        Equal to :meth:`hvp` (same arithmetic).
+        """
+        if 8 * 5 * self.n * sum(self.units) > _OPERATOR_CACHE_BYTES:
+            return lambda V: self.hvp(theta, V)
+        Ws, bs = self.unpack(theta)
+        kb = _OPERATOR_COLUMNS
+        full = self._forward_state(Ws, bs, self.X, self.Y, self.w)
+
+        def rows_of(sl):
+            hs, ders, acts, prob, delta = full
+            return ([h[sl] for h in hs], [None] + [(g1[sl], g2[sl]) for g1, g2 in ders[1:]],
+                    [a[sl] for a in acts], prob[sl], delta[sl])
+
+        def apply(V):
+            V = np.asarray(V, dtype=np.float64)
+            squeeze = V.ndim == 1
+            if squeeze:
+                V = V[:, None]
+            out = np.empty((self.p, V.shape[1]))
+            for c in range(0, V.shape[1], kb):
+                Vc = V[:, c:c + kb]
+                RW, Rb = self.unpack(Vc)
+                acc = np.zeros((Vc.shape[1], self.p))
+                step = max(32, _OPERATOR_VALUES // (Vc.shape[1] * self._width))
+                for start in range(0, self.n, step):
+                    sl = slice(start, min(self.n, start + step))
+                    acc += self._tangents(Ws, bs, self.X[sl], self.Y[sl], self.w[sl],
+                                          RW, Rb, None, None, per_example=False,
+                                          state=rows_of(sl))
+                out[:, c:c + kb] = acc.T
+            out[self.penalised] += self.alpha * V[self.penalised]
+            out /= self.wsum
+            return out[:, 0] if squeeze else out
+
+        return apply
 
     def _hessian_one_hidden(self, theta):
         """Dense Hessian of a network with one hidden layer, as GEMMs.
