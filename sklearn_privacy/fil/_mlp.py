@@ -66,6 +66,9 @@ MLP_EIG_RTOL = 1e-9
 MLP_DENSE_MAX = 1500
 #: Relative residual of the conjugate-gradient solves of the operator route.
 _CG_RTOL = 1e-10
+#: Block conjugate gradients end a pass (then restart from the true residual) when the
+#: worst residual has not halved over this many steps: stagnation at rounding level.
+_CG_WINDOW = 100
 _MAX_NEWTON = 100
 #: L-BFGS runs until the largest gradient entry is below a threshold, then Newton takes
 #: over: early when an exact Hessian is cheap (one hidden layer: GEMM formula), late when
@@ -444,9 +447,11 @@ def _block_cg(hop, B, project, rtol=_CG_RTOL, max_products=None):
     ``rtol`` stop generating directions but are still updated by every step (a Galerkin
     step never increases any column's error in the H-norm). At the end the true residual
     ``B - H X`` is recomputed and the solve restarted on it, at most twice, so the
-    recursion's rounding cannot hide an unconverged column. ``P^T H P`` must be positive
-    definite at every step (Cholesky); otherwise the Hessian is not, and the audit
-    refuses. At most ``max_products`` (default ``20 p``) Hessian-vector products.
+    recursion's rounding cannot hide an unconverged column; a pass whose worst residual
+    has not halved in ``_CG_WINDOW`` steps ends early (stagnation at rounding level).
+    ``P^T H P`` must be positive definite at every step (Cholesky); otherwise the Hessian
+    is not, and the audit refuses. At most ``max_products`` (default ``20 p``)
+    Hessian-vector products.
     """
     B = project(np.asarray(B, dtype=float))
     squeeze = B.ndim == 1
@@ -464,6 +469,7 @@ def _block_cg(hop, B, project, rtol=_CG_RTOL, max_products=None):
         if not active.any():
             return X[:, 0] if squeeze else X
         P = _orthonormal_directions(R[:, active], tol[active])
+        history = []  # the worst column's residual in tolerances, per step
         while P.shape[1]:
             Q = project(hop(P))
             used += P.shape[1]
@@ -478,9 +484,13 @@ def _block_cg(hop, B, project, rtol=_CG_RTOL, max_products=None):
             a = linalg.cho_solve(c, P.T @ R)
             X += P @ a
             R -= Q @ a
-            active = np.linalg.norm(R, axis=0) > tol
-            if not active.any() or used >= max_products:
-                break
+            worst = np.linalg.norm(R, axis=0) / np.where(tol > 0, tol, np.inf)
+            active = worst > 1.0
+            history.append(float(worst.max()))
+            if not active.any() or used >= max_products or (
+                    len(history) > _CG_WINDOW
+                    and history[-1] > 0.5 * min(history[:-_CG_WINDOW])):
+                break  # converged, out of products, or stalled (at rounding level)
             b = linalg.cho_solve(c, Q.T @ R[:, active])
             P = _orthonormal_directions(R[:, active] - P @ b, tol[active])
         R = B - project(hop(X))  # the true residual
