@@ -74,7 +74,8 @@ def _data(n, d, seed=0):
 def _stage_timer():
     """Wrap the audit's polish to time it (restored afterwards)."""
     times = {"polish": 0.0}
-    originals = (_mlp._lbfgs, _mlp._newton_dense, _mlp._newton_operator)
+    originals = (_mlp._lbfgs, _mlp._lbfgs_preconditioned, _mlp._newton_dense,
+                 _mlp._newton_operator)
 
     def timed(fn):
         def inner(*a, **k):
@@ -84,7 +85,8 @@ def _stage_timer():
             return out
         return inner
 
-    _mlp._lbfgs, _mlp._newton_dense, _mlp._newton_operator = map(timed, originals)
+    (_mlp._lbfgs, _mlp._lbfgs_preconditioned, _mlp._newton_dense,
+     _mlp._newton_operator) = map(timed, originals)
     return times, originals
 
 
@@ -124,7 +126,8 @@ def run_case(n, d, hidden, alpha):
                 f"lambda_min {exc.smallest_eigenvalue:.2g} | {audit[0] / fit[0]:.2f} | "
                 f"{audit[1] / fit[1]:.2f} | -- |")
     finally:
-        _mlp._lbfgs, _mlp._newton_dense, _mlp._newton_operator = originals
+        (_mlp._lbfgs, _mlp._lbfgs_preconditioned, _mlp._newton_dense,
+         _mlp._newton_operator) = originals
     obj = audited._obj
     t = time.perf_counter()
     obj.hessian(audited._theta)
@@ -150,7 +153,8 @@ def run_operator_case(n, d, hidden, alpha, n_rows):
             audited = fil.audit(model, X, y, sigma=1.0, rows=rows)
             audit = _since(start)
     finally:
-        _mlp._lbfgs, _mlp._newton_dense, _mlp._newton_operator = originals
+        (_mlp._lbfgs, _mlp._lbfgs_preconditioned, _mlp._newton_dense,
+         _mlp._newton_operator) = originals
     return (f"| {n:,} | {d} | {hidden} (alpha {alpha}) | {audited.n_parameters_} | "
             f"{n_rows} | {fit[0]:.2f} ({model.n_iter_}) | {audit[0]:.2f} | "
             f"{times['polish']:.2f} | {audit[0] / fit[0]:.2f} | {audit[1] / fit[1]:.2f} | "
