@@ -452,15 +452,21 @@ def test_operator_route_at_a_few_hundred_parameters():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("n,d,hidden", [(5000, 10, (20,)), (20000, 20, (40,))])
-def test_eta_against_retraining_larger(n, d, hidden):
+@pytest.mark.parametrize("n,d,hidden,alpha", [(5000, 10, (20,), 1.0),
+                                              (20000, 20, (40,), 1.0),
+                                              (20000, 20, (24, 16), 0.1)])
+def test_eta_against_retraining_larger(n, d, hidden, alpha):
+    """Up to 20,000 rows and 921 parameters, one and two hidden layers (the benchmark's
+    networks): every row's eta, 20 probe rows including the 5 most exposed against
+    warm-started retraining."""
     X, y = _data("binary", n, d=d)
-    model = _fit(MLPClassifier(hidden, activation="tanh", alpha=1.0, random_state=0), X, y)
+    model = _fit(MLPClassifier(hidden, activation="tanh", alpha=alpha, random_state=0), X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         audited = fil.audit(model, X, y, sigma=1.0)
-    assert audited.n_parameters_ <= 1000
-    _check_against_retraining(audited, _probe_rows(audited), rtol=1e-4)
+    assert audited.n_parameters_ <= 1000 and audited.eta_.shape == (n,)
+    worst = _check_against_retraining(audited, _probe_rows(audited), rtol=1e-4)
+    print(f"{n} x {audited.n_parameters_}: worst relative error {worst:.3g}")
 
 
 # ---------------------------------------------------------------- refusals
