@@ -147,7 +147,7 @@ def run_operator_case(n, d, hidden, alpha, n_rows):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             start = _clock()
-            audited = fil.audit(model, X, y, sigma=1.0, rows=rows)
+            audited = fil.audit(model, X, y, sigma=1.0, rows=rows, hessian="operator")
             audit = _since(start)
     finally:
         (_mlp._lbfgs, _mlp._lbfgs_preconditioned, _mlp._newton_dense,
