@@ -530,10 +530,13 @@ def _lbfgs_preconditioned(obj, theta, Z, gtol, max_rounds=50):
 
 
 def _one_blas_thread():
-    """BLAS limited to one thread for the polish: its products are small (one gradient
-    pass per L-BFGS step), and threaded BLAS on a busy machine made it 17x slower
-    (measured: 16.6 s against 0.95 s at 5,000 rows x 241 parameters, load 6 on 2
-    cores)."""
+    """BLAS limited to one thread for the dense audit (polish, Hessian, certificate and
+    every row's eta): its products are small (one gradient pass per L-BFGS step; row
+    chunks of a few hundred), and threaded BLAS on a busy machine made them several times
+    slower (measured: the polish 16.6 s against 0.95 s at 5,000 rows x 241 parameters,
+    load 6 on 2 cores; the etas of 20,000 rows x 881 parameters 9.2 s against 1.9 s at
+    load 2.4-3.4), with no gain on a quiet machine (the audit 4.40x against 4.37x one
+    default fit)."""
     from threadpoolctl import threadpool_limits
 
     return threadpool_limits(limits=1, user_api="blas")
@@ -761,8 +764,9 @@ def audit_mlp(pipe, model, X, y, *, sigma, sample_weight=None, rows=None, hessia
             raise UncertifiedMinimumError(
                 f"audit of {name}: the Newton polish stopped at gradient norm {gnorm:.3g} "
                 f"> {MLP_GTOL:g} after {steps} steps; no certified minimum.")
-        H = obj.hessian(theta)
-        lam, Qc = linalg.eigh(Z.T @ H @ Z)
+        with _one_blas_thread():
+            H = obj.hessian(theta)
+            lam, Qc = linalg.eigh(Z.T @ H @ Z)
         lmin, lmax = float(lam[0]), float(lam[-1])
         out._Z, out._Qc, out._lam = Z, Qc, lam
     else:
@@ -848,17 +852,17 @@ def audit_mlp(pipe, model, X, y, *, sigma, sample_weight=None, rows=None, hessia
         out.feature_names_in_ = np.asarray(names, dtype=object)
     out.coordinate_names_ = np.asarray(out._coordinate_names, dtype=object)
     if route == "dense":
-        out._A = (Qc / lam).T @ Z.T
-        if n * obj.q * obj.q <= 25_000_000:
+        with _one_blas_thread():
+            out._A = (Qc / lam).T @ Z.T
             out.rows_ = np.arange(n)
-            out._gram = None
-            out._gram = out._grams(out.rows_)
-        else:
-            out.rows_ = np.arange(n)
+            if n * obj.q * obj.q <= 25_000_000:
+                out._gram = None
+                out._gram = out._grams(out.rows_)
+            out._eta_values = out.eta(out.rows_, per_example=True)
     else:
         out.rows_ = np.arange(n)  # for _rows validation
         out.rows_ = out._rows(rows)
-    out._eta_values = out.eta(out.rows_, per_example=True)
+        out._eta_values = out.eta(out.rows_, per_example=True)
     if out.published_rows_.size:
         out._eta_values[np.isin(out.rows_, out.published_rows_)] = np.inf
     out.epsilon_ = math.inf
