@@ -26,7 +26,7 @@ R-operator), vectorised over a block of directions and over rows in chunks:
 - ``hessian``: the dense Hessian, one GEMM per pair of layers and term over the rows
   (forward tangents along each layer's pre-activations; ``_hessian_structured``): about
   ``n p^2`` flops, 0.03 s at 5,000 rows x 321 parameters and 0.5 s at 20,000 rows x 921
-  (two hidden layers, one BLAS thread), against 1.1 s and about 40 s for ``p``
+  (two hidden layers, one BLAS thread), against 1.1 s and 23 s for ``p``
   Hessian-vector products (``generic=True``, kept as the oracle);
 - ``hvp``: ``H V`` for a block ``V`` of parameter directions;
 - ``mixed``: for each row ``i``, ``G_i = d(w_i grad_theta l_i / sum w) / d(x_i, y_i)``,
