@@ -23,8 +23,12 @@ raveled in C order, then every ``intercepts_[l]``.
 Second derivatives are computed in forward mode over the analytic gradient (Pearlmutter's
 R-operator), vectorised over a block of directions and over rows in chunks:
 
-- ``hvp``: ``H V`` for a block ``V`` of parameter directions (the dense Hessian is
-  ``hvp`` of the identity, block by block);
+- ``hessian``: the dense Hessian, one GEMM per pair of layers and term over the rows
+  (forward tangents along each layer's pre-activations; ``_hessian_structured``): about
+  ``n p^2`` flops, 0.03 s at 5,000 rows x 321 parameters and 0.5 s at 20,000 rows x 921
+  (two hidden layers, one BLAS thread), against 1.1 s and 23 s for ``p``
+  Hessian-vector products (``generic=True``, kept as the oracle);
+- ``hvp``: ``H V`` for a block ``V`` of parameter directions;
 - ``mixed``: for each row ``i``, ``G_i = d(w_i grad_theta l_i / sum w) / d(x_i, y_i)``,
   the ``p x q`` derivative of the row's gradient contribution with respect to its ``d``
   input values and its label (one column for a regression target or a binary label, ``K -
@@ -423,77 +427,138 @@ class MLPObjective:
 
         return apply
 
-    def _hessian_one_hidden(self, theta):
-        """Dense Hessian of a network with one hidden layer, as GEMMs.
+    def _layer_index(self):
+        """Per layer, the ``(i + 1, o)`` grid of parameter positions: the weights, then the
+        biases as an extra input row of ones."""
+        idx = []
+        for layer, (i, o) in enumerate(self.shapes):
+            w = self.offsets[layer] + np.arange(i * o).reshape(i, o)
+            b = self.offsets[self.L + layer] + np.arange(o)[None, :]
+            idx.append(np.vstack([w, b]))
+        return idx
 
-        ``H = sum_i w_i J_i^T S_i J_i + C + alpha P`` (over ``sum w``): ``J_i`` the output
-        Jacobian, ``S_i`` the Hessian of the loss in ``z``, ``C`` the curvature of the
-        network contracted with the residuals ``r_i = w_i (out(z_i) - y_i)``, which for
-        one hidden layer touches only the ``(W1, b1)`` diagonal blocks (through ``g''``)
-        and the ``(W1, b1) x W2`` blocks of the same hidden unit (through ``g'``).
+    def _hessian_structured(self, theta):
+        """Dense exact Hessian of a network of any depth, as GEMMs per pair of layers.
+
+        Row ``i``'s weighted gradient in layer ``b`` is ``hat_b (x) delta_b``: ``hat_b``
+        the layer's input with a 1 appended (the bias), ``delta_b`` its back-propagated
+        residual. For ``a <= b`` it depends on layer ``a``'s weights and bias only through
+        the row's pre-activations ``s_a = h_a W_a + b_a`` (``h_b`` through ``s_a``;
+        ``delta_b`` through ``s_a, ..., s_L``, the weights above ``b`` entering
+        explicitly). With ``Rh_b[c]`` and ``Rdelta_b[c]`` the tangents of the row's
+        ``h_b`` and ``delta_b`` along a unit change of ``s_a[c]`` (forward mode from layer
+        ``a``, ``o_a`` directions per row; ``Rh_a = 0``, the appended 1 has no tangent)::
+
+            H[(a, j, c), (b, j', c')] = sum_i hat_a[j] (hat_b[j'] Rdelta_b[c, c']
+                                                     + Rh_b[c, j'] delta_b[c'])
+
+        The first term is one GEMM ``kron(hat_a, hat_b)^T Rdelta_b`` over the rows
+        (``2 n p_a p_b`` flops, per-row operands of ``(i_a + 1)(i_b + 1)`` and ``o_a
+        o_b`` values); the second is ``kron(hat_a, delta_b)^T Rh_b``, or, for adjacent
+        layers (``Rh_{a+1} = diag(g'(s_a))``), the small ``hat_a^T kron(g'(s_a),
+        delta_b)``. A diagonal block ``a = b`` is ``sum_i (hat_a hat_a^T) (x)
+        Rdelta_a``, ``Rdelta_a`` the symmetric Hessian of the row's loss in ``s_a``: it is
+        built from the pairs ``j <= j'``, ``c <= c'`` (a quarter of the flops). The blocks
+        ``a > b`` follow by symmetry; the penalty is added on the weights.
         """
-        (W1, W2), (b1, b2) = self.unpack(theta)
-        d, h, K = self.d, W1.shape[1], self.K
-        dh, hK = d * h, h * K
-        H = np.zeros((self.p, self.p))  # symmetric parts
-        GN = np.zeros((self.p, self.p))  # sum_i J_i^T S_i J_i
-        cu, cv = np.triu_indices(h)
-        kron = np.zeros((d * (d + 1) // 2, cu.size))
-        C = np.zeros((self.p, self.p))  # one-sided off-diagonal blocks (mirrored at the end)
-        iW2, ib1, ib2 = dh, dh + hK, dh + hK + h
-        for sl in _rows(self.n, 2 * K * self.p + 2 * dh):
+        Ws, bs = self.unpack(theta)
+        L = self.L
+        aug = [i + 1 for i, _ in self.shapes]
+        outs = [o for _, o in self.shapes]
+        tri = [np.triu_indices(o) for o in outs]
+        pairs = [(a, b) for a in range(L) for b in range(a, L)]
+        main, side = {}, {}
+        for a, b in pairs:
+            if a == b:
+                main[a, b] = np.zeros((aug[a] * (aug[a] + 1) // 2, tri[a][0].size))
+                continue
+            main[a, b] = np.zeros((aug[a] * aug[b], outs[a] * outs[b]))
+            side[a, b] = (np.zeros((aug[a], outs[a] * outs[b])) if b == a + 1
+                          else np.zeros((aug[a] * outs[b], outs[a] * (aug[b] - 1))))
+        width = sum(aug[a] * aug[b] + outs[a] * (outs[b] + aug[b]) for a, b in pairs)
+        for sl in _rows(self.n, width + 4 * sum(aug)):
             X, Y, w = self.X[sl], self.Y[sl], self.w[sl]
             m = X.shape[0]
-            a1 = X @ W1 + b1
-            g, g1, g2 = _hidden(self.activation, a1)
-            z = g @ W2 + b2
+            hs, g1s, g2s = [X], [], []
+            for layer in range(L - 1):
+                g, g1, g2 = _hidden(self.activation, hs[-1] @ Ws[layer] + bs[layer])
+                hs.append(g)
+                g1s.append(g1)
+                g2s.append(g2)
+            z = hs[-1] @ Ws[-1] + bs[-1]
             prob = self._output(z)
-            r = (prob - Y) * w[:, None]
-            # output Jacobian (m, K, p)
-            J = np.zeros((m, K, self.p))
-            gw = g1[:, None, :] * W2.T[None, :, :]  # (m, K, h): dz_k / da1_c
-            J[:, :, :dh] = (X[:, None, :, None] * gw[:, :, None, :]).reshape(m, K, dh)
-            J[:, :, ib1:ib2] = gw
-            for k in range(K):
-                J[:, k, iW2 + k:ib1:K] = g
-            J[:, :, ib2:] = np.eye(K)[None]
-            SJ = self._out_jvp(z, prob, J.transpose(0, 2, 1)).transpose(0, 2, 1)
-            SJ = SJ * w[:, None, None]
-            Jf, SJf = J.reshape(m * K, self.p), SJ.reshape(m * K, self.p)
-            GN[:, dh:] += Jf.T @ SJf[:, dh:]
-            # the (W1, W1) block, sum_i (x_i x_i^T) (x) (gw_i^T S_i gw_i), on the pairs
-            # j <= j' and c <= c' (a quarter of the flops of the full product)
-            U = np.matmul(np.swapaxes(gw, 1, 2), SJ[:, :, ib1:ib2])  # (m, h, h)
-            kron += _kron(X, X, True).T @ U[:, cu, cv]
-            # curvature contracted with the residuals
-            coef = g2 * (r @ W2.T)  # (m, h)
-            XC = (X[:, :, None] * coef[:, None, :]).reshape(m, dh)
-            blk = XC.T @ X  # (dh, d): [(j, c), j']
-            idx_c = np.arange(h)
-            for jp in range(d):
-                H[np.arange(dh), jp * h + np.tile(idx_c, d)] += blk[:, jp]
-            wb = (X.T @ coef).reshape(dh)  # (W1[j,c], b1[c])
-            C[np.arange(dh), ib1 + np.tile(idx_c, d)] += wb
-            H[ib1 + idx_c, ib1 + idx_c] += coef.sum(axis=0)
-            Xg = (X[:, :, None] * g1[:, None, :]).reshape(m, dh)
-            cross = Xg.T @ r  # (dh, K): (W1[j,c], W2[c,k])
-            cols = iW2 + (np.tile(idx_c, d)[:, None] * K + np.arange(K)[None, :])
-            C[np.arange(dh)[:, None], cols] += cross
-            cb = g1.T @ r  # (h, K): (b1[c], W2[c,k])
-            C[(ib1 + idx_c)[:, None], iW2 + idx_c[:, None] * K + np.arange(K)[None, :]] += cb
-        pd, ph = _pair_index(d), _pair_index(h)
-        GN[:dh, :dh] = kron[pd[:, None, :, None], ph[None, :, None, :]].reshape(dh, dh)
-        GN[dh:, :dh] = GN[:dh, dh:].T
-        H += GN
-        H += C + C.T
+            ones = np.ones((m, 1))
+            hats = [np.hstack([h, ones]) for h in hs]
+            deltas = [None] * L
+            curv = [None] * L  # (delta_{l+1} W_{l+1}^T) g''(s_l): the g'' part of Rdelta_l
+            deltas[-1] = (prob - Y) * w[:, None]
+            for layer in range(L - 1, 0, -1):
+                back = deltas[layer] @ Ws[layer].T
+                curv[layer - 1] = back * g2s[layer - 1]
+                deltas[layer - 1] = back * g1s[layer - 1]
+            for a in range(L):
+                o = outs[a]
+                diag = np.arange(o)
+                # forward: tangents of h_l (Rhs) and s_l (Ras) along the o pre-activations
+                Ras, Rhs = [None] * L, [None] * L
+                for layer in range(a + 1, L):
+                    if layer == a + 1:
+                        Rh = np.zeros((m, o, o))
+                        Rh[:, diag, diag] = g1s[a]
+                        Ras[layer] = g1s[a][:, :, None] * Ws[layer][None]
+                    else:
+                        Rh = g1s[layer - 1][:, None, :] * Ras[layer - 1]
+                        Ras[layer] = np.matmul(Rh, Ws[layer])
+                    Rhs[layer] = Rh
+                Rz = Ras[-1] if a < L - 1 else np.broadcast_to(np.eye(o), (m, o, o))
+                Rd = self._out_jvp(z, prob, Rz) * w[:, None, None]
+                # backward: Rdelta_b for b = L - 1, ..., a, and the blocks (a, b)
+                for b in range(L - 1, a, -1):
+                    main[a, b] += _kron(hats[a], hats[b], False).T @ Rd.reshape(m, -1)
+                    if b == a + 1:
+                        side[a, b] += hats[a].T @ _kron(g1s[a], deltas[b], False)
+                    else:
+                        side[a, b] += (_kron(hats[a], deltas[b], False).T
+                                       @ Rhs[b].reshape(m, -1))
+                    Rd = np.matmul(Rd, Ws[b].T) * g1s[b - 1][:, None, :]
+                    if b - 1 == a:
+                        Rd[:, diag, diag] += curv[a]
+                    else:
+                        Rd += curv[b - 1][:, None, :] * Ras[b - 1]
+                cu, cv = tri[a]
+                main[a, a] += _kron(hats[a], hats[a], True).T @ Rd[:, cu, cv]
+        H = np.empty((self.p, self.p))
+        idx = self._layer_index()
+        for a, b in pairs:
+            ra, rb = idx[a].ravel(), idx[b].ravel()
+            oa, ob = outs[a], outs[b]
+            if a == b:
+                pj, pc = _pair_index(aug[a]), _pair_index(oa)
+                H[np.ix_(ra, ra)] = main[a, a][pj[:, None, :, None],
+                                               pc[None, :, None, :]].reshape(ra.size, -1)
+                continue
+            full = main[a, b].reshape(aug[a], aug[b], oa, ob).transpose(0, 2, 1, 3).copy()
+            if b == a + 1:  # (j, c, c, c')
+                full[:, np.arange(oa), np.arange(oa), :] += side[a, b].reshape(aug[a], oa, ob)
+            else:  # (j, c', c, j') -> (j, c, j', c')
+                full[:, :, :-1, :] += side[a, b].reshape(
+                    aug[a], ob, oa, aug[b] - 1).transpose(0, 2, 3, 1)
+            full = full.reshape(ra.size, rb.size)
+            H[np.ix_(ra, rb)] = full
+            H[np.ix_(rb, ra)] = full.T
         H = 0.5 * (H + H.T)
         H[self.penalised, self.penalised] += self.alpha
         return H / self.wsum
 
     def hessian(self, theta, block=64, generic=False):
-        """Dense exact Hessian ``(p, p)`` of ``F`` (symmetrised against rounding)."""
-        if self.L == 2 and not generic:
-            return self._hessian_one_hidden(theta)
+        """Dense exact Hessian ``(p, p)`` of ``F`` (symmetrised against rounding).
+
+        GEMMs per pair of layers (:meth:`_hessian_structured`); ``generic=True``: ``p``
+        Hessian-vector products in blocks of ``block`` directions (the forward-mode
+        oracle, 30-50x slower: 1.08 s against 0.029 s at 5,000 rows x 321 parameters).
+        """
+        if not generic:
+            return self._hessian_structured(theta)
         H = np.empty((self.p, self.p))
         eye = np.eye(self.p)
         for s in range(0, self.p, block):
@@ -581,11 +646,7 @@ class MLPObjective:
         G_i^T`` is a bilinear form of Kronecker products of per-row vectors, evaluated
         for all rows by one GEMM.
         """
-        idx = []
-        for layer, (i, o) in enumerate(self.shapes):
-            w = self.offsets[layer] + np.arange(i * o).reshape(i, o)
-            b = self.offsets[self.L + layer] + np.arange(o)[None, :]
-            idx.append(np.vstack([w, b]))
+        idx = self._layer_index()
         terms = {}
         for la in range(self.L):
             ia, oa = self.shapes[la]
