@@ -348,6 +348,10 @@ class AuditedMLP:
         -------
         eta : float or ndarray of shape (n_rows,)
         """
+        with _one_blas_thread():  # the same numbers as the audit's own eta_
+            return self._eta(rows, columns, per_example)
+
+    def _eta(self, rows, columns, per_example):
         r = self._rows(rows)
         cols = self._columns(columns)
         published = np.isin(r, self.__dict__.get("published_rows_", np.zeros(0, int)))
@@ -548,6 +552,14 @@ def _lbfgs(obj, theta, project):
     return project(res.x - theta) + theta
 
 
+class _Reached(Exception):
+    """Raised by the preconditioned L-BFGS's callback at the threshold (carries ``x``)."""
+
+    def __init__(self, x):
+        super().__init__()
+        self.x = np.array(x, dtype=float)
+
+
 def _lbfgs_preconditioned(obj, theta, Z, gtol, max_rounds=50):
     """L-BFGS in the coordinates ``u`` of ``theta + Z Q |Lambda|^{-1/2} u``, ``Q Lambda
     Q^T`` the exact Hessian on the complement ``Z`` of the gauge at the start of a round
@@ -572,15 +584,18 @@ def _lbfgs_preconditioned(obj, theta, Z, gtol, max_rounds=50):
             state["g"] = g
             return F, S.T @ g
 
-        def stop(intermediate_result):
+        def stop(xk):  # at an accepted iterate (the last evaluation)
             if np.abs(state["g"]).max() <= gtol:
-                raise StopIteration
+                raise _Reached(xk)
 
-        res = minimize(fun, np.zeros(S.shape[1]), jac=True, method="L-BFGS-B",
-                       callback=stop,
-                       options={"maxfun": _PRECOND_ROUND, "ftol": 0.0, "gtol": 0.0,
-                                "maxcor": 30})
-        theta = theta + S @ res.x
+        try:
+            u = minimize(fun, np.zeros(S.shape[1]), jac=True, method="L-BFGS-B",
+                         callback=stop,
+                         options={"maxfun": _PRECOND_ROUND, "ftol": 0.0, "gtol": 0.0,
+                                  "maxcor": 30}).x
+        except _Reached as reached:  # an exception of ours: scipy < 1.11 has no
+            u = reached.x            # StopIteration protocol for callbacks
+        theta = theta + S @ u
         F_new, state["g"] = obj.value_grad(theta)
         if not F_new < F - 1e-15 * max(1.0, abs(F)):
             break  # no progress (rounding): Newton takes over
