@@ -593,7 +593,8 @@ def audit(estimator, X, y, *, sigma: float | None = None, sample_weight=None,
         optional with ``hessian="operator"``).
     hessian : {"auto", "dense", "operator"}, default="auto"
         MLP only: the exact dense Hessian (up to 1,500 parameters under ``"auto"``) or
-        Hessian-vector products with conjugate gradients (the certificate from Lanczos).
+        Hessian-vector products with block conjugate gradients (the certificate from
+        Lanczos).
         Both are the exact Hessian of the objective; no approximation is used.
 
     Returns
