@@ -787,14 +787,19 @@ def test_spline_pipeline_raw_etas_equal_retraining_on_the_raw_frame():
     assert not np.array_equal(np.argsort(features.eta_)[-5:], np.argsort(audited.eta_)[-5:])
 
 
+def _people_frame(pd, X, seed, categorical):
+    """A raw frame: age and hours in their units, race as strings (or a category)."""
+    race = np.random.RandomState(seed).choice(["a", "b", "c"], X.shape[0])
+    return pd.DataFrame({"age": 40 + 12 * X[:, 0], "hours": 38 + 5 * X[:, 2],
+                         "race": pd.Categorical(race) if categorical else race})
+
+
 def test_raw_frame_with_categories_by_name():
     pd = pytest.importorskip("pandas")
     from sklearn.compose import make_column_transformer
 
     X, y = _data("regression", 400)
-    rng = np.random.RandomState(1)
-    df = pd.DataFrame({"age": 40 + 12 * X[:, 0], "hours": 38 + 5 * X[:, 2],
-                       "race": pd.Categorical(rng.choice(["a", "b", "c"], 400))})
+    df = _people_frame(pd, X, seed=1, categorical=True)
     pipe = _fit(make_pipeline(
         make_column_transformer((StandardScaler(), ["age", "hours"]),
                                 (OneHotEncoder(), ["race"])),
@@ -814,16 +819,15 @@ def test_raw_frame_with_categories_by_name():
 
 
 def test_operator_route_through_a_pipeline_of_a_raw_frame():
-    """Block conjugate gradients through a spline + one-hot pipeline of a raw frame:
-    the named rows' raw-input etas equal a dense solve at the same minimum, and the
-    per-column view agrees with the Jacobian."""
+    """Block conjugate gradients through a spline + one-hot pipeline of a raw frame
+    with a string column: the named rows' raw-input etas equal a dense solve at the
+    same minimum, and the per-column view agrees with the Jacobian."""
     pd = pytest.importorskip("pandas")
     from sklearn.compose import make_column_transformer
 
     X, y = _data("binary", 500)
-    rng = np.random.RandomState(4)
-    df = pd.DataFrame({"age": 40 + 12 * X[:, 0], "hours": 38 + 5 * X[:, 2],
-                       "race": pd.Categorical(rng.choice(["a", "b", "c"], 500))})
+    df = _people_frame(pd, X, seed=4, categorical=False)  # plain string column
+    assert df["race"].dtype != "category"
     pipe = _fit(make_pipeline(
         make_column_transformer((SplineTransformer(n_knots=4, degree=3), ["age", "hours"]),
                                 (OneHotEncoder(), ["race"])),

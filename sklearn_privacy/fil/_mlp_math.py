@@ -279,14 +279,7 @@ class MLPObjective:
         """The forward pass of a block of rows at fixed parameters: hidden values
         ``h_l`` (``h_0 = X``), activation derivatives ``(g', g'')`` per hidden layer,
         pre-activations, output probabilities and the weighted residuals ``delta``."""
-        hs, ders, acts = [X], [None], []
-        for layer in range(self.L):
-            a = hs[-1] @ Ws[layer] + bs[layer]
-            acts.append(a)
-            if layer < self.L - 1:
-                g, g1, g2 = _hidden(self.activation, a)
-                hs.append(g)
-                ders.append((g1, g2))
+        hs, ders, acts = self._forward(Ws, bs, X)
         prob = self._output(acts[-1])
         delta = (prob - Y) * w[:, None]
         return hs, ders, acts, prob, delta
