@@ -448,16 +448,18 @@ def _block_cg(hop, B, project, rtol=_CG_RTOL, max_products=None):
     Block conjugate gradients: every step searches the span of the residuals of all
     columns together (H-conjugate to the previous block), so the columns share one Krylov
     space. Row Jacobians' right-hand sides span few directions of ``H`` between them:
-    measured on a 1,681-parameter network (condition number 2.9e4, 410 right-hand sides
-    for 10 rows) this takes 2,091 Hessian-vector products against 268,550 for one
-    conjugate-gradient run per column; on 3,001 parameters (condition 5.9e4, 90 right-hand
-    sides) 220 against 18,990 (both with the dense Hessian as the product).
+    at the operator route's minimum of a 1,681-parameter network (condition number
+    2.6e4, 410 right-hand sides for 10 rows) this takes 2,091 Hessian-vector products
+    against 254,452 for one conjugate-gradient run per column; on 3,001 parameters
+    (condition 5.9e4, 90 right-hand sides) 245 against 15,035
+    (``benchmarks/bench_block_cg.py``, the dense Hessian as the product).
 
     The search block is orthonormalised by a pivoted QR of the new directions, each
     measured in units of its column's tolerance, dropping directions below 1e-3 of a
     tolerance (:func:`_orthonormal_directions`). Dropping directions breaks the short
-    recurrence of plain block conjugate gradients (measured: a 137-parameter network's
-    16 right-hand sides of one row did not converge in 20 p products), so each new block
+    recurrence of plain block conjugate gradients (one row of the pipeline network of
+    ``tests/test_fil_mlp.py::test_operator_route_through_a_pipeline_of_a_raw_frame`` did
+    not converge in ``20 p`` products on the minimum-version stack), so each new block
     is made H-conjugate to every stored block explicitly (twice; the blocks and their
     products are kept, up to ``_CG_BASIS_BYTES``). Columns whose relative residual is below
     ``rtol`` stop generating directions but are still updated by every step (a Galerkin

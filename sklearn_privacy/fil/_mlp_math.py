@@ -49,8 +49,9 @@ ACTIVATIONS = ("identity", "logistic", "tanh")
 _CHUNK_BYTES = 24_000_000
 #: Columns and values per tangent array of one pass of
 #: :meth:`MLPObjective.hvp_operator`: the products are element-wise bound, so small
-#: blocks that stay in cache are fastest (measured at 2,000 rows x 300 hidden units: 6.0
-#: ms per direction in blocks of 2^14 values, 13.7 ms for all rows at once).
+#: blocks that stay in cache are fastest (at 2,000 rows x 300 hidden units, CPU per
+#: direction for 1 / 8 / 64 directions: 5.7 / 6.0 / 7.1 ms, against 15.7 / 9.7 / 12.0 ms
+#: for :meth:`MLPObjective.hvp`; ``benchmarks/bench_block_cg.py``).
 _OPERATOR_COLUMNS = 8
 _OPERATOR_VALUES = 2 ** 14
 #: Largest forward pass kept by :meth:`MLPObjective.hvp_operator`.
