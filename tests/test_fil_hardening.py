@@ -412,3 +412,39 @@ def test_eta_describes_the_released_model_after_set_params():
                                       / 0.5, rel=1e-12)
     est.fit(X, y)
     assert np.allclose(est.eta_ * 100.0, eta, rtol=1e-12)
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS)
+def test_mixed_column_names_are_blamed_on_X_not_y(Est):
+    """A frame with int and str column names fails scikit-learn's name check; the
+    message used to be prefixed ``y:`` (X alone passed ``check_array``)."""
+    import pandas as pd
+
+    X, y = _fit_data(Est)
+    frame = pd.DataFrame(X, columns=["a", 1, "c", "d"])
+    est = Est(sigma=0.5, random_state=0)
+    with pytest.raises(TypeError, match=r"^Feature names are only supported.*X\.columns"):
+        est.fit(frame, y)
+    assert not hasattr(est, "n_features_in_")  # the check left no fitted attribute
+    with pytest.raises(ValueError, match=r"\by\b"):  # a bad y is still blamed on y
+        est.fit(X, np.r_[y[:-1], np.nan])
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS)
+def test_audit_flags_must_be_booleans(Est):
+    """``eta(per_example="yes")`` used to return the per-example etas (a truthy string),
+    ``constrained="no"`` to constrain; the methods now refuse what is not a bool, as
+    the functions of ``sklearn_privacy.fil`` do."""
+    X, y = _fit_data(Est)
+    est = Est(sigma=0.5, random_state=0).fit(X, y)
+    for call, name in [
+        (lambda: est.eta(per_example="yes"), "per_example"),
+        (lambda: est.eta(per_example=1), "per_example"),
+        (lambda: est.eta(columns=[0, 1], constrained="no"), "constrained"),
+        (lambda: est.fisher_information(rows=[0], dense="yes"), "dense"),
+        (lambda: est.sigma_for_eta(1.0, constrained="no"), "constrained"),
+    ]:
+        with pytest.raises(TypeError, match=f"^{name} must be True or False"):
+            call()
+    assert np.array_equal(est.eta(per_example=np.bool_(True)), est.eta_)
+    assert est.fisher_information(rows=[0], dense=None).shape == (X.shape[1] + 1,) * 2

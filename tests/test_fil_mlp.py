@@ -896,3 +896,31 @@ def test_privacy_report_audits_an_mlp_through_fil_audit():
     rep = PrivacyReport.from_estimator(relu, X, y, sigma=0.5, n_canaries=0, random_state=0)
     fil_sec = next(s for s in rep.sections if s.key == "fil")
     assert "relu" in " ".join(fil_sec.verdicts)
+
+
+def test_bad_arguments_of_an_mlp_audit_name_the_parameter():
+    """Out-of-range ``rows`` on the dense route used to be ignored, ``X``/``y`` of
+    different lengths gave scikit-learn's unnamed message, a forced
+    ``hessian='operator'`` claimed the small network had more than 1500 parameters,
+    ``eta(per_example="x")`` was truthy, ``sigma_for_eta(inf)`` returned 0 and
+    ``fil.eta(audited, X=<list>)`` raised AttributeError."""
+    X, y = _data("regression", 60)
+    model = _fit(MLPRegressor(hidden_layer_sizes=(3,), activation="tanh", alpha=0.1,
+                              max_iter=300, random_state=0), X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # polish distance of 300 adam epochs
+        with pytest.raises(ValueError, match=r"rows: indices must lie in 0\.\.59"):
+            fil.audit(model, X, y, sigma=1.0, rows=[60])
+        with pytest.raises(ValueError, match=r"^X and y: .*inconsistent"):
+            fil.audit(model, X[:-1], y, sigma=1.0)
+        with pytest.raises(ValueError, match="hessian='operator' was asked for.*rows="):
+            fil.audit(model, X, y, sigma=1.0, hessian="operator")
+        audited = fil.audit(model, X, y, sigma=1.0)
+    with pytest.raises(TypeError, match="per_example must be True or False"):
+        audited.eta(per_example="x")
+    for bad in (np.inf, np.nan, 0.0):
+        with pytest.raises(ValueError, match="target_eta must be a positive finite"):
+            audited.sigma_for_eta(bad)
+    assert fil.eta(audited, X=X.tolist()) == audited.eta()
+    with pytest.raises(ValueError, match="^X: the MLP audit holds its 60"):
+        fil.eta(audited, X=X[:5].tolist())

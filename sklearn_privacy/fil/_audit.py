@@ -264,7 +264,8 @@ def _is_mlp_audit(estimator, wrt, X, constrained, who):
             "the audit was given (through the traced preprocessing); wrt='features' and "
             "constrained do not apply. For the features entering the network, audit "
             "pipe[-1] on pipe[:-1].transform(X).")
-    if X is not None and X.shape[0] != estimator._state().n:
+    if X is not None and (X.shape[0] if hasattr(X, "shape") else len(X)) != \
+            estimator._state().n:
         raise ValueError(
             f"X: the MLP audit holds its {estimator._state().n} training rows; X (not "
             "needed) has a different number of rows.")

@@ -16,7 +16,12 @@ from ..utils import noise_generator, resolve_columns
 from ..utils._columns import check_derived_block, derived_columns
 from ..utils._provenance import record_fit_provenance
 from ..utils._random import warn_shared_noise
-from ..utils._validation import errors_name, label_set_sentence, validate_named
+from ..utils._validation import (
+    check_flag,
+    errors_name,
+    label_set_sentence,
+    validate_named,
+)
 from ..utils._warnings import warn_user
 from ..utils.fixes import (
     Interval,
@@ -1199,6 +1204,8 @@ class BaseFILEstimator(BaseEstimator):
             Unknown column name, index out of range, duplicate rows for a set, or a
             ``sigma`` so extreme that eta is not representable in float64.
         """
+        per_example = check_flag(per_example, "per_example")
+        constrained = check_flag(constrained, "constrained")
         engine = self._audit_engine()
         columns = self._resolve_columns(columns)
         if per_example:
@@ -1230,6 +1237,7 @@ class BaseFILEstimator(BaseEstimator):
             The Fisher information matrix of the selected values, symmetric positive
             semi-definite; ``n_values = len(rows) * len(columns)``.
         """
+        dense = check_flag(dense, "dense", allow_none=True)
         engine = self._audit_engine()
         return engine.fim(rows, self._resolve_columns(columns), sigma=self._audit_sigma(),
                           dense=dense)
@@ -1312,6 +1320,7 @@ class BaseFILEstimator(BaseEstimator):
             return self._public_eta_bound(n_samples) / float(target_eta)
         if aggregate not in ("max", "mean"):
             raise ValueError(f"aggregate must be 'max' or 'mean'; got {aggregate!r}.")
+        constrained = check_flag(constrained, "constrained")
         engine = self._audit_engine()
         norms = np.sqrt(engine.per_example_sq_norms(self._resolve_columns(columns),
                                                     constrained=constrained))

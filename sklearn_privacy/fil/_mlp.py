@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import copy
 import math
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 from scipy import linalg
@@ -50,6 +50,7 @@ from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
 from ..exceptions import AuditStateUnavailableError, UncertifiedMinimumError
 from ..utils import noise_generator
+from ..utils._validation import check_flag, errors_name
 from ..utils._warnings import warn_user
 from ._feature_maps import _take_rows, blocks_to_dense, feature_map
 from ._mlp_math import ACTIVATIONS, MLPObjective
@@ -220,19 +221,7 @@ class AuditedMLP:
         if rows is None:
             out = self.rows_ if self.hessian_ == "operator" else np.arange(n)
             return np.asarray(out)
-        r = np.asarray(rows)
-        if r.dtype == bool:
-            if r.shape != (n,):
-                raise ValueError(f"rows: a boolean mask must have length {n}.")
-            r = np.flatnonzero(r)
-        r = np.atleast_1d(r)
-        if r.size == 0 or not np.issubdtype(r.dtype, np.integer):
-            raise ValueError("rows must be non-empty training row indices or a mask.")
-        if r.min() < 0 or r.max() >= n:
-            raise ValueError(f"rows: indices must lie in 0..{n - 1}.")
-        if np.unique(r).size != r.size:
-            raise ValueError("rows: duplicate indices.")
-        return r
+        return _check_rows(rows, n)
 
     # --------------------------------------------------------------- Jacobians
     def _phi(self, rows):
@@ -350,6 +339,7 @@ class AuditedMLP:
         -------
         eta : float or ndarray of shape (n_rows,)
         """
+        per_example = check_flag(per_example, "per_example")
         with _one_blas_thread():  # the same numbers as the audit's own eta_
             return self._eta(rows, columns, per_example)
 
@@ -387,8 +377,9 @@ class AuditedMLP:
 
     def sigma_for_eta(self, target_eta: float, *, aggregate: str = "max", columns=None):
         """Noise scale at which the per-example eta statistic of ``rows_`` equals a target."""
-        if not (isinstance(target_eta, (int, float)) and target_eta > 0):
-            raise ValueError(f"target_eta must be a positive number; got {target_eta!r}.")
+        if not (isinstance(target_eta, Real) and np.isfinite(target_eta) and target_eta > 0):
+            raise ValueError(f"target_eta must be a positive finite number; got "
+                             f"{target_eta!r}.")
         if aggregate not in ("max", "mean"):
             raise ValueError(f"aggregate must be 'max' or 'mean'; got {aggregate!r}.")
         e = self.eta(columns=columns, per_example=True) * self.sigma
@@ -761,6 +752,23 @@ def _objective_alpha(model, n):
     return float(model.alpha) * batches, batches
 
 
+def _check_rows(rows, n):
+    """``rows`` (indices or a boolean mask) as distinct indices into ``n`` training rows."""
+    r = np.asarray(rows)
+    if r.dtype == bool:
+        if r.shape != (n,):
+            raise ValueError(f"rows: a boolean mask must have length {n}.")
+        r = np.flatnonzero(r)
+    r = np.atleast_1d(r)
+    if r.size == 0 or not np.issubdtype(r.dtype, np.integer):
+        raise ValueError("rows must be non-empty training row indices or a mask.")
+    if r.min() < 0 or r.max() >= n:
+        raise ValueError(f"rows: indices must lie in 0..{n - 1}.")
+    if np.unique(r).size != r.size:
+        raise ValueError("rows: duplicate indices.")
+    return r
+
+
 def audit_mlp(pipe, model, X, y, *, sigma, sample_weight=None, rows=None, hessian="auto"):
     """Audit of a fitted MLP (see :func:`sklearn_privacy.fil.audit`)."""
     check_is_fitted(model)
@@ -786,7 +794,8 @@ def audit_mlp(pipe, model, X, y, *, sigma, sample_weight=None, rows=None, hessia
                 "audit of an MLP pipeline: the raw-input Jacobian cannot be computed: "
                 + "; ".join(fmap.refusals) + ". To audit the MLP on the features it "
                 "receives instead, call audit(pipe[-1], pipe[:-1].transform(X), y, ...).")
-        Xt = pipe[:-1].transform(X)
+        with errors_name("X"):  # e.g. an array for a pipeline fitted on a frame
+            Xt = pipe[:-1].transform(X)
     else:
         Xt = X
     if hasattr(Xt, "toarray"):
@@ -797,8 +806,14 @@ def audit_mlp(pipe, model, X, y, *, sigma, sample_weight=None, rows=None, hessia
                          f"X gives {Xt.shape[1] if Xt.ndim == 2 else Xt.shape}.")
     if not np.all(np.isfinite(Xt)):
         raise ValueError("X contains NaN or infinite values.")
-    check_consistent_length(Xt, y)
+    try:
+        check_consistent_length(Xt, y)
+    except ValueError as exc:
+        raise ValueError(f"X and y: {exc}; pass the training rows and their "
+                         "targets.") from exc
     n = Xt.shape[0]
+    if rows is not None:
+        rows = _check_rows(rows, n)
     # ---- targets exactly as scikit-learn builds them
     if isinstance(model, MLPClassifier):
         lb = model._label_binarizer
@@ -839,10 +854,12 @@ def audit_mlp(pipe, model, X, y, *, sigma, sample_weight=None, rows=None, hessia
     route = hessian if hessian != "auto" else (
         "dense" if obj.p <= MLP_DENSE_MAX else "operator")
     if route == "operator" and rows is None:
+        why = ("hessian='operator' was asked for" if hessian == "operator" else
+               f"this network has {obj.p} parameters (more than {MLP_DENSE_MAX})")
         raise ValueError(
-            f"audit: this network has {obj.p} parameters (more than {MLP_DENSE_MAX}), so "
-            "per-example etas are computed by Hessian-vector products and conjugate "
-            "gradients for named rows only; pass rows=[...] (the rows to audit).")
+            f"audit: {why}, so per-example etas are computed by Hessian-vector products "
+            "and conjugate gradients for named rows only; pass rows=[...] (the rows to "
+            "audit).")
 
     def project(V):
         return V - U @ (U.T @ V) if U.shape[1] else V

@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from contextlib import contextmanager
 
-from sklearn.utils.validation import check_array, validate_data
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import validate_data
 
-__all__ = ["errors_name", "validate_named"]
+__all__ = ["check_flag", "errors_name", "validate_named"]
 
 
 def _prefixed(exc: Exception, param: str) -> Exception:
@@ -38,6 +39,10 @@ def errors_name(param: str):
         raise new from exc
 
 
+class _XProbe(BaseEstimator):
+    """A bare estimator on which ``X`` is validated alone (see :func:`validate_named`)."""
+
+
 def validate_named(estimator, X, y="no_validation", **kwargs):
     """:func:`sklearn.utils.validation.validate_data` whose errors name ``X`` or ``y``.
 
@@ -50,8 +55,11 @@ def validate_named(estimator, X, y="no_validation", **kwargs):
         culprit = "X"
         if not (isinstance(y, str) and y == "no_validation") and y is not None:
             try:
-                check_array(X, accept_sparse=kwargs.get("accept_sparse", False),
-                            dtype=kwargs.get("dtype", "numeric"))
+                # X alone, column names included (mixed int/str names fail there, not
+                # in check_array), on a probe so the estimator gets no fitted attribute
+                validate_data(_XProbe(), X, reset=True,
+                              accept_sparse=kwargs.get("accept_sparse", False),
+                              dtype=kwargs.get("dtype", "numeric"))
             except (ValueError, TypeError):
                 culprit = "X"
             else:
@@ -60,6 +68,19 @@ def validate_named(estimator, X, y="no_validation", **kwargs):
         if new is exc:
             raise
         raise new from exc
+
+
+def check_flag(value, name, *, allow_none=False):
+    """``value`` as a bool, or a TypeError naming ``name`` (``"yes"``, ``1`` and ``None``
+    are not flags: a truthy string would silently select the other branch)."""
+    import numpy as np
+
+    if allow_none and value is None:
+        return None
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False{' or None' if allow_none else ''}; "
+                        f"got {value!r}.")
+    return bool(value)
 
 
 def encode_declared_labels(declared, y):
