@@ -604,3 +604,51 @@ def test_fixed_pole_route_solves_unconverged_rows_on_their_gram(monkeypatch):
     Jt, _ = raw.jacobians_t(np.arange(N), order)
     dense = np.linalg.norm(Jt.transpose(0, 2, 1), 2, axis=(1, 2)) ** 2
     np.testing.assert_allclose(raw.per_example_sq_norms(order), dense, rtol=1e-10)
+
+
+def test_raw_rows_with_other_columns_are_refused_by_name():
+    """The derivative reads the raw columns by position: a frame missing one used to
+    fail with "could not convert string to float" (the categorical column read in the
+    numeric one's place), an array for a pipeline that selects columns by name with
+    scikit-learn's unnamed column-transformer message."""
+    pipe, df, _ = _fit("poly", "ls")
+    want = fil.eta(pipe, X=df, columns="a", per_example=True)
+    with pytest.raises(ValueError, match=r"^X: columns \['b'\] of the pipeline's input are "
+                                         "missing"):
+        fil.eta(pipe, X=df.drop(columns="b"), columns="a")
+    with pytest.raises(ValueError, match=r"^X: the columns must come in the order"):
+        fil.eta(pipe, X=df[["b", "a", "c"]], columns="a")
+    with pytest.raises(ValueError, match=r"^X: Specifying the columns using strings"):
+        fil.eta(pipe, X=df.to_numpy(), columns="a")
+    with pytest.raises(ValueError, match=r"^X has 2 columns, but the pipeline was fitted "
+                                         "on 3"):
+        fil.eta(pipe, X=df[["a", "b"]].to_numpy(), columns="a")
+    # a trailing extra column is not read: the same etas as the training frame
+    got = fil.eta(pipe, X=df.assign(extra=0.0), columns="a", per_example=True)
+    assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("kind", ["ls", "logistic"])
+def test_identity_function_transformer_without_names_is_traced(kind):
+    """``FunctionTransformer()`` (no ``feature_names_out``) inside a column transformer
+    has no ``get_feature_names_out``: the symbolic pass of a constant map used to raise
+    scikit-learn's AttributeError for per-example and column etas and sigma_for_eta.
+    Its width is now the input's; the etas equal those of the same pipeline declaring
+    ``feature_names_out="one-to-one"`` and, through the scaler, the features' etas
+    divided by its ``scale_``."""
+    df = _frame()
+    y = _target(df, kind)
+
+    def pipe_with(ft):
+        ct = make_column_transformer((make_pipeline(StandardScaler(), ft), ["a", "b"]),
+                                     (OneHotEncoder(), ["c"]))
+        return make_pipeline(ct, _glm(kind)).fit(df, y)
+
+    bare = pipe_with(FunctionTransformer())
+    named = pipe_with(FunctionTransformer(feature_names_out="one-to-one"))
+    for kw in ({"columns": "a", "per_example": True}, {"columns": "c"}, {}):
+        assert _rel(fil.eta(bare, **kw), fil.eta(named, **kw)) <= 1e-12
+    assert _rel(fil.sigma_for_eta(bare, 1.0), fil.sigma_for_eta(named, 1.0)) <= 1e-12
+    scale = bare[0].transformers_[0][1][0].scale_[0]
+    feat = fil.eta(bare, columns=0, per_example=True, wrt="features")
+    assert _rel(fil.eta(bare, columns="a", per_example=True), feat / scale) <= 1e-10

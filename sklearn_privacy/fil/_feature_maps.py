@@ -135,6 +135,35 @@ def _step_name(step):
     return type(step).__name__
 
 
+def _output_width(step, n_in):
+    """Output width of a fitted step of a constant map, from its input width ``n_in``.
+
+    ``get_feature_names_out`` when the step has it; a ``FunctionTransformer`` without
+    ``feature_names_out`` (the identity: ``func=None``) has none, nor has a pipeline or
+    column transformer holding one, so their widths are added up from their parts.
+    """
+    try:
+        return len(step.get_feature_names_out())
+    except (AttributeError, ValueError, TypeError):
+        if isinstance(step, FunctionTransformer) and step.func is None:
+            return n_in
+        if isinstance(step, Pipeline):
+            for _, s in step.steps:
+                if not (s is None or (isinstance(s, str) and s == "passthrough")):
+                    n_in = _output_width(s, n_in)
+            return n_in
+        if isinstance(step, ColumnTransformer):
+            total = 0
+            for name, trans, _ in step.transformers_:
+                k = len(column_transformer_input_indices(step, name))
+                if isinstance(trans, str):
+                    total += k if trans == "passthrough" else 0
+                elif k:
+                    total += _output_width(trans, k)
+            return total
+        raise
+
+
 def _is_encoder(step):
     return isinstance(step, (OneHotEncoder, OrdinalEncoder))
 
@@ -465,6 +494,7 @@ class FeatureMap:
     def __init__(self, steps, feature_names_in, n_features_in):
         self.steps = list(steps)
         self.n_features_in = int(n_features_in)
+        self.named = feature_names_in is not None  # fitted on a frame with column names
         self.feature_names_in = (list(map(str, feature_names_in))
                                  if feature_names_in is not None
                                  else [f"x{i}" for i in range(self.n_features_in)])
@@ -728,7 +758,7 @@ class FeatureMap:
     def _next(step, Z, ctx):
         """The step's output (zeros of its width in the symbolic pass of a constant map)."""
         if ctx.get("symbolic"):
-            return np.zeros((1, len(step.get_feature_names_out())))
+            return np.zeros((1, _output_width(step, Z.shape[1])))
         return step.transform(Z)
 
     def constant_blocks(self, n_outputs=None):

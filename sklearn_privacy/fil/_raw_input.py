@@ -34,6 +34,7 @@ import numpy as np
 from scipy import linalg
 
 from ..exceptions import PrivacyWarning
+from ..utils._validation import errors_name
 from ..utils._warnings import warn_user
 from ._engine import (
     _GRAM_MAX_COLUMNS,
@@ -62,6 +63,30 @@ _CHECK_ROWS = 512
 _ROUTE = "auto"
 #: Rows per chunk of the fixed-pole solver, at most.
 _SECULAR_ROWS = 8192
+
+
+def _check_raw_columns(fmap, X):
+    """Refuse raw rows whose columns are not the pipeline's input columns.
+
+    The derivative reads the raw columns by position, so a frame missing a column (or
+    with its columns in another order) would be read out of place.
+    """
+    if len(X.shape) != 2:
+        raise ValueError(f"X must be 2-D (the raw training rows); got shape {X.shape}.")
+    names = fmap.feature_names_in
+    if fmap.named and hasattr(X, "columns"):
+        given = [str(c) for c in X.columns]
+        missing = [c for c in names if c not in given]
+        if missing:
+            raise ValueError(f"X: columns {missing} of the pipeline's input are missing; "
+                             "pass the raw training rows with every column it was fitted "
+                             "on.")
+        if given[: len(names)] != names:
+            raise ValueError(f"X: the columns must come in the order the pipeline was "
+                             f"fitted on, {names}; got {given}.")
+    elif X.shape[1] != fmap.n_features_in:
+        raise ValueError(f"X has {X.shape[1]} columns, but the pipeline was fitted on "
+                         f"{fmap.n_features_in}; pass the raw training rows.")
 
 
 def _ix(idx):
@@ -134,6 +159,8 @@ class RawInputAudit:
             raise ValueError(
                 f"X has {X.shape[0]} rows, but the model was fitted on {self.n}; pass the "
                 "raw rows the pipeline was fitted on, in the same order.")
+        if X is not None:
+            _check_raw_columns(fmap, X)
         self.X = X
         self._checked = X is None
         self._published = None
@@ -153,8 +180,9 @@ class RawInputAudit:
         if not self._checked:
             self._check_rows()
         found = []
-        _, blocks = self.fmap.jacobian_blocks(_take_rows(self.X, idx), published_rows=found,
-                                              output=False)
+        with errors_name("X"):  # e.g. an array for a column transformer selecting by name
+            _, blocks = self.fmap.jacobian_blocks(_take_rows(self.X, idx),
+                                                  published_rows=found, output=False)
         return blocks, [int(idx[k]) for k in found]
 
     def _check_rows(self):
@@ -162,7 +190,8 @@ class RawInputAudit:
         final step's data on up to ``_CHECK_ROWS`` rows spread over the table (a
         shuffled, shifted or different table fails)."""
         idx = np.unique(np.linspace(0, self.n - 1, min(self.n, _CHECK_ROWS)).astype(np.intp))
-        Z, _ = self.fmap.jacobian_blocks(_take_rows(self.X, idx))
+        with errors_name("X"):
+            Z, _ = self.fmap.jacobian_blocks(_take_rows(self.X, idx))
         Zd = Z.toarray() if hasattr(Z, "toarray") else np.asarray(
             Z.to_numpy() if hasattr(Z, "to_numpy") else Z, dtype=float)
         ref = self.engine.dense_rows(idx)[:, : self.p_f]
