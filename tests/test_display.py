@@ -37,6 +37,7 @@ from sklearn_privacy.attacks import (  # noqa: E402
     make_membership_scorer,
     membership_inference,
 )
+from sklearn_privacy.exceptions import PrivacyWarning  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -71,6 +72,52 @@ def test_eta_histogram_counts_sum_to_n_and_match_numpy():
     # the marked rows are the 4 largest eta, in decreasing order
     np.testing.assert_array_equal(disp.top_k_index, np.argsort(eta)[::-1][:4])
     np.testing.assert_allclose(disp.top_k_markers_.get_offsets()[:, 0], np.sort(eta)[::-1][:4])
+
+
+def test_eta_display_counts_but_does_not_draw_rows_published_verbatim():
+    """A Nystroem step publishes training rows (their eta is inf): from_estimator used to
+    fail with matplotlib's "autodetected range of [..., inf] is not finite". The finite
+    etas are drawn (the counts equal numpy's histogram of them), the legend counts the
+    infinite ones, no top-k marker sits at inf, and the ECDF is a fraction of every
+    example (it ends below 1 by the share of infinite etas)."""
+    from sklearn.kernel_approximation import Nystroem
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = _clf_data(n=60)
+    pipe = make_pipeline(StandardScaler(), Nystroem(n_components=6, random_state=0),
+                         FILLinearRegression(sigma=1.0, random_state=0)).fit(X, X[:, 0])
+    with pytest.warns(PrivacyWarning, match="verbatim"):
+        disp = EtaDisplay.from_estimator(pipe, X=X, bins=10, top_k=8)
+    inf = ~np.isfinite(disp.eta)
+    assert inf.sum() == 6 and not np.isnan(disp.eta).any()
+    finite = disp.eta[~inf]
+    expected, edges = np.histogram(finite, bins=10)
+    np.testing.assert_allclose(disp.bin_edges_, edges)
+    np.testing.assert_array_equal(disp.counts_["all"], expected)
+    assert disp.ax_.get_legend_handles_labels()[1][0] == "all (n=60; 6 with eta = inf not drawn)"
+    marked = disp.top_k_markers_.get_offsets()[:, 0]
+    np.testing.assert_allclose(marked, np.sort(finite)[::-1][:2])  # 8 largest: 6 are inf
+    with pytest.warns(PrivacyWarning, match="verbatim"):
+        ecdf = EtaDisplay.from_estimator(pipe, X=X, kind="ecdf")
+    assert ecdf.lines_["all"].get_ydata()[-1] == pytest.approx(54 / 60)
+
+
+def test_eta_display_refuses_eta_it_cannot_draw():
+    """NaN, 2-D or non-numeric eta, groups of another length and a non-bool log_scale
+    used to reach numpy / matplotlib (IndexError, "autodetected range of [nan, nan]",
+    "could not convert string to float") or be drawn silently."""
+    with pytest.raises(ValueError, match="eta must be 1-D .* without NaN"):
+        EtaDisplay(eta=[np.nan, 1.0]).plot()
+    with pytest.raises(ValueError, match=r"eta must be 1-D .*shape \(3, 2\)"):
+        EtaDisplay(eta=np.ones((3, 2))).plot()
+    with pytest.raises(ValueError, match="^eta: could not convert"):
+        EtaDisplay(eta=["x", 1.0])
+    with pytest.raises(ValueError, match=r"groups must have one entry per eta value \(3\)"):
+        EtaDisplay(eta=np.ones(3), groups=np.array([0, 1])).plot()
+    with pytest.raises(ValueError, match="every eta is infinite"):
+        EtaDisplay(eta=[np.inf, np.inf]).plot()
+    with pytest.raises(TypeError, match="log_scale must be True or False"):
+        EtaDisplay(eta=[1.0, 2.0]).plot(log_scale="x")
 
 
 def test_eta_ecdf_by_mask_and_by_frame_column():

@@ -7,6 +7,7 @@ from numbers import Integral
 import numpy as np
 
 from ..utils._display import format_value, get_axes
+from ..utils._validation import check_flag, errors_name
 from ._audit import eta as _pipeline_eta
 from ._audit import final_fil_estimator
 
@@ -191,7 +192,8 @@ class EtaDisplay:
 
     def __init__(self, eta=None, *, groups=None, group_names=None, top_k_index=None,
                  history=None, kind="hist", name=None, top_k_labels=None):
-        self.eta = None if eta is None else np.asarray(eta, dtype=float)
+        with errors_name("eta"):
+            self.eta = None if eta is None else np.asarray(eta, dtype=float)
         self.groups = None if groups is None else np.asarray(groups)
         self.group_names = group_names
         self.top_k_index = None if top_k_index is None else np.asarray(top_k_index)
@@ -420,6 +422,7 @@ class EtaDisplay:
             ``self``, with ``ax_``, ``figure_`` and the artists set.
         """
         kind = _check_kind(self.kind)
+        log_scale = check_flag(log_scale, "log_scale")
         if (isinstance(bins, bool | np.bool_) or not isinstance(bins, Integral)
                 or not 1 <= bins <= MAX_BINS):
             raise ValueError(f"bins must be an integer in [1, {MAX_BINS}]; got {bins!r}.")
@@ -448,7 +451,25 @@ class EtaDisplay:
         if self.eta is None or self.eta.size == 0:
             raise ValueError("EtaDisplay has no eta values to plot.")
         eta = self.eta
-        parts = self._split()
+        if eta.ndim != 1 or np.isnan(eta).any():
+            raise ValueError(f"eta must be 1-D (one value per example) without NaN; got "
+                             f"shape {eta.shape}"
+                             + (" with NaN." if eta.ndim == 1 else "."))
+        if self.groups is not None and self.groups.shape != eta.shape:
+            raise ValueError(f"groups must have one entry per eta value ({eta.size}); got "
+                             f"shape {self.groups.shape}.")
+        # rows a Nystroem step publishes verbatim have eta = inf: counted, not drawn
+        finite = np.isfinite(eta)
+        if not finite.any():
+            raise ValueError("every eta is infinite (training rows published verbatim by "
+                             "the preprocessing): there is no finite value to draw.")
+        parts = []  # (key, legend label, finite values, number of examples)
+        for key, values in self._split():
+            n_inf = int(np.sum(~np.isfinite(values)))
+            label = f"{key} (n={values.size}" + (
+                f"; {n_inf} with eta = inf not drawn)" if n_inf else ")")
+            parts.append((key, label, values[np.isfinite(values)], values.size))
+        eta = eta[finite]
         if kind == "hist":
             lo, hi = float(eta.min()), float(eta.max())
             if log_scale:
@@ -458,32 +479,34 @@ class EtaDisplay:
             else:
                 edges = np.histogram_bin_edges(eta, bins=bins)
             self.bin_edges_ = edges
-            for label, values in parts:
-                counts, _, bars = ax.hist(values, bins=edges, alpha=0.6,
-                                          label=f"{label} (n={values.size})")
-                self.counts_[label] = np.asarray(counts)
-                self.bars_[label] = bars
+            for key, label, values, _ in parts:
+                counts, _, bars = ax.hist(values, bins=edges, alpha=0.6, label=label)
+                self.counts_[key] = np.asarray(counts)
+                self.bars_[key] = bars
             ax.set_ylabel("number of examples")
         else:
-            for label, values in parts:
+            for key, label, values, size in parts:
                 xs = np.sort(values)
-                ys = np.arange(1, xs.size + 1) / xs.size
-                (line,) = ax.step(xs, ys, where="post", label=f"{label} (n={values.size})")
-                self.lines_[label] = line
+                ys = np.arange(1, xs.size + 1) / size  # of every example, inf included
+                (line,) = ax.step(xs, ys, where="post", label=label)
+                self.lines_[key] = line
             ax.set_ylabel("fraction of examples with eta <= x")
             ax.set_ylim(0, 1.02)
         if log_scale:
             ax.set_xscale("log")
         ax.set_xlabel("per-example eta (Fisher information loss)")
         top = self.top_k_index
+        labels = self.top_k_labels
         if top is not None and top.size:
-            xs = eta[top]
+            if labels is None or len(labels) != top.size:
+                labels = [str(int(i)) for i in top]
+            drawn = np.isfinite(self.eta[top])
+            top, labels = top[drawn], [lab for lab, k in zip(labels, drawn, strict=True) if k]
+        if top is not None and top.size:
+            xs = self.eta[top]
             self.top_k_markers_ = ax.scatter(
                 xs, np.full(xs.size, 0.03), transform=ax.get_xaxis_transform(), marker="v",
                 color="crimson", zorder=3, label=f"top {top.size} rows")
-            labels = self.top_k_labels
-            if labels is None or len(labels) != top.size:
-                labels = [str(int(i)) for i in top]
             # one label per marker, stacked by rank so that labels of close values never
             # overlap; a thin line joins each label to its marker
             self.top_k_texts_ = []
