@@ -635,3 +635,32 @@ def test_objective_perturbation_claim_is_inf_when_a_declaration_is_removed(make,
             assert claim.is_private, (name, claim.reasons)
     monkeypatch.setattr(cls, "__sklearn_privacy_attributes__", full)
     assert privacy_claim(est).is_private
+
+
+def test_invariance_checks_rows_and_builds_sparse_neighbours():
+    """``rows=(999,)`` used to raise numpy's IndexError after the reference fit, and a
+    sparse X (accepted by the parameter check) failed on every numeric neighbour with
+    "setting an array element with a sequence". Neighbours of a sparse X are now sparse
+    matrices of the same format (no stray string: a sparse matrix holds numbers only);
+    both verdicts are reachable: a DP release is invariant, a plain fit is not."""
+    import scipy.sparse as sp
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(6)
+    X = rng.uniform(0.0, 0.5, size=(40, 2))
+    y = (X[:, 0] > 0.25).astype(int)
+    dp = DPLogisticRegression(data_norm=1.0, classes=[0, 1])
+    for bad in [(999,), (40,), (-41,), (1.5,), (True,), ()]:
+        with pytest.raises(ValueError, match=r"rows: every entry must be an integer row "
+                                             r"index in \[-40, 40\)"):
+            neighbour_invariance(dp, X, y, rows=bad)
+    for fmt in (sp.csr_matrix, sp.csr_array, sp.csc_matrix):
+        Xs = fmt(X)
+        report = neighbour_invariance(dp, Xs, y, rows=(-1,),
+                                      kinds=["extreme", "missing", "duplicate"])
+        assert report.n_neighbours == 3 and report.paths() == [], report
+        plain = neighbour_invariance(LogisticRegression(), Xs, y,
+                                     kinds=["extreme", "duplicate"])
+        assert plain.refused == []
+        assert {"logisticregression.coef_", "logisticregression.intercept_"} <= set(
+            plain.paths())

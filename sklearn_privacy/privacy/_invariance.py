@@ -8,6 +8,7 @@ import types
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, clone
 
 from ..utils.fixes import HasMethods, NumberInterval, validate_params
@@ -176,6 +177,10 @@ def _neighbours(X, y, rows, kinds, rng):
                 if _is_frame(X):
                     Xn = X.copy()
                     Xn.iloc[j] = X.iloc[k]
+                elif sp.issparse(X):
+                    A = X.toarray()
+                    A[j] = A[k]
+                    Xn = type(X)(A)  # the same sparse format
                 else:
                     Xn = X.copy()
                     Xn[j] = X[k]
@@ -187,7 +192,10 @@ def _neighbours(X, y, rows, kinds, rng):
                     continue
                 Xn = _set_row(X, j, values)
             else:
-                A = np.asarray(X)
+                sparse = sp.issparse(X)
+                A = X.toarray() if sparse else np.asarray(X)
+                if kind == "stray_string" and sparse:
+                    continue  # a sparse matrix holds numbers only
                 if kind == "extreme":
                     Xn = A.astype(np.float64, copy=True)
                     Xn[j] = rng.choice([-1e9, 1e9], size=A.shape[1])
@@ -199,6 +207,8 @@ def _neighbours(X, y, rows, kinds, rng):
                     Xn[j, 0] = _STRAY
                 else:
                     continue
+                if sparse:
+                    Xn = type(X)(Xn)  # the same sparse format
             out.append((f"{kind} (row {j})", Xn, yn))
     return out
 
@@ -417,6 +427,14 @@ def neighbour_invariance(estimator, X, y=None, *, rows=(0,), kinds=NEIGHBOUR_KIN
     True
     """
     fit_params = {} if fit_params is None else dict(fit_params)
+    n = X.shape[0] if hasattr(X, "shape") else len(X)
+    rows = list(np.atleast_1d(np.asarray(rows, dtype=object)))
+    bad = [j for j in rows if isinstance(j, bool | np.bool_)
+           or not isinstance(j, numbers.Integral) or not -n <= j < n]
+    if not rows or bad:
+        raise ValueError(f"rows: every entry must be an integer row index in [-{n}, {n}) "
+                         f"(X has {n} rows); got {bad if bad else 'no row'}.")
+    rows = [int(j) for j in rows]
     unknown = sorted(set(kinds) - set(NEIGHBOUR_KINDS))
     if unknown:
         raise ValueError(f"kinds: unknown neighbour kinds {unknown}; choose among "
@@ -425,7 +443,7 @@ def neighbour_invariance(estimator, X, y=None, *, rows=(0,), kinds=NEIGHBOUR_KIN
     root = type(estimator).__name__.lower()
     reference = _fit(estimator, X, y, fit_params)
     report = InvarianceReport()
-    for name, Xn, yn in _neighbours(X, y, list(rows), list(kinds), rng):
+    for name, Xn, yn in _neighbours(X, y, rows, list(kinds), rng):
         report.n_neighbours += 1
         try:
             other = _fit(estimator, Xn, yn, fit_params)
