@@ -448,3 +448,20 @@ def test_audit_flags_must_be_booleans(Est):
             call()
     assert np.array_equal(est.eta(per_example=np.bool_(True)), est.eta_)
     assert est.fisher_information(rows=[0], dense=None).shape == (X.shape[1] + 1,) * 2
+
+
+@pytest.mark.parametrize("Est", [FILLinearRegression, FILLogisticRegression])
+def test_sigma_for_epsilon_names_a_bad_target_first(Est):
+    """epsilon='1', 0, inf or NaN and delta outside [0, 1) used to be reported as "no
+    DP guarantee: data_norm is None" (the estimator's reason came first); the targets are
+    now checked first, and a good target still gets that reason."""
+    X, y = _fit_data(Est)
+    est = Est(sigma=0.5, random_state=0).fit(X, y)
+    for bad in ("1", 0.0, -1.0, np.inf, np.nan):
+        with pytest.raises(ValueError, match="^epsilon must be a finite number > 0"):
+            est.sigma_for_epsilon(bad)
+    for bad in (-0.1, 1.0, np.nan, "x"):
+        with pytest.raises(ValueError, match=r"^delta must be a number in \[0, 1\)"):
+            est.sigma_for_epsilon(1.0, bad)
+    with pytest.raises(ValueError, match="no DP guarantee: data_norm is None"):
+        est.sigma_for_epsilon(1.0)

@@ -702,7 +702,12 @@ class BaseFILEstimator(BaseEstimator):
             ``delta=0``, or ``epsilon``/``delta``/``n_samples`` out of range.
         """
         delta = self.delta if delta is None else delta
-        if isinstance(delta, Real) and delta == 0:
+        # the targets first: a bad epsilon or delta is named whatever else blocks
+        if not (isinstance(epsilon, Real) and np.isfinite(epsilon) and epsilon > 0):
+            raise ValueError(f"epsilon must be a finite number > 0; got {epsilon!r}.")
+        if not (isinstance(delta, Real) and 0 <= delta < 1):
+            raise ValueError(f"delta must be a number in [0, 1); got {delta!r}.")
+        if delta == 0:
             raise ValueError(
                 "sigma_for_epsilon: delta=0 (pure DP) has no Gaussian sigma; fit with "
                 "epsilon=..., delta=0 for Laplace-norm noise, or pass a delta in (0, 1).")
@@ -717,8 +722,6 @@ class BaseFILEstimator(BaseEstimator):
         if isinstance(self.alpha, str) and n_features is None:
             raise ValueError("n_features: alpha='auto' depends on the number of released "
                              "parameters; pass n_features (the columns the model sees).")
-        if not (isinstance(epsilon, Real) and np.isfinite(epsilon) and epsilon > 0):
-            raise ValueError(f"epsilon must be a finite number > 0; got {epsilon!r}.")
         multinomial = self._loss.name == "logistic" and int(n_classes) > 2
         per_class = (0 if n_features is None else int(n_features)) + int(bool(self.fit_intercept))
         plan = self._public_noise(
