@@ -652,3 +652,35 @@ def test_identity_function_transformer_without_names_is_traced(kind):
     scale = bare[0].transformers_[0][1][0].scale_[0]
     feat = fil.eta(bare, columns=0, per_example=True, wrt="features")
     assert _rel(fil.eta(bare, columns="a", per_example=True), feat / scale) <= 1e-10
+
+
+class _DoublingScaler(StandardScaler):
+    """A user subclass that changes the map (twice the standardised value)."""
+
+    def transform(self, X, copy=None):
+        return 2.0 * super().transform(X, copy=copy)
+
+
+class _RenamedScaler(StandardScaler):
+    """A user subclass that keeps StandardScaler's transform."""
+
+
+def test_subclass_overriding_transform_is_refused_not_given_the_base_derivative():
+    """Derivatives are dispatched by isinstance: a StandardScaler subclass doubling its
+    output got StandardScaler's derivative, a raw-input eta half the true one with no
+    warning. It is now refused by name (the features' view with a PrivacyWarning by
+    default); a subclass inheriting transform keeps the base derivative."""
+    df = _frame()[["a", "b"]]
+    y = _target(_frame(), "ls")
+    doubling = make_pipeline(_DoublingScaler(), _glm("ls")).fit(df, y)
+    with pytest.raises(ValueError, match="a subclass of StandardScaler that overrides "
+                                         "transform"):
+        fil.eta(doubling, columns="a", wrt="raw")
+    with pytest.warns(PrivacyWarning, match="_doublingscaler"):
+        got = fil.eta(doubling, columns="a", per_example=True)
+    np.testing.assert_array_equal(
+        got, fil.eta(doubling, columns="a", per_example=True, wrt="features"))
+    renamed = make_pipeline(_RenamedScaler(), _glm("ls")).fit(df, y)
+    plain = make_pipeline(StandardScaler(), _glm("ls")).fit(df, y)
+    assert _rel(fil.eta(renamed, columns="a", per_example=True, wrt="raw"),
+                fil.eta(plain, columns="a", per_example=True, wrt="raw")) <= 1e-12

@@ -135,6 +135,23 @@ def _step_name(step):
     return type(step).__name__
 
 
+def _overridden_transform(step):
+    """Name of the scikit-learn (or package) class whose ``transform`` a user subclass
+    ``step`` overrides, or None (not a subclass, or ``transform`` inherited).
+
+    Derivatives are dispatched by ``isinstance``; a subclass that changes the map would
+    otherwise get its base class's derivative (a silently wrong eta).
+    """
+    cls = type(step)
+    if cls.__module__.startswith(("sklearn.", "sklearn_privacy.")):
+        return None
+    for base in cls.__mro__[1:]:
+        if base.__module__.startswith(("sklearn.", "sklearn_privacy.")) and \
+                hasattr(base, "transform"):
+            return None if cls.transform is base.transform else base.__name__
+    return None
+
+
 def _output_width(step, n_in):
     """Output width of a fitted step of a constant map, from its input width ``n_in``.
 
@@ -544,6 +561,11 @@ class FeatureMap:
             self._used_numeric[rawcol[rawcol >= 0]] = True
 
     def _scan(self, step, rawcol, path):
+        base = _overridden_transform(step)
+        if base is not None:  # the derivative of the base class is not this map's
+            self._refuse(path, step, f"a subclass of {base} that overrides transform; the "
+                         f"derivative of {base} does not describe it")
+            return
         enc = _categorical_block(step)
         if enc is not None:
             if rawcol is None or np.any(rawcol < 0):
