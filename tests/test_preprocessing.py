@@ -303,3 +303,41 @@ def test_dp_scaler_clip_gives_the_row_norm_a_data_independent_bound():
     assert np.array_equal(plain.mean_, clipped.mean_)          # post-processing only
     with pytest.raises(ValueError, match="clip"):
         DPStandardScaler(bounds, clip=-1.0).fit(X)
+
+
+def test_public_schema_maps_nullable_missing_values_like_nan():
+    """pd.NA in a nullable string column raised "boolean value of NA is ambiguous" (the
+    categorical rule compared it with the declared categories); pd.NA in every nullable
+    dtype now follows the rule of a missing value, exactly as NaN in a plain column."""
+    from sklearn_privacy.preprocessing import PublicSchema
+
+    schema = PublicSchema({"age": (0, 100), "n": {"bounds": (0, 10), "fill": 3},
+                           "job": ["a", "b"], "grade": [1, 2], "flag": ["True", "False"]})
+    plain = pd.DataFrame({"age": [20.0, np.nan, 50.0], "n": [1.0, np.nan, 12.0],
+                          "job": ["a", np.nan, "z"], "grade": [1.0, np.nan, 2.0],
+                          "flag": ["True", np.nan, "False"]})
+    nullable = plain.astype({"age": "Float64", "n": "Int64", "job": "string",
+                             "grade": "Int64", "flag": "string"})
+    nullable["job"] = nullable["job"].astype("category")
+    want = schema.fit(plain).transform(plain)
+    got = schema.fit(nullable).transform(nullable)
+    pd.testing.assert_frame_equal(got, want)
+    assert got["job"].tolist() == ["a", "(unknown)", "(unknown)"]
+    np.testing.assert_array_equal(got["n"], [1.0, 3.0, 10.0])
+
+
+def test_public_schema_bounds_and_categories_for_name_the_column():
+    """bounds_for("zz") raised KeyError, categories_for(["age"]) AttributeError, and
+    bounds_for(["job"]) returned the categories as if they were bounds."""
+    from sklearn_privacy.preprocessing import PublicSchema
+
+    schema = PublicSchema({"age": (0, 100), "job": ["a", "b"]})
+    assert schema.bounds_for() == [(0.0, 100.0)]
+    assert schema.bounds_for("age") == schema.bounds_for(["age"]) == [(0.0, 100.0)]
+    assert [c.tolist() for c in schema.categories_for("job")] == [["a", "b"]]
+    with pytest.raises(ValueError, match=r"names: \['zz'\] are not declared columns"):
+        schema.bounds_for(["zz"])
+    with pytest.raises(ValueError, match=r"names: \['job'\] are not declared numeric"):
+        schema.bounds_for(["job"])
+    with pytest.raises(ValueError, match=r"names: \['age'\] are not declared categorical"):
+        schema.categories_for(["age"])

@@ -205,16 +205,31 @@ class PublicSchema(TransformerMixin, BaseEstimator):
         """Names of the declared categorical columns, in order."""
         return [n for n, s in self._specs().items() if s[0] == "categorical"]
 
+    def _declared(self, names, kind):
+        """``(names, specs)``: ``names`` checked to be declared columns of ``kind``."""
+        specs = self._specs()
+        if names is None:
+            return [n for n, s in specs.items() if s[0] == kind], specs
+        names = [names] if isinstance(names, str) or not np.iterable(names) else list(names)
+        unknown = [n for n in names if n not in specs]
+        if unknown:
+            raise ValueError(f"names: {unknown} are not declared columns; the declared "
+                             f"columns are {list(specs)}.")
+        other = [n for n in names if specs[n][0] != kind]
+        if other:
+            raise ValueError(f"names: {other} are not declared {kind} columns; the "
+                             f"{kind} columns are "
+                             f"{[n for n, s in specs.items() if s[0] == kind]}.")
+        return names, specs
+
     def bounds_for(self, names=None) -> list:
         """``[(low, high), ...]`` of numeric columns (default: all, in order)."""
-        specs = self._specs()
-        names = self.numeric_columns if names is None else list(names)
+        names, specs = self._declared(names, "numeric")
         return [(specs[n][1], specs[n][2]) for n in names]
 
     def categories_for(self, names=None) -> list:
         """Categories of categorical columns as arrays of the output dtype."""
-        specs = self._specs()
-        names = self.categorical_columns if names is None else list(names)
+        names, specs = self._declared(names, "categorical")
         return [specs[n][1].copy() for n in names]
 
     @property
@@ -307,7 +322,11 @@ class PublicSchema(TransformerMixin, BaseEstimator):
                                  "needs every declared column (undeclared ones are "
                                  "dropped).")
             lookup = {str(c): c for c in X.columns}
-            return [np.asarray(X[lookup[str(n)]].to_numpy(dtype=object)) for n in names]
+            # missing values as None: pd.NA (nullable dtypes) has no truth value, and
+            # comparing it with the declared categories raised "boolean value of NA is
+            # ambiguous"; None is missing to both the numeric and the categorical rule
+            return [np.asarray(X[lookup[str(n)]].to_numpy(dtype=object, na_value=None))
+                    for n in names]
         arr = np.asarray(X, dtype=object)
         if arr.ndim != 2:
             raise ValueError(f"X must be 2-dimensional; got shape {arr.shape}.")
