@@ -684,3 +684,15 @@ def test_subclass_overriding_transform_is_refused_not_given_the_base_derivative(
     plain = make_pipeline(StandardScaler(), _glm("ls")).fit(df, y)
     assert _rel(fil.eta(renamed, columns="a", per_example=True, wrt="raw"),
                 fil.eta(plain, columns="a", per_example=True, wrt="raw")) <= 1e-12
+
+
+def test_unfitted_pipeline_is_reported_as_not_fitted():
+    """fil.eta of an unfitted pipeline said "feature_map: the raw input width is unknown
+    ... or pass n_features_in" (a parameter the audit functions do not have)."""
+    from sklearn.exceptions import NotFittedError
+
+    pipe = make_pipeline(StandardScaler(), _glm("ls"))
+    for call in (lambda: fil.eta(pipe), lambda: fil.sigma_for_eta(pipe, 1.0),
+                 lambda: fil.fisher_information(pipe, rows=[0])):
+        with pytest.raises(NotFittedError, match="is not fitted yet"):
+            call()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import PrivacyWarning
 from ..utils._columns import resolve_columns
@@ -137,6 +138,7 @@ def raw_view(estimator, wrt=None, X=None, *, who="eta", stacklevel=3):
         return None
     if not is_fil_ovr(final):
         final_fil_estimator(estimator, who)
+        check_is_fitted(final)  # before tracing: an unfitted pipeline has no input width
     else:
         if wrt == "raw":
             raise ValueError(f"{who}: wrt='raw' is not available for a one-vs-rest "
