@@ -461,6 +461,40 @@ def _audit_ovr(pipe, ovr, Xt, y, *, sigma, sample_weight, data_norm, random_stat
                     + [(pipe.steps[-1][0], out)])
 
 
+#: p-value under which the released parameters of a restored FIL estimator are taken to
+#: be a noise draw around another minimiser than that of the rows given to audit.
+RELEASE_PVALUE = 1e-9
+
+
+def _check_release_matches(model, ref):
+    """Warn when ``model``'s released parameters are implausible as its noise around the
+    exact minimiser of ``ref`` (the same estimator refitted on the rows given to audit).
+
+    The released parameters are ``theta* + noise`` with Gaussian noise (``||noise||^2 /
+    sigma^2`` is chi-squared with ``p`` degrees of freedom) or Laplace-norm noise
+    (``||noise|| / scale`` is Gamma(``p``)); a p-value below :data:`RELEASE_PVALUE` means
+    the rows are not the training rows (or not all of them). Rows that differ only
+    slightly move the minimiser by less than the noise and cannot be detected.
+    """
+    from scipy import stats
+
+    kind, scale = model.__dict__.get("noise_"), model.__dict__.get("noise_scale_")
+    theta = np.ravel(ref._audit_engine().theta)
+    released = np.ravel(model._released_theta())
+    if kind not in ("gaussian", "laplace-norm") or not scale or released.shape != theta.shape:
+        return
+    r = float(np.linalg.norm(released - theta)) / float(scale)
+    p = released.size
+    pvalue = stats.chi2.sf(r * r, p) if kind == "gaussian" else stats.gamma.sf(r, p)
+    if pvalue < RELEASE_PVALUE:
+        warn_user(
+            f"audit: the released parameters of this {type(model).__name__} are "
+            f"{r:.3g} noise scales from the exact minimiser on the X, y given (p-value "
+            f"{pvalue:.2g} for {p} {kind} noise coordinates): these are not the rows it "
+            "was fitted on, and eta would describe another model. Pass its training data "
+            "(and sample_weight).", StatisticalWarning, stacklevel=3)
+
+
 def _audit_own(pipe, model, Xt, y, *, sigma, sample_weight, data_norm, target_bound):
     """The audit state of one of the package's FIL estimators, recomputed from its rows.
 
@@ -479,7 +513,9 @@ def _audit_own(pipe, model, Xt, y, *, sigma, sample_weight, data_norm, target_bo
     if sigma is not None and float(sigma) != released_sigma:
         raise ValueError(f"audit: sigma={sigma!r} differs from the sigma the model was "
                          f"released with ({released_sigma!r}); pass sigma=None.")
-    ref = clone(model).set_params(sigma=released_sigma)
+    ref = clone(model)
+    if getattr(model, "epsilon", None) is None:  # an epsilon-release plans its own noise
+        ref.set_params(sigma=released_sigma)
     with errors_name("X"):
         ref.fit(Xt, y, sample_weight=sample_weight)
     w_ref = np.ravel(getattr(ref, "sample_weight_", 0.0))
@@ -492,6 +528,7 @@ def _audit_own(pipe, model, Xt, y, *, sigma, sample_weight, data_norm, target_bo
         raise ValueError("audit: X, y (and sample_weight) are not the rows this model was "
                          "fitted on (its schema, classes or IRFIL weights differ); pass its "
                          "training data.")
+    _check_release_matches(model, ref)
     out = type(model).__new__(type(model))
     out.__dict__.update(model.__dict__)
     out.__dict__.pop("_audit_stripped", None)
@@ -554,7 +591,11 @@ def audit(estimator, X, y, *, sigma: float | None = None, sample_weight=None,
         fit is run again on ``(X, y)`` -- the computation that set the audit state of the
         original -- and a copy of it, with the released parameters unchanged and
         ``eta_`` available, is returned (``X, y`` must be its training rows; IRFIL's
-        weights are checked against ``sample_weight_``).
+        weights are checked against ``sample_weight_``, and a
+        :class:`~sklearn_privacy.exceptions.StatisticalWarning` says when the released
+        parameters are implausible as its noise around the minimiser on ``X, y``: a
+        p-value below 1e-9; rows that move the minimiser by less than the noise cannot
+        be told apart).
         The model to audit, exactly as trained (it is not modified). A multinomial
         ``LogisticRegression`` (scikit-learn's default for more than two classes) maps to
         the multinomial :class:`~sklearn_privacy.FILLogisticRegression`: ``coef_``
