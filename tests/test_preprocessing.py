@@ -341,3 +341,15 @@ def test_public_schema_bounds_and_categories_for_name_the_column():
         schema.bounds_for(["job"])
     with pytest.raises(ValueError, match=r"names: \['age'\] are not declared categorical"):
         schema.categories_for(["age"])
+
+
+def test_scalers_name_X_when_a_column_is_not_numeric():
+    """A string column reached BoundedScaler / DPStandardScaler as numpy's bare "could
+    not convert string to float: 'a'"; the message now names X."""
+    frame = pd.DataFrame({"age": [20.0, 30.0, 40.0], "job": ["a", "b", "c"]})
+    for scaler in (BoundedScaler(bounds=(0, 100)), DPStandardScaler(bounds=(0, 100))):
+        with pytest.raises(ValueError, match="^X: could not convert string to float"):
+            scaler.fit(frame)
+        scaler.fit(frame[["age"]])
+        with pytest.raises(ValueError, match="^X: could not convert string to float"):
+            scaler.transform(frame[["age"]].assign(age="n/a"))

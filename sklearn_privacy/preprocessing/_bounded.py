@@ -6,8 +6,9 @@ from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
+from ..utils._validation import validate_named
 from ..utils.fixes import _fit_context
 
 __all__ = ["BoundedScaler", "resolve_bounds"]
@@ -189,7 +190,7 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self : BoundedScaler
         """
         self._check_range()
-        X = self._finite(validate_data(self, X, dtype=np.float64, ensure_all_finite=False))
+        X = self._finite(validate_named(self, X, dtype=np.float64, ensure_all_finite=False))
         self.lower_, self.upper_ = resolve_bounds(
             self.bounds, X.shape[1], getattr(self, "feature_names_in_", None))
         claim = self.__sklearn_privacy_claim__()
@@ -209,7 +210,7 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             Values in ``feature_range`` (missing entries mapped by ``fill_value``).
         """
         check_is_fitted(self)
-        X = self._finite(validate_data(self, X, dtype=np.float64, reset=False,
+        X = self._finite(validate_named(self, X, dtype=np.float64, reset=False,
                                        ensure_all_finite=False))
         lo, hi = self._check_range()
         Xc = np.clip(X, self.lower_, self.upper_)

@@ -6,10 +6,11 @@ from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..utils import noise_generator
 from ..utils._provenance import record_fit_provenance
+from ..utils._validation import validate_named
 from ..utils.fixes import Interval, StrOptions, _fit_context
 from ._bounded import resolve_bounds
 
@@ -213,7 +214,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         """
         from ..mechanisms._gaussian import analytic_gaussian_sigma
 
-        X = validate_data(self, X, dtype=np.float64)
+        X = validate_named(self, X, dtype=np.float64)
         n = X.shape[0]
         lower, upper = resolve_bounds(self.bounds, X.shape[1],
                                       getattr(self, "feature_names_in_", None))
@@ -267,7 +268,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         X_out : ndarray of shape (n_samples, n_features)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_named(self, X, dtype=np.float64, reset=False)
         out = (np.clip(X, self.lower_, self.upper_) - self.mean_) / self.scale_
         return out if self.clip is None else np.clip(out, -self.clip, self.clip)
 
