@@ -120,6 +120,16 @@ def test_eta_display_refuses_eta_it_cannot_draw():
         EtaDisplay(eta=[1.0, 2.0]).plot(log_scale="x")
 
 
+def test_eta_display_of_an_unfitted_estimator_says_not_fitted():
+    """from_history of an unfitted IRFIL said it "has no eta_history_"."""
+    from sklearn.exceptions import NotFittedError
+
+    for call in (lambda: EtaDisplay.from_history(IRFILLinearRegression()),
+                 lambda: EtaDisplay.from_estimator(FILLinearRegression())):
+        with pytest.raises(NotFittedError, match="is not fitted yet"):
+            call()
+
+
 def test_eta_ecdf_by_mask_and_by_frame_column():
     X, y = _clf_data()
     clf = FILLogisticRegression(alpha=1e-2, random_state=0).fit(X, y)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from numbers import Integral
 
 import numpy as np
+from sklearn.utils.validation import check_is_fitted
 
 from ..utils._display import format_value, get_axes
 from ..utils._validation import check_flag, errors_name
@@ -279,6 +280,7 @@ class EtaDisplay:
             return cls._from_mlp_audit(estimator, kind, sensitive_features, X, y, columns,
                                        constrained, top_k, bins, log_scale, ax, name)
         final = _final_fil(estimator)
+        check_is_fitted(final)
         name = type(final).__name__ if name is None else name
         if kind == "history":
             history = getattr(final, "eta_history_", None)
