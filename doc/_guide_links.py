@@ -57,6 +57,9 @@ HOME = {
     "sklearn_privacy.metrics.PrivacyUtilityDisplay": "release",
     "sklearn_privacy.multicalibration.MulticalibrationDisplay": "multicalibration",
     "sklearn_privacy.exceptions.PrivacyWarning": "release",
+    "sklearn_privacy.PrivacyReport": "publish",
+    "sklearn_privacy.RandomStoppingSearch": "private_selection",
+    "sklearn_privacy.fil.audit": "fil_audit",
 }
 
 

@@ -41,6 +41,10 @@ autosummary_generate = True
 # (doc/_guide_links.py; the templates in _templates/autosummary print the link).
 autosummary_context = {"guide_sections": _guide_links.guide_sections(_guide_links.api_names())}
 templates_path = ["_templates"]
+# Single backticks are code, as in scikit-learn's documentation: the docstrings inherited
+# from scikit-learn (``score``, ``set_output``, ``get_feature_names_out``) and numpydoc's
+# ``shape (`n_features_in_`,)`` use them for names, which the default role would italicise.
+default_role = "literal"
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 exclude_patterns = ["_build", "generated/*.examples"]

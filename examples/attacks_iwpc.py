@@ -121,7 +121,7 @@ def figure6(sigmas, lambdas=(1e-2,), n_draws=N_DRAWS, n_draws_blackbox=3):
                                    ("mean eta", "Fredrikson accuracy")], strict=True):
         ax.set_xlabel(xl)
         ax.set_ylabel(yl)
-        ax.legend(fontsize=6)
+        ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(OUT / "attacks_iwpc_fig6.png", dpi=120)
     rows = [[f"{r['sigma']:.0e}", f"{r['eta_mean']:.2e}", f"{r['test_mse']:.3f}",
@@ -216,8 +216,11 @@ def grid_search(sigmas):
 # Figure 6: leakage and attacks against the noise scale
 # -----------------------------------------------------
 # Mean eta falls as 1/sigma; the white-box and MAP attacks fall to the prior baseline
-# as eta falls, while Fredrikson's black-box attack does not depend on sigma (it is
-# population inference: it does as well on rows the model never saw).
+# as eta falls. Fredrikson's black-box attack sees only the model's predictions: its
+# accuracy does not move while the noise leaves the model accurate (sigma up to 1e-2),
+# and falls once the noise degrades the predictions themselves (sigma = 0.1 and 1, where
+# the test MSE rises). It is population inference: it does as well on rows the model
+# never saw.
 
 if __name__ == "__main__":  # also in the gallery; not when the study imports the module
     OUT.mkdir(exist_ok=True)
@@ -226,8 +229,11 @@ if __name__ == "__main__":  # also in the gallery; not when the study imports th
 # %%
 # Figure 7: IRFIL equalises the attack's accuracy
 # -----------------------------------------------
-# White-box accuracy per decile of the initial attribute eta: after a few IRFIL
-# iterations every decile is attacked equally well.
+# White-box accuracy per decile of the initial attribute eta: from the second IRFIL
+# iteration on, the decile that leaked most is attacked less often than the one that
+# leaked least, and the spread between deciles falls from about 0.42 to about 0.16 (table
+# below). Equal eta does not make the attack's accuracy exactly equal: it stays between
+# 0.46 and 0.63.
 
 if __name__ == "__main__":
     figure7()

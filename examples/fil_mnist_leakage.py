@@ -43,6 +43,7 @@ for ax, (name, model) in zip(axes, models.items(), strict=True):
     EtaDisplay.from_estimator(model, sensitive_features="class", y=y, bins=40, top_k=5, ax=ax,
                               name=name)
     ax.set_xlabel("per-example eta at sigma = 1")
+    ax.set_ylabel("")
 axes[0].set_ylabel("training images")
 fig.tight_layout()
 plt.show()

@@ -49,9 +49,11 @@ fig, axes = plt.subplots(1, 2, figsize=(8, 3.4))
 for ax, (name, est) in zip(axes, runs.items(), strict=True):
     etas = est.eta_history_["eta"]
     for k, idx in enumerate(np.array_split(np.argsort(etas[0]), 10)):
-        ax.semilogy(etas[:, idx].mean(axis=1), color=plt.cm.viridis(k / 9))
+        ax.semilogy(etas[:, idx].mean(axis=1), color=plt.cm.viridis(k / 9),
+                    label={0: "lowest decile", 9: "highest decile"}.get(k))
     ax.set_title(name, fontsize=10)
     ax.set_xlabel("IRFIL iteration")
+    ax.legend(fontsize=8, title="initial eta", title_fontsize=8)
 axes[0].set_ylabel("mean attribute eta of a decile")
 fig.tight_layout()
 plt.show()

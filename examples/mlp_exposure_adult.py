@@ -24,6 +24,7 @@ examples/mlp_exposure_adult.py`` (a few seconds).
 # Data and model
 # --------------
 
+import os
 from pathlib import Path
 
 import matplotlib
@@ -125,4 +126,4 @@ fig.tight_layout()
 out = (Path(__file__).resolve().parent if "__file__" in globals() else Path.cwd()) / "output"
 out.mkdir(exist_ok=True)
 fig.savefig(out / "mlp_exposure_adult.png", dpi=120)
-print(f"figure: {out / 'mlp_exposure_adult.png'}")
+print(f"figure: {os.path.relpath(out / 'mlp_exposure_adult.png')}")

@@ -76,9 +76,10 @@ print("the most exposed person:\n", X_train.iloc[worst].to_dict(),
 # The distribution of eta, by chronic condition
 # ---------------------------------------------
 
-disp = EtaDisplay.from_estimator(audited, sensitive_features=X_train["chronic"].to_numpy(),
-                                 kind="ecdf")
+chronic = np.where(X_train["chronic"].to_numpy() == 1, "chronic", "not chronic")
+disp = EtaDisplay.from_estimator(audited, sensitive_features=chronic, kind="ecdf")
 disp.ax_.set_title(f"Per-person eta at sigma = {SIGMA} (simulated clinic visits)")
+plt.show()
 
 # %%
 # Noise for a target eta, and what it costs

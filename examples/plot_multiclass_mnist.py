@@ -76,9 +76,11 @@ axes[0].boxplot([eta_all[y == k] for k in digits], showfliers=False)
 axes[0].set_xticks(digits + 1, [str(k) for k in digits])
 axes[0].set(xlabel="digit", ylabel="per-example eta (sigma = 0.05)",
             title="eta of every training image, by digit")
-axes[1].scatter(eta_pixels, eta_label, s=3, c=y, cmap="tab10")
+points = axes[1].scatter(eta_pixels, eta_label, s=3, c=y, cmap="tab10")
 axes[1].set(xscale="log", yscale="log", xlabel="eta of the 30 features",
             ylabel="eta of the label", title="features vs label")
+axes[1].legend(points.legend_elements()[0], [str(k) for k in digits], title="digit",
+               fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
 fig.tight_layout()
 OUT.mkdir(exist_ok=True)
 fig.savefig(OUT / "multiclass_eta_by_digit.png", dpi=100)

@@ -84,8 +84,9 @@ axes[0].set_title("eta of age, raw input (per year)")
 axes[1].scatter(X["age"], spline_age, s=4, alpha=0.4, color="tab:orange")
 axes[1].set_title("eta of age's spline columns")
 for ax in axes:
-    ax.set_xlabel("age")
-axes[0].set_ylabel("per-example eta")
+    ax.set_xlabel("age (years)")
+axes[0].set_ylabel("per-example eta (per year of age)")
+axes[1].set_ylabel("per-example eta (per basis unit)")
 fig.tight_layout()
 plt.show()
 

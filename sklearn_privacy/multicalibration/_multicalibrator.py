@@ -270,7 +270,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     the pass), so a pass costs O(total group size) plus O(group size) per update, and the
     updates equal those of a direct cell-by-cell scan bit for bit.
 
-    **Comparison with the `multicalibration` package (HKRR).** Its fit uses the same
+    **Comparison with the multicalibration package (HKRR).** Its fit uses the same
     additive update projected onto [0, 1], but its ``predict`` ends by replacing every
     prediction with the mean *calibration* prediction of its bucket (whole population).
     That mapping is what keeps its predictions away from exactly 0 and 1 (a prediction
