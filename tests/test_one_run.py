@@ -244,6 +244,24 @@ def test_bad_counts_and_scores_are_refused():
         one_run_audit_scores(np.array([True, False]), np.r_[np.nan, 0.0])
 
 
+def test_more_guesses_than_canaries_is_refused():
+    """At most one guess per canary: ``n_guesses > n_canaries`` is a mistake in the counts.
+
+    Before, it was accepted, and with ``delta > 0`` the ``2 * n_canaries * delta`` term
+    was computed with the smaller count, so the lower bound came out larger than the
+    counts justify (4.06 for 1,000 guesses said to come from 10 canaries, 3.22 with the
+    1,000 canaries they need).
+    """
+    assert one_run_epsilon_bound(1000, 990, n_canaries=1000, delta=1e-3) == pytest.approx(
+        3.215, abs=1e-3)
+    for fn, args in ((one_run_epsilon_bound, (1000, 990)),
+                     (one_run_p_value, (1000, 990, 1.0))):
+        with pytest.raises(ValueError, match=r"n_guesses \(1000\) cannot exceed n_canaries"):
+            fn(*args, n_canaries=10, delta=1e-3)
+        with pytest.raises(ValueError, match="n_canaries"):
+            fn(*args, n_canaries=10)
+
+
 def test_docstring_describes_the_guess_grid_it_uses():
     """The docstring listed a grid (1 %, 3 %, 10 %, 30 %, 100 %) the audit did not use;
     it now lists every fraction of the grid, and the grid's size is the Bonferroni

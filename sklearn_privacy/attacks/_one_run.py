@@ -79,7 +79,7 @@ def one_run_p_value(n_guesses: int, n_correct: int, epsilon: float, *, delta: fl
     delta : float in [0, 1], default=0.0
         The delta of the null hypothesis.
     n_canaries : int >= 1 or None
-        Number of canaries ``m`` (needed when ``delta > 0``).
+        Number of canaries ``m`` (needed when ``delta > 0``; at least ``n_guesses``).
 
     Returns
     -------
@@ -92,7 +92,7 @@ def one_run_p_value(n_guesses: int, n_correct: int, epsilon: float, *, delta: fl
     >>> round(one_run_p_value(100, 60, 0.0), 4)   # a fair coin guessing 60 of 100
     0.0284
     """
-    r, v = _check_counts(n_guesses, n_correct)
+    r, v = _check_counts(n_guesses, n_correct, n_canaries)
     return _p_value(r, v, epsilon, delta, n_canaries)
 
 
@@ -138,7 +138,7 @@ def one_run_epsilon_bound(n_guesses: int, n_correct: int, *, n_canaries: int | N
     n_guesses, n_correct : int >= 0
         Guesses made and guesses correct (``n_correct <= n_guesses``).
     n_canaries : int >= 1 or None
-        Number of canaries (required when ``delta > 0``).
+        Number of canaries (required when ``delta > 0``; at least ``n_guesses``).
     delta : float in [0, 1), default=0.0
         The delta of the null hypothesis.
     confidence : float in (0, 1), default=0.95
@@ -157,7 +157,7 @@ def one_run_epsilon_bound(n_guesses: int, n_correct: int, *, n_canaries: int | N
     >>> round(one_run_epsilon_bound(1000, 900, n_canaries=1000), 3)
     2.021
     """
-    r, v = _check_counts(n_guesses, n_correct)
+    r, v = _check_counts(n_guesses, n_correct, n_canaries)
     level = (1.0 - confidence) / n_tests
 
     def p(eps):
@@ -187,9 +187,12 @@ def _generator(random_state) -> np.random.Generator:
     return np.random.default_rng(int(child_seeds(noise_generator(random_state), 1)[0]))
 
 
-def _check_counts(n_guesses, n_correct):
+def _check_counts(n_guesses, n_correct, n_canaries=None):
     if n_correct > n_guesses:
         raise ValueError(f"n_correct ({n_correct}) cannot exceed n_guesses ({n_guesses}).")
+    if n_canaries is not None and n_guesses > n_canaries:
+        raise ValueError(f"n_guesses ({n_guesses}) cannot exceed n_canaries ({n_canaries}): "
+                         "the audit guesses at most once per canary.")
     return int(n_guesses), int(n_correct)
 
 
