@@ -305,6 +305,30 @@ def test_tradeoff_needs_param_when_several_vary():
     np.testing.assert_allclose(disp.leakage, [0, 1])
 
 
+def test_tradeoff_and_roc_refuse_inconsistent_arguments_by_name():
+    """Mismatched arrays, a non-numeric bound and an unknown candidate are named.
+
+    Before: matplotlib's "x and y must have same first dimension" (naming neither
+    argument), "Unknown format code 'g' for object of type 'str'" for
+    ``leakage_bound="0.1"``, and "17 is not in list" for ``selected=17``.
+    """
+    with pytest.raises(ValueError, match="leakage, utility and param_values"):
+        PrivacyUtilityDisplay([0.1, 0.2], [0.5], [1, 2]).plot()
+    with pytest.raises(TypeError, match="leakage_bound must be a real number"):
+        PrivacyUtilityDisplay([0.1, 0.2], [0.5, 0.6], [1, 2], leakage_bound="0.1").plot()
+    with pytest.raises(TypeError, match="chance_level must be a real number"):
+        PrivacyUtilityDisplay([0.1, 0.2], [0.5, 0.6], [1, 2], chance_level="0").plot()
+    with pytest.raises(ValueError, match=r"selected=5 is not a position in 0\.\.1"):
+        PrivacyUtilityDisplay([0.1, 0.2], [0.5, 0.6], [1, 2], selected=5).plot()
+    cv = {"params": [{"C": 1}, {"C": 2}], "mean_test_u": [1, 2], "mean_test_l": [0, 1]}
+    with pytest.raises(ValueError, match=r"selected=17 is not a candidate of cv_results "
+                                         r"\(0\.\.1\)"):
+        PrivacyUtilityDisplay.from_cv_results(cv, utility="u", leakage="l", selected=17)
+    with pytest.raises(ValueError, match="fpr and tpr must be 1-D of the same length"):
+        MembershipROCDisplay(np.array([0.0, 0.5, 1.0]), np.array([0.0, 1.0])).plot()
+    plt.close("all")
+
+
 # ------------------------------------------------------------------- optional matplotlib
 def _run(code):
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
