@@ -9,12 +9,21 @@ import pickle
 import time
 import warnings
 from dataclasses import dataclass, field
+from numbers import Real
 
 import numpy as np
 from sklearn.base import clone, is_classifier
 from sklearn.utils.validation import check_is_fitted
 
-from ..attacks._validation import check_bool, check_target, is_frame, n_rows, take_rows
+from ..attacks._validation import (
+    check_bool,
+    check_fraction,
+    check_positive_int,
+    check_target,
+    is_frame,
+    n_rows,
+    take_rows,
+)
 from ..exceptions import PrivacyWarning, UncertifiedMinimumError
 from ..utils import noise_generator
 from ..utils._columns import frame_codes
@@ -287,8 +296,23 @@ class PrivacyReport:
             m = n_rows(X_population, "X_population")
             y_population = check_target(y_population, m, param="y_population",
                                         x_param="X_population")
+            _check_same_columns(X_train, X_population)
         if sensitive_features is not None and not isinstance(sensitive_features, list | tuple):
             sensitive_features = [sensitive_features]
+        if sigma is not None and (isinstance(sigma, (bool, np.bool_)) or not isinstance(
+                sigma, Real) or not (np.isfinite(sigma) and sigma > 0)):
+            raise (ValueError if isinstance(sigma, Real) else TypeError)(
+                f"sigma must be a positive finite number or None; got {sigma!r}.")
+        for param, value in (("n_reference_models", n_reference_models),
+                             ("n_canaries", n_canaries), ("canary_releases", canary_releases),
+                             ("top_k", top_k)):
+            check_positive_int(value, param, minimum=0)
+        if 0 < n_reference_models < 4:
+            raise ValueError(
+                f"n_reference_models must be 0 (no LiRA) or at least 4 (LiRA's per-example "
+                f"variances need 2 models with and 2 without each row); got "
+                f"{n_reference_models}.")
+        check_fraction(confidence, "confidence")
         include_private_details = check_bool(include_private_details,
                                             "include_private_details")
         # the seed of the report's own randomness, stated on the page (reproducible)
@@ -703,6 +727,20 @@ def _fil_model(ctx):
     if "fil_view" not in ctx:   # computed once for the FIL and inversion sections
         ctx["fil_view"] = _audit_view(ctx)
     return ctx["fil_view"]
+
+
+def _check_same_columns(X_train, X_population):
+    """``X_population`` holds the columns of ``X_train`` (the model is queried on both)."""
+    if is_frame(X_train) and is_frame(X_population):
+        missing = [c for c in X_train.columns if c not in set(X_population.columns)]
+        if missing:
+            raise ValueError(f"X_population lacks the columns {missing[:10]} of X_train; "
+                             "pass rows with the training columns.")
+        return
+    d_train, d_pop = np.shape(X_train), np.shape(X_population)
+    if len(d_train) == len(d_pop) == 2 and d_train[1] != d_pop[1]:
+        raise ValueError(f"X_population has {d_pop[1]} columns but X_train has "
+                         f"{d_train[1]}; pass rows with the training columns.")
 
 
 def _audit_view(ctx):
