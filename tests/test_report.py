@@ -188,3 +188,14 @@ def test_population_with_other_columns_is_named():
     with pytest.raises(ValueError, match=r"X_population lacks the columns \['c'\] of X_train"):
         PrivacyReport.from_estimator(frame_model, F, y, Fp.drop(columns="c"), yp,
                                      n_canaries=0)
+
+
+def test_constructor_refuses_sections_that_are_not_report_sections():
+    """Before: ``PrivacyReport(["a"]).to_html()`` raised an AttributeError from inside
+    ``html.escape``."""
+    from sklearn_privacy.report import ReportSection
+
+    with pytest.raises(TypeError, match="sections must be ReportSection objects; got str"):
+        PrivacyReport(["a"])
+    page = PrivacyReport([ReportSection("k", "A title")], name="m").to_html()
+    assert "A title" in page

@@ -223,6 +223,10 @@ class PrivacyReport:
 
     def __init__(self, sections, *, name="model", summary=None, metadata=None):
         self.sections = list(sections)
+        for section in self.sections:
+            if not isinstance(section, ReportSection):
+                raise TypeError(f"sections must be ReportSection objects; got "
+                                f"{type(section).__name__}.")
         self.name = name
         self.summary = dict(summary or {})
         self.metadata = dict(metadata or {})
