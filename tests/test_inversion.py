@@ -207,3 +207,34 @@ def test_mlp_only_options_are_refused_for_a_fil_estimator():
     theta = np.r_[reg.coef_.ravel(), reg.intercept_]
     res = whitebox_inversion(reg, sensitive_features=[2], released=theta)
     assert res.predictions.shape[-1] == 60 and 0.0 <= res.accuracy <= 1.0
+
+
+def test_prior_and_population_rows_with_other_columns_are_named():
+    """Rows meant to be in X's layout are checked against it, naming the argument.
+
+    Before: ``prior_baseline(df, X_prior=df[["age"]])`` said "column 'race' has missing
+    values in rows [0, 1, 2, 3, 4]" (the concatenated frame's NaN); an ``X_prior`` array
+    with one column more said "Rows [0, 1, 2, 3, 4] have attribute values that are not
+    among the candidates" (it read another column); ``regression_inversion`` with a
+    3-column ``X_population`` failed with scikit-learn's "X has 3 features, but
+    LinearRegression is expecting 4".
+    """
+    pd = pytest.importorskip("pandas")
+    rng = np.random.RandomState(0)
+    df = pd.DataFrame({"age": rng.randint(18, 80, 60), "race": rng.choice(["a", "b"], 60)})
+    with pytest.raises(ValueError, match=r"X_prior lacks the columns \['race'\] of X"):
+        prior_baseline(df, sensitive_features="race", X_prior=df[["age"]])
+    assert prior_baseline(df, sensitive_features="race", X_prior=df[["race"]]).accuracy == \
+        prior_baseline(df, sensitive_features="race").accuracy
+    X, y, cols, _ = _onehot_data()
+    reg = LinearRegression().fit(X, y)
+    wider = np.column_stack([X, np.zeros(len(X))])
+    with pytest.raises(ValueError, match="X_prior has 6 columns but X has 5"):
+        fredrikson_inversion(reg, X, y, sensitive_features=cols, X_prior=wider)
+    with pytest.raises(ValueError, match="X_prior has 6 columns but X has 5"):
+        prior_baseline(X, sensitive_features=cols, X_prior=wider)
+    from sklearn_privacy.attacks import regression_inversion
+
+    with pytest.raises(ValueError, match="X_population has 4 columns but X has 5"):
+        regression_inversion(reg, X, y, sensitive_features=0, X_population=X[:, :4],
+                             y_population=y, random_state=0)

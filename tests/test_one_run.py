@@ -278,3 +278,14 @@ def test_docstring_describes_the_guess_grid_it_uses():
     assert res.n_tests == len(_one_run._candidates(1000, None, None)) == 17
     assert "add/remove" in _one_run.one_run_audit.__doc__
     assert "replace-one" in _one_run.one_run_audit.__doc__
+
+
+def test_given_canaries_with_other_columns_are_named():
+    """Before: numpy's "all the input array dimensions except for the concatenation axis
+    must match exactly" when the canaries were stacked under X."""
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(100, 4))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match="X_canaries has 3 columns but X has 4"):
+        one_run_audit(LogisticRegression(), X, y, canaries="given", X_canaries=X[:20, :3],
+                      y_canaries=y[:20], random_state=0)

@@ -26,6 +26,7 @@ from ._mlp_inversion import (
 )
 from ._validation import (
     check_fraction,
+    check_same_columns,
     check_target,
     is_frame,
     n_rows,
@@ -962,6 +963,7 @@ def fredrikson_inversion(estimator, X, y, *, sensitive_features, candidates=None
     y = check_target(y, len(truth))
     prior_truth = truth
     if X_prior is not None:
+        _check_prior_rows(X_prior, X, sensitive_features)
         prior_truth = _blackbox_attribute(X_prior, sensitive_features, candidates,
                                           param="X_prior")[3]
     p = _prior(prior, prior_truth, len(candidates))
@@ -1003,6 +1005,17 @@ def fredrikson_inversion(estimator, X, y, *, sensitive_features, candidates=None
         raise ValueError("The model's predictions are NaN or infinite on some rows.")
     preds = np.argmax(scores, axis=1)[None, :]
     return AttributeInversionResult.from_predictions(preds, truth, candidates)
+
+
+def _check_prior_rows(X_prior, X, sensitive_features):
+    """``X_prior`` in the layout of ``X``: same width for arrays, the named columns for frames."""
+    if is_frame(X) and is_frame(X_prior):
+        items = ([sensitive_features] if _is_scalar_column(sensitive_features)
+                 else list(np.ravel(sensitive_features)))
+        check_same_columns(X_prior, X, "X_prior",
+                           columns=[c for c in items if isinstance(c, str)])
+    else:
+        check_same_columns(X_prior, X, "X_prior")
 
 
 def _stack_rows(A, B):
@@ -1060,6 +1073,8 @@ def prior_baseline(X, *, sensitive_features, candidates=None,
     >>> prior_baseline(X, sensitive_features=[1]).accuracy
     0.75
     """
+    if X_prior is not None:
+        _check_prior_rows(X_prior, X, sensitive_features)
     if candidates is None and X_prior is not None:
         # the levels are those of the prior's rows and of the attacked rows together (a
         # level absent from a small attacked subset is still a level of the attribute)
@@ -1320,6 +1335,7 @@ def regression_inversion(estimator, X, y, *, sensitive_features, X_population, y
     y = check_target(y, n)
     y_population = check_target(y_population, m, param="y_population",
                                 x_param="X_population")
+    check_same_columns(X_population, X, "X_population")
     if m < 10:
         raise ValueError(f"X_population has {m} rows; the adversary needs at least 10 to "
                          "learn from.")

@@ -30,6 +30,7 @@ from ._membership import membership_scores
 from ._validation import (
     check_finite_scores,
     check_membership_truth,
+    check_same_columns,
     check_target,
     is_frame,
     n_rows,
@@ -466,6 +467,8 @@ def _fil_final(estimator):
 def _make_canaries(kind, estimator, X, y, X_canaries, y_canaries, m, rng):
     """``(X_c, y_c)`` for ``m`` canaries of the requested ``kind``."""
     classifier = is_classifier(estimator)
+    if X_canaries is not None:
+        check_same_columns(X_canaries, X, "X_canaries")
     if kind == "given":
         if X_canaries is None or y_canaries is None:
             raise ValueError("canaries='given' needs X_canaries and y_canaries.")

@@ -19,6 +19,7 @@ from ..attacks._validation import (
     check_bool,
     check_fraction,
     check_positive_int,
+    check_same_columns,
     check_target,
     is_frame,
     n_rows,
@@ -300,7 +301,7 @@ class PrivacyReport:
             m = n_rows(X_population, "X_population")
             y_population = check_target(y_population, m, param="y_population",
                                         x_param="X_population")
-            _check_same_columns(X_train, X_population)
+            check_same_columns(X_population, X_train, "X_population", x_param="X_train")
         if sensitive_features is not None and not isinstance(sensitive_features, list | tuple):
             sensitive_features = [sensitive_features]
         if sigma is not None and (isinstance(sigma, (bool, np.bool_)) or not isinstance(
@@ -731,20 +732,6 @@ def _fil_model(ctx):
     if "fil_view" not in ctx:   # computed once for the FIL and inversion sections
         ctx["fil_view"] = _audit_view(ctx)
     return ctx["fil_view"]
-
-
-def _check_same_columns(X_train, X_population):
-    """``X_population`` holds the columns of ``X_train`` (the model is queried on both)."""
-    if is_frame(X_train) and is_frame(X_population):
-        missing = [c for c in X_train.columns if c not in set(X_population.columns)]
-        if missing:
-            raise ValueError(f"X_population lacks the columns {missing[:10]} of X_train; "
-                             "pass rows with the training columns.")
-        return
-    d_train, d_pop = np.shape(X_train), np.shape(X_population)
-    if len(d_train) == len(d_pop) == 2 and d_train[1] != d_pop[1]:
-        raise ValueError(f"X_population has {d_pop[1]} columns but X_train has "
-                         f"{d_train[1]}; pass rows with the training columns.")
 
 
 def _audit_view(ctx):
