@@ -289,3 +289,17 @@ def test_given_canaries_with_other_columns_are_named():
     with pytest.raises(ValueError, match="X_canaries has 3 columns but X has 4"):
         one_run_audit(LogisticRegression(), X, y, canaries="given", X_canaries=X[:20, :3],
                       y_canaries=y[:20], random_state=0)
+
+
+def test_per_row_fit_params_are_refused_by_name():
+    """The audit trains on X plus canaries, so a weight per row of X has no canary entries.
+
+    Before: "sample_weight.shape == (200,), expected (224,)!" from scikit-learn.
+    """
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match=r"fit_params\['sample_weight'\] has one entry per "
+                                         "row of X"):
+        one_run_audit(LogisticRegression(), X, y, n_canaries=50, random_state=0,
+                      fit_params={"sample_weight": np.ones(200)})

@@ -27,6 +27,7 @@ from ..utils._pipeline import split_pipeline
 from ..utils._random import seeded_clone
 from ..utils.fixes import HasMethods, NumberInterval, StrOptions, validate_params
 from ._membership import membership_scores
+from ._reference import per_row_params
 from ._validation import (
     check_finite_scores,
     check_membership_truth,
@@ -725,6 +726,12 @@ def one_run_audit(estimator, X, y, *, n_canaries: int = 1000, canaries: str = "m
     n = n_rows(X)
     y = check_target(y, n)
     fit_params = dict(fit_params or {})
+    per_row = per_row_params(fit_params, n)
+    if per_row:
+        raise ValueError(
+            f"fit_params[{per_row[0]!r}] has one entry per row of X, but the audit trains on "
+            "X plus the included canaries, which have no entry; per-row fit parameters are "
+            "not supported (repeat rows instead of weighting them).")
     rng = _generator(random_state)
 
     Xc, yc = _make_canaries(canaries, estimator, X, y, X_canaries, y_canaries,
