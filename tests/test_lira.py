@@ -213,3 +213,20 @@ def test_per_row_fit_params_follow_each_reference_models_rows():
     b = rmia(model, X, y, members, n_reference_models=2, random_state=0,
              fit_params={"sample_weight": np.ones(200)})
     np.testing.assert_allclose(b.shadow_statistics, a.shadow_statistics, rtol=1e-6)
+
+
+def test_reference_fit_failure_says_which_fit_failed():
+    """A class too rare for a random half of the population is reported as such.
+
+    Before: only the solver's "This solver needs samples of at least 2 classes" from
+    inside a reference fit, as if the caller's own model were at fault.
+    """
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(200, 3))
+    y = np.zeros(200, int)
+    y[0] = 1   # one row of the rare class: half of the reference models never see it
+    members = np.arange(200) < 100
+    model = LogisticRegression().fit(X[members], y[members])
+    with pytest.raises(ValueError, match="reference model on its random half of the 200 rows "
+                                         "of X failed .* at least 2 classes"):
+        lira(model, X, y, members, n_reference_models=4, random_state=0)

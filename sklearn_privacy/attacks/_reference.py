@@ -63,7 +63,12 @@ def _fit_reference(estimator, X, y, in_mask, seed, fit_params, outputs):
     idx = np.flatnonzero(in_mask)
     rows = set(per_row_params(fit_params, len(y)))
     params = {k: take_rows(v, idx) if k in rows else v for k, v in fit_params.items()}
-    est.fit(take_rows(X, idx), y[idx], **params)
+    try:
+        est.fit(take_rows(X, idx), y[idx], **params)
+    except ValueError as exc:
+        raise ValueError(f"Fitting a reference model on its random half of the {len(y)} rows "
+                         f"of X failed (each row is in half of the models; a class needs "
+                         f"rows in every half): {exc}") from exc
     return np.asarray(outputs(est, X, y), dtype=float)
 
 
