@@ -329,6 +329,20 @@ def test_tradeoff_and_roc_refuse_inconsistent_arguments_by_name():
     plt.close("all")
 
 
+def test_roc_from_results_refuses_a_dict_with_the_fix():
+    """Before: "result must be a MembershipInferenceResult ...; got str" (the dict's keys
+    were iterated)."""
+    rng = np.random.RandomState(0)
+    members = np.arange(40) < 20
+    res = evaluate_scores(members, rng.normal(size=40) + members, random_state=0)
+    with pytest.raises(TypeError, match=r"results must be a sequence .* got a dict; pass "
+                                        r"list\(d\.values\(\)\), names=list\(d\)"):
+        MembershipROCDisplay.from_results({"a": res, "b": res}, random_state=0)
+    disps = MembershipROCDisplay.from_results([res, res], names=["a", "b"], random_state=0)
+    assert [d.name for d in disps] == ["a", "b"]
+    plt.close("all")
+
+
 # ------------------------------------------------------------------- optional matplotlib
 def _run(code):
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,

@@ -326,6 +326,9 @@ class MembershipROCDisplay:
         """
         if isinstance(results, MembershipInferenceResult):
             results = [results]
+        if isinstance(results, dict):
+            raise TypeError("results must be a sequence of membership results; got a dict; "
+                            "pass list(d.values()), names=list(d).")
         results = list(results)
         if not results:
             raise ValueError("results is empty; pass at least one membership result.")
