@@ -111,6 +111,10 @@ def utility_verdict(metric, value, baseline_name, baseline, diff_low, diff_high,
         return Verdict("below_baseline", f"Flag: the release does worse than {baseline_name}"
                                          f": {head}. It has no utility to trade privacy "
                                          "against.")
+    level = _alpha(confidence)
+    if p_value < level:  # the interval is a one-sided test at half the level
+        head += (f"; p is below {level:g} but above the {level / 2:g} at which the "
+                 f"{confidence:.0%} two-sided interval excludes 0")
     return Verdict("not_above_baseline", f"Flag: the release is not shown to beat "
                                          f"{baseline_name}: {head}.")
 
