@@ -203,6 +203,11 @@ def test_utility_sentence_explains_a_one_sided_p_below_the_level():
     far = V.utility_verdict("accuracy", 0.55, "the majority class", 0.48, -0.1, 0.1, 0.4,
                             300, 0.95)
     assert "0.025" not in far.text
+    # the regression-inversion sentence follows the same rule
+    num = V.numeric_inversion_verdict("age", 9.0, 9.5, lo, hi, p, 300, 0.95)
+    assert num.outcome == "cannot_tell" and "below 0.05 but above the 0.025" in num.text
+    assert "0.025" not in V.numeric_inversion_verdict("age", 9.0, 9.5, 0.1, 0.9, 0.001, 300,
+                                                      0.95).text
 
 
 def test_other_rules_outcomes_and_boundaries():
