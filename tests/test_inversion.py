@@ -238,3 +238,18 @@ def test_prior_and_population_rows_with_other_columns_are_named():
     with pytest.raises(ValueError, match="X_population has 4 columns but X has 5"):
         regression_inversion(reg, X, y, sensitive_features=0, X_population=X[:, :4],
                              y_population=y, random_state=0)
+
+
+def test_one_level_in_the_attacked_rows_says_to_pass_candidates():
+    """Before: "An attribute needs at least two candidate values to be inverted." with no
+    way out, for a single attacked row (or a subset holding one level)."""
+    pd = pytest.importorskip("pandas")
+    X, y, cols, cand = _onehot_data()
+    reg = LinearRegression().fit(X, y)
+    with pytest.raises(ValueError, match="pass candidates= with every possible level"):
+        fredrikson_inversion(reg, X[:1], y[:1], sensitive_features=cols)
+    assert fredrikson_inversion(reg, X[:1], y[:1], sensitive_features=cols,
+                                candidates=cand).predictions.shape == (1, 1)
+    df = pd.DataFrame({"age": [30, 40], "race": ["a", "a"]})
+    with pytest.raises(ValueError, match="pass candidates= with every possible level"):
+        prior_baseline(df, sensitive_features="race")

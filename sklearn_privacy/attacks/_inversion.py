@@ -215,7 +215,9 @@ def _check_candidates(candidates, width):
     if not np.all(np.isfinite(cand)):
         raise ValueError("candidates contain NaN or infinity; pass finite values.")
     if len(cand) < 2:
-        raise ValueError("An attribute needs at least two candidate values to be inverted.")
+        raise ValueError("An attribute needs at least two candidate values to be inverted; "
+                         "when the attacked rows show fewer, pass candidates= with "
+                         "every possible level.")
     if np.unique(cand, axis=0).shape[0] != len(cand):
         raise ValueError("candidates contains duplicate levels; pass each level once.")
     return cand
@@ -351,7 +353,8 @@ def _whitebox_attribute(estimator, sensitive_features, candidates, X):
         else:
             levels = np.asarray(candidates, dtype=object).ravel()
             if len(levels) < 2:
-                raise ValueError("An attribute needs at least two candidate values.")
+                raise ValueError("An attribute needs at least two candidate values; pass "
+                                 "candidates= with every possible level.")
             cand = _check_candidates(_push_levels(steps, X, feature, levels, cols), cols.size)
             truth = _match(values, cand)
         return steps, final, engine, cols, cand, truth, levels
@@ -393,7 +396,9 @@ def _blackbox_attribute(X, sensitive_features, candidates, *, param="X"):
         else:
             levels = np.asarray(candidates, dtype=object).ravel()
         if len(levels) < 2:
-            raise ValueError("An attribute needs at least two candidate values to be inverted.")
+            raise ValueError("An attribute needs at least two candidate values to be inverted; "
+                         "when the attacked rows show fewer, pass candidates= with "
+                         "every possible level.")
         lookup = {}
         for k, lev in enumerate(levels.tolist()):
             if lev in lookup:
