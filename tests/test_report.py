@@ -199,3 +199,31 @@ def test_constructor_refuses_sections_that_are_not_report_sections():
         PrivacyReport(["a"])
     page = PrivacyReport([ReportSection("k", "A title")], name="m").to_html()
     assert "A title" in page
+
+
+def test_sensitive_features_that_name_no_column_are_refused():
+    """A typo in ``sensitive_features`` is an error, not a report without that column.
+
+    Before: the report was produced, its sections listing the column as "not attacked" /
+    "not computed" (and the membership split skipped it without a word).
+    """
+    pd = pytest.importorskip("pandas")
+    X, y, Xp, yp = _data(n=50)
+    model = LogisticRegression().fit(X, y)
+    kw = dict(n_canaries=0, random_state=0)
+    with pytest.raises(ValueError, match="sensitive_features: 9 is out of range for the 4 "
+                                         "columns of X_train"):
+        PrivacyReport.from_estimator(model, X, y, Xp, yp, sensitive_features=[9], **kw)
+    with pytest.raises(ValueError, match="sensitive_features: 'sex' is a column name, but "
+                                         "X_train has no column names"):
+        PrivacyReport.from_estimator(model, X, y, Xp, yp, sensitive_features="sex", **kw)
+    F = pd.DataFrame(X, columns=list("abcd"))
+    frame_model = LogisticRegression().fit(F, y)
+    with pytest.raises(ValueError, match="sensitive_features: 'zzz' is not a column of "
+                                         "X_train"):
+        PrivacyReport.from_estimator(frame_model, F, y, sensitive_features=["b", "zzz"], **kw)
+    with pytest.raises(TypeError, match="sensitive_features must hold column names or "
+                                        "positions"):
+        PrivacyReport.from_estimator(model, X, y, sensitive_features=[1.5], **kw)
+    rep = PrivacyReport.from_estimator(frame_model, F, y, sensitive_features=["b", 0], **kw)
+    assert rep.metadata["parameters"]["sensitive_features"] == ["b", 0]

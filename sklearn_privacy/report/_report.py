@@ -9,7 +9,7 @@ import pickle
 import time
 import warnings
 from dataclasses import dataclass, field
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import clone, is_classifier
@@ -304,6 +304,7 @@ class PrivacyReport:
             check_same_columns(X_population, X_train, "X_population", x_param="X_train")
         if sensitive_features is not None and not isinstance(sensitive_features, list | tuple):
             sensitive_features = [sensitive_features]
+        _check_sensitive_columns(sensitive_features or [], X_train)
         if sigma is not None and (isinstance(sigma, (bool, np.bool_)) or not isinstance(
                 sigma, Real) or not (np.isfinite(sigma) and sigma > 0)):
             raise (ValueError if isinstance(sigma, Real) else TypeError)(
@@ -732,6 +733,27 @@ def _fil_model(ctx):
     if "fil_view" not in ctx:   # computed once for the FIL and inversion sections
         ctx["fil_view"] = _audit_view(ctx)
     return ctx["fil_view"]
+
+
+def _check_sensitive_columns(columns, X):
+    """Each entry names a column of ``X`` (a frame's name) or is a position in it."""
+    d = np.shape(X)[1] if len(np.shape(X)) == 2 else None
+    for c in columns:
+        if isinstance(c, str):
+            if not is_frame(X):
+                raise ValueError(f"sensitive_features: {c!r} is a column name, but X_train has "
+                                 "no column names; pass a DataFrame or column positions.")
+            if c not in X.columns:
+                raise ValueError(f"sensitive_features: {c!r} is not a column of X_train.")
+        elif isinstance(c, Integral) and not isinstance(c, (bool, np.bool_)):
+            if is_frame(X) and c in X.columns:
+                continue
+            if d is not None and not -d <= c < d:
+                raise ValueError(f"sensitive_features: {c} is out of range for the {d} "
+                                 "columns of X_train.")
+        else:
+            raise TypeError(f"sensitive_features must hold column names or positions; got "
+                            f"{c!r}.")
 
 
 def _audit_view(ctx):
