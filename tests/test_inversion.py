@@ -253,3 +253,44 @@ def test_one_level_in_the_attacked_rows_says_to_pass_candidates():
     df = pd.DataFrame({"age": [30, 40], "race": ["a", "a"]})
     with pytest.raises(ValueError, match="pass candidates= with every possible level"):
         prior_baseline(df, sensitive_features="race")
+
+
+def test_result_constructors_check_their_arrays():
+    """``from_predictions`` of both result classes names a bad argument.
+
+    Before: numpy's "operands could not be broadcast together" for a length mismatch,
+    an accuracy of NaN with two RuntimeWarnings for zero rows, predictions outside the
+    candidates (5, -1, 0.5) scored silently as wrong guesses, and a NaN prediction
+    giving a NaN mean absolute error.
+    """
+    from sklearn_privacy.attacks import AttributeInversionResult, NumericInversionResult
+
+    cand = np.array([[0.0], [1.0]])
+    ok = AttributeInversionResult.from_predictions(np.array([[0, 1, 1]]), np.array([0, 1, 0]),
+                                                   cand)
+    assert ok.accuracy == pytest.approx(2 / 3)
+    for preds, truth, match in (
+            (np.array([[0, 1]]), np.array([0, 1, 0]), r"predictions must have shape "
+                                                      r"\(n_draws, 3\)"),
+            (np.zeros((1, 0), int), np.zeros(0, int), "truth must be a non-empty 1-D"),
+            (np.array([[0, 5, 1]]), np.array([0, 1, 0]), r"predictions must hold indices "
+                                                         r"into candidates \(integers in 0\.\.1\)"),
+            (np.array([[0, -1, 1]]), np.array([0, 1, 0]), "predictions must hold indices"),
+            (np.array([[0.5, 1, 1]]), np.array([0, 1, 0]), "predictions must hold indices"),
+            (np.array([[0, 1, 1]]), np.array([0, 2, 0]), "truth must hold indices")):
+        with pytest.raises(ValueError, match=match):
+            AttributeInversionResult.from_predictions(preds, truth, cand)
+    res = NumericInversionResult.from_predictions("age", [1.0, 2, 3, 4], [1.0, 2, 3, 5],
+                                                  baseline=2.5)
+    assert res.mae == 0.25 and res.baseline_mae == pytest.approx(1.25)
+    for kwargs, exc, match in (
+            (dict(predictions=[1.0, 2, 3]), ValueError, "predictions and truth must be 1-D "
+                                                         "of the same non-zero length"),
+            (dict(predictions=[np.nan, 2, 3, 4]), ValueError, "predictions and truth must be "
+                                                               "finite"),
+            (dict(baseline=np.inf), ValueError, "baseline must be a finite number"),
+            (dict(confidence=1.0), ValueError, "confidence must be a float in")):
+        args = dict(predictions=[1.0, 2, 3, 4], truth=[1.0, 2, 3, 5], baseline=2.5)
+        args.update(kwargs)
+        with pytest.raises(exc, match=match):
+            NumericInversionResult.from_predictions("age", **args)

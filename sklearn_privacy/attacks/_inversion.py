@@ -113,6 +113,18 @@ class AttributeInversionResult:
             The result with ``accuracy`` (mean of the correct predictions) and
             ``accuracy_per_row`` (their mean over draws) computed from ``predictions``.
         """
+        predictions, truth = np.asarray(predictions), np.asarray(truth)
+        if truth.ndim != 1 or truth.size == 0:
+            raise ValueError(f"truth must be a non-empty 1-D array of candidate indices (one "
+                             f"per attacked row); got shape {truth.shape}.")
+        if predictions.ndim not in (1, 2) or predictions.shape[-1] != truth.size:
+            raise ValueError(f"predictions must have shape (n_draws, {truth.size}) (one column "
+                             f"per attacked row); got {predictions.shape}.")
+        k = len(candidates)
+        for name, a in (("predictions", predictions), ("truth", truth)):
+            if a.dtype.kind not in "iuf" or np.any((a < 0) | (a >= k) | (a != np.round(a))):
+                raise ValueError(f"{name} must hold indices into candidates (integers in "
+                                 f"0..{k - 1}).")
         correct = predictions == truth[None, :]
         return cls(predictions=predictions, truth=truth, candidates=candidates,
                    accuracy=float(correct.mean()), accuracy_per_row=correct.mean(axis=0),
@@ -1187,6 +1199,15 @@ class NumericInversionResult:
         """
         pred = np.asarray(predictions, dtype=float)
         truth = np.asarray(truth, dtype=float)
+        if pred.ndim != 1 or pred.shape != truth.shape or pred.size == 0:
+            raise ValueError(f"predictions and truth must be 1-D of the same non-zero length "
+                             f"(one per attacked row); got shapes {pred.shape} and "
+                             f"{truth.shape}.")
+        if not (np.all(np.isfinite(pred)) and np.all(np.isfinite(truth))):
+            raise ValueError("predictions and truth must be finite; got NaN or infinity.")
+        if not np.isfinite(float(baseline)):
+            raise ValueError(f"baseline must be a finite number; got {baseline!r}.")
+        confidence = check_fraction(confidence, "confidence")
         err, base_err = np.abs(pred - truth), np.abs(float(baseline) - truth)
         mean, low, high, p = paired_difference(base_err - err, confidence)
         return cls(column=column, predictions=pred, truth=truth, baseline=float(baseline),
