@@ -343,6 +343,19 @@ def test_roc_from_results_refuses_a_dict_with_the_fix():
     plt.close("all")
 
 
+def test_tradeoff_refuses_malformed_cv_results_by_name():
+    """Before: "IndexError: index 1 is out of bounds for axis 0 with size 1" for a score
+    column shorter than ``params``, "'int' object is not iterable" for ``params=5``."""
+    with pytest.raises(ValueError, match=r"cv_results\['mean_test_a'\] has 1 entries but "
+                                         r"'params' has 2 candidates"):
+        PrivacyUtilityDisplay.from_cv_results(
+            {"params": [{"C": 1}, {"C": 2}], "mean_test_a": [1], "mean_test_b": [1, 2]},
+            utility="a", leakage="b")
+    with pytest.raises(ValueError, match=r"cv_results\['params'\] must be a list of "):
+        PrivacyUtilityDisplay.from_cv_results({"params": 5, "mean_test_a": [1],
+                                               "mean_test_b": [1]}, utility="a", leakage="b")
+
+
 # ------------------------------------------------------------------- optional matplotlib
 def _run(code):
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,

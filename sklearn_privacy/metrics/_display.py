@@ -183,11 +183,21 @@ class PrivacyUtilityDisplay:
         """
         if not isinstance(cv_results, dict) or "params" not in cv_results:
             raise ValueError("cv_results must be a search's cv_results_ dict (with 'params').")
-        params = list(cv_results["params"])
+        params = cv_results["params"]
+        if isinstance(params, (str, dict)) or not hasattr(params, "__iter__") or not all(
+                isinstance(p, dict) for p in params):
+            raise ValueError("cv_results['params'] must be a list of parameter dicts, one per "
+                             "candidate.")
+        params = list(params)
         if not params:
             raise ValueError("cv_results has no candidate (empty 'params').")
         u_key = _score_column(cv_results, utility, "utility")
         l_key = _score_column(cv_results, leakage, "leakage")
+        for key in (u_key, l_key):
+            if np.ndim(cv_results[key]) != 1 or len(cv_results[key]) != len(params):
+                raise ValueError(f"cv_results[{key!r}] has {np.size(cv_results[key])} entries "
+                                 f"but 'params' has {len(params)} candidates; pass a search's "
+                                 "cv_results_ unchanged.")
         if param is None:
             varying = _varying_param(params)
             if len(varying) != 1:
