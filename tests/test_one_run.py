@@ -303,3 +303,32 @@ def test_per_row_fit_params_are_refused_by_name():
                                          "row of X"):
         one_run_audit(LogisticRegression(), X, y, n_canaries=50, random_state=0,
                       fit_params={"sample_weight": np.ones(200)})
+
+
+def test_unseeded_estimator_is_fitted_from_the_audits_random_state():
+    """An estimator with ``random_state=None`` gets its seed from the audit's randomness.
+
+    Before, ``clone(estimator)`` was fitted as is: the forest drew from numpy's global
+    state (which the audit then advanced), so ``random_state=0`` did not reproduce the
+    audit (bounds 1.72 and 1.79 on two identical calls). An explicit seed of the estimator
+    is kept.
+    """
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] > 0).astype(int)
+
+    def run(estimator):
+        return one_run_audit(estimator, X, y, n_canaries=100, random_state=0)
+
+    np.random.seed(0)  # noqa: NPY002 (the global state is the subject)
+    before = np.random.get_state()  # noqa: NPY002
+    a = run(RandomForestClassifier(n_estimators=5))
+    after = np.random.get_state()  # noqa: NPY002
+    assert np.array_equal(before[1], after[1]) and before[2:] == after[2:]
+    b = run(RandomForestClassifier(n_estimators=5))
+    np.testing.assert_array_equal(a.scores, b.scores)
+    assert a.epsilon_lower_bound == b.epsilon_lower_bound
+    # an explicit seed is the caller's algorithm: kept, not replaced
+    c, d = run(RandomForestClassifier(n_estimators=5, random_state=3)), run(
+        RandomForestClassifier(n_estimators=5, random_state=4))
+    assert not np.array_equal(c.scores, d.scores)

@@ -540,6 +540,20 @@ def _logit_scores(model, Xc, yc):
     return np.log(p) - np.log(q)
 
 
+def _seeded_if_unset(estimator, rng):
+    """``clone(estimator)`` whose ``random_state`` parameters left at None get a seed from
+    ``rng`` (never numpy's global state); explicit seeds are the caller's and are kept.
+
+    Nothing is drawn from ``rng`` when no such parameter is None.
+    """
+    est = clone(estimator)
+    names = [k for k, v in est.get_params(deep=True).items()
+             if (k == "random_state" or k.endswith("__random_state")) and v is None]
+    if names:
+        est.set_params(**dict.fromkeys(names, int(child_seeds(rng, 1)[0])))
+    return est
+
+
 def _fit_reference(estimator, X, y, seed, fit_params, Xc, yc):
     est = seeded_clone(estimator, seed)
     est.fit(X, y, **fit_params)
@@ -701,7 +715,8 @@ def one_run_audit(estimator, X, y, *, n_canaries: int = 1000, canaries: str = "m
         Progress messages (and joblib's verbosity).
     random_state : int, RandomState, Generator or None
         The audit's own randomness (coin flips, canary generation, tie breaks, reference
-        seeds). ``None`` draws fresh OS entropy.
+        seeds, and the seed of every ``random_state`` parameter of ``estimator`` left at
+        None; explicit seeds are kept). ``None`` draws fresh OS entropy.
 
     Returns
     -------
@@ -743,7 +758,7 @@ def one_run_audit(estimator, X, y, *, n_canaries: int = 1000, canaries: str = "m
     y_train = np.concatenate([np.asarray(y), np.asarray(yc)[idx]])
     if verbose:
         print(f"[one_run_audit] fitting once on {n} rows + {idx.size} of {m} canaries")
-    model = clone(estimator).fit(X_train, y_train, **fit_params)
+    model = _seeded_if_unset(estimator, rng).fit(X_train, y_train, **fit_params)
     check_is_fitted(model)
 
     if attack == "whitebox":
@@ -754,7 +769,7 @@ def one_run_audit(estimator, X, y, *, n_canaries: int = 1000, canaries: str = "m
                              "other models.")
         if getattr(fil.coef_, "ndim", 1) == 2 and fil.coef_.shape[0] > 1:
             raise ValueError("attack='whitebox' supports binary and regression FIL models.")
-        base = clone(estimator).fit(X, y, **fit_params)
+        base = _seeded_if_unset(estimator, rng).fit(X, y, **fit_params)
         s = _whitebox_scores(model, base, Xc, yc)
         label = "whitebox"
     elif n_reference_models:
