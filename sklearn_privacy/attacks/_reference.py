@@ -66,9 +66,10 @@ def _fit_reference(estimator, X, y, in_mask, seed, fit_params, outputs):
     try:
         est.fit(take_rows(X, idx), y[idx], **params)
     except ValueError as exc:
+        hint = (" (each row is in half of the models: a class needs rows in every half)"
+                if "class" in str(exc) else "")
         raise ValueError(f"Fitting a reference model on its random half of the {len(y)} rows "
-                         f"of X failed (each row is in half of the models; a class needs "
-                         f"rows in every half): {exc}") from exc
+                         f"of X failed{hint}: {exc}") from exc
     return np.asarray(outputs(est, X, y), dtype=float)
 
 
