@@ -356,6 +356,20 @@ def test_tradeoff_refuses_malformed_cv_results_by_name():
                                                "mean_test_b": [1]}, utility="a", leakage="b")
 
 
+def test_reliability_from_estimator_names_a_model_that_is_not_a_multicalibrator():
+    """Before: a fitted LogisticRegression was called "not fitted yet" (the check looked
+    for the multicalibrator's ``updates_``)."""
+    rng = np.random.RandomState(0)
+    X = np.column_stack([rng.normal(size=100), rng.randint(0, 2, size=100)])
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(TypeError, match="needs a fitted PrivateMulticalibrator; got "
+                                        "LogisticRegression"):
+        MulticalibrationDisplay.from_estimator(LogisticRegression().fit(X, y), X, y)
+    with pytest.raises(Exception, match="not fitted"):
+        MulticalibrationDisplay.from_estimator(PrivateMulticalibrator(groups=[1]), X, y)
+    plt.close("all")
+
+
 # ------------------------------------------------------------------- optional matplotlib
 def _run(code):
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
