@@ -149,6 +149,29 @@ def _mean(est):
     return est.mean_
 
 
+def test_canary_audit_places_a_frame_replacement_by_column_name():
+    """A replacement row given as a DataFrame or Series is aligned on X's column names.
+
+    Before, its values were written by position: with its columns in another order the
+    canary silently went into the wrong columns (here the audited mean did not move at
+    all instead of by 1/10), and other names were not noticed.
+    """
+    pd = pytest.importorskip("pandas")
+    X, y = pd.DataFrame({"a": np.zeros(10), "b": np.zeros(10)}), np.zeros(10)
+    ordered = canary_audit(_NoisyMean(1.0), X, y, 3, pd.DataFrame({"a": [1.0], "b": [0.0]}),
+                           0.0, attack=_mean, n_releases=1000, random_state=0)
+    for row in (pd.DataFrame({"b": [0.0], "a": [1.0]}), pd.Series({"b": 0.0, "a": 1.0})):
+        swapped = canary_audit(_NoisyMean(1.0), X, y, 3, row, 0.0, attack=_mean,
+                               n_releases=1000, random_state=0)
+        np.testing.assert_array_equal(swapped.statistics_replaced,
+                                      ordered.statistics_replaced)
+    assert abs(np.median(ordered.statistics_replaced)
+               - np.median(ordered.statistics_original) - 0.1) < 0.02
+    with pytest.raises(ValueError, match=r"x_replacement lacks the columns \['b'\] of X"):
+        canary_audit(_NoisyMean(1.0), X, y, 3, pd.DataFrame({"a": [1.0], "c": [0.0]}), 0.0,
+                     attack=_mean, n_releases=20, random_state=0)
+
+
 def test_canary_audit_of_a_laplace_mechanism_is_tight_and_catches_a_lie():
     X, y = np.zeros((10, 1)), np.zeros(10)
     ok = canary_audit(_NoisyMean(1.0), X, y, 3, [1.0], 0.0, attack=_mean,

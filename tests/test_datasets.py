@@ -248,3 +248,28 @@ def test_iwpc_raw_frame_dtypes():
     for col in ("PharmGKB Subject ID", "Medications"):
         assert not isinstance(raw[col].dtype, pd.CategoricalDtype)
         assert pd.api.types.is_string_dtype(raw[col]), col
+
+
+@pytest.mark.parametrize("loader", ["mnist01", "count"])
+def test_random_state_none_draws_os_entropy_not_global_state(loader):
+    """``random_state=None`` draws the split / the sample from fresh OS entropy.
+
+    Before, ``load_mnist01`` and ``make_count_data`` drew from numpy's global
+    ``RandomState`` (``check_random_state(None)``): the call advanced it, and a user who
+    seeded ``np.random`` got the same "random" data on every run.
+    """
+    from sklearn_privacy.datasets import make_count_data
+
+    def draw():
+        if loader == "mnist01":
+            return load_mnist01(scale_to_unit_ball=False).data_train[:, 300:500].sum(axis=1)
+        return make_count_data(300).target
+
+    np.random.seed(0)  # noqa: NPY002 (the global state is the subject)
+    before = np.random.get_state()  # noqa: NPY002
+    first = draw()
+    after = np.random.get_state()  # noqa: NPY002
+    assert np.array_equal(before[1], after[1]) and before[2:] == after[2:]  # not advanced
+    np.random.seed(0)  # noqa: NPY002
+    second = draw()
+    assert not np.array_equal(first, second)  # a seeded global state does not fix it

@@ -362,6 +362,71 @@ def test_tradeoff_needs_param_when_several_vary():
     np.testing.assert_allclose(disp.leakage, [0, 1])
 
 
+def test_tradeoff_and_roc_refuse_inconsistent_arguments_by_name():
+    """Mismatched arrays, a non-numeric bound and an unknown candidate are named.
+
+    Before: matplotlib's "x and y must have same first dimension" (naming neither
+    argument), "Unknown format code 'g' for object of type 'str'" for
+    ``leakage_bound="0.1"``, and "17 is not in list" for ``selected=17``.
+    """
+    with pytest.raises(ValueError, match="leakage, utility and param_values"):
+        PrivacyUtilityDisplay([0.1, 0.2], [0.5], [1, 2]).plot()
+    with pytest.raises(TypeError, match="leakage_bound must be a real number"):
+        PrivacyUtilityDisplay([0.1, 0.2], [0.5, 0.6], [1, 2], leakage_bound="0.1").plot()
+    with pytest.raises(TypeError, match="chance_level must be a real number"):
+        PrivacyUtilityDisplay([0.1, 0.2], [0.5, 0.6], [1, 2], chance_level="0").plot()
+    with pytest.raises(ValueError, match=r"selected=5 is not a position in 0\.\.1"):
+        PrivacyUtilityDisplay([0.1, 0.2], [0.5, 0.6], [1, 2], selected=5).plot()
+    cv = {"params": [{"C": 1}, {"C": 2}], "mean_test_u": [1, 2], "mean_test_l": [0, 1]}
+    with pytest.raises(ValueError, match=r"selected=17 is not a candidate of cv_results "
+                                         r"\(0\.\.1\)"):
+        PrivacyUtilityDisplay.from_cv_results(cv, utility="u", leakage="l", selected=17)
+    with pytest.raises(ValueError, match="fpr and tpr must be 1-D of the same length"):
+        MembershipROCDisplay(np.array([0.0, 0.5, 1.0]), np.array([0.0, 1.0])).plot()
+    plt.close("all")
+
+
+def test_roc_from_results_refuses_a_dict_with_the_fix():
+    """Before: "result must be a MembershipInferenceResult ...; got str" (the dict's keys
+    were iterated)."""
+    rng = np.random.RandomState(0)
+    members = np.arange(40) < 20
+    res = evaluate_scores(members, rng.normal(size=40) + members, random_state=0)
+    with pytest.raises(TypeError, match=r"results must be a sequence .* got a dict; pass "
+                                        r"list\(d\.values\(\)\), names=list\(d\)"):
+        MembershipROCDisplay.from_results({"a": res, "b": res}, random_state=0)
+    disps = MembershipROCDisplay.from_results([res, res], names=["a", "b"], random_state=0)
+    assert [d.name for d in disps] == ["a", "b"]
+    plt.close("all")
+
+
+def test_tradeoff_refuses_malformed_cv_results_by_name():
+    """Before: "IndexError: index 1 is out of bounds for axis 0 with size 1" for a score
+    column shorter than ``params``, "'int' object is not iterable" for ``params=5``."""
+    with pytest.raises(ValueError, match=r"cv_results\['mean_test_a'\] has 1 entries but "
+                                         r"'params' has 2 candidates"):
+        PrivacyUtilityDisplay.from_cv_results(
+            {"params": [{"C": 1}, {"C": 2}], "mean_test_a": [1], "mean_test_b": [1, 2]},
+            utility="a", leakage="b")
+    with pytest.raises(ValueError, match=r"cv_results\['params'\] must be a list of "):
+        PrivacyUtilityDisplay.from_cv_results({"params": 5, "mean_test_a": [1],
+                                               "mean_test_b": [1]}, utility="a", leakage="b")
+
+
+def test_reliability_from_estimator_names_a_model_that_is_not_a_multicalibrator():
+    """Before: a fitted LogisticRegression was called "not fitted yet" (the check looked
+    for the multicalibrator's ``updates_``)."""
+    rng = np.random.RandomState(0)
+    X = np.column_stack([rng.normal(size=100), rng.randint(0, 2, size=100)])
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(TypeError, match="needs a fitted PrivateMulticalibrator; got "
+                                        "LogisticRegression"):
+        MulticalibrationDisplay.from_estimator(LogisticRegression().fit(X, y), X, y)
+    with pytest.raises(Exception, match="not fitted"):
+        MulticalibrationDisplay.from_estimator(PrivateMulticalibrator(groups=[1]), X, y)
+    plt.close("all")
+
+
 # ------------------------------------------------------------------- optional matplotlib
 def _run(code):
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,

@@ -207,3 +207,90 @@ def test_mlp_only_options_are_refused_for_a_fil_estimator():
     theta = np.r_[reg.coef_.ravel(), reg.intercept_]
     res = whitebox_inversion(reg, sensitive_features=[2], released=theta)
     assert res.predictions.shape[-1] == 60 and 0.0 <= res.accuracy <= 1.0
+
+
+def test_prior_and_population_rows_with_other_columns_are_named():
+    """Rows meant to be in X's layout are checked against it, naming the argument.
+
+    Before: ``prior_baseline(df, X_prior=df[["age"]])`` said "column 'race' has missing
+    values in rows [0, 1, 2, 3, 4]" (the concatenated frame's NaN); an ``X_prior`` array
+    with one column more said "Rows [0, 1, 2, 3, 4] have attribute values that are not
+    among the candidates" (it read another column); ``regression_inversion`` with a
+    3-column ``X_population`` failed with scikit-learn's "X has 3 features, but
+    LinearRegression is expecting 4".
+    """
+    pd = pytest.importorskip("pandas")
+    rng = np.random.RandomState(0)
+    df = pd.DataFrame({"age": rng.randint(18, 80, 60), "race": rng.choice(["a", "b"], 60)})
+    with pytest.raises(ValueError, match=r"X_prior lacks the columns \['race'\] of X"):
+        prior_baseline(df, sensitive_features="race", X_prior=df[["age"]])
+    assert prior_baseline(df, sensitive_features="race", X_prior=df[["race"]]).accuracy == \
+        prior_baseline(df, sensitive_features="race").accuracy
+    X, y, cols, _ = _onehot_data()
+    reg = LinearRegression().fit(X, y)
+    wider = np.column_stack([X, np.zeros(len(X))])
+    with pytest.raises(ValueError, match="X_prior has 6 columns but X has 5"):
+        fredrikson_inversion(reg, X, y, sensitive_features=cols, X_prior=wider)
+    with pytest.raises(ValueError, match="X_prior has 6 columns but X has 5"):
+        prior_baseline(X, sensitive_features=cols, X_prior=wider)
+    from sklearn_privacy.attacks import regression_inversion
+
+    with pytest.raises(ValueError, match="X_population has 4 columns but X has 5"):
+        regression_inversion(reg, X, y, sensitive_features=0, X_population=X[:, :4],
+                             y_population=y, random_state=0)
+
+
+def test_one_level_in_the_attacked_rows_says_to_pass_candidates():
+    """Before: "An attribute needs at least two candidate values to be inverted." with no
+    way out, for a single attacked row (or a subset holding one level)."""
+    pd = pytest.importorskip("pandas")
+    X, y, cols, cand = _onehot_data()
+    reg = LinearRegression().fit(X, y)
+    with pytest.raises(ValueError, match="pass candidates= with every possible level"):
+        fredrikson_inversion(reg, X[:1], y[:1], sensitive_features=cols)
+    assert fredrikson_inversion(reg, X[:1], y[:1], sensitive_features=cols,
+                                candidates=cand).predictions.shape == (1, 1)
+    df = pd.DataFrame({"age": [30, 40], "race": ["a", "a"]})
+    with pytest.raises(ValueError, match="pass candidates= with every possible level"):
+        prior_baseline(df, sensitive_features="race")
+
+
+def test_result_constructors_check_their_arrays():
+    """``from_predictions`` of both result classes names a bad argument.
+
+    Before: numpy's "operands could not be broadcast together" for a length mismatch,
+    an accuracy of NaN with two RuntimeWarnings for zero rows, predictions outside the
+    candidates (5, -1, 0.5) scored silently as wrong guesses, and a NaN prediction
+    giving a NaN mean absolute error.
+    """
+    from sklearn_privacy.attacks import AttributeInversionResult, NumericInversionResult
+
+    cand = np.array([[0.0], [1.0]])
+    ok = AttributeInversionResult.from_predictions(np.array([[0, 1, 1]]), np.array([0, 1, 0]),
+                                                   cand)
+    assert ok.accuracy == pytest.approx(2 / 3)
+    for preds, truth, match in (
+            (np.array([[0, 1]]), np.array([0, 1, 0]), r"predictions must have shape "
+                                                      r"\(n_draws, 3\)"),
+            (np.zeros((1, 0), int), np.zeros(0, int), "truth must be a non-empty 1-D"),
+            (np.array([[0, 5, 1]]), np.array([0, 1, 0]), r"predictions must hold indices "
+                                                         r"into candidates \(integers in 0\.\.1\)"),
+            (np.array([[0, -1, 1]]), np.array([0, 1, 0]), "predictions must hold indices"),
+            (np.array([[0.5, 1, 1]]), np.array([0, 1, 0]), "predictions must hold indices"),
+            (np.array([[0, 1, 1]]), np.array([0, 2, 0]), "truth must hold indices")):
+        with pytest.raises(ValueError, match=match):
+            AttributeInversionResult.from_predictions(preds, truth, cand)
+    res = NumericInversionResult.from_predictions("age", [1.0, 2, 3, 4], [1.0, 2, 3, 5],
+                                                  baseline=2.5)
+    assert res.mae == 0.25 and res.baseline_mae == pytest.approx(1.25)
+    for kwargs, exc, match in (
+            (dict(predictions=[1.0, 2, 3]), ValueError, "predictions and truth must be 1-D "
+                                                         "of the same non-zero length"),
+            (dict(predictions=[np.nan, 2, 3, 4]), ValueError, "predictions and truth must be "
+                                                               "finite"),
+            (dict(baseline=np.inf), ValueError, "baseline must be a finite number"),
+            (dict(confidence=1.0), ValueError, "confidence must be a float in")):
+        args = dict(predictions=[1.0, 2, 3, 4], truth=[1.0, 2, 3, 5], baseline=2.5)
+        args.update(kwargs)
+        with pytest.raises(exc, match=match):
+            NumericInversionResult.from_predictions("age", **args)

@@ -185,3 +185,48 @@ def test_mlp_on_mnist_lira_and_threshold_attacks():
     assert all(r.auc > 0.6 for r in thr)
     assert res.auc > 0.7 and res.auc > max(r.auc for r in thr)
     assert res.tpr_at_fpr[0.01] >= max(r.tpr_at_fpr[0.01] for r in thr)
+
+
+def test_per_row_fit_params_follow_each_reference_models_rows():
+    """``sample_weight`` over the population is cut to each reference model's rows.
+
+    As in ``cross_validate``. Before, the full-length array reached every reference fit:
+    "sample_weight.shape == (200,), expected (100,)!" from scikit-learn. Oracles: unit
+    weights reproduce the unweighted attack exactly; uneven weights change it; the RMIA
+    reference models take them as well.
+    """
+    from sklearn_privacy.attacks import rmia
+
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] + rng.normal(size=200) > 0).astype(int)
+    members = np.arange(200) < 100
+    model = LogisticRegression().fit(X[members], y[members])
+    plain = lira(model, X, y, members, n_reference_models=4, random_state=0)
+    ones = lira(model, X, y, members, n_reference_models=4, random_state=0,
+                fit_params={"sample_weight": np.ones(200)})
+    np.testing.assert_allclose(ones.shadow_statistics, plain.shadow_statistics, rtol=1e-6)
+    uneven = lira(model, X, y, members, n_reference_models=4, random_state=0,
+                  fit_params={"sample_weight": rng.uniform(0.1, 5.0, size=200)})
+    assert np.abs(uneven.shadow_statistics - plain.shadow_statistics).max() > 1e-3
+    a = rmia(model, X, y, members, n_reference_models=2, random_state=0)
+    b = rmia(model, X, y, members, n_reference_models=2, random_state=0,
+             fit_params={"sample_weight": np.ones(200)})
+    np.testing.assert_allclose(b.shadow_statistics, a.shadow_statistics, rtol=1e-6)
+
+
+def test_reference_fit_failure_says_which_fit_failed():
+    """A class too rare for a random half of the population is reported as such.
+
+    Before: only the solver's "This solver needs samples of at least 2 classes" from
+    inside a reference fit, as if the caller's own model were at fault.
+    """
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(200, 3))
+    y = np.zeros(200, int)
+    y[0] = 1   # one row of the rare class: half of the reference models never see it
+    members = np.arange(200) < 100
+    model = LogisticRegression().fit(X[members], y[members])
+    with pytest.raises(ValueError, match="reference model on its random half of the 200 rows "
+                                         "of X failed .* at least 2 classes"):
+        lira(model, X, y, members, n_reference_models=4, random_state=0)

@@ -149,3 +149,44 @@ def test_scorer_validates_its_parameters():
                           (dict(weighting="per_group_ece"), "one number")):
         with pytest.raises((ValueError, TypeError), match=match):
             make_multicalibration_scorer(**kwargs)
+
+
+def test_scorer_names_a_classifier_without_predict_proba():
+    """A margin classifier is refused by name, inside a search as well.
+
+    Before: ``AttributeError: 'LinearSVC' object has no attribute 'predict_proba'`` from
+    inside the scorer (and, in ``GridSearchCV``, a NaN score per candidate).
+    """
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.svm import LinearSVC
+
+    rng = np.random.RandomState(0)
+    X = np.column_stack([rng.normal(size=(120, 2)), rng.randint(0, 2, size=(120, 1))])
+    y = (X[:, 0] > 0).astype(int)
+    scorer = make_multicalibration_scorer(groups=[2])
+    with pytest.raises(TypeError, match="needs predict_proba; LinearSVC has none"):
+        scorer(LinearSVC(random_state=0).fit(X, y), X, y)
+    with pytest.raises(TypeError, match="LinearSVC has none"):
+        GridSearchCV(LinearSVC(random_state=0), {"C": [1.0]}, scoring=scorer, cv=2,
+                     error_score="raise").fit(X, y)
+
+
+def test_group_specifications_without_data_say_how_to_evaluate_them():
+    """``groups`` of the metric (and the display) is a membership matrix: specifications
+    there have no data to be evaluated on.
+
+    Before: "groups has 2 rows but y_true has 200", as if a matrix had the wrong length.
+    """
+    from sklearn_privacy.multicalibration import Group, MulticalibrationDisplay, membership_matrix
+
+    rng = np.random.RandomState(0)
+    X = np.column_stack([rng.normal(size=200), rng.randint(0, 2, size=200)])
+    y = rng.randint(0, 2, size=200)
+    p = np.full(200, 0.5)
+    for groups in ([0, 1], [Group(1)]):
+        with pytest.raises(ValueError, match=r"membership_matrix\(groups, X\)"):
+            multicalibration_error(y, p, groups)
+    with pytest.raises(ValueError, match=r"membership_matrix\(groups, X\)"):
+        MulticalibrationDisplay.from_predictions(y, p, [Group(1)])
+    G = membership_matrix([Group(1)], X)
+    assert multicalibration_error(y, p, G) == multicalibration_error(y, p, X[:, 1] == 1)

@@ -68,6 +68,29 @@ def test_pure_dp_rdp_is_the_minimum_of_both_bounds():
     assert pure_dp_rdp([1.5, 1e6], 0.2).tolist() == pytest.approx([1.5 * 0.02, 0.2])
 
 
+@pytest.mark.parametrize("rdp", [gaussian_rdp, laplace_rdp, pure_dp_rdp])
+def test_rdp_orders_are_checked_elementwise(rdp):
+    """Every order of an array must be a real number >= 1; the infinite order is exact.
+
+    Before, only a scalar order was range-checked: an order of -2 gave a negative
+    divergence (-1.0 for ``gaussian_rdp([-2], 1)``), 0.5 gave 0.25, NaN gave NaN, and
+    ``laplace_rdp([inf], 1)`` returned NaN with four RuntimeWarnings instead of its
+    limit ``epsilon``.
+    """
+    for bad in ([-2.0], [2.0, 0.5], [np.nan]):
+        with pytest.raises(ValueError, match="orders must be Renyi orders >= 1"):
+            rdp(bad, 1.0)
+    with pytest.raises(TypeError, match="orders must hold real numbers"):
+        rdp(["2"], 1.0)
+    # D_inf: the max-divergence (inf for the Gaussian, epsilon for Laplace and pure DP)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        d_inf = rdp([np.inf], 0.5)[0]
+        assert rdp([np.inf], 0.0)[0] == 0.0  # no privacy loss at any order
+    assert d_inf == (np.inf if rdp is gaussian_rdp else 0.5)
+    assert rdp([2.0, np.inf], 0.5)[0] == rdp([2.0], 0.5)[0]
+
+
 def test_pure_candidates_give_three_epsilon():
     """Liu & Talwar: (eps, 0)-DP candidates -> (3 eps, 0)-DP selection, for any mean."""
     for mean_runs in (3, 10, 1e4):

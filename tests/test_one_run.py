@@ -244,6 +244,24 @@ def test_bad_counts_and_scores_are_refused():
         one_run_audit_scores(np.array([True, False]), np.r_[np.nan, 0.0])
 
 
+def test_more_guesses_than_canaries_is_refused():
+    """At most one guess per canary: ``n_guesses > n_canaries`` is a mistake in the counts.
+
+    Before, it was accepted, and with ``delta > 0`` the ``2 * n_canaries * delta`` term
+    was computed with the smaller count, so the lower bound came out larger than the
+    counts justify (4.06 for 1,000 guesses said to come from 10 canaries, 3.22 with the
+    1,000 canaries they need).
+    """
+    assert one_run_epsilon_bound(1000, 990, n_canaries=1000, delta=1e-3) == pytest.approx(
+        3.215, abs=1e-3)
+    for fn, args in ((one_run_epsilon_bound, (1000, 990)),
+                     (one_run_p_value, (1000, 990, 1.0))):
+        with pytest.raises(ValueError, match=r"n_guesses \(1000\) cannot exceed n_canaries"):
+            fn(*args, n_canaries=10, delta=1e-3)
+        with pytest.raises(ValueError, match="n_canaries"):
+            fn(*args, n_canaries=10)
+
+
 def test_docstring_describes_the_guess_grid_it_uses():
     """The docstring listed a grid (1 %, 3 %, 10 %, 30 %, 100 %) the audit did not use;
     it now lists every fraction of the grid, and the grid's size is the Bonferroni
@@ -260,3 +278,57 @@ def test_docstring_describes_the_guess_grid_it_uses():
     assert res.n_tests == len(_one_run._candidates(1000, None, None)) == 17
     assert "add/remove" in _one_run.one_run_audit.__doc__
     assert "replace-one" in _one_run.one_run_audit.__doc__
+
+
+def test_given_canaries_with_other_columns_are_named():
+    """Before: numpy's "all the input array dimensions except for the concatenation axis
+    must match exactly" when the canaries were stacked under X."""
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(100, 4))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match="X_canaries has 3 columns but X has 4"):
+        one_run_audit(LogisticRegression(), X, y, canaries="given", X_canaries=X[:20, :3],
+                      y_canaries=y[:20], random_state=0)
+
+
+def test_per_row_fit_params_are_refused_by_name():
+    """The audit trains on X plus canaries, so a weight per row of X has no canary entries.
+
+    Before: "sample_weight.shape == (200,), expected (224,)!" from scikit-learn.
+    """
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match=r"fit_params\['sample_weight'\] has one entry per "
+                                         "row of X"):
+        one_run_audit(LogisticRegression(), X, y, n_canaries=50, random_state=0,
+                      fit_params={"sample_weight": np.ones(200)})
+
+
+def test_unseeded_estimator_is_fitted_from_the_audits_random_state():
+    """An estimator with ``random_state=None`` gets its seed from the audit's randomness.
+
+    Before, ``clone(estimator)`` was fitted as is: the forest drew from numpy's global
+    state (which the audit then advanced), so ``random_state=0`` did not reproduce the
+    audit (bounds 1.72 and 1.79 on two identical calls). An explicit seed of the estimator
+    is kept.
+    """
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] > 0).astype(int)
+
+    def run(estimator):
+        return one_run_audit(estimator, X, y, n_canaries=100, random_state=0)
+
+    np.random.seed(0)  # noqa: NPY002 (the global state is the subject)
+    before = np.random.get_state()  # noqa: NPY002
+    a = run(RandomForestClassifier(n_estimators=5))
+    after = np.random.get_state()  # noqa: NPY002
+    assert np.array_equal(before[1], after[1]) and before[2:] == after[2:]
+    b = run(RandomForestClassifier(n_estimators=5))
+    np.testing.assert_array_equal(a.scores, b.scores)
+    assert a.epsilon_lower_bound == b.epsilon_lower_bound
+    # an explicit seed is the caller's algorithm: kept, not replaced
+    c, d = run(RandomForestClassifier(n_estimators=5, random_state=3)), run(
+        RandomForestClassifier(n_estimators=5, random_state=4))
+    assert not np.array_equal(c.scores, d.scores)

@@ -148,3 +148,82 @@ def test_scikit_learn_glm_gets_per_example_fil_through_fil_audit():
     assert table["audited through"].startswith("fil.audit at sigma = 0.5")
     expected = fil.audit(model, X, y, sigma=0.5).eta_.max()
     assert rep.summary["max_eta"] == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    (dict(sigma=-1.0), ValueError, "sigma must be a positive finite number or None"),
+    (dict(sigma="1"), TypeError, "sigma must be a positive finite number or None"),
+    (dict(n_canaries=-1), ValueError, "n_canaries must be an integer >= 0"),
+    (dict(n_canaries=2.5), TypeError, "n_canaries must be an integer >= 0"),
+    (dict(canary_releases=-5), ValueError, "canary_releases must be an integer >= 0"),
+    (dict(top_k=-1), ValueError, "top_k must be an integer >= 0"),
+    (dict(confidence=1.0), ValueError, "confidence must be a float in"),
+    (dict(n_reference_models=2), ValueError, "n_reference_models must be 0 .* or at least 4"),
+])
+def test_bad_parameters_are_refused_by_name_before_any_work(kwargs, exc, match):
+    """Each parameter is checked on entry, in the report's own words.
+
+    Before: ``sigma=-1`` or ``sigma="1"`` produced a report whose FIL section said the
+    audit failed; ``n_canaries=-1`` failed after the first sections with a message about
+    ``one_run_audit``'s parameter, ``n_reference_models=2`` with LiRA's advice to set
+    ``global_variance`` (not a parameter of the report), and a negative
+    ``canary_releases`` or ``top_k`` was accepted.
+    """
+    X, y, Xp, yp = _data(n=50)
+    model = LogisticRegression().fit(X, y)
+    with pytest.raises(exc, match=match):
+        PrivacyReport.from_estimator(model, X, y, Xp, yp, random_state=0, **kwargs)
+
+
+def test_population_with_other_columns_is_named():
+    """Before: scikit-learn's "X has 3 features, but LogisticRegression is expecting 4"
+    (or a ColumnTransformer's "columns are missing") from inside a section."""
+    pd = pytest.importorskip("pandas")
+    X, y, Xp, yp = _data(n=50)
+    model = LogisticRegression().fit(X, y)
+    with pytest.raises(ValueError, match="X_population has 3 columns but X_train has 4"):
+        PrivacyReport.from_estimator(model, X, y, Xp[:, :3], yp, n_canaries=0)
+    F, Fp = pd.DataFrame(X, columns=list("abcd")), pd.DataFrame(Xp, columns=list("abcd"))
+    frame_model = LogisticRegression().fit(F, y)
+    with pytest.raises(ValueError, match=r"X_population lacks the columns \['c'\] of X_train"):
+        PrivacyReport.from_estimator(frame_model, F, y, Fp.drop(columns="c"), yp,
+                                     n_canaries=0)
+
+
+def test_constructor_refuses_sections_that_are_not_report_sections():
+    """Before: ``PrivacyReport(["a"]).to_html()`` raised an AttributeError from inside
+    ``html.escape``."""
+    from sklearn_privacy.report import ReportSection
+
+    with pytest.raises(TypeError, match="sections must be ReportSection objects; got str"):
+        PrivacyReport(["a"])
+    page = PrivacyReport([ReportSection("k", "A title")], name="m").to_html()
+    assert "A title" in page
+
+
+def test_sensitive_features_that_name_no_column_are_refused():
+    """A typo in ``sensitive_features`` is an error, not a report without that column.
+
+    Before: the report was produced, its sections listing the column as "not attacked" /
+    "not computed" (and the membership split skipped it without a word).
+    """
+    pd = pytest.importorskip("pandas")
+    X, y, Xp, yp = _data(n=50)
+    model = LogisticRegression().fit(X, y)
+    kw = dict(n_canaries=0, random_state=0)
+    with pytest.raises(ValueError, match="sensitive_features: 9 is out of range for the 4 "
+                                         "columns of X_train"):
+        PrivacyReport.from_estimator(model, X, y, Xp, yp, sensitive_features=[9], **kw)
+    with pytest.raises(ValueError, match="sensitive_features: 'sex' is a column name, but "
+                                         "X_train has no column names"):
+        PrivacyReport.from_estimator(model, X, y, Xp, yp, sensitive_features="sex", **kw)
+    F = pd.DataFrame(X, columns=list("abcd"))
+    frame_model = LogisticRegression().fit(F, y)
+    with pytest.raises(ValueError, match="sensitive_features: 'zzz' is not a column of "
+                                         "X_train"):
+        PrivacyReport.from_estimator(frame_model, F, y, sensitive_features=["b", "zzz"], **kw)
+    with pytest.raises(TypeError, match="sensitive_features must hold column names or "
+                                        "positions"):
+        PrivacyReport.from_estimator(model, X, y, sensitive_features=[1.5], **kw)
+    rep = PrivacyReport.from_estimator(frame_model, F, y, sensitive_features=["b", 0], **kw)
+    assert rep.metadata["parameters"]["sensitive_features"] == ["b", 0]

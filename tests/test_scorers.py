@@ -231,3 +231,26 @@ def test_tpr_at_fpr_counts_the_level_itself():
                             drop_intermediate=False)
     assert res.tpr_at_fpr[0.01] == tpr[fpr <= 0.01].max()
     assert np.isnan(res.tpr_at_fpr[0.001])  # 200 non-members: one false positive is 0.5%
+
+
+def test_population_label_shape_and_scorer_names():
+    """A column-vector ``y_population`` is reported as such, and the WERM scorer shows its
+    own name.
+
+    Before: "X_population and y_population have different numbers of rows: y_population
+    must be 1-D ..." (the rows were equal), and ``repr`` of
+    ``make_werm_membership_scorer(...)`` read ``make_membership_scorer(..., group=0)``.
+    """
+    from sklearn_privacy.attacks import make_werm_membership_scorer
+
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(40, 2))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match=r"^y_population must be 1-D .*y\.ravel\(\)"):
+        make_membership_scorer(X, y[:, None], random_state=0)
+    with pytest.raises(ValueError, match="different numbers of rows: 40 and 39"):
+        make_membership_scorer(X, y[:-1], random_state=0)
+    werm = make_werm_membership_scorer(X, y, np.arange(40) % 2, group=1, random_state=0)
+    assert repr(werm).startswith("make_werm_membership_scorer(")
+    assert "group=1" in repr(werm)
+    assert repr(make_membership_scorer(X, y)).startswith("make_membership_scorer(")

@@ -183,6 +183,33 @@ def test_utility_rule_outcomes_and_boundary():
         "not_above_baseline"
 
 
+def test_utility_sentence_explains_a_one_sided_p_below_the_level():
+    """The rule is the two-sided interval, which is a one-sided test at half the level.
+
+    Before, the sentence read "not shown to beat ... difference [-0.007, 0.153] at 95%
+    (one-sided p = 0.036)": a p-value below 0.05 next to "not shown", where the other
+    sections of the same report call p < 0.05 a finding. Oracle: scipy's one-sample t
+    test gives that p and puts the interval's lower end at the 0.025 one-sided level.
+    """
+    diff = np.random.default_rng(8).normal(0.07, 0.7, size=300)
+    mean, lo, hi, p = paired_difference(diff, 0.95)
+    assert p == pytest.approx(stats.ttest_1samp(diff, 0, alternative="greater").pvalue)
+    assert lo < 0 < hi and 0.025 < p < 0.05      # the case of the contradiction
+    v = V.utility_verdict("accuracy", 0.55, "the majority class", 0.48, lo, hi, p, 300, 0.95)
+    assert v.outcome == "not_above_baseline"
+    assert "one-sided p = 0.0" in v.text
+    assert "below 0.05 but above the 0.025" in v.text
+    # no such clause where the p-value does not invite the question
+    far = V.utility_verdict("accuracy", 0.55, "the majority class", 0.48, -0.1, 0.1, 0.4,
+                            300, 0.95)
+    assert "0.025" not in far.text
+    # the regression-inversion sentence follows the same rule
+    num = V.numeric_inversion_verdict("age", 9.0, 9.5, lo, hi, p, 300, 0.95)
+    assert num.outcome == "cannot_tell" and "below 0.05 but above the 0.025" in num.text
+    assert "0.025" not in V.numeric_inversion_verdict("age", 9.0, 9.5, 0.1, 0.9, 0.001, 300,
+                                                      0.95).text
+
+
 def test_other_rules_outcomes_and_boundaries():
     assert V.verbatim_verdict(3, 10, searched="s").outcome == "verbatim"
     assert V.verbatim_verdict(0, 10, searched="s").outcome == "none_found"

@@ -19,6 +19,7 @@ from ._membership import MembershipInferenceResult, _split_known
 from ._validation import (
     check_finite_scores,
     check_membership_truth,
+    check_same_columns,
     is_frame,
     n_rows,
 )
@@ -436,6 +437,24 @@ def _redraws(fitted, seeds, attack):
             for seed in seeds]
 
 
+def _aligned_row(x_new, X):
+    """A replacement row with column labels, put in the column order of the frame ``X``.
+
+    A DataFrame row, or a Series indexed by column names, is matched by name; a Series
+    with a default (0, 1, ...) index and a plain sequence stay positional.
+    """
+    import pandas as pd
+
+    if is_frame(x_new):
+        frame = x_new
+    elif isinstance(x_new, pd.Series) and not isinstance(x_new.index, pd.RangeIndex):
+        frame = x_new.to_frame().T
+    else:
+        return x_new
+    check_same_columns(frame, X, "x_replacement")
+    return frame[list(X.columns)]
+
+
 def _replace_row(X, y, index, x_new, y_new):
     """``D'``: copies of ``X, y`` with row ``index`` replaced by ``(x_new, y_new)``."""
     n = n_rows(X)
@@ -444,6 +463,7 @@ def _replace_row(X, y, index, x_new, y_new):
     index = int(index) % n
     if is_frame(X):
         Xp = X.copy()
+        x_new = _aligned_row(x_new, X)
         row = x_new.iloc[0] if is_frame(x_new) else list(np.ravel(np.asarray(x_new,
                                                                               dtype=object)))
         if len(row) != X.shape[1]:
@@ -541,7 +561,9 @@ def canary_audit(estimator, X, y, index: int, x_replacement, y_replacement, *,
     index : int
         Row of ``D`` replaced in ``D'`` (negative values count from the end).
     x_replacement : array-like of shape (n_features,) or DataFrame of one row
-        The row that replaces row ``index`` of ``X`` in ``D'`` (the canary).
+        The row that replaces row ``index`` of ``X`` in ``D'`` (the canary). With a
+        DataFrame ``X``, a one-row DataFrame or a Series indexed by column names is matched
+        to ``X``'s columns by name.
     y_replacement : scalar
         Its label / target, of the same type as ``y``.
     attack : callable, default=None

@@ -326,6 +326,9 @@ class MembershipROCDisplay:
         """
         if isinstance(results, MembershipInferenceResult):
             results = [results]
+        if isinstance(results, dict):
+            raise TypeError("results must be a sequence of membership results; got a dict; "
+                            "pass list(d.values()), names=list(d).")
         results = list(results)
         if not results:
             raise ValueError("results is empty; pass at least one membership result.")
@@ -377,6 +380,9 @@ class MembershipROCDisplay:
             The display itself, with ``line_``, ``band_``, ``unresolved_``,
             ``chance_level_``, ``ax_`` and ``figure_`` set.
         """
+        if self.fpr.ndim != 1 or self.fpr.shape != self.tpr.shape:
+            raise ValueError(f"fpr and tpr must be 1-D of the same length (one point of the "
+                             f"curve each); got shapes {self.fpr.shape} and {self.tpr.shape}.")
         ax, fig = get_axes(ax, f"{type(self).__name__}.plot")
         if ax.get_gid() is None and not ax.lines:
             ax.set_gid(_OWN_AXES)  # a fresh axes: the legend may go outside it

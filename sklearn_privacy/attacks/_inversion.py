@@ -26,6 +26,7 @@ from ._mlp_inversion import (
 )
 from ._validation import (
     check_fraction,
+    check_same_columns,
     check_target,
     is_frame,
     n_rows,
@@ -112,6 +113,18 @@ class AttributeInversionResult:
             The result with ``accuracy`` (mean of the correct predictions) and
             ``accuracy_per_row`` (their mean over draws) computed from ``predictions``.
         """
+        predictions, truth = np.asarray(predictions), np.asarray(truth)
+        if truth.ndim != 1 or truth.size == 0:
+            raise ValueError(f"truth must be a non-empty 1-D array of candidate indices (one "
+                             f"per attacked row); got shape {truth.shape}.")
+        if predictions.ndim not in (1, 2) or predictions.shape[-1] != truth.size:
+            raise ValueError(f"predictions must have shape (n_draws, {truth.size}) (one column "
+                             f"per attacked row); got {predictions.shape}.")
+        k = len(candidates)
+        for name, a in (("predictions", predictions), ("truth", truth)):
+            if a.dtype.kind not in "iuf" or np.any((a < 0) | (a >= k) | (a != np.round(a))):
+                raise ValueError(f"{name} must hold indices into candidates (integers in "
+                                 f"0..{k - 1}).")
         correct = predictions == truth[None, :]
         return cls(predictions=predictions, truth=truth, candidates=candidates,
                    accuracy=float(correct.mean()), accuracy_per_row=correct.mean(axis=0),
@@ -214,7 +227,9 @@ def _check_candidates(candidates, width):
     if not np.all(np.isfinite(cand)):
         raise ValueError("candidates contain NaN or infinity; pass finite values.")
     if len(cand) < 2:
-        raise ValueError("An attribute needs at least two candidate values to be inverted.")
+        raise ValueError("An attribute needs at least two candidate values to be inverted; "
+                         "when the attacked rows show fewer, pass candidates= with "
+                         "every possible level.")
     if np.unique(cand, axis=0).shape[0] != len(cand):
         raise ValueError("candidates contains duplicate levels; pass each level once.")
     return cand
@@ -350,7 +365,8 @@ def _whitebox_attribute(estimator, sensitive_features, candidates, X):
         else:
             levels = np.asarray(candidates, dtype=object).ravel()
             if len(levels) < 2:
-                raise ValueError("An attribute needs at least two candidate values.")
+                raise ValueError("An attribute needs at least two candidate values; pass "
+                                 "candidates= with every possible level.")
             cand = _check_candidates(_push_levels(steps, X, feature, levels, cols), cols.size)
             truth = _match(values, cand)
         return steps, final, engine, cols, cand, truth, levels
@@ -392,7 +408,9 @@ def _blackbox_attribute(X, sensitive_features, candidates, *, param="X"):
         else:
             levels = np.asarray(candidates, dtype=object).ravel()
         if len(levels) < 2:
-            raise ValueError("An attribute needs at least two candidate values to be inverted.")
+            raise ValueError("An attribute needs at least two candidate values to be inverted; "
+                         "when the attacked rows show fewer, pass candidates= with "
+                         "every possible level.")
         lookup = {}
         for k, lev in enumerate(levels.tolist()):
             if lev in lookup:
@@ -962,6 +980,7 @@ def fredrikson_inversion(estimator, X, y, *, sensitive_features, candidates=None
     y = check_target(y, len(truth))
     prior_truth = truth
     if X_prior is not None:
+        _check_prior_rows(X_prior, X, sensitive_features)
         prior_truth = _blackbox_attribute(X_prior, sensitive_features, candidates,
                                           param="X_prior")[3]
     p = _prior(prior, prior_truth, len(candidates))
@@ -1003,6 +1022,17 @@ def fredrikson_inversion(estimator, X, y, *, sensitive_features, candidates=None
         raise ValueError("The model's predictions are NaN or infinite on some rows.")
     preds = np.argmax(scores, axis=1)[None, :]
     return AttributeInversionResult.from_predictions(preds, truth, candidates)
+
+
+def _check_prior_rows(X_prior, X, sensitive_features):
+    """``X_prior`` in the layout of ``X``: same width for arrays, the named columns for frames."""
+    if is_frame(X) and is_frame(X_prior):
+        items = ([sensitive_features] if _is_scalar_column(sensitive_features)
+                 else list(np.ravel(sensitive_features)))
+        check_same_columns(X_prior, X, "X_prior",
+                           columns=[c for c in items if isinstance(c, str)])
+    else:
+        check_same_columns(X_prior, X, "X_prior")
 
 
 def _stack_rows(A, B):
@@ -1060,6 +1090,8 @@ def prior_baseline(X, *, sensitive_features, candidates=None,
     >>> prior_baseline(X, sensitive_features=[1]).accuracy
     0.75
     """
+    if X_prior is not None:
+        _check_prior_rows(X_prior, X, sensitive_features)
     if candidates is None and X_prior is not None:
         # the levels are those of the prior's rows and of the attacked rows together (a
         # level absent from a small attacked subset is still a level of the attribute)
@@ -1167,6 +1199,15 @@ class NumericInversionResult:
         """
         pred = np.asarray(predictions, dtype=float)
         truth = np.asarray(truth, dtype=float)
+        if pred.ndim != 1 or pred.shape != truth.shape or pred.size == 0:
+            raise ValueError(f"predictions and truth must be 1-D of the same non-zero length "
+                             f"(one per attacked row); got shapes {pred.shape} and "
+                             f"{truth.shape}.")
+        if not (np.all(np.isfinite(pred)) and np.all(np.isfinite(truth))):
+            raise ValueError("predictions and truth must be finite; got NaN or infinity.")
+        if not np.isfinite(float(baseline)):
+            raise ValueError(f"baseline must be a finite number; got {baseline!r}.")
+        confidence = check_fraction(confidence, "confidence")
         err, base_err = np.abs(pred - truth), np.abs(float(baseline) - truth)
         mean, low, high, p = paired_difference(base_err - err, confidence)
         return cls(column=column, predictions=pred, truth=truth, baseline=float(baseline),
@@ -1320,6 +1361,7 @@ def regression_inversion(estimator, X, y, *, sensitive_features, X_population, y
     y = check_target(y, n)
     y_population = check_target(y_population, m, param="y_population",
                                 x_param="X_population")
+    check_same_columns(X_population, X, "X_population")
     if m < 10:
         raise ValueError(f"X_population has {m} rows; the adversary needs at least 10 to "
                          "learn from.")

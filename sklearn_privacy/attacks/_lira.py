@@ -202,7 +202,9 @@ def lira(estimator, X, y, members, *, n_reference_models: int = 16, online: bool
         One pooled variance for all examples (recommended by Carlini et al. for fewer
         than 64 shadows) instead of per-example variances.
     fit_params : dict, default=None
-        Passed to every shadow ``fit``.
+        Passed to every shadow ``fit``; entries with one value per row of ``X`` (such as
+        ``sample_weight``) are restricted to each model's training rows, as in
+        :func:`~sklearn.model_selection.cross_validate`.
     known_fraction : float, default=0.5
         Fraction of members / non-members on which the balanced-accuracy threshold is
         chosen; the other metrics use the remaining rows.

@@ -171,7 +171,9 @@ def _levels_of(values, candidates, where):
         if np.unique(_as_levels(levels, levels)).size != len(levels):
             raise ValueError("candidates contains duplicate levels; pass each level once.")
     if len(levels) < 2:
-        raise ValueError("An attribute needs at least two candidate values to be inverted.")
+        raise ValueError("An attribute needs at least two candidate values to be inverted; "
+                         "when the attacked rows show fewer, pass candidates= with "
+                         "every possible level.")
     truth = _as_levels(values, levels)
     if np.any(truth < 0):
         bad = np.flatnonzero(truth < 0)[:5]

@@ -27,9 +27,11 @@ from ..utils._pipeline import split_pipeline
 from ..utils._random import seeded_clone
 from ..utils.fixes import HasMethods, NumberInterval, StrOptions, validate_params
 from ._membership import membership_scores
+from ._reference import per_row_params
 from ._validation import (
     check_finite_scores,
     check_membership_truth,
+    check_same_columns,
     check_target,
     is_frame,
     n_rows,
@@ -79,7 +81,7 @@ def one_run_p_value(n_guesses: int, n_correct: int, epsilon: float, *, delta: fl
     delta : float in [0, 1], default=0.0
         The delta of the null hypothesis.
     n_canaries : int >= 1 or None
-        Number of canaries ``m`` (needed when ``delta > 0``).
+        Number of canaries ``m`` (needed when ``delta > 0``; at least ``n_guesses``).
 
     Returns
     -------
@@ -92,7 +94,7 @@ def one_run_p_value(n_guesses: int, n_correct: int, epsilon: float, *, delta: fl
     >>> round(one_run_p_value(100, 60, 0.0), 4)   # a fair coin guessing 60 of 100
     0.0284
     """
-    r, v = _check_counts(n_guesses, n_correct)
+    r, v = _check_counts(n_guesses, n_correct, n_canaries)
     return _p_value(r, v, epsilon, delta, n_canaries)
 
 
@@ -138,7 +140,7 @@ def one_run_epsilon_bound(n_guesses: int, n_correct: int, *, n_canaries: int | N
     n_guesses, n_correct : int >= 0
         Guesses made and guesses correct (``n_correct <= n_guesses``).
     n_canaries : int >= 1 or None
-        Number of canaries (required when ``delta > 0``).
+        Number of canaries (required when ``delta > 0``; at least ``n_guesses``).
     delta : float in [0, 1), default=0.0
         The delta of the null hypothesis.
     confidence : float in (0, 1), default=0.95
@@ -157,7 +159,7 @@ def one_run_epsilon_bound(n_guesses: int, n_correct: int, *, n_canaries: int | N
     >>> round(one_run_epsilon_bound(1000, 900, n_canaries=1000), 3)
     2.021
     """
-    r, v = _check_counts(n_guesses, n_correct)
+    r, v = _check_counts(n_guesses, n_correct, n_canaries)
     level = (1.0 - confidence) / n_tests
 
     def p(eps):
@@ -187,9 +189,12 @@ def _generator(random_state) -> np.random.Generator:
     return np.random.default_rng(int(child_seeds(noise_generator(random_state), 1)[0]))
 
 
-def _check_counts(n_guesses, n_correct):
+def _check_counts(n_guesses, n_correct, n_canaries=None):
     if n_correct > n_guesses:
         raise ValueError(f"n_correct ({n_correct}) cannot exceed n_guesses ({n_guesses}).")
+    if n_canaries is not None and n_guesses > n_canaries:
+        raise ValueError(f"n_guesses ({n_guesses}) cannot exceed n_canaries ({n_canaries}): "
+                         "the audit guesses at most once per canary.")
     return int(n_guesses), int(n_correct)
 
 
@@ -463,6 +468,8 @@ def _fil_final(estimator):
 def _make_canaries(kind, estimator, X, y, X_canaries, y_canaries, m, rng):
     """``(X_c, y_c)`` for ``m`` canaries of the requested ``kind``."""
     classifier = is_classifier(estimator)
+    if X_canaries is not None:
+        check_same_columns(X_canaries, X, "X_canaries")
     if kind == "given":
         if X_canaries is None or y_canaries is None:
             raise ValueError("canaries='given' needs X_canaries and y_canaries.")
@@ -531,6 +538,20 @@ def _logit_scores(model, Xc, yc):
     p = np.clip(p, 1e-300, 1.0)
     q = np.clip(1.0 - p, 1e-300, 1.0)
     return np.log(p) - np.log(q)
+
+
+def _seeded_if_unset(estimator, rng):
+    """``clone(estimator)`` whose ``random_state`` parameters left at None get a seed from
+    ``rng`` (never numpy's global state); explicit seeds are the caller's and are kept.
+
+    Nothing is drawn from ``rng`` when no such parameter is None.
+    """
+    est = clone(estimator)
+    names = [k for k, v in est.get_params(deep=True).items()
+             if (k == "random_state" or k.endswith("__random_state")) and v is None]
+    if names:
+        est.set_params(**dict.fromkeys(names, int(child_seeds(rng, 1)[0])))
+    return est
 
 
 def _fit_reference(estimator, X, y, seed, fit_params, Xc, yc):
@@ -694,7 +715,8 @@ def one_run_audit(estimator, X, y, *, n_canaries: int = 1000, canaries: str = "m
         Progress messages (and joblib's verbosity).
     random_state : int, RandomState, Generator or None
         The audit's own randomness (coin flips, canary generation, tie breaks, reference
-        seeds). ``None`` draws fresh OS entropy.
+        seeds, and the seed of every ``random_state`` parameter of ``estimator`` left at
+        None; explicit seeds are kept). ``None`` draws fresh OS entropy.
 
     Returns
     -------
@@ -719,6 +741,12 @@ def one_run_audit(estimator, X, y, *, n_canaries: int = 1000, canaries: str = "m
     n = n_rows(X)
     y = check_target(y, n)
     fit_params = dict(fit_params or {})
+    per_row = per_row_params(fit_params, n)
+    if per_row:
+        raise ValueError(
+            f"fit_params[{per_row[0]!r}] has one entry per row of X, but the audit trains on "
+            "X plus the included canaries, which have no entry; per-row fit parameters are "
+            "not supported (repeat rows instead of weighting them).")
     rng = _generator(random_state)
 
     Xc, yc = _make_canaries(canaries, estimator, X, y, X_canaries, y_canaries,
@@ -730,7 +758,7 @@ def one_run_audit(estimator, X, y, *, n_canaries: int = 1000, canaries: str = "m
     y_train = np.concatenate([np.asarray(y), np.asarray(yc)[idx]])
     if verbose:
         print(f"[one_run_audit] fitting once on {n} rows + {idx.size} of {m} canaries")
-    model = clone(estimator).fit(X_train, y_train, **fit_params)
+    model = _seeded_if_unset(estimator, rng).fit(X_train, y_train, **fit_params)
     check_is_fitted(model)
 
     if attack == "whitebox":
@@ -741,7 +769,7 @@ def one_run_audit(estimator, X, y, *, n_canaries: int = 1000, canaries: str = "m
                              "other models.")
         if getattr(fil.coef_, "ndim", 1) == 2 and fil.coef_.shape[0] > 1:
             raise ValueError("attack='whitebox' supports binary and regression FIL models.")
-        base = clone(estimator).fit(X, y, **fit_params)
+        base = _seeded_if_unset(estimator, rng).fit(X, y, **fit_params)
         s = _whitebox_scores(model, base, Xc, yc)
         label = "whitebox"
     elif n_reference_models:

@@ -47,11 +47,29 @@ def log_proba(estimator, X):
         return np.log(proba), False
 
 
+def per_row_params(fit_params, n):
+    """Names of the ``fit_params`` entries with one value per row (``sample_weight``, ...).
+
+    The rule of scikit-learn's ``cross_validate``: an array-like (not a string) of length
+    ``n``.
+    """
+    return [k for k, v in fit_params.items()
+            if not isinstance(v, (str, bytes)) and np.ndim(v) >= 1 and len(v) == n]
+
+
 def _fit_reference(estimator, X, y, in_mask, seed, fit_params, outputs):
     """Fit ``clone(estimator)`` on the rows of ``in_mask``; ``outputs`` on every row."""
     est = seeded_clone(estimator, seed)
     idx = np.flatnonzero(in_mask)
-    est.fit(take_rows(X, idx), y[idx], **fit_params)
+    rows = set(per_row_params(fit_params, len(y)))
+    params = {k: take_rows(v, idx) if k in rows else v for k, v in fit_params.items()}
+    try:
+        est.fit(take_rows(X, idx), y[idx], **params)
+    except ValueError as exc:
+        hint = (" (each row is in half of the models: a class needs rows in every half)"
+                if "class" in str(exc) else "")
+        raise ValueError(f"Fitting a reference model on its random half of the {len(y)} rows "
+                         f"of X failed{hint}: {exc}") from exc
     return np.asarray(outputs(est, X, y), dtype=float)
 
 
@@ -80,6 +98,8 @@ def fit_reference_models(estimator, X, y, n_models, *, outputs, rng, fit_params=
         and cluster backends can pickle it).
     rng : RandomState or Generator
     fit_params : dict or None
+        Passed to every ``fit``; entries with one value per row of ``X`` (such as
+        ``sample_weight``) are restricted to the model's training rows.
     n_jobs, verbose : passed to :class:`joblib.Parallel`.
 
     Returns

@@ -228,7 +228,9 @@ def rmia(estimator, X, y, members, *, n_reference_models: int = 4, online: bool 
         Number of population samples ``z`` drawn without replacement from the rows of
         ``X``; ``None`` uses every row.
     fit_params : dict, default=None
-        Passed to every reference ``fit``.
+        Passed to every reference ``fit``; entries with one value per row of ``X`` (such as
+        ``sample_weight``) are restricted to each model's training rows, as in
+        :func:`~sklearn.model_selection.cross_validate`.
     known_fraction : float in (0, 1), default=0.5
         As in :func:`lira` (threshold chosen on the known part).
     n_jobs : int, default=None

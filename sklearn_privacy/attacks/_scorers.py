@@ -131,11 +131,10 @@ class _MembershipScorer:
     def __init__(self, X, y, attack, thresholds, metric, known_fraction, random_state,
                  cv=None, sensitive_features=None, group=None, confidence=None):
         n = n_rows(X, "X_population")
-        try:
-            self.y = check_target(y, n, param="y_population", x_param="X_population")
-        except ValueError as exc:
+        if y is not None and np.ndim(y) == 1 and len(y) != n:
             raise ValueError(f"X_population and y_population have different numbers of "
-                             f"rows: {exc}") from None
+                             f"rows: {n} and {len(y)}; pass one label per row.")
+        self.y = check_target(y, n, param="y_population", x_param="X_population")
         if n < 4:
             raise ValueError(f"X_population has {n} rows; a membership scorer needs at "
                              "least 4.")
@@ -337,7 +336,9 @@ class _MembershipScorer:
         extra = "" if self.sensitive_features is None else f", group={self.group!r}"
         if self.confidence is not None:
             extra += f", confidence={self.confidence!r}"
-        return (f"make_membership_scorer(attack={self.attack!r}, thresholds="
+        maker = ("make_membership_scorer" if self.sensitive_features is None
+                 else "make_werm_membership_scorer")
+        return (f"{maker}(attack={self.attack!r}, thresholds="
                 f"{self.thresholds!r}, metric={self.metric!r}{extra})")
 
 

@@ -49,6 +49,26 @@ def take_rows(X, idx):
     return X[idx]
 
 
+def check_same_columns(other, X, param, *, x_param="X", columns=None) -> None:
+    """``other`` holds rows in the layout of ``X`` (the same model or positions read them).
+
+    Frames: ``other`` has every column of ``X`` (or only ``columns``, the names actually
+    read); otherwise both have the same number of columns.
+    """
+    if is_frame(X) and is_frame(other):
+        need = list(X.columns) if columns is None else list(columns)
+        have = set(other.columns)
+        missing = [c for c in need if c not in have]
+        if missing:
+            raise ValueError(f"{param} lacks the columns {missing[:10]} of {x_param}; pass "
+                             f"rows with {x_param}'s columns.")
+        return
+    d_x, d_other = np.shape(X), np.shape(other)
+    if len(d_x) == len(d_other) == 2 and d_x[1] != d_other[1]:
+        raise ValueError(f"{param} has {d_other[1]} columns but {x_param} has {d_x[1]}; pass "
+                         f"rows with {x_param}'s columns.")
+
+
 def check_target(y, n, *, param="y", x_param="X") -> np.ndarray:
     """``y`` as a 1-D array with ``n`` entries (a column vector is refused, not broadcast)."""
     if y is None:

@@ -7,6 +7,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils import Bunch, check_random_state
 
+from ..utils import child_seeds, noise_generator
 from ..utils.fixes import NumberInterval, validate_params
 
 __all__ = ["make_count_data"]
@@ -75,6 +76,7 @@ def make_count_data(n_samples: int = 2000, *, overdispersion: float = 0.0,
         columns) and ``target`` as a Series; otherwise ``data`` is an object array.
     random_state : int, RandomState instance or None, default=None
         Seed of the simulation (the data are random; fix it for reproducible examples).
+        ``None``: fresh OS entropy (numpy's global state is neither used nor advanced).
 
     Returns
     -------
@@ -93,6 +95,8 @@ def make_count_data(n_samples: int = 2000, *, overdispersion: float = 0.0,
     >>> bool(counts.target.min() >= 0), counts.target.dtype.kind
     (True, 'i')
     """
+    if random_state is None:   # fresh OS entropy, never numpy's global state
+        random_state = int(child_seeds(noise_generator(None), 1)[0])
     rng = check_random_state(random_state)
     n = int(n_samples)
     age = rng.uniform(18, 90, n)

@@ -10,6 +10,7 @@ from sklearn.decomposition import PCA
 from sklearn.model_selection import train_test_split
 from sklearn.utils import Bunch
 
+from ..utils import child_seeds, noise_generator
 from ..utils.fixes import Interval, validate_params
 from ._base import frame_bunch, load_descr, parse_float_table, read_gzip_bytes
 
@@ -101,7 +102,8 @@ def load_mnist01(
     train_size : int, default=800
         Number of training rows.
     random_state : int, RandomState instance or None, default=None
-        Seed of the train/test split.
+        Seed of the train/test split. ``None``: fresh OS entropy (numpy's global state
+        is neither used nor advanced).
     as_frame : bool, default=False
         Return ``data``, ``data_train`` and ``data_test`` as pandas DataFrames and the
         targets as Series (requires pandas); ``frame`` joins ``data`` and ``target``.
@@ -130,6 +132,8 @@ def load_mnist01(
     keep = labels <= 1
     X, y = pixels[keep], labels[keep]
     index = np.arange(len(y))
+    if random_state is None:   # fresh OS entropy, never numpy's global state
+        random_state = int(child_seeds(noise_generator(None), 1)[0])
     train_index, test_index = train_test_split(
         index, train_size=train_size, stratify=y, random_state=random_state
     )

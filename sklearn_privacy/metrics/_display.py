@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 
 from ..utils._display import format_value, get_axes
@@ -181,11 +183,21 @@ class PrivacyUtilityDisplay:
         """
         if not isinstance(cv_results, dict) or "params" not in cv_results:
             raise ValueError("cv_results must be a search's cv_results_ dict (with 'params').")
-        params = list(cv_results["params"])
+        params = cv_results["params"]
+        if isinstance(params, (str, dict)) or not hasattr(params, "__iter__") or not all(
+                isinstance(p, dict) for p in params):
+            raise ValueError("cv_results['params'] must be a list of parameter dicts, one per "
+                             "candidate.")
+        params = list(params)
         if not params:
             raise ValueError("cv_results has no candidate (empty 'params').")
         u_key = _score_column(cv_results, utility, "utility")
         l_key = _score_column(cv_results, leakage, "leakage")
+        for key in (u_key, l_key):
+            if np.ndim(cv_results[key]) != 1 or len(cv_results[key]) != len(params):
+                raise ValueError(f"cv_results[{key!r}] has {np.size(cv_results[key])} entries "
+                                 f"but 'params' has {len(params)} candidates; pass a search's "
+                                 "cv_results_ unchanged.")
         if param is None:
             varying = _varying_param(params)
             if len(varying) != 1:
@@ -218,6 +230,11 @@ class PrivacyUtilityDisplay:
         n_splits = (sum(1 for k in cv_results
                         if k.startswith("split") and k.endswith(f"_test_{prefix}"))
                     if prefix is not None else 0)
+        if selected is not None and (isinstance(selected, (bool, np.bool_))
+                                     or not isinstance(selected, Integral)
+                                     or not 0 <= selected < len(params)):
+            raise ValueError(f"selected={selected!r} is not a candidate of cv_results "
+                             f"(0..{len(params) - 1}); pass the search's best_index_.")
         disp = cls(sign * column(l_key), column(u_key), [values[i] for i in order],
                    leakage_std=std(l_key), utility_std=std(u_key),
                    leakage_name=leakage if negate_leakage else f"{leakage} (score)",
@@ -345,6 +362,7 @@ class PrivacyUtilityDisplay:
             The display itself, with ``line_``, ``errorbar_``, ``annotations_``, ``ax_``
             and ``figure_`` set.
         """
+        self._check()
         ax, fig = get_axes(ax, f"{type(self).__name__}.plot")
         kwargs.setdefault("marker", "o")
         (self.line_,) = ax.plot(self.leakage, self.utility,
@@ -380,6 +398,24 @@ class PrivacyUtilityDisplay:
         ax.legend(fontsize=7, loc="best")
         self.ax_, self.figure_ = ax, fig
         return self
+
+    def _check(self):
+        """Consistent arrays and numeric lines, named when they are not."""
+        n = len(self.param_values)
+        if not self.leakage.shape == self.utility.shape == (n,):
+            raise ValueError(
+                "leakage, utility and param_values must be 1-D with one entry per candidate; "
+                f"got shapes {self.leakage.shape}, {self.utility.shape} and ({n},).")
+        for name in ("chance_level", "leakage_bound"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, (bool, np.bool_))
+                                      or not isinstance(value, Real)):
+                raise TypeError(f"{name} must be a real number or None; got {value!r}.")
+        k = self.selected
+        if k is not None and (isinstance(k, (bool, np.bool_)) or not isinstance(k, Integral)
+                              or not 0 <= k < n):
+            raise ValueError(f"selected={k!r} is not a position in 0..{n - 1} (the plotted "
+                             "order of the candidates).")
 
     def _annotate(self, ax):
         """Parameter values next to the points, moved apart where points crowd."""

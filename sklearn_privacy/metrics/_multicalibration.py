@@ -160,6 +160,11 @@ class _MulticalibrationScorer:
         if classes is None or len(classes) != 2:
             raise ValueError("The multicalibration scorer needs a fitted binary classifier "
                              "with classes_ of length 2.")
+        if not hasattr(estimator, "predict_proba"):
+            raise TypeError(
+                "The multicalibration scorer needs predict_proba; "
+                f"{type(estimator).__name__} has none. Score a probabilistic classifier "
+                "(e.g. wrap it in sklearn.calibration.CalibratedClassifierCV).")
         if not np.all((y == classes[0]) | (y == classes[1])):
             raise ValueError(f"y holds labels outside the classifier's classes "
                              f"{list(classes)}.")

@@ -83,6 +83,20 @@ _NON_NEGATIVE = NumberInterval(Real, 0, np.inf, closed="left")
 _ORDERS_CONSTRAINT = ["array-like", NumberInterval(Real, 1, None, closed="left")]
 
 
+def _as_orders(orders) -> np.ndarray:
+    """``orders`` as floats, each a Renyi order in [1, inf] (an array is checked entrywise)."""
+    a = np.asarray(orders)
+    if a.dtype.kind not in "iuf":
+        raise TypeError(f"orders must hold real numbers (Renyi orders >= 1); got dtype "
+                        f"{a.dtype}.")
+    a = a.astype(float)
+    bad = np.isnan(a) | (a < 1.0)
+    if np.any(bad):
+        raise ValueError(f"orders must be Renyi orders >= 1 (inf allowed); got "
+                         f"{a[bad][:5].tolist()}.")
+    return a
+
+
 @validate_params({"orders": _ORDERS_CONSTRAINT, "mu": [_NON_NEGATIVE]},
                  prefer_skip_nested_validation=True)
 def gaussian_rdp(orders, mu: float) -> np.ndarray:
@@ -90,7 +104,7 @@ def gaussian_rdp(orders, mu: float) -> np.ndarray:
 
     Parameters
     ----------
-    orders : array-like of float >= 1
+    orders : array-like of float in [1, inf]
         Renyi orders ``lambda``.
     mu : float >= 0
         Sensitivity divided by the noise's standard deviation.
@@ -106,7 +120,10 @@ def gaussian_rdp(orders, mu: float) -> np.ndarray:
     >>> gaussian_rdp([2.0, 10.0], 0.5)
     array([0.25, 1.25])
     """
-    return np.asarray(orders, dtype=float) * float(mu) ** 2 / 2.0
+    a = _as_orders(orders)
+    if float(mu) == 0.0:
+        return np.zeros_like(a)
+    return a * float(mu) ** 2 / 2.0
 
 
 @validate_params({"orders": _ORDERS_CONSTRAINT, "epsilon": [_NON_NEGATIVE]},
@@ -116,7 +133,7 @@ def laplace_rdp(orders, epsilon: float) -> np.ndarray:
 
     Parameters
     ----------
-    orders : array-like of float >= 1
+    orders : array-like of float in [1, inf]
         Renyi orders; 1 gives the Kullback-Leibler divergence (the formula's limit).
     epsilon : float >= 0
         Sensitivity divided by the Laplace scale (the mechanism is ``(epsilon, 0)``-DP).
@@ -133,17 +150,19 @@ def laplace_rdp(orders, epsilon: float) -> np.ndarray:
     >>> laplace_rdp([1.0, 2.0, 1e6], 1.0).round(4)
     array([0.3679, 0.6191, 1.    ])
     """
-    a = np.asarray(orders, dtype=float)
+    a = _as_orders(orders)
     eps = float(epsilon)
     if eps == 0.0:
         return np.zeros_like(a)
     out = np.empty_like(a)
     one = a == 1.0
     out[one] = eps + np.expm1(-eps)
-    b = a[~one]
+    out[np.isinf(a)] = eps  # the max-divergence of Laplace noise
+    rest = ~one & np.isfinite(a)
+    b = a[rest]
     log_terms = np.logaddexp(np.log(b) - np.log(2 * b - 1) + (b - 1) * eps,
                              np.log(b - 1) - np.log(2 * b - 1) - b * eps)
-    out[~one] = log_terms / (b - 1)
+    out[rest] = log_terms / (b - 1)
     # rounding can push the value a hair above the pure-DP bound epsilon
     return np.minimum(out, eps)
 
@@ -155,7 +174,7 @@ def pure_dp_rdp(orders, epsilon: float) -> np.ndarray:
 
     Parameters
     ----------
-    orders : array-like of float >= 1
+    orders : array-like of float in [1, inf]
         Renyi orders.
     epsilon : float >= 0
         The pure-DP budget.
@@ -172,7 +191,9 @@ def pure_dp_rdp(orders, epsilon: float) -> np.ndarray:
     >>> pure_dp_rdp([2.0, 100.0], 0.1)
     array([0.01, 0.1 ])
     """
-    a = np.asarray(orders, dtype=float)
+    a = _as_orders(orders)
+    if float(epsilon) == 0.0:
+        return np.zeros_like(a)
     return np.minimum(float(epsilon), a * float(epsilon) ** 2 / 2.0)
 
 

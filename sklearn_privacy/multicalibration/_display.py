@@ -213,6 +213,13 @@ class MulticalibrationDisplay:
             The display, with the base model ("before") and the multicalibrated model
             ("after") drawn.
         """
+        from ._multicalibrator import PrivateMulticalibrator
+
+        if not isinstance(estimator, PrivateMulticalibrator):
+            raise TypeError(f"MulticalibrationDisplay.from_estimator needs a fitted "
+                            f"PrivateMulticalibrator; got {type(estimator).__name__}. For "
+                            "another model use from_predictions(y, model.predict_proba(X)"
+                            "[:, 1], membership_matrix(groups, X)).")
         check_is_fitted(estimator, "updates_")
         classes = np.asarray(estimator.classes_)
         y = np.asarray(y)

@@ -9,12 +9,22 @@ import pickle
 import time
 import warnings
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import clone, is_classifier
 from sklearn.utils.validation import check_is_fitted
 
-from ..attacks._validation import check_bool, check_target, is_frame, n_rows, take_rows
+from ..attacks._validation import (
+    check_bool,
+    check_fraction,
+    check_positive_int,
+    check_same_columns,
+    check_target,
+    is_frame,
+    n_rows,
+    take_rows,
+)
 from ..exceptions import PrivacyWarning, UncertifiedMinimumError
 from ..utils import noise_generator
 from ..utils._columns import frame_codes
@@ -214,6 +224,10 @@ class PrivacyReport:
 
     def __init__(self, sections, *, name="model", summary=None, metadata=None):
         self.sections = list(sections)
+        for section in self.sections:
+            if not isinstance(section, ReportSection):
+                raise TypeError(f"sections must be ReportSection objects; got "
+                                f"{type(section).__name__}.")
         self.name = name
         self.summary = dict(summary or {})
         self.metadata = dict(metadata or {})
@@ -287,8 +301,24 @@ class PrivacyReport:
             m = n_rows(X_population, "X_population")
             y_population = check_target(y_population, m, param="y_population",
                                         x_param="X_population")
+            check_same_columns(X_population, X_train, "X_population", x_param="X_train")
         if sensitive_features is not None and not isinstance(sensitive_features, list | tuple):
             sensitive_features = [sensitive_features]
+        _check_sensitive_columns(sensitive_features or [], X_train)
+        if sigma is not None and (isinstance(sigma, (bool, np.bool_)) or not isinstance(
+                sigma, Real) or not (np.isfinite(sigma) and sigma > 0)):
+            raise (ValueError if isinstance(sigma, Real) else TypeError)(
+                f"sigma must be a positive finite number or None; got {sigma!r}.")
+        for param, value in (("n_reference_models", n_reference_models),
+                             ("n_canaries", n_canaries), ("canary_releases", canary_releases),
+                             ("top_k", top_k)):
+            check_positive_int(value, param, minimum=0)
+        if 0 < n_reference_models < 4:
+            raise ValueError(
+                f"n_reference_models must be 0 (no LiRA) or at least 4 (LiRA's per-example "
+                f"variances need 2 models with and 2 without each row); got "
+                f"{n_reference_models}.")
+        check_fraction(confidence, "confidence")
         include_private_details = check_bool(include_private_details,
                                             "include_private_details")
         # the seed of the report's own randomness, stated on the page (reproducible)
@@ -703,6 +733,27 @@ def _fil_model(ctx):
     if "fil_view" not in ctx:   # computed once for the FIL and inversion sections
         ctx["fil_view"] = _audit_view(ctx)
     return ctx["fil_view"]
+
+
+def _check_sensitive_columns(columns, X):
+    """Each entry names a column of ``X`` (a frame's name) or is a position in it."""
+    d = np.shape(X)[1] if len(np.shape(X)) == 2 else None
+    for c in columns:
+        if isinstance(c, str):
+            if not is_frame(X):
+                raise ValueError(f"sensitive_features: {c!r} is a column name, but X_train has "
+                                 "no column names; pass a DataFrame or column positions.")
+            if c not in X.columns:
+                raise ValueError(f"sensitive_features: {c!r} is not a column of X_train.")
+        elif isinstance(c, Integral) and not isinstance(c, (bool, np.bool_)):
+            if is_frame(X) and c in X.columns:
+                continue
+            if d is not None and not -d <= c < d:
+                raise ValueError(f"sensitive_features: {c} is out of range for the {d} "
+                                 "columns of X_train.")
+        else:
+            raise TypeError(f"sensitive_features must hold column names or positions; got "
+                            f"{c!r}.")
 
 
 def _audit_view(ctx):

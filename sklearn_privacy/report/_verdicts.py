@@ -55,6 +55,16 @@ def _alpha(confidence):
     return round(1.0 - float(confidence), 12)
 
 
+def _half_level_note(p_value, low, confidence):
+    """Why a one-sided p below ``1 - confidence`` is not a finding when the rule also needs
+    the two-sided interval to exclude 0 (a one-sided test at half the level)."""
+    level = _alpha(confidence)
+    if p_value < level and not low > 0:
+        return (f"; p is below {level:g} but above the {level / 2:g} at which the "
+                f"{confidence:.0%} two-sided interval excludes 0")
+    return ""
+
+
 def _p(p):
     return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
 
@@ -111,6 +121,7 @@ def utility_verdict(metric, value, baseline_name, baseline, diff_low, diff_high,
         return Verdict("below_baseline", f"Flag: the release does worse than {baseline_name}"
                                          f": {head}. It has no utility to trade privacy "
                                          "against.")
+    head += _half_level_note(p_value, diff_low, confidence)
     return Verdict("not_above_baseline", f"Flag: the release is not shown to beat "
                                          f"{baseline_name}: {head}.")
 
@@ -229,7 +240,7 @@ def numeric_inversion_verdict(column, mae, baseline_mae, diff_low, diff_high, p_
     """
     tail = (f"mean absolute error {mae:.3g} vs {baseline_mae:.3g} for the median, "
             f"improvement {_ci(diff_low, diff_high, 3)} in the column's units on {n:,} rows, "
-            f"one-sided {_p(p_value)}")
+            f"one-sided {_p(p_value)}{_half_level_note(p_value, diff_low, confidence)}")
     beats = p_value < _alpha(confidence) and diff_low > 0
     if without_model_mae is None:
         if beats:
@@ -238,7 +249,8 @@ def numeric_inversion_verdict(column, mae, baseline_mae, diff_low, diff_high, p_
         return Verdict("cannot_tell", f"'{column}': the regression attack is not shown to "
                                       f"beat predicting the median ({tail}).")
     gain = (f"without querying the model {without_model_mae:.3g}, the model's answers "
-            f"lower it by {_ci(gain_low, gain_high, 3)}, one-sided {_p(gain_p_value)}")
+            f"lower it by {_ci(gain_low, gain_high, 3)}, one-sided {_p(gain_p_value)}"
+            f"{_half_level_note(gain_p_value, gain_low, confidence)}")
     if beats and gain_p_value < _alpha(confidence) and gain_low > 0:
         return Verdict("beats_prior", f"'{column}' leaks through the model: the regression "
                                       f"attack estimates it better than the median ({tail}) "

@@ -139,6 +139,12 @@ def _check_groups(groups, n):
         raise ValueError(f"groups must be a membership matrix of shape (n_samples, n_groups); "
                          f"got shape {G.shape}.")
     if G.shape[0] != n:
+        if isinstance(groups, (list, tuple)):
+            raise ValueError(
+                f"groups has {len(groups)} entries but y_true has {n} rows: here groups is a "
+                "membership matrix (one row per sample, one boolean column per group). For "
+                "group specifications (columns, predicates, Group objects), evaluate them on "
+                "the data first: membership_matrix(groups, X).")
         raise ValueError(f"groups has {G.shape[0]} rows but y_true has {n}.")
     if G.shape[1] == 0:
         raise ValueError("groups has no column; pass None for the whole population only.")
