@@ -465,3 +465,35 @@ def test_sigma_for_epsilon_names_a_bad_target_first(Est):
             est.sigma_for_epsilon(1.0, bad)
     with pytest.raises(ValueError, match="no DP guarantee: data_norm is None"):
         est.sigma_for_epsilon(1.0)
+
+
+def test_boolean_series_rows_follow_the_training_rows_not_their_position():
+    """A mask as a pandas Series: aligned on the training frame's index when ``X`` is
+    given (a sorted or shuffled mask gives the rows it names), read by position when its
+    index is 0..n-1, refused otherwise (it was read by position, naming other rows)."""
+    pd = pytest.importorskip("pandas")
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from sklearn_privacy import fil
+    X, y = _data(n=80)
+    frame = pd.DataFrame(X, columns=list("abcd"), index=np.arange(80)[::-1] + 1000)
+    pipe = make_pipeline(StandardScaler(), FILLinearRegression(sigma=1.0, random_state=0))
+    pipe.fit(frame, y)
+    mask = pd.Series(frame["a"].to_numpy() > 0.5, index=frame.index)
+    expected = fil.eta(pipe, rows=mask.to_numpy(), per_example=True, X=frame)
+    shuffled = mask.sample(frac=1.0, random_state=0)
+    got = fil.eta(pipe, rows=shuffled, per_example=True, X=frame)
+    np.testing.assert_array_equal(got, expected)
+    assert fil.eta(pipe, rows=shuffled, X=frame) == fil.eta(pipe, rows=mask.to_numpy(),
+                                                            X=frame)
+    np.testing.assert_array_equal(
+        fil.fisher_information(pipe, rows=shuffled, X=frame),
+        fil.fisher_information(pipe, rows=mask.to_numpy(), X=frame))
+    # positional read of the shuffled mask would select other rows
+    assert not np.array_equal(shuffled.to_numpy(), mask.to_numpy())
+    with pytest.raises(ValueError, match=r"rows: a boolean pandas Series .*reindex"):
+        pipe[-1].eta(rows=shuffled, per_example=True)
+    plain = pd.Series(mask.to_numpy())                   # index 0..n-1: by position
+    np.testing.assert_array_equal(pipe[-1].eta(rows=plain, per_example=True),
+                                  pipe[-1].eta(rows=mask.to_numpy(), per_example=True))

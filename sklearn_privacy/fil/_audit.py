@@ -10,7 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..exceptions import PrivacyWarning
 from ..utils._columns import resolve_columns
 from ..utils._pipeline import feature_columns, split_pipeline
-from ..utils._validation import errors_name
+from ..utils._validation import errors_name, positional_rows
 from ..utils._warnings import warn_user
 from ..utils.fixes import NumberInterval, StrOptions, validate_params
 from ._base import BaseFILEstimator
@@ -296,7 +296,8 @@ def eta(estimator, rows=None, columns=None, *, per_example: bool = False,
         FIM_k))``; the label is then the one-hot vector, ``K - 1`` values in the
         Helmert basis of the sum-zero changes (as for the multinomial model).
     rows : None, int, array-like of int or array-like of bool, default=None
-        Training rows (see :meth:`~sklearn_privacy.FILLinearRegression.eta`).
+        Training rows (see :meth:`~sklearn_privacy.FILLinearRegression.eta`). A boolean
+        pandas Series is aligned on the index of the training frame ``X`` when given.
     columns : None, or one or several features, default=None
         For a FIL estimator: indices or names of its ``feature_names_in_`` (index
         ``n_features_in_`` or ``"label"`` for the label). For a pipeline: **original input
@@ -370,6 +371,7 @@ def eta(estimator, rows=None, columns=None, *, per_example: bool = False,
     >>> bool(np.allclose(raw_age, std_age / pipe[0].transformers_[0][1].scale_[0]))
     True
     """
+    rows = positional_rows(rows, "rows", X)
     if _is_mlp_audit(estimator, wrt, X, constrained, "eta"):
         return estimator.eta(rows, columns, per_example=per_example)
     raw = raw_view(estimator, wrt, X, who="eta")
@@ -435,6 +437,7 @@ def fisher_information(estimator, rows=None, columns=None, *, dense=None, wrt=No
     >>> bool(np.isclose(np.sqrt(np.linalg.eigvalsh(fim).max()), eta_0))
     True
     """
+    rows = positional_rows(rows, "rows", X)
     if _is_mlp_audit(estimator, wrt, X, False, "fisher_information"):
         return estimator.fisher_information(rows, columns)
     raw = raw_view(estimator, wrt, X, who="fisher_information")

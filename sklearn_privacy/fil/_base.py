@@ -1177,6 +1177,9 @@ class BaseFILEstimator(BaseEstimator):
             from the end, as in numpy. With ``per_example=True`` the result follows
             ``rows`` exactly (order kept, one value per entry, duplicates allowed);
             for the eta of a set (``per_example=False``) duplicates are refused.
+            Positions, not labels: a boolean pandas Series whose index is not
+            ``0..n-1`` is refused (:func:`sklearn_privacy.fil.eta` with the training
+            frame ``X`` aligns it on ``X.index``).
         columns : None, int, str, array-like of int or str, or array-like of bool, \
                 default=None
             Attributes of the subset: feature indices ``0..n_features_in_ - 1`` or names

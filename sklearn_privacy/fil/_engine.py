@@ -36,6 +36,7 @@ from scipy.sparse.linalg import LinearOperator
 
 from ..exceptions import NumericalPrecisionWarning
 from ..utils import resolve_columns
+from ..utils._validation import positional_rows
 from ..utils._warnings import warn_user
 from ._glm import (
     augment,
@@ -313,7 +314,7 @@ class FILEngine:
         """
         if rows is None:
             return np.arange(self.n)
-        r = np.asarray(rows)
+        r = np.asarray(positional_rows(rows, param))
         if r.dtype == bool:
             if r.shape != (self.n,):
                 raise ValueError(

@@ -50,7 +50,7 @@ from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
 from ..exceptions import AuditStateUnavailableError, UncertifiedMinimumError
 from ..utils import noise_generator
-from ..utils._validation import check_flag, errors_name
+from ..utils._validation import check_flag, errors_name, positional_rows
 from ..utils._warnings import warn_user
 from ._feature_maps import _take_rows, blocks_to_dense, feature_map
 from ._mlp_math import ACTIVATIONS, MLPObjective
@@ -754,7 +754,7 @@ def _objective_alpha(model, n):
 
 def _check_rows(rows, n):
     """``rows`` (indices or a boolean mask) as distinct indices into ``n`` training rows."""
-    r = np.asarray(rows)
+    r = np.asarray(positional_rows(rows))
     if r.dtype == bool:
         if r.shape != (n,):
             raise ValueError(f"rows: a boolean mask must have length {n}.")

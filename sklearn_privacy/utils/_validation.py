@@ -115,3 +115,33 @@ def label_set_sentence(estimator):
         return " The label set classes_ is the declared classes parameter."
     return (" The label set classes_ was found in y (not declared): see the attribute check "
             "of privacy_claim.")
+
+
+def positional_rows(rows, param="rows", X=None):
+    """``rows`` with a pandas Series or Index turned into positions of the training rows.
+
+    Row selections are positions in the training data. A pandas boolean Series carries
+    its own index, and ``np.asarray`` would read it by position even when that index is
+    not the training rows' order (a mask sorted, filtered or built on another frame).
+    When the training frame ``X`` is given and the Series' index holds exactly its
+    labels, the mask is aligned on ``X.index``; a boolean Series with any other
+    non-default index is refused. Integer Series are read by value, as positions.
+    """
+    import numpy as np
+
+    if not hasattr(rows, "index") or not hasattr(rows, "dtype") or getattr(
+            rows, "ndim", 1) != 1 or rows.dtype != bool:
+        return rows
+    index = rows.index
+    n = len(index)
+    if X is not None and hasattr(X, "index") and len(X.index) == n \
+            and index.is_unique and X.index.is_unique and index.isin(X.index).all():
+        return np.asarray(rows.reindex(X.index), dtype=bool)
+    if np.array_equal(np.asarray(index), np.arange(n)):
+        return np.asarray(rows, dtype=bool)
+    raise ValueError(
+        f"{param}: a boolean pandas Series is a mask over the training rows by position, "
+        "but this one's index is not 0..n-1 in order, so its entries may not line up "
+        f"with the rows (first labels {list(index[:3])}). Align it on the training "
+        f"frame first ({param}=mask.reindex(X_train.index)) or pass mask.to_numpy() if "
+        "it is already in the training order.")
