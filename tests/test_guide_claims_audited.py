@@ -787,9 +787,10 @@ def _publish_make(adult, bounds, categorical, alpha, data_norm):
             ColumnTransformer([("num", BoundedScaler(bounds), list(bounds)),
                                ("cat", OneHotEncoder(categories=cats,
                                                      handle_unknown="ignore",
-                                                     sparse_output=False), categorical)]),
+                                                     sparse_output=False), categorical)],
+                              sparse_threshold=0),
             FILLogisticRegression(sigma=sigma, alpha=alpha, data_norm=data_norm,
-                                  intercept_scaling=1.0))
+                                  intercept_scaling=1.0, classes=[False, True]))
     return make, cats
 
 
@@ -824,7 +825,8 @@ def test_dp_view_and_multiclass_audits_at_the_pages_sizes():
     X = rng.normal(size=(5000, 4))
     y = (X[:, 0] - X[:, 1] + rng.logistic(size=5000) > 0).astype(int)
     X = np.hstack([X, np.ones((5000, 1))]) / 3.0
-    est = FILLogisticRegression(alpha=0.05, fit_intercept=False, data_norm=3.0)
+    est = FILLogisticRegression(alpha=0.05, fit_intercept=False, data_norm=3.0,
+                                classes=[0, 1])
     est.set_params(sigma=clone(est).fit(X, y).sigma_for_epsilon(1.0, delta=1e-5))
     pair = worst_case_neighbours(est, X, y, random_state=0)
     res = canary_audit(est, X, y, pair.index, pair.x_replacement, pair.y_replacement,
@@ -836,7 +838,8 @@ def test_dp_view_and_multiclass_audits_at_the_pages_sizes():
     X = PCA(n_components=30, random_state=0).fit_transform(mnist.data)
     y = np.asarray(mnist.target)
     R = float(np.linalg.norm(X, axis=1).max())
-    est = FILLogisticRegression(alpha=1e-3, fit_intercept=False, data_norm=R)
+    est = FILLogisticRegression(alpha=1e-3, fit_intercept=False, data_norm=R,
+                                classes=list(range(10)))
     est.set_params(sigma=clone(est).fit(X, y).sigma_for_epsilon(1.0))
     j, row, label, v, _ = _multinomial_worst_pair(est, X, y)
     res = canary_audit(est, X, y, j, row, label,
