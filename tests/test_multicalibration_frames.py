@@ -162,8 +162,12 @@ def test_sensitive_features_the_model_does_not_see():
     assert after <= 0.05 < before
     with pytest.raises(ValueError, match="fitted with sensitive_features"):
         mc.predict_proba(X)
-    with pytest.raises(ValueError, match="same columns"):
+    with pytest.raises(ValueError, match=r"sensitive_features: these rows give 1 column "
+                       r"named \['race'\] but the fit used 2 columns named \['race', "
+                       r"'sex'\]; pass the same columns"):
         mc.predict_proba(X, sensitive_features=S[["race"]])
+    with pytest.raises(ValueError, match=r"2 columns without names \(an array\) but"):
+        mc.predict_proba(X, sensitive_features=S.to_numpy())
     with pytest.raises(ValueError, match="rows"):
         mc.predict_proba(X, sensitive_features=S.iloc[:10])
     plain = PrivateMulticalibrator(LogisticRegression()).fit(X, y)

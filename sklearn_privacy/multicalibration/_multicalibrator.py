@@ -414,8 +414,9 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                 )
             if fitted != info:
                 raise ValueError(
-                    f"sensitive_features has columns {info} but the fit used {fitted}; pass "
-                    "the same columns."
+                    f"sensitive_features: these rows give {_describe_columns(info)} but the "
+                    f"fit used {_describe_columns(fitted)}; pass the same columns (a "
+                    "DataFrame with the fitted names when the fit had names)."
                 )
         return S
 
@@ -1201,6 +1202,13 @@ def _cell_table(buckets, resid, n_bins):
     keys, inv = np.unique(buckets, return_inverse=True)
     return (keys, np.bincount(inv, weights=resid, minlength=keys.size),
             np.bincount(inv, minlength=keys.size))
+
+
+def _describe_columns(info):
+    """``{"n_columns": k, "names": [...] or None}`` in words."""
+    k, names = info["n_columns"], info["names"]
+    where = f"named {names}" if names is not None else "without names (an array)"
+    return f"{k} column{'s' if k != 1 else ''} {where}"
 
 
 _EPS = float(np.finfo(np.float64).eps)
