@@ -472,3 +472,24 @@ def test_eta_display_takes_name():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert EtaDisplay(np.ones(3), name="model").name == "model"
+
+
+@pytest.mark.parametrize("log_scale", [False, True])
+def test_eta_display_bins_near_constant_eta_over_a_visible_range(log_scale):
+    """Etas equal to 1e-6 relative (IRFIL's equalised values) get 30 bins over 1 % of
+    their midpoint, not over their own spread (bins of width ~1e-8); a real spread keeps
+    numpy's edges over [min, max]."""
+    rng = np.random.default_rng(0)
+    flat = 0.5 * (1 + 1e-6 * rng.random(200))
+    disp = EtaDisplay(eta=flat).plot(bins=30, log_scale=log_scale)
+    edges = disp.bin_edges_
+    mid = 0.5 * (flat.min() + flat.max())
+    assert edges.size == 31
+    np.testing.assert_allclose([edges[0], edges[-1]], [mid * 0.995, mid * 1.005],
+                               rtol=1e-12)
+    assert disp.counts_[next(iter(disp.counts_))].sum() == 200
+    spread = 0.2 + rng.random(200)
+    disp = EtaDisplay(eta=spread).plot(bins=30, log_scale=log_scale)
+    expected = (np.geomspace(spread.min(), spread.max(), 31) if log_scale
+                else np.histogram_bin_edges(spread, bins=30))
+    np.testing.assert_array_equal(disp.bin_edges_, expected)

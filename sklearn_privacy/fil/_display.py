@@ -14,6 +14,8 @@ from ._audit import final_fil_estimator
 
 KINDS = ("hist", "ecdf", "history")
 _HISTORY_KEYS = ("max", "mean", "min")
+#: Smallest width of the histogram's range, relative to the midpoint of the etas.
+MIN_RELATIVE_RANGE = 1e-2
 #: Largest number of histogram bins (each bin is an artist).
 MAX_BINS = 10_000
 
@@ -161,7 +163,8 @@ class EtaDisplay:
     counts_ : dict of str -> ndarray
         Bar heights of each histogram.
     bin_edges_ : ndarray
-        Shared bin edges (``kind="hist"``).
+        Shared bin edges (``kind="hist"``): the range of the finite etas, widened to 1 %
+        of their midpoint when narrower (near-constant etas, as IRFIL equalises them).
     lines_ : dict of str -> Line2D
         ECDF per group (``kind="ecdf"``) or history statistic (``kind="history"``).
     band_ : PolyCollection or None
@@ -474,12 +477,18 @@ class EtaDisplay:
         eta = eta[finite]
         if kind == "hist":
             lo, hi = float(eta.min()), float(eta.max())
+            if log_scale and lo <= 0:
+                raise ValueError("log_scale=True needs positive eta values.")
+            mid = 0.5 * (lo + hi)
+            if mid > 0 and hi - lo < MIN_RELATIVE_RANGE * mid:
+                # near-constant eta (equalised by IRFIL): bins of a visible width
+                # around the values instead of a sliver of width (hi - lo) / bins
+                lo = mid * (1.0 - MIN_RELATIVE_RANGE / 2)
+                hi = mid * (1.0 + MIN_RELATIVE_RANGE / 2)
             if log_scale:
-                if lo <= 0:
-                    raise ValueError("log_scale=True needs positive eta values.")
-                edges = np.geomspace(lo, hi if hi > lo else lo * 1.01, bins + 1)
+                edges = np.geomspace(lo, hi, bins + 1)
             else:
-                edges = np.histogram_bin_edges(eta, bins=bins)
+                edges = np.histogram_bin_edges(eta, bins=bins, range=(lo, hi))
             self.bin_edges_ = edges
             for key, label, values, _ in parts:
                 counts, _, bars = ax.hist(values, bins=edges, alpha=0.6, label=label)
