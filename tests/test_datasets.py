@@ -105,6 +105,8 @@ def test_loaders_return_copies():
         (lambda: load_mnist01(n_components=0), "n_components"),
         (lambda: load_mnist01(train_size=1000), "train_size"),
         (lambda: load_iwpc(raw="yes"), "raw"),
+        (lambda: load_adult(return_X_y="yes"), "return_X_y"),
+        (lambda: load_iwpc(raw=True, return_X_y=True), "raw IWPC table has none"),
     ],
 )
 def test_bad_arguments(call, match):
@@ -273,3 +275,28 @@ def test_random_state_none_draws_os_entropy_not_global_state(loader):
     np.random.seed(0)  # noqa: NPY002
     second = draw()
     assert not np.array_equal(first, second)  # a seeded global state does not fix it
+
+
+@pytest.mark.parametrize("as_frame", [False, True])
+@pytest.mark.parametrize("load, kwargs", [
+    (load_adult, {}), (load_adult, {"raw": True}), (load_adult, {"variant": "fil"}),
+    (load_iwpc, {}), (load_mnist, {}),
+    ("make_count_data", {"n_samples": 50, "random_state": 0})])
+def test_return_X_y_gives_the_bunchs_data_and_target(load, kwargs, as_frame):
+    """As scikit-learn's loaders: ``(data, target)`` of the Bunch the same call returns."""
+    if as_frame:
+        pd = pytest.importorskip("pandas")
+    if load == "make_count_data":
+        from sklearn_privacy.datasets import make_count_data as load
+    bunch = load(as_frame=as_frame, **kwargs)
+    X, y = load(as_frame=as_frame, return_X_y=True, **kwargs)
+    assert type(X) is type(bunch.data) and type(y) is type(bunch.target)
+    if as_frame:
+        pd.testing.assert_frame_equal(X, bunch.data)
+        pd.testing.assert_series_equal(y, bunch.target)
+    else:  # object arrays of the raw table hold NaN for missing entries
+        assert X.shape == bunch.data.shape and X.dtype == bunch.data.dtype
+        assert all(a == b or (a != a and b != b)
+                   for a, b in zip(X.ravel().tolist(), bunch.data.ravel().tolist(),
+                                   strict=True))
+        np.testing.assert_array_equal(y, bunch.target)

@@ -161,6 +161,7 @@ def _load_raw(subset, as_frame):
         "variant": [StrOptions({"full", "fil"})],
         "raw": ["boolean"],
         "as_frame": ["boolean"],
+        "return_X_y": ["boolean"],
     },
     prefer_skip_nested_validation=True,
 )
@@ -170,7 +171,8 @@ def load_adult(
     variant: Literal["full", "fil"] = "full",
     raw: bool = False,
     as_frame: bool = False,
-) -> Bunch:
+    return_X_y: bool = False,
+) -> Bunch | tuple:
     """Load the UCI Adult census income data (binary task: income above 50K).
 
     Rows with a missing value (``?``) are dropped, which leaves 30,162 rows in the
@@ -212,6 +214,9 @@ def load_adult(
         ``category`` (levels of both splits, sorted, so train and test agree; missing
         entries NaN), ``target`` a ``category`` Series ``income`` with levels
         ``["<=50K", ">50K"]``.
+    return_X_y : bool, default=False
+        Return ``(data, target)`` instead of the Bunch, as scikit-learn's loaders do
+        (arrays, or a DataFrame and a Series with ``as_frame=True``).
 
     Returns
     -------
@@ -224,6 +229,8 @@ def load_adult(
         missing entries NaN) or DataFrame, ``target`` the label strings ``"<=50K"`` /
         ``">50K"``, and the same keys, ``categorical_columns`` and ``sensitive_features``
         mapping each name to its one column index.
+    (data, target) : tuple
+        With ``return_X_y=True``: the Bunch's ``data`` and ``target``.
 
     Raises
     ------
@@ -253,7 +260,8 @@ def load_adult(
                 f"variant={variant!r} is an encoding and raw=True returns the unencoded "
                 "table; call load_adult(raw=True) without variant, or raw=False."
             )
-        return _load_raw(subset, as_frame)
+        bunch = _load_raw(subset, as_frame)
+        return (bunch.data, bunch.target) if return_X_y else bunch
     encoded, feature_names, categorical_columns = _encoded_adult(variant)
     names = ("train", "test") if subset == "all" else (subset,)
     data = np.vstack([encoded[s][0] for s in names])
@@ -274,4 +282,4 @@ def load_adult(
     )
     if as_frame:
         bunch = frame_bunch(bunch, "load_adult", "income>50K")
-    return bunch
+    return (bunch.data, bunch.target) if return_X_y else bunch

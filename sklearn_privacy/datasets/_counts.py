@@ -44,12 +44,14 @@ is multiplied by a Gamma(1/overdispersion, overdispersion) frailty per person (m
         "n_samples": [NumberInterval(Integral, 1, None, closed="left")],
         "overdispersion": [NumberInterval(Real, 0, np.inf, closed="left")],
         "as_frame": ["boolean"],
+        "return_X_y": ["boolean"],
         "random_state": ["random_state"],
     },
     prefer_skip_nested_validation=True,
 )
 def make_count_data(n_samples: int = 2000, *, overdispersion: float = 0.0,
-                    as_frame: bool = False, random_state=None) -> Bunch:
+                    as_frame: bool = False, return_X_y: bool = False,
+                    random_state=None) -> Bunch | tuple:
     """Generate a simulated count table: yearly clinic visits of ``n_samples`` people.
 
     **Simulated data.** No real person is involved: the rows are drawn from the
@@ -74,6 +76,8 @@ def make_count_data(n_samples: int = 2000, *, overdispersion: float = 0.0,
     as_frame : bool, default=False
         Return ``data`` as a pandas DataFrame (``sex`` and ``region`` as ``category``
         columns) and ``target`` as a Series; otherwise ``data`` is an object array.
+    return_X_y : bool, default=False
+        Return ``(data, target)`` instead of the Bunch, as scikit-learn's generators do.
     random_state : int, RandomState instance or None, default=None
         Seed of the simulation (the data are random; fix it for reproducible examples).
         ``None``: fresh OS entropy (numpy's global state is neither used nor advanced).
@@ -85,6 +89,8 @@ def make_count_data(n_samples: int = 2000, *, overdispersion: float = 0.0,
         "region", "chronic", "smoker"]``; ``target`` (n_samples,) the visit counts;
         ``frame`` (DataFrame with the target as ``visits``, only with ``as_frame=True``);
         ``coef`` the true log-mean effects; ``DESCR``.
+    (data, target) : tuple
+        With ``return_X_y=True``: the Bunch's ``data`` and ``target``.
 
     Examples
     --------
@@ -133,4 +139,4 @@ def make_count_data(n_samples: int = 2000, *, overdispersion: float = 0.0,
         data[:, 0], data[:, 1], data[:, 2] = age, sex, _REGIONS[region]
         data[:, 3], data[:, 4] = chronic, smoker
         out.data = data
-    return out
+    return (out.data, out.target) if return_X_y else out

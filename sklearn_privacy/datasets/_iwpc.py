@@ -62,9 +62,11 @@ def _typed_frame(pd, table, header):
 
 
 @validate_params(
-    {"raw": ["boolean"], "as_frame": ["boolean"]}, prefer_skip_nested_validation=True
+    {"raw": ["boolean"], "as_frame": ["boolean"], "return_X_y": ["boolean"]},
+    prefer_skip_nested_validation=True,
 )
-def load_iwpc(*, raw: bool = False, as_frame: bool = False) -> Bunch:
+def load_iwpc(*, raw: bool = False, as_frame: bool = False,
+              return_X_y: bool = False) -> Bunch | tuple:
     """Load the IWPC warfarin data set.
 
     By default this is the preprocessed table used by Yeom et al. (2018) and by the
@@ -85,6 +87,9 @@ def load_iwpc(*, raw: bool = False, as_frame: bool = False) -> Bunch:
         age band, genotypes, ...); identifiers and free text stay strings.
     as_frame : bool, default=False
         Return pandas objects (requires pandas).
+    return_X_y : bool, default=False
+        Return ``(data, target)`` instead of the Bunch, as scikit-learn's loaders do
+        (preprocessed table only: the raw table has no target column).
 
     Returns
     -------
@@ -93,6 +98,8 @@ def load_iwpc(*, raw: bool = False, as_frame: bool = False) -> Bunch:
         ``attribute_columns`` (``[11, 12]``), ``attribute_levels`` (``["CC", "CT", "TT"]``),
         ``attribute_encoding`` (3, 2) one-hot row of each level, ``attribute`` (level index
         per patient), ``DESCR``. Raw: ``data`` (object array), ``feature_names``, ``DESCR``.
+    (data, target) : tuple
+        With ``return_X_y=True``: the Bunch's ``data`` and ``target``.
 
     Examples
     --------
@@ -104,6 +111,11 @@ def load_iwpc(*, raw: bool = False, as_frame: bool = False) -> Bunch:
     >>> np.bincount(iwpc.attribute)  # CC, CT, TT
     array([1435, 1756, 1628])
     """
+    if raw and return_X_y:
+        raise ValueError(
+            "return_X_y=True needs a target, and the raw IWPC table has none (the dose is "
+            "one of its 68 columns, 'Therapeutic Dose of Warfarin'): call "
+            "load_iwpc(raw=True) and select the columns, or load_iwpc(return_X_y=True).")
     if raw:
         header, body = _raw()
         width = len(header)
@@ -133,4 +145,4 @@ def load_iwpc(*, raw: bool = False, as_frame: bool = False) -> Bunch:
     )
     if as_frame:
         bunch = frame_bunch(bunch, "load_iwpc", "dose")
-    return bunch
+    return (bunch.data, bunch.target) if return_X_y else bunch

@@ -11,6 +11,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils import Bunch
 
 from ..utils import child_seeds, noise_generator
+from ..utils._validation import check_flag
 from ..utils.fixes import Interval, validate_params
 from ._base import frame_bunch, load_descr, parse_float_table, read_gzip_bytes
 
@@ -22,13 +23,15 @@ def _mnist_table():
 
 
 @validate_params({"as_frame": ["boolean"]}, prefer_skip_nested_validation=True)
-def load_mnist(*, as_frame: bool = False) -> Bunch:
+def load_mnist(*, as_frame: bool = False, return_X_y: bool = False) -> Bunch | tuple:
     """Load the bundled MNIST subset: 5,000 digits, 500 per class.
 
     Parameters
     ----------
     as_frame : bool, default=False
         Return pandas objects (requires pandas).
+    return_X_y : bool, default=False
+        Return ``(data, target)`` instead of the Bunch, as scikit-learn's loaders do.
 
     Returns
     -------
@@ -36,6 +39,8 @@ def load_mnist(*, as_frame: bool = False) -> Bunch:
         ``data`` (5000, 784) pixel intensities scaled to [0, 1], ``target`` digit labels,
         ``feature_names`` (``pixel_0`` ... ``pixel_783``, row-major 28x28), ``images``
         (5000, 28, 28) and ``DESCR``.
+    (data, target) : tuple
+        With ``return_X_y=True``: the Bunch's ``data`` and ``target``.
 
     Examples
     --------
@@ -44,6 +49,8 @@ def load_mnist(*, as_frame: bool = False) -> Bunch:
     >>> mnist.data.shape, float(mnist.data.max()), len(set(mnist.target))
     ((5000, 784), 1.0, 10)
     """
+    as_frame = check_flag(as_frame, "as_frame")
+    return_X_y = check_flag(return_X_y, "return_X_y")
     pixels, labels = _mnist_table()
     bunch = Bunch(
         data=pixels.copy(),
@@ -55,7 +62,7 @@ def load_mnist(*, as_frame: bool = False) -> Bunch:
     if as_frame:
         del bunch["images"]
         bunch = frame_bunch(bunch, "load_mnist", "digit")
-    return bunch
+    return (bunch.data, bunch.target) if return_X_y else bunch
 
 
 @validate_params(
