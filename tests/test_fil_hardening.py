@@ -497,3 +497,21 @@ def test_boolean_series_rows_follow_the_training_rows_not_their_position():
     plain = pd.Series(mask.to_numpy())                   # index 0..n-1: by position
     np.testing.assert_array_equal(pipe[-1].eta(rows=plain, per_example=True),
                                   pipe[-1].eta(rows=mask.to_numpy(), per_example=True))
+
+
+def test_unknown_column_of_a_pipeline_is_blamed_on_columns():
+    """fil.eta(pipe, columns=<not an input column>) names ``columns`` (the parameter the
+    user passed), through the raw view and the features' view alike."""
+    pd = pytest.importorskip("pandas")
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from sklearn_privacy import fil
+    X, y = _data(n=60)
+    frame = pd.DataFrame(X, columns=["age", "hours", "c", "d"])
+    pipe = make_pipeline(StandardScaler(), FILLinearRegression(sigma=1.0, random_state=0))
+    pipe.fit(frame, y)
+    with pytest.raises(ValueError, match=r"^columns: 'ag' is not a column .*\['age'\]\.$"):
+        fil.eta(pipe, columns="ag", wrt="features", X=frame)
+    with pytest.raises(ValueError, match=r"^columns: 'ag' is neither .* Close: \['age'\]\.$"):
+        fil.eta(pipe, columns="ag", wrt="raw", X=frame)

@@ -101,12 +101,15 @@ def _final_and_columns(estimator, columns):
             try:
                 with errors_name("columns"):
                     out.append(feature_columns(estimator, item))
-            except ValueError:
+            except ValueError as exc:
                 # not an original input feature: a name of the final step's input (the
                 # preprocessing's output, e.g. "cat__race_White"), even when that input
                 # was a sparse matrix or an array without column names
                 names = _final_input_names(steps, final)
                 if not isinstance(item, str) or names is None or item not in names:
+                    msg = str(exc)
+                    if msg.startswith("feature: "):  # feature_columns' own parameter
+                        raise ValueError("columns: " + msg[len("feature: "):]) from exc
                     raise
                 out.append(np.array([names.index(item)]))
     cols = np.concatenate(out)
@@ -220,7 +223,8 @@ def raw_columns(raw, columns):
                 # an encoded level by its name in the final step's input ("cat__race_a")
                 out.append(np.array(alias))
             else:
-                close = [n for n in fmap.feature_names_in + fmap.coordinate_names
+                close = [n for n in dict.fromkeys(fmap.feature_names_in
+                                                  + fmap.coordinate_names)
                          if item.lower() in n.lower()][:5]
                 raise ValueError(
                     f"columns: {item!r} is neither a raw input feature nor a raw coordinate"
