@@ -226,6 +226,7 @@ BAD = [
     (datasets.make_count_data, {}, "n_samples", True),
     (datasets.make_count_data, {}, "overdispersion", -1.0),
     (datasets.make_count_data, {}, "as_frame", "yes"),
+    (datasets.make_count_data, {}, "return_X_y", "yes"),
     (datasets.make_count_data, {}, "random_state", "a"),
 ]
 _AUTO = {"loss": "logistic", "epsilon": 1.0, "delta": 0.0, "n": 100, "n_params": 3,
