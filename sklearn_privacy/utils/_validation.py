@@ -118,14 +118,15 @@ def label_set_sentence(estimator):
 
 
 def positional_rows(rows, param="rows", X=None):
-    """``rows`` with a pandas Series or Index turned into positions of the training rows.
+    """``rows`` with a boolean pandas Series turned into a mask in the training order.
 
     Row selections are positions in the training data. A pandas boolean Series carries
     its own index, and ``np.asarray`` would read it by position even when that index is
     not the training rows' order (a mask sorted, filtered or built on another frame).
     When the training frame ``X`` is given and the Series' index holds exactly its
-    labels, the mask is aligned on ``X.index``; a boolean Series with any other
-    non-default index is refused. Integer Series are read by value, as positions.
+    labels, the mask is aligned on ``X.index`` (label alignment, as in pandas, even for
+    a Series indexed 0..n-1); otherwise a Series indexed 0..n-1 is read by position and
+    any other index is refused. Integer Series are read by value, as positions.
     """
     import numpy as np
 
