@@ -25,6 +25,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from bench_mlp_fil import _data  # the same synthetic task as the MLP audit benchmark
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.neural_network import MLPClassifier
 from threadpoolctl import threadpool_limits
@@ -36,13 +37,6 @@ CASES = [  # (rows, inputs, hidden, alpha, named rows)
     (5000, 40, (40,), 0.1, 10),
     (2000, 8, (300,), 1.0, 10),
 ]
-
-
-def _data(n, d, seed=0):
-    rng = np.random.RandomState(seed)
-    X = rng.normal(size=(n, d))
-    z = X[:, 0] - 0.7 * X[:, 1] ** 2 + np.sin(2 * X[:, 2])
-    return X, (z + 0.5 * rng.normal(size=n) > -0.3).astype(int)
 
 
 def _per_column_cg(H, B, rtol=1e-10):

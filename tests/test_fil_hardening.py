@@ -472,13 +472,17 @@ def test_boolean_series_rows_follow_the_training_rows_not_their_position():
     given (a sorted or shuffled mask gives the rows it names), read by position when its
     index is 0..n-1, refused otherwise (it was read by position, naming other rows)."""
     pd = pytest.importorskip("pandas")
+    from sklearn.compose import make_column_transformer
     from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
     from sklearn_privacy import fil
     X, y = _data(n=80)
     frame = pd.DataFrame(X, columns=list("abcd"), index=np.arange(80)[::-1] + 1000)
-    pipe = make_pipeline(StandardScaler(), FILLinearRegression(sigma=1.0, random_state=0))
+    frame["race"] = np.where(X[:, 3] > 0, "a", "b")          # a raw string column
+    pipe = make_pipeline(make_column_transformer((StandardScaler(), list("abc")),
+                                                 (OneHotEncoder(), ["race"])),
+                         FILLinearRegression(sigma=1.0, random_state=0))
     pipe.fit(frame, y)
     mask = pd.Series(frame["a"].to_numpy() > 0.5, index=frame.index)
     expected = fil.eta(pipe, rows=mask.to_numpy(), per_example=True, X=frame)
