@@ -34,6 +34,7 @@ from sklearn_privacy.report import PrivacyReport
 from sklearn_privacy.report import _verdicts as V
 from sklearn_privacy.utils._intervals import (
     auc_delong,
+    auc_p_value,
     balanced_accuracy_interval,
     binomial_p_greater,
     paired_difference,
@@ -410,3 +411,46 @@ def test_default_page_holds_no_identifier_and_states_how_it_was_made():
     assert [s.verdicts for s in again.sections] == [s.verdicts for s in rep.sections]
     with pytest.raises(ValueError, match="include_private_details"):
         PrivacyReport.from_estimator(est, Xf, y, include_private_details="yes")
+
+
+def test_auc_p_value_is_mann_whitney_with_the_tie_correction():
+    """The p-value of an AUC against 0.5 counts ties (0/1 scores are nearly all ties).
+
+    Independent oracle: the normal approximation of U written out, with the tie-corrected
+    variance ``m n / 12 ((N + 1) - sum(t^3 - t) / (N (N - 1)))`` and the continuity
+    correction. The old formula ignored ties: p = 0.033 on the 0/1 case below, where the
+    tie-corrected test gives 0.017.
+    """
+    rng = np.random.default_rng(3)
+    cases = [(rng.integers(0, 2, 40).astype(float) + (np.arange(40) < 12),
+              rng.integers(0, 2, 50).astype(float)),
+             (np.r_[np.ones(30), np.zeros(10)], np.r_[np.ones(20), np.zeros(20)]),
+             (rng.normal(0.3, 1, 70).round(1), rng.normal(0, 1, 60).round(1))]
+    for x, y in cases:
+        m, n = x.size, y.size
+        z_all = np.r_[x, y]
+        ranks = stats.rankdata(z_all)
+        u = ranks[:m].sum() - m * (m + 1) / 2
+        _, t = np.unique(z_all, return_counts=True)
+        big_n = m + n
+        var = m * n / 12 * ((big_n + 1) - (t**3 - t).sum() / (big_n * (big_n - 1)))
+        expected = stats.norm.sf((u - m * n / 2 - 0.5) / np.sqrt(var))
+        assert auc_p_value(x, y) == pytest.approx(expected, rel=1e-12, abs=1e-15)
+        ref = stats.mannwhitneyu(x, y, alternative="greater", method="asymptotic").pvalue
+        assert abs(auc_p_value(x, y) - ref) <= 1e-12
+    # the 0/1 case: ignoring ties more than doubled the p-value
+    x, y = np.r_[np.ones(30), np.zeros(10)], np.r_[np.ones(20), np.zeros(20)]
+    assert auc_p_value(x, y) < 0.02
+    assert auc_p_value(np.ones(5), np.ones(7)) == 1.0
+    with pytest.raises(ValueError, match="at least one score"):
+        auc_p_value([], [1.0])
+
+
+def test_wilson_interval_of_a_count_is_scipys_and_a_fraction_is_continuous():
+    for k, n in ((0, 10), (3, 10), (426, 600), (600, 600)):
+        ci = stats.binomtest(k, n).proportion_ci(confidence_level=0.9, method="wilson")
+        assert wilson_interval(k, n, 0.9) == pytest.approx((ci.low, ci.high), abs=1e-14)
+    # a weighted (fractional) count lies between its integer neighbours' intervals
+    lo, hi = wilson_interval(3.5, 10)
+    assert wilson_interval(3, 10)[0] < lo < wilson_interval(4, 10)[0]
+    assert wilson_interval(3, 10)[1] < hi < wilson_interval(4, 10)[1]

@@ -913,7 +913,7 @@ def _two_sample_test(X, Xp, rng, confidence):
         s_a = clf.predict_proba(A[half:])[:, 1]
         s_b = clf.predict_proba(B[half:])[:, 1]
     auc, lo, hi, _ = auc_delong(s_a, s_b, confidence)
-    return auc, lo, hi, auc_p_value(auc, s_a.size, s_b.size, "greater"), s_a.size + s_b.size
+    return auc, lo, hi, auc_p_value(s_a, s_b, "greater"), s_a.size + s_b.size
 
 
 def _column_of(X, c):
