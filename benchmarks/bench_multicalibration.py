@@ -27,7 +27,7 @@ than alpha = 0.1, hence the alpha = 0.02 rows. The package's HKRR ends by replac
 prediction with the mean calibration prediction of its bucket; a diagnostic row applies
 that mapping to our alpha = 0.02 output.
 
-Run: ``python benchmarks/bench_multicalibration.py`` (needs ``pip install -e ".[bench]"``;
+Run: ``python benchmarks/bench_multicalibration.py`` (needs ``pip install -r benchmarks/requirements.txt``;
 a few minutes, dominated by mcgrad and the HKRR package).
 """
 

@@ -45,7 +45,7 @@ from sklearn_privacy.privacy import privacy_claim
 from sklearn_privacy.report import PrivacyReport
 from sklearn_privacy.werm import WERMClassifier
 
-__version__ = "0.2.0"
+__version__ = "0.3.0.dev0"
 
 __all__ = [
     "DPLinearRegression",

@@ -11,10 +11,13 @@ the package root ``sklearn_privacy/__init__.py`` re-exports everything and is le
 from __future__ import annotations
 
 import ast
+import importlib.util
 from pathlib import Path
 
 PACKAGE = "sklearn_privacy"
-ROOT = Path(__file__).resolve().parents[1] / PACKAGE
+# the package under test (the checkout's sources, or the installed wheel when the suite runs
+# from an unpacked sdist), found without importing it
+ROOT = Path(importlib.util.find_spec(PACKAGE).origin).resolve().parent
 
 
 def _module_name(path: Path, root: Path = ROOT) -> str:
@@ -141,7 +144,7 @@ def test_private_scikit_learn_api_only_in_fixes():
     import re
     from pathlib import Path
 
-    package = Path(__file__).resolve().parents[1] / "sklearn_privacy"
+    package = Path(sklearn_privacy.__file__).resolve().parent   # the package under test
     pattern = re.compile(r"sklearn\.(?:\w+\.)*_\w+|_param_validation|\._validate_params\(|"
                          r"_routing_enabled")
     offenders = [f"{p.relative_to(package)}:{i}: {line.strip()}"
@@ -158,7 +161,7 @@ def test_dask_backend_does_not_import_the_estimator_module():
     import ast
     from pathlib import Path
 
-    fil_dir = Path(__file__).resolve().parents[1] / "sklearn_privacy" / "fil"
+    fil_dir = Path(sklearn_privacy.__file__).resolve().parent / "fil"
 
     def imported(name):
         tree = ast.parse((fil_dir / name).read_text(encoding="utf-8"))

@@ -24,6 +24,9 @@ import pytest
 import sklearn_privacy
 
 ROOT = Path(__file__).resolve().parents[1]
+# the package under test: the checkout's sources, or the installed wheel when the suite runs
+# from an unpacked sdist (README's test command removes the sdist's copy of the package)
+PACKAGE = Path(sklearn_privacy.__file__).resolve().parent
 sys.path.insert(0, str(ROOT / ".ci"))
 import readme_commands  # noqa: E402
 
@@ -38,7 +41,10 @@ def test_readme_commands_are_the_demo_both_suites_lint_and_docs():
     assert len(cmds) == 4
     demo, suite, minimum, docs = cmds
     assert demo.endswith("-m sklearn_privacy.demo")
-    assert suite.endswith("-m pytest -q") and "[test" in suite
+    # the newest stack tests the installed wheel with the tests of the unpacked sdist
+    assert "-m build" in suite and "[test" in suite and ".whl" in suite
+    assert "rm -r .venv/sdist/sklearn_privacy" in suite
+    assert suite.endswith("-m pytest -q ./tests --pyargs sklearn_privacy")
     assert "-c .ci/min-versions.txt" in minimum and minimum.endswith("-m pytest -q")
     assert [readme_commands.venv_dir(c) for c in cmds] == [".venv", ".venv", ".venv-min",
                                                             ".venv-doc"]
@@ -126,17 +132,22 @@ def test_ci_run_fails_when_a_readme_command_fails(tmp_path, failing):
 
 # --------------------------------------------------------------------------- versions
 def test_version_is_declared_once_and_released_in_the_changelog():
-    assert PYPROJECT["project"]["version"] == sklearn_privacy.__version__ == "0.2.0"
+    """One version string (pyproject and ``__version__``); the changelog's newest section is
+    that version, headed "(in development)" while it is a ``.devN`` version."""
+    assert PYPROJECT["project"]["version"] == sklearn_privacy.__version__ == "0.3.0.dev0"
     changelog = (ROOT / "CHANGELOG.rst").read_text(encoding="utf-8")
-    first = re.search(r"^Version (\d+\.\d+\.\d+)", changelog, flags=re.M)
-    assert first and first.group(1) == sklearn_privacy.__version__
+    first = re.search(r"^Version (\d+\.\d+\.\d+)(.*)$", changelog, flags=re.M)
+    release, _, dev = sklearn_privacy.__version__.partition(".dev")
+    assert first and first.group(1) == release
+    assert ("in development" in first.group(2)) == bool(dev)
     assert "version policy" in changelog.lower()
 
 
 def test_no_deprecation_shims_before_the_first_published_release():
     """Nothing was published to an index, so replaced names were removed, not deprecated
-    (CHANGELOG, "Unreleased"): no FutureWarning or deprecation message in the package."""
-    for path in (ROOT / "sklearn_privacy").rglob("*.py"):
+    (CHANGELOG, the section in development): no FutureWarning or deprecation message in the
+    package."""
+    for path in PACKAGE.rglob("*.py"):
         text = path.read_text(encoding="utf-8")
         assert "FutureWarning" not in text, path.name
         assert not re.search(r"deprecated since|will be removed in", text, flags=re.I), path.name
@@ -148,10 +159,10 @@ def test_the_wheel_holds_no_test_oracle():
     ``packages.find``) plus the data files; none of them is a test oracle."""
     from setuptools import find_packages
 
-    packages = find_packages(str(ROOT), include=PYPROJECT["tool"]["setuptools"]["packages"]
-                             ["find"]["include"])
+    packages = find_packages(str(PACKAGE.parent), include=PYPROJECT["tool"]["setuptools"]
+                             ["packages"]["find"]["include"])
     assert "sklearn_privacy.fil" in packages and not any(p.startswith("tests") for p in packages)
-    shipped = [f for p in packages for f in (ROOT / p.replace(".", "/")).glob("*.py")]
+    shipped = [f for p in packages for f in (PACKAGE.parent / p.replace(".", "/")).glob("*.py")]
     assert len(shipped) > 50
     for f in shipped:
         assert "test oracle" not in f.read_text(encoding="utf-8").lower(), f
@@ -165,7 +176,7 @@ def test_declared_license_files_exist():
     names = {p.name for p in files}
     assert {"LICENSE", "ATTRIBUTION.txt", "CC-BY-4.0.txt", "CC-BY-SA-4.0.txt",
             "CC-BY-SA-3.0.txt"} <= names
-    attribution = (ROOT / "sklearn_privacy/datasets/data/ATTRIBUTION.txt").read_text()
+    attribution = (PACKAGE / "datasets/data/ATTRIBUTION.txt").read_text()
     for spdx in ("CC BY 4.0", "CC BY-SA 4.0", "CC BY-SA 3.0"):   # each shipped license
         assert spdx in attribution
         assert spdx.replace(" ", "-") in project["license"]

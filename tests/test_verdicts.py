@@ -107,7 +107,7 @@ def test_balanced_accuracy_interval_is_the_mover_sum_of_wilson_limits():
 @pytest.mark.parametrize("kind", ["auc", "balanced_accuracy", "inversion"])
 def test_interval_coverage_seeded(kind):
     """Coverage at 95 % over 400 seeded simulated runs (the full table, 1,000 runs each,
-    is in benchmarks/RESULTS.md). The binomial standard error of a coverage of 0.95 over
+    is in benchmarks/ARCHIVE.md). The binomial standard error of a coverage of 0.95 over
     400 runs is 1.1 points; the tolerance of 3.3 points is three of them, so a method
     with the former bootstrap's 93.4 % passes only by luck while an interval off by 5
     points fails."""
