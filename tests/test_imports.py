@@ -142,9 +142,8 @@ def test_release_audit_attributes_name_public_classes():
 def test_private_scikit_learn_api_only_in_fixes():
     """``sklearn.*._private`` modules and names are imported in ``utils/fixes.py`` only."""
     import re
-    from pathlib import Path
 
-    package = Path(sklearn_privacy.__file__).resolve().parent   # the package under test
+    package = ROOT   # the package under test
     pattern = re.compile(r"sklearn\.(?:\w+\.)*_\w+|_param_validation|\._validate_params\(|"
                          r"_routing_enabled")
     offenders = [f"{p.relative_to(package)}:{i}: {line.strip()}"
@@ -159,9 +158,8 @@ def test_dask_backend_does_not_import_the_estimator_module():
     """``fil/_base.py`` calls the dask backend through ``_dask.BACKEND``; the backend takes
     its helpers from ``fil/_bounds.py`` and never imports ``_base`` back (no circle)."""
     import ast
-    from pathlib import Path
 
-    fil_dir = Path(sklearn_privacy.__file__).resolve().parent / "fil"
+    fil_dir = ROOT / "fil"
 
     def imported(name):
         tree = ast.parse((fil_dir / name).read_text(encoding="utf-8"))
