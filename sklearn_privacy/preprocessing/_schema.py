@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from numbers import Real
 
 import numpy as np
@@ -74,24 +75,138 @@ def _categorical(name, categories, unknown):
     return ("categorical", cats, unknown)
 
 
-def _as_float(values):
-    """Numbers of a column; anything that is not a number (a stray string) is NaN."""
+def _number(value) -> float:
+    """The declared numeric rule for one raw value; never raises.
+
+    Real numbers (Python and numpy ints, floats and bools, ``Fraction``, ``Decimal``) are
+    their value, an int or a ``Decimal`` beyond the float range being ``+-inf``; a string
+    is parsed as Python's ``float`` does (``" 3.5 "``, ``"1e400"`` -> inf, ``"nan"``);
+    anything else -- None, NaN, ``pd.NA``, ``NaT``, dates and durations, complex numbers,
+    bytes, lists, arrays, any other object -- is missing (NaN).
+    """
     try:
-        return np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError):
-        pass
+        if isinstance(value, np.datetime64 | np.timedelta64):
+            return math.nan
+        if isinstance(value, bool | np.bool_):
+            return float(value)
+        if isinstance(value, Real | Decimal):
+            try:
+                return float(value)
+            except OverflowError:   # an int (or Fraction) beyond the float range
+                return math.inf if value > 0 else -math.inf
+        if isinstance(value, str):
+            return float(str.__str__(value))
+    except Exception:  # noqa: BLE001 - a value the rule cannot read is missing
+        return math.nan
+    return math.nan
+
+
+_number_ufunc = np.frompyfunc(_number, 1, 1)
+
+
+def _infer_kind(values) -> str | None:
+    """pandas' inferred kind of an object array (skipping missing values), or None."""
+    try:
+        from pandas.api.types import infer_dtype
+    except ImportError:  # pragma: no cover - pandas is optional
+        return None
+    try:
+        return infer_dtype(values, skipna=True)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _numbers_of_array(values) -> np.ndarray:
+    """:func:`_number` of every entry of a 1-D array, vectorised where the dtype allows."""
+    values = np.asarray(values)
+    kind = values.dtype.kind
+    with np.errstate(over="ignore", invalid="ignore"):
+        if kind in "fiub":
+            return values.astype(np.float64)
+        if kind in "mMcSV":   # dates, durations, complex, bytes, records: not numbers
+            return np.full(values.shape, np.nan)
+        if kind == "O" and _infer_kind(values) in ("floating", "integer",
+                                                   "mixed-integer-float", "boolean"):
+            try:
+                return values.astype(np.float64)
+            except Exception:  # noqa: BLE001 - e.g. an int beyond the float range
+                pass
+        return _number_ufunc(values.astype(object)).astype(np.float64)
+
+
+def _declared_category(lookup, unknown):
+    def one(value):
+        try:
+            if isinstance(value, str):   # a str subclass compares by its own __eq__
+                return lookup.get(value, unknown)
+        except Exception:  # noqa: BLE001
+            pass
+        return unknown
+    return np.frompyfunc(one, 1, 1)
+
+
+def _strings_of_array(values, cats, unknown) -> np.ndarray:
+    """The declared string category of every entry (``unknown`` where there is none)."""
+    values = np.asarray(values)
+    if values.dtype.kind == "U":
+        values = values.astype(object)
+    if values.dtype.kind != "O":   # numbers, dates, bytes: never a string category
+        return np.full(values.shape, unknown, dtype=object)
+    if _infer_kind(values) == "string":   # only strings and missing values
+        try:
+            import pandas as pd
+            idx = pd.Index(cats, dtype=object).get_indexer(values)
+            out = np.full(values.shape, unknown, dtype=object)
+            out[idx >= 0] = cats[idx[idx >= 0]]
+            return out
+        except Exception:  # noqa: BLE001 - fall back to the exact rule below
+            pass
+    lookup = {str(c): c for c in cats}
+    return _declared_category(lookup, unknown)(values).astype(object)
+
+
+def _map_column(column, spec) -> np.ndarray:
+    """The declared rule of ``spec`` applied to one raw column, entry by entry."""
+    if spec[0] == "numeric":
+        _, low, high, fill = spec
+        v = _map_values(column, _numbers_of_array)
+        return np.clip(np.where(np.isnan(v), fill, v), low, high)
+    _, cats, unknown = spec
+    if cats.dtype == object:
+        return _map_values(column, lambda a: _strings_of_array(a, cats, unknown))
+    v = _map_values(column, _numbers_of_array)
+    return np.where(np.isin(v, cats), v, unknown)
+
+
+def _map_values(column, rule) -> np.ndarray:
+    """``rule`` (a function of a 1-D array) applied to a raw column, by position.
+
+    A pandas ``Categorical`` column applies the rule to its categories once and takes
+    the result by code (a missing entry, code -1, is mapped as a missing value); a
+    nullable numeric or boolean column has its missing entries as NaN; any other pandas
+    column, an array or a column of another frame library is read as a 1-D array.
+    """
     try:
         import pandas as pd
-        return pd.to_numeric(pd.Series(np.asarray(values, dtype=object)),
-                             errors="coerce").to_numpy(dtype=np.float64)
     except ImportError:  # pragma: no cover - pandas is optional
-        out = np.full(len(values), np.nan)
-        for i, v in enumerate(values):   # fallback without pandas only
-            try:
-                out[i] = float(v)
-            except (TypeError, ValueError):
-                pass
-        return out
+        pd = None
+    if pd is not None and isinstance(column, pd.Series | pd.Index):
+        dtype = column.dtype
+        if isinstance(dtype, pd.CategoricalDtype):
+            cats = np.asarray(dtype.categories.to_numpy(dtype=object), dtype=object)
+            mapped = rule(np.concatenate([cats, np.array([None], dtype=object)]))
+            return mapped[np.asarray(column.cat.codes if isinstance(column, pd.Series)
+                                     else column.codes)]
+        if pd.api.types.is_bool_dtype(dtype) or (
+                pd.api.types.is_numeric_dtype(dtype) and dtype.kind in "fiub"
+                and isinstance(dtype, pd.api.extensions.ExtensionDtype)):
+            return rule(column.to_numpy(dtype=np.float64, na_value=np.nan))
+        if isinstance(dtype, np.dtype):
+            return rule(column.to_numpy())
+        return rule(np.asarray(column.to_numpy(dtype=object, na_value=None), dtype=object))
+    if hasattr(column, "to_numpy"):   # a column of another frame library
+        column = column.to_numpy()
+    return rule(np.asarray(column) if not isinstance(column, np.ndarray) else column)
 
 
 class PublicSchema(TransformerMixin, BaseEstimator):
@@ -284,8 +399,8 @@ class PublicSchema(TransformerMixin, BaseEstimator):
         self._check_raw(X)
         if self.classes is not None and np.unique(np.asarray(self.classes)).size < 2:
             raise ValueError("classes must list at least 2 distinct labels.")
-        validate_data(self, X, skip_check_array=True)
         self._columns_of(X)
+        validate_data(self, X, skip_check_array=True)
         claim = self.__sklearn_privacy_claim__()
         self.epsilon_, self.delta_, self.epsilon_reason_ = claim.epsilon, claim.delta, claim.reason
         return self
@@ -312,7 +427,12 @@ class PublicSchema(TransformerMixin, BaseEstimator):
                              "minimum of 1 is required by PublicSchema.")
 
     def _columns_of(self, X):
-        """The raw values of every declared column (refusing a missing one)."""
+        """The raw values of every declared column, by position (refusing a missing one).
+
+        A frame's columns are found by name and read by position (``iloc``): the index
+        labels are never used, so a frame with a shuffled, duplicated or non-integer index
+        maps row ``i`` of the input to row ``i`` of the output.
+        """
         names = list(self.columns)
         if hasattr(X, "columns"):
             present = [str(c) for c in X.columns]
@@ -321,12 +441,15 @@ class PublicSchema(TransformerMixin, BaseEstimator):
                 raise ValueError(f"X lacks the declared columns {missing}; PublicSchema "
                                  "needs every declared column (undeclared ones are "
                                  "dropped).")
-            lookup = {str(c): c for c in X.columns}
-            # missing values as None: pd.NA (nullable dtypes) has no truth value, and
-            # comparing it with the declared categories raised "boolean value of NA is
-            # ambiguous"; None is missing to both the numeric and the categorical rule
-            return [np.asarray(X[lookup[str(n)]].to_numpy(dtype=object, na_value=None))
-                    for n in names]
+            twice = sorted({str(n) for n in names if present.count(str(n)) > 1})
+            if twice:
+                raise ValueError(f"X has several columns named {twice}; PublicSchema needs "
+                                 "one column per declared name: rename or drop the "
+                                 "duplicates.")
+            position = {c: j for j, c in enumerate(present)}
+            if hasattr(X, "iloc"):
+                return [X.iloc[:, position[str(n)]] for n in names]
+            return [X[X.columns[position[str(n)]]] for n in names]
         arr = np.asarray(X, dtype=object)
         if arr.ndim != 2:
             raise ValueError(f"X must be 2-dimensional; got shape {arr.shape}.")
@@ -334,10 +457,16 @@ class PublicSchema(TransformerMixin, BaseEstimator):
         if bad:
             raise ValueError(f"X has no column names: declare columns by position 0..."
                              f"{arr.shape[1] - 1}; got {bad}.")
+        if isinstance(X, np.ndarray) and X.ndim == 2:
+            return [X[:, n] for n in names]   # keeps a numeric dtype for the fast path
         return [arr[:, n] for n in names]
 
     def transform(self, X):
         """Map the raw rows onto the declared schema (see the class docstring).
+
+        Row ``i`` of the output is the declared map of row ``i`` of ``X`` alone: the
+        index labels of a frame are never read (they are copied to the output as they
+        are), and no value, however exotic, makes the map fail.
 
         Parameters
         ----------
@@ -351,32 +480,25 @@ class PublicSchema(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         self._check_raw(X)
+        columns = self._columns_of(X)
         validate_data(self, X, skip_check_array=True, reset=False)
         specs = self._specs()
-        out = {}
-        for (name, spec), raw in zip(specs.items(), self._columns_of(X), strict=True):
-            if spec[0] == "numeric":
-                _, low, high, fill = spec
-                v = _as_float(raw)
-                v = np.where(np.isnan(v), fill, v)
-                out[name] = np.clip(v, low, high)
-            else:
-                _, cats, unknown = spec
-                if cats.dtype == object:
-                    known = np.isin(raw, cats)
-                    col = np.where(known, raw, unknown).astype(object)
-                else:
-                    v = _as_float(raw)
-                    col = np.where(np.isin(v, cats), v, unknown)
-                out[name] = col
+        out = {name: _map_column(raw, spec)
+               for (name, spec), raw in zip(specs.items(), columns, strict=True)}
         if hasattr(X, "columns"):
             try:
                 import pandas as pd
             except ImportError:  # pragma: no cover
                 pd = None
             if pd is not None:
-                return pd.DataFrame({n: pd.Series(v, dtype=v.dtype) for n, v in out.items()},
-                                    index=getattr(X, "index", None))
+                # built on a range index, then labelled by position: a frame constructor
+                # given index=X.index would align the columns on the labels instead
+                frame = pd.DataFrame({n: pd.Series(v, dtype=v.dtype, copy=False)
+                                      for n, v in out.items()})
+                index = getattr(X, "index", None)
+                if isinstance(index, pd.Index) and len(index) == len(frame):
+                    frame.index = index
+                return frame
         if all(v.dtype == np.float64 for v in out.values()):
             return np.column_stack(list(out.values()))
         return np.column_stack([v.astype(object) for v in out.values()])
