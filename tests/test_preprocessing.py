@@ -21,8 +21,9 @@ from sklearn_privacy.preprocessing._dp_scaler import joint_sensitivity
 # ------------------------------------------------------------------ BoundedScaler
 def test_bounded_scaler_clips_and_maps_every_column_onto_the_range():
     X = np.array([[0.0, -50.0], [5.0, 10.0], [20.0, 30.0], [np.nan, 0.0]])
-    with pytest.raises(ValueError, match="NaN or infinity.*fill_value"):
-        BoundedScaler([(0, 10), (-10, 30)]).fit(X)        # NaN is refused by default
+    # NaN takes the middle of the column's bounds by default (a rule, never a refusal)
+    np.testing.assert_allclose(BoundedScaler([(0, 10), (-10, 30)]).fit(X).transform(X)[3],
+                               [0.0, -0.5])
     sc = BoundedScaler([(0, 10), (-10, 30)], feature_range=(0, 1), fill_value=7.5).fit(X)
     out = sc.transform(X)
     expected = np.array([[0.0, 0.0], [0.5, 0.5], [1.0, 1.0], [0.75, 0.25]])

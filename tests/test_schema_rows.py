@@ -195,3 +195,30 @@ def test_a_frame_with_two_columns_of_a_declared_name_is_refused():
     X = pd.DataFrame([[1.0, 2.0]], columns=["a", "a"])
     with pytest.raises(ValueError, match="several columns named"):
         PublicSchema({"a": (0, 10)}).fit(X)
+
+
+# ------------------------------------------------------------------ BoundedScaler
+def test_bounded_scaler_fits_both_neighbours_when_one_value_is_missing():
+    """Failed on the old code: ``BoundedScaler(fill_value=None)`` refused NaN with a
+    ValueError, so whether the fit existed at all told D (no NaN) from D' (one NaN). Now a
+    missing entry takes the middle of its column's bounds, and a non-numeric column is
+    read by the schema's numeric rule; the two fits are identical."""
+    from sklearn_privacy.preprocessing import BoundedScaler
+
+    rng = np.random.default_rng(3)
+    D = pd.DataFrame({"a": rng.uniform(0, 10, 40), "b": rng.uniform(-5, 5, 40)})
+    D.index = rng.permutation(1000)[:40]
+    # a huge int is clipped to the upper bound (1 after scaling), the rest is missing (0)
+    for bad, expected in ((np.nan, 0.0), ("n/a", 0.0), (2**1100, 1.0),
+                          (np.array([1.0]), 0.0), (pd.NaT, 0.0)):
+        D2 = D.astype(object)
+        D2.iloc[7, 0] = bad
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            a = BoundedScaler({"a": (0, 10), "b": (-5, 5)}).fit(D)
+            b = BoundedScaler({"a": (0, 10), "b": (-5, 5)}).fit(D2)
+            out = b.transform(D2)
+        assert vars(a).keys() == vars(b).keys()
+        np.testing.assert_array_equal(a.transform(D)[np.arange(40) != 7],
+                                      out[np.arange(40) != 7])
+        assert out[7, 0] == expected

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from decimal import Decimal
 from numbers import Real
 
 import numpy as np
@@ -12,6 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils.fixes import _fit_context, validate_data
 from ._bounded import BoundedScaler
+from ._rules import map_column
 
 __all__ = ["PublicSchema"]
 
@@ -73,140 +73,6 @@ def _categorical(name, categories, unknown):
         return ("categorical", values, unknown)
     unknown = UNKNOWN if unknown is None else str(unknown)
     return ("categorical", cats, unknown)
-
-
-def _number(value) -> float:
-    """The declared numeric rule for one raw value; never raises.
-
-    Real numbers (Python and numpy ints, floats and bools, ``Fraction``, ``Decimal``) are
-    their value, an int or a ``Decimal`` beyond the float range being ``+-inf``; a string
-    is parsed as Python's ``float`` does (``" 3.5 "``, ``"1e400"`` -> inf, ``"nan"``);
-    anything else -- None, NaN, ``pd.NA``, ``NaT``, dates and durations, complex numbers,
-    bytes, lists, arrays, any other object -- is missing (NaN).
-    """
-    try:
-        if isinstance(value, np.datetime64 | np.timedelta64):
-            return math.nan
-        if isinstance(value, bool | np.bool_):
-            return float(value)
-        if isinstance(value, Real | Decimal):
-            try:
-                return float(value)
-            except OverflowError:   # an int (or Fraction) beyond the float range
-                return math.inf if value > 0 else -math.inf
-        if isinstance(value, str):
-            return float(str.__str__(value))
-    except Exception:  # noqa: BLE001 - a value the rule cannot read is missing
-        return math.nan
-    return math.nan
-
-
-_number_ufunc = np.frompyfunc(_number, 1, 1)
-
-
-def _infer_kind(values) -> str | None:
-    """pandas' inferred kind of an object array (skipping missing values), or None."""
-    try:
-        from pandas.api.types import infer_dtype
-    except ImportError:  # pragma: no cover - pandas is optional
-        return None
-    try:
-        return infer_dtype(values, skipna=True)
-    except Exception:  # noqa: BLE001
-        return None
-
-
-def _numbers_of_array(values) -> np.ndarray:
-    """:func:`_number` of every entry of a 1-D array, vectorised where the dtype allows."""
-    values = np.asarray(values)
-    kind = values.dtype.kind
-    with np.errstate(over="ignore", invalid="ignore"):
-        if kind in "fiub":
-            return values.astype(np.float64)
-        if kind in "mMcSV":   # dates, durations, complex, bytes, records: not numbers
-            return np.full(values.shape, np.nan)
-        if kind == "O" and _infer_kind(values) in ("floating", "integer",
-                                                   "mixed-integer-float", "boolean"):
-            try:
-                return values.astype(np.float64)
-            except Exception:  # noqa: BLE001 - e.g. an int beyond the float range
-                pass
-        return _number_ufunc(values.astype(object)).astype(np.float64)
-
-
-def _declared_category(lookup, unknown):
-    def one(value):
-        try:
-            if isinstance(value, str):   # a str subclass compares by its own __eq__
-                return lookup.get(value, unknown)
-        except Exception:  # noqa: BLE001
-            pass
-        return unknown
-    return np.frompyfunc(one, 1, 1)
-
-
-def _strings_of_array(values, cats, unknown) -> np.ndarray:
-    """The declared string category of every entry (``unknown`` where there is none)."""
-    values = np.asarray(values)
-    if values.dtype.kind == "U":
-        values = values.astype(object)
-    if values.dtype.kind != "O":   # numbers, dates, bytes: never a string category
-        return np.full(values.shape, unknown, dtype=object)
-    if _infer_kind(values) == "string":   # only strings and missing values
-        try:
-            import pandas as pd
-            idx = pd.Index(cats, dtype=object).get_indexer(values)
-            out = np.full(values.shape, unknown, dtype=object)
-            out[idx >= 0] = cats[idx[idx >= 0]]
-            return out
-        except Exception:  # noqa: BLE001 - fall back to the exact rule below
-            pass
-    lookup = {str(c): c for c in cats}
-    return _declared_category(lookup, unknown)(values).astype(object)
-
-
-def _map_column(column, spec) -> np.ndarray:
-    """The declared rule of ``spec`` applied to one raw column, entry by entry."""
-    if spec[0] == "numeric":
-        _, low, high, fill = spec
-        v = _map_values(column, _numbers_of_array)
-        return np.clip(np.where(np.isnan(v), fill, v), low, high)
-    _, cats, unknown = spec
-    if cats.dtype == object:
-        return _map_values(column, lambda a: _strings_of_array(a, cats, unknown))
-    v = _map_values(column, _numbers_of_array)
-    return np.where(np.isin(v, cats), v, unknown)
-
-
-def _map_values(column, rule) -> np.ndarray:
-    """``rule`` (a function of a 1-D array) applied to a raw column, by position.
-
-    A pandas ``Categorical`` column applies the rule to its categories once and takes
-    the result by code (a missing entry, code -1, is mapped as a missing value); a
-    nullable numeric or boolean column has its missing entries as NaN; any other pandas
-    column, an array or a column of another frame library is read as a 1-D array.
-    """
-    try:
-        import pandas as pd
-    except ImportError:  # pragma: no cover - pandas is optional
-        pd = None
-    if pd is not None and isinstance(column, pd.Series | pd.Index):
-        dtype = column.dtype
-        if isinstance(dtype, pd.CategoricalDtype):
-            cats = np.asarray(dtype.categories.to_numpy(dtype=object), dtype=object)
-            mapped = rule(np.concatenate([cats, np.array([None], dtype=object)]))
-            return mapped[np.asarray(column.cat.codes if isinstance(column, pd.Series)
-                                     else column.codes)]
-        if pd.api.types.is_bool_dtype(dtype) or (
-                pd.api.types.is_numeric_dtype(dtype) and dtype.kind in "fiub"
-                and isinstance(dtype, pd.api.extensions.ExtensionDtype)):
-            return rule(column.to_numpy(dtype=np.float64, na_value=np.nan))
-        if isinstance(dtype, np.dtype):
-            return rule(column.to_numpy())
-        return rule(np.asarray(column.to_numpy(dtype=object, na_value=None), dtype=object))
-    if hasattr(column, "to_numpy"):   # a column of another frame library
-        column = column.to_numpy()
-    return rule(np.asarray(column) if not isinstance(column, np.ndarray) else column)
 
 
 class PublicSchema(TransformerMixin, BaseEstimator):
@@ -483,7 +349,7 @@ class PublicSchema(TransformerMixin, BaseEstimator):
         columns = self._columns_of(X)
         validate_data(self, X, skip_check_array=True, reset=False)
         specs = self._specs()
-        out = {name: _map_column(raw, spec)
+        out = {name: map_column(raw, spec)
                for (name, spec), raw in zip(specs.items(), columns, strict=True)}
         if hasattr(X, "columns"):
             try:
