@@ -222,3 +222,85 @@ def test_bounded_scaler_fits_both_neighbours_when_one_value_is_missing():
         np.testing.assert_array_equal(a.transform(D)[np.arange(40) != 7],
                                       out[np.arange(40) != 7])
         assert out[7, 0] == expected
+
+
+# ------------------------------------------------------- consumers of the schema's map
+def _schema_pipeline(model):
+    from sklearn.pipeline import make_pipeline
+
+    schema = PublicSchema({"age": (0, 100), "job": ["a", "b", "c"]}, classes=[0, 1])
+    return make_pipeline(schema, schema.make_encoder(), model)
+
+
+def _labelled(n, seed=0):
+    X = _frame(n, seed)[["age", "job"]]
+    y = ((X["age"].to_numpy() > 50) ^ (X["job"] == "b").to_numpy()).astype(int)
+    return X, y
+
+
+def test_documented_pipeline_fits_a_neighbour_with_a_new_index_label():
+    """Failed on the old code: D (labels 0..n-1) fitted, and D' -- one row replaced by a
+    row carrying the label 10**9 -- raised in BoundedScaler (that row became NaN), so
+    whether a model existed told D from D' with certainty."""
+    from sklearn_privacy import privacy_claim
+    from sklearn_privacy.linear_model import DPLogisticRegression
+
+    X, y = _labelled(200)
+    X_prime = X.copy()
+    X_prime.iloc[0] = [99.0, "c"]
+    X_prime.index = [10**9] + list(X.index[1:])
+    model = DPLogisticRegression(epsilon=1.0, delta=0.0, data_norm=2.0 ** 0.5 * 1.5,
+                                 intercept_scaling=1.0, classes=[0, 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = _schema_pipeline(model).fit(X, y)
+        b = _schema_pipeline(model).fit(X_prime, y)
+    assert privacy_claim(a).is_private and privacy_claim(b).is_private
+    assert np.isfinite(b[-1].coef_).all()
+
+
+def test_private_selection_on_a_shuffled_frame_trains_on_the_right_rows():
+    """Failed on the old code: the search's row subsets keep their labels, the schema
+    aligned them and the candidates raised on NaN (or, with the labels of another part,
+    trained on other rows' features). With the same seed, the search on a shuffled
+    frame now releases exactly what it releases on the same rows labelled 0..n-1."""
+    from sklearn_privacy import FILLogisticRegression, RandomStoppingSearch
+
+    X, y = _labelled(300)
+    order = np.random.default_rng(2).permutation(300)
+    shuffled = X.iloc[order]
+    fil = FILLogisticRegression(sigma=0.5, data_norm=2.0, intercept_scaling=1.0,
+                                classes=[0, 1])
+
+    def search(frame):
+        return RandomStoppingSearch(_schema_pipeline(fil), {
+            "fillogisticregression__alpha": [0.05, 0.5]}, mean_runs=2,
+            random_state=0).fit(frame, y[order])
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = search(shuffled)
+        ref = search(shuffled.reset_index(drop=True))
+    assert got.best_params_ == ref.best_params_
+    np.testing.assert_array_equal(got.best_estimator_[-1].coef_,
+                                  ref.best_estimator_[-1].coef_)
+
+
+def test_report_subsamples_population_rows_of_a_frame_with_any_index():
+    """Failed on the old code: the report's subsets of the population frame kept their
+    labels, the schema turned them into NaN and BoundedScaler raised."""
+    from sklearn_privacy.linear_model import DPLogisticRegression
+    from sklearn_privacy.report import PrivacyReport
+
+    X, y = _labelled(240)
+    X = X.set_axis(np.random.default_rng(4).permutation(10_000)[:240], axis=0)
+    model = DPLogisticRegression(epsilon=1.0, data_norm=1.5 * 2.0 ** 0.5,
+                                 intercept_scaling=1.0, classes=[0, 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe = _schema_pipeline(model).fit(X.iloc[:120], y[:120])
+        report = PrivacyReport.from_estimator(pipe, X.iloc[:120], y[:120],
+                                              X.iloc[120:], y[120:], n_canaries=0,
+                                              canary_releases=0)
+    assert "membership" in [section.key for section in report.sections]
+    assert report.to_html()

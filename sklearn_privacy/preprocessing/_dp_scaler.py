@@ -179,6 +179,9 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     (1.0, 1e-05)
     """
 
+    #: fit records fit_provenance_: a missing record makes the claim inf
+    _records_fit_provenance = True
+
     _parameter_constraints: dict = {
         "bounds": ["array-like", dict],
         "epsilon": [Interval(Real, 0, None, closed="neither")],

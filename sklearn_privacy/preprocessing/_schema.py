@@ -86,15 +86,30 @@ class PublicSchema(TransformerMixin, BaseEstimator):
     from what it sees. ``PublicSchema`` states those facts as parameters and maps every
     raw value onto them by a rule fixed in advance, row by row:
 
-    * a **numeric** column ``(low, high)``: values parsed as numbers (a string that is
-      not a number counts as missing), missing values replaced by the declared ``fill``
-      (default: the middle of the bounds), then clipped to ``[low, high]``; output
-      ``float64``;
+    * a **numeric** column ``(low, high)``: each value is read as a number -- a real
+      number (Python or numpy int, float or bool, ``Fraction``, ``Decimal``) is its value,
+      an int too large for a float counts as ``+-inf``, a string is parsed as Python's
+      ``float`` parses it (``" 3.5 "``, ``"1e400"``); anything else is missing: None, NaN,
+      ``pd.NA``, ``NaT``, dates and durations (convert them to numbers first), complex
+      numbers, bytes, lists, arrays, any other object. Missing values are replaced by the
+      declared ``fill`` (default: the middle of the bounds), then everything is clipped to
+      ``[low, high]`` (``+-inf`` to the bounds); output ``float64``;
     * a **categorical** column ``[c1, c2, ...]``: a value equal to a declared category is
-      kept, anything else (NaN, a stray string, an unseen category) becomes the declared
-      ``unknown`` (default ``"(unknown)"`` for strings, NaN for numeric categories), which
-      the encoder of :meth:`make_encoder` maps to a row of zeros; output ``object``
-      (string categories) or ``float64`` (numeric categories).
+      kept (string categories: a ``str`` equal to one of them; numeric categories: a value
+      whose number, read as above, equals one of them); anything else (NaN, a stray
+      string, an unseen category, a number in a string column, an array) becomes the
+      declared ``unknown`` (default ``"(unknown)"`` for strings, NaN for numeric
+      categories), which the encoder of :meth:`make_encoder` maps to a row of zeros;
+      output ``object`` (string categories) or ``float64`` (numeric categories).
+
+    **Row by row, by position.** Row ``i`` of the output is the map of row ``i`` of the
+    input alone: columns are found by name and read by position, the index labels of a
+    frame are never used (they are copied to the output unchanged), so a shuffled,
+    duplicated (``pd.concat`` without ``ignore_index``), non-integer or partial index (a
+    ``train_test_split`` part) changes nothing, and one raw row feeds exactly one output
+    row. No raw value makes :meth:`fit` or :meth:`transform` raise or warn; the refusals
+    depend only on the declaration and the frame's columns (a declared column missing,
+    or present twice), never on a value.
 
     The output has exactly the declared columns, in the declared order, with the
     declared dtypes, whatever the raw frame held: a DataFrame when pandas is installed
@@ -151,6 +166,13 @@ class PublicSchema(TransformerMixin, BaseEstimator):
     0  25.0          a
     1  53.5  (unknown)
     2  90.0          b
+    >>> odd = pd.DataFrame({"age": ["41", 2**2000, pd.NaT], "job": ["b", ["a"], "a"]},
+    ...                    index=[7, 7, "x"])          # labels are carried, never used
+    >>> schema.transform(odd)
+        age        job
+    7  41.0          b
+    7  90.0  (unknown)
+    x  53.5          a
     >>> schema.make_encoder().fit_transform(schema.transform(raw))
     array([[-0.78082192,  1.        ,  0.        ],
            [ 0.        ,  0.        ,  0.        ],
