@@ -341,8 +341,8 @@ def _scale_rows(X, data_norm, owner=None):
     else:
         norms = dense_row_norms(X)
     over = norms > data_norm
-    if owner is not None:
-        record_bounding(owner, rows_scaled=np.count_nonzero(over))
+    if owner is not None:   # rows above the bound by more than rounding
+        record_bounding(owner, rows_scaled=np.count_nonzero(norms > data_norm * (1 + 1e-12)))
     if not np.any(over):
         return X
     factor = row_scale_factors(norms, data_norm)

@@ -283,8 +283,8 @@ def bounded(est, X, y):
     if est.data_norm is not None:
         R = float(est.data_norm)
         norms = X.map_blocks(_row_norms, drop_axis=1, dtype=np.float64)
-        over = int(dask.compute((norms > R).sum())[0])
-        record_bounding(est, rows_scaled=over)
+        over, beyond = dask.compute((norms > R).sum(), (norms > R * (1.0 + 1e-12)).sum())
+        record_bounding(est, rows_scaled=int(beyond))
         if over:
             X = X.map_blocks(_bound_rows, R, dtype=np.float64)
     bound = getattr(est, "target_bound", None)
