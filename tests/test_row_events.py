@@ -137,3 +137,21 @@ def test_bounding_one_row_is_silent(make):
     assert a._bounding_counts["rows_scaled"] == 0 < b._bounding_counts["rows_scaled"]
     assert "_bounding_counts" not in pickle.loads(pickle.dumps(b)).__dict__
     assert privacy_claim(a).is_private and privacy_claim(b).is_private
+
+
+def test_dp_standard_scaler_fits_a_neighbour_with_a_missing_value():
+    """Failed on the old code: DPStandardScaler raised "Input X contains NaN" on D' (one
+    missing entry) and fitted D. Now a missing entry takes the middle of its bounds (a
+    row-wise rule, inside the bounds the sensitivity assumes), a stray string likewise."""
+    rng = np.random.default_rng(5)
+    D = pd.DataFrame({"a": rng.uniform(0, 1, 60), "b": rng.uniform(0, 1, 60)})
+    D.index = rng.permutation(500)[:60]
+    D_prime = D.astype(object)
+    D_prime.iloc[3, 0] = np.nan
+    D_prime.iloc[4, 1] = "n/a"
+    a, seen_a = _warnings_of(lambda: DPStandardScaler(bounds=(0, 1)).fit(D))
+    b, seen_b = _warnings_of(lambda: DPStandardScaler(bounds=(0, 1)).fit(D_prime))
+    assert seen_a == seen_b and privacy_claim(b).is_private
+    out = b.transform(D_prime)
+    np.testing.assert_allclose(out[3, 0], (0.5 - b.mean_[0]) / b.scale_[0])
+    np.testing.assert_allclose(out[4, 1], (0.5 - b.mean_[1]) / b.scale_[1])

@@ -167,8 +167,8 @@ def numeric_frame(X):
     except ImportError:  # pragma: no cover - pandas is optional
         pd = None
     if pd is not None and isinstance(X, pd.DataFrame):
-        if all(isinstance(t, np.dtype) and t.kind in "fiu" for t in X.dtypes):
-            return X
+        if all(isinstance(t, np.dtype) and t.kind in "fiuc" for t in X.dtypes):
+            return X   # numbers (complex ones are refused by the estimator's validation)
         out = pd.DataFrame({j: map_values(X.iloc[:, j], numbers_of_array)
                             for j in range(X.shape[1])})
         out.columns = X.columns
@@ -177,7 +177,7 @@ def numeric_frame(X):
     if hasattr(X, "columns") or hasattr(X, "__dataframe__"):
         return X   # another frame library: the estimator's validation reads it
     arr = np.asarray(X) if not isinstance(X, np.ndarray) else X
-    if arr.dtype.kind in "fiu" or arr.ndim != 2:
+    if arr.dtype.kind in "fiuc" or arr.ndim != 2:
         return X
     return np.column_stack([numbers_of_array(arr[:, j]) for j in range(arr.shape[1])]) \
         if arr.shape[1] else arr.astype(np.float64)
