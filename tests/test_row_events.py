@@ -155,3 +155,20 @@ def test_dp_standard_scaler_fits_a_neighbour_with_a_missing_value():
     out = b.transform(D_prime)
     np.testing.assert_allclose(out[3, 0], (0.5 - b.mean_[0]) / b.scale_[0])
     np.testing.assert_allclose(out[4, 1], (0.5 - b.mean_[1]) / b.scale_[1])
+
+
+def test_a_stripped_multicalibrator_keeps_its_claim():
+    """``strip_for_release`` removes ``history_`` (declared DP output): less output, not
+    another release, so the record still vouches for the stripped copy."""
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.linear_model import LogisticRegression
+
+    from sklearn_privacy import PrivateMulticalibrator
+
+    X, y = _xy(400, seed=3)
+    base = FrozenEstimator(LogisticRegression().fit(X[:200], y[:200]))
+    mc = PrivateMulticalibrator(base, mechanism="numeric_sparse", epsilon=1.0).fit(
+        X[200:], y[200:])
+    stripped = strip_for_release(mc)
+    assert "history_" not in vars(stripped)
+    assert provenance_problem(stripped) is None and privacy_claim(stripped).is_private

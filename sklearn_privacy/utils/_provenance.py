@@ -68,11 +68,11 @@ class FitProvenance:
         estimators in their DP view); ``None`` when no certificate applies.
     owner : str or None
         ``module.qualname`` of the class of the object the record was made for.
-    release : str or None
-        Digest of the values the object released at fit (its attributes declared
-        ``"dp"``); a function of the released values only (post-processing of the DP
-        output). Not compared by ``==``: two releases of the same fit differ in it only
-        through their noise.
+    release : tuple or None
+        ``((attribute, digest), ...)`` of the values the object released at fit (its
+        attributes declared ``"dp"``): a function of the released values only
+        (post-processing of the DP output). Not compared by ``==``: two releases of the
+        same fit differ in it only through their noise.
 
     Examples
     --------
@@ -85,7 +85,7 @@ class FitProvenance:
     selected_by: str | None = None
     certificate: bool | None = None
     owner: str | None = None
-    release: str | None = field(default=None, compare=False)
+    release: tuple | None = field(default=None, compare=False)
 
     def __post_init__(self):
         if self.noise not in NOISE_KINDS:
@@ -187,9 +187,9 @@ def _feed(h, value, depth=0) -> None:
         h.update(f"o{type(value).__name__}".encode())
 
 
-def release_digest(estimator) -> str | None:
-    """Digest of the attributes ``estimator``'s class declares ``"dp"`` (None without a
-    declaration)."""
+def release_digest(estimator) -> tuple | None:
+    """``((attribute, digest), ...)`` of the attributes ``estimator``'s class declares
+    ``"dp"`` and holds (None without a declaration)."""
     declare = getattr(estimator, "__sklearn_privacy_attributes__", None)
     if declare is None:
         return None
@@ -197,12 +197,22 @@ def release_digest(estimator) -> str | None:
         kinds = declare()
     except Exception:  # noqa: BLE001 - a declaration that needs more state
         return None
-    h = hashlib.blake2b(digest_size=12)
     state = getattr(estimator, "__dict__", {})
-    for key in sorted(k for k, kind in kinds.items() if kind == "dp"):
-        h.update(key.encode())
-        _feed(h, state.get(key))
-    return h.hexdigest()
+    out = []
+    for key in sorted(k for k, kind in kinds.items() if kind == "dp" and k in state):
+        h = hashlib.blake2b(digest_size=12)
+        _feed(h, state[key])
+        out.append((key, h.hexdigest()))
+    return tuple(out)
+
+
+def _same_release(recorded, now) -> bool:
+    """Every released attribute held both at fit and now has the value it had at fit (an
+    attribute removed since, e.g. by ``strip_for_release``, is less output, not other)."""
+    if now is None:
+        return False
+    now = dict(now)
+    return all(now[k] == v for k, v in recorded if k in now)
 
 
 def provenance_problem(estimator) -> str | None:
@@ -234,7 +244,7 @@ def provenance_problem(estimator) -> str | None:
     if prov.owner is not None and prov.owner != _class_path(type(estimator)):
         return (f"{name}.fit_provenance_ was recorded for a {prov.owner.rsplit('.', 1)[-1]}, "
                 "not for this object (a foreign record); refit it")
-    if prov.release is not None and prov.release != release_digest(estimator):
+    if prov.release is not None and not _same_release(prov.release, release_digest(estimator)):
         return (f"{name}.fit_provenance_ was recorded for another release: its released "
                 "values differ from those recorded at fit (a record copied from another "
                 "fit, or values changed after the fit); refit it and publish it unchanged")
