@@ -304,3 +304,30 @@ def test_report_subsamples_population_rows_of_a_frame_with_any_index():
                                               canary_releases=0)
     assert "membership" in [section.key for section in report.sections]
     assert report.to_html()
+
+
+def test_sparse_and_other_extension_columns_are_mapped_by_the_rules():
+    """pandas sparse, period and interval columns, under a duplicated index."""
+    frame = pd.DataFrame({
+        "a": pd.arrays.SparseArray([0.0, 0.0, 3.0, np.nan]),
+        "c": pd.arrays.SparseArray(["x", None, "y", "x"]),
+        "p": pd.period_range("2020", periods=4),
+        "iv": pd.IntervalIndex.from_breaks([0, 1, 2, 3, 4]),
+    }).set_axis([1, 1, 2, 2])
+    schema = PublicSchema({"a": (0, 10), "c": ["x", "y"], "p": (0, 1), "iv": ["x"]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = schema.fit(frame).transform(frame)
+    np.testing.assert_array_equal(out["a"], [0.0, 0.0, 3.0, 5.0])
+    assert list(out["c"]) == ["x", "(unknown)", "y", "x"]
+    np.testing.assert_array_equal(out["p"], [0.5] * 4)      # periods are not numbers
+    assert list(out["iv"]) == ["(unknown)"] * 4
+
+
+def test_a_list_of_rows_with_a_sequence_in_a_cell():
+    """Failed on the old code: ``np.asarray`` of the rows raised on the ragged cell."""
+    rows = [[1.0, "a"], [[1, 2], "b"], [np.array([3.0, 4.0]), ["a"]]]
+    schema = PublicSchema({0: (0, 10), 1: ["a", "b"]}).fit(rows)
+    out = schema.transform(rows)
+    np.testing.assert_array_equal(out[:, 0], [1.0, 5.0, 5.0])
+    assert list(out[:, 1]) == ["a", "b", "(unknown)"]

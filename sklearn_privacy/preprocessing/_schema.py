@@ -299,7 +299,10 @@ class PublicSchema(TransformerMixin, BaseEstimator):
             raise TypeError("PublicSchema does not support sparse input: pass the raw rows "
                             "as a DataFrame or a dense array.")
         if not hasattr(X, "columns"):
-            probe = np.asarray(X)
+            try:
+                probe = np.asarray(X)
+            except (ValueError, TypeError):   # a list or an array inside a cell of a list
+                probe = np.asarray(X, dtype=object)
             if probe.ndim == 1:
                 raise ValueError("Expected a 2D array, got a 1D array instead: Reshape your "
                                  "data using array.reshape(-1, 1) for a single feature or "
