@@ -467,14 +467,17 @@ def test_warnings_point_at_the_call_through_the_decorator(func, args):
 @pytest.mark.parametrize("refit", [True, False])
 def test_attack_warnings_point_at_the_call_through_the_decorator(refit):
     # canary_audit fits the user's estimator through validate_params and joblib: the fit's
-    # warning (rows above data_norm) names this file, not scikit-learn's wrapper
+    # warning (the noise swamps the model at this epsilon) names this file, not
+    # scikit-learn's wrapper
     from sklearn_privacy import FILLinearRegression
     from sklearn_privacy.exceptions import PrivacyWarning
 
     rng = np.random.RandomState(0)
     X, y = 3.0 * rng.normal(size=(40, 3)), rng.normal(size=40)
-    with pytest.warns(PrivacyWarning, match="above data_norm") as record:
-        attacks.canary_audit(FILLinearRegression(data_norm=1.0), X, y, 0, X[1], 0.0,
+    shared = FILLinearRegression(epsilon=0.01, data_norm=1.0, target_bound=1.0,
+                                 fit_intercept=False)
+    with pytest.warns(PrivacyWarning, match="no better than a constant") as record:
+        attacks.canary_audit(shared, X, y, 0, X[1], 0.0,
                              n_releases=4, refit=refit, random_state=0)
     assert {w.filename for w in record if issubclass(w.category, PrivacyWarning)} == {__file__}
 

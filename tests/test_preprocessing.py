@@ -21,8 +21,9 @@ from sklearn_privacy.preprocessing._dp_scaler import joint_sensitivity
 # ------------------------------------------------------------------ BoundedScaler
 def test_bounded_scaler_clips_and_maps_every_column_onto_the_range():
     X = np.array([[0.0, -50.0], [5.0, 10.0], [20.0, 30.0], [np.nan, 0.0]])
-    with pytest.raises(ValueError, match="NaN or infinity.*fill_value"):
-        BoundedScaler([(0, 10), (-10, 30)]).fit(X)        # NaN is refused by default
+    # NaN takes the middle of the column's bounds by default (a rule, never a refusal)
+    np.testing.assert_allclose(BoundedScaler([(0, 10), (-10, 30)]).fit(X).transform(X)[3],
+                               [0.0, -0.5])
     sc = BoundedScaler([(0, 10), (-10, 30)], feature_range=(0, 1), fill_value=7.5).fit(X)
     out = sc.transform(X)
     expected = np.array([[0.0, 0.0], [0.5, 0.5], [1.0, 1.0], [0.75, 0.25]])
@@ -343,13 +344,18 @@ def test_public_schema_bounds_and_categories_for_name_the_column():
         schema.categories_for(["age"])
 
 
-def test_scalers_name_X_when_a_column_is_not_numeric():
+def test_scalers_read_a_column_that_is_not_numeric_by_the_numeric_rule():
     """A string column reached BoundedScaler / DPStandardScaler as numpy's bare "could
-    not convert string to float: 'a'"; the message now names X."""
-    frame = pd.DataFrame({"age": [20.0, 30.0, 40.0], "job": ["a", "b", "c"]})
+    not convert string to float: 'a'"; then it was refused with a message naming X. But
+    one stray string makes a number column ``object``, so the refusal told a neighbour
+    from its data set: now every entry is read by PublicSchema's numeric rule (a string
+    that is not a number is missing and takes the middle of the bounds)."""
+    frame = pd.DataFrame({"age": [20.0, 30.0, 40.0], "job": ["a", "b", "7"]})
+    numbers = pd.DataFrame({"age": [20.0, 30.0, 40.0], "job": [50.0, 50.0, 7.0]})
     for scaler in (BoundedScaler(bounds=(0, 100)), DPStandardScaler(bounds=(0, 100))):
-        with pytest.raises(ValueError, match="^X: could not convert string to float"):
-            scaler.fit(frame)
-        scaler.fit(frame[["age"]])
-        with pytest.raises(ValueError, match="^X: could not convert string to float"):
-            scaler.transform(frame[["age"]].assign(age="n/a"))
+        fitted = scaler.fit(frame)
+        np.testing.assert_array_equal(fitted.transform(frame), fitted.transform(numbers))
+        fitted = scaler.fit(frame[["age"]])
+        np.testing.assert_array_equal(
+            fitted.transform(frame[["age"]].assign(age="n/a")),
+            fitted.transform(pd.DataFrame({"age": [50.0, 50.0, 50.0]})))

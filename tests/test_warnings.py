@@ -42,8 +42,11 @@ def _xy(n=120, d=3, seed=0, scale=3.0):
 
 
 def _big_rows():
+    # a fit warning that depends on the parameters only (the noise swamps the model at
+    # this epsilon): rows above data_norm are scaled silently, one row deciding it
     X, y = _xy()
-    return FILLinearRegression(data_norm=1.0, random_state=0), X, y.astype(float)
+    return (FILLinearRegression(epsilon=0.01, data_norm=1.0, target_bound=10.0,
+                                fit_intercept=False, random_state=0), X, y.astype(float))
 
 
 def _collinear():
@@ -71,7 +74,8 @@ def _refit_infeasible():
 
 def _attack(name):
     # the attacks fit the user's estimator through validate_params, joblib and
-    # _fit_context: its fit warning (rows above data_norm) must still name the call here
+    # _fit_context: its fit warning (the noise swamps the model) must still name the call
+    # here
     est, X, y = _big_rows()
     y = (y > 0).astype(int)
     members = np.arange(len(y)) < len(y) // 2
@@ -81,7 +85,8 @@ def _attack(name):
     if name == "canary_audit(refit=False)":
         return canary_audit(est, X, y.astype(float), 0, X[1], 1.0, n_releases=4,
                             refit=False, random_state=0)
-    clf = FILLogisticRegression(data_norm=1.0, random_state=0)
+    clf = FILLogisticRegression(epsilon=0.01, data_norm=1.0, fit_intercept=False,
+                                classes=[0, 1], random_state=0)
     if name == "one_run_audit":
         return one_run_audit(clf, X, y, n_canaries=20, random_state=0)
     with warnings.catch_warnings():

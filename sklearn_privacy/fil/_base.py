@@ -31,10 +31,10 @@ from ..utils.fixes import (
     register_process_pool_reducer,
 )
 from ._bounds import (  # noqa: F401  (dense_row_norms, row_scale_factors: re-exported)
+    BOUNDING_STATE,
     dense_row_norms,
+    record_bounding,
     row_scale_factors,
-    warn_clipped_targets,
-    warn_scaled_rows,
 )
 from ._dask import BACKEND as _dask
 from ._dp import analytic_gaussian_epsilon, analytic_gaussian_sigma, minimiser_sensitivity
@@ -325,10 +325,12 @@ def certificate_threshold(sensitivity: float, alpha: float, sample_weight) -> fl
     return 0.5 * sensitivity * alpha * max(_CERT_RELATIVE, _CERT_FLOOR / share)
 
 
-def _scale_rows(X, data_norm):
-    """Rows of ``X`` with L2 norm above ``data_norm`` scaled to it (with a PrivacyWarning).
+def _scale_rows(X, data_norm, owner=None):
+    """Rows of ``X`` with L2 norm above ``data_norm`` scaled to it, silently.
 
-    ``X`` is the estimator's private copy (dense) or a private CSR matrix.
+    ``X`` is the estimator's private copy (dense) or a private CSR matrix. The number of
+    scaled rows goes to ``owner``'s private channel (:func:`._bounds.record_bounding`),
+    never to a warning: whether a row exceeds the bound depends on that row.
     """
     if sp.issparse(X):
         Xa = abs(X)
@@ -339,11 +341,11 @@ def _scale_rows(X, data_norm):
     else:
         norms = dense_row_norms(X)
     over = norms > data_norm
+    if owner is not None:   # rows above the bound by more than rounding
+        record_bounding(owner, rows_scaled=np.count_nonzero(norms > data_norm * (1 + 1e-12)))
     if not np.any(over):
         return X
     factor = row_scale_factors(norms, data_norm)
-    if np.any(norms > data_norm * (1.0 + 1e-12)):
-        warn_scaled_rows(np.count_nonzero(over), norms.size, data_norm, stacklevel=5)
     if sp.issparse(X):
         return sp.csr_matrix(sp.diags(factor) @ X)
     X *= factor[:, None]
@@ -392,6 +394,9 @@ class BaseFILEstimator(BaseEstimator):
     >>> isinstance(IRFILLinearRegression(), BaseFILEstimator)
     True
     """
+
+    #: fit records fit_provenance_: a missing record makes the claim inf
+    _records_fit_provenance = True
 
     _parameter_constraints: dict = {
         "sigma": [Interval(Real, 0, None, closed="neither")],
@@ -482,13 +487,14 @@ class BaseFILEstimator(BaseEstimator):
         Both act row by row, so a DP guarantee for the bounded data is also one for the
         caller's data; the fitted model and its audit figures describe the bounded data.
         """
+        record_bounding(self, rows_scaled=0)
         if self.data_norm is not None:
-            X = _scale_rows(X, float(self.data_norm))
+            X = _scale_rows(X, float(self.data_norm), owner=self)
         bound = getattr(self, "target_bound", None)
         if bound is not None:
             outside = np.abs(y) > bound
+            record_bounding(self, targets_clipped=np.count_nonzero(outside))
             if np.any(outside):
-                warn_clipped_targets(np.count_nonzero(outside), y.size, bound, stacklevel=4)
                 y = np.clip(y, -bound, bound)
         return X, y
 
@@ -581,9 +587,10 @@ class BaseFILEstimator(BaseEstimator):
                     "validation folds, a search's refit) copy its state and draw the same "
                     "noise, and its state is stored with the model. This release is not "
                     "private as published; use random_state=None.")
-        return (f" epsilon_ assumes fresh noise, but random_state={rs!r} makes the noise "
-                "reproducible by anyone who knows the seed (stored with the model): this "
-                "release is not private as published (fixed seeds are for tests and "
+        # the seed itself is not printed: the text outlives a cleared random_state
+        return (" epsilon_ assumes fresh noise, but random_state was set to an int seed, "
+                "which makes the noise reproducible by anyone who knows or guesses it: "
+                "this release is not private as published (fixed seeds are for tests and "
                 "documentation); use random_state=None.")
 
     def _warn_shared_noise(self):
@@ -1030,7 +1037,7 @@ class BaseFILEstimator(BaseEstimator):
         state = dict(state)
         # n_iter_ is data-dependent (neighbouring data sets can need different numbers
         # of iterations) and no privacy analysis covers it: audit state, like the rest
-        for key in ("_audit", "_eta_cache", "n_iter_"):
+        for key in ("_audit", "_eta_cache", "n_iter_", BOUNDING_STATE):
             state.pop(key, None)
         if hasattr(self, "coef_"):
             state["_audit_stripped"] = True

@@ -1,4 +1,4 @@
-"""Row-norm bounds and their warnings, shared by the in-memory and the dask fit.
+"""Row-norm bounds and their private counts, shared by the in-memory and the dask fit.
 
 Below both ``_base`` and ``_dask`` in the import graph (it imports neither), so the dask
 backend reads these helpers without importing the estimator module that calls it.
@@ -7,9 +7,6 @@ backend reads these helpers without importing the estimator module that calls it
 from __future__ import annotations
 
 import numpy as np
-
-from ..exceptions import PrivacyWarning
-from ..utils._warnings import warn_user
 
 
 def dense_row_norms(X):
@@ -27,34 +24,26 @@ def row_scale_factors(norms, data_norm):
     return factor
 
 
-def warn_scaled_rows(count, n, data_norm, stacklevel):
-    """The PrivacyWarning of ``data_norm``: some rows were scaled.
+#: Name of the private channel of the bounding counts: an in-memory attribute of the
+#: fitted estimator, left out of every pickle (``__getstate__``) and of
+#: :func:`~sklearn_privacy.utils.strip_for_release`'s output.
+BOUNDING_STATE = "_bounding_counts"
 
-    No count and no value of a row (not even the largest norm) enters the text, which
-    ends up in logs, notebooks and the output of parallel workers: an exact count of the
-    rows above the bound changes with one row. ``count`` and ``n`` are kept in the
-    signature for the callers.
+
+def record_bounding(estimator, *, rows_scaled=None, targets_clipped=None) -> None:
+    """Count the rows scaled to ``data_norm`` / targets clipped to ``target_bound``.
+
+    Whether any row exceeds a declared bound, and how many do, changes with one row, so
+    under a finite claim it may be neither printed nor warned about: the counts go to a
+    private channel, ``estimator._bounding_counts`` (a dict with ``"rows_scaled"`` and
+    ``"targets_clipped"``), kept in memory for the data owner and never pickled. Rows are
+    bounded silently; the declared bounds, which are parameters, say that they are.
+    ``rows_scaled`` starts a new record (each fit bounds its rows first).
     """
-    warn_user(
-        "Rows of X have an L2 norm above "
-        f"data_norm={data_norm!r}; they were scaled to norm "
-        "data_norm before fitting. The DP guarantee (epsilon_) holds for the scaled "
-        "rows (and, the scaling acting row by row, for the original data); the "
-        "model, eta_ and fisher_information describe the scaled rows.",
-        PrivacyWarning,
-        stacklevel=stacklevel + 1,
-    )
-
-
-def warn_clipped_targets(count, n, bound, stacklevel):
-    """The PrivacyWarning of ``target_bound``: some targets were clipped (no count, as
-    :func:`warn_scaled_rows`)."""
-    warn_user(
-        "Targets exceed target_bound="
-        f"{bound!r} in absolute value; they were "
-        "clipped to [-target_bound, target_bound] before fitting. The DP "
-        "guarantee (epsilon_) holds for the clipped targets (hence for the "
-        "original data); the model and eta_ describe the clipped targets.",
-        PrivacyWarning,
-        stacklevel=stacklevel + 1,
-    )
+    state = estimator.__dict__
+    if rows_scaled is not None or BOUNDING_STATE not in state:
+        state[BOUNDING_STATE] = {"rows_scaled": 0, "targets_clipped": 0}
+    if rows_scaled is not None:
+        state[BOUNDING_STATE]["rows_scaled"] = int(rows_scaled)
+    if targets_clipped is not None:
+        state[BOUNDING_STATE]["targets_clipped"] = int(targets_clipped)

@@ -46,7 +46,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ._bounds import dense_row_norms, row_scale_factors, warn_clipped_targets, warn_scaled_rows
+from ._bounds import dense_row_norms, record_bounding, row_scale_factors
 from ._engine import FILEngine
 from ._glm import (
     _SINGLE_MIN_P,
@@ -273,29 +273,26 @@ def bounded(est, X, y):
 
     Rows of norm above ``data_norm`` are scaled to it and targets clipped to
     ``[-target_bound, target_bound]`` lazily (``map_blocks``, the in-memory formulas row by
-    row); one counting pass gives the in-memory path's
-    :class:`~sklearn_privacy.exceptions.PrivacyWarning` (same count and wording, once per
-    fit; no data value in the text).
+    row); one counting pass records the in-memory path's counts in the estimator's
+    private channel (``_bounding_counts``, never pickled), without a warning.
     """
     import dask
     import dask.array as da
 
-
-    n = X.shape[0]
+    record_bounding(est, rows_scaled=0)
     if est.data_norm is not None:
         R = float(est.data_norm)
         norms = X.map_blocks(_row_norms, drop_axis=1, dtype=np.float64)
-        over, loud = dask.compute((norms > R).sum(), (norms > R * (1.0 + 1e-12)).sum())
+        over, beyond = dask.compute((norms > R).sum(), (norms > R * (1.0 + 1e-12)).sum())
+        record_bounding(est, rows_scaled=int(beyond))
         if over:
-            if loud:  # stacklevel: bounded <- _prepare_dask <- fit <- _fit_context <- caller
-                warn_scaled_rows(int(over), n, R, stacklevel=5)
             X = X.map_blocks(_bound_rows, R, dtype=np.float64)
     bound = getattr(est, "target_bound", None)
     if bound is not None:
         a = abs(y)
         count = int((a > bound).sum().compute())
+        record_bounding(est, targets_clipped=count)
         if count:
-            warn_clipped_targets(count, n, bound, stacklevel=5)
             y = da.clip(y, -bound, bound)
     return X, y
 

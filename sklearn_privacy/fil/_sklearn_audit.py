@@ -831,13 +831,16 @@ def audit(estimator, X, y, *, sigma: float | None = None, sample_weight=None,
                 f"audit of {type(model).__name__}: the mapped objective (alpha="
                 f"{params['alpha']!r}) has no unique minimiser on these data: {exc}"
             ) from exc
+    # the audit runs in the data owner's session: it reads the private channel of the
+    # bounding counts (never pickled) to refuse bounds the training rows do not meet
+    counts = fil.__dict__.get("_bounding_counts", {})
+    if counts.get("rows_scaled", 0) or counts.get("targets_clipped", 0):
+        raise ValueError(
+            "audit: some rows of X exceed data_norm (or targets exceed target_bound); "
+            "the model was trained on the unbounded data, so the DP view cannot "
+            "apply. Pass bounds that hold for the training data, or None."
+        )
     for w in caught:
-        if "scaled to norm data_norm" in str(w.message) or "clipped to" in str(w.message):
-            raise ValueError(
-                "audit: some rows of X exceed data_norm (or targets exceed target_bound); "
-                "the model was trained on the unbounded data, so the DP view cannot "
-                "apply. Pass bounds that hold for the training data, or None."
-            )
         warn_user(w.message, w.category)
     theta = fil._audit_engine().theta
     distance = float(np.linalg.norm(theta - theta_user))

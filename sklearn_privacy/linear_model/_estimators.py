@@ -13,7 +13,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import NoiseDominatesWarning
-from ..fil._base import _scale_rows, private_copy, warn_clipped_targets
+from ..fil._base import _scale_rows, private_copy
+from ..fil._bounds import BOUNDING_STATE, record_bounding
 from ..utils import noise_generator
 from ..utils._provenance import record_fit_provenance
 from ..utils._random import warn_shared_noise
@@ -234,6 +235,9 @@ def _draw(the_plan, n_params, n, rng):
 class _BaseObjectivePerturbation(BaseEstimator):
     """Shared fit of the objective-perturbation estimators (not for direct use)."""
 
+    #: fit records fit_provenance_: a missing record makes the claim inf
+    _records_fit_provenance = True
+
     _parameter_constraints: dict = {
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "delta": [Interval(Real, 0, 1, closed="left")],
@@ -375,9 +379,9 @@ class _BaseObjectivePerturbation(BaseEstimator):
         return y
 
     def _bounded_rows(self, X):
-        """Rows above ``data_norm`` scaled to it (the PrivacyWarning points at ``fit``'s
-        caller: ``_scale_rows`` warns five frames up)."""
-        return _scale_rows(X, float(self.data_norm))
+        """Rows above ``data_norm`` scaled to it, silently (their number goes to the
+        private channel ``_bounding_counts``, never pickled)."""
+        return _scale_rows(X, float(self.data_norm), owner=self)
 
     def _warn_if_noise_dominates(self, the_plan, n_params, n, alpha):
         """NoiseDominatesWarning when E||b|| / (n Lambda) exceeds the largest coef norm."""
@@ -433,9 +437,10 @@ class _BaseObjectivePerturbation(BaseEstimator):
         rs = self.random_state
         if rs is None:
             return " epsilon_ assumes fresh noise: random_state=None draws it from OS entropy."
-        return (f" epsilon_ assumes fresh noise, but random_state={rs!r} makes the noise "
-                "reproducible or shared by clones: this release is not private as "
-                "published; use random_state=None.")
+        # the seed itself is not printed: the text outlives a cleared random_state
+        return (" epsilon_ assumes fresh noise, but random_state was set (not None), "
+                "which makes the noise reproducible or shared by clones: this release is "
+                "not private as published; use random_state=None.")
 
     def __sklearn_privacy_claim__(self):
         """The step claim: ``dp`` with ``(epsilon_, delta_)``, or ``non_private``."""
@@ -502,7 +507,7 @@ class _BaseObjectivePerturbation(BaseEstimator):
         # distance is the solver's threshold, which grows with ||b||, and b is a function
         # of the release and the rows; the bounded rows are audit state: never pickled
         state = dict(super().__getstate__())
-        for key in ("n_iter_", "certified_distance_", "_audit_data"):
+        for key in ("n_iter_", "certified_distance_", "_audit_data", BOUNDING_STATE):
             state.pop(key, None)
         return state
 
@@ -765,8 +770,8 @@ class DPLinearRegression(RegressorMixin, _BaseObjectivePerturbation):
     def _bounded_target(self, y):
         bound = float(self.target_bound)
         outside = np.abs(y) > bound
+        record_bounding(self, targets_clipped=np.count_nonzero(outside))
         if np.any(outside):
-            warn_clipped_targets(np.count_nonzero(outside), y.size, bound, stacklevel=4)
             y = np.clip(y, -bound, bound)
         return y
 

@@ -412,6 +412,7 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
     """
 
     _selects_on_rows = True  # candidates fitted here record it (fit_provenance_)
+    _records_fit_provenance = True  # a missing record makes the claim inf
 
     _parameter_constraints: dict = {
         "estimator": [BaseEstimator],

@@ -314,6 +314,9 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
     True
     """
 
+    #: fit records fit_provenance_: a missing record makes the claim inf
+    _records_fit_provenance = True
+
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "predict_proba"]), None],
         "groups": ["array-like", list, tuple],

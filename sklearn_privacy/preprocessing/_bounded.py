@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils._validation import validate_named
 from ..utils.fixes import _fit_context
+from ._rules import numeric_frame
 
 __all__ = ["BoundedScaler", "resolve_bounds"]
 
@@ -99,11 +100,13 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     feature_range : tuple (min, max), default=(-1.0, 1.0)
         The output range of every column.
     fill_value : float or None, default=None
-        The declared value of a missing entry. ``None``: a NaN or infinite entry is
-        refused with a ``ValueError`` at ``fit`` and ``transform`` (declared bounds say
-        nothing about a missing value, and letting NaN through makes the next step fail
-        on one row). A number: NaN is replaced by it and ``+-inf`` clipped to the bounds,
-        before clipping and rescaling -- a rule fixed in advance, the same for every row.
+        The declared value of a missing entry: NaN becomes ``fill_value`` (``None``: the
+        middle of the column's bounds, ``(low + high) / 2``), ``+-inf`` is clipped to the
+        bounds, then every value is clipped and rescaled. Entries of a non-numeric column
+        (a DataFrame column of dtype ``object``, ``category`` or ``string``) are read by
+        :class:`PublicSchema`'s numeric rule first: a number is its value, a string is
+        parsed as a number, anything else is missing. A rule fixed in advance, the same
+        for every row: no value of a row makes ``fit`` or ``transform`` fail or warn.
 
     Attributes
     ----------
@@ -148,23 +151,20 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self.feature_range = feature_range
         self.fill_value = fill_value
 
+    def _check_fill(self):
+        """Refuse a ``fill_value`` that is not a finite number (from the parameter only)."""
+        if self.fill_value is not None and not np.isfinite(float(self.fill_value)):
+            raise ValueError(f"fill_value must be a finite number or None; got "
+                             f"{self.fill_value!r}.")
+
     def _finite(self, X):
-        """``X`` with missing entries mapped by ``fill_value`` (or refused)."""
-        bad = ~np.isfinite(X)
-        if not bad.any():
+        """``X`` with NaN mapped to ``fill_value`` (``None``: the middle of the bounds)."""
+        missing = np.isnan(X)
+        if not missing.any():
             return X
-        if self.fill_value is None:
-            raise ValueError(
-                "X contains NaN or infinity, and BoundedScaler(fill_value=None) refuses "
-                "missing entries: declare fill_value=<a number inside the bounds> (NaN "
-                "becomes it, +-inf is clipped), or map missing values with "
-                "sklearn_privacy.preprocessing.PublicSchema first.")
-        fill = float(self.fill_value)
-        if not np.isfinite(fill):
-            raise ValueError(f"fill_value must be a finite number; got {self.fill_value!r}.")
-        X = X.copy()
-        X[np.isnan(X)] = fill
-        return X
+        fill = ((self.lower_ + self.upper_) / 2.0 if self.fill_value is None
+                else np.full(X.shape[1], float(self.fill_value)))
+        return np.where(missing, fill, X)
 
     def _check_range(self):
         fr = self.feature_range
@@ -190,7 +190,8 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self : BoundedScaler
         """
         self._check_range()
-        X = self._finite(validate_named(self, X, dtype=np.float64, ensure_all_finite=False))
+        self._check_fill()
+        X = validate_named(self, numeric_frame(X), dtype=np.float64, ensure_all_finite=False)
         self.lower_, self.upper_ = resolve_bounds(
             self.bounds, X.shape[1], getattr(self, "feature_names_in_", None))
         claim = self.__sklearn_privacy_claim__()
@@ -210,8 +211,8 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             Values in ``feature_range`` (missing entries mapped by ``fill_value``).
         """
         check_is_fitted(self)
-        X = self._finite(validate_named(self, X, dtype=np.float64, reset=False,
-                                       ensure_all_finite=False))
+        X = self._finite(validate_named(self, numeric_frame(X), dtype=np.float64,
+                                        reset=False, ensure_all_finite=False))
         lo, hi = self._check_range()
         Xc = np.clip(X, self.lower_, self.upper_)
         return lo + (hi - lo) * (Xc - self.lower_) / (self.upper_ - self.lower_)
@@ -245,6 +246,7 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = self.fill_value is not None
+        tags.input_tags.allow_nan = True
+        tags.input_tags.string = True
         tags.requires_fit = True
         return tags

@@ -13,6 +13,7 @@ from ..utils._provenance import record_fit_provenance
 from ..utils._validation import validate_named
 from ..utils.fixes import Interval, StrOptions, _fit_context
 from ._bounded import resolve_bounds
+from ._rules import numeric_frame
 
 __all__ = ["DPStandardScaler"]
 
@@ -116,7 +117,10 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     ----------
     bounds : (low, high), list of (low, high) or dict
         Public bounds of every column (see :class:`BoundedScaler`); values outside are
-        clipped in ``fit`` and ``transform``.
+        clipped in ``fit`` and ``transform``, a missing entry (NaN) takes the middle of
+        its column's bounds, and a non-numeric column is read by :class:`PublicSchema`'s
+        numeric rule first (a stray string is missing): no value of a row makes ``fit``
+        fail.
     epsilon : float > 0, default=1.0
         Privacy budget of the release.
     delta : float in (0, 1), default=1e-5
@@ -179,6 +183,9 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     (1.0, 1e-05)
     """
 
+    #: fit records fit_provenance_: a missing record makes the claim inf
+    _records_fit_provenance = True
+
     _parameter_constraints: dict = {
         "bounds": ["array-like", dict],
         "epsilon": [Interval(Real, 0, None, closed="neither")],
@@ -204,7 +211,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
-            Finite numeric columns.
+            Numeric columns (missing entries take the middle of their bounds).
         y : None
             Ignored.
 
@@ -214,12 +221,13 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         """
         from ..mechanisms._gaussian import analytic_gaussian_sigma
 
-        X = validate_named(self, X, dtype=np.float64)
+        X = validate_named(self, numeric_frame(X), dtype=np.float64,
+                           ensure_all_finite=False)
         n = X.shape[0]
         lower, upper = resolve_bounds(self.bounds, X.shape[1],
                                       getattr(self, "feature_names_in_", None))
         mid, width = (lower + upper) / 2.0, upper - lower
-        Xc = np.clip(X, lower, upper)
+        Xc = np.clip(np.where(np.isnan(X), mid, X), lower, upper)
         mean = Xc.mean(axis=0)
         moment = np.mean((Xc - mid) ** 2, axis=0)
         d_mean, d_moment = moment_sensitivities(lower, upper, n)
@@ -256,6 +264,12 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         record_fit_provenance(self)
         return self
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True    # NaN takes the middle of the bounds
+        tags.input_tags.string = True       # non-numeric columns: the numeric rule
+        return tags
+
     def transform(self, X):
         """Clip to the bounds and standardise with the released mean and scale.
 
@@ -268,7 +282,9 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         X_out : ndarray of shape (n_samples, n_features)
         """
         check_is_fitted(self)
-        X = validate_named(self, X, dtype=np.float64, reset=False)
+        X = validate_named(self, numeric_frame(X), dtype=np.float64, reset=False,
+                           ensure_all_finite=False)
+        X = np.where(np.isnan(X), (self.lower_ + self.upper_) / 2.0, X)
         out = (np.clip(X, self.lower_, self.upper_) - self.mean_) / self.scale_
         return out if self.clip is None else np.clip(out, -self.clip, self.clip)
 

@@ -11,6 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils.fixes import _fit_context, validate_data
 from ._bounded import BoundedScaler
+from ._rules import map_column
 
 __all__ = ["PublicSchema"]
 
@@ -74,26 +75,6 @@ def _categorical(name, categories, unknown):
     return ("categorical", cats, unknown)
 
 
-def _as_float(values):
-    """Numbers of a column; anything that is not a number (a stray string) is NaN."""
-    try:
-        return np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError):
-        pass
-    try:
-        import pandas as pd
-        return pd.to_numeric(pd.Series(np.asarray(values, dtype=object)),
-                             errors="coerce").to_numpy(dtype=np.float64)
-    except ImportError:  # pragma: no cover - pandas is optional
-        out = np.full(len(values), np.nan)
-        for i, v in enumerate(values):   # fallback without pandas only
-            try:
-                out[i] = float(v)
-            except (TypeError, ValueError):
-                pass
-        return out
-
-
 class PublicSchema(TransformerMixin, BaseEstimator):
     """The public facts about the data, declared once, and the map of raw rows onto them.
 
@@ -105,15 +86,30 @@ class PublicSchema(TransformerMixin, BaseEstimator):
     from what it sees. ``PublicSchema`` states those facts as parameters and maps every
     raw value onto them by a rule fixed in advance, row by row:
 
-    * a **numeric** column ``(low, high)``: values parsed as numbers (a string that is
-      not a number counts as missing), missing values replaced by the declared ``fill``
-      (default: the middle of the bounds), then clipped to ``[low, high]``; output
-      ``float64``;
+    * a **numeric** column ``(low, high)``: each value is read as a number -- a real
+      number (Python or numpy int, float or bool, ``Fraction``, ``Decimal``) is its value,
+      an int too large for a float counts as ``+-inf``, a string is parsed as Python's
+      ``float`` parses it (``" 3.5 "``, ``"1e400"``); anything else is missing: None, NaN,
+      ``pd.NA``, ``NaT``, dates and durations (convert them to numbers first), complex
+      numbers, bytes, lists, arrays, any other object. Missing values are replaced by the
+      declared ``fill`` (default: the middle of the bounds), then everything is clipped to
+      ``[low, high]`` (``+-inf`` to the bounds); output ``float64``;
     * a **categorical** column ``[c1, c2, ...]``: a value equal to a declared category is
-      kept, anything else (NaN, a stray string, an unseen category) becomes the declared
-      ``unknown`` (default ``"(unknown)"`` for strings, NaN for numeric categories), which
-      the encoder of :meth:`make_encoder` maps to a row of zeros; output ``object``
-      (string categories) or ``float64`` (numeric categories).
+      kept (string categories: a ``str`` equal to one of them; numeric categories: a value
+      whose number, read as above, equals one of them); anything else (NaN, a stray
+      string, an unseen category, a number in a string column, an array) becomes the
+      declared ``unknown`` (default ``"(unknown)"`` for strings, NaN for numeric
+      categories), which the encoder of :meth:`make_encoder` maps to a row of zeros;
+      output ``object`` (string categories) or ``float64`` (numeric categories).
+
+    **Row by row, by position.** Row ``i`` of the output is the map of row ``i`` of the
+    input alone: columns are found by name and read by position, the index labels of a
+    frame are never used (they are copied to the output unchanged), so a shuffled,
+    duplicated (``pd.concat`` without ``ignore_index``), non-integer or partial index (a
+    ``train_test_split`` part) changes nothing, and one raw row feeds exactly one output
+    row. No raw value makes :meth:`fit` or :meth:`transform` raise or warn; the refusals
+    depend only on the declaration and the frame's columns (a declared column missing,
+    or present twice), never on a value.
 
     The output has exactly the declared columns, in the declared order, with the
     declared dtypes, whatever the raw frame held: a DataFrame when pandas is installed
@@ -170,6 +166,13 @@ class PublicSchema(TransformerMixin, BaseEstimator):
     0  25.0          a
     1  53.5  (unknown)
     2  90.0          b
+    >>> odd = pd.DataFrame({"age": ["41", 2**2000, pd.NaT], "job": ["b", ["a"], "a"]},
+    ...                    index=[7, 7, "x"])          # labels are carried, never used
+    >>> schema.transform(odd)
+        age        job
+    7  41.0          b
+    7  90.0  (unknown)
+    x  53.5          a
     >>> schema.make_encoder().fit_transform(schema.transform(raw))
     array([[-0.78082192,  1.        ,  0.        ],
            [ 0.        ,  0.        ,  0.        ],
@@ -284,8 +287,8 @@ class PublicSchema(TransformerMixin, BaseEstimator):
         self._check_raw(X)
         if self.classes is not None and np.unique(np.asarray(self.classes)).size < 2:
             raise ValueError("classes must list at least 2 distinct labels.")
-        validate_data(self, X, skip_check_array=True)
         self._columns_of(X)
+        validate_data(self, X, skip_check_array=True)
         claim = self.__sklearn_privacy_claim__()
         self.epsilon_, self.delta_, self.epsilon_reason_ = claim.epsilon, claim.delta, claim.reason
         return self
@@ -296,7 +299,10 @@ class PublicSchema(TransformerMixin, BaseEstimator):
             raise TypeError("PublicSchema does not support sparse input: pass the raw rows "
                             "as a DataFrame or a dense array.")
         if not hasattr(X, "columns"):
-            probe = np.asarray(X)
+            try:
+                probe = np.asarray(X)
+            except (ValueError, TypeError):   # a list or an array inside a cell of a list
+                probe = np.asarray(X, dtype=object)
             if probe.ndim == 1:
                 raise ValueError("Expected a 2D array, got a 1D array instead: Reshape your "
                                  "data using array.reshape(-1, 1) for a single feature or "
@@ -312,7 +318,12 @@ class PublicSchema(TransformerMixin, BaseEstimator):
                              "minimum of 1 is required by PublicSchema.")
 
     def _columns_of(self, X):
-        """The raw values of every declared column (refusing a missing one)."""
+        """The raw values of every declared column, by position (refusing a missing one).
+
+        A frame's columns are found by name and read by position (``iloc``): the index
+        labels are never used, so a frame with a shuffled, duplicated or non-integer index
+        maps row ``i`` of the input to row ``i`` of the output.
+        """
         names = list(self.columns)
         if hasattr(X, "columns"):
             present = [str(c) for c in X.columns]
@@ -321,12 +332,15 @@ class PublicSchema(TransformerMixin, BaseEstimator):
                 raise ValueError(f"X lacks the declared columns {missing}; PublicSchema "
                                  "needs every declared column (undeclared ones are "
                                  "dropped).")
-            lookup = {str(c): c for c in X.columns}
-            # missing values as None: pd.NA (nullable dtypes) has no truth value, and
-            # comparing it with the declared categories raised "boolean value of NA is
-            # ambiguous"; None is missing to both the numeric and the categorical rule
-            return [np.asarray(X[lookup[str(n)]].to_numpy(dtype=object, na_value=None))
-                    for n in names]
+            twice = sorted({str(n) for n in names if present.count(str(n)) > 1})
+            if twice:
+                raise ValueError(f"X has several columns named {twice}; PublicSchema needs "
+                                 "one column per declared name: rename or drop the "
+                                 "duplicates.")
+            position = {c: j for j, c in enumerate(present)}
+            if hasattr(X, "iloc"):
+                return [X.iloc[:, position[str(n)]] for n in names]
+            return [X[X.columns[position[str(n)]]] for n in names]
         arr = np.asarray(X, dtype=object)
         if arr.ndim != 2:
             raise ValueError(f"X must be 2-dimensional; got shape {arr.shape}.")
@@ -334,10 +348,16 @@ class PublicSchema(TransformerMixin, BaseEstimator):
         if bad:
             raise ValueError(f"X has no column names: declare columns by position 0..."
                              f"{arr.shape[1] - 1}; got {bad}.")
+        if isinstance(X, np.ndarray) and X.ndim == 2:
+            return [X[:, n] for n in names]   # keeps a numeric dtype for the fast path
         return [arr[:, n] for n in names]
 
     def transform(self, X):
         """Map the raw rows onto the declared schema (see the class docstring).
+
+        Row ``i`` of the output is the declared map of row ``i`` of ``X`` alone: the
+        index labels of a frame are never read (they are copied to the output as they
+        are), and no value, however exotic, makes the map fail.
 
         Parameters
         ----------
@@ -351,32 +371,25 @@ class PublicSchema(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         self._check_raw(X)
+        columns = self._columns_of(X)
         validate_data(self, X, skip_check_array=True, reset=False)
         specs = self._specs()
-        out = {}
-        for (name, spec), raw in zip(specs.items(), self._columns_of(X), strict=True):
-            if spec[0] == "numeric":
-                _, low, high, fill = spec
-                v = _as_float(raw)
-                v = np.where(np.isnan(v), fill, v)
-                out[name] = np.clip(v, low, high)
-            else:
-                _, cats, unknown = spec
-                if cats.dtype == object:
-                    known = np.isin(raw, cats)
-                    col = np.where(known, raw, unknown).astype(object)
-                else:
-                    v = _as_float(raw)
-                    col = np.where(np.isin(v, cats), v, unknown)
-                out[name] = col
+        out = {name: map_column(raw, spec)
+               for (name, spec), raw in zip(specs.items(), columns, strict=True)}
         if hasattr(X, "columns"):
             try:
                 import pandas as pd
             except ImportError:  # pragma: no cover
                 pd = None
             if pd is not None:
-                return pd.DataFrame({n: pd.Series(v, dtype=v.dtype) for n, v in out.items()},
-                                    index=getattr(X, "index", None))
+                # built on a range index, then labelled by position: a frame constructor
+                # given index=X.index would align the columns on the labels instead
+                frame = pd.DataFrame({n: pd.Series(v, dtype=v.dtype, copy=False)
+                                      for n, v in out.items()})
+                index = getattr(X, "index", None)
+                if isinstance(index, pd.Index) and len(index) == len(frame):
+                    frame.index = index
+                return frame
         if all(v.dtype == np.float64 for v in out.values()):
             return np.column_stack(list(out.values()))
         return np.column_stack([v.astype(object) for v in out.values()])

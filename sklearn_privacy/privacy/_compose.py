@@ -25,6 +25,7 @@ from numbers import Real
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from ..utils._provenance import provenance_problem
 from ..utils.fixes import validate_params
 from ._attributes import attribute_findings
 from ._claim import PrivacyClaim, StepClaim
@@ -87,7 +88,16 @@ def _seeded_claim(claim: StepClaim) -> StepClaim:
 
 
 def _unless_seeded(claim: StepClaim, est) -> StepClaim:
-    if claim.kind == "dp" and not _ALLOW_SEEDED.get() and _is_seeded(est):
+    """``claim``, or a non-private one when the step's provenance cannot vouch for it
+    (missing, replaced, foreign: fails closed) or its noise was seeded."""
+    if claim.kind != "dp":
+        return claim
+    problem = provenance_problem(est)
+    if problem is not None:
+        return StepClaim(claim.name, claim.estimator, "non_private", math.inf, 0.0,
+                         f"{problem}; the step's own claim would have been "
+                         f"({claim.epsilon:.6g}, {claim.delta:.3g})")
+    if not _ALLOW_SEEDED.get() and _is_seeded(est):
         return _seeded_claim(claim)
     return claim
 

@@ -14,18 +14,31 @@ estimator's parameters no longer show once the object is copied, stripped or pic
   scores on the private rows is not covered by the estimator's own claim;
 * whether the solver's output passed its certificate (FIL estimators, objective
   perturbation).
+
+The record fails closed: it names the class it was recorded for (``owner``) and carries
+a digest of the values the object released at fit (``release``, the attributes its
+class declares ``"dp"``). :func:`provenance_problem` says why a record cannot vouch for
+an object -- missing (deleted, or a subclass whose ``fit`` never records it), replaced by
+something else, recorded for another class, or recorded for another release (copied from
+another fit, or the released values changed after the fit) -- and
+:func:`~sklearn_privacy.privacy_claim` then makes the object's claim ``inf`` with that
+reason.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import sys
-from dataclasses import dataclass
-from numbers import Integral
+from dataclasses import dataclass, field
+from numbers import Integral, Real
+
+import numpy as np
 
 from .fixes import CV_MODULES, search_cv_base
 
-__all__ = ["FitProvenance", "record_fit_provenance", "selection_context"]
+__all__ = ["FitProvenance", "provenance_problem", "record_fit_provenance",
+           "selection_context"]
 
 #: Values of :attr:`FitProvenance.noise`.
 NOISE_KINDS = ("os_entropy", "seed", "shared_generator", "none")
@@ -36,7 +49,7 @@ NOISE_KINDS = ("os_entropy", "seed", "shared_generator", "none")
 _CV_MODULES = CV_MODULES
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FitProvenance:
     """What ``fit`` recorded about the randomness and the selection of a release.
 
@@ -53,6 +66,13 @@ class FitProvenance:
     certificate : bool or None
         Whether the released centre was certified close to the exact minimiser (FIL
         estimators in their DP view); ``None`` when no certificate applies.
+    owner : str or None
+        ``module.qualname`` of the class of the object the record was made for.
+    release : tuple or None
+        ``((attribute, digest), ...)`` of the values the object released at fit (its
+        attributes declared ``"dp"``): a function of the released values only
+        (post-processing of the DP output). Not compared by ``==``: two releases of the
+        same fit differ in it only through their noise.
 
     Examples
     --------
@@ -64,6 +84,8 @@ class FitProvenance:
     noise: str
     selected_by: str | None = None
     certificate: bool | None = None
+    owner: str | None = None
+    release: tuple | None = field(default=None, compare=False)
 
     def __post_init__(self):
         if self.noise not in NOISE_KINDS:
@@ -128,6 +150,110 @@ def _certificate(estimator) -> bool | None:
         return None
 
 
+def _class_path(cls) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _feed(h, value, depth=0) -> None:
+    """Feed a released value into the digest ``h`` (estimators inside are skipped: each
+    carries its own record)."""
+    if depth > 6:
+        return
+    if isinstance(value, np.ndarray):
+        h.update(f"a{value.dtype.str}{value.shape}".encode())
+        if value.dtype != object:
+            h.update(np.ascontiguousarray(value).tobytes())
+        else:
+            for v in value.ravel():
+                _feed(h, v, depth + 1)
+    elif isinstance(value, bool | np.bool_ | Real | np.number):
+        h.update(f"n{value!r}".encode())
+    elif isinstance(value, str | bytes):
+        h.update(b"s" + (value.encode() if isinstance(value, str) else value))
+    elif isinstance(value, list | tuple):
+        h.update(f"l{len(value)}".encode())
+        for v in value:
+            _feed(h, v, depth + 1)
+    elif isinstance(value, dict):
+        h.update(f"d{len(value)}".encode())
+        for k in sorted(value, key=repr):
+            _feed(h, repr(k), depth + 1)
+            _feed(h, value[k], depth + 1)
+    elif value is None:
+        h.update(b"0")
+    elif hasattr(value, "get_params"):
+        h.update(b"e")
+    else:
+        h.update(f"o{type(value).__name__}".encode())
+
+
+def release_digest(estimator) -> tuple | None:
+    """``((attribute, digest), ...)`` of the attributes ``estimator``'s class declares
+    ``"dp"`` and holds (None without a declaration)."""
+    declare = getattr(estimator, "__sklearn_privacy_attributes__", None)
+    if declare is None:
+        return None
+    try:
+        kinds = declare()
+    except Exception:  # noqa: BLE001 - a declaration that needs more state
+        return None
+    state = getattr(estimator, "__dict__", {})
+    out = []
+    for key in sorted(k for k, kind in kinds.items() if kind == "dp" and k in state):
+        h = hashlib.blake2b(digest_size=12)
+        _feed(h, state[key])
+        out.append((key, h.hexdigest()))
+    return tuple(out)
+
+
+def _same_release(recorded, now) -> bool:
+    """Every released attribute held both at fit and now has the value it had at fit (an
+    attribute removed since, e.g. by ``strip_for_release``, is less output, not other)."""
+    if now is None:
+        return False
+    now = dict(now)
+    return all(now[k] == v for k, v in recorded if k in now)
+
+
+def provenance_problem(estimator) -> str | None:
+    """Why ``estimator.fit_provenance_`` cannot vouch for ``estimator`` (None: it can).
+
+    Parameters
+    ----------
+    estimator : fitted estimator
+
+    Returns
+    -------
+    problem : str or None
+        A sentence naming the problem and the fix, or None when the record is a
+        :class:`FitProvenance` made for this class and this release (or when no record
+        is expected and none is present).
+    """
+    name = type(estimator).__name__
+    prov = getattr(estimator, "__dict__", {}).get("fit_provenance_")
+    if prov is None:
+        if not getattr(type(estimator), "_records_fit_provenance", False):
+            return None
+        return (f"{name} has no fit_provenance_ (deleted, or a subclass whose fit never "
+                "records it): how it was fitted -- the noise source, a selection on the "
+                "rows, the certificate -- is unknown, so no claim can be made; refit it "
+                "with the fit of its class (which records it) and publish it unchanged")
+    if not isinstance(prov, FitProvenance):
+        return (f"{name}.fit_provenance_ was replaced by a {type(prov).__name__}: only the "
+                "record made by its own fit can vouch for how it was fitted; refit it")
+    if prov.owner is not None and prov.owner != _class_path(type(estimator)):
+        return (f"{name}.fit_provenance_ was recorded for a {prov.owner.rsplit('.', 1)[-1]}, "
+                "not for this object (a foreign record); refit it")
+    if prov.release is not None and not _same_release(prov.release, release_digest(estimator)):
+        return (f"{name}.fit_provenance_ was recorded for another release: its released "
+                "values differ from those recorded at fit (a record copied from another "
+                "fit, or values changed after the fit); refit it and publish it unchanged")
+    if prov.owner is None and getattr(type(estimator), "_records_fit_provenance", False):
+        return (f"{name}.fit_provenance_ names no owner (made by hand, not by fit); "
+                "refit it")
+    return None
+
+
 def record_fit_provenance(estimator, certificate=None) -> None:
     """Set ``estimator.fit_provenance_``; call it from ``fit``, once the fit is done.
 
@@ -141,4 +267,5 @@ def record_fit_provenance(estimator, certificate=None) -> None:
         certificate = _certificate(estimator)
     estimator.fit_provenance_ = FitProvenance(
         _noise_kind(estimator), selection_context(skip=1, owner=estimator),
-        None if certificate is None else bool(certificate))
+        None if certificate is None else bool(certificate),
+        _class_path(type(estimator)), release_digest(estimator))
