@@ -7,7 +7,7 @@ from numbers import Real
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 
 from ..utils import noise_generator
 from ..utils._provenance import record_fit_provenance
@@ -23,6 +23,11 @@ _NOTES = """
     holds. A fixed ``random_state`` makes the noise reproducible and the release
     non-private (tests only); ``epsilon_reason_`` says so and
     :func:`~sklearn_privacy.privacy_claim` is then ``inf``.
+
+    **What is not guaranteed.** Floating-point effects in sampling the noise are not
+    covered (as for every DP library); steps fitted before this one on the same rows are
+    not covered (:func:`~sklearn_privacy.privacy_claim` states the claim of the whole
+    published object).
 """
 
 
@@ -30,15 +35,15 @@ class _DPDummyBase(BaseEstimator):
     """Shared fit skeleton of the DP constant models (not for direct use)."""
 
     def _start(self, X, y):
-        validate_data(self, X, skip_check_array=True)
+        # X is read for its shape only: any dtype, missing values allowed
+        validate_data(self, X, accept_sparse=True, dtype=None, ensure_all_finite=False)
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the "
                              "target y is None.")
         n = _num_samples(X)
-        y = np.asarray(y)
-        if y.ndim == 2 and y.shape[1] == 1:
-            y = y.ravel()
-        if y.ndim != 1 or y.shape[0] != n:
+        with errors_name("y"):
+            y = column_or_1d(y, warn=True)
+        if y.shape[0] != n:
             raise ValueError(f"y must be one-dimensional with one value per row of X "
                              f"({n}); got shape {y.shape}.")
         if n < 1:
@@ -79,7 +84,7 @@ class _DPDummyBase(BaseEstimator):
 
 
 class DPDummyClassifier(ClassifierMixin, _DPDummyBase):
-    """Predicts the noisy most frequent class: an intercept-only classifier, pure DP.
+    __doc__ = """Predicts the noisy most frequent class: an intercept-only classifier, pure DP.
 
     The class counts are released with independent Laplace noise of scale ``2 /
     epsilon`` (replacing one row moves two counts by one: L1 sensitivity 2); the class
@@ -126,7 +131,7 @@ class DPDummyClassifier(ClassifierMixin, _DPDummyBase):
     sklearn.dummy.DummyClassifier : Its non-private counterpart (``strategy="prior"``).
 
     Notes
-    -----""" + _NOTES + """
+    -----{NOTES}
     Examples
     --------
     >>> import numpy as np
@@ -137,7 +142,7 @@ class DPDummyClassifier(ClassifierMixin, _DPDummyBase):
     array([0, 0, 0])
     >>> clf.epsilon_, clf.delta_
     (1.0, 0.0)
-    """
+    """.replace("{NOTES}", _NOTES)
 
     _parameter_constraints: dict = {
         "epsilon": [Interval(Real, 0, None, closed="neither")],
@@ -218,7 +223,8 @@ class DPDummyClassifier(ClassifierMixin, _DPDummyBase):
         proba : ndarray of shape (n_samples, n_classes)
         """
         check_is_fitted(self)
-        validate_data(self, X, skip_check_array=True, reset=False)
+        validate_data(self, X, accept_sparse=True, dtype=None, ensure_all_finite=False,
+                      reset=False)
         return np.tile(self.class_prior_, (_num_samples(X), 1))
 
     def predict(self, X):
@@ -238,11 +244,12 @@ class DPDummyClassifier(ClassifierMixin, _DPDummyBase):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = True
+        tags.classifier_tags.poor_score = True  # a constant, by design
         return tags
 
 
 class DPDummyRegressor(RegressorMixin, _DPDummyBase):
-    """Predicts the noisy clipped mean of the targets: an intercept-only regressor, pure DP.
+    __doc__ = """Predicts the noisy clipped mean of y: an intercept-only regressor, pure DP.
 
     The targets are clipped to ``[-target_bound, target_bound]`` (row by row, without a
     warning: whether a value was clipped is a fact about one row); their mean, which
@@ -285,7 +292,7 @@ class DPDummyRegressor(RegressorMixin, _DPDummyBase):
     sklearn.dummy.DummyRegressor : Its non-private counterpart (``strategy="mean"``).
 
     Notes
-    -----""" + _NOTES + """
+    -----{NOTES}
     Examples
     --------
     >>> import numpy as np
@@ -294,7 +301,7 @@ class DPDummyRegressor(RegressorMixin, _DPDummyBase):
     >>> reg = DPDummyRegressor(epsilon=1.0, target_bound=1.0).fit(X, y)
     >>> bool(abs(reg.constant_ - 0.25) < 0.01), reg.epsilon_
     (True, 1.0)
-    """
+    """.replace("{NOTES}", _NOTES)
 
     _parameter_constraints: dict = {
         "epsilon": [Interval(Real, 0, None, closed="neither")],
@@ -330,16 +337,12 @@ class DPDummyRegressor(RegressorMixin, _DPDummyBase):
                 "target's range, not from the rows.")
         y, n = self._start(X, y)
         with errors_name("y"):
-            try:
-                y = np.asarray(y, dtype=np.float64)
-            except (TypeError, ValueError):
-                raise ValueError("y must be numeric for DPDummyRegressor.") from None
+            y = check_array(y, ensure_2d=False, dtype=np.float64)
         B = float(self.target_bound)
         scale = 2.0 * B / (n * float(self.epsilon))
         rng = noise_generator(self.random_state)
         noise = float(rng.laplace(0.0, scale))
-        # NaN targets count as 0 (the centre): a fixed rule, no failure on one row
-        clipped = np.clip(np.nan_to_num(y, nan=0.0, posinf=B, neginf=-B), -B, B)
+        clipped = np.clip(y, -B, B)
         self.constant_ = float(np.clip(clipped.mean() + noise, -B, B))
         self.noise_scale_ = float(scale)
         self.epsilon_ = float(self.epsilon)
@@ -347,11 +350,16 @@ class DPDummyRegressor(RegressorMixin, _DPDummyBase):
         self.epsilon_reason_ = (
             "pure epsilon-DP for replacing the values of any one row (n and every "
             "parameter public): the mean of the targets clipped to [-target_bound, "
-            f"target_bound] = [-{B!r}, {B!r}] (NaN as 0), with Laplace noise of scale "
+            f"target_bound] = [-{B!r}, {B!r}], with Laplace noise of scale "
             f"2 target_bound / (n epsilon) = {scale:.6g}, then clipped to the same "
             "interval (post-processing)." + self._noise_note())
         record_fit_provenance(self, certificate=True)
         return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.regressor_tags.poor_score = True  # a constant, by design
+        return tags
 
     def __sklearn_privacy_attributes__(self):
         """Kinds of the published fitted attributes (see ``sklearn_privacy.privacy``)."""
@@ -370,5 +378,6 @@ class DPDummyRegressor(RegressorMixin, _DPDummyBase):
         y_pred : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
-        validate_data(self, X, skip_check_array=True, reset=False)
+        validate_data(self, X, accept_sparse=True, dtype=None, ensure_all_finite=False,
+                      reset=False)
         return np.full(_num_samples(X), self.constant_)

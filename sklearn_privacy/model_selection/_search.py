@@ -784,12 +784,14 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
 
     @property
     def audit_results_(self) -> dict:
-        """Every run's setting and noisy score, in run order: audit state, never pickled.
+        """Every run's setting and noisy score, in run order, and the warnings of the
+        candidate fits (category name, text): audit state, never pickled.
 
         Not covered by the guarantee (see Notes).
         """
         state = self._audit_state()
-        return {"params": list(state["params"]), "scores": state["scores"].copy()}
+        return {"params": list(state["params"]), "scores": state["scores"].copy(),
+                "warnings": list(state["warnings"])}
 
     def __getstate__(self):
         state = dict(super().__getstate__())
