@@ -11,7 +11,8 @@ from sklearn.utils import compute_sample_weight
 from sklearn_privacy import FILLinearRegression, FILLogisticRegression, privacy_claim
 from sklearn_privacy.exceptions import PrivacyWarning
 from sklearn_privacy.privacy import neighbour_invariance
-from sklearn_privacy.utils import PublicWeights, public_weights, strip_for_release
+from sklearn_privacy.utils import public_weights, strip_for_release
+from sklearn_privacy.utils._weights import PublicWeights
 
 
 def _data(n=120, minority=9, seed=0):

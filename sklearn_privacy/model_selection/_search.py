@@ -784,8 +784,10 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
 
     @property
     def audit_results_(self) -> dict:
-        """Every run's setting and noisy score, in run order, and the warnings of the
-        candidate fits (category name, text): audit state, never pickled.
+        """Every run's setting, noisy score and warnings: audit state, never pickled.
+
+        ``params`` and ``scores`` in run order; ``warnings``: (category name, text) of
+        every warning the candidate fits raised.
 
         Not covered by the guarantee (see Notes).
         """

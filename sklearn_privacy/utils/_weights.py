@@ -10,7 +10,7 @@ __all__ = ["PublicWeights", "public_weights", "weights_are_public"]
 
 
 class PublicWeights(np.ndarray):
-    """Per-row weights the caller declares public (see :func:`public_weights`).
+    """Per-row weights the caller declares public (made by ``public_weights``).
 
     A one-dimensional float array; row subsets (``w[idx]``, slices) stay
     :class:`PublicWeights`, so the declaration follows the rows through splits and
@@ -29,7 +29,7 @@ class PublicWeights(np.ndarray):
 
 
 @validate_params({"sample_weight": ["array-like"]}, prefer_skip_nested_validation=True)
-def public_weights(sample_weight) -> PublicWeights:
+def public_weights(sample_weight) -> np.ndarray:
     """Declare per-row weights public: fixed before the rows were seen.
 
     ``sample_weight`` that depends on the rows -- ``compute_sample_weight("balanced",
@@ -54,8 +54,10 @@ def public_weights(sample_weight) -> PublicWeights:
 
     Returns
     -------
-    weights : PublicWeights of shape (n_samples,)
-        A float64 copy, marked as declared public; pass it as ``sample_weight``.
+    weights : ndarray of shape (n_samples,)
+        A float64 copy, marked as declared public (a private ndarray subclass whose row
+        subsets and pickles keep the mark; arithmetic on it gives plain arrays); pass it
+        as ``sample_weight``.
 
     Examples
     --------
