@@ -164,11 +164,13 @@ THREAT_MODEL_DOC = """
     (``certified_distance_``), and ``epsilon_`` is computed for the sensitivity
     :math:`\\Delta + 2\\tau/\\alpha` (``sensitivity_ + 2 certified_distance_``: a
     relative increase of at most :math:`\\max(10^{-12}, 1.5 \\cdot 10^{-14} n)` for unit
-    weights). When the solver stops before (``max_iter`` reached, a loose ``tol``),
-    ``epsilon_`` is ``inf`` and ``epsilon_reason_`` says so. Whether the certificate
-    holds is itself a fact about the data: publish only releases with a finite
-    ``epsilon_``; with the default ``tol`` and ``max_iter`` it held on every fit of the
-    test suite.
+    weights). When Newton's method stops before (``max_iter`` reached, a loose ``tol``),
+    binary logistic regression and least squares continue with accelerated gradient
+    steps up to a count fixed by public quantities, after which the centre is within
+    :math:`\tau/\alpha` of the exact minimiser whatever the rows (exact arithmetic; the
+    proof is in ``_finish_to_certificate``): whether a fit is certified is then not an
+    event about the data. Other fits (multinomial, dask) whose solver stops before get
+    ``epsilon_ = inf``, with the reason.
 
     **Labels.** The set of labels (``classes_`` of the classifiers) is declared public:
     it is part of the model class, like the number of features. A label value held by a
@@ -438,7 +440,10 @@ class BaseFILEstimator(BaseEstimator):
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights :math:`\\omega_i` (they enter the Jacobians too). For
             the IRFIL estimators they are the starting weights, read as numbers of
-            identical individuals.
+            identical individuals. Weights are data unless declared public with
+            :func:`~sklearn_privacy.utils.public_weights`: undeclared weights are used
+            in the fit, but ``epsilon_`` is ``inf`` and ``sensitivity_`` and the noise
+            are those of unit weights (nothing published reads the weights).
 
         Returns
         -------
@@ -582,12 +587,13 @@ class BaseFILEstimator(BaseEstimator):
         ``G(0) - G*`` by ``(g0 R)^2 / (2 alpha)``; Nesterov's constant-momentum scheme
         then gives ``||x_k - theta*||^2 <= 2 (1 - q)^k (g0 R / alpha)^2`` with ``q =
         sqrt(alpha / L)`` (the same argument as for objective perturbation in
-        ``sklearn_privacy/linear_model/_objective.py``). Binary logistic regression and
-        least squares in memory; other fits keep the plain certificate.
+        ``sklearn_privacy/linear_model/_objective.py``; multinomial: ``c = 1/2``,
+        Boehning's bound). Fits in memory; dask fits keep the plain certificate.
         """
+        K = len(getattr(self, "classes_", ()))
+        multinomial = K > 2 and self._loss.name == "logistic"
         if (sp.issparse(theta) or np.ndim(theta) != 1 or _dask.is_dask_collection(X)
-                or self._loss.name not in ("logistic", "squared")
-                or len(getattr(self, "classes_", ())) > 2):
+                or self._loss.name not in ("logistic", "squared")):
             return theta, False
         sensitivity, _ = minimiser_sensitivity(
             loss=self._dp_loss_name(), alpha=self._alpha_value(), data_norm=self.data_norm,
@@ -603,21 +609,38 @@ class BaseFILEstimator(BaseEstimator):
         R = float(self.data_norm)
         logistic = self._loss.name == "logistic"
         g0 = 1.0 if logistic else float(self.target_bound)
-        L = (0.25 if logistic else 1.0) * R * R + alpha
+        # Hessian bounds of a row's loss: 1/4, 1 and 1/2 (Boehning) times R^2
+        L = (0.5 if multinomial else 0.25 if logistic else 1.0) * R * R + alpha
         q = float(np.sqrt(alpha / L))
         radius, d0 = tau / alpha, g0 * R / alpha
         steps = int(np.ceil(np.log(max(2.0 * d0 * d0 / (radius * radius), 1.0))
                             / -np.log1p(-q)))
         total = float(np.sum(sw))
+        if multinomial:
+            from scipy.special import log_softmax
 
-        def grad(t):
-            z = np.asarray(X @ t, dtype=np.float64).ravel()
-            return np.asarray(X.T @ (sw * self._loss.derivatives(z, y)[0])).ravel() / total \
-                + alpha * t
+            rows, labels = np.arange(X.shape[0]), np.asarray(y).astype(np.intp)
 
-        def value(t):
-            z = np.asarray(X @ t, dtype=np.float64).ravel()
-            return float(sw @ self._loss.value(z, y)) / total + 0.5 * alpha * float(t @ t)
+            def grad(t):
+                logp = log_softmax(np.asarray(X @ t.reshape(K, -1).T), axis=1)
+                P = np.exp(logp)
+                P[rows, labels] -= 1.0
+                return np.asarray(X.T @ (sw[:, None] * P)).T.ravel() / total + alpha * t
+
+            def value(t):
+                logp = log_softmax(np.asarray(X @ t.reshape(K, -1).T), axis=1)
+                return (-float(sw @ logp[rows, labels]) / total
+                        + 0.5 * alpha * float(t @ t))
+        else:
+            def grad(t):
+                z = np.asarray(X @ t, dtype=np.float64).ravel()
+                return np.asarray(X.T @ (sw * self._loss.derivatives(z, y)[0])).ravel() \
+                    / total + alpha * t
+
+            def value(t):
+                z = np.asarray(X @ t, dtype=np.float64).ravel()
+                return float(sw @ self._loss.value(z, y)) / total \
+                    + 0.5 * alpha * float(t @ t)
 
         x = np.asarray(theta, dtype=np.float64).copy()
         if not value(x) <= value(np.zeros_like(x)):
@@ -630,9 +653,16 @@ class BaseFILEstimator(BaseEstimator):
             x = x_new
             if k % 8 == 0 and self._objective_gradient_norm(X, y, sw, x) <= tau:
                 break
-        self._audit = FILEngine(X, y, x, loss=self._loss, alpha=alpha,
-                                fit_intercept=self._solver_intercept(), sample_weight=sw,
-                                copy=False)
+        if multinomial:
+            from ._multinomial import MultinomialFILEngine
+
+            self._audit = MultinomialFILEngine(
+                X, y, x, n_classes=K, alpha=alpha, fit_intercept=self.fit_intercept,
+                sample_weight=sw)
+        else:
+            self._audit = FILEngine(X, y, x, loss=self._loss, alpha=alpha,
+                                    fit_intercept=self._solver_intercept(),
+                                    sample_weight=sw, copy=False)
         return x, True
 
     def _void_for_undeclared_weights(self):
