@@ -92,7 +92,7 @@ class DPDummyClassifier(ClassifierMixin, _DPDummyBase):
     clipped count is 0). ``predict`` returns the class of the largest frequency,
     ``predict_proba`` the frequencies, whatever the features. It is the baseline a
     private model has to beat, with a claim of its own, so that
-    :class:`~sklearn_privacy.model_selection.RandomStoppingSearch` can select among the
+    :class:`~sklearn_privacy.RandomStoppingSearch` can select among the
     candidates *and* the constant (user guide: :ref:`private_selection`).
 
     Parameters
@@ -127,8 +127,8 @@ class DPDummyClassifier(ClassifierMixin, _DPDummyBase):
 
     See Also
     --------
-    DPDummyRegressor : The constant model for regression.
-    sklearn.dummy.DummyClassifier : Its non-private counterpart (``strategy="prior"``).
+    DPDummyRegressor : The constant model for regression (scikit-learn's
+        ``DummyClassifier(strategy="prior")`` is the non-private counterpart).
 
     Notes
     -----{NOTES}
@@ -288,8 +288,8 @@ class DPDummyRegressor(RegressorMixin, _DPDummyBase):
 
     See Also
     --------
-    DPDummyClassifier : The constant model for classification.
-    sklearn.dummy.DummyRegressor : Its non-private counterpart (``strategy="mean"``).
+    DPDummyClassifier : The constant model for classification (scikit-learn's
+        ``DummyRegressor(strategy="mean")`` is the non-private counterpart).
 
     Notes
     -----{NOTES}

@@ -373,7 +373,7 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
         ``delta = 0`` when that bound is the smaller one).
     n_jobs : int or None, default=None
         Number of candidate runs fitted in parallel (joblib; ``None`` is 1 unless in a
-        :func:`joblib.parallel_backend` context, ``-1`` all processors). ``K``, the
+        ``joblib.parallel_config`` context, ``-1`` all processors). ``K``, the
         settings, the seeds and the score noise are drawn before any run, so the release
         does not depend on ``n_jobs``.
     verbose : int, default=0
