@@ -39,7 +39,7 @@ def _release_log_density(theta, X, y, lam, s, n):
     return -0.5 * (grad / s) ** 2 - np.log(s * np.sqrt(2 * np.pi)) + np.log(hess)
 
 
-@pytest.mark.parametrize("order", [1.5, 2.0, 5.0, 20.0])
+@pytest.mark.parametrize("order", [1.5, 20.0])
 def test_gaussian_objective_rdp_bounds_the_exact_divergence(order):
     """The curve of ``gaussian_objective_rdp`` against the Renyi divergence of the exact
     release densities of D and D' (one saturated row flipped), by quadrature over the
@@ -53,7 +53,7 @@ def test_gaussian_objective_rdp_bounds_the_exact_divergence(order):
     plan = obj.plan(loss="logistic", epsilon=eps, delta=delta, alpha=0.05, n=n,
                     data_norm=R)
     lam, s = plan["penalty"], plan["noise_scale"]
-    theta = np.linspace(-400, 400, 400_001)
+    theta = np.linspace(-400, 400, 160_001)
     lp = _release_log_density(theta, X, y, lam, s, n)
     lq = _release_log_density(theta, Xp, yp, lam, s, n)
     h = theta[1] - theta[0]
@@ -126,7 +126,7 @@ def test_starved_solver_publishes_on_both_neighbours():
     """A one-setting grid whose solver is starved (``max_iter=1``) publishes on D and on
     D' alike, with the same claim. Fails on the old code: uncertified runs were redrawn
     and the search raised after 100 of them, on data sets where certification failed."""
-    X, y = _unit_rows(300)
+    X, y = _unit_rows(150)
     Xp, yp = X.copy(), y.copy()
     Xp[0], yp[0] = -X[0], 1 - y[0]
     for est in (FILLogisticRegression(epsilon=1.0, fit_intercept=False, data_norm=1.0,
