@@ -51,9 +51,33 @@ everywhere, by the area formula for a bi-Lipschitz map). Replacing row ``j``:
   most ``2 zeta``, in a fixed subspace of dimension ``dim``;
 * ``n H_D = A + U``, ``n H_D' = A + U'`` with ``A >= n Lambda I`` and ``U, U'`` of rank
   at most ``rank`` and eigenvalues at most ``c``, so the ratio of determinants is at
-  most ``(1 + c / (n Lambda))^rank``. The papers' term, used here, is its square,
-  ``eps_J = 2 rank log(1 + c / (n Lambda))`` (``log(1 + 2c/(n L) + c^2/(n L)^2)`` for
-  ``rank = 1``).
+  most ``(1 + c / (n Lambda))^rank``. The papers' term, used here for the binary losses,
+  is its square, ``eps_J = 2 rank log(1 + c / (n Lambda))`` (``log(1 + 2c/(n L) +
+  c^2/(n L)^2)`` for ``rank = 1``).
+
+*Multinomial Jacobian term (K >= 3), through the trace.* The largest-eigenvalue bound
+above charges every one of the ``K - 1`` directions with ``c = R^2 / 2``. A tighter
+bound uses all eigenvalues at once. The Hessian of a loss is positive semi-definite, so
+``det(A + U) >= det(A)`` and the log ratio of the determinants is at most ``log det(A
++ U') - log det(A) = sum_i log(1 + mu_i)`` with ``mu_i`` the eigenvalues of ``A^-1/2
+U' A^-1/2``; since ``A >= n Lambda I``, ``mu_i <= lambda_i(U') / (n Lambda)``
+(Ostrowski). ``U' = (diag(p) - p p^T) kron x x^T`` has the eigenvalues ``s_i ||x||^2``
+with ``s_i`` those of ``S = diag(p) - p p^T``: at most ``K - 1`` of them non-zero, and
+``sum_i s_i = tr S = 1 - ||p||^2 <= 1 - 1/K``. ``log(1 + t)`` is concave, so the sum of
+``log(1 + s_i R^2 / (n Lambda))`` under these constraints is largest when the ``K - 1``
+values are equal:
+
+.. math::
+
+    \\varepsilon_J = (K - 1) \\log\\left(1 + \\frac{R^2}{K n \\Lambda}\\right),
+
+reached by a row of norm ``R`` whose class probabilities are uniform (``S = I/K - 1
+1^T / K^2``, eigenvalues ``1/K``) when the other rows add nothing to ``A`` beyond the
+penalty: the bound is tight. It is one factor, not the square, because the one-sided
+inequality ``det(A + U) >= det(A)`` replaces the papers' two-sided argument. At ``K =
+8`` and ``R^2 / (n Lambda) = 3.32`` it is 2.44 where the eigenvalue bound charges 13.7.
+``plan`` uses it for the multinomial loss (``curvature`` is then ``R^2 / K``, the
+per-direction curvature of the tight case, and ``jacobian_factor`` is 1).
 
 *Pure* (``delta = 0``): ``b`` has density proportional to ``exp(-eps' ||b|| / (2
 zeta))`` (norm ``Gamma(p, 2 zeta / eps')``, uniform direction); the density ratio is at
@@ -125,19 +149,32 @@ def loss_constants(loss: str, data_norm: float, n_classes: int = 2):
     if loss == "multinomial":
         k = int(n_classes)
         return np.sqrt(2.0) * R, R * R / 2.0, k - 1, 2 * (k - 1)
+    if loss == "multinomial_trace":  # the Jacobian term's per-direction curvature
+        k = int(n_classes)
+        return np.sqrt(2.0) * R, R * R / k, k - 1, 2 * (k - 1)
     if loss == "huber":
         return R, R * R, 1, 2
     raise ValueError(f"unknown loss {loss!r}")
 
 
-def jacobian_epsilon(curvature: float, n: int, penalty: float, rank: int) -> float:
-    """The papers' Jacobian term ``2 rank log(1 + c / (n Lambda))``."""
-    return float(2.0 * rank * np.log1p(curvature / (n * penalty)))
+def jacobian_epsilon(curvature: float, n: int, penalty: float, rank: int,
+                     factor: float = 2.0) -> float:
+    """The Jacobian term ``factor rank log(1 + c / (n Lambda))`` (the papers' ``factor =
+    2``; the multinomial trace bound: ``factor = 1``, ``c = R^2 / K``)."""
+    return float(factor * rank * np.log1p(curvature / (n * penalty)))
 
 
-def extra_penalty(curvature, n, alpha, rank, epsilon):
+def extra_penalty(curvature, n, alpha, rank, epsilon, factor=2.0):
     """Algorithm 2's ``Delta``: the extra penalty making the Jacobian term ``epsilon / 2``."""
-    return float(curvature / (n * np.expm1(epsilon / (4.0 * rank))) - alpha)
+    return float(curvature / (n * np.expm1(epsilon / (2.0 * factor * rank))) - alpha)
+
+
+def multinomial_jacobian_bound(n_classes: int, data_norm: float, n: int,
+                               penalty: float) -> float:
+    """The trace-based Jacobian term of the multinomial loss, ``(K - 1) log(1 + R^2 /
+    (K n Lambda))`` (derivation in the module docstring)."""
+    k = int(n_classes)
+    return jacobian_epsilon(float(data_norm) ** 2 / k, n, penalty, k - 1, factor=1.0)
 
 
 def gaussian_noise_scale(zeta: float, epsilon_g: float, delta: float, dim: int) -> float:
@@ -164,18 +201,22 @@ def plan(*, loss, epsilon, delta, alpha, n, data_norm, n_classes=2, target_bound
     / eps'`` of ``||b||``, or the Gaussian standard deviation).
     """
     g_zeta, c, rank, dim = loss_constants(loss, data_norm, n_classes)
+    factor = 2.0
+    if loss == "multinomial":  # the trace bound (module docstring)
+        c, factor = loss_constants("multinomial_trace", data_norm, n_classes)[1], 1.0
     eps_r = min(RESIDUAL_SHARE * epsilon, RESIDUAL_CAP)
     eps_obj = epsilon - 2.0 * eps_r
     delta_obj = delta * np.exp(-eps_r) if delta > 0 else 0.0
     penalty, extra = float(alpha), 0.0
-    eps_j = jacobian_epsilon(c, n, penalty, rank) if penalty > 0 else np.inf
+    eps_j = jacobian_epsilon(c, n, penalty, rank, factor) if penalty > 0 else np.inf
     eps_noise = eps_obj - eps_j
     if eps_noise < eps_obj / 2:
-        extra = max(extra_penalty(c, n, alpha, rank, eps_obj), 0.0)
+        extra = max(extra_penalty(c, n, alpha, rank, eps_obj, factor), 0.0)
         penalty = float(alpha) + extra
-        eps_j = jacobian_epsilon(c, n, penalty, rank)
+        eps_j = jacobian_epsilon(c, n, penalty, rank, factor)
         eps_noise = eps_obj - eps_j
     out = dict(extra_penalty=extra, penalty=penalty, curvature=c, rank=rank, dim=dim,
+               jacobian_factor=factor,
                epsilon_objective=eps_obj, epsilon_jacobian=eps_j, epsilon_noise=eps_noise,
                epsilon_residual=eps_r, delta_objective=float(delta_obj),
                huber_threshold=None)
