@@ -232,6 +232,39 @@ def _draw(the_plan, n_params, n, rng):
     return b, threshold, distance, residual
 
 
+def _private_design(X, X_in, fit_intercept, intercept_scaling):
+    """The estimator's own copy of the rows with the constant column appended.
+
+    Dense rows are copied once, straight into the ``(n, d + 1)`` array (the caller's
+    array is never written to); sparse rows go through ``private_copy``.
+    """
+    if sp.issparse(X) or not fit_intercept:
+        X = private_copy(X, X_in)
+        if sp.issparse(X):
+            X = sp.csr_matrix(X)
+            if fit_intercept:
+                col = sp.csr_matrix(np.full((X.shape[0], 1), float(intercept_scaling)))
+                X = sp.hstack([X, col], format="csr")
+        return X
+    n, d = X.shape
+    out = np.empty((n, d + 1))
+    out[:, :d] = X
+    out[:, d] = float(intercept_scaling)
+    return out
+
+
+def _fast_bounded_rows(X, data_norm):
+    """``X`` itself when every row is inside the ``data_norm`` ball by a margin (one
+    fused pass over a dense ``X``), else ``None`` (the caller scales the rows)."""
+    if sp.issparse(X):
+        return None
+    sq = np.einsum("ij,ij->i", X, X)
+    top = float(np.max(sq, initial=0.0))
+    if np.isfinite(top) and top <= (data_norm * (1.0 - 1e-9)) ** 2:
+        return X
+    return None
+
+
 class _BaseObjectivePerturbation(BaseEstimator):
     """Shared fit of the objective-perturbation estimators (not for direct use)."""
 
@@ -282,12 +315,10 @@ class _BaseObjectivePerturbation(BaseEstimator):
                 "calibrated to it. Choose it from public knowledge of the features' "
                 "ranges (e.g. after sklearn_privacy.preprocessing.BoundedScaler), not "
                 "from the rows.")
-        X = private_copy(X, X_in)
-        if sp.issparse(X):
-            X = sp.csr_matrix(X)
+        n, d = X.shape
+        X = _private_design(X, X_in, self.fit_intercept, self.intercept_scaling)
         y = self._encode_target(y)
         self._check_bounds_params()
-        n, d = X.shape
         K = self._n_classes()
         p_row = d + int(self.fit_intercept)
         n_params = p_row * (K if self._loss_name() == "multinomial" else 1)
@@ -303,10 +334,6 @@ class _BaseObjectivePerturbation(BaseEstimator):
         noise = _draw(the_plan, n_params, n, noise_generator(self.random_state))
         self._warn_if_noise_dominates(the_plan, n_params, n, alpha)
         # ---- now the rows
-        if self.fit_intercept:
-            col = np.full((n, 1), float(self.intercept_scaling))
-            X = (sp.hstack([X, sp.csr_matrix(col)], format="csr") if sp.issparse(X)
-                 else np.hstack([X, col]))
         X = self._bounded_rows(X)
         y = self._bounded_target(y)
         self._audit_data = (X, y, d, K, alpha, the_plan)
@@ -382,7 +409,8 @@ class _BaseObjectivePerturbation(BaseEstimator):
     def _bounded_rows(self, X):
         """Rows above ``data_norm`` scaled to it (the PrivacyWarning points at ``fit``'s
         caller: ``_scale_rows`` warns five frames up)."""
-        return _scale_rows(X, float(self.data_norm))
+        inside = _fast_bounded_rows(X, float(self.data_norm))
+        return inside if inside is not None else _scale_rows(X, float(self.data_norm))
 
     def _warn_if_noise_dominates(self, the_plan, n_params, n, alpha):
         """NoiseDominatesWarning when E||b|| / (n Lambda) exceeds the largest coef norm."""
@@ -874,11 +902,9 @@ class DPLinearRegression(RegressorMixin, _BaseObjectivePerturbation):
                 "ranges (e.g. after sklearn_privacy.preprocessing.BoundedScaler), not "
                 "from the rows.")
         self._check_bounds_params()
-        X = private_copy(X, X_in)
-        if sp.issparse(X):
-            X = sp.csr_matrix(X)
-        y = self._encode_target(y)
         n, d = X.shape
+        X = _private_design(X, X_in, self.fit_intercept, self.intercept_scaling)
+        y = self._encode_target(y)
         p = d + int(self.fit_intercept)
         # ---- everything up to the noise draws uses public quantities only
         the_plan = ssp.ssp_plan(epsilon=float(self.epsilon), delta=float(self.delta),
@@ -887,10 +913,6 @@ class DPLinearRegression(RegressorMixin, _BaseObjectivePerturbation):
         warn_shared_noise(type(self).__name__, self.random_state, stacklevel=3)
         noise = ssp.draw_ssp_noise(noise_generator(self.random_state), the_plan)
         # ---- now the rows
-        if self.fit_intercept:
-            col = np.full((n, 1), float(self.intercept_scaling))
-            X = (sp.hstack([X, sp.csr_matrix(col)], format="csr") if sp.issparse(X)
-                 else np.hstack([X, col]))
         X = self._bounded_rows(X)
         y = self._bounded_target(y)
         for key in ("huber_threshold_", "certified_distance_"):

@@ -263,18 +263,30 @@ def gamma_norm_vector(rng, p: int, scale: float) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------ the objective
-def _gram(X, w):
-    """``X^T diag(w) X`` as a dense array."""
+def _gram(X, w, X32=None):
+    """``X^T diag(w) X`` as a dense array (``w >= 0`` on the dense paths).
+
+    Dense rows: ``A^T A`` with ``A = sqrt(w) X``, which BLAS forms as a symmetric rank-k
+    update (half the flops of a general product). ``X32``: a float32 copy of ``X``; the
+    product is then formed in single precision -- for Newton *directions* only: the
+    solver's certificate reads the gradient, always float64, so the precision of the
+    Hessian changes the number of steps, never the certificate.
+    """
     if sp.issparse(X):
         return np.asarray((X.T @ sp.diags(w) @ X).toarray())
-    return (X.T * w) @ X
+    if X32 is not None:
+        A = np.multiply(X32, np.sqrt(w).astype(np.float32)[:, None])
+        return (A.T @ A).astype(np.float64)
+    A = X * np.sqrt(w)[:, None]
+    return A.T @ A
 
 
 def objective(loss, X, y, theta, penalty, b, n, huber_threshold=None, n_classes=2,
-              order=2):
+              order=2, X32=None):
     """``G_b``, its gradient and (``order=2``) Hessian at ``theta`` (flat, row-major).
 
-    ``y`` is 0/1 (logistic), class indices (multinomial) or real (Huber).
+    ``y`` is 0/1 (logistic), class indices (multinomial) or real (Huber). ``X32``: see
+    :func:`_gram` (binary losses only).
     """
     if loss == "multinomial":
         K = int(n_classes)
@@ -296,7 +308,8 @@ def objective(loss, X, y, theta, penalty, b, n, huber_threshold=None, n_classes=
         for k in range(K):
             for m in range(k, K):
                 w = P[:, k] * ((k == m) - P[:, m])
-                block = _gram(X, w) / n
+                block = (np.asarray((X.T @ sp.diags(w) @ X).toarray()) if sp.issparse(X)
+                         else (X.T * w) @ X) / n  # w < 0 off the diagonal blocks
                 H[k * d:(k + 1) * d, m * d:(m + 1) * d] = block
                 if m != k:
                     H[m * d:(m + 1) * d, k * d:(k + 1) * d] = block.T
@@ -305,8 +318,9 @@ def objective(loss, X, y, theta, penalty, b, n, huber_threshold=None, n_classes=
     z = np.asarray(X @ theta).ravel()
     if loss == "logistic":
         value = float(np.sum(np.logaddexp(0.0, z) - y * z)) / n
-        l1 = expit(z) - y
-        l2 = expit(z) * expit(-z)
+        sig = expit(z)
+        l1 = sig - y
+        l2 = sig * (1.0 - sig) if order >= 2 else None
     else:  # Huber
         M = huber_threshold
         r = z - y
@@ -319,32 +333,81 @@ def objective(loss, X, y, theta, penalty, b, n, huber_threshold=None, n_classes=
     grad = np.asarray(X.T @ l1).ravel() / n + penalty * theta + b / n
     if order < 2:
         return value, grad, None
-    H = _gram(X, l2) / n
+    H = _gram(X, l2, X32) / n
     H[np.diag_indices_from(H)] += penalty
     return value, grad, H
 
 
+#: rows x parameters above which the Newton directions of the binary losses use a
+#: float32 Hessian (see ``_gram``)
+SINGLE_PRECISION_HESSIAN = 2_000_000
+#: ... and start from the minimiser of every this-many-th row's objective
+WARM_START_STRIDE = 16
+
+
+def _hessian(loss, X, theta, penalty, n, huber_threshold=None, n_classes=2, X32=None):
+    """The Hessian of ``G_b`` at ``theta`` (it does not depend on ``y`` for the logistic
+    loss, nor on ``b``); the multinomial one through :func:`objective`."""
+    if loss == "multinomial":
+        raise ValueError("_hessian: binary losses only")  # pragma: no cover
+    z = np.asarray(X @ theta).ravel()
+    if loss == "logistic":
+        sig = expit(z)
+        w = sig * (1.0 - sig)
+    else:  # the Huber weight needs the residuals: y enters through the caller
+        raise ValueError("_hessian: the Huber loss goes through objective")  # pragma: no cover
+    H = _gram(X, w, X32) / n
+    H[np.diag_indices_from(H)] += penalty
+    return H
+
+
 def minimise(loss, X, y, penalty, b, n, *, threshold, max_iter=100, huber_threshold=None,
-             n_classes=2):
+             n_classes=2, _warm=True):
     """Newton's method with backtracking on ``G_b`` until ``||grad|| <= threshold``.
 
-    Returns ``(theta, gradient_norm, n_iter)``; ``gradient_norm`` is re-evaluated at the
-    returned ``theta`` (the certificate compares it with ``threshold``).
+    The Hessian is formed again only when the last step cut the gradient norm by less
+    than a factor 32 (a stale Hessian still gives a descent direction; near the minimiser
+    it changes little and each step costs two products with ``X`` instead of a weighted
+    Gram product). Returns ``(theta, gradient_norm, n_iter)``; ``gradient_norm`` is
+    re-evaluated at the returned ``theta`` (the certificate compares it with
+    ``threshold``), in float64 whatever the precision of the Hessian.
     """
     p = b.size
     theta = np.zeros(p)
+    X32 = None
     kw = dict(huber_threshold=huber_threshold, n_classes=n_classes)
-    value, grad, H = objective(loss, X, y, theta, penalty, b, n, **kw)
+    big = (_warm and loss != "multinomial" and not sp.issparse(X)
+           and X.shape[0] * X.shape[1] >= SINGLE_PRECISION_HESSIAN
+           and X.shape[0] >= 4 * WARM_START_STRIDE)
+    if big:
+        X32 = X.astype(np.float32)
+        # a start from every WARM_START_STRIDE-th row (the mean loss of those rows, the
+        # same penalty and noise term): any start is covered by the certificate, which
+        # reads the full gradient at the end
+        step = WARM_START_STRIDE
+        m = X[::step].shape[0]
+        theta = minimise(loss, X[::step], y[::step], penalty, b * (m / n), m,
+                         threshold=1e-3 * (float(np.linalg.norm(b)) / n + 1e-3),
+                         max_iter=max_iter, huber_threshold=huber_threshold,
+                         n_classes=n_classes, _warm=False)[0]
+    value, grad, H = objective(loss, X, y, theta, penalty, b, n, X32=X32, **kw)
+    factor = None
+    gnorm = float(np.linalg.norm(grad))
+    refresh = False
     it = 0
     for it in range(1, max_iter + 1):
-        gnorm = float(np.linalg.norm(grad))
         if gnorm <= threshold:
             return theta, gnorm, it - 1
-        try:
-            c, low = _cho(H)
-            step = -_cho_solve(c, low, grad)
-        except np.linalg.LinAlgError:  # pragma: no cover - H >= penalty I
-            step = -grad / penalty
+        if refresh:
+            H = (_hessian(loss, X, theta, penalty, n, X32=X32, **kw) if loss == "logistic"
+                 else objective(loss, X, y, theta, penalty, b, n, X32=X32, **kw)[2])
+            factor = None
+        if factor is None:
+            try:
+                factor = _cho(H)
+            except np.linalg.LinAlgError:  # pragma: no cover - H >= penalty I
+                factor = None
+        step = -_cho_solve(*factor, grad) if factor is not None else -grad / penalty
         slope = float(grad @ step)
         cand = theta + step
         v, g, _ = objective(loss, X, y, cand, penalty, b, n, order=1, **kw)
@@ -359,10 +422,16 @@ def minimise(loss, X, y, penalty, b, n, *, threshold, max_iter=100, huber_thresh
                     break
                 t *= 0.5
                 if t < 1e-10:  # no progress possible in floating point
+                    if not refresh and factor is not None:
+                        break  # a stale Hessian: form it again and retry
                     return theta, gnorm, it
-        theta = cand
-        value, grad, H = objective(loss, X, y, theta, penalty, b, n, **kw)
-    return theta, float(np.linalg.norm(grad)), max_iter
+            if t < 1e-10:
+                refresh = True
+                continue
+        new_norm = float(np.linalg.norm(g))
+        refresh = new_norm > gnorm / 32.0
+        theta, value, grad, gnorm = cand, v, g, new_norm
+    return theta, gnorm, max_iter
 
 
 def _cho(H):
