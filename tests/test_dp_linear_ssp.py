@@ -184,3 +184,29 @@ def test_fast_solver_path_is_certified_and_matches_plain_newton(loss, monkeypatc
                       options={"gtol": 1e-13, "maxiter": 5000}).x
     g_ref = np.linalg.norm(f(ref)[1])
     assert np.linalg.norm(theta - ref) <= (thr + g_ref) / plan["penalty"] * (1 + 1e-6)
+
+
+def test_lose_to_constant_warning_reads_public_quantities_only():
+    """The warning fires for 60 rows at epsilon 0.05 and not for 20,000 rows at epsilon
+    1, for both mechanisms; its text shows plain numbers; and it is the same for two
+    data sets of the same shape (a function of n, p, epsilon, delta and the bounds)."""
+    import warnings
+
+    from sklearn_privacy.exceptions import NoiseDominatesWarning
+
+    rng = np.random.default_rng(6)
+    for method in ("ssp", "objective"):
+        X = rng.uniform(-1, 1, (60, 3))
+        kw = dict(data_norm=2.0, target_bound=1.0, method=method)
+        texts = []
+        for y in (X[:, 0] / 2, -X[:, 1] / 2):
+            with pytest.warns(NoiseDominatesWarning) as rec:
+                DPLinearRegression(np.float64(0.05), **kw).fit(X, y)
+            texts.append([str(w.message) for w in rec
+                          if issubclass(w.category, NoiseDominatesWarning)])
+        assert texts[0] == texts[1]
+        assert "np.float64" not in texts[0][0] and "epsilon=0.05" in texts[0][0]
+        Xl = rng.uniform(-1, 1, (20_000, 3))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", NoiseDominatesWarning)
+            DPLinearRegression(1.0, **kw).fit(Xl, Xl[:, 0] / 2)

@@ -113,6 +113,28 @@ def auto_alpha(*, loss, epsilon, delta, n, n_params, data_norm, n_classes=2,
     return float(alpha)
 
 
+#: ``noise_to_signal_ratio`` above which a release is expected to lose to a constant
+#: (calibrated on the tables of ``benchmarks/bench_dp_linear_recipes.py``)
+LOSE_TO_CONSTANT_RATIO = 0.05
+
+
+def noise_to_signal_ratio(expected_noise_norm, *, n, zeta, n_params):
+    """Public noise-to-signal ratio of a release: ``E||b|| / (n zeta sqrt(p))``.
+
+    ``b`` is the noise added to a sum of per-row statistics whose norm is at most
+    ``zeta`` per row (objective perturbation: the loss gradients; sufficient statistics:
+    ``X^T y``), so ``n zeta`` bounds the statistic and ``n zeta / sqrt(p)`` its typical
+    coordinate; the penalty scales signal and noise alike, so it cancels. Only ``n``,
+    the number of parameters, ``epsilon``, ``delta`` and the declared bounds enter: the
+    warning it triggers is a function of public quantities and reveals nothing about the
+    rows. Where the ratio exceeds the per-parameter signal of a typical table the release
+    is expected to lose to a constant prediction; the threshold
+    ``LOSE_TO_CONSTANT_RATIO`` and its false-positive and false-negative rates on
+    benchmark tables are in the user guide (publishing page).
+    """
+    return float(expected_noise_norm) / (float(n) * float(zeta) * np.sqrt(float(n_params)))
+
+
 _THREAT_MODEL = """
     Notes
     -----
@@ -323,6 +345,13 @@ class _BaseObjectivePerturbation(BaseEstimator):
         p_row = d + int(self.fit_intercept)
         n_params = p_row * (K if self._loss_name() == "multinomial" else 1)
         loss = self._loss_name()
+        if self._uses_ssp():  # sufficient statistics (DPLinearRegression)
+            the_plan, noise = self._ssp_noise(n, d)
+            X = self._bounded_rows(X)
+            y = self._bounded_target(y)
+            self._fit_ssp(X, y, d, the_plan, noise)
+            record_fit_provenance(self, certificate=True)
+            return self
         # ---- everything up to the noise draws uses public quantities only
         tb = self._target_half_width()
         kw = dict(loss=loss, epsilon=float(self.epsilon), delta=float(self.delta), n=n,
@@ -403,6 +432,9 @@ class _BaseObjectivePerturbation(BaseEstimator):
         """``B`` of the loss (least squares); ``None`` for the classifier."""
         return None
 
+    def _uses_ssp(self):
+        return False
+
     def _bounded_target(self, y):
         return y
 
@@ -413,20 +445,32 @@ class _BaseObjectivePerturbation(BaseEstimator):
         return inside if inside is not None else _scale_rows(X, float(self.data_norm))
 
     def _warn_if_noise_dominates(self, the_plan, n_params, n, alpha):
-        """NoiseDominatesWarning when E||b|| / (n Lambda) exceeds the largest coef norm."""
-        lam = the_plan["penalty"]
-        noise = obj.expected_noise_norm(the_plan, n_params) / (n * lam)
-        allowed = self._largest_coef_norm(lam)
-        if noise > allowed:
-            warnings.warn(
-                f"{type(self).__name__}: the expected effect of the privacy noise on the "
-                f"coefficients (norm about {noise:.3g}) exceeds the largest coefficient "
-                f"norm the penalty allows ({allowed:.3g}) at epsilon={self.epsilon!r}, "
-                f"delta={self.delta!r}, n={n}, data_norm={self.data_norm!r}, alpha="
-                f"{alpha:.3g}: the release is likely no better than a constant "
-                "prediction. Use a larger epsilon, a larger alpha (or alpha='auto'), "
-                "more rows, fewer features, or delta > 0 with many features.",
-                NoiseDominatesWarning, stacklevel=4)
+        """NoiseDominatesWarning when the public noise-to-signal ratio exceeds
+        ``LOSE_TO_CONSTANT_RATIO`` (see :func:`noise_to_signal_ratio`)."""
+        ratio = noise_to_signal_ratio(
+            obj.expected_noise_norm(the_plan, n_params), n=n, zeta=the_plan["zeta"],
+            n_params=n_params)
+        self._warn_noise_ratio(ratio, n)
+
+    def _warn_noise_ratio(self, ratio, n):
+        if ratio <= LOSE_TO_CONSTANT_RATIO:
+            return
+        advice = "a larger epsilon, more rows or fewer features"
+        if float(self.delta) == 0.0:
+            advice += ", or delta > 0 (Gaussian noise grows more slowly with the number " \
+                      "of features)"
+        warnings.warn(
+            f"{type(self).__name__}: at epsilon={float(self.epsilon)!r}, delta="
+            f"{float(self.delta)!r} with {int(n)} rows and {self._n_released_params()} "
+            f"released parameters, the privacy noise is {ratio:.3g} times the largest "
+            "signal a row can carry per parameter (expected to lose to a constant "
+            f"prediction above {LOSE_TO_CONSTANT_RATIO}; computed from these public "
+            f"quantities only, not from the rows). Use {advice}.",
+            NoiseDominatesWarning, stacklevel=5)
+
+    def _n_released_params(self):
+        k = len(getattr(self, "classes_", ())) if self._loss_name() == "multinomial" else 1
+        return (int(self.n_features_in_) + int(self.fit_intercept)) * max(k, 1)
 
     def _account(self, the_plan, certified, threshold):
         eps = float(self.epsilon)
@@ -872,55 +916,32 @@ class DPLinearRegression(RegressorMixin, _BaseObjectivePerturbation):
         super()._account(the_plan, certified, threshold)
 
     # ---------------------------------------------------------------- the SSP release
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Release the least-squares model of the bounded rows (see ``method``).
+    def _uses_ssp(self):
+        return self.method == "ssp"
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix (CSR/CSC)} of shape (n_samples, n_features)
-            Training rows (a private float64 copy is taken; rows above ``data_norm``,
-            the intercept column included, are scaled to it).
-        y : array-like of shape (n_samples,)
-            Real targets (clipped to the declared bounds).
-
-        Returns
-        -------
-        self : object
-            The fitted estimator.
-        """
-        if self.method == "objective":
-            return super().fit(X, y)
-        X_in = X
-        X, y = validate_named(self, X, y, dtype=np.float64, y_numeric=True,
-                              accept_sparse=["csr", "csc"])
-        if self.data_norm is None:
-            raise ValueError(
-                "DPLinearRegression: data_norm is required (a declared bound on the L2 "
-                "norm of every row, the intercept column included); the noise is "
-                "calibrated to it. Choose it from public knowledge of the features' "
-                "ranges (e.g. after sklearn_privacy.preprocessing.BoundedScaler), not "
-                "from the rows.")
-        self._check_bounds_params()
-        n, d = X.shape
-        X = _private_design(X, X_in, self.fit_intercept, self.intercept_scaling)
-        y = self._encode_target(y)
+    def _ssp_noise(self, n, d):
+        """The plan and the noise draws of the SSP release (public quantities only), and
+        the warning when the release is expected to lose to a constant."""
         p = d + int(self.fit_intercept)
-        # ---- everything up to the noise draws uses public quantities only
         the_plan = ssp.ssp_plan(epsilon=float(self.epsilon), delta=float(self.delta),
                                 data_norm=float(self.data_norm),
                                 target_bound=self._target_half_width(), n_params=p)
-        warn_shared_noise(type(self).__name__, self.random_state, stacklevel=3)
+        warn_shared_noise(type(self).__name__, self.random_state, stacklevel=4)
         noise = ssp.draw_ssp_noise(noise_generator(self.random_state), the_plan)
-        # ---- now the rows
-        X = self._bounded_rows(X)
-        y = self._bounded_target(y)
+        s_c = the_plan["scales"][2]
+        expected = (p * s_c if the_plan["noise"] == "pure" else np.sqrt(p) * s_c)
+        self._warn_noise_ratio(noise_to_signal_ratio(
+            expected, n=n, zeta=float(self.data_norm) * self._target_half_width(),
+            n_params=p), n)
+        return the_plan, noise
+
+    def _fit_ssp(self, X, y, d, the_plan, noise):
+        """The release from the bounded rows and targets."""
         for key in ("huber_threshold_", "certified_distance_"):
             self.__dict__.pop(key, None)
-        self._audit_data = ("ssp", ssp.sufficient_statistics(X, y), d, n, the_plan)
+        self._audit_data = ("ssp", ssp.sufficient_statistics(X, y), d, X.shape[0],
+                            the_plan)
         self._release_ssp(noise)
-        record_fit_provenance(self, certificate=True)
-        return self
 
     def _release_ssp(self, noise):
         _, stats, d, n, the_plan = self._audit_data

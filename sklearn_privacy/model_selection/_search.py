@@ -150,11 +150,12 @@ def _check_candidate(candidate, n_train, n_classes=2):
             if plan["kind"] == "laplace-norm":
                 return 0.0, plan["sensitivity"] / plan["scale"]
             return plan["sensitivity"] / plan["scale"], 0.0
-        if isinstance(final.alpha, str):
+        alpha = final._alpha_param() if hasattr(final, "_alpha_param") else final.alpha
+        if isinstance(alpha, str):
             raise ValueError(f"{where}: alpha='auto' needs epsilon=...; pass epsilon or a "
                              "number for alpha.")
         sens, reason = minimiser_sensitivity(
-            loss=loss, alpha=float(final.alpha), data_norm=final.data_norm,
+            loss=loss, alpha=float(alpha), data_norm=final.data_norm,
             fit_intercept=final._solver_intercept(), sample_weight=np.ones(n_train),
             target_bound=getattr(final, "target_bound", None))
         if not np.isfinite(sens):
