@@ -38,13 +38,15 @@ def _square_norm(step, columns, where):
     from sklearn.compose import ColumnTransformer
     from sklearn.preprocessing import OneHotEncoder
 
-    from ..preprocessing import BoundedScaler
+    from ..preprocessing import BoundedScaler, DPQuantileScaler, DPRowNormClipper
 
-    if isinstance(step, BoundedScaler):
+    if isinstance(step, DPRowNormClipper):
+        return 1.0
+    if isinstance(step, (BoundedScaler, DPQuantileScaler)):
         k = columns if columns is not None else _n_columns_of_bounds(step)
         if k is None:
             raise ValueError(
-                f"{where}: BoundedScaler(bounds={step.bounds!r}) declares one pair for "
+                f"{where}: {type(step).__name__}(bounds={step.bounds!r}) declares one pair for "
                 "every column, so the number of columns is not declared; pass one pair "
                 "per column (a list or a dict), or put it in a ColumnTransformer.")
         return k * _max_square(step.feature_range)
@@ -111,7 +113,11 @@ def with_declared_bounds(pipeline: Pipeline, *, intercept_share: float = INTERCE
 
     The steps before the model map every row into a box the user declared: a
     :class:`~sklearn_privacy.preprocessing.BoundedScaler` puts each of its ``k`` columns
-    in ``feature_range`` (``(-1, 1)``: squared norm at most ``k``), a ``OneHotEncoder``
+    in ``feature_range`` (``(-1, 1)``: squared norm at most ``k``; so does a
+    :class:`~sklearn_privacy.preprocessing.DPQuantileScaler`, whose output range does not
+    depend on the rows either), a
+    :class:`~sklearn_privacy.preprocessing.DPRowNormClipper` outputs rows of norm at
+    most 1, a ``OneHotEncoder``
     with declared categories, ``drop=None`` and ``handle_unknown="ignore"`` puts at most
     one 1 in each encoded feature (squared norm at most the number of features), a
     ``ColumnTransformer`` adds its parts, and
