@@ -255,6 +255,8 @@ class DPRowNormClipper(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     **Threat model and guarantee.** Replace-one neighbours, ``n`` public; the norm of a
     row is a function of that row alone, so one replaced row changes one norm; the
     release is pure ``epsilon``-DP and :func:`~sklearn_privacy.privacy_claim` composes it.
+    Not guaranteed: a ``max_norm`` chosen by looking at the rows; rows above the released
+    norm lose their length (their direction is kept).
 
     Parameters
     ----------
