@@ -210,3 +210,25 @@ def test_lose_to_constant_warning_reads_public_quantities_only():
         with warnings.catch_warnings():
             warnings.simplefilter("error", NoiseDominatesWarning)
             DPLinearRegression(1.0, **kw).fit(Xl, Xl[:, 0] / 2)
+
+
+def test_gaussian_release_states_its_gaussian_ratio_for_composition():
+    """The Gaussian SSP release is one analytic Gaussian mechanism: its step claim
+    carries that mechanism's ratio mu (so that privacy_claim composes it through
+    privacy-loss distributions); the objective-perturbation release, whose Gaussian
+    variant has a chi-square tail, carries none."""
+    from sklearn_privacy.mechanisms._gaussian import analytic_gaussian_sigma
+
+    rng = np.random.default_rng(8)
+    X = rng.uniform(-1, 1, size=(300, 2))
+    y = X @ [0.5, 0.2]
+    reg = DPLinearRegression(1.0, data_norm=2.0, target_bound=1.0).fit(X, y)
+    claim = reg.__sklearn_privacy_claim__()
+    mu = 1.0 / analytic_gaussian_sigma(1.0, 1e-5, 1.0)
+    assert claim.gaussian_mu == pytest.approx(mu)
+    assert (claim.epsilon, claim.delta) == (1.0, 1e-5)
+    pure = DPLinearRegression(1.0, delta=0.0, data_norm=2.0, target_bound=1.0).fit(X, y)
+    assert pure.__sklearn_privacy_claim__().gaussian_mu is None
+    obj_claim = DPLinearRegression(1.0, data_norm=2.0, target_bound=1.0,
+                                   method="objective").fit(X, y).__sklearn_privacy_claim__()
+    assert obj_claim.gaussian_mu is None

@@ -995,6 +995,21 @@ class DPLinearRegression(RegressorMixin, _BaseObjectivePerturbation):
         record_fit_provenance(new, certificate=True)
         return new
 
+    def __sklearn_privacy_claim__(self):
+        """The step claim; the Gaussian SSP release is one analytic Gaussian mechanism,
+        so its ratio ``mu`` is passed on for composition through privacy-loss
+        distributions (a function of ``epsilon`` and ``delta`` only)."""
+        claim = super().__sklearn_privacy_claim__()
+        if (claim.kind == "dp" and "huber_threshold_" not in self.__dict__
+                and float(self.delta) > 0):
+            from ..mechanisms._gaussian import analytic_gaussian_sigma
+            from ..privacy import StepClaim
+
+            mu = 1.0 / analytic_gaussian_sigma(float(self.epsilon), float(self.delta), 1.0)
+            return StepClaim(claim.name, claim.estimator, claim.kind, claim.epsilon,
+                             claim.delta, claim.reason, gaussian_mu=float(mu))
+        return claim
+
     def __sklearn_privacy_attributes__(self):
         """Kinds of the published fitted attributes (see ``sklearn_privacy.privacy``):
         those of the classifier, and ``huber_threshold_`` (from the parameters and the
