@@ -70,7 +70,7 @@ def main(draws):
             fil = FILLogisticRegression(alpha=0.01, data_norm=1.0, intercept_scaling=1.0)
         else:
             base = 1 - np.mean((yte - ytr.mean()) ** 2) / np.var(yte)
-            obj_cls, kw = DPLinearRegression, {"target_bound": 4.0}
+            obj_cls, kw = DPLinearRegression, {"target_bound": 4.0, "method": "objective"}
             fil = FILLinearRegression(alpha=0.01, data_norm=1.0, intercept_scaling=1.0,
                                       target_bound=4.0)
         fitted = fil.fit(Xtr, ytr)

@@ -29,7 +29,13 @@ def _instances():
     from sklearn_privacy.dummy import DPDummyClassifier, DPDummyRegressor
     from sklearn_privacy.linear_model import DPLinearRegression, DPLogisticRegression
     from sklearn_privacy.multicalibration._weak_base import GradientDescentLogisticRegression
-    from sklearn_privacy.preprocessing import BoundedScaler, DPStandardScaler, PublicSchema
+    from sklearn_privacy.preprocessing import (
+        BoundedScaler,
+        DPQuantileScaler,
+        DPRowNormClipper,
+        DPStandardScaler,
+        PublicSchema,
+    )
 
     return [
         FILLinearRegression(sigma=1e-8, random_state=0),
@@ -48,6 +54,10 @@ def _instances():
         BoundedScaler((-5.0, 5.0), fill_value=0.0),
         PublicSchema({0: (-5.0, 5.0)}),   # the checks' extra columns are dropped
         DPStandardScaler((-5.0, 5.0), random_state=0),
+        DPQuantileScaler((-5.0, 5.0), epsilon=1e6, random_state=0),
+        DPRowNormClipper(max_norm=100.0, epsilon=1e6, random_state=0),
+        DPLinearRegression(epsilon=1e20, delta=0.0, data_norm=100.0, target_bound=10.0,
+                           alpha=1e-3, method="objective", random_state=0),
         # objective perturbation at an epsilon so large that the (pure, Gamma-norm) noise
         # is negligible; the Gaussian variant's noise falls only as 1 / sqrt(epsilon)
         DPLogisticRegression(epsilon=1e20, delta=0.0, data_norm=1e3, alpha=1e-3,

@@ -328,6 +328,8 @@ def test_bad_input_is_refused_with_the_fix():
     with pytest.raises(ValueError, match="'alpha' parameter"):
         clone(base).set_params(alpha="big").fit(X, y)
     with pytest.raises(ValueError, match="asks for a DP release.*data_norm is None"):
+        FILLogisticRegression(fit_intercept=False, epsilon=1.0, alpha=1e-3).fit(X, y)
+    with pytest.raises(ValueError, match="alpha='auto' needs the declared bound data_norm"):
         FILLogisticRegression(fit_intercept=False, epsilon=1.0).fit(X, y)
     with pytest.raises(ValueError, match="asks for a DP release.*intercept is not penalised"):
         FILLogisticRegression(data_norm=1.0, epsilon=1.0).fit(X, y)
@@ -388,3 +390,30 @@ def test_multinomial_epsilon_release():
     ref = clone(base).set_params(sigma=1.0).fit(X, y)
     np.testing.assert_allclose(lap.eta_, ref.eta_ / (lap.noise_scale_ * np.sqrt(12)),
                                rtol=1e-12)
+
+
+def test_alpha_defaults_to_auto_with_epsilon_and_to_the_paper_setting_without():
+    """``alpha=None`` (the default): ``"auto"`` for an epsilon release, whose penalty
+    depends on n, epsilon and the bounds; ``1e-3`` with ``sigma``. Failed on the old
+    code, where the default was 1e-3 in both cases (German credit at epsilon 1: 0.445
+    accuracy with the fixed penalty)."""
+    X, y = _data(n=400)
+    kw = dict(fit_intercept=False, data_norm=1.0, random_state=0)
+    dp = FILLogisticRegression(epsilon=1.0, delta=0.0, **kw).fit(X, y)
+    auto = FILLogisticRegression(epsilon=1.0, delta=0.0, alpha="auto", **kw).fit(X, y)
+    assert dp.alpha_ == auto.alpha_ != 1e-3
+    assert FILLogisticRegression(sigma=0.1, **kw).fit(X, y).alpha_ == 1e-3
+
+
+def test_swamp_warning_text_is_readable_and_advice_can_be_followed():
+    """The noise warning shows plain numbers (not ``np.float64(5.0)``) and advises
+    alpha='auto' only when alpha is not already 'auto'. Failed on the old code (the
+    advice was unconditional and ``epsilon`` printed with its numpy repr)."""
+    X, y = _data(n=60)
+    kw = dict(fit_intercept=False, data_norm=1.0, delta=0.0, epsilon=np.float64(0.01))
+    for alpha, advised in (("auto", False), (1e-3, True)):
+        with pytest.warns(PrivacyWarning, match="no better than a constant") as rec:
+            FILLogisticRegression(alpha=alpha, **kw).fit(X, y)
+        text = " ".join(str(w.message) for w in rec)
+        assert "np.float64" not in text and "epsilon=0.01" in text
+        assert ("alpha='auto'" in text) is advised

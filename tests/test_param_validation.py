@@ -242,6 +242,12 @@ BAD += [
     (linear_model.auto_alpha, _AUTO, "n_classes", 1),
     (linear_model.auto_alpha, _AUTO, "target_bound", 0.0),
 ]
+_PIPE = {"pipeline": __import__("sklearn.pipeline").pipeline.make_pipeline(
+    linear_model.DPLogisticRegression())}
+BAD += [
+    (linear_model.with_declared_bounds, _PIPE, "pipeline", "not a pipeline"),
+    (linear_model.with_declared_bounds, _PIPE, "intercept_share", 0.0),
+]
 
 # the attacks: valid placeholders for the required arguments (a bad value is refused before
 # any of them is used), then the bad values, shared where several functions take a parameter

@@ -251,7 +251,7 @@ NOISE_ATTRS_DOC = """    noise_ : {"gaussian", "laplace-norm"}
 #: parameter constraints of the estimators with ``epsilon`` (FIL linear and logistic)
 EPSILON_CONSTRAINTS = {
     "sigma": [Interval(Real, 0, None, closed="neither"), None],
-    "alpha": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
+    "alpha": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"}), None],
     "epsilon": [Interval(Real, 0, None, closed="neither"), None],
     "delta": [Interval(Real, 0, 1, closed="left")],
 }
@@ -852,7 +852,7 @@ class BaseFILEstimator(BaseEstimator):
             return analytic_gaussian_sigma(epsilon, delta, self.sensitivity_ + 2.0 * distance)
         if isinstance(n_samples, bool) or not isinstance(n_samples, Integral) or n_samples < 1:
             raise ValueError(f"n_samples must be an integer >= 1; got {n_samples!r}.")
-        if isinstance(self.alpha, str) and n_features is None:
+        if isinstance(self._alpha_param(), str) and n_features is None:
             raise ValueError("n_features: alpha='auto' depends on the number of released "
                              "parameters; pass n_features (the columns the model sees).")
         multinomial = self._loss.name == "logistic" and int(n_classes) > 2
@@ -957,11 +957,19 @@ class BaseFILEstimator(BaseEstimator):
         sigma = self.sigma
         return "gaussian", (1.0 if sigma is None else float(sigma))
 
+    def _alpha_param(self):
+        """``alpha`` with ``None`` resolved: ``"auto"`` when ``epsilon`` is set (a DP
+        release), else ``1e-3`` (the FIL paper's setting)."""
+        alpha = getattr(self, "alpha", None)
+        if alpha is not None:
+            return alpha
+        return "auto" if getattr(self, "epsilon", None) is not None else 1e-3
+
     def _alpha_value(self) -> float:
         """The penalty of this fit: ``alpha``, or the value of the ``"auto"`` rule."""
-        if isinstance(self.alpha, str):
+        if isinstance(self._alpha_param(), str):
             return float(self.__dict__["_alpha_fit"])
-        return float(self.alpha)
+        return float(self._alpha_param())
 
     def _n_released(self, n_columns: int) -> int:
         """Number of released parameters for ``n_columns`` solver columns."""
@@ -982,7 +990,7 @@ class BaseFILEstimator(BaseEstimator):
         delta = getattr(self, "delta", None)
         self._noise_plan = None
         if epsilon is None:
-            if isinstance(self.alpha, str):
+            if isinstance(self._alpha_param(), str):
                 raise ValueError(
                     "alpha='auto' sets the penalty from epsilon, n and the declared bounds; "
                     "pass epsilon=... (and delta) for a DP release, or a number for alpha.")
@@ -992,7 +1000,7 @@ class BaseFILEstimator(BaseEstimator):
                     "never gives (its epsilon at delta=0 is infinite). Pass epsilon=... "
                     "(with delta=0 the noise is Laplace-norm and pure), or a delta in (0, 1) "
                     "at which to report the epsilon of sigma.")
-            self._alpha_fit = float(self.alpha)
+            self._alpha_fit = float(self._alpha_param())
             self.alpha_ = self._alpha_fit
             return
         if self.sigma is not None:
@@ -1009,13 +1017,16 @@ class BaseFILEstimator(BaseEstimator):
         self._alpha_fit = self.alpha_ = plan["alpha"]
         self._noise_plan = (plan["kind"], plan["scale"])
         if plan["swamp_ratio"] > SWAMP_THRESHOLD:
+            alpha_advice = ("" if isinstance(self._alpha_param(), str)
+                            else ", a larger alpha (or alpha='auto')")
             warn_user(
-                f"{type(self).__name__}: at epsilon={epsilon!r}, delta={delta!r} with "
-                f"{plan['n_eff']:.6g} rows and alpha={plan['alpha']:.4g}, the expected norm "
-                f"of the noise is {plan['swamp_ratio']:.3g} times the largest coefficient "
-                "norm the penalty allows (above 0.35), so the released model may be no "
-                "better than a constant. Use a larger epsilon, a larger alpha (or "
-                "alpha='auto'), or more rows.", PrivacyWarning)
+                f"{type(self).__name__}: at epsilon={float(epsilon)!r}, delta="
+                f"{float(delta)!r} with {plan['n_eff']:.6g} rows and alpha="
+                f"{plan['alpha']:.4g}, the expected norm of the noise is "
+                f"{plan['swamp_ratio']:.3g} times the largest coefficient norm the "
+                "penalty allows (above 0.35), so the released model may be no better "
+                f"than a constant. Use a larger epsilon{alpha_advice}, or more rows.",
+                PrivacyWarning)
 
     def _public_eta_bound(self, n_samples) -> float:
         """``sigma * max eta`` over every data set of ``n_samples`` rows (see
@@ -1026,9 +1037,9 @@ class BaseFILEstimator(BaseEstimator):
                 len(getattr(self, "classes_", ())) > 2):
             raise ValueError("sigma_for_eta(n_samples=...): the data-independent bound is "
                              "derived for binary logistic regression and least squares.")
-        if isinstance(self.alpha, str):
+        if isinstance(self._alpha_param(), str):
             raise ValueError("sigma_for_eta(n_samples=...) needs a number for alpha.")
-        alpha = float(self.alpha)
+        alpha = float(self._alpha_param())
         bound = getattr(self, "target_bound", None)
         sens, reason = minimiser_sensitivity(
             loss=self._loss.name, alpha=alpha, data_norm=self.data_norm,
@@ -1053,7 +1064,7 @@ class BaseFILEstimator(BaseEstimator):
         """
         sw = np.ones(max(int(round(n_eff)), 1)) if sample_weight is None else sample_weight
         bound = getattr(self, "target_bound", None)
-        alpha = self.alpha
+        alpha = self._alpha_param()
         if isinstance(alpha, str):
             missing = ("data_norm" if self.data_norm is None else
                        "target_bound" if loss == "squared" and bound is None else None)

@@ -56,10 +56,12 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
 
     Parameters
     ----------
-{SIGMA}    alpha : float or "auto", default=1e-3
+{SIGMA}    alpha : float, "auto" or None, default=None
         L2 penalty, the FIL paper's :math:`\\lambda` (penalty ``n alpha / 2 ||w||^2``).
-{ALPHA_AUTO}        Linearly separable data need ``alpha > 0``. The default is the FIL paper's
+        ``None``: ``"auto"`` when ``epsilon`` is set (a DP release; a fixed small
+        penalty makes the noise swamp the model), else ``1e-3``, the FIL paper's
         setting.
+{ALPHA_AUTO}        Linearly separable data need ``alpha > 0``.
         The penalty is per-sample: the objective is the (weighted) mean loss plus
         ``alpha / 2 ||w||^2``, so ``FILLinearRegression(alpha=a)`` has the minimiser of
         ``Ridge(alpha=n_samples * a)``, ``FILLogisticRegression(alpha=a)`` that of
@@ -151,7 +153,7 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
                                     "classes": ["array-like", None],
                                     **EPSILON_CONSTRAINTS}
 
-    def __init__(self, sigma=None, *, alpha=1e-3, fit_intercept=True, intercept_scaling=None,
+    def __init__(self, sigma=None, *, alpha=None, fit_intercept=True, intercept_scaling=None,
                  tol=1e-12, max_iter=100, data_norm=None, epsilon=None, delta=1e-5,
                  random_state=None, classes=None):
         self.sigma = sigma

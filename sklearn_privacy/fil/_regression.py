@@ -37,10 +37,12 @@ class FILLinearRegression(RegressorMixin, BaseFILEstimator):
 
     Parameters
     ----------
-{SIGMA}    alpha : float or "auto", default=1e-3
+{SIGMA}    alpha : float, "auto" or None, default=None
         L2 penalty, the FIL paper's :math:`\\lambda` (penalty ``n alpha / 2 ||w||^2``).
-{ALPHA_AUTO}        ``alpha=0`` is ordinary least squares and needs a full-rank design. The default
-        is the FIL paper's setting.
+        ``None``: ``"auto"`` when ``epsilon`` is set (a DP release; a fixed small
+        penalty makes the noise swamp the model), else ``1e-3``, the FIL paper's
+        setting.
+{ALPHA_AUTO}        ``alpha=0`` is ordinary least squares and needs a full-rank design.
         The penalty is per-sample: the objective is the (weighted) mean loss plus
         ``alpha / 2 ||w||^2``, so ``FILLinearRegression(alpha=a)`` has the minimiser of
         ``Ridge(alpha=n_samples * a)``, ``FILLogisticRegression(alpha=a)`` that of
@@ -102,7 +104,7 @@ class FILLinearRegression(RegressorMixin, BaseFILEstimator):
     _parameter_constraints["target_bound"] = [Interval(Real, 0, None, closed="neither"), None]
     _parameter_constraints.update(EPSILON_CONSTRAINTS)
 
-    def __init__(self, sigma=None, *, alpha=1e-3, fit_intercept=True, intercept_scaling=None,
+    def __init__(self, sigma=None, *, alpha=None, fit_intercept=True, intercept_scaling=None,
                  data_norm=None, target_bound=None, epsilon=None, delta=1e-5,
                  random_state=None):
         self.sigma = sigma

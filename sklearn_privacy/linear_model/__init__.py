@@ -1,5 +1,6 @@
 """Linear models released by objective perturbation (pure or (epsilon, delta)-DP)."""
 
 from ._estimators import DPLinearRegression, DPLogisticRegression, auto_alpha
+from ._recipe import with_declared_bounds
 
-__all__ = ["DPLinearRegression", "DPLogisticRegression", "auto_alpha"]
+__all__ = ["DPLinearRegression", "DPLogisticRegression", "auto_alpha", "with_declared_bounds"]

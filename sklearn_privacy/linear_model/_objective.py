@@ -51,9 +51,33 @@ everywhere, by the area formula for a bi-Lipschitz map). Replacing row ``j``:
   most ``2 zeta``, in a fixed subspace of dimension ``dim``;
 * ``n H_D = A + U``, ``n H_D' = A + U'`` with ``A >= n Lambda I`` and ``U, U'`` of rank
   at most ``rank`` and eigenvalues at most ``c``, so the ratio of determinants is at
-  most ``(1 + c / (n Lambda))^rank``. The papers' term, used here, is its square,
-  ``eps_J = 2 rank log(1 + c / (n Lambda))`` (``log(1 + 2c/(n L) + c^2/(n L)^2)`` for
-  ``rank = 1``).
+  most ``(1 + c / (n Lambda))^rank``. The papers' term, used here for the binary losses,
+  is its square, ``eps_J = 2 rank log(1 + c / (n Lambda))`` (``log(1 + 2c/(n L) +
+  c^2/(n L)^2)`` for ``rank = 1``).
+
+*Multinomial Jacobian term (K >= 3), through the trace.* The largest-eigenvalue bound
+above charges every one of the ``K - 1`` directions with ``c = R^2 / 2``. A tighter
+bound uses all eigenvalues at once. The Hessian of a loss is positive semi-definite, so
+``det(A + U) >= det(A)`` and the log ratio of the determinants is at most ``log det(A
++ U') - log det(A) = sum_i log(1 + mu_i)`` with ``mu_i`` the eigenvalues of ``A^-1/2
+U' A^-1/2``; since ``A >= n Lambda I``, ``mu_i <= lambda_i(U') / (n Lambda)``
+(Ostrowski). ``U' = (diag(p) - p p^T) kron x x^T`` has the eigenvalues ``s_i ||x||^2``
+with ``s_i`` those of ``S = diag(p) - p p^T``: at most ``K - 1`` of them non-zero, and
+``sum_i s_i = tr S = 1 - ||p||^2 <= 1 - 1/K``. ``log(1 + t)`` is concave, so the sum of
+``log(1 + s_i R^2 / (n Lambda))`` under these constraints is largest when the ``K - 1``
+values are equal:
+
+.. math::
+
+    \\varepsilon_J = (K - 1) \\log\\left(1 + \\frac{R^2}{K n \\Lambda}\\right),
+
+reached by a row of norm ``R`` whose class probabilities are uniform (``S = I/K - 1
+1^T / K^2``, eigenvalues ``1/K``) when the other rows add nothing to ``A`` beyond the
+penalty: the bound is tight. It is one factor, not the square, because the one-sided
+inequality ``det(A + U) >= det(A)`` replaces the papers' two-sided argument. At ``K =
+8`` and ``R^2 / (n Lambda) = 3.32`` it is 2.44 where the eigenvalue bound charges 13.7.
+``plan`` uses it for the multinomial loss (``curvature`` is then ``R^2 / K``, the
+per-direction curvature of the tight case, and ``jacobian_factor`` is 1).
 
 *Pure* (``delta = 0``): ``b`` has density proportional to ``exp(-eps' ||b|| / (2
 zeta))`` (norm ``Gamma(p, 2 zeta / eps')``, uniform direction); the density ratio is at
@@ -156,19 +180,32 @@ def loss_constants(loss: str, data_norm: float, n_classes: int = 2):
     if loss == "multinomial":
         k = int(n_classes)
         return np.sqrt(2.0) * R, R * R / 2.0, k - 1, 2 * (k - 1)
+    if loss == "multinomial_trace":  # the Jacobian term's per-direction curvature
+        k = int(n_classes)
+        return np.sqrt(2.0) * R, R * R / k, k - 1, 2 * (k - 1)
     if loss == "huber":
         return R, R * R, 1, 2
     raise ValueError(f"unknown loss {loss!r}")
 
 
-def jacobian_epsilon(curvature: float, n: int, penalty: float, rank: int) -> float:
-    """The papers' Jacobian term ``2 rank log(1 + c / (n Lambda))``."""
-    return float(2.0 * rank * np.log1p(curvature / (n * penalty)))
+def jacobian_epsilon(curvature: float, n: int, penalty: float, rank: int,
+                     factor: float = 2.0) -> float:
+    """The Jacobian term ``factor rank log(1 + c / (n Lambda))`` (the papers' ``factor =
+    2``; the multinomial trace bound: ``factor = 1``, ``c = R^2 / K``)."""
+    return float(factor * rank * np.log1p(curvature / (n * penalty)))
 
 
-def extra_penalty(curvature, n, alpha, rank, epsilon):
+def extra_penalty(curvature, n, alpha, rank, epsilon, factor=2.0):
     """Algorithm 2's ``Delta``: the extra penalty making the Jacobian term ``epsilon / 2``."""
-    return float(curvature / (n * np.expm1(epsilon / (4.0 * rank))) - alpha)
+    return float(curvature / (n * np.expm1(epsilon / (2.0 * factor * rank))) - alpha)
+
+
+def multinomial_jacobian_bound(n_classes: int, data_norm: float, n: int,
+                               penalty: float) -> float:
+    """The trace-based Jacobian term of the multinomial loss, ``(K - 1) log(1 + R^2 /
+    (K n Lambda))`` (derivation in the module docstring)."""
+    k = int(n_classes)
+    return jacobian_epsilon(float(data_norm) ** 2 / k, n, penalty, k - 1, factor=1.0)
 
 
 def gaussian_noise_scale(zeta: float, epsilon_g: float, delta: float, dim: int) -> float:
@@ -195,18 +232,22 @@ def plan(*, loss, epsilon, delta, alpha, n, data_norm, n_classes=2, target_bound
     / eps'`` of ``||b||``, or the Gaussian standard deviation).
     """
     g_zeta, c, rank, dim = loss_constants(loss, data_norm, n_classes)
+    factor = 2.0
+    if loss == "multinomial":  # the trace bound (module docstring)
+        c, factor = loss_constants("multinomial_trace", data_norm, n_classes)[1], 1.0
     eps_r = min(RESIDUAL_SHARE * epsilon, RESIDUAL_CAP)
     eps_obj = epsilon - 2.0 * eps_r
     delta_obj = delta * np.exp(-eps_r) if delta > 0 else 0.0
     penalty, extra = float(alpha), 0.0
-    eps_j = jacobian_epsilon(c, n, penalty, rank) if penalty > 0 else np.inf
+    eps_j = jacobian_epsilon(c, n, penalty, rank, factor) if penalty > 0 else np.inf
     eps_noise = eps_obj - eps_j
     if eps_noise < eps_obj / 2:
-        extra = max(extra_penalty(c, n, alpha, rank, eps_obj), 0.0)
+        extra = max(extra_penalty(c, n, alpha, rank, eps_obj, factor), 0.0)
         penalty = float(alpha) + extra
-        eps_j = jacobian_epsilon(c, n, penalty, rank)
+        eps_j = jacobian_epsilon(c, n, penalty, rank, factor)
         eps_noise = eps_obj - eps_j
     out = dict(extra_penalty=extra, penalty=penalty, curvature=c, rank=rank, dim=dim,
+               jacobian_factor=factor,
                epsilon_objective=eps_obj, epsilon_jacobian=eps_j, epsilon_noise=eps_noise,
                epsilon_residual=eps_r, delta_objective=float(delta_obj),
                huber_threshold=None)
@@ -284,18 +325,30 @@ def gamma_norm_vector(rng, p: int, scale: float) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------ the objective
-def _gram(X, w):
-    """``X^T diag(w) X`` as a dense array."""
+def _gram(X, w, X32=None):
+    """``X^T diag(w) X`` as a dense array (``w >= 0`` on the dense paths).
+
+    Dense rows: ``A^T A`` with ``A = sqrt(w) X``, which BLAS forms as a symmetric rank-k
+    update (half the flops of a general product). ``X32``: a float32 copy of ``X``; the
+    product is then formed in single precision -- for Newton *directions* only: the
+    solver's certificate reads the gradient, always float64, so the precision of the
+    Hessian changes the number of steps, never the certificate.
+    """
     if sp.issparse(X):
         return np.asarray((X.T @ sp.diags(w) @ X).toarray())
-    return (X.T * w) @ X
+    if X32 is not None:
+        A = np.multiply(X32, np.sqrt(w).astype(np.float32)[:, None])
+        return (A.T @ A).astype(np.float64)
+    A = X * np.sqrt(w)[:, None]
+    return A.T @ A
 
 
 def objective(loss, X, y, theta, penalty, b, n, huber_threshold=None, n_classes=2,
-              order=2):
+              order=2, X32=None):
     """``G_b``, its gradient and (``order=2``) Hessian at ``theta`` (flat, row-major).
 
-    ``y`` is 0/1 (logistic), class indices (multinomial) or real (Huber).
+    ``y`` is 0/1 (logistic), class indices (multinomial) or real (Huber). ``X32``: see
+    :func:`_gram` (binary losses only).
     """
     if loss == "multinomial":
         K = int(n_classes)
@@ -317,7 +370,8 @@ def objective(loss, X, y, theta, penalty, b, n, huber_threshold=None, n_classes=
         for k in range(K):
             for m in range(k, K):
                 w = P[:, k] * ((k == m) - P[:, m])
-                block = _gram(X, w) / n
+                block = (np.asarray((X.T @ sp.diags(w) @ X).toarray()) if sp.issparse(X)
+                         else (X.T * w) @ X) / n  # w < 0 off the diagonal blocks
                 H[k * d:(k + 1) * d, m * d:(m + 1) * d] = block
                 if m != k:
                     H[m * d:(m + 1) * d, k * d:(k + 1) * d] = block.T
@@ -326,8 +380,9 @@ def objective(loss, X, y, theta, penalty, b, n, huber_threshold=None, n_classes=
     z = np.asarray(X @ theta).ravel()
     if loss == "logistic":
         value = float(np.sum(np.logaddexp(0.0, z) - y * z)) / n
-        l1 = expit(z) - y
-        l2 = expit(z) * expit(-z)
+        sig = expit(z)
+        l1 = sig - y
+        l2 = sig * (1.0 - sig) if order >= 2 else None
     else:  # Huber
         M = huber_threshold
         r = z - y
@@ -340,26 +395,59 @@ def objective(loss, X, y, theta, penalty, b, n, huber_threshold=None, n_classes=
     grad = np.asarray(X.T @ l1).ravel() / n + penalty * theta + b / n
     if order < 2:
         return value, grad, None
-    H = _gram(X, l2) / n
+    H = _gram(X, l2, X32) / n
     H[np.diag_indices_from(H)] += penalty
     return value, grad, H
 
 
+#: rows x parameters above which the Newton directions of the binary losses use a
+#: float32 Hessian (see ``_gram``)
+SINGLE_PRECISION_HESSIAN = 2_000_000
+#: ... and start from the minimiser of every this-many-th row's objective
+WARM_START_STRIDE = 16
+
+
+def _hessian(loss, X, theta, penalty, n, huber_threshold=None, n_classes=2, X32=None):
+    """The Hessian of ``G_b`` at ``theta`` (it does not depend on ``y`` for the logistic
+    loss, nor on ``b``); the multinomial one through :func:`objective`."""
+    if loss == "multinomial":
+        raise ValueError("_hessian: binary losses only")  # pragma: no cover
+    z = np.asarray(X @ theta).ravel()
+    if loss == "logistic":
+        sig = expit(z)
+        w = sig * (1.0 - sig)
+    else:  # the Huber weight needs the residuals: y enters through the caller
+        raise ValueError("_hessian: the Huber loss goes through objective")  # pragma: no cover
+    H = _gram(X, w, X32) / n
+    H[np.diag_indices_from(H)] += penalty
+    return H
+
+
 def minimise(loss, X, y, penalty, b, n, *, threshold, max_iter=100, huber_threshold=None,
-             n_classes=2, fallback=None):
+             n_classes=2, fallback=None, _warm=True):
     """Newton's method with backtracking on ``G_b`` until ``||grad|| <= threshold``.
+
+    The Hessian is formed again only when the last step cut the gradient norm by less
+    than a factor 32 (a stale Hessian still gives a descent direction; near the minimiser
+    it changes little and each step costs two products with ``X`` instead of a weighted
+    Gram product). On large dense binary problems the Newton directions use a float32
+    Hessian and the iteration starts from the minimiser of every ``WARM_START_STRIDE``-th
+    row's objective; any start and any direction are covered by the certificate, which
+    reads the full float64 gradient.
 
     ``fallback``: ``None``, or ``(L, T)``: when Newton has not reached the threshold
     within ``max_iter`` steps, Nesterov's accelerated gradient method with step ``1 / L``
-    continues from the iterate of smallest ``G_b`` for at most ``T`` steps (see
-    :func:`fallback_steps`; the module docstring has the proof that the result is then
-    within ``threshold / penalty`` of the exact minimiser in exact arithmetic).
+    continues from the iterate of smallest ``G_b`` (the last Newton iterate, or 0 when
+    that is lower) for at most ``T`` steps (see :func:`fallback_steps`; the module
+    docstring has the proof that the result is then within ``threshold / penalty`` of the
+    exact minimiser in exact arithmetic).
 
     Returns ``(theta, gradient_norm, n_iter)``; ``gradient_norm`` is re-evaluated at the
     returned ``theta`` and ``n_iter`` counts Newton and gradient steps.
     """
     kw = dict(huber_threshold=huber_threshold, n_classes=n_classes)
-    theta, gnorm, it, value = _newton(loss, X, y, penalty, b, n, threshold, max_iter, kw)
+    theta, gnorm, it, value = _newton(loss, X, y, penalty, b, n, threshold, max_iter, kw,
+                                      _warm)
     if gnorm <= threshold or fallback is None:
         return theta, gnorm, it
     start = theta
@@ -371,20 +459,42 @@ def minimise(loss, X, y, penalty, b, n, *, threshold, max_iter=100, huber_thresh
     return theta, gnorm, it + steps
 
 
-def _newton(loss, X, y, penalty, b, n, threshold, max_iter, kw):
+def _newton(loss, X, y, penalty, b, n, threshold, max_iter, kw, warm=True):
     """Newton's method: ``(theta, gradient norm, steps, G_b(theta))``."""
-    theta = np.zeros(b.size)
-    value, grad, H = objective(loss, X, y, theta, penalty, b, n, **kw)
+    p = b.size
+    theta = np.zeros(p)
+    X32 = None
+    big = (warm and loss != "multinomial" and not sp.issparse(X)
+           and X.shape[0] * X.shape[1] >= SINGLE_PRECISION_HESSIAN
+           and X.shape[0] >= 4 * WARM_START_STRIDE)
+    if big:
+        X32 = X.astype(np.float32)
+        # a start from every WARM_START_STRIDE-th row (the mean loss of those rows, the
+        # same penalty and noise term): any start is covered by the certificate, which
+        # reads the full gradient at the end
+        step = WARM_START_STRIDE
+        m = X[::step].shape[0]
+        theta = minimise(loss, X[::step], y[::step], penalty, b * (m / n), m,
+                         threshold=1e-3 * (float(np.linalg.norm(b)) / n + 1e-3),
+                         max_iter=max_iter, _warm=False, **kw)[0]
+    value, grad, H = objective(loss, X, y, theta, penalty, b, n, X32=X32, **kw)
+    factor = None
+    gnorm = float(np.linalg.norm(grad))
+    refresh = False
     it = 0
     for it in range(1, max_iter + 1):
-        gnorm = float(np.linalg.norm(grad))
         if gnorm <= threshold:
             return theta, gnorm, it - 1, value
-        try:
-            c, low = _cho(H)
-            step = -_cho_solve(c, low, grad)
-        except np.linalg.LinAlgError:  # pragma: no cover - H >= penalty I
-            step = -grad / penalty
+        if refresh:
+            H = (_hessian(loss, X, theta, penalty, n, X32=X32, **kw) if loss == "logistic"
+                 else objective(loss, X, y, theta, penalty, b, n, X32=X32, **kw)[2])
+            factor = None
+        if factor is None:
+            try:
+                factor = _cho(H)
+            except np.linalg.LinAlgError:  # pragma: no cover - H >= penalty I
+                factor = None
+        step = -_cho_solve(*factor, grad) if factor is not None else -grad / penalty
         slope = float(grad @ step)
         cand = theta + step
         v, g, _ = objective(loss, X, y, cand, penalty, b, n, order=1, **kw)
@@ -399,10 +509,16 @@ def _newton(loss, X, y, penalty, b, n, threshold, max_iter, kw):
                     break
                 t *= 0.5
                 if t < 1e-10:  # no progress possible in floating point
+                    if not refresh and factor is not None:
+                        break  # a stale Hessian: form it again and retry
                     return theta, gnorm, it, value
-        theta = cand
-        value, grad, H = objective(loss, X, y, theta, penalty, b, n, **kw)
-    return theta, float(np.linalg.norm(grad)), max_iter, value
+            if t < 1e-10:
+                refresh = True
+                continue
+        new_norm = float(np.linalg.norm(g))
+        refresh = new_norm > gnorm / 32.0
+        theta, value, grad, gnorm = cand, v, g, new_norm
+    return theta, gnorm, max_iter, value
 
 
 def _accelerated(loss, X, y, penalty, b, n, start, threshold, fallback, kw):

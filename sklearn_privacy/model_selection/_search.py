@@ -177,11 +177,12 @@ def _check_candidate(candidate, n_train, n_classes=2, sample_weight=None):
             if plan["kind"] == "laplace-norm":
                 return 0.0, plan["sensitivity"] / plan["scale"], None
             return plan["sensitivity"] / plan["scale"], 0.0, None
-        if isinstance(final.alpha, str):
+        alpha = final._alpha_param() if hasattr(final, "_alpha_param") else final.alpha
+        if isinstance(alpha, str):
             raise ValueError(f"{where}: alpha='auto' needs epsilon=...; pass epsilon or a "
                              "number for alpha.")
         sens, reason = minimiser_sensitivity(
-            loss=loss, alpha=float(final.alpha), data_norm=final.data_norm,
+            loss=loss, alpha=float(alpha), data_norm=final.data_norm,
             fit_intercept=final._solver_intercept(),
             sample_weight=np.ones(n_train) if sample_weight is None else sample_weight,
             target_bound=getattr(final, "target_bound", None))
