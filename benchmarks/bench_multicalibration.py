@@ -27,8 +27,9 @@ than alpha = 0.1, hence the alpha = 0.02 rows. The package's HKRR ends by replac
 prediction with the mean calibration prediction of its bucket; a diagnostic row applies
 that mapping to our alpha = 0.02 output.
 
-Run: ``python benchmarks/bench_multicalibration.py`` (needs ``pip install -r benchmarks/requirements.txt``;
-a few minutes, dominated by mcgrad and the HKRR package).
+Run: ``python benchmarks/bench_multicalibration.py`` (needs
+``pip install -r benchmarks/requirements.txt``; a few minutes, dominated by mcgrad and the
+HKRR package).
 """
 
 from __future__ import annotations
