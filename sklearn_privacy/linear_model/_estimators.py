@@ -1034,6 +1034,8 @@ class DPLinearRegression(RegressorMixin, _BaseObjectivePerturbation):
             kinds["huber_threshold_"] = "constant"
         else:
             kinds["alpha_"] = kinds["penalty_"] = "dp"
+        if "certified_distance_" not in self.__dict__:   # no solver, no certificate (ssp)
+            kinds.pop("certified_distance_", None)
         return kinds
 
     def predict(self, X):
