@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import NoiseDominatesWarning
 from ..fil._base import _scale_rows, private_copy, warn_clipped_targets
+from ..privacy._tradeoff import RiskTarget
 from ..utils import noise_generator
 from ..utils._provenance import record_fit_provenance
 from ..utils._random import warn_shared_noise
@@ -158,8 +159,12 @@ _THREAT_MODEL = """
     and this estimator refuses to state one.
 """
 
-_COMMON_PARAMS = """    epsilon : float > 0, default=1.0
-        The privacy budget of the release.
+_COMMON_PARAMS = """    epsilon : float > 0 or RiskTarget, default=1.0
+        The privacy budget of the release. A
+        :class:`~sklearn_privacy.privacy.RiskTarget` (e.g. ``RiskTarget(tpr=0.05,
+        fpr=0.01)``) sets it from the risk a user accepts: the largest epsilon whose
+        (epsilon, ``delta``) claim keeps every membership attack within the target
+        (``RiskTarget.epsilon(delta)``), before any row is read.
     delta : float in [0, 1), default=1e-5
         ``0``: pure epsilon-DP (Gamma-norm noise); ``> 0``: (epsilon, delta)-DP with
         Gaussian noise (usually less noise when there are many features).
@@ -235,7 +240,7 @@ class _BaseObjectivePerturbation(BaseEstimator):
     """Shared fit of the objective-perturbation estimators (not for direct use)."""
 
     _parameter_constraints: dict = {
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [Interval(Real, 0, None, closed="neither"), RiskTarget],
         "delta": [Interval(Real, 0, 1, closed="left")],
         "data_norm": [Interval(Real, 0, None, closed="neither"), None],
         "alpha": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
@@ -293,7 +298,7 @@ class _BaseObjectivePerturbation(BaseEstimator):
         loss = self._loss_name()
         # ---- everything up to the noise draws uses public quantities only
         tb = getattr(self, "target_bound", None)
-        kw = dict(loss=loss, epsilon=float(self.epsilon), delta=float(self.delta), n=n,
+        kw = dict(loss=loss, epsilon=self._epsilon_value(), delta=float(self.delta), n=n,
                   data_norm=float(self.data_norm), n_classes=K, target_bound=tb)
         alpha = (auto_alpha(n_params=n_params, **kw) if isinstance(self.alpha, str)
                  else float(self.alpha))
@@ -395,8 +400,16 @@ class _BaseObjectivePerturbation(BaseEstimator):
                 "more rows, fewer features, or delta > 0 with many features.",
                 NoiseDominatesWarning, stacklevel=4)
 
+    def _epsilon_value(self) -> float:
+        """``epsilon``, or for a :class:`~sklearn_privacy.privacy.RiskTarget` the largest
+        epsilon whose (epsilon, ``delta``) claim meets it (the mechanism's guarantee is an
+        (epsilon, delta) pair, so its trade-off curve is read from that pair)."""
+        if isinstance(self.epsilon, RiskTarget):
+            return self.epsilon.epsilon(float(self.delta))
+        return float(self.epsilon)
+
     def _account(self, the_plan, certified, threshold):
-        eps = float(self.epsilon)
+        eps = self._epsilon_value()
         what = ("pure epsilon-DP" if self.delta == 0 else
                 f"(epsilon, delta) = ({eps!r}, {float(self.delta)!r})-DP")
         if the_plan["noise"] == "gamma":

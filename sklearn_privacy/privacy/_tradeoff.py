@@ -30,7 +30,7 @@ This is what :meth:`TradeoffCurve.max_tpr` returns. How each curve is obtained:
   sup_eps (1 - H_{e^eps}(Q || P) - e^eps alpha)``, the curve read from the rounded
   distribution is **pessimistic**: it never states a TPR below the true one. Rounding
   *down* gives an optimistic curve; the largest gap between the two is the certified
-  numerical error ``error``; the grid is refined until it is below ``tol``.
+  numerical error ``error``; the grid is refined until it is below ``max_error``.
 
 The conversion the other way, a curve to (epsilon, delta), is
 ``delta(eps) = H_{e^eps}(Q || P)`` (:meth:`TradeoffCurve.delta`) and its inverse
@@ -196,7 +196,7 @@ class TradeoffCurve:
     conservative : bool, default=False
         Whether some step may be safer than its (epsilon, delta) says (the curve is then
         a valid bound, possibly loose); printed with the curve.
-    tol : float, default=1e-3
+    max_error : float, default=1e-3
         Largest certified numerical error (absolute TPR) of a numerical composition.
 
     Attributes
@@ -222,7 +222,7 @@ class TradeoffCurve:
     """
 
     def __init__(self, mu: float = 0.0, steps=(), *, conservative: bool = False,
-                 tol: float = 1e-3):
+                 max_error: float = 1e-3):
         mu = float(mu)
         if not (mu >= 0 and math.isfinite(mu)):
             raise ValueError(f"TradeoffCurve: mu must be a finite number >= 0; got {mu!r}.")
@@ -239,7 +239,7 @@ class TradeoffCurve:
         self.mu = mu
         self.steps = tuple(sorted((e, d, c) for (e, d), c in groups.items()))
         self.conservative = bool(conservative)
-        self.tol = float(tol)
+        self.max_error = float(max_error)
         self.error = 0.0
         self._roc = None
         if any(math.isinf(e) or d >= 1 for e, d, _ in self.steps):
@@ -259,13 +259,13 @@ class TradeoffCurve:
         return cls(mu)
 
     @classmethod
-    def epsilon_delta(cls, epsilon: float, delta: float = 0.0, *,
+    def epsilon_delta(cls, epsilon: float, delta: float, *,
                       conservative: bool = False) -> TradeoffCurve:
         """The curve of an (epsilon, delta)-DP claim (exact for the claim)."""
         return cls(0.0, [(epsilon, delta, 1)], conservative=conservative)
 
     @classmethod
-    def compose(cls, curves, *, tol: float = 1e-3) -> TradeoffCurve:
+    def compose(cls, curves, *, max_error: float = 1e-3) -> TradeoffCurve:
         """The curve of the adaptive composition of releases with these curves."""
         curves = list(curves)
         for c in curves:
@@ -274,7 +274,8 @@ class TradeoffCurve:
                                 f"{type(c).__name__}.")
         mu = math.sqrt(sum(c.mu ** 2 for c in curves))
         steps = [s for c in curves for s in c.steps]
-        return cls(mu, steps, conservative=any(c.conservative for c in curves), tol=tol)
+        return cls(mu, steps, conservative=any(c.conservative for c in curves),
+                   max_error=max_error)
 
     # ------------------------------------------------------------------- numerics
     def _pmfs(self, h, pessimistic):
@@ -302,7 +303,7 @@ class TradeoffCurve:
             grid = np.union1d(_CHECK_ALPHAS, pess[0][pess[0] <= 1][:: max(1, pess[0].size
                                                                             // 2000)])
             gap = float(np.max(_interp(grid, *pess) - _interp(grid, *opt)))
-            if gap <= self.tol or span / h >= _MAX_GRID:
+            if gap <= self.max_error or span / h >= _MAX_GRID:
                 self.error = max(gap, 0.0)
                 self.grid_step = h
                 return pess
@@ -565,7 +566,7 @@ class RiskTarget:
                 "allows no release).")
 
     @classmethod
-    def from_epsilon(cls, epsilon: float, delta: float = 0.0, *,
+    def from_epsilon(cls, epsilon: float, delta: float = 1e-5, *,
                      fpr: float = 0.01) -> RiskTarget:
         """The TPR bound at ``fpr`` that an (epsilon, delta) claim implies."""
         tpr = float(_approx_tpr(fpr, float(epsilon), float(delta)))
@@ -577,8 +578,9 @@ class RiskTarget:
             return float(ndtri(self.tpr) - ndtri(self.fpr))
         return float(2 * ndtri((1 + self.advantage) / 2))
 
-    def epsilon(self, delta: float = 0.0) -> float:
-        """Largest epsilon whose (epsilon, ``delta``) claim meets the target.
+    def epsilon(self, delta: float = 1e-5) -> float:
+        """Largest epsilon whose (epsilon, ``delta``) claim meets the target (``delta=0``:
+        pure epsilon).
 
         Raises ``ValueError`` when ``delta`` alone exceeds the target.
         """
@@ -616,7 +618,7 @@ class RiskTarget:
         return f"membership advantage <= {self.advantage:.4g}"
 
 
-def claim_curve(claim, *, tol: float = 1e-3) -> TradeoffCurve:
+def claim_curve(claim, *, max_error: float = 1e-3) -> TradeoffCurve:
     """The trade-off curve of a :class:`~sklearn_privacy.privacy.PrivacyClaim`'s steps."""
     steps = [s for s in claim.steps if s.kind == "dp"]
     if not claim.is_private:
@@ -624,15 +626,15 @@ def claim_curve(claim, *, tol: float = 1e-3) -> TradeoffCurve:
     mu = math.sqrt(sum(s.gaussian_mu ** 2 for s in steps if s.gaussian_mu is not None))
     rest = [(s.epsilon, s.delta, 1) for s in steps if s.gaussian_mu is None]
     conservative = any(s.delta > 0 for s in steps if s.gaussian_mu is None)
-    curve = TradeoffCurve(mu, rest, conservative=conservative, tol=tol)
+    curve = TradeoffCurve(mu, rest, conservative=conservative, max_error=max_error)
     return curve
 
 
 @validate_params(
-    {"obj": "no_validation", "tol": [NumberInterval(Real, 0, 1, closed="neither")]},
+    {"obj": "no_validation", "max_error": [NumberInterval(Real, 0, 1, closed="neither")]},
     prefer_skip_nested_validation=True,
 )
-def tradeoff_curve(obj, *, tol: float = 1e-3) -> TradeoffCurve:
+def tradeoff_curve(obj, *, max_error: float = 1e-3) -> TradeoffCurve:
     """The f-DP trade-off curve of a published object, a claim, or a risk's (epsilon, delta).
 
     Parameters
@@ -640,7 +642,7 @@ def tradeoff_curve(obj, *, tol: float = 1e-3) -> TradeoffCurve:
     obj : fitted estimator, PrivacyClaim, StepClaim or TradeoffCurve
         What to read the curve from: a fitted object goes through
         :func:`~sklearn_privacy.privacy_claim` (so a pipeline composes all of its steps).
-    tol : float in (0, 1), default=1e-3
+    max_error : float in (0, 1), default=1e-3
         Largest certified numerical error of a numerical composition (absolute TPR).
 
     Returns
@@ -664,4 +666,4 @@ def tradeoff_curve(obj, *, tol: float = 1e-3) -> TradeoffCurve:
         obj = compose([obj])
     if not isinstance(obj, PrivacyClaim):
         obj = privacy_claim(obj)
-    return claim_curve(obj, tol=tol)
+    return claim_curve(obj, max_error=max_error)
