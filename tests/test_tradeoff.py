@@ -223,3 +223,51 @@ def test_claim_prints_the_curve_bound():
         warnings.simplefilter("ignore")
         text = str(privacy_claim(_fil(4.0).fit(X, y)))
     assert "TPR at 1% FPR is at most 0.08" in text and "exact (Gaussian DP" in text
+
+
+def test_report_states_the_curve_bound_not_what_epsilon_alone_allows():
+    """At epsilon 4 (delta 1e-5) the headline reads the Gaussian curve's 8.1 %, not the
+    54.6 % that (4, 1e-5) alone would allow."""
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from sklearn_privacy.report import PrivacyReport
+
+    X, y = _xy(1200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = _fil(4.0).fit(X[:600], y[:600])
+        rep = PrivacyReport.from_estimator(est, X[:600], y[:600], X[600:], y[600:],
+                                           n_canaries=0, canary_releases=0,
+                                           random_state=0)
+    head = dict(rep._headline())["an attacker's TPR at 1% FPR"]
+    assert head.startswith(("at most 0.0805 (proven); the strongest attack run reached ",
+                            "at most 0.0806 (proven); the strongest attack run reached "))
+    assert "refuted" not in head
+    assert rep.summary["tpr_bound"] == pytest.approx(0.0806, abs=1e-4)
+    assert "0.546" not in rep.to_html()
+
+
+def test_display_flags_an_attack_above_the_proven_bound():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from sklearn_privacy.attacks import MembershipROCDisplay
+    from sklearn_privacy.privacy._tradeoff import empirical_point, refutes
+
+    rng = np.random.default_rng(0)
+    n = 4000
+    members = np.r_[np.ones(n, bool), np.zeros(n, bool)]
+    # scores of an attack that is exactly 1-GDP: the bound of mu = 1 holds, mu = 0.3 not
+    scores = np.r_[rng.normal(1.0, 1.0, n), rng.normal(0.0, 1.0, n)]
+    for mu, expected in ((1.0, False), (0.3, True)):
+        disp = MembershipROCDisplay.from_predictions(members, scores, random_state=0,
+                                                     n_resamples=200)
+        disp.plot_bound(TradeoffCurve.gaussian(mu))
+        assert disp.refuted_ is expected
+        point = empirical_point(scores[:n], scores[n:], fpr=0.01)
+        assert refutes(TradeoffCurve.gaussian(mu), point) is expected
+    with pytest.raises(ValueError, match="call plot"):
+        MembershipROCDisplay([0, 1], [0, 1]).plot_bound(TradeoffCurve.gaussian(1.0))

@@ -618,6 +618,44 @@ class RiskTarget:
         return f"membership advantage <= {self.advantage:.4g}"
 
 
+def empirical_point(scores_members, scores_nonmembers, *, fpr: float = 0.01,
+                    confidence: float = 0.95) -> dict:
+    """An attack's TPR at false-positive rate at most ``fpr``, with what refutes a curve.
+
+    The threshold is the ``(k + 1)``-th largest non-member score, ``k = floor(fpr n_out)``,
+    and rows above it are called members. Its true FPR is a ``Beta(k + 1, n_out - k)``
+    order statistic, so ``fpr_high`` (its ``confidence`` quantile, one-sided at ``(1 +
+    confidence) / 2``) bounds it; ``tpr_low`` and ``tpr_high`` are the Clopper--Pearson
+    interval of the TPR at the same level, so the two hold together with probability at
+    least ``confidence``. A curve is refuted when ``tpr_low > curve.max_tpr(fpr_high)``.
+
+    Returns
+    -------
+    point : dict
+        ``tpr``, ``tpr_low``, ``tpr_high``, ``fpr`` (empirical), ``fpr_high``.
+    """
+    from scipy.stats import beta
+
+    s_in = np.asarray(scores_members, dtype=float).ravel()
+    s_out = np.sort(np.asarray(scores_nonmembers, dtype=float).ravel())[::-1]
+    n_in, n_out = s_in.size, s_out.size
+    k = int(np.floor(fpr * n_out + 1e-9))
+    thr = s_out[k] if k < n_out else -np.inf
+    t = int(np.count_nonzero(s_in > thr))
+    f = int(np.count_nonzero(s_out > thr))
+    one_sided = (1 + confidence) / 2
+    lo = float(beta.ppf(1 - one_sided, t, n_in - t + 1)) if t > 0 else 0.0
+    hi = float(beta.ppf(one_sided, t + 1, n_in - t)) if t < n_in else 1.0
+    fpr_high = float(beta.ppf(one_sided, k + 1, n_out - k)) if k < n_out else 1.0
+    return {"tpr": t / n_in, "tpr_low": lo, "tpr_high": hi, "fpr": f / n_out,
+            "fpr_high": fpr_high}
+
+
+def refutes(curve: TradeoffCurve, point: dict) -> bool:
+    """Whether an :func:`empirical_point` lies above ``curve`` at its confidence."""
+    return bool(point["tpr_low"] > float(curve.max_tpr(min(point["fpr_high"], 1.0))))
+
+
 def claim_curve(claim, *, max_error: float = 1e-3) -> TradeoffCurve:
     """The trade-off curve of a :class:`~sklearn_privacy.privacy.PrivacyClaim`'s steps."""
     steps = [s for s in claim.steps if s.kind == "dp"]
