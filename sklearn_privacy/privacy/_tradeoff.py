@@ -62,10 +62,9 @@ _MAX_GRID = 1 << 22
 
 # ------------------------------------------------------------------------ closed forms
 def _gaussian_tpr(alpha, mu):
-    alpha = np.asarray(alpha, dtype=float)
+    # ndtri(0) = -inf and ndtri(1) = inf give TPR 0 and 1 at the ends
     with np.errstate(divide="ignore"):
-        out = ndtr(ndtri(np.clip(alpha, 0.0, 1.0)) + mu)
-    return np.where(alpha <= 0, 0.0, np.where(alpha >= 1, 1.0, out))
+        return ndtr(ndtri(alpha) + mu)
 
 
 def _approx_tpr(alpha, epsilon, delta):
@@ -324,7 +323,7 @@ class TradeoffCurve:
             composition.
         """
         alpha = np.asarray(fpr, dtype=float)
-        if np.any(~(alpha >= 0)) or np.any(alpha > 1):
+        if not (alpha.min(initial=0.0) >= 0 and alpha.max(initial=0.0) <= 1):
             raise ValueError(f"fpr must be in [0, 1]; got {fpr!r}.")
         if self.method == "infinite":
             return np.ones_like(alpha)
