@@ -145,6 +145,12 @@ def test_risk_target_conversions_meet_the_target_with_equality():
     assert TradeoffCurve.epsilon_delta(a.epsilon(1e-5), 1e-5).max_advantage() == \
         pytest.approx(0.2)
     assert RiskTarget.from_epsilon(1.0, 1e-5).tpr == pytest.approx(math.e * 0.01 + 1e-5)
+    # shares of a target compose back to it (Gaussian steps)
+    parts = [TradeoffCurve.gaussian(t.share(f).gaussian_mu()) for f in (0.2, 0.3, 0.5)]
+    assert float(TradeoffCurve.compose(parts).max_tpr(0.01)) == pytest.approx(0.05)
+    assert a.share(0.5).gaussian_mu() == pytest.approx(a.gaussian_mu() / math.sqrt(2))
+    with pytest.raises(ValueError, match="fraction"):
+        t.share(0)
     for bad, match in (({"tpr": 0.005, "fpr": 0.01}, "must exceed fpr"),
                        ({"tpr": 0.05, "advantage": 0.1}, "exactly one"),
                        ({}, "exactly one"), ({"tpr": 1.5}, "tpr must be a number")):

@@ -599,6 +599,30 @@ class RiskTarget:
                              "use a smaller delta.")
         return float(math.log(num / (1 - self.advantage)))
 
+    def share(self, fraction: float) -> RiskTarget:
+        """The part of this target one Gaussian step of a composition may take.
+
+        Gaussian steps compose by adding ``mu ** 2``, so steps given ``share(f_i)`` with
+        ``sum f_i = 1`` compose to exactly this target: the step's target is the one met
+        by ``mu = sqrt(fraction) * gaussian_mu()``.
+
+        Parameters
+        ----------
+        fraction : float in (0, 1]
+
+        Returns
+        -------
+        target : RiskTarget
+            Of the same kind (``tpr`` at the same ``fpr``, or ``advantage``).
+        """
+        if isinstance(fraction, bool) or not isinstance(fraction, Real) or \
+                not 0 < fraction <= 1:
+            raise ValueError(f"fraction must be in (0, 1]; got {fraction!r}.")
+        mu = math.sqrt(fraction) * self.gaussian_mu()
+        if self.tpr is not None:
+            return RiskTarget(tpr=float(ndtr(ndtri(self.fpr) + mu)), fpr=self.fpr)
+        return RiskTarget(advantage=float(2 * ndtr(mu / 2) - 1))
+
     def is_met_by(self, curve: TradeoffCurve) -> bool:
         """Whether ``curve`` stays within the target."""
         if self.tpr is not None:
