@@ -116,3 +116,13 @@ def test_closed_forms_match_riskcal():
     np.testing.assert_allclose(ten.max_tpr(FPRS),
                                1 - riskcal_analysis.get_beta_from_gdp(0.268 * 10 ** 0.5, FPRS),
                                atol=1e-12)
+
+
+def test_attribute_bound_matches_riskcal_bayes_risk():
+    """Binary attribute with prior (p, 1 - p): the largest success is 1 - riskcal's Bayes
+    risk of mu-GDP (Kulynych et al. 2025); ours is an upper bound within 1e-5."""
+    for mu in (0.3, 1.0, 2.0):
+        for p in (0.5, 0.7, 0.9):
+            ours = TradeoffCurve.gaussian(mu).attribute_bound([p, 1 - p])
+            ref = 1 - float(riskcal_analysis.get_bayes_risk_from_gdp(mu, p))
+            assert ref - 1e-12 <= ours <= ref + 1e-5, (mu, p, ours, ref)
