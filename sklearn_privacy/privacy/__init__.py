@@ -4,10 +4,12 @@
   composed, and ``inf`` as soon as one fitted attribute of one object depends on the
   rows without a guarantee (see ``sklearn_privacy.privacy._attributes`` for how a class
   declares its attributes).
-- :func:`~sklearn_privacy.privacy.tradeoff_curve` -- the claim as an f-DP trade-off curve:
-  the largest TPR any membership attack reaches at each FPR (:class:`TradeoffCurve`);
-  :class:`RiskTarget` sets noise from an accepted risk; :class:`PrivacyLedger` composes
-  every release about one data set and refuses one that exceeds the accepted risk.
+- :func:`~sklearn_privacy.privacy.tradeoff_curve` -- the claim as an f-DP trade-off
+  curve: the largest TPR any membership attack reaches at each FPR
+  (:class:`~sklearn_privacy.privacy.TradeoffCurve`);
+  :class:`~sklearn_privacy.privacy.RiskTarget` sets noise from an accepted risk;
+  :class:`~sklearn_privacy.privacy.PrivacyLedger` composes every release about one data
+  set and refuses one that exceeds the accepted risk.
 - :func:`~sklearn_privacy.privacy.neighbour_invariance` -- refit an object on neighbouring
   raw data sets and list every non-noise attribute that differs.
 """

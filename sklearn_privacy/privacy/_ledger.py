@@ -11,7 +11,8 @@ __all__ = ["BudgetExceededError", "PrivacyLedger"]
 
 
 class BudgetExceededError(ValueError):
-    """A release would take the composed risk of a :class:`PrivacyLedger` over its target."""
+    """A release would take the composed risk of a
+    :class:`~sklearn_privacy.privacy.PrivacyLedger` over its target."""
 
 
 class PrivacyLedger:

@@ -9,7 +9,7 @@ whose type-I error is at most ``alpha``, over every pair of neighbours, so
 
     largest TPR any attacker reaches at FPR ``alpha`` = ``1 - T(alpha)``.
 
-This is what :meth:`TradeoffCurve.max_tpr` returns. How each curve is obtained:
+This is what ``TradeoffCurve.max_tpr`` returns. How each curve is obtained:
 
 * **Gaussian** steps (L2 sensitivity ``Delta``, noise ``sigma``) are exactly ``mu``-GDP with
   ``mu = Delta / sigma``: ``TPR(alpha) = Phi(Phi^-1(alpha) + mu)``; composing them adds
@@ -33,8 +33,8 @@ This is what :meth:`TradeoffCurve.max_tpr` returns. How each curve is obtained:
   numerical error ``error``; the grid is refined until it is below ``max_error``.
 
 The conversion the other way, a curve to (epsilon, delta), is
-``delta(eps) = H_{e^eps}(Q || P)`` (:meth:`TradeoffCurve.delta`) and its inverse
-(:meth:`TradeoffCurve.epsilon`); a risk target to noise is :class:`RiskTarget`.
+``delta(eps) = H_{e^eps}(Q || P)`` (``TradeoffCurve.delta``) and its inverse
+(``TradeoffCurve.epsilon``); a risk target to noise is ``RiskTarget``.
 """
 
 from __future__ import annotations
@@ -178,7 +178,8 @@ class TradeoffCurve:
     """The f-DP trade-off curve of a release: the largest TPR of any membership attack.
 
     Build one with :meth:`gaussian`, :meth:`epsilon_delta` or :meth:`compose`, or read it
-    from a published object with :func:`tradeoff_curve` (``privacy_claim(obj).tradeoff``).
+    from a published object with :func:`~sklearn_privacy.privacy.tradeoff_curve`
+    (``privacy_claim(obj).tradeoff``).
     The threat model is that of the claim it comes from: the attacker sees the release,
     knows every other row and tests whether one row's values are present (replace-one
     neighbours); ``max_tpr(fpr)`` bounds the true-positive rate of *every* such test at
@@ -508,7 +509,8 @@ class RiskTarget:
     """A risk a user accepts, as a bound on membership attacks; sets the noise of a release.
 
     Pass it wherever an ``epsilon`` sets the noise (``FILLogisticRegression(epsilon=...)``,
-    ``DPLogisticRegression``, ``DPStandardScaler``, a :class:`PrivacyLedger`): the
+    ``DPLogisticRegression``, ``DPStandardScaler``, a
+    :class:`~sklearn_privacy.privacy.PrivacyLedger`): the
     estimator then uses the least noise whose trade-off curve meets the target, computed
     from the parameters and the public number of rows before any row is read.
 
@@ -529,7 +531,8 @@ class RiskTarget:
     (:meth:`gaussian_mu`). A mechanism known only as (epsilon, delta)-DP meets it when
     ``min(delta + e^eps fpr, 1 - e^-eps (1 - delta - fpr)) <= tpr``
     (:meth:`epsilon`). The other way, :meth:`from_epsilon` gives the TPR bound an (epsilon,
-    delta) target implies, and :meth:`TradeoffCurve.epsilon` the epsilon of any curve.
+    delta) target implies, and :meth:`~sklearn_privacy.privacy.TradeoffCurve.epsilon` the
+    epsilon of any curve.
     Calibrating Gaussian noise to ``from_epsilon(1, 1e-5)`` (TPR <= 2.72 % at FPR 1 %)
     needs ``mu = 0.403`` where calibrating to (1, 1e-5) needs ``mu = 0.268``: 0.66 times
     the noise for the same bound at FPR 1 %.
@@ -675,7 +678,7 @@ def empirical_point(scores_members, scores_nonmembers, *, fpr: float = 0.01,
 
 
 def refutes(curve: TradeoffCurve, point: dict) -> bool:
-    """Whether an :func:`empirical_point` lies above ``curve`` at its confidence."""
+    """Whether an ``empirical_point`` lies above ``curve`` at its confidence."""
     return bool(point["tpr_low"] > float(curve.max_tpr(min(point["fpr_high"], 1.0))))
 
 
