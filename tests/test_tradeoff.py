@@ -277,3 +277,26 @@ def test_display_flags_an_attack_above_the_proven_bound():
         assert refutes(TradeoffCurve.gaussian(mu), point) is expected
     with pytest.raises(ValueError, match="call plot"):
         MembershipROCDisplay([0, 1], [0, 1]).plot_bound(TradeoffCurve.gaussian(1.0))
+
+
+def test_random_stopping_search_composes_in_the_same_currency():
+    """Candidates whose noise is set from a risk target are accounted at that noise; the
+    search's claim is an (epsilon, delta) pair read as a conservative curve."""
+    from sklearn_privacy.model_selection import RandomStoppingSearch
+
+    X, y = _xy(2000)
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    target = RiskTarget(tpr=0.03, fpr=0.01)
+    base = FILLogisticRegression(epsilon=target, fit_intercept=False, data_norm=1.0,
+                                 classes=[0, 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search = RandomStoppingSearch(base, {"alpha": [0.01, 0.1]}, mean_runs=3,
+                                      random_state=0).fit(X, y)
+    assert search.candidate_gaussian_mu_ == pytest.approx(target.gaussian_mu(), rel=1e-6)
+    curve = privacy_claim(search, allow_seeded=True).tradeoff
+    assert curve.conservative and curve.method == "epsilon_delta"
+    assert float(curve.max_tpr(0.01)) > target.tpr   # selection costs more than one model
+    ledger = PrivacyLedger(RiskTarget(tpr=0.5, fpr=0.01))
+    ledger.record(privacy_claim(search, allow_seeded=True), name="search")
+    assert len(ledger.releases_) == 1
