@@ -93,8 +93,8 @@ def _gaussian_pmf(mu, h, pessimistic):
     if pessimistic:   # (l_{k-1}, l_k] -> l_k; below -> first point; above -> +inf
         masses = np.concatenate([[below], inner])
         return k0, masses, above
-    masses = np.concatenate([inner, [above]])      # (l_k, l_{k+1}] -> l_k; above -> last
-    masses[0] += below
+    # (l_k, l_{k+1}] -> l_k; above -> last point; below: dropped (lowers every H)
+    masses = np.concatenate([inner, [above]])
     return k0, masses, 0.0
 
 
@@ -115,10 +115,10 @@ def _rr_pmf(epsilon, delta, count, h, pessimistic):
     masses = np.zeros(int(idx[-1]) - k0 + 1)
     np.add.at(masses, idx - k0, pmf)
     inf_mass = 1.0 - finite
-    masses[0] += below
-    if pessimistic:
+    if pessimistic:   # below -> the lowest point (rounded up), above -> +inf
+        masses[0] += below
         inf_mass += above
-    else:
+    else:             # above -> the highest point (rounded down), below dropped
         masses[-1] += above
     return k0, masses, inf_mass
 
