@@ -192,6 +192,7 @@ BAD = [
     (metrics.make_multicalibration_scorer, {}, "weighting", "median"),
     (priv.privacy_claim, {"model": _EST}, "model", 3),
     (priv.privacy_claim, {"model": _EST}, "allow_seeded", 1),
+    (priv.tradeoff_curve, {"obj": None}, "max_error", 0.0),
     (priv.neighbour_invariance, {"estimator": _EST, "X": [[0.0]]}, "estimator", 3),
     (priv.neighbour_invariance, {"estimator": _EST, "X": [[0.0]]}, "fit_params", [1]),
     (priv.neighbour_invariance, {"estimator": _EST, "X": [[0.0]]}, "random_state", -1),
@@ -374,6 +375,7 @@ def test_every_converted_parameter_has_a_bad_value_case():
         ("weight_for_setting", "n_train"), ("multicalibration_error", "y_prob"),
         ("neighbour_invariance", "X"), ("neighbour_invariance", "y"),
         ("neighbour_invariance", "kinds"), ("resolve_columns", "feature_names"),
+        ("tradeoff_curve", "obj"),
     }
     missing = []
     for _, func in PUBLIC_FUNCTIONS:

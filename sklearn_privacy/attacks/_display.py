@@ -138,6 +138,10 @@ class MembershipROCDisplay:
         Axes with the curve.
     figure_ : matplotlib Figure
         Figure containing the axes.
+    bound_line_ : Line2D
+        The claim's worst-case ROC, after :meth:`plot_bound`.
+    refuted_ : bool
+        After :meth:`plot_bound`: whether the attack's band lies above the proven bound.
 
     See Also
     --------
@@ -358,6 +362,58 @@ class MembershipROCDisplay:
             else:
                 parts.append(f"TPR {value:.3g} @ {_pct(level)} FPR")
         return "\n".join([", ".join(parts[:2])] + parts[2:]) if parts else None
+
+    def plot_bound(self, bound, *, name: str = "proven bound"):
+        """Draw a claim's worst-case ROC on the same axes; flag points above it.
+
+        ``bound`` is anything :func:`sklearn_privacy.privacy.tradeoff_curve` reads (a
+        fitted object, its claim, or a :class:`~sklearn_privacy.privacy.TradeoffCurve`):
+        the largest TPR any attack can reach at each FPR. Where the lower end of the
+        attack's band lies above the bound at an upper confidence bound of the FPR (the
+        ``Beta(k + 1, n - k)`` quantile of the threshold's true FPR, ``k`` false positives
+        among ``n_nonmembers``), the attack refutes the claim: ``refuted_`` is True and
+        those points are marked.
+
+        Parameters
+        ----------
+        bound : fitted estimator, PrivacyClaim or TradeoffCurve
+            The claim to draw.
+        name : str, default="proven bound"
+            Legend label.
+
+        Returns
+        -------
+        display : MembershipROCDisplay
+            With ``bound_line_`` and ``refuted_`` set. Call :meth:`plot` first.
+        """
+        from scipy.stats import beta
+
+        from ..privacy import tradeoff_curve
+
+        if not hasattr(self, "ax_"):
+            raise ValueError("plot_bound draws on the display's axes: call plot() (or a "
+                             "from_* constructor) first.")
+        curve = tradeoff_curve(bound)
+        ax = self.ax_
+        lo = max(ax.get_xlim()[0], 1e-6)
+        grid = np.geomspace(lo, 1.0, 400)
+        (self.bound_line_,) = ax.plot(
+            grid, np.maximum(curve.max_tpr(grid), lo), color="k", lw=1.8,
+            label=f"{name}: TPR at 1% FPR <= {float(curve.max_tpr(0.01)):.3g}")
+        self.refuted_ = False
+        if self.tpr_band is not None and self.n_nonmembers:
+            g, low, _ = (np.asarray(a, dtype=float) for a in self.tpr_band)
+            n = int(self.n_nonmembers)
+            k = np.floor(g * n + 1e-9)
+            conf = self.confidence or 0.95
+            fpr_high = np.where(k < n, beta.ppf(conf, k + 1, np.maximum(n - k, 1)), 1.0)
+            above = (k >= 1) & (low > curve.max_tpr(np.minimum(fpr_high, 1.0)))
+            self.refuted_ = bool(np.any(above))
+            if self.refuted_:
+                ax.scatter(g[above], low[above], marker="x", color="red", zorder=5,
+                           label="above the proven bound: the claim is refuted")
+        ax.legend(fontsize=7, loc="lower right")
+        return self
 
     def plot(self, ax=None, *, name=None, plot_chance_level=True, **kwargs):
         """Draw the ROC curve (log-log axes), its band and the unresolved region.

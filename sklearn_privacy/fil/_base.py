@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..exceptions import AuditStateUnavailableError, PrivacyWarning
 from ..mechanisms._laplace_norm import laplace_norm_fisher_sigma, laplace_norm_noise
+from ..privacy._tradeoff import RiskTarget
 from ..utils import noise_generator, resolve_columns
 from ..utils._columns import check_derived_block, derived_columns
 from ..utils._provenance import record_fit_provenance
@@ -204,7 +205,7 @@ _DELTA_DOC = """    delta : float in (0, 1), default=1e-5
 """
 
 #: ``epsilon`` and ``delta`` of the estimators whose noise can be set from epsilon
-EPSILON_DOC = """    epsilon : float > 0 or None, default=None
+EPSILON_DOC = """    epsilon : float > 0, RiskTarget or None, default=None
         Target privacy loss. ``None``: the noise is Gaussian of scale ``sigma`` and
         ``epsilon_`` reports what it guarantees (at ``delta``). A number: the noise is set
         *before the rows are read*, from the data-independent sensitivity (the number of
@@ -214,7 +215,13 @@ EPSILON_DOC = """    epsilon : float > 0 or None, default=None
         ``epsilon`` (up to the root finder's rounding). Needs a DP view (``data_norm``, a
         penalised or no intercept, ``target_bound`` for least squares) and ``sigma=None``:
         giving both is an error. The same noise as the two-step route
-        ``sigma_for_epsilon`` then ``set_params(sigma=...)``, without a first fit.
+        ``sigma_for_epsilon`` then ``set_params(sigma=...)``, without a first fit. A
+        :class:`~sklearn_privacy.privacy.RiskTarget` (``RiskTarget(tpr=0.05, fpr=0.01)``)
+        sets the noise from the risk a user accepts, as exactly as the mechanism allows:
+        Gaussian noise (``delta > 0``) of ``sigma = Delta / mu`` with ``mu =
+        target.gaussian_mu()``, the release being exactly ``mu``-Gaussian DP; Laplace-norm
+        noise (``delta = 0``) at the largest pure epsilon that meets the target.
+        ``epsilon_`` then states the release's epsilon at ``delta``.
     delta : float in [0, 1), default=1e-5
         With ``epsilon``: the target delta (``0``: pure epsilon-DP through Laplace-norm
         noise). Without: the delta at which ``epsilon_`` of Gaussian noise is reported
@@ -252,7 +259,7 @@ NOISE_ATTRS_DOC = """    noise_ : {"gaussian", "laplace-norm"}
 EPSILON_CONSTRAINTS = {
     "sigma": [Interval(Real, 0, None, closed="neither"), None],
     "alpha": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"}), None],
-    "epsilon": [Interval(Real, 0, None, closed="neither"), None],
+    "epsilon": [Interval(Real, 0, None, closed="neither"), RiskTarget, None],
     "delta": [Interval(Real, 0, 1, closed="left")],
 }
 
@@ -315,6 +322,18 @@ DP_ATTRS_DOC = """    epsilon_ : float
 #: 30000, p = 5 to 300, alpha = 1e-4 to 1).
 _CERT_RELATIVE = 1e-12
 _CERT_FLOOR = 2.0**-46
+
+
+def _target_epsilon(epsilon, delta) -> float:
+    """``epsilon`` as a number; a :class:`RiskTarget` as the epsilon (at ``delta``) of the
+    noise it sets: the pure epsilon meeting it for ``delta = 0``, else the epsilon of the
+    Gaussian mechanism with ``mu = target.gaussian_mu()``."""
+    if not isinstance(epsilon, RiskTarget):
+        return float(epsilon)
+    if float(delta) == 0.0:
+        return epsilon.epsilon(0.0)
+    return float(analytic_gaussian_epsilon(delta=float(delta), sigma=1.0,
+                                           sensitivity=epsilon.gaussian_mu()))
 
 
 def certificate_threshold(sensitivity: float, alpha: float, sample_weight) -> float:
@@ -577,6 +596,11 @@ class BaseFILEstimator(BaseEstimator):
                        f"intercept_scaling = {self.intercept_scaling!r}, penalised like the "
                        "others and counted in data_norm; intercept_ = intercept_scaling * "
                        "that coefficient (post-processing).")
+        target = getattr(self, "epsilon", None)
+        if isinstance(target, RiskTarget) and np.isfinite(self.epsilon_):
+            reason += (f" The noise was set from the risk target {target} before the rows "
+                       "were read (Gaussian noise: mu = sensitivity / sigma meets it exactly"
+                       "; Laplace-norm noise: the largest pure epsilon that meets it).")
         self.epsilon_reason_ = reason + self._noise_note()
 
     def _finish_to_certificate(self, X, y, sw, account_weights, theta):
@@ -1072,7 +1096,7 @@ class BaseFILEstimator(BaseEstimator):
                 raise ValueError(
                     f"alpha='auto' needs the declared bound {missing} (the rule reads it); "
                     f"set {missing}, or pass a number for alpha.")
-            alpha = auto_alpha(loss=loss, n_eff=n_eff, epsilon=float(epsilon),
+            alpha = auto_alpha(loss=loss, n_eff=n_eff, epsilon=_target_epsilon(epsilon, delta),
                                delta=float(delta), n_params=n_params,
                                data_norm=float(self.data_norm), target_bound=bound)
         alpha = float(alpha)
@@ -1086,7 +1110,9 @@ class BaseFILEstimator(BaseEstimator):
         tau = certificate_threshold(sensitivity, alpha, sw)
         total = sensitivity + 2.0 * tau / alpha
         if float(delta) == 0.0:
-            kind, scale = "laplace-norm", total / float(epsilon)
+            kind, scale = "laplace-norm", total / _target_epsilon(epsilon, 0.0)
+        elif isinstance(epsilon, RiskTarget):   # Gaussian DP: exact, sigma = total / mu
+            kind, scale = "gaussian", total / epsilon.gaussian_mu()
         else:
             kind = "gaussian"
             scale = analytic_gaussian_sigma(float(epsilon), float(delta), total)

@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..exceptions import NoiseDominatesWarning
 from ..fil._base import _scale_rows, private_copy
 from ..fil._bounds import BOUNDING_STATE, record_bounding
+from ..privacy._tradeoff import RiskTarget
 from ..utils import noise_generator
 from ..utils._provenance import record_fit_provenance
 from ..utils._random import warn_shared_noise
@@ -188,8 +189,12 @@ _THREAT_MODEL = """
     and this estimator refuses to state one.
 """
 
-_COMMON_PARAMS = """    epsilon : float > 0, default=1.0
-        The privacy budget of the release.
+_COMMON_PARAMS = """    epsilon : float > 0 or RiskTarget, default=1.0
+        The privacy budget of the release. A
+        :class:`~sklearn_privacy.privacy.RiskTarget` (e.g. ``RiskTarget(tpr=0.05,
+        fpr=0.01)``) sets it from the risk a user accepts: the largest epsilon whose
+        (epsilon, ``delta``) claim keeps every membership attack within the target
+        (``RiskTarget.epsilon(delta)``), before any row is read.
     delta : float in [0, 1), default=1e-5
         ``0``: pure epsilon-DP (Gamma-norm noise); ``> 0``: (epsilon, delta)-DP with
         Gaussian noise (usually less noise when there are many features).
@@ -302,7 +307,7 @@ class _BaseObjectivePerturbation(BaseEstimator):
     _records_fit_provenance = True
 
     _parameter_constraints: dict = {
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [Interval(Real, 0, None, closed="neither"), RiskTarget],
         "delta": [Interval(Real, 0, 1, closed="left")],
         "data_norm": [Interval(Real, 0, None, closed="neither"), None],
         "alpha": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
@@ -365,7 +370,7 @@ class _BaseObjectivePerturbation(BaseEstimator):
             return self
         # ---- everything up to the noise draws uses public quantities only
         tb = self._target_half_width()
-        kw = dict(loss=loss, epsilon=float(self.epsilon), delta=float(self.delta), n=n,
+        kw = dict(loss=loss, epsilon=self._epsilon_value(), delta=float(self.delta), n=n,
                   data_norm=float(self.data_norm), n_classes=K, target_bound=tb)
         alpha = (auto_alpha(n_params=n_params, **kw) if isinstance(self.alpha, str)
                  else float(self.alpha))
@@ -480,7 +485,7 @@ class _BaseObjectivePerturbation(BaseEstimator):
             advice += ", or delta > 0 (Gaussian noise grows more slowly with the number " \
                       "of features)"
         warnings.warn(
-            f"{type(self).__name__}: at epsilon={float(self.epsilon)!r}, delta="
+            f"{type(self).__name__}: at epsilon={self._epsilon_value()!r}, delta="
             f"{float(self.delta)!r} with {int(n)} rows and {self._n_released_params()} "
             f"released parameters, the privacy noise is {ratio:.3g} times {what} "
             f"(expected to lose to a constant prediction above {threshold}; computed "
@@ -491,8 +496,16 @@ class _BaseObjectivePerturbation(BaseEstimator):
         k = len(getattr(self, "classes_", ())) if self._loss_name() == "multinomial" else 1
         return (int(self.n_features_in_) + int(self.fit_intercept)) * max(k, 1)
 
+    def _epsilon_value(self) -> float:
+        """``epsilon``, or for a :class:`~sklearn_privacy.privacy.RiskTarget` the largest
+        epsilon whose (epsilon, ``delta``) claim meets it (the mechanism's guarantee is an
+        (epsilon, delta) pair, so its trade-off curve is read from that pair)."""
+        if isinstance(self.epsilon, RiskTarget):
+            return self.epsilon.epsilon(float(self.delta))
+        return float(self.epsilon)
+
     def _account(self, the_plan, certified, threshold):
-        eps = float(self.epsilon)
+        eps = self._epsilon_value()
         what = ("pure epsilon-DP" if self.delta == 0 else
                 f"(epsilon, delta) = ({eps!r}, {float(self.delta)!r})-DP")
         if the_plan["noise"] == "gamma":
@@ -942,7 +955,7 @@ class DPLinearRegression(RegressorMixin, _BaseObjectivePerturbation):
         """The plan and the noise draws of the SSP release (public quantities only), and
         the warning when the release is expected to lose to a constant."""
         p = d + int(self.fit_intercept)
-        the_plan = ssp.ssp_plan(epsilon=float(self.epsilon), delta=float(self.delta),
+        the_plan = ssp.ssp_plan(epsilon=self._epsilon_value(), delta=float(self.delta),
                                 data_norm=float(self.data_norm),
                                 target_bound=self._target_half_width(), n_params=p)
         warn_shared_noise(type(self).__name__, self.random_state, stacklevel=4)
@@ -972,13 +985,13 @@ class DPLinearRegression(RegressorMixin, _BaseObjectivePerturbation):
         self.n_iter_ = 1  # a closed form
         self.noise_scale_ = float(the_plan["scales"][1])
         self.delta_ = float(self.delta)
-        self.epsilon_ = float(self.epsilon)
+        self.epsilon_ = self._epsilon_value()
         if the_plan["noise"] == "gaussian":
             how = (f"Gaussian noise of standard deviations {the_plan['scales'][0]:.6g}, "
                    f"{the_plan['scales'][1]:.6g} and {the_plan['scales'][2]:.6g}, composed "
                    f"exactly as one analytic Gaussian mechanism of ratio "
                    f"{the_plan['mu']:.6g}")
-            what = (f"(epsilon, delta) = ({float(self.epsilon)!r}, {float(self.delta)!r})"
+            what = (f"(epsilon, delta) = ({self._epsilon_value()!r}, {float(self.delta)!r})"
                     "-DP")
         else:
             how = (f"Laplace noise of scale {the_plan['scales'][0]:.6g} and K-norm noise of "
@@ -1019,7 +1032,7 @@ class DPLinearRegression(RegressorMixin, _BaseObjectivePerturbation):
             from ..mechanisms._gaussian import analytic_gaussian_sigma
             from ..privacy import StepClaim
 
-            mu = 1.0 / analytic_gaussian_sigma(float(self.epsilon), float(self.delta), 1.0)
+            mu = 1.0 / analytic_gaussian_sigma(self._epsilon_value(), float(self.delta), 1.0)
             return StepClaim(claim.name, claim.estimator, claim.kind, claim.epsilon,
                              claim.delta, claim.reason, gaussian_mu=float(mu))
         return claim

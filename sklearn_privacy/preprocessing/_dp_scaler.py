@@ -8,6 +8,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from ..privacy._tradeoff import RiskTarget
 from ..utils import noise_generator
 from ..utils._provenance import record_fit_provenance
 from ..utils._validation import validate_named
@@ -121,8 +122,11 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         its column's bounds, and a non-numeric column is read by :class:`PublicSchema`'s
         numeric rule first (a stray string is missing): no value of a row makes ``fit``
         fail.
-    epsilon : float > 0, default=1.0
-        Privacy budget of the release.
+    epsilon : float > 0 or RiskTarget, default=1.0
+        Privacy budget of the release, or the risk a user accepts as a
+        :class:`~sklearn_privacy.privacy.RiskTarget`: Gaussian noise then has exactly
+        ``mu = target.gaussian_mu()``, Laplace noise the largest pure epsilon that meets
+        the target.
     delta : float in (0, 1), default=1e-5
         Delta of the Gaussian mechanism (ignored with ``mechanism="laplace"``).
     mechanism : {"gaussian", "laplace"}, default="gaussian"
@@ -158,7 +162,8 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     gaussian_mu_ : float or None
         ``mu`` of the Gaussian release (None for Laplace).
     epsilon_ : float
-        The release's epsilon (``epsilon``).
+        The release's epsilon (``epsilon``; for a risk target, the epsilon of its noise
+        at ``delta``).
     delta_ : float
         Its delta (0 for Laplace).
     epsilon_reason_ : str
@@ -188,7 +193,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "bounds": ["array-like", dict],
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [Interval(Real, 0, None, closed="neither"), RiskTarget],
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "mechanism": [StrOptions({"gaussian", "laplace"})],
         "random_state": ["random_state", np.random.Generator],
@@ -233,7 +238,8 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         d_mean, d_moment = moment_sensitivities(lower, upper, n)
         rng = noise_generator(self.random_state)
         if self.mechanism == "gaussian":
-            mu = 1.0 / analytic_gaussian_sigma(float(self.epsilon), float(self.delta), 1.0)
+            mu = (self.epsilon.gaussian_mu() if isinstance(self.epsilon, RiskTarget) else
+                  1.0 / analytic_gaussian_sigma(float(self.epsilon), float(self.delta), 1.0))
             # the split's noise ratio (each block alone at sensitivity mu / sqrt(2)),
             # scaled so that the joint sensitivity of the pair is exactly mu
             s_mean = float(np.linalg.norm(d_mean)) * np.sqrt(2.0) / mu
@@ -244,7 +250,8 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             noise_moment = s_moment * rng.standard_normal(moment.shape)
             self.gaussian_mu_, self.delta_ = float(mu), float(self.delta)
         else:
-            eps = float(self.epsilon)
+            eps = (self.epsilon.epsilon(0.0) if isinstance(self.epsilon, RiskTarget)
+                   else float(self.epsilon))
             s_mean = float(np.sum(d_mean)) / (eps / 2.0)
             s_moment = float(np.sum(d_moment)) / (eps / 2.0)
             shrink = joint_sensitivity(lower, upper, n, s_mean, s_moment, norm="l1") / eps
@@ -259,7 +266,12 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self.var_ = np.clip(var, (1e-3 * width) ** 2, (width / 2.0) ** 2)
         self.scale_ = np.sqrt(self.var_)
         self.lower_, self.upper_ = lower, upper
-        self.epsilon_ = float(self.epsilon)
+        if isinstance(self.epsilon, RiskTarget):
+            from ..mechanisms._gaussian import analytic_gaussian_epsilon
+            self.epsilon_ = (eps if self.gaussian_mu_ is None else analytic_gaussian_epsilon(
+                delta=self.delta_, sigma=1.0, sensitivity=self.gaussian_mu_))
+        else:
+            self.epsilon_ = float(self.epsilon)
         self.epsilon_reason_ = self.__sklearn_privacy_claim__().reason
         record_fit_provenance(self)
         return self

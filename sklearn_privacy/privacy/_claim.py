@@ -144,6 +144,30 @@ class PrivacyClaim:
         return ASSUMPTIONS
 
     @property
+    def tradeoff(self):
+        """The claim as an f-DP trade-off curve (:class:`~sklearn_privacy.privacy.TradeoffCurve`).
+
+        Gaussian steps compose exactly (``sqrt(sum mu^2)``-GDP); steps known by their
+        (epsilon, delta) enter as randomised response with that claim; a mixture is
+        composed numerically with a pessimistic, certified error. Computed once.
+        """
+        cached = self.__dict__.get("_tradeoff_cache")
+        if cached is None:
+            from ._tradeoff import claim_curve
+            cached = claim_curve(self)
+            object.__setattr__(self, "_tradeoff_cache", cached)
+        return cached
+
+    def max_tpr(self, fpr=0.01):
+        """Largest TPR of any membership attack at false-positive rate ``fpr`` (see
+        :meth:`TradeoffCurve.max_tpr <sklearn_privacy.privacy.TradeoffCurve.max_tpr>`)."""
+        return self.tradeoff.max_tpr(fpr)
+
+    def max_advantage(self) -> float:
+        """Largest membership advantage ``TPR - FPR`` of any attack."""
+        return self.tradeoff.max_advantage()
+
+    @property
     def reasons(self) -> list[str]:
         """Why the claim is infinite: one ``"<step>: <reason>"`` per non-private step."""
         return [f"{s.name}: {s.reason}" for s in self.steps if s.kind == "non_private"]
@@ -157,6 +181,10 @@ class PrivacyClaim:
                     "step(s) fitted on the rows without a guarantee")
         lines = [head] + [f"  {s}" for s in self.steps]
         if self.is_private:
+            curve = self.tradeoff
+            lines[0] += (f"; an attacker's TPR at 1% FPR is at most "
+                         f"{float(curve.max_tpr(0.01)):.4g}, membership advantage at most "
+                         f"{curve.max_advantage():.4g} [{curve.label}]")
             lines.append("  assumes: " + "; ".join(ASSUMPTIONS) + ".")
         return "\n".join(lines)
 

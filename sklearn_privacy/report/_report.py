@@ -375,6 +375,15 @@ class PrivacyReport:
         eps = s.get("claimed_epsilon", np.inf)
         out = [("claimed epsilon", _fmt(eps) + ("" if np.isinf(eps)
                                                else f" (delta {_fmt(s.get('claimed_delta'))})"))]
+        if s.get("tpr_bound") is not None:   # the claim as a bound on attacks
+            text = f"at most {s['tpr_bound']:.3g} (proven)"
+            emp = s.get("empirical_tpr")
+            if emp is not None:
+                text += (f"; the strongest attack run reached {emp['tpr']:.3g} "
+                         f"[{emp['tpr_low']:.3g}, {emp['tpr_high']:.3g}]")
+                if emp["refuted"]:
+                    text += ": ABOVE THE PROVEN BOUND, the claim is refuted"
+            out.append(("an attacker's TPR at 1% FPR", text))
         if s.get("utility"):
             metric, value, base, outcome = s["utility"]
             out.append((f"{metric} on population rows (baseline)",
@@ -532,6 +541,12 @@ def _claim_section(ctx):
         dlt = float(getattr(est, "delta", 0.0) or 0.0)
     ctx["summary"]["claimed_epsilon"] = eps
     ctx["summary"]["claimed_delta"] = dlt
+    if privacy_claim is not None and np.isfinite(eps):
+        curve = ctx["curve"] = claim.tradeoff
+        ctx["summary"]["tpr_bound"] = float(curve.max_tpr(0.01))
+        sec.table.append(("largest TPR of any membership attack at 1% FPR (the claim's "
+                          "trade-off curve)", f"{float(curve.max_tpr(0.01)):.4g} "
+                                              f"[{curve.label}]"))
     sec.add(V.claim_verdict(eps, dlt))
     return sec
 
@@ -997,8 +1012,15 @@ def _membership_section(ctx):
                                   f"{ga:.3f} [{glo:.3f}, {ghi:.3f}] ({_count(a.size)} "
                                   f"members, {_count(b.size)} non-members)"))
         sec.add(V.group_membership_verdict(c, groups, conf))
+    if ctx.get("curve") is not None:   # the strongest attack against the proven bound
+        from ..privacy._tradeoff import empirical_point, refutes
+        points = [(c[0], empirical_point(c[1], c[2], fpr=0.01, confidence=conf))
+                  for c in curves]
+        name, point = max(points, key=lambda t: t[1]["tpr"])
+        ctx["summary"]["empirical_tpr"] = dict(point, attack=name,
+                                               refuted=refutes(ctx["curve"], point))
     if _have_matplotlib():
-        sec.figure_png = _roc_figure(curves, conf, rng)
+        sec.figure_png = _roc_figure(curves, conf, rng, ctx.get("curve"))
     return sec
 
 
@@ -1007,7 +1029,7 @@ def _count(n):
     return f"{n:,}" if n >= 10 else "< 10"
 
 
-def _roc_figure(curves, conf, rng):
+def _roc_figure(curves, conf, rng, bound=None):
     """The ROC curves with the tables' AUC intervals in the legend.
 
     Up to ``_FIGURE_ROWS`` rows per side the curve and its bootstrap band are drawn from
@@ -1032,6 +1054,8 @@ def _roc_figure(curves, conf, rng):
         if sub:  # the legend states the figures of every row (the table's)
             disp.roc_auc, disp.roc_auc_interval = auc, (lo, hi)
             disp.line_.set_label(disp._label(label))
+    if bound is not None:   # the claim's worst-case ROC on the same axes
+        disp.plot_bound(bound)
     handles, labels = ax.get_legend_handles_labels()
     ax.legend(handles, labels, fontsize=7, loc="lower right")
     if sub:
