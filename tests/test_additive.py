@@ -11,8 +11,9 @@ import pytest
 from scipy.special import expit, softmax
 
 from sklearn_privacy import privacy_claim
-from sklearn_privacy.additive import DPBoostingClassifier, DPBoostingRegressor, noise_plan
+from sklearn_privacy.additive import DPBoostingClassifier, DPBoostingRegressor
 from sklearn_privacy.additive import _histograms as hist
+from sklearn_privacy.additive._boosting import noise_plan
 from sklearn_privacy.mechanisms._gaussian import analytic_gaussian_epsilon
 from sklearn_privacy.preprocessing import PublicSchema
 

@@ -2,6 +2,6 @@
 on noisy histogram statistics (pure or (epsilon, delta)-DP, two or more classes, and
 regression)."""
 
-from ._boosting import DPBoostingClassifier, DPBoostingRegressor, noise_plan
+from ._boosting import DPBoostingClassifier, DPBoostingRegressor
 
-__all__ = ["DPBoostingClassifier", "DPBoostingRegressor", "noise_plan"]
+__all__ = ["DPBoostingClassifier", "DPBoostingRegressor"]

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from scipy.special import expit, log_softmax, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ..mechanisms._gaussian import analytic_gaussian_sigma
 from ..utils import noise_generator
@@ -25,7 +25,7 @@ from ..utils._validation import (
 from ..utils.fixes import HasMethods, Interval, _fit_context, validate_data
 from . import _histograms as hist
 
-__all__ = ["DPBoostingClassifier", "DPBoostingRegressor", "noise_plan"]
+__all__ = ["DPBoostingClassifier", "DPBoostingRegressor"]
 
 #: shares of the budget (epsilon for delta = 0, mu^2 for delta > 0) of the three kinds of
 #: queries; a classifier's per-class counts also give its first, Jacobi, round of updates
@@ -35,6 +35,10 @@ SHARES = {"classification": {"total": 0.1, "count": 0.45, "residual": 0.45},
 PRIOR_SHARE = 0.25
 #: floor of the curvature p (1 - p) in the Newton factor of the logistic updates
 MIN_CURVATURE = 0.1
+#: the prior scale of a bin's mean residual is PRIOR_SHARE * (largest residual) / d^power:
+#: a regressor's shape functions add up over d features, so each is shrunk more (chosen
+#: on the benchmark tables: 0 is better for the classifiers, 0.5 for the regressors)
+TAU_POWER = {"classification": 0.0, "regression": 0.5}
 
 
 def noise_plan(*, epsilon, delta, n_features, n_rounds, sensitivities, shares):
@@ -166,7 +170,7 @@ _NOTES = """
     and brute-forced in the tests): counts L1 2 and L2 ``sqrt(2)`` per feature;
     residual sums L1 = L2 = 2 (two classes), L1 4 and L2 ``2 sqrt(2)`` (``K >= 3``
     classes), L1 = L2 = ``high - low`` of the target (regression). The accounting is in
-    :func:`~sklearn_privacy.additive.noise_plan`.
+    ``noise_plan`` in ``sklearn_privacy/additive/_boosting.py``.
 
     **Threat model and guarantee.** Neighbouring data sets differ in the values of one
     row (replacement); the number of rows, the schema (bounds, categories, the label set
@@ -203,8 +207,10 @@ _ATTRS = """    intercept_ : float or ndarray of shape (n_classes,)
         Laplace scale (``delta=0``) or standard deviation of the count noise.
     residual_noise_scale_ : float
         The same for every residual histogram.
-    schema_ : PublicSchema or None
-        The fitted schema (``schema`` given).
+    schema_ : PublicSchema
+        The fitted schema (only when ``schema`` is given).
+    n_iter_ : int
+        Boosting cycles run: ``max_iter`` (every fit runs all of them).
     epsilon_ : float
         Epsilon of the release (``epsilon``).
     delta_ : float
@@ -318,10 +324,8 @@ class _BaseDPBoosting(BaseEstimator):
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the "
                              "target y is None.")
         codes = self._binned(X, reset=True)
-        y = np.asarray(y) if not hasattr(y, "to_numpy") else y.to_numpy()
-        if y.ndim != 1 and not (y.ndim == 2 and y.shape[1] == 1):
-            raise ValueError(f"y must be 1-dimensional; got shape {y.shape}.")
-        y = y.ravel()
+        with errors_name("y"):
+            y = column_or_1d(y if not hasattr(y, "to_numpy") else y.to_numpy(), warn=True)
         if y.shape[0] != codes.shape[0]:
             raise ValueError(f"X and y have different numbers of rows: {codes.shape[0]} "
                              f"and {y.shape[0]}.")
@@ -348,18 +352,18 @@ class _BaseDPBoosting(BaseEstimator):
         F = np.tile(intercept, (n, 1))
         scores = [np.zeros((nb, K)) for nb in n_bins]
         r_max = self._residual_bound()
+        tau = PRIOR_SHARE * r_max / d ** TAU_POWER[self._task]
         lr = float(self.learning_rate)
         first = self._count_round(counts, intercept)
         if first is not None:
             # the count histograms' residual sums at the starting intercept, for every
             # feature at once (post-processing of the noisy counts)
-            lam0 = (plan["count_sd"] / (PRIOR_SHARE * r_max / math.sqrt(d))) ** 2
+            lam0 = (plan["count_sd"] / tau) ** 2
             for j in range(d):
                 C = np.maximum(bin_counts[j], 0.0)[:, None]
                 step = lr * newton * first[j] * C / (C * C + lam0)
                 scores[j] += step
                 F += step[codes[:, j]]
-        tau = PRIOR_SHARE * r_max / math.sqrt(d)
         lam = (plan["residual_sd"] / tau) ** 2
         for _ in range(int(self.max_iter)):
             for j in range(d):
@@ -379,6 +383,7 @@ class _BaseDPBoosting(BaseEstimator):
             intercept = intercept + mean
         self._set_release(intercept, scores)
         self.bin_counts_ = bin_counts
+        self.n_iter_ = int(self.max_iter)
         self.total_noise_scale_ = float(plan["total_scale"])
         self.count_noise_scale_ = float(plan["count_scale"])
         self.residual_noise_scale_ = float(plan["residual_scale"])
@@ -448,7 +453,7 @@ class _BaseDPBoosting(BaseEstimator):
         kinds = {"intercept_": "dp", "term_scores_": "dp", "bin_counts_": "dp",
                  "bin_edges_": "constant", "_categories": "constant",
                  "count_noise_scale_": "constant", "total_noise_scale_": "constant",
-                 "residual_noise_scale_": "constant",
+                 "residual_noise_scale_": "constant", "n_iter_": "constant",
                  "schema_": "child"}
         if "classes_" in self.__dict__:
             declared = self._declared_classes()
