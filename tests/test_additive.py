@@ -310,3 +310,45 @@ def test_canary_audit_does_not_refute_the_claim_and_catches_a_tenfold_cut(delta)
     assert broken.violates_claim and broken.epsilon_lower_bound > 1.0
     print(f"delta={delta}: honest bound {honest.epsilon_lower_bound:.3f}, "
           f"tenfold cut {broken.epsilon_lower_bound:.3f}")
+
+
+class _LiarClassifier(DPBoostingClassifier):
+    """A broken mechanism: a thousandth of the noise, the same claim."""
+
+    def fit(self, X, y):
+        import sklearn_privacy.additive._boosting as mod
+        orig = mod.noise_plan
+
+        def cut(**kw):
+            p = orig(**kw)
+            return {k: (v / 1000 if k.endswith(("_scale", "_sd")) else v)
+                    for k, v in p.items()}
+        mod.noise_plan = cut
+        try:
+            return super().fit(X, y)
+        finally:
+            mod.noise_plan = orig
+
+
+@pytest.mark.slow
+def test_one_run_audit_does_not_refute_the_claim_and_catches_a_lie():
+    """One-run audit (Steinke, Nasr & Jagielski 2023) with 500 canaries, each alone in a
+    bin of its own (label 1), over 200 rows in another bin: the black-box loss of a
+    canary moves only with its own bin's score. The honest pure release at epsilon 1 is
+    not refuted; a release with a thousandth of the noise is."""
+    from sklearn_privacy.attacks import one_run_audit
+
+    m = 500
+    X = np.full((200, 1), m + 0.5)
+    y = np.arange(200) % 2
+    kw = dict(epsilon=1.0, delta=0.0, bounds=(0, m + 1), max_bins=m + 1, max_iter=1,
+              classes=[0, 1])
+    audit = dict(canaries="given", X_canaries=np.arange(m)[:, None] + 0.5,
+                 y_canaries=np.ones(m, int), random_state=0)
+    honest = one_run_audit(DPBoostingClassifier(**kw), X, y, **audit)
+    liar = one_run_audit(_LiarClassifier(**kw), X, y, **audit)
+    assert honest.claimed_epsilon == 1.0 and honest.claimed_delta == 0.0
+    assert not honest.violates_claim
+    assert liar.violates_claim and liar.epsilon_lower_bound > 1.0
+    print(f"one-run: honest bound {honest.epsilon_lower_bound:.3f}, "
+          f"a thousandth of the noise {liar.epsilon_lower_bound:.3f}")
