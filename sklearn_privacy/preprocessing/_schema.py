@@ -375,7 +375,9 @@ class PublicSchema(TransformerMixin, BaseEstimator):
             except ImportError:  # pragma: no cover
                 pd = None
             if pd is not None:
-                return pd.DataFrame({n: pd.Series(v, dtype=v.dtype) for n, v in out.items()},
+                index = getattr(X, "index", None)
+                return pd.DataFrame({n: pd.Series(v, dtype=v.dtype, index=index)
+                                     for n, v in out.items()},
                                     index=getattr(X, "index", None))
         if all(v.dtype == np.float64 for v in out.values()):
             return np.column_stack(list(out.values()))
