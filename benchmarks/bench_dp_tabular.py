@@ -431,6 +431,29 @@ def report(parts: dict, eps_list, draws, dpebm_draws=None) -> str:
     return "\n".join(head + lines) + "\n"
 
 
+def guide_table(parts: dict, eps: float = 1.0) -> str:
+    """An rst table of the medians at one epsilon (the user guide's)."""
+    rows = [("table", "rows", "non-private", "constant", "pure DP", "Gaussian",
+             "best peer")]
+    for name, res in parts["library"].items():
+        ref, key = res["reference"], str(float(eps))
+        med = {m: float(np.median(v[key]["scores"])) for t in parts
+               for m, v in (res if t == "library" else parts[t].get(name, {})).items()
+               if isinstance(v, dict) and key in v}
+        peers = {m: v for m, v in med.items() if not m.startswith("library")}
+        best = max(peers, key=peers.get) if peers else None
+        rows.append((name, str(res["meta"]["n_rows"]),
+                     f"{max(ref['hgb'], ref['linear']):.3f}", f"{ref['constant']:.3f}",
+                     f"{med.get('library-pure', float('nan')):.3f}",
+                     f"{med.get('library-gauss', float('nan')):.3f}",
+                     f"{peers[best]:.3f} ({best})" if best else "--"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    rule = " ".join("=" * w for w in widths)
+    lines = [rule, " ".join(c.ljust(w) for c, w in zip(rows[0], widths, strict=True)), rule]
+    lines += [" ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows[1:]]
+    return "\n".join(lines + [rule]) + "\n"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--prepare", type=Path, help=argparse.SUPPRESS)
@@ -474,6 +497,8 @@ def main():
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".json").write_text(json.dumps(parts))
     args.out.with_suffix(".md").write_text(text)
+    if "1.0" in {str(float(e)) for e in args.eps}:
+        args.out.with_name(args.out.name + "_eps1.rst").write_text(guide_table(parts))
     print(text)
 
 
