@@ -624,7 +624,7 @@ class DPBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
         return tags
 
     def decision_function(self, X):
-        """Log-odds (two classes) or class scores of the released model.
+        """Compute the log-odds (two classes) or class scores of the released model.
 
         Parameters
         ----------
@@ -633,6 +633,8 @@ class DPBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
         Returns
         -------
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            ``intercept_`` plus every feature's bin score (one column for two classes,
+            raveled).
         """
         F = self._raw_scores(X)
         return F[:, 0] if F.shape[1] == 1 else F
@@ -647,6 +649,7 @@ class DPBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
+            Probabilities in the order of ``classes_``.
         """
         z = self.decision_function(X)
         if z.ndim == 2:
@@ -663,6 +666,7 @@ class DPBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
         Returns
         -------
         log_proba : ndarray of shape (n_samples, n_classes)
+            Log-probabilities in the order of ``classes_``, without underflow.
         """
         z = self.decision_function(X)
         if z.ndim == 2:
@@ -679,6 +683,7 @@ class DPBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            The class of the largest score.
         """
         z = self.decision_function(X)
         if z.ndim == 2:
@@ -811,5 +816,6 @@ class DPBoostingRegressor(RegressorMixin, _BaseDPBoosting):
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            ``intercept_`` plus every feature's bin score.
         """
         return self._raw_scores(X)[:, 0]
