@@ -152,22 +152,28 @@ _NOTES = """
     **Mechanism.** Cyclic boosting of an additive model over binned features, with
     noisy histogram statistics, as in DP-EBM (Nori, Caruana et al. 2021), with pure-DP
     and multiclass variants and a shrunk update. Every column is binned by declared
-    facts only (no budget). One query releases the noisy row counts of every bin (per
-    class for a classifier); the intercept starts from the noisy class shares (a
-    classifier) or the middle of the declared target range (a regressor). Then
-    ``max_iter`` cycles visit the features in order; for feature ``j`` the residuals of
-    the current model (``y - p``, ``e_y - softmax``, or ``y - f`` clipped to half the
-    target range) are summed per bin, noise is added, and bin ``b``'s score moves by
-    ``learning_rate * g * S_b C_b / (C_b^2 + lambda)`` with ``S_b`` the noisy sum,
-    ``C_b`` the noisy count (at least 0), ``lambda = (sd(S_b) / tau)^2`` and ``tau`` =
-    ``PRIOR_SHARE`` times the largest residual (the posterior mean of the bin's mean
-    residual under a Gaussian prior of scale ``tau``: a noisy small bin barely moves),
-    and ``g`` a Newton factor ``1 / max(pi (1 - pi), 0.1)`` from the noisy class
-    shares (1 for regression). At the end each shape function is centred (weights: the
-    noisy counts) into the intercept. All of this after the noise is post-processing.
+    facts only (no budget). Three kinds of noisy queries follow. The **totals** (class
+    counts, or the sum of the targets centred at the middle of their declared range; a
+    tenth of the budget) set the intercept. The **counts** of every bin, per class for a
+    classifier (45 % of the budget for a classifier, 20 % for a regressor), weigh the
+    updates; for a classifier they also give a first, Jacobi, round of updates (the
+    residual sums at the starting intercept are ``N[b, k] - p_k C[b]``). Then
+    ``max_iter`` cycles visit the features in order (the rest of the budget, split
+    evenly); for feature ``j`` the **residuals** of the current model (``y - p``,
+    ``e_y - softmax``, or ``y - f`` clipped to half the target range) are summed per
+    bin, noise is added, and bin ``b``'s score moves by ``learning_rate * g * S_b C_b /
+    (C_b^2 + lambda)`` with ``S_b`` the noisy sum, ``C_b`` the noisy count (at least 0),
+    ``lambda = (sd(S_b) / tau)^2`` and ``tau`` = ``PRIOR_SHARE`` (0.25) times the
+    largest residual, divided by ``sqrt(d)`` for a regressor (the posterior mean of the
+    bin's mean residual under a Gaussian prior of scale ``tau``: a noisy small bin
+    barely moves, so a high-noise release stays near the constant prediction), and ``g``
+    a Newton factor ``1 / max(pi (1 - pi), 0.1)`` from the noisy class shares (1 for
+    regression). At the end each shape function is centred (weights: the noisy counts)
+    into the intercept. All of this after the noise is post-processing.
 
     **Sensitivities** (replace-one, derived in ``sklearn_privacy/additive/_histograms.py``
-    and brute-forced in the tests): counts L1 2 and L2 ``sqrt(2)`` per feature;
+    and brute-forced in the tests): class totals and counts L1 2 and L2 ``sqrt(2)`` (per
+    feature for the counts); the sum of the centred targets ``high - low``;
     residual sums L1 = L2 = 2 (two classes), L1 4 and L2 ``2 sqrt(2)`` (``K >= 3``
     classes), L1 = L2 = ``high - low`` of the target (regression). The accounting is in
     ``noise_plan`` in ``sklearn_privacy/additive/_boosting.py``.
