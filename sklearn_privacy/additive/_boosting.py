@@ -517,7 +517,7 @@ class DPBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
     See Also
     --------
     DPBoostingRegressor : The same for real targets.
-    sklearn_privacy.linear_model.DPLogisticRegression : A private linear classifier.
+    sklearn_privacy.DPLogisticRegression : A private linear classifier.
 {NOTES}
     Examples
     --------
@@ -720,7 +720,7 @@ class DPBoostingRegressor(RegressorMixin, _BaseDPBoosting):
     See Also
     --------
     DPBoostingClassifier : The same for class labels.
-    sklearn_privacy.linear_model.DPLinearRegression : A private linear regressor.
+    sklearn_privacy.DPLinearRegression : A private linear regressor.
 {NOTES}
     Examples
     --------
