@@ -12,6 +12,9 @@ Components
 - :class:`DPLogisticRegression`, :class:`DPLinearRegression` -- objective perturbation:
   pure epsilon-DP or (epsilon, delta)-DP linear models, the noise set from the declared
   bounds before the rows are read (:mod:`sklearn_privacy.linear_model`).
+- :class:`DPBoostingClassifier`, :class:`DPBoostingRegressor` -- private additive models:
+  cyclic boosting of per-feature shape functions on noisy histograms
+  (:mod:`sklearn_privacy.additive`).
 - :class:`WERMClassifier` -- weighted ERM over training and reference data.
 - :class:`PrivateMulticalibrator` -- multicalibration post-processing, optionally
   differentially private.
@@ -27,6 +30,7 @@ Components
 - :mod:`sklearn_privacy.datasets` -- bundled real data (UCI Adult, IWPC, MNIST 0/1).
 """
 
+from sklearn_privacy.additive import DPBoostingClassifier, DPBoostingRegressor
 from sklearn_privacy.attacks import MembershipROCDisplay
 from sklearn_privacy.fil import (
     EtaDisplay,
@@ -48,6 +52,8 @@ from sklearn_privacy.werm import WERMClassifier
 __version__ = "0.3.0.dev0"
 
 __all__ = [
+    "DPBoostingClassifier",
+    "DPBoostingRegressor",
     "DPLinearRegression",
     "DPLogisticRegression",
     "EtaDisplay",

@@ -26,6 +26,7 @@ def _instances():
         RandomStoppingSearch,
         WERMClassifier,
     )
+    from sklearn_privacy.additive import DPBoostingClassifier, DPBoostingRegressor
     from sklearn_privacy.dummy import DPDummyClassifier, DPDummyRegressor
     from sklearn_privacy.linear_model import DPLinearRegression, DPLogisticRegression
     from sklearn_privacy.multicalibration._weak_base import GradientDescentLogisticRegression
@@ -64,6 +65,11 @@ def _instances():
                              random_state=0),
         DPLinearRegression(epsilon=1e20, delta=0.0, data_norm=100.0, target_bound=10.0,
                            alpha=1e-3, random_state=0),
+        # boosting at a negligible noise; the checks' data lie within (-5, 5) mostly
+        DPBoostingClassifier(epsilon=1e12, delta=0.0, bounds=(-5.0, 5.0), max_iter=10,
+                             random_state=0),
+        DPBoostingRegressor(epsilon=1e12, delta=0.0, bounds=(-5.0, 5.0), max_iter=10,
+                            target_bound=100.0, random_state=0),
         RandomStoppingSearch(
             FILLogisticRegression(sigma=1e-8, fit_intercept=False, data_norm=1e3),
             {"alpha": [1e-3]}, mean_runs=1, validation_fraction=0.1, random_state=0),

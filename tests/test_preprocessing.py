@@ -359,3 +359,18 @@ def test_scalers_read_a_column_that_is_not_numeric_by_the_numeric_rule():
         np.testing.assert_array_equal(
             fitted.transform(frame[["age"]].assign(age="n/a")),
             fitted.transform(pd.DataFrame({"age": [50.0, 50.0, 50.0]})))
+
+
+def test_public_schema_keeps_the_values_of_a_frame_with_any_index():
+    """Regression: ``transform`` built each output column as a Series on a fresh range
+    index and aligned it to the frame's index, so a frame indexed from 20000 (a test split
+    of a larger frame) came out all NaN. Seen failing before the fix."""
+    import pandas as pd
+
+    from sklearn_privacy.preprocessing import PublicSchema
+
+    raw = pd.DataFrame({"x": [1.0, 5.0, 9.0], "c": ["a", "b", "zz"]}, index=[20000, 7, -3])
+    out = PublicSchema({"x": (0, 10), "c": ["a", "b"]}).fit(raw).transform(raw)
+    assert list(out.index) == [20000, 7, -3]
+    assert out["x"].tolist() == [1.0, 5.0, 9.0]
+    assert out["c"].tolist() == ["a", "b", "(unknown)"]
