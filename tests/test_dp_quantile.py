@@ -9,7 +9,22 @@ from sklearn.pipeline import make_pipeline
 from sklearn_privacy import privacy_claim
 from sklearn_privacy.linear_model import DPLogisticRegression, with_declared_bounds
 from sklearn_privacy.preprocessing import DPQuantileScaler, DPRowNormClipper
-from sklearn_privacy.preprocessing._dp_quantile import dp_quantile, quantile_log_density
+from sklearn_privacy.preprocessing._dp_quantile import dp_quantile, quantile_intervals
+
+
+def quantile_log_density(values, low, high, q, epsilon, points):
+    """Log density of ``dp_quantile``'s output at ``points``: the exponential
+    mechanism's density written out from the intervals between sorted values."""
+    edges, half_u = quantile_intervals(values, low, high, q)
+    width = np.diff(edges)
+    with np.errstate(divide="ignore"):
+        logw = np.log(width) + epsilon * half_u
+    top = np.max(logw)
+    log_z = top + np.log(np.sum(np.exp(logw - top)))
+    z = edges[1:-1]
+    below = np.searchsorted(z, np.asarray(points), side="left")  # #{z_j < x}
+    n = z.size
+    return epsilon * (-np.abs(below - q * n)) / 2.0 - log_z
 
 
 def test_density_ratio_never_exceeds_epsilon_over_replace_one_pairs():

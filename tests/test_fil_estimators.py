@@ -267,5 +267,5 @@ def test_fit_and_audit_leave_the_data_untouched(Est, fit_intercept):
     Xt = np.hstack([X, np.ones((len(X), 1))]) if fit_intercept else X
     engine = est._audit_engine()
     expected = (Xt * (w * engine.l2)[:, None]).T @ Xt
-    reg = w.sum() * est.alpha * np.r_[np.ones(X.shape[1]), np.zeros(int(fit_intercept))]
+    reg = w.sum() * est._alpha_value() * np.r_[np.ones(X.shape[1]), np.zeros(int(fit_intercept))]
     np.testing.assert_allclose(engine.H, expected + np.diag(reg), rtol=1e-12, atol=1e-12)

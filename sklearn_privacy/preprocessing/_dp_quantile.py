@@ -56,20 +56,6 @@ def dp_quantile(values, low, high, q, epsilon, rng) -> float:
     return float(edges[i] + rng.uniform() * width[i])
 
 
-def quantile_log_density(values, low, high, q, epsilon, points):
-    """Log density of :func:`dp_quantile`'s output at ``points`` (the test oracle)."""
-    edges, half_u = quantile_intervals(values, low, high, q)
-    width = np.diff(edges)
-    with np.errstate(divide="ignore"):
-        logw = np.log(width) + epsilon * half_u
-    top = np.max(logw)
-    log_z = top + np.log(np.sum(np.exp(logw - top)))
-    z = edges[1:-1]
-    below = np.searchsorted(z, np.asarray(points), side="left")  # #{z_j < x}
-    n = z.size
-    return epsilon * (-np.abs(below - q * n)) / 2.0 - log_z
-
-
 class DPQuantileScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Clip every column to private quantiles and map it onto a fixed range.
 
