@@ -114,8 +114,9 @@ def _schema_pipeline(rng, classify, **extra):
     schema = PublicSchema(SCHEMA)
     middle = [Normalizer()] if rng.random() < 0.25 else []
     data_norm = 1.0 if middle else schema.data_norm
+    objective = extra.pop("objective", None)
     return make_pipeline(schema, schema.make_encoder(), *middle,
-                         _final(rng, classify, data_norm, **extra))
+                         _final(rng, classify, data_norm, objective, **extra))
 
 
 def _normalised(rng, n):
@@ -166,7 +167,8 @@ def _case(family, rng):
         if family in ("balanced_weights", "labels_outside_classes", "report_page",
                       "starved_solvers"):
             classify = True
-        est = _schema_pipeline(rng, classify)
+        extra = {"objective": False} if family == "balanced_weights" else {}
+        est = _schema_pipeline(rng, classify, **extra)
         y = _target(X, classify)
         if rng.random() < 0.3:
             X.iloc[int(rng.integers(n)), 1] = np.nan        # a missing value in D

@@ -87,7 +87,7 @@ class InvarianceReport:
     refused : list of str
         Neighbours on which ``fit`` raised while it fitted on D (kind, row, exception
         type): whether a fit fails is observable too (see
-        :attr:`is_indistinguishable`).
+        ``is_indistinguishable``).
     n_neighbours : int
         Number of neighbouring data sets fitted.
     """
@@ -99,7 +99,7 @@ class InvarianceReport:
     @property
     def is_invariant(self) -> bool:
         """No attribute of the published object differs (what a pickle holds; the other
-        observables and refusals are counted apart, see :attr:`is_indistinguishable`)."""
+        observables and refusals are counted apart, see ``is_indistinguishable``)."""
         return all(d.path.startswith("<") for d in self.differences)
 
     @property
