@@ -139,15 +139,9 @@ def _numeric_column(col) -> bool:
 
 def _with_object_value(series, j, value):
     """``series`` as ``object`` with position ``j`` set to ``value`` (any object, an
-    array included: built from a list, not assigned through pandas' setters)."""
-    import pandas as pd
-
-    values = list(series.astype(object))
-    values[j] = value
-    out = pd.Series(np.empty(len(values), dtype=object), index=series.index,
-                    name=series.name)
-    for i, v in enumerate(values):
-        out.iat[i] = v
+    array included)."""
+    out = series.astype(object).copy()
+    out.iat[j] = value
     return out
 
 
