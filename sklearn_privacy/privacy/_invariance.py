@@ -543,6 +543,14 @@ def _fill(template, numbers):
     return text if len(text) <= 120 else text[:117] + "..."
 
 
+def _before(template, numbers, i):
+    """The words of a page line before its ``i``-th number (tags dropped)."""
+    parts = template.split("#")
+    text = "".join(p + n for p, n in zip(parts[:i + 1], numbers[:i] + [""], strict=False))
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]*>", " ", text)).strip()
+    return text if len(text) <= 80 else "..." + text[-77:]
+
+
 def _page_mask(references):
     """From renderings of the page on D with different seeds: ``None`` when the layout
     itself varies, else per line the template (None when it varies) and the positions of
@@ -578,10 +586,15 @@ def _page_differences(references, mask, page, name, out):
             if entry is None:
                 continue
             ref_template, ref_numbers, fixed = entry
-            if template != ref_template or len(numbers) != len(ref_numbers) or any(
-                    numbers[i] != ref_numbers[i] for i in fixed):
+            if template != ref_template or len(numbers) != len(ref_numbers):
                 found.append(f"{_fill(ref_template, ref_numbers)!r} vs "
                              f"{_fill(template, numbers)!r}")
+                continue
+            moved = [i for i in fixed if numbers[i] != ref_numbers[i]]
+            if moved:
+                i = moved[0]
+                found.append(f"{_before(ref_template, ref_numbers, i)!r} "
+                             f"{ref_numbers[i]} vs {numbers[i]}")
     for detail in found[:_MAX_PAGE_DIFFS]:
         out.append(Difference(name, "<page>", "page", detail))
 
