@@ -246,7 +246,7 @@ def _case(family, rng):
 
 FAMILIES = ["schema_values", "search_default", *_OPEN_ON_THIS_BRANCH]
 #: pipelines per family in the slow run (the default suite runs the first ``_QUICK``)
-_FULL = {"schema_values": 40, "report_page": 6, "search_default": 12}
+_FULL = {"schema_values": 60, "report_page": 8, "search_default": 16}
 _QUICK = {"schema_values": 2, "search_default": 2}
 
 
