@@ -23,8 +23,9 @@ Cases (the issue's cases 1-4):
 2. ``balanced_weights`` -- ``FILLogisticRegression`` (epsilon 1) fitted with
    ``compute_sample_weight("balanced", y)``; ``D'`` flips one label of the smaller class.
 3. ``search_selection`` -- ``RandomStoppingSearch`` over ``{"alpha": [0.01, 1.0]}`` of a
-   FIL logistic candidate with a ``max_iter`` that certifies on ``D`` and not on
-   ``D'`` (the pair is found by trying seeds: the adversary chooses the pair).
+   FIL logistic candidate (``sigma=10``, 3 runs on average, ``validation_fraction=0.02``)
+   with a ``max_iter`` that certifies on ``D`` and not on ``D'`` (the pair is found by
+   trying seeds: the adversary chooses the pair).
 4. ``schema_index`` -- the documented ``PublicSchema -> make_encoder() ->
    DPLogisticRegression`` pipeline; ``D'`` replaces one row by another row's values
    under a new index label (4a), or appends a row with an existing label in place of
@@ -205,8 +206,9 @@ def case_search_selection(rng):
                     X2, y2 = X.copy(), y.copy()
                     X2[j], y2[j] = X[j + 1], y[j + 1]
                     if not np.isfinite(clone(cand).fit(X2, y2).certified_distance_):
-                        search = RandomStoppingSearch(cand.set_params(alpha=1.0), grid,
-                                                      mean_runs=5.0, score_epsilon=0.1)
+                        search = RandomStoppingSearch(
+                            cand.set_params(alpha=1.0, sigma=10.0), grid, mean_runs=3.0,
+                            score_epsilon=0.1, validation_fraction=0.02)
                         return search, (X, y), (X2, y2), {}, None
     raise RuntimeError("no pair found")
 
