@@ -2,46 +2,64 @@
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import io
 import math
 import numbers
+import re
 import types
+import warnings
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
+from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, clone
 
-from ..utils.fixes import HasMethods, NumberInterval, validate_params
-from ._attributes import _published_state, declaration
+from ..utils.fixes import HasMethods, NumberInterval, StrOptions, validate_params
+from ._attributes import _estimators_in, _published_state, declaration
 
 __all__ = ["Difference", "InvarianceReport", "NEIGHBOUR_KINDS", "neighbour_invariance"]
 
 #: The neighbouring data sets :func:`~sklearn_privacy.privacy.neighbour_invariance` builds,
-#: each from one row.
+#: each from one row: seven of its values (the default), three of its index label in a
+#: frame, three exotic raw values.
 NEIGHBOUR_KINDS = ("extreme", "missing", "unseen_category", "stray_string", "new_label",
-                   "duplicate", "repeat")
+                   "duplicate", "repeat",
+                   "index_new", "index_duplicate", "index_string",
+                   "huge_int", "nat", "nested_array")
+_DEFAULT_KINDS = NEIGHBOUR_KINDS[:7]
 
 _UNSEEN = "__unseen_category__"
 _STRAY = "n/a"
+_HUGE = 10 ** 400           # a Python int no float holds
 _MAX_DEPTH = 12
+_PAGE_SEEDS = 3             # renderings of the page on D that tell noise from figures
+_MAX_PAGE_DIFFS = 5         # page differences listed per neighbour
 
 
 @dataclass(frozen=True)
 class Difference:
-    """One attribute that differs between the object fitted on D and on a neighbour.
+    """One observable that differs between the object fitted on D and on a neighbour.
 
     Parameters
     ----------
     neighbour : str
-        The kind of neighbour (one of ``"extreme"``, ``"missing"``,
-        ``"unseen_category"``, ``"stray_string"``, ``"new_label"``, ``"duplicate"``,
-        ``"repeat"``) and the row replaced.
+        The kind of neighbour (see the ``kinds`` of
+        :func:`~sklearn_privacy.privacy.neighbour_invariance`) and the row replaced.
     path : str
-        Where in the object (``"pipeline.steps[0][1].sparse_output_"``).
+        Where in the object (``"pipeline.steps[0][1].sparse_output_"``), or the
+        observable: ``"<warnings>"``, ``"<printed>"``, ``"<repr>"``, ``"<page>"``,
+        ``"<transcript> path"``.
     what : str
         ``"value"``, ``"dtype"``, ``"shape"``, ``"type"``, ``"sparse format"``,
-        ``"attributes"`` (present in one object only), or ``"noise"`` (a refit on the
-        same rows gave the same DP output: the noise is reproducible).
+        ``"attributes"`` (present in one object only), ``"noise"`` (a refit on the
+        same rows gave the same DP output: the noise is reproducible), ``"warnings"``
+        (category, text or count), ``"printed"`` (text written to stdout/stderr during
+        ``fit``), ``"repr"``, ``"page"`` (a figure or sentence of the shared page) or
+        ``"transcript"`` (the data-independent part of a search's transcript).
     detail : str
         The two values (abridged).
     """
@@ -62,12 +80,14 @@ class InvarianceReport:
     Attributes
     ----------
     differences : list of Difference
-        Every non-noise attribute that differs between the object fitted on D and on a
-        neighbour (value, dtype, shape, type, sparse format), and reproducible noise.
+        Every observable that differs between D and a neighbour, apart from the noise:
+        non-noise attributes of the published object (value, dtype, shape, type, sparse
+        format), reproducible noise, warnings, printed text, the repr, the shared page
+        and search transcripts.
     refused : list of str
-        Neighbours on which ``fit`` raised (kind, row, exception type): a data set outside
-        the declared domain (e.g. a label not in ``classes``, NaN under
-        ``BoundedScaler(fill_value=None)``), refused as a whole.
+        Neighbours on which ``fit`` raised while it fitted on D (kind, row, exception
+        type): whether a fit fails is observable too (see
+        ``is_indistinguishable``).
     n_neighbours : int
         Number of neighbouring data sets fitted.
     """
@@ -78,12 +98,25 @@ class InvarianceReport:
 
     @property
     def is_invariant(self) -> bool:
-        """No attribute differs (refusals are counted apart)."""
-        return not self.differences
+        """No attribute of the published object differs (what a pickle holds; the other
+        observables and refusals are counted apart, see ``is_indistinguishable``)."""
+        return all(d.path.startswith("<") for d in self.differences)
+
+    @property
+    def is_indistinguishable(self) -> bool:
+        """Nothing differs and no neighbour made ``fit`` fail: what a finite claim
+        needs (a fit that fails on D' only tells D' from D with certainty)."""
+        return not self.differences and not self.refused
 
     def paths(self) -> list[str]:
         """The distinct paths that differ, in order of discovery."""
         return list(dict.fromkeys(d.path for d in self.differences))
+
+    def whats(self) -> list[str]:
+        """The distinct kinds of difference (``Difference.what``), plus ``"fails"`` when
+        a neighbour was refused, in order of discovery."""
+        return list(dict.fromkeys([d.what for d in self.differences]
+                                  + (["fails"] if self.refused else [])))
 
     def __str__(self):
         head = (f"InvarianceReport: {len(self.differences)} difference(s) over "
@@ -104,12 +137,25 @@ def _numeric_column(col) -> bool:
     return kind in "biuf"
 
 
+def _with_object_value(series, j, value):
+    """``series`` as ``object`` with position ``j`` set to ``value`` (any object, an
+    array included)."""
+    out = series.astype(object).copy()
+    out.iat[j] = value
+    return out
+
+
 def _set_row(X, j, values):
     """A copy of frame ``X`` with row ``j`` set to ``values`` ({column: value}); columns
     whose dtype cannot hold the value become ``object``."""
     Xn = X.copy()
     for col, v in values.items():
         series = Xn[col]
+        exotic = isinstance(v, np.ndarray) or (isinstance(v, int) and abs(v) > 2 ** 63) \
+            or (v is not None and type(v).__name__ == "NaTType")
+        if exotic:
+            Xn[col] = _with_object_value(series, j, v)
+            continue
         if hasattr(series, "cat"):
             if v is None or (isinstance(v, float) and math.isnan(v)):
                 Xn.loc[Xn.index[j], col] = np.nan
@@ -121,12 +167,14 @@ def _set_row(X, j, values):
             Xn[col] = series.astype(object)
         elif isinstance(v, float) and series.dtype.kind in "biu":
             Xn[col] = series.astype(np.float64)
-        Xn.loc[Xn.index[j], col] = v
+        Xn.iloc[j, Xn.columns.get_loc(col)] = v
     return Xn
 
 
 def _row_values(X, j, kind, rng):
     """``{column: value}`` of neighbour ``kind`` for row ``j`` of a frame (None: skip)."""
+    import pandas as pd
+
     cols = list(X.columns)
     numeric = [c for c in cols if _numeric_column(X[c])]
     other = [c for c in cols if c not in numeric]
@@ -139,6 +187,12 @@ def _row_values(X, j, kind, rng):
         return {c: _UNSEEN for c in other} or None
     if kind == "stray_string":
         return {c: _STRAY for c in numeric[:1]} or None
+    if kind == "huge_int":
+        return {c: _HUGE for c in numeric[:1]} or None
+    if kind == "nat":
+        return {c: pd.NaT for c in numeric} or None
+    if kind == "nested_array":
+        return {c: np.array([1.0, 2.0]) for c in (other or cols)[:1]}
     return None
 
 
@@ -153,16 +207,47 @@ def _new_label(y):
     return "__new_label__"
 
 
+def _relabel(X, y, j, kind):
+    """``(X', y')`` with row ``j``'s index label replaced (values kept): a label new to
+    the index, another row's label, or a string label; ``None`` unless ``X`` is a
+    frame. A pandas ``y`` gets the same index."""
+    if not _is_frame(X):
+        return None
+    import pandas as pd
+
+    labels = list(X.index)
+    n = len(labels)
+    if kind == "index_new":
+        ints = [v for v in labels if isinstance(v, numbers.Integral)]
+        labels[j] = (max(ints) if ints else n) + 1000
+    elif kind == "index_duplicate":
+        labels[j] = labels[(j + 1) % n]
+    else:
+        labels[j] = f"__row_{j}__"
+    index = pd.Index(labels, dtype=object if kind == "index_string" else None)
+    Xn = X.copy()
+    Xn.index = index
+    yn = y
+    if hasattr(y, "index") and hasattr(y, "iloc") and len(y) == n:
+        yn = y.copy()
+        yn.index = index
+    return Xn, yn
+
+
 def _neighbours(X, y, rows, kinds, rng):
     """``(name, X', y')`` of every neighbour to fit."""
     n = X.shape[0]
-    out = []
     for j in rows:
         for kind in kinds:
-            Xn, yn = X, None if y is None else np.array(y, copy=True)
             if kind == "repeat":
-                out.append(("repeat (same rows)", X, y))
+                yield "repeat (same rows)", X, y
                 continue
+            if kind.startswith("index_"):
+                pair = _relabel(X, y, j, kind)
+                if pair is not None:
+                    yield f"{kind} (row {j})", *pair
+                continue
+            Xn, yn = X, None if y is None else np.array(y, copy=True)
             if kind == "new_label":
                 label = None if y is None else _new_label(y)
                 if label is None:
@@ -176,7 +261,8 @@ def _neighbours(X, y, rows, kinds, rng):
                 k = (j + 1) % n
                 if _is_frame(X):
                     Xn = X.copy()
-                    Xn.iloc[j] = X.iloc[k]
+                    for c in range(X.shape[1]):     # column by column: dtypes kept
+                        Xn.iloc[j, c] = X.iloc[k, c]
                 elif sp.issparse(X):
                     A = X.toarray()
                     A[j] = A[k]
@@ -194,7 +280,7 @@ def _neighbours(X, y, rows, kinds, rng):
             else:
                 sparse = sp.issparse(X)
                 A = X.toarray() if sparse else np.asarray(X)
-                if kind == "stray_string" and sparse:
+                if sparse and kind in ("stray_string", "huge_int", "nat", "nested_array"):
                     continue  # a sparse matrix holds numbers only
                 if kind == "extreme":
                     Xn = A.astype(np.float64, copy=True)
@@ -202,21 +288,23 @@ def _neighbours(X, y, rows, kinds, rng):
                 elif kind == "missing":
                     Xn = A.astype(np.float64, copy=True)
                     Xn[j] = np.nan
-                elif kind == "stray_string":
+                elif kind in ("stray_string", "huge_int", "nat", "nested_array"):
+                    import pandas as pd
+
                     Xn = A.astype(object)
-                    Xn[j, 0] = _STRAY
+                    Xn[j, 0] = {"stray_string": _STRAY, "huge_int": _HUGE, "nat": pd.NaT,
+                                "nested_array": np.array([1.0, 2.0])}[kind]
                 else:
                     continue
                 if sparse:
                     Xn = type(X)(Xn)  # the same sparse format
-            out.append((f"{kind} (row {j})", Xn, yn))
-    return out
+            yield f"{kind} (row {j})", Xn, yn
 
 
 # ------------------------------------------------------------------------ comparison
-def _short(v):
+def _short(v, width=60):
     text = repr(v)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 def _structure(a, b, path, name, out):
@@ -234,7 +322,9 @@ def _structure(a, b, path, name, out):
         if va is not None and not isinstance(va, types.MethodType) and va != vb:
             out.append(Difference(name, path, what, f"{va} vs {vb}"))
             return
-    if isinstance(a, list | tuple | dict) and len(a) != len(b):
+    # (a dict released by a DP mechanism -- a selected setting -- has keys that are
+    # output too: a grid of dicts with different keys)
+    if isinstance(a, list | tuple) and len(a) != len(b):
         out.append(Difference(name, path, "shape", f"length {len(a)} vs {len(b)}"))
 
 
@@ -339,12 +429,226 @@ def _dp_outputs(est, path="", out=None, depth=0):
     return out
 
 
-def _fit(estimator, X, y, fit_params):
+# ------------------------------------------------------------------------ observation
+def _seed_everything(estimator, seed):
+    """Set every nested ``random_state`` parameter to a child seed of ``seed`` (the same
+    for D and each neighbour: common random numbers)."""
+    names = sorted(k for k in estimator.get_params(deep=True)
+                   if k == "random_state" or k.endswith("__random_state"))
+    seeds = np.random.default_rng(seed).integers(0, 2 ** 31 - 1, size=len(names))
+    # deepest first: setting an outer estimator's parameter must not undo an inner one
+    for name, s in sorted(zip(names, seeds, strict=True), key=lambda t: -t[0].count("__")):
+        estimator.set_params(**{name: int(s)})
+    return estimator
+
+
+def _transcripts(est):
+    """``(path, transcript)`` of every fitted object that keeps a search transcript in
+    its session (``n_runs_``, ``audit_results_``: audit state, never pickled)."""
+    out, stack, seen = [], [("", est)], set()
+    while stack:
+        path, obj = stack.pop()
+        if id(obj) in seen or len(seen) > 1000:
+            continue
+        seen.add(id(obj))
+        cls = type(obj)
+        if isinstance(getattr(cls, "audit_results_", None), property):
+            entry = {}
+            for attr in ("n_runs_", "audit_results_"):
+                try:
+                    entry[attr] = getattr(obj, attr)
+                except Exception:  # noqa: BLE001 - audit state not there: nothing seen
+                    entry[attr] = None
+            out.append((path or cls.__name__.lower(), entry))
+        children = []
+        _estimators_in(list(_published_state(obj).values()), path, children)
+        stack.extend((f"{path}/{type(c).__name__.lower()}", c) for _, c in children)
+    return out
+
+
+@dataclass
+class _Observation:
+    """Everything a user sees after one ``fit`` (and the page, when asked for)."""
+
+    estimator: object = None
+    error: tuple | None = None
+    warnings: list = field(default_factory=list)
+    printed: str = ""
+    repr: str = ""
+    transcripts: list = field(default_factory=list)
+    page: object = None          # str, or ("error", type, message)
+
+
+def _page_of(page, estimator, X, y, seed):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return str(page(estimator, X, y, seed))
+    except Exception as exc:  # noqa: BLE001 - a page that cannot be made is observed
+        return ("error", type(exc).__name__, str(exc))
+
+
+def _observe(estimator, X, y, fit_params, fit_params_from_rows, common_seed,
+             page=None, page_of=None, seed=None):
+    """Fit a clone of ``estimator`` on ``(X, y)`` and record what a user sees; with
+    ``page``, also render the page of the fitted ``page_of`` on these rows."""
     est = clone(estimator)
+    if common_seed is not None:
+        _seed_everything(est, common_seed)
+    obs = _Observation()
     # a callable fit parameter is a declared rule (e.g. weights from the labels):
     # evaluated on the data set being fitted, so each neighbour gets its own
-    fit_params = {k: (v(X, y) if callable(v) else v) for k, v in fit_params.items()}
-    return est.fit(X, **fit_params) if y is None else est.fit(X, y, **fit_params)
+    params = {k: (v(X, y) if callable(v) else v) for k, v in fit_params.items()}
+    printed = io.StringIO()
+    with warnings.catch_warnings(record=True) as caught, \
+            contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+        warnings.simplefilter("always")
+        try:
+            for name, rule in fit_params_from_rows.items():
+                params[name] = rule(X, y)
+            obs.estimator = est.fit(X, **params) if y is None else est.fit(X, y, **params)
+        except Exception as exc:  # noqa: BLE001 - a failure is an observation
+            obs.error = (type(exc).__name__, str(exc))
+    obs.warnings = [(f"{w.category.__module__}.{w.category.__qualname__}",
+                     str(w.message)) for w in caught]
+    obs.printed = printed.getvalue()
+    if obs.estimator is not None:
+        obs.repr = repr(obs.estimator)
+        obs.transcripts = _transcripts(obs.estimator)
+    if page is not None:
+        obs.page = _page_of(page, page_of, X, y, seed)
+    return obs
+
+
+# ------------------------------------------------------------------------ the page
+_IMAGE = re.compile(r"data:image/[A-Za-z]+;base64,[A-Za-z0-9+/=]+")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}(?::\d{2})?(?: UTC)?")
+_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
+_HEX_TO_LETTERS = str.maketrans("0123456789abcdef", "ghijklmnopabcdef")
+
+
+def _page_lines(page):
+    """The page as lines of ``(template, numbers)``: every number taken out of its
+    sentence, each embedded image replaced by a digest, the date of rendering dropped."""
+    if isinstance(page, tuple):
+        return [(f"<page not made: {page[1]}: {page[2]}>", [])]
+    text = _IMAGE.sub(lambda m: "image:" + hashlib.sha1(
+        m.group().encode()).hexdigest()[:16].translate(_HEX_TO_LETTERS), page)
+    text = _DATE.sub("<date>", text)
+    return [(_NUMBER.sub("#", line), _NUMBER.findall(line)) for line in text.splitlines()]
+
+
+def _fill(template, numbers):
+    parts = template.split("#")
+    text = "".join(p + n for p, n in zip(parts, numbers + [""] * len(parts), strict=False))
+    text = re.sub(r"\s+", " ", text).strip()
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _before(template, numbers, i):
+    """The words of a page line before its ``i``-th number (tags dropped)."""
+    parts = template.split("#")
+    text = "".join(p + n for p, n in zip(parts[:i + 1], numbers[:i] + [""], strict=False))
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]*>", " ", text)).strip()
+    return text if len(text) <= 80 else "..." + text[-77:]
+
+
+def _page_mask(references):
+    """From renderings of the page on D with different seeds: ``None`` when the layout
+    itself varies, else per line the template (None when it varies) and the positions of
+    the numbers that stay the same (figures; the others come from the page's noise)."""
+    pages = [_page_lines(p) for p in references]
+    if len({len(p) for p in pages}) != 1:
+        return None
+    mask = []
+    for lines in zip(*pages, strict=True):
+        templates = {t for t, _ in lines}
+        if len(templates) != 1 or len({len(ns) for _, ns in lines}) != 1:
+            mask.append(None)
+            continue
+        fixed = [i for i, vals in enumerate(zip(*(ns for _, ns in lines), strict=True))
+                 if len(set(vals)) == 1]
+        mask.append((lines[0][0], lines[0][1], fixed))
+    return mask
+
+
+def _page_differences(references, mask, page, name, out):
+    """A sentence or figure of the shared page that changed with the neighbour's rows,
+    although it stays the same across the page's own noise on D."""
+    other = _page_lines(page)
+    found = []
+    if mask is None:            # the layout is random: the lines every rendering shares
+        common = set.intersection(*(set(map(str, _page_lines(p))) for p in references))
+        missing = common - set(map(str, other))
+        found += [f"line {s[:80]} not on the neighbour's page" for s in sorted(missing)]
+    elif len(other) != len(mask):
+        found.append(f"{len(mask)} lines vs {len(other)} lines")
+    else:
+        for entry, (template, numbers) in zip(mask, other, strict=True):
+            if entry is None:
+                continue
+            ref_template, ref_numbers, fixed = entry
+            if template != ref_template or len(numbers) != len(ref_numbers):
+                found.append(f"{_fill(ref_template, ref_numbers)!r} vs "
+                             f"{_fill(template, numbers)!r}")
+                continue
+            moved = [i for i in fixed if numbers[i] != ref_numbers[i]]
+            if moved:
+                i = moved[0]
+                found.append(f"{_before(ref_template, ref_numbers, i)!r} "
+                             f"{ref_numbers[i]} vs {numbers[i]}")
+    for detail in found[:_MAX_PAGE_DIFFS]:
+        out.append(Difference(name, "<page>", "page", detail))
+
+
+# ------------------------------------------------------------------------ comparison of
+# what is seen besides the pickle
+def _observable_differences(ref, obs, name, out):
+    if Counter(ref.warnings) != Counter(obs.warnings):
+        gone = sorted((Counter(ref.warnings) - Counter(obs.warnings)).items())
+        new = sorted((Counter(obs.warnings) - Counter(ref.warnings)).items())
+        out.append(Difference(name, "<warnings>", "warnings",
+                              f"only on D: {_short(gone, 160)}; only on the "
+                              f"neighbour: {_short(new, 160)}"))
+    if ref.printed != obs.printed:
+        out.append(Difference(name, "<printed>", "printed",
+                              f"{_short(ref.printed, 160)} vs "
+                              f"{_short(obs.printed, 160)}"))
+    if ref.repr != obs.repr:
+        out.append(Difference(name, "<repr>", "repr",
+                              f"{_short(ref.repr)} vs {_short(obs.repr)}"))
+
+
+def _transcript_differences(ref, obs, name, out):
+    """Under common random numbers the settings drawn and the number of runs are the
+    same on D and its neighbour unless the data steer the search; scores are noise
+    (compared by shape)."""
+    mine, theirs = dict(ref.transcripts), dict(obs.transcripts)
+    for path in dict.fromkeys(list(mine) + list(theirs)):
+        a, b = mine.get(path), theirs.get(path)
+        where = f"<transcript> {path}"
+        if a is None or b is None:
+            out.append(Difference(name, where, "transcript", "present on one side only"))
+            continue
+        if a["n_runs_"] != b["n_runs_"]:
+            out.append(Difference(name, where, "transcript",
+                                  f"n_runs_ {a['n_runs_']} vs {b['n_runs_']}"))
+        ra, rb = a["audit_results_"] or {}, b["audit_results_"] or {}
+        for key in dict.fromkeys(list(ra) + list(rb)):
+            va, vb = ra.get(key), rb.get(key)
+            if isinstance(va, np.ndarray) and isinstance(vb, np.ndarray):
+                if va.shape != vb.shape:
+                    out.append(Difference(name, where, "transcript",
+                                          f"{key} shape {va.shape} vs {vb.shape}"))
+            elif _short(va) != _short(vb) or va != vb:
+                out.append(Difference(name, where, "transcript",
+                                      f"{key} {_short(va)} vs {_short(vb)}"))
+
+
+def _fit_observed(estimator, X, y, fit_params, fit_params_from_rows, common_seed, page,
+                  page_of, seed, name):
+    return name, _observe(estimator, X, y, fit_params, fit_params_from_rows, common_seed,
+                          page, page_of, seed)
 
 
 @validate_params(
@@ -353,54 +657,80 @@ def _fit(estimator, X, y, fit_params):
         "X": ["array-like", "sparse matrix"],
         "y": [None, "array-like"],
         "rows": ["array-like"],
-        "kinds": ["array-like"],
+        "kinds": ["array-like", StrOptions({"all"})],
         "fit_params": [None, dict],
+        "fit_params_from_rows": [None, dict],
+        "page": [None, callable],
+        "page_noise": ["boolean"],
+        "common_random_numbers": [None, NumberInterval(numbers.Integral, 0, None,
+                                                       closed="left")],
+        "n_jobs": [None, numbers.Integral],
+        "verbose": ["verbose"],
         "random_state": [None, NumberInterval(numbers.Integral, 0, None, closed="left"),
                          np.random.Generator],
     },
     prefer_skip_nested_validation=False,
 )
-def neighbour_invariance(estimator, X, y=None, *, rows=(0,), kinds=NEIGHBOUR_KINDS,
-                         fit_params=None, random_state=None) -> InvarianceReport:
-    """Refit ``estimator`` on neighbouring raw data sets and report what differs.
+def neighbour_invariance(estimator, X, y=None, *, rows=(0,), kinds=_DEFAULT_KINDS,
+                         fit_params=None, fit_params_from_rows=None, page=None,
+                         page_noise=False, common_random_numbers=None, n_jobs=None, verbose=0,
+                         random_state=None) -> InvarianceReport:
+    """Refit ``estimator`` on neighbouring raw data sets and report what a user would see
+    differ.
 
-    The adversary of a privacy claim sees the published object and knows every row but
-    one. This check plays that game on the *structure* of the object: for each row of
-    ``rows`` it builds neighbouring data sets by replacing that row -- with extreme
-    values (``+-1e9`` numbers, an unseen category), missing values, an unseen category, a
-    stray string in a numeric column, a new label, or a duplicate of another row -- and
-    refits a clone of ``estimator`` on each. It then compares every attribute of every
-    object in the published state (what a pickle holds, walked as
-    :func:`~sklearn_privacy.privacy_claim` walks it) with the fit on ``(X, y)``:
+    The adversary of a privacy claim sees the published object -- and everything else
+    the library shows after a fit -- and knows every row but one. This check plays that
+    game: for each row of ``rows`` it builds neighbouring data sets by replacing that
+    row -- with extreme values (``+-1e9`` numbers, an unseen category), missing values,
+    an unseen category, a stray string in a numeric column, a new label, a duplicate of
+    another row, a new / duplicated / string index label, a Python int no float holds,
+    ``NaT`` in the numeric columns, or an array inside a column -- and refits a clone of
+    ``estimator`` on each. It then compares with the fit on ``(X, y)``:
 
-    * attributes declared as the output of a DP mechanism (``"dp"``, see
-      ``sklearn_privacy.privacy._attributes``) are compared by type, shape, dtype and
-      sparse format only (their values are noise);
-    * every other attribute is compared by value too (arrays: dtype, shape, values;
-      sparse matrices: format; frames; nested estimators, lists, dicts, objects).
+    * every attribute of every object in the published state (what a pickle holds,
+      walked as :func:`~sklearn_privacy.privacy_claim` walks it): attributes declared as
+      the output of a DP mechanism (``"dp"``, see ``sklearn_privacy.privacy._attributes``)
+      by type, shape, dtype and sparse format only (their values are noise), every other
+      attribute by value too (arrays, sparse matrices, frames, nested estimators, lists,
+      dicts, objects);
+    * the warnings ``fit`` emits (category, text and how many of each), the text it
+      prints, the repr of the fitted object, and whether ``fit`` fails;
+    * with ``page``, the page a user shares, rendered from the object fitted on D and
+      the neighbour's rows with the same seed: every sentence and figure must stay the
+      same (with ``page_noise=True``, only those that stay the same across three
+      renderings on D with different seeds: the others are the page's accounted noise);
+    * with ``common_random_numbers``, the transcript a search keeps in its session
+      (``n_runs_`` and the settings of ``audit_results_``; its noisy scores by shape):
+      with the same seeds, a search whose draws do not depend on the data draws the same
+      settings the same number of times.
 
     A ``"repeat"`` neighbour refits on the same rows: if the DP outputs come out
-    identical, the noise is reproducible (a seed), and that is reported too.
+    identical, the noise is reproducible (a seed), and that is reported too (not under
+    ``common_random_numbers``, where the seeds are the point).
 
-    Under a finite claim the report must be empty: any difference distinguishes the
-    neighbours with certainty, whatever the noise. A neighbour on which ``fit`` raises is
-    listed in ``refused`` (the data set is outside the declared domain: refused as a
-    whole, by a rule fixed in advance).
+    Under a finite claim the report must be indistinguishable (no difference, no
+    refusal): any difference tells the neighbours apart with certainty, whatever the
+    noise. ``is_invariant`` looks at the published object only.
 
     Parameters
     ----------
     estimator : estimator
         The unfitted object to publish (it is cloned for every fit).
     X : DataFrame or array-like of shape (n_samples, n_features)
-        The raw rows.
+        The raw rows. It must fit on them (the reference).
     y : array-like of shape (n_samples,) or None, default=None
         Targets.
     rows : sequence of int, default=(0,)
         The rows to replace (one neighbour set per row).
-    kinds : sequence of str, default=all kinds
+    kinds : sequence of str, default=the first seven of NEIGHBOUR_KINDS
         Which neighbours to build, among ``"extreme"``, ``"missing"``,
-        ``"unseen_category"``, ``"stray_string"``, ``"new_label"``, ``"duplicate"`` and
-        ``"repeat"`` (default: all).
+        ``"unseen_category"``, ``"stray_string"``, ``"new_label"``, ``"duplicate"``,
+        ``"repeat"`` (the default), ``"index_new"``, ``"index_duplicate"``,
+        ``"index_string"`` (frames only: the row keeps its values and gets a new label,
+        the next row's label, or a string label; a pandas ``y`` follows),
+        ``"huge_int"`` (``10**400`` in the first numeric column), ``"nat"`` (``NaT`` in
+        the numeric columns) and ``"nested_array"`` (a length-2 array in the first
+        non-numeric column); ``"all"`` for every kind.
     fit_params : dict or None, default=None
         Passed to every ``fit``. A callable value is a rule that computes the parameter
         from the rows: it is called as ``rule(X, y)`` on the reference data and on every
@@ -408,14 +738,38 @@ def neighbour_invariance(estimator, X, y=None, *, rows=(0,), kinds=NEIGHBOUR_KIN
         ``{"sample_weight": lambda X, y: compute_sample_weight("balanced", y)}``);
         passing the reference's weights as an array would reuse them for every
         neighbour and hide what one row changes.
+    fit_params_from_rows : dict or None, default=None
+        ``{name: rule}``: ``rule(X, y)`` is computed again on each data set's rows and
+        passed to its ``fit`` as ``name`` -- weights derived from the rows (e.g.
+        ``lambda X, y: compute_sample_weight("balanced", y)``) are recomputed for each
+        neighbour, as a user would.
+    page : callable or None, default=None
+        ``page(fitted, X, y, seed) -> str``: the text a user shares about the object
+        fitted on D, computed with the training rows ``X, y`` (e.g. the HTML of
+        ``PrivacyReport.from_estimator(fitted, X, y, X_pop, y_pop,
+        random_state=seed)``). It is rendered on D and on each neighbour's rows, with
+        the object fitted on D and the same seed.
+    page_noise : bool, default=False
+        Whether the page releases figures of the rows with noise of its own (a budget
+        the page states). Then it is also rendered with two other seeds on D, and the
+        numbers that move with the seed are not compared. Otherwise every number is:
+        a figure computed from the training rows changes with them, randomised or not.
+    common_random_numbers : int or None, default=None
+        Seed every nested ``random_state`` from this value, the same for D and its
+        neighbours, and compare search transcripts; ``None``: the estimator's own
+        ``random_state`` (the release as published) and no transcript.
+    n_jobs : int or None, default=None
+        Neighbours fitted in parallel by joblib (``None``: one at a time).
+    verbose : int, default=0
+        joblib's progress messages.
     random_state : None, int or Generator, default=None
-        Signs of the extreme values.
+        Signs of the extreme values and the seeds of the page's renderings.
 
     Returns
     -------
     report : InvarianceReport
-        ``differences`` (empty when the object's structure does not depend on the
-        replaced row), ``refused`` and ``n_neighbours``.
+        ``differences`` (empty when nothing a user sees depends on the replaced row),
+        ``refused`` and ``n_neighbours``.
 
     Examples
     --------
@@ -433,8 +787,22 @@ def neighbour_invariance(estimator, X, y=None, *, rows=(0,), kinds=NEIGHBOUR_KIN
     >>> neighbour_invariance(ct.set_params(sparse_threshold=0), X,
     ...                      kinds=["unseen_category"]).is_invariant
     True
+
+    A figure of a shared text computed from the training rows is caught too:
+
+    >>> def page(fitted, X, y, seed):
+    ...     return f"trained on {len(X)} rows, {(X['job'] == 'z').sum()} of them 'z'"
+    >>> report = neighbour_invariance(ct, X, kinds=["duplicate", "index_new"], page=page,
+    ...                               rows=[-1])
+    >>> [d.what for d in report.differences]
+    ['page']
     """
     fit_params = {} if fit_params is None else dict(fit_params)
+    rules = {} if fit_params_from_rows is None else dict(fit_params_from_rows)
+    bad_rules = sorted(str(k) for k, v in rules.items() if not callable(v))
+    if bad_rules:
+        raise TypeError(f"fit_params_from_rows: every value must be a callable "
+                        f"rule(X, y); not callable: {bad_rules}.")
     n = X.shape[0] if hasattr(X, "shape") else len(X)
     rows = list(np.atleast_1d(np.asarray(rows, dtype=object)))
     bad = [j for j in rows if isinstance(j, bool | np.bool_)
@@ -442,32 +810,64 @@ def neighbour_invariance(estimator, X, y=None, *, rows=(0,), kinds=NEIGHBOUR_KIN
     if not rows or bad:
         raise ValueError(f"rows: every entry must be an integer row index in [-{n}, {n}) "
                          f"(X has {n} rows); got {bad if bad else 'no row'}.")
-    rows = [int(j) for j in rows]
+    rows = [int(j) % n for j in rows]
+    kinds = NEIGHBOUR_KINDS if isinstance(kinds, str) and kinds == "all" else kinds
     unknown = sorted(set(kinds) - set(NEIGHBOUR_KINDS))
     if unknown:
         raise ValueError(f"kinds: unknown neighbour kinds {unknown}; choose among "
                          f"{NEIGHBOUR_KINDS}.")
     rng = np.random.default_rng(random_state)
+    seeds = [0]
+    if page is not None:      # (drawn apart: the extreme values stay those of the seed)
+        page_rng = (np.random.default_rng(rng.integers(2 ** 63))
+                    if isinstance(random_state, np.random.Generator)
+                    else np.random.default_rng([2 ** 31, *([] if random_state is None
+                                                           else [int(random_state)])]))
+        seeds = [int(s) for s in page_rng.integers(0, 2 ** 31 - 1, size=_PAGE_SEEDS)]
     root = type(estimator).__name__.lower()
-    reference = _fit(estimator, X, y, fit_params)
+    crn = common_random_numbers
+    reference = _observe(estimator, X, y, fit_params, rules, crn)
+    if reference.error is not None:
+        raise ValueError(f"X, y: the estimator does not fit on the reference data set "
+                         f"({reference.error[0]}: {reference.error[1]}); give a data set "
+                         "it fits on.")
+    references, mask = [], None
+    if page is not None:
+        references = [_page_of(page, reference.estimator, X, y, s)
+                      for s in (seeds if page_noise else seeds[:1])]
+        mask = _page_mask(references)
+    jobs = (delayed(_fit_observed)(estimator, Xn, yn, fit_params, rules, crn, page,
+                                   reference.estimator, seeds[0], name)
+            for name, Xn, yn in _neighbours(X, y, rows, list(kinds), rng))
     report = InvarianceReport()
-    for name, Xn, yn in _neighbours(X, y, rows, list(kinds), rng):
+    for name, obs in Parallel(n_jobs=n_jobs, verbose=verbose)(jobs):
         report.n_neighbours += 1
-        try:
-            other = _fit(estimator, Xn, yn, fit_params)
-        except Exception as exc:  # noqa: BLE001 - a refusal is a result, not an error
-            report.refused.append(f"{name}: {type(exc).__name__}")
+        out = report.differences
+        if obs.page is not None:
+            _page_differences(references, mask, obs.page, name, out)
+        if obs.error is not None:
+            report.refused.append(f"{name}: {obs.error[0]}")
             continue
+        _observable_differences(reference, obs, name, out)
+        if crn is not None:
+            _transcript_differences(reference, obs, name, out)
         if name.startswith("repeat"):
-            mine = dict(_dp_outputs(reference, root))
-            for p, value in _dp_outputs(other, root):
-                ref = mine.get(p)
-                if isinstance(value, np.ndarray) and isinstance(ref, np.ndarray) and \
-                        value.dtype.kind == "f" and np.any(value != 0) and \
-                        np.array_equal(value, ref):       # (zeros: nothing released)
-                    report.differences.append(Difference(
-                        name, p, "noise", "a refit on the same rows released the same "
-                                          "values: the noise is reproducible (seeded)"))
+            if crn is None:
+                _noise_check(reference.estimator, obs.estimator, root, name, out)
+            else:
+                _diff_estimator(reference.estimator, obs.estimator, root, name, out, 0)
             continue
-        _diff_estimator(reference, other, root, name, report.differences, 0)
+        _diff_estimator(reference.estimator, obs.estimator, root, name, out, 0)
     return report
+
+
+def _noise_check(reference, other, root, name, out):
+    mine = dict(_dp_outputs(reference, root))
+    for p, value in _dp_outputs(other, root):
+        ref = mine.get(p)
+        if isinstance(value, np.ndarray) and isinstance(ref, np.ndarray) and \
+                value.dtype.kind == "f" and np.any(value != 0) and \
+                np.array_equal(value, ref):       # (zeros: nothing released)
+            out.append(Difference(
+                name, p, "noise", "a refit on the same rows released the same "
+                                  "values: the noise is reproducible (seeded)"))
