@@ -111,8 +111,10 @@ class PrivacyWarning(SklearnPrivacyWarning):
 
     Emitted when a call runs but cannot deliver what its parameters suggest: for
     example a differentially private mechanism whose base model was fitted on the
-    protected rows (``epsilon_`` becomes infinite), or rows scaled to a norm
-    bound. Turn it into an error with ``warnings.simplefilter("error", PrivacyWarning)``.
+    protected rows (``epsilon_`` becomes infinite), or a shared random generator as the
+    noise source. It depends on the parameters only, never on the rows (whether a row
+    exceeds a declared bound is not warned about: that would tell one row apart). Turn
+    it into an error with ``warnings.simplefilter("error", PrivacyWarning)``.
 
     See Also
     --------
@@ -128,10 +130,10 @@ class PrivacyWarning(SklearnPrivacyWarning):
     >>> with warnings.catch_warnings():
     ...     warnings.simplefilter("error", PrivacyWarning)
     ...     try:
-    ...         FILLinearRegression(data_norm=1.0, random_state=0).fit(X, y)
+    ...         FILLinearRegression(random_state=np.random.default_rng(0)).fit(X, y)
     ...     except PrivacyWarning:
-    ...         print("a row was scaled to the norm bound")
-    a row was scaled to the norm bound
+    ...         print("a shared generator: clones draw the same noise")
+    a shared generator: clones draw the same noise
     """
 
 

@@ -29,6 +29,7 @@ from sklearn.linear_model import LogisticRegression
 
 import sklearn_privacy
 import sklearn_privacy.attacks as attacks
+import sklearn_privacy.utils
 from sklearn_privacy import (
     FILLinearRegression,
     FILLogisticRegression,
@@ -814,6 +815,25 @@ def _dp_cases():
                          + (("zero",) if pname in ("epsilon", "data_norm") else ())
                          + (("huge",) if pname == "delta" else ())},
             ))
+    for name, cls, y, extra in [
+            ("DPBoostingClassifier", sklearn_privacy.DPBoostingClassifier, YCLF, {}),
+            ("DPBoostingRegressor", sklearn_privacy.DPBoostingRegressor, YREG,
+             {"target_bound": (-10.0, 10.0)})]:
+
+        def factory(cls=cls, extra=extra):
+            return cls(epsilon=1.0, bounds=(-5.0, 5.0), max_iter=2, random_state=0, **extra)
+
+        cases.append(Case(
+            f"{name}.fit", _fit_predict(factory),
+            lambda y=y: {"X": X0, "y": y},
+            arrays={"X": ("inf", "wrong_length", "ndim3", "complex"),
+                    "y": ("nan", "inf", "wrong_length", "ndim3", "complex")},
+        ))
+    cases.append(Case(
+        "public_weights", lambda **kw: np.asarray(sklearn_privacy.utils.public_weights(**kw)),
+        lambda: {"sample_weight": np.linspace(0.5, 2.0, len(YCLF))},
+        arrays={"sample_weight": ("nan", "inf", "ndim3", "strings", "complex")},
+    ))
     return cases
 
 

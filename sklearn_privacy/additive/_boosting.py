@@ -558,6 +558,9 @@ class DPBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
 
     def _encode_target(self, y):
         declared = self._declared_classes()
+        if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
+            raise ValueError(f"{type(self).__name__}: y contains NaN or infinity; class "
+                             "labels must be finite (drop or label those rows).")
         with errors_name("y"):
             check_classification_targets(y)
             if declared is not None:

@@ -1044,7 +1044,7 @@ class BaseFILEstimator(BaseEstimator):
             alpha_advice = ("" if isinstance(self._alpha_param(), str)
                             else ", a larger alpha (or alpha='auto')")
             warn_user(
-                f"{type(self).__name__}: at epsilon={float(epsilon)!r}, delta="
+                f"{type(self).__name__}: at epsilon={_target_epsilon(epsilon, delta)!r}, delta="
                 f"{float(delta)!r} with {plan['n_eff']:.6g} rows and alpha="
                 f"{plan['alpha']:.4g}, the expected norm of the noise is "
                 f"{plan['swamp_ratio']:.3g} times the largest coefficient norm the "

@@ -74,9 +74,17 @@ def public_weights(sample_weight) -> np.ndarray:
     >>> float(clf.fit(X, y, sample_weight=public_weights(design)).epsilon_)
     1.0
     """
-    values = np.array(sample_weight, dtype=np.float64)
+    if np.iscomplexobj(sample_weight):
+        raise ValueError("sample_weight must be real numbers; got complex values.")
+    try:
+        values = np.array(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"sample_weight must be an array of real numbers ({exc}).") from None
     if values.ndim != 1:
         raise ValueError(f"sample_weight must be one-dimensional; got shape {values.shape}.")
+    if not np.all(np.isfinite(values)) or np.any(values < 0):
+        raise ValueError("sample_weight must be finite and non-negative (a NaN, infinite or "
+                         "negative weight has no meaning as a share of the fit).")
     return values.view(PublicWeights)
 
 
