@@ -204,6 +204,7 @@ BAD = [
      "common_random_numbers", -1),
     (priv.neighbour_invariance, {"estimator": _EST, "X": [[0.0]]}, "n_jobs", "two"),
     (priv.neighbour_invariance, {"estimator": _EST, "X": [[0.0]]}, "verbose", "yes"),
+    (priv.neighbour_invariance, {"estimator": _EST, "X": [[0.0]]}, "page_noise", "yes"),
     (utils.resolve_columns, {"columns": [0], "n_features": 3}, "n_features", -1),
     (utils.resolve_columns, {"columns": [0], "n_features": 3}, "label", "yes"),
     (utils.resolve_columns, {"columns": [0], "n_features": 3}, "param", 3),
