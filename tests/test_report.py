@@ -44,12 +44,18 @@ def test_fil_release_report_has_every_section_and_consistent_numbers():
                                              "private"]
     s = rep.summary
     assert s["claimed_epsilon"] == pytest.approx(2.0)
-    assert s["max_eta"] == pytest.approx(float(np.max(fil.eta(est, per_example=True))))
+    assert rep.private_details["summary"]["max_eta"] == pytest.approx(
+        float(np.max(fil.eta(est, per_example=True))))
+    assert "max_eta" not in s                       # one row's figure: private channel
     assert 0.0 <= s["empirical_epsilon"] <= s["claimed_epsilon"]
     page = rep.to_html()
     assert "not refuted" in page and "http" not in page          # self-contained
     assert page.count("data:image/png;base64,") == sum(
-        sec.figure_png is not None for sec in rep.sections) >= 4
+        (sec.figure_png is not None) + (sec.private_figure_png is not None)
+        for sec in rep.sections) >= 4
+    # the default page draws only the figures made from public figures
+    assert rep.default_page().count("data:image/png;base64,") == sum(
+        sec.figure_png is not None for sec in rep.sections)
     assert set(rep.timings) == {sec.key for sec in rep.sections}
     # the most exposed row is listed first, by its index, in the private section only
     top = int(np.argmax(fil.eta(est, per_example=True)))
@@ -117,7 +123,7 @@ def test_raw_frame_pipeline_report():
     assert keys == ["claim", "utility", "release", "fil", "membership", "inversion",
                     "audits", "private"]
     assert np.isinf(rep.summary["claimed_epsilon"])     # the scaler saw the private rows
-    fil_rows = dict(_section(rep, "fil").table)
+    fil_rows = dict(_section(rep, "fil").private_table)
     assert "eta of 'sex' (median / max)" in fil_rows
     # the most exposed rows are named by the frame's index labels (private section)
     first = dict(_section(rep, "private").table)["most exposed rows (index: eta)"]
@@ -147,7 +153,7 @@ def test_scikit_learn_glm_gets_per_example_fil_through_fil_audit():
     table = dict(_section(rep, "fil").table)
     assert table["audited through"].startswith("fil.audit at sigma = 0.5")
     expected = fil.audit(model, X, y, sigma=0.5).eta_.max()
-    assert rep.summary["max_eta"] == pytest.approx(expected, rel=1e-12)
+    assert rep.private_details["summary"]["max_eta"] == pytest.approx(expected, rel=1e-12)
 
 
 @pytest.mark.parametrize("kwargs, exc, match", [

@@ -59,7 +59,13 @@ def _fit(model, X, y):
 
 
 def _inversion(rep):
-    return next(s for s in rep.sections if s.key == "inversion")
+    """The inversion section's figures: all in the report's private channel."""
+    from types import SimpleNamespace
+
+    sec = next(s for s in rep.sections if s.key == "inversion")
+    assert sec.table == [] and sec.outcomes == ["note"]     # nothing on the default page
+    return SimpleNamespace(table=sec.private_table, verdicts=sec.private_verdicts,
+                           outcomes=sec.private_outcomes, figure_png=sec.private_figure_png)
 
 
 def _whitebox(sec):
@@ -164,7 +170,7 @@ def test_audit_at_sigma_adds_the_hypothetical_whitebox_row_with_both_outcomes(ki
         if kind == "mlp" and not frame:     # rows 52, 72, 153 and 254; 3 of them sampled
             assert left > 0 and f"{left} sampled rows left out, whose candidate " in sentence
         assert ("each row and candidate is a refit" in value) == (kind == "mlp")
-        found[sigma] = (acc, lo, base, outcome, sentence, rep.summary["flags"])
+        found[sigma] = (acc, lo, base, outcome, sentence, rep.private_details["flags"])
     acc, lo, base, outcome, sentence, flags = found[TINY]
     assert outcome == "beats_prior" and f"'{column}' leaks" in sentence
     assert acc >= 0.95 and lo > base                  # near-exact recovery without noise

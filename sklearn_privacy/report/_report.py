@@ -31,6 +31,7 @@ from ..utils._columns import frame_codes
 from ..utils._intervals import auc_delong, paired_difference
 from ..utils._random import child_seeds
 from . import _verdicts as V
+from ._disclosure import PageLedger, holm, noisy_sum_upper_p
 
 
 @dataclass
@@ -59,6 +60,12 @@ class ReportSection:
     outcomes : list of str
         The outcome key of each verdict (e.g. ``"leaks"``, ``"cannot_tell"``,
         ``"not_checked"``), in the order of ``verdicts``.
+    private_table, private_verdicts, private_outcomes : list
+        The section's figures and conclusions computed from the training rows without an
+        accounted mechanism: the report's private channel, shown only on the private page
+        (``include_private_details=True``) and never pickled.
+    private_figure_png : bytes or None
+        A figure drawn from the training rows (private channel).
 
     See Also
     --------
@@ -79,11 +86,31 @@ class ReportSection:
     figure_png: bytes | None = field(default=None, repr=False)
     seconds: float = 0.0
     outcomes: list = field(default_factory=list)
+    private_table: list = field(default_factory=list, repr=False)
+    private_verdicts: list = field(default_factory=list, repr=False)
+    private_outcomes: list = field(default_factory=list, repr=False)
+    private_figure_png: bytes | None = field(default=None, repr=False)
 
     def __post_init__(self):
         # sentences given without a rule's outcome (e.g. a hand-built section) are notes
         self.outcomes = list(self.outcomes) + ["note"] * (len(self.verdicts)
                                                           - len(self.outcomes))
+
+    def add_private(self, verdict):
+        """Append a verdict made from private figures (the private channel).
+
+        Parameters
+        ----------
+        verdict : object with ``outcome`` and ``text``
+            The conclusion to append.
+        """
+        self.private_verdicts.append(str(verdict))
+        self.private_outcomes.append(getattr(verdict, "outcome", ""))
+
+    def forget_private(self):
+        """Drop the private channel (what a pickle of the report leaves out)."""
+        self.private_table, self.private_verdicts, self.private_outcomes = [], [], []
+        self.private_figure_png = None
 
     def add(self, verdict):
         """Append a verdict: the sentence of one rule and its outcome key.
@@ -231,6 +258,10 @@ class PrivacyReport:
         self.name = name
         self.summary = dict(summary or {})
         self.metadata = dict(metadata or {})
+        #: the private channel: figures computed from the training rows without an
+        #: accounted mechanism; never on the default page, never pickled
+        self.private_details = {}
+        self._show_private = any(s.key == "private" for s in self.sections)
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -240,7 +271,9 @@ class PrivacyReport:
                        canary_releases: int = 20_000, top_k: int = 10,
                        confidence: float = 0.95, n_jobs=None, verbose: int = 0,
                        random_state=None, name: str | None = None,
-                       include_private_details: bool = False) -> PrivacyReport:
+                       include_private_details: bool = False, page_epsilon: float = 1.0,
+                       min_group_size: int = 20,
+                       noise_random_state=None) -> PrivacyReport:
         """Compute every applicable section for a fitted model and its training data.
 
         Parameters
@@ -286,8 +319,24 @@ class PrivacyReport:
         include_private_details : bool, default=False
             Add a section listing the most exposed training rows by the caller's index
             with their exact figures, under a heading that says the page is private.
-            By default the page holds no per-person identifier or exact per-person
-            figure and can be shared with those allowed to see aggregate results.
+            By default the page holds no per-person identifier and no figure computed
+            from the training rows outside an accounted mechanism (see ``page_epsilon``).
+        page_epsilon : float, default=1.0
+            The default page's own budget. Its figures computed from the training rows
+            (the membership AUC and its per-group figures, how many training rows the
+            pickle holds) are sums of per-row quantities bounded given the published
+            model and the population rows, each released with Laplace noise at an even
+            share of ``page_epsilon``; the page states the claim of the model and the
+            page together (basic composition). Everything else on the default page comes
+            from the published object, the population rows (treated as public) and the
+            parameters; the rest is in the private channel.
+        min_group_size : int, default=20
+            No figure from fewer people: a group of a sensitive column is shown only
+            when its noisy member count and its population count reach it.
+        noise_random_state : int, Generator or None, default=None
+            Source of the page's Laplace noise. ``None``: fresh OS entropy, independent
+            of ``random_state`` (which the page prints). A seed makes the noisy figures
+            reproducible and the page's claim ``inf`` (for tests and audits only).
 
         Returns
         -------
@@ -319,6 +368,13 @@ class PrivacyReport:
                 f"variances need 2 models with and 2 without each row); got "
                 f"{n_reference_models}.")
         check_fraction(confidence, "confidence")
+        if isinstance(page_epsilon, (bool, np.bool_)) or not isinstance(page_epsilon, Real):
+            raise TypeError(f"page_epsilon must be a positive finite number; got "
+                            f"{page_epsilon!r}.")
+        if not (np.isfinite(page_epsilon) and page_epsilon > 0):
+            raise ValueError(f"page_epsilon must be a positive finite number; got "
+                             f"{page_epsilon!r}.")
+        check_positive_int(min_group_size, "min_group_size", minimum=1)
         include_private_details = check_bool(include_private_details,
                                             "include_private_details")
         # the seed of the report's own randomness, stated on the page (reproducible)
@@ -327,12 +383,17 @@ class PrivacyReport:
                 else int(child_seeds(noise_generator(random_state), 1)[0]))
         rng = np.random.default_rng(int(child_seeds(noise_generator(seed), 1)[0]))
         name = name or type(estimator).__name__
+        # the page's noise never comes from the printed seed (that would make it public)
+        seeded_noise = noise_random_state is not None
+        ledger = PageLedger(float(page_epsilon),
+                            _planned_queries(X_population, sensitive_features or []),
+                            int(min_group_size), noise_generator(noise_random_state))
         ctx = dict(estimator=estimator, X=X_train, y=y_train, Xp=X_population,
                    yp=y_population, cols=sensitive_features or [], sigma=sigma,
                    n_ref=n_reference_models, n_canaries=n_canaries,
                    canary_releases=canary_releases, top_k=top_k, confidence=confidence,
                    n_jobs=n_jobs, verbose=verbose, rng=rng, summary={},
-                   private=include_private_details)
+                   private=include_private_details, ledger=ledger)
         from .. import __version__
 
         metadata = {
@@ -345,7 +406,10 @@ class PrivacyReport:
                 "sensitive_features": list(sensitive_features or []), "sigma": sigma,
                 "n_reference_models": n_reference_models, "n_canaries": n_canaries,
                 "canary_releases": canary_releases, "confidence": confidence,
-                "include_private_details": include_private_details},
+                "include_private_details": include_private_details,
+                "page_epsilon": float(page_epsilon), "min_group_size": int(min_group_size),
+                "noise_random_state": "fresh OS entropy" if not seeded_noise
+                else "seeded (the page's claim is inf)"},
         }
         sections = []
         for builder in (_claim_section, _utility_section, _release_section, _fil_section,
@@ -358,11 +422,22 @@ class PrivacyReport:
             if section is not None:
                 section.seconds = time.perf_counter() - t
                 sections.append(section)
+        _page_claim(ctx, ledger, seeded_noise)
+        _reconcile(sections)
         ctx["summary"]["flags"] = [v for sec in sections
                                    for v, o in zip(sec.verdicts, sec.outcomes, strict=True)
                                    if o in V.FLAGS]
-        return cls(sections, name=name, summary=ctx["summary"],
-                   metadata=metadata)
+        report = cls(sections, name=name, summary=ctx["summary"], metadata=metadata)
+        report.private_details = {
+            "summary": {k: ctx[k] for k in ("max_eta",) if k in ctx},
+            "figures": list(ledger.private),
+            "seconds": {s.key: s.seconds for s in sections},
+            "eta": ctx.get("eta"),
+            "flags": [v for sec in sections for v, o in zip(
+                sec.private_verdicts, sec.private_outcomes, strict=True) if o in V.FLAGS],
+        }
+        report._show_private = include_private_details
+        return report
 
     # ------------------------------------------------------------------ rendering
     @property
@@ -373,28 +448,59 @@ class PrivacyReport:
     def _headline(self) -> list[str]:
         s = self.summary
         eps = s.get("claimed_epsilon", np.inf)
-        out = [("claimed epsilon", _fmt(eps) + ("" if np.isinf(eps)
-                                               else f" (delta {_fmt(s.get('claimed_delta'))})"))]
+        out = [("claimed epsilon of the model", _fmt(eps) + (
+            "" if np.isinf(eps) else f" (delta {_fmt(s.get('claimed_delta'))})"))]
+        if s.get("page_epsilon") is not None:
+            total = s.get("total_epsilon", np.inf)
+            out.append(("claimed epsilon of the model and this page together",
+                        _fmt(total) + ("" if np.isinf(total) else
+                                       f" (delta {_fmt(s.get('claimed_delta'))})")
+                        + f"; this page's own budget {_fmt(s['page_epsilon'])}"))
         if s.get("utility"):
             metric, value, base, outcome = s["utility"]
             out.append((f"{metric} on population rows (baseline)",
                         f"{value:.3g} ({base:.3g})"
                         + ("" if outcome == "above_baseline" else ": flagged")))
-        if s.get("max_eta") is not None:
-            out.append(("largest per-example eta", _fmt(s["max_eta"])))
         if s.get("empirical_epsilon") is not None:
-            out.append((f"empirical epsilon lower bound ({s.get('confidence', 0.95):.0%})",
+            out.append((f"empirical epsilon lower bound ({s.get('confidence', 0.95):.0%}; "
+                        "the training recipe audited on the population rows)",
                         _fmt(s["empirical_epsilon"])))
         return out
 
-    def to_html(self) -> str:
-        """The report as one self-contained HTML page (figures embedded as PNG).
+    def default_page(self, *, dated: bool = True) -> str:
+        """The default (shareable) page as HTML: no private channel, no timings.
+
+        A deterministic function of the report's public figures and its noisy figures:
+        two reports built with the same ``random_state`` and ``noise_random_state`` on
+        the same inputs give the same page (``dated=False`` leaves out the date).
+
+        Parameters
+        ----------
+        dated : bool, default=True
+            Whether the footer states the date the report was made.
 
         Returns
         -------
         page : str
             HTML text with no external resource.
         """
+        return self._html(private=False, dated=dated)
+
+    def to_html(self) -> str:
+        """The report as one self-contained HTML page (figures embedded as PNG).
+
+        The default page (:meth:`default_page`), or, for a report built with
+        ``include_private_details=True``, the private page: the default page plus every
+        figure of the private channel, under headings that say it is private.
+
+        Returns
+        -------
+        page : str
+            HTML text with no external resource.
+        """
+        return self._html(private=self._show_private, dated=True)
+
+    def _html(self, *, private, dated):
         e = html.escape
         parts = [
             "<!DOCTYPE html><html><head><meta charset='utf-8'>",
@@ -417,41 +523,77 @@ class PrivacyReport:
         if flags:
             parts.append("<h2>Findings to act on before publishing</h2>")
             parts += [f"<div class='verdict flag'>{e(v)}</div>" for v in flags]
+        private_flags = (self.private_details or {}).get("flags") or []
+        if private and private_flags:
+            parts.append("<h2>Findings from private figures (do not publish)</h2>")
+            parts += [f"<div class='verdict flag'>{e(v)}</div>" for v in private_flags]
         for s in self.sections:
+            if s.key == "private" and not private:
+                continue
             parts.append(f"<h2>{e(s.title)}</h2>")
-            outcomes = s.outcomes or [""] * len(s.verdicts)
-            for v, o in zip(s.verdicts, outcomes, strict=False):
-                cls = " flag" if o in V.FLAGS or o == "private" else ""
-                parts.append(f"<div class='verdict{cls}'>{e(v)}</div>")
-            if s.table:
-                parts.append("<table>")
-                for k, v in s.table:
-                    parts.append(f"<tr><td>{e(str(k))}</td><td>{e(str(v))}</td></tr>")
-                parts.append("</table>")
-            if s.figure_png:
-                b64 = base64.b64encode(s.figure_png).decode("ascii")
-                parts.append(f"<img alt='{e(s.title)}' src='data:image/png;base64,{b64}'>")
-            parts.append(f"<div class='time'>computed in {s.seconds:.1f} s</div>")
-        parts += self._footer()
+            parts += self._block(s.verdicts, s.outcomes, s.table, s.figure_png, s.title)
+            if private and (s.private_verdicts or s.private_table or s.private_figure_png):
+                parts.append(f"<h3>{e(s.title)}: private details (do not publish)</h3>")
+                parts += self._block(s.private_verdicts, s.private_outcomes,
+                                     s.private_table, s.private_figure_png, s.title)
+            if private:
+                parts.append(f"<div class='time'>computed in {s.seconds:.1f} s "
+                             "(private: timings depend on the rows)</div>")
+        parts += self._footer(dated=dated)
         parts.append("</body></html>")
         return "\n".join(parts)
 
-    def _footer(self) -> list[str]:
+    @staticmethod
+    def _block(verdicts, outcomes, table, figure_png, title):
+        e = html.escape
+        out = []
+        outcomes = list(outcomes) + [""] * (len(verdicts) - len(outcomes))
+        for v, o in zip(verdicts, outcomes, strict=False):
+            cls = " flag" if o in V.FLAGS or o == "private" else ""
+            out.append(f"<div class='verdict{cls}'>{e(v)}</div>")
+        if table:
+            out.append("<table>")
+            for k, v in table:
+                out.append(f"<tr><td>{e(str(k))}</td><td>{e(str(v))}</td></tr>")
+            out.append("</table>")
+        if figure_png:
+            b64 = base64.b64encode(figure_png).decode("ascii")
+            out.append(f"<img alt='{e(title)}' src='data:image/png;base64,{b64}'>")
+        return out
+
+    def _footer(self, dated=True) -> list[str]:
         e = html.escape
         m = self.metadata
         if not m:
             return []
-        rows = [("sklearn_privacy version", m.get("version")), ("date", m.get("date")),
-                ("random_state (pass it back to reproduce this page)",
-                 m.get("random_state"))]
+        rows = [("sklearn_privacy version", m.get("version"))]
+        if dated:
+            rows.append(("date", m.get("date")))
+        rows.append(("random_state (pass it back to reproduce this page's public figures)",
+                     m.get("random_state")))
         rows += [(k, v) for k, v in (m.get("parameters") or {}).items()]
-        rows.append(("coarseness of the default page",
-                     "no per-person identifier or figure; quantiles at two significant "
-                     "digits; group counts under 10 shown as '< 10'"))
+        params = m.get("parameters") or {}
+        rows.append(("what this page shows", PAGE_RULE.format(
+            min_group_size=params.get("min_group_size", "?"))))
         out = ["<h2>How this page was made</h2>", "<table class='meta'>"]
         out += [f"<tr><td>{e(str(k))}</td><td>{e(str(v))}</td></tr>" for k, v in rows]
         out.append("</table>")
         return out
+
+    def __getstate__(self):
+        # the private channel is never pickled: a pickled report is its default page
+        state = dict(self.__dict__)
+        sections = []
+        for s in self.sections:
+            if s.key == "private":
+                continue
+            s = ReportSection(s.key, s.title, list(s.verdicts), list(s.table),
+                              s.figure_png, 0.0, list(s.outcomes))
+            sections.append(s)
+        state["sections"] = sections
+        state["private_details"] = {}
+        state["_show_private"] = False
+        return state
 
     def _repr_html_(self) -> str:
         return self.to_html()
@@ -510,9 +652,70 @@ _MAX_GROUPS = 20
 _MAX_LEVELS = 20
 
 
+#: what the default page shows, stated in its footer (kept true by ``PageLedger``)
+PAGE_RULE = (
+    "figures from the published object, the population rows (treated as public) and the "
+    "parameters, shown as computed; figures from the training rows only as sums of "
+    "bounded per-row quantities released with Laplace noise (budget in the headline), "
+    "AUCs printed at three decimals and counts as whole numbers; no figure from fewer "
+    "than {min_group_size} people; no per-person identifier or figure, no timing. "
+    "Everything else computed from the training rows is in the report's private channel "
+    "(PrivacyReport.private_details), never on this page and never pickled")
+
+
 def _coarse(x):
-    """A per-person figure shown on the default page: two significant digits."""
+    """A per-person figure (private page only): two significant digits."""
     return f"{float(x):.2g}"
+
+
+def _planned_queries(X_population, cols):
+    """Accounted queries of the default page, from public facts only (before any runs).
+
+    One for how many training rows the pickle holds; with population rows, one for the
+    threshold attack's rank sum and two per sensitive column (per-group rank sums and
+    per-group member counts).
+    """
+    return 1 + (0 if X_population is None else 1 + 2 * len(cols))
+
+
+def _page_claim(ctx, ledger, seeded_noise):
+    """The claim of the model and its default page together (basic composition)."""
+    from ..privacy import PrivacyClaim, StepClaim
+    from ..privacy._compose import compose
+
+    model = ctx.get("claim")
+    if model is None:  # pragma: no cover - privacy_claim is always importable
+        model = PrivacyClaim(ctx["summary"].get("claimed_epsilon", np.inf), 0.0, [], "none")
+    page = ledger.step_claim()
+    if seeded_noise:
+        page = StepClaim(page.name, page.estimator, "non_private", np.inf, 0.0,
+                         "the page's noise was seeded (noise_random_state): its noisy "
+                         "figures are reproducible")
+    steps = list(model.steps)
+    if not steps and not model.is_private:  # pragma: no cover
+        steps = [StepClaim("model", "?", "non_private", np.inf, 0.0, "no claim")]
+    total = compose(steps + [page])
+    ctx["summary"]["page_epsilon"] = float(page.epsilon)
+    ctx["summary"]["total_epsilon"] = float(total.epsilon)
+    ctx["summary"]["page_queries"] = [(label, sens, eps) for label, sens, eps
+                                      in ledger.answered]
+
+
+def _reconcile(sections):
+    """No finding that another section of the same page contradicts.
+
+    The audit's "no evidence of leakage" is reworded when the membership section of the
+    same page finds leakage (the audit is then the weaker test, not evidence of safety).
+    """
+    by = {s.key: s for s in sections}
+    memb, audit = by.get("membership"), by.get("audits")
+    if memb is None or audit is None or "leaks" not in memb.outcomes:
+        return
+    for i, o in enumerate(audit.outcomes):
+        if o == "cannot_tell":
+            audit.verdicts[i] = (audit.verdicts[i].rstrip(".")
+                                 + ". The membership section of this page does find "
+                                 "leakage: this audit is the weaker test here.")
 
 
 def _claim_section(ctx):
@@ -524,6 +727,7 @@ def _claim_section(ctx):
     sec = ReportSection("claim", "What is claimed")
     if privacy_claim is not None:
         claim = privacy_claim(est)
+        ctx["claim"] = claim
         eps, dlt = float(claim.epsilon), float(claim.delta)
         for st in claim.steps:
             sec.table.append((st.name, f"{st.kind}: {st.reason}"))
@@ -555,21 +759,24 @@ def _utility_section(ctx):
         ctx["summary"]["utility"] = None
         return sec
     pred = _predict_chunks(est, Xp)
+    # the baseline is read from the population rows (public), never from the training rows
     if is_classifier(est):
-        labels, counts = np.unique(y, return_counts=True)
+        labels, counts = ctx["ledger"].figure(
+            "majority class", np.unique(yp, return_counts=True), source="public")
         majority = labels[np.argmax(counts)]
         majority = majority.item() if hasattr(majority, "item") else majority
         correct = (pred == yp).astype(float)
         base = (yp == majority).astype(float)
         metric, value, base_value = "accuracy", correct.mean(), base.mean()
-        base_name = f"always predicting the majority class ({majority!r})"
+        base_name = (f"always predicting the majority class of the population rows "
+                     f"({majority!r})")
         diff = correct - base
     else:
         yf, pf = yp.astype(float), pred.astype(float)
-        mean = float(np.mean(y.astype(float)))
+        mean = ctx["ledger"].figure("baseline mean", float(np.mean(yf)), source="public")
         err, base_err = (yf - pf) ** 2, (yf - mean) ** 2
         metric, value, base_value = "mean squared error", err.mean(), base_err.mean()
-        base_name = "always predicting the training mean"
+        base_name = "always predicting the mean of the population rows"
         diff = base_err - err
     d, lo, hi, p = paired_difference(diff, conf)
     v = V.utility_verdict(metric, value, base_name, base_value, lo, hi, p, yp.size, conf)
@@ -628,7 +835,8 @@ def _verbatim_search(est, X):
     vectors, stored samples, ...) is compared row by row (exact bits, float32 storage
     included) with the transformed training rows. A match is a training row the pickle
     reconstructs (through the inverse transforms of the steps before, when they are
-    invertible, as a scaler's is). Returns ``(n_found, searched, reason)``.
+    invertible, as a scaler's is). Returns ``(found, searched, reason)``, ``found`` a
+    boolean mask over the training rows (None when the search could not run).
     """
     steps = list(est.steps) if hasattr(est, "steps") else [("model", est)]
     n = n_rows(X)
@@ -642,12 +850,12 @@ def _verbatim_search(est, X):
             width = (current.shape[1] if hasattr(current, "shape")
                      else np.asarray(current).shape[1])
         except (IndexError, AttributeError):
-            return 0, "", f"the input of step '{name}' has no column count"
+            return None, "", f"the input of step '{name}' has no column count"
         arrays = _row_arrays(step, width, name, [])
         numeric_input = not is_frame(current) or all(
             str(t).startswith(("float", "int", "uint", "bool")) for t in current.dtypes)
         if arrays and not numeric_input:
-            return 0, "", (f"step '{name}' holds row-shaped arrays but its input has "
+            return None, "", (f"step '{name}' holds row-shaped arrays but its input has "
                            "non-numeric columns")
         for path, A in arrays:
             held.append(f"{path} ({A.shape[0]:,} row{'s' if A.shape[0] != 1 else ''})")
@@ -665,13 +873,13 @@ def _verbatim_search(est, X):
         try:
             current = step.transform(current)
         except Exception as exc:  # noqa: BLE001 - the step's refusal ends the search
-            return 0, "", (f"the training rows could not be pushed through step '{name}' "
+            return None, "", (f"the training rows could not be pushed through step '{name}' "
                            f"({type(exc).__name__}: {exc})")
     where = (", ".join(held) if held else
              "no fitted attribute has one column per input of its step")
     searched = (f"every fitted array with one column per input of its step, compared with "
                 f"the training rows as that step sees them: {where}")
-    return int(found.sum()), searched, None
+    return found, searched, None
 
 
 def _release_section(ctx):
@@ -695,24 +903,33 @@ def _release_section(ctx):
     try:
         found, searched, reason = _verbatim_search(est, X)
     except (TypeError, ValueError, MemoryError) as exc:
-        found, searched, reason = 0, "", f"the search failed ({exc})"
+        found, searched, reason = None, "", f"the search failed ({exc})"
     # the raw rows' bytes, as a second route (a copy kept outside any estimator)
     if reason is None and not is_frame(X) and not hasattr(X, "tocsr") \
             and len(blob) < 50_000_000:
         A = np.asarray(X)
         if A.dtype.kind == "f":
             rows = ctx["rng"].choice(n, size=min(50, n), replace=False)
-            raw = sum(np.ascontiguousarray(A[i], dtype=np.float64).tobytes() in blob
-                      for i in rows)
-            sec.table.append(("raw training rows found byte for byte in the pickle",
-                              f"{raw} of {rows.size} sampled"))
+            for i in rows:
+                found[i] |= np.ascontiguousarray(A[i], dtype=np.float64).tobytes() in blob
             searched += f"; and the bytes of {rows.size} sampled raw rows"
-            if raw and not found:
-                found = int(round(raw / rows.size * n))
-                searched += " (count extrapolated from the sample)"
-    if reason is None:
-        sec.table.append(("training rows the pickle holds", f"{found:,} of {n:,}"))
-    sec.add(V.verbatim_verdict(found, n, searched=searched, not_checked_reason=reason))
+    if reason is not None:
+        sec.add(V.verbatim_verdict(0, n, searched=searched, not_checked_reason=reason))
+        return sec
+    # a count of training rows: each row adds 0 or 1 given the pickle (accounted)
+    count = ctx["ledger"].figure("training rows the pickle holds", int(found.sum()),
+                                 source="training", bound=1)
+    level = 1.0 - ctx["confidence"]
+    threshold = count.tail(2 * level) if count is not None else 0.0
+    shown = max(0, int(round(count.value)))
+    sec.table.append(("training rows the pickle holds (Laplace noise of scale "
+                      f"{count.scale:.3g}; counts up to {threshold:.0f} are within the "
+                      f"noise at {ctx['confidence']:.0%})", f"about {shown:,} of {n:,}"))
+    sec.private_table.append(("training rows the pickle holds (exact)",
+                              f"{int(found.sum()):,} of {n:,}"))
+    sec.add(V.verbatim_verdict(shown if count.value > threshold else 0, n,
+                               searched=searched, noise_threshold=threshold,
+                               confidence=ctx["confidence"]))
     return sec
 
 
@@ -789,6 +1006,17 @@ def _eta_view(model):
             "preprocessing", "in the units of the raw columns")
 
 
+#: at most this many raw columns get their own leakage figure (private channel)
+_MAX_COLUMN_ETAS = 20
+
+
+def _raw_columns(X, cols):
+    """The raw columns whose leakage is stated one by one: the sensitive ones first."""
+    names = list(X.columns) if is_frame(X) else list(range(np.shape(X)[1]))
+    order = [c for c in cols if c in names] + [c for c in names if c not in cols]
+    return order[:_MAX_COLUMN_ETAS], len(names)
+
+
 def _fil_section(ctx):
     from .. import fil
 
@@ -800,24 +1028,34 @@ def _fil_section(ctx):
             return sec
         return None
     sec = ReportSection("fil", "Per-example Fisher information loss")
+    # every eta is a function of individual training rows (and of all of them through the
+    # Hessian): the figures are private; the page says what was computed and where
     if model is not ctx["estimator"] and hasattr(model, "hessian_min_eigenvalue_"):
-        sec.table.append(("audited through", (  # a scikit-learn MLP, through fil.audit
+        sec.table.append(("audited through", (
             f"fil.audit at sigma = {ctx['sigma']:.4g}: what this network would leak about "
             "each row's raw values if its weights were released with that noise, locally "
             "at the released local minimum (an attribute-inference bound, not a membership "
-            f"score); its parameters were polished by {model.polish_distance_:.3g} to a "
-            "local minimum certified by the smallest Hessian eigenvalue "
+            "score)")))
+        sec.private_table.append(("audit certificate", (
+            f"parameters polished by {model.polish_distance_:.3g} to a local minimum "
+            f"certified by the smallest Hessian eigenvalue "
             f"{model.hessian_min_eigenvalue_:.3g}")))
     elif model is not ctx["estimator"]:   # a scikit-learn GLM, through fil.audit
         final = model.steps[-1][1] if hasattr(model, "steps") else model
         sec.table.append(("audited through", (
             f"fil.audit at sigma = {ctx['sigma']:.4g}: what this model would leak if its "
-            "coefficients were released with that noise (the published model has none); "
-            f"its coefficients were polished by {getattr(final, 'polish_distance_', 0.0):.3g} "
-            "to the exact minimiser")))
+            "coefficients were released with that noise (the published model has none)")))
+        sec.private_table.append(("audit certificate", (
+            f"coefficients polished by {getattr(final, 'polish_distance_', 0.0):.3g} to "
+            "the exact minimiser")))
     X = ctx["X"]
     wrt, units = _eta_view(model)
     sec.table.append(("eta with respect to", wrt))
+    sec.add(V.Verdict("note", "The per-example figures (eta of each training row, their "
+                                 "quantiles and the largest) are functions of individual "
+                                 "training rows, so they are in the report's private "
+                                 "channel: build the report with include_private_details="
+                                 "True to see them on a private page."))
     with warnings.catch_warnings():
         # the view is stated in the table; published rows are flagged below (eta inf)
         warnings.simplefilter("ignore", PrivacyWarning)
@@ -826,12 +1064,14 @@ def _fil_section(ctx):
     if published.any():
         sec.add(V.published_rows_verdict(int(published.sum())))
         eta = eta[~published]
-    ctx["summary"]["max_eta"] = float(eta.max())
+    ctx["max_eta"] = float(eta.max())
+    ctx["ledger"].figure("per-example eta", eta, source="training")
     ctx["eta"] = eta
     qs = np.quantile(eta, [0.5, 0.9, 0.99])
-    sec.table += [("rows", f"{eta.size:,}"), ("median eta", _coarse(qs[0])),
-                  ("90th percentile", _coarse(qs[1])), ("99th percentile", _coarse(qs[2])),
-                  ("largest eta", _coarse(eta.max()))]
+    sec.private_table += [("rows", f"{eta.size:,}"), ("median eta", _coarse(qs[0])),
+                          ("90th percentile", _coarse(qs[1])),
+                          ("99th percentile", _coarse(qs[2])),
+                          ("largest eta", _coarse(eta.max()))]
     per_attr = {}
     for c in ctx["cols"]:
         try:
@@ -839,12 +1079,29 @@ def _fil_section(ctx):
                 warnings.simplefilter("ignore", PrivacyWarning)
                 v = np.asarray(fil.eta(model, columns=c, per_example=True, X=X))
             per_attr[c] = v[np.isfinite(v)]
-            sec.table.append((f"eta of '{c}' (median / max)",
-                              f"{_coarse(np.median(per_attr[c]))} / "
-                              f"{_coarse(per_attr[c].max())}"))
+            sec.private_table.append((f"eta of '{c}' (median / max)",
+                                      f"{_coarse(np.median(per_attr[c]))} / "
+                                      f"{_coarse(per_attr[c].max())}"))
         except (TypeError, ValueError) as exc:
-            sec.table.append((f"eta of '{c}'", f"not computed: {exc}"))
-    sec.add(V.fil_verdict(float(eta.max()), float(np.median(eta)), units=units))
+            sec.private_table.append((f"eta of '{c}'", f"not computed: {exc}"))
+    # the leakage in each raw column's own units (one-hot blocks: their one-hot values)
+    per_column, skipped = [], []
+    columns, n_columns = _raw_columns(X, list(ctx["cols"]))
+    for c in columns:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", PrivacyWarning)
+                v = per_attr.get(c)
+                if v is None:
+                    v = np.asarray(fil.eta(model, columns=c, per_example=True, X=X))
+                    v = v[np.isfinite(v)]
+            if v.size:
+                per_column.append((c, float(v.max())))
+        except (TypeError, ValueError):
+            skipped.append(c)
+    sec.add_private(V.fil_verdict(float(eta.max()), float(np.median(eta)), units=units,
+                                  per_column=per_column, n_columns=n_columns,
+                                  skipped=skipped))
     if _have_matplotlib():
         import matplotlib.pyplot as plt
 
@@ -856,7 +1113,7 @@ def _fil_section(ctx):
         ax.set_ylabel("rows")
         ax.set_yscale("log")
         ax.legend(fontsize=8)
-        sec.figure_png = _figure_png(fig)
+        sec.private_figure_png = _figure_png(fig)
     return sec
 
 
@@ -924,24 +1181,144 @@ def _column_of(X, c):
     return np.asarray(X)[:, int(c)]
 
 
+def _ranks(s_in, s_out):
+    """Each member's normalised rank among the non-members (Mann-Whitney, ties half).
+
+    ``u_i`` in ``[0, 1]`` depends on member ``i``'s score and the non-members' scores only,
+    so a sum of ``u`` over members changes by at most 1 when one member row is replaced;
+    the AUC is their mean.
+    """
+    out = np.sort(s_out)
+    lo = np.searchsorted(out, s_in, side="left")
+    hi = np.searchsorted(out, s_in, side="right")
+    return (lo + 0.5 * (hi - lo)) / max(1, out.size)
+
+
+def _mw_null_var(k_in, k_out):
+    """Variance of the Mann-Whitney rank sum ``sum u_i`` under exchangeable scores."""
+    return k_in * (k_in + k_out + 1) / (12.0 * k_out)
+
+
+def _noisy_auc_interval(auc, k_in, k_out, noise_tail, confidence):
+    """A conservative interval for an AUC released with noise.
+
+    The sampling part uses the distribution-free bound Var(AUC) <= AUC (1 - AUC) /
+    min(k_in, k_out) (van Dantzig) at the AUC in the noise band closest to 0.5, at level
+    ``(1 - confidence) / 2``; ``noise_tail`` (on the AUC scale) covers the noise at the
+    other half of the level (union bound).
+    """
+    from scipy.stats import norm
+
+    a = float(np.clip(auc, 0.0, 1.0))
+    closest = 0.5 if abs(a - 0.5) <= noise_tail else (a - noise_tail if a > 0.5
+                                                      else a + noise_tail)
+    z = norm.ppf(1 - (1 - confidence) / 4)
+    half = z * np.sqrt(closest * (1 - closest) / max(1, min(k_in, k_out))) + noise_tail
+    return max(0.0, a - half), min(1.0, a + half)
+
+
 def _membership_section(ctx):
     if ctx["Xp"] is None:
         return None
     est, X, y, Xp, yp, rng, conf = (ctx[k] for k in ("estimator", "X", "y", "Xp", "yp",
                                                      "rng", "confidence"))
+    ledger = ctx["ledger"]
+    level = 1.0 - conf
     sec = ReportSection("membership", "Membership inference")
-    # equal-size evaluation sets: a random subset of the larger side
+    # equal-size evaluation sets: a random subset of the larger side (positions drawn from
+    # the seed: which rows are evaluated does not depend on their values)
     k = min(n_rows(X), n_rows(Xp))
     i_in = np.sort(rng.choice(n_rows(X), size=k, replace=False))
     i_out = np.sort(rng.choice(n_rows(Xp), size=k, replace=False))
     s_in, attack = _scores(est, X, y, i_in)
     s_out, _ = _scores(est, Xp, yp, i_out)
+    label = f"threshold ({attack})"
+    # --- default page: the rank sum of the members, released with Laplace noise
+    u = _ranks(s_in, s_out)
+    total = ledger.figure("membership rank sum", float(u.sum()), source="training", bound=1)
+    auc_n = total.value / k
+    tail = total.tail(level / 2) / k
+    lo_n, hi_n = _noisy_auc_interval(auc_n, k, k, tail, conf)
+    p_all = noisy_sum_upper_p(total.value, 0.5 * k, _mw_null_var(k, k), [total.scale])
+    sec.table.append((f"threshold attack ({attack}) AUC, released with Laplace noise of "
+                      f"scale {total.scale / k:.2g}; conservative {conf:.0%} interval",
+                      f"{auc_n:.3f} [{lo_n:.3f}, {hi_n:.3f}] (chance 0.5; {k:,} members, "
+                      f"{k:,} non-members; one-sided p = {p_all:.3g})"))
+    tests = [("attack", label, auc_n, lo_n, hi_n, p_all)]
+    # --- groups of each sensitive column, defined on the population rows (public)
+    group_rows = []
+    for c in ctx["cols"]:
+        try:
+            g_in, g_out = _column_of(X, c)[i_in], _column_of(Xp, c)[i_out]
+        except (KeyError, IndexError, ValueError, TypeError):
+            continue
+        g_in, g_out = g_in.astype(str), g_out.astype(str)
+        levels = np.unique(g_out)
+        if levels.size > _MAX_GROUPS:
+            sec.table.append((f"membership by '{c}'", f"not split: {levels.size} distinct "
+                                                       "values in the population rows"))
+            continue
+        sums, counts, n_out = [], [], []
+        for lev in levels:
+            b = s_out[g_out == lev]
+            a = s_in[g_in == lev]
+            sums.append(_ranks(a, b).sum() if a.size else 0.0)
+            counts.append(a.size)
+            n_out.append(b.size)
+        # a member row moves from one group to another: L1 sensitivity 2 per vector
+        S = ledger.figure(f"per-group rank sums of '{c}'", np.array(sums), source="training",
+                          bound=1, vector=True)
+        K = ledger.figure(f"per-group member counts of '{c}'", np.array(counts, float),
+                          source="training", bound=1, vector=True)
+        shown, hidden = [], 0
+        for j, lev in enumerate(levels):
+            k_g, m_g = float(K.value[j]), int(n_out[j])
+            if k_g < ledger.min_group_size or m_g < ledger.min_group_size:
+                hidden += 1
+                continue
+            # the count's upper band makes the null variance conservative
+            k_hi = k_g + K.tail(level / 2)
+            p_g = noisy_sum_upper_p(S.value[j] - 0.5 * k_g, 0.0, _mw_null_var(k_hi, m_g),
+                                    [S.scale, 0.5 * K.scale])
+            auc_g = float(np.clip(S.value[j] / k_g, 0.0, 1.0))
+            noise_g = (S.tail(level / 4) + K.tail(level / 4)) / max(k_g - K.tail(level / 4),
+                                                                    1.0)
+            glo, ghi = _noisy_auc_interval(auc_g, k_g, m_g, noise_g, conf)
+            shown.append((lev, auc_g, glo, ghi, int(round(k_g)), m_g, p_g))
+            sec.table.append((f"AUC where '{c}' = {lev}",
+                              f"{auc_g:.3f} [{glo:.3f}, {ghi:.3f}] (about {int(round(k_g)):,}"
+                              f" members (noisy count), {m_g:,} non-members; one-sided "
+                              f"p = {p_g:.3g})"))
+        if hidden:
+            sec.table.append((f"groups of '{c}' not shown",
+                              f"{hidden}: fewer than {ledger.min_group_size} members (noisy "
+                              "count) or non-members"))
+        group_rows.append((c, shown, hidden))
+        tests += [("group", (c, g[0]), g[1], g[2], g[3], g[6]) for g in shown]
+    # --- one family: the attack and every group, Holm's step-down at 1 - confidence
+    rejected, adjusted = holm([t[5] for t in tests], level)
+    method = (f"Holm's step-down correction over the {len(tests)} membership tests of "
+              "this page" if len(tests) > 1 else "a single test")
+    # the population-shift wording needs this page's own two-sample test (private here)
+    sec.add(V.membership_verdict(label, auc_n, lo_n, hi_n, conf, n_members=k,
+                                 n_nonmembers=k, leaks=bool(rejected[0]),
+                                 p_value=float(adjusted[0]), method=method,
+                                 population_differs=None, noisy=True))
+    pos = 1
+    for c, shown, hidden in group_rows:
+        n_g = len(shown)
+        sec.add(V.group_membership_verdict(
+            c, [g[:6] for g in shown], conf, rejected=list(rejected[pos:pos + n_g]),
+            adjusted=list(adjusted[pos:pos + n_g]), method=method, hidden=hidden,
+            min_group_size=ledger.min_group_size))
+        pos += n_g
+    # --- private channel: exact AUCs, LiRA, the two-sample test, exact groups, the figure
     auc, lo, hi, _ = auc_delong(s_in, s_out, conf)
-    curves = [(f"threshold ({attack})", s_in, s_out, auc, lo, hi)]
-    sec.table.append((f"threshold attack ({attack}) AUC, {conf:.0%} interval (DeLong)",
-                      f"{auc:.3f} [{lo:.3f}, {hi:.3f}] (chance 0.5; {k:,} members, "
-                      f"{k:,} non-members)"))
-    results = [(f"threshold ({attack})", auc, lo, hi)]
+    ledger.figure("exact threshold AUC", auc, source="training")
+    curves = [(label, s_in, s_out, auc, lo, hi)]
+    sec.private_table.append((f"threshold attack ({attack}) AUC, exact, {conf:.0%} "
+                              "interval (DeLong)", f"{auc:.3f} [{lo:.3f}, {hi:.3f}]"))
+    private_tests = [(label, auc, lo, hi)]
     if ctx["n_ref"]:
         from ..attacks import lira
 
@@ -953,52 +1330,44 @@ def _membership_section(ctx):
                    n_jobs=ctx["n_jobs"], verbose=ctx["verbose"], random_state=rng)
         a_in, a_out = res.scores_members, res.scores_nonmembers
         auc2, lo2, hi2, _ = auc_delong(a_in, a_out, conf)
-        sec.table.append((f"LiRA ({ctx['n_ref']} reference models) AUC, {conf:.0%} "
-                          "interval (DeLong)", f"{auc2:.3f} [{lo2:.3f}, {hi2:.3f}] ({m:,} "
-                                               f"members, {m:,} non-members)"))
+        ledger.figure("LiRA AUC", auc2, source="training")   # reference models saw the rows
+        sec.private_table.append((f"LiRA ({ctx['n_ref']} reference models) AUC, "
+                                  f"{conf:.0%} interval (DeLong)",
+                                  f"{auc2:.3f} [{lo2:.3f}, {hi2:.3f}] ({m:,} members, "
+                                  f"{m:,} non-members)"))
         curves.append((f"LiRA ({ctx['n_ref']} refs)", a_in, a_out, auc2, lo2, hi2))
-        results.append((f"LiRA ({ctx['n_ref']} reference models)", auc2, lo2, hi2))
-    best = max(results, key=lambda t: t[2])
-    low = min(results, key=lambda t: t[3])
-    pick = best if best[2] > 0.5 or low[3] >= 0.5 else low
-    v = V.membership_verdict(pick[0], pick[1], pick[2], pick[3], conf, n_members=k,
-                             n_nonmembers=k)
-    sec.add(v)
-    # do the population rows resemble the training rows?
+        private_tests.append((f"LiRA ({ctx['n_ref']} reference models)", auc2, lo2, hi2))
     test = _two_sample_test(X, Xp, rng, conf)
+    differs = None
     if test is None:
-        sec.add(V.Verdict("not_checked", "Whether the population rows resemble the training "
-                                         "rows was not checked (fewer than 20 rows a side, "
-                                         "or too many sparse columns)."))
+        sec.add_private(V.Verdict("not_checked", "Whether the population rows resemble the "
+                                                 "training rows was not checked (fewer than "
+                                                 "20 rows a side, or too many sparse "
+                                                 "columns)."))
     else:
         t_auc, t_lo, t_hi, t_p, t_n = test
-        sec.table.append(("two-sample test: held-out AUC of a classifier telling training "
-                          "from population rows", f"{t_auc:.3f} [{t_lo:.3f}, {t_hi:.3f}], "
-                                                  f"one-sided p = {t_p:.3g} ({t_n:,} rows)"))
-        sec.add(V.population_verdict(t_auc, t_lo, t_hi, t_p, conf, t_n))
-    # membership by sensitive group
-    for c in ctx["cols"]:
-        try:
-            g_in, g_out = _column_of(X, c)[i_in], _column_of(Xp, c)[i_out]
-        except (KeyError, IndexError, ValueError, TypeError):
-            continue
-        levels = np.unique(np.r_[g_in.astype(str), g_out.astype(str)])
-        if levels.size > _MAX_GROUPS:
-            sec.table.append((f"membership by '{c}'", f"not split: {levels.size} distinct "
-                                                       "values"))
-            continue
-        groups = []
-        for lev in levels:
-            a, b = s_in[g_in.astype(str) == lev], s_out[g_out.astype(str) == lev]
-            if a.size and b.size:
-                ga, glo, ghi, _ = auc_delong(a, b, conf)
-                groups.append((lev, ga, glo, ghi, a.size, b.size))
-                sec.table.append((f"AUC where '{c}' = {lev}",
-                                  f"{ga:.3f} [{glo:.3f}, {ghi:.3f}] ({_count(a.size)} "
-                                  f"members, {_count(b.size)} non-members)"))
-        sec.add(V.group_membership_verdict(c, groups, conf))
+        ledger.figure("two-sample test", t_auc, source="training")
+        sec.private_table.append(("two-sample test: held-out AUC of a classifier telling "
+                                  "training from population rows",
+                                  f"{t_auc:.3f} [{t_lo:.3f}, {t_hi:.3f}], one-sided p = "
+                                  f"{t_p:.3g} ({t_n:,} rows)"))
+        pv = V.population_verdict(t_auc, t_lo, t_hi, t_p, conf, t_n)
+        differs = pv.outcome == "population_differs"
+        sec.add_private(pv)
+    # per-attack verdicts of the private page: Bonferroni over the attacks (two-sided
+    # intervals at level / number of attacks)
+    from scipy.stats import norm
+
+    for name, a_, lo_, hi_ in private_tests:
+        se = (hi_ - lo_) / (2 * norm.ppf(1 - level / 2))
+        z = norm.ppf(1 - level / (2 * len(private_tests)))
+        sec.add_private(V.membership_verdict(
+            name, a_, a_ - z * se, a_ + z * se, conf, n_members=k, n_nonmembers=k,
+            population_differs=differs,
+            method=(f"Bonferroni over the {len(private_tests)} attacks of this page"
+                    if len(private_tests) > 1 else None)))
     if _have_matplotlib():
-        sec.figure_png = _roc_figure(curves, conf, rng)
+        sec.private_figure_png = _roc_figure(curves, conf, rng)
     return sec
 
 
@@ -1061,6 +1430,30 @@ def _is_numeric_attribute(values):
 
 
 def _inversion_section(ctx):
+    """Attribute inversion: every figure goes to the private channel.
+
+    The attacks score training rows with statistics that depend on other training rows
+    (the adversary's prior and the model's confusion rates are read from the attacked
+    rows; the white-box and regression attacks use every other row), so no per-row bound
+    makes their sums accountable; the default page says so.
+    """
+    sec = _inversion_figures(ctx)
+    if sec is None:
+        return None
+    ctx["ledger"].figure("attribute inversion", sec.table, source="training")
+    sec.private_table, sec.table = sec.table, []
+    sec.private_verdicts, sec.verdicts = sec.verdicts, []
+    sec.private_outcomes, sec.outcomes = sec.outcomes, []
+    sec.private_figure_png, sec.figure_png = sec.figure_png, None
+    sec.add(V.Verdict("note", "Attribute-inversion figures are computed on training rows "
+                              "by attacks whose result for one row depends on the other "
+                              "rows, so they are in the report's private channel: build "
+                              "the report with include_private_details=True to see them "
+                              "on a private page."))
+    return sec
+
+
+def _inversion_figures(ctx):
     if not ctx["cols"]:
         return None
     from ..attacks import (
@@ -1253,8 +1646,23 @@ def _certified(model, c, i):
 def _audit_section(ctx):
     from ..attacks import canary_audit, one_run_audit, worst_case_neighbours
 
-    est, X, y, rng, conf = (ctx[k] for k in ("estimator", "X", "y", "rng", "confidence"))
+    est, rng, conf = (ctx[k] for k in ("estimator", "rng", "confidence"))
+    # the audits retrain the recipe (a clone: hyperparameters only) on the population
+    # rows, which the page treats as public: an audit tests the training algorithm, and a
+    # DP claim holds for every data set, so the bound needs no training row
+    X, y = ctx["Xp"], ctx["yp"]
     sec = ReportSection("audits", "Empirical lower bounds on epsilon")
+    if X is None:
+        if not ctx["n_canaries"] and not ctx["canary_releases"]:
+            return None
+        sec.add(V.Verdict("not_checked", "No audit was run: the audits retrain the model's "
+                                         "recipe on the population rows (so that the page "
+                                         "uses no training row); pass X_population and "
+                                         "y_population."))
+        return sec
+    sec.table.append(("data the audits train on", f"the {n_rows(X):,} population rows "
+                                                  "(a clone of the model: its "
+                                                  "hyperparameters, not its fit)"))
     bounds = []
     fil = _final_fil(est)
     dense = not is_frame(X) and not hasattr(X, "tocsr")
@@ -1264,8 +1672,7 @@ def _audit_section(ctx):
         if fil is not None and fil is est and dense:
             kw = dict(canaries="fil_worst", attack="whitebox")
         else:
-            kw = dict(canaries="mislabel", X_canaries=ctx["Xp"], y_canaries=ctx["yp"],
-                      n_canaries=int(ctx["n_canaries"]))
+            kw = dict(canaries="mislabel", n_canaries=int(ctx["n_canaries"]))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             res = one_run_audit(template, X, y, confidence=conf, random_state=rng, **kw)
