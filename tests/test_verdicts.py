@@ -312,7 +312,8 @@ def test_below_chance_auc_is_explained_by_a_population_that_differs():
     Xp[:, 0] *= 3.0                                     # easier rows than the training's
     yp = (Xp[:, 0] > 0).astype(int)
     model = LogisticRegression().fit(X, y)
-    rep = PrivacyReport.from_estimator(model, X, y, Xp, yp, n_canaries=0, random_state=0)
+    rep = PrivacyReport.from_estimator(model, X, y, Xp, yp, n_canaries=0, random_state=0,
+                                       include_private_details=True)
     memb = _section(rep, "membership")
     assert memb.outcomes[0] == "below_chance"
     assert memb.private_outcomes == ["population_differs", "below_chance"]
@@ -323,7 +324,8 @@ def test_below_chance_auc_is_explained_by_a_population_that_differs():
     assert "not from the training distribution" in memb.private_verdicts[1]
     # the same population drawn like the training rows: no flag
     X, y, Xp, yp = _data()
-    rep = PrivacyReport.from_estimator(model, X, y, Xp, yp, n_canaries=0, random_state=0)
+    rep = PrivacyReport.from_estimator(model, X, y, Xp, yp, n_canaries=0, random_state=0,
+                                       include_private_details=True)
     memb = _section(rep, "membership")
     assert memb.outcomes[0] == "cannot_tell"
     assert memb.private_outcomes == ["population_alike", "cannot_tell"]
@@ -380,7 +382,8 @@ def test_numeric_attribute_is_scored_in_its_units():
                                 random_state=0)
     assert res2.p_value > 0.05 and res2.improvement_interval[0] < 0
     rep = PrivacyReport.from_estimator(model, X[:600], y[:600], X[600:], y[600:],
-                                       sensitive_features=[0], n_canaries=0, random_state=0)
+                                       sensitive_features=[0], n_canaries=0, random_state=0,
+                                       include_private_details=True)
     # better than the median, but the model's answers add nothing to what the label and
     # the other columns reveal: not called a leak of the model
     assert res.model_gain_p_value > 0.05

@@ -155,50 +155,73 @@ class PrivacyReport:
     or :meth:`plot` (a matplotlib summary figure). Each section is present when it
     applies to the model:
 
+    **The default page is a release with its own claim.** Every data-dependent figure
+    goes through one helper (``sklearn_privacy.report._disclosure.PageLedger``) that
+    classes it as *public* (a function of the published object, the population rows --
+    which the page treats as public -- the parameters and the report's seed), *accounted*
+    (a sum over training rows of a per-row quantity bounded given the published model and
+    the population rows, released with Laplace noise at an even share of
+    ``page_epsilon``, from fresh OS entropy) or *private* (anything else computed from the
+    training rows: kept in the private channel, ``private_details`` and the sections'
+    ``private_*`` fields, shown only on the private page of
+    ``include_private_details=True``, never pickled). The headline states the claim of
+    the model and of the model and the page together (basic composition: the page's
+    figures are computed given the published model). Sections:
+
     * **claim** -- what is claimed for the object as published
-      (:func:`sklearn_privacy.privacy_claim`: every step with its reason);
+      (:func:`sklearn_privacy.privacy_claim`: every step with its reason); public;
     * **utility** -- the model's score on the population rows (accuracy, or mean squared
-      error for a regressor) against the trivial baseline (the majority class, or the
-      mean), with a paired ``confidence`` interval of the difference; a release not shown
-      to beat the baseline is flagged;
+      error for a regressor) against the trivial baseline read from the population rows
+      (their majority class, or their mean), with a paired ``confidence`` interval of the
+      difference; a release not shown to beat the baseline is flagged; public;
     * **release** -- what the pickled object holds (size, fitted attributes, whether
-      :func:`~sklearn_privacy.utils.strip_for_release` accepts it, and how many training
-      rows it holds: every fitted array with one column per input of its pipeline step --
-      support vectors, stored samples -- is compared with the training rows as that step
-      sees them, so rows kept behind a scaler are found);
-    * **fil** -- per-example Fisher information loss (the distribution of ``eta``,
-      per-attribute eta of the sensitive columns) for FIL models, or for scikit-learn
-      GLMs through :func:`sklearn_privacy.fil.audit` at a given ``sigma``;
-    * **membership** -- a threshold membership attack (members: the training rows;
-      non-members: the population rows) and, with reference models, LiRA; AUC with
-      DeLong's ``confidence`` interval against the chance level 0.5 (the same interval in
-      the table and in the figure's legend), per group of each categorical sensitive
-      column, and a classifier two-sample test of whether the population rows resemble
-      the training rows (an AUC below chance means they do not);
-    * **inversion** -- attribute inversion of each sensitive column: categorical columns
-      by accuracy (white-box for FIL models, black-box Fredrikson otherwise) with a
-      Wilson interval and the exact binomial p-value against the prior baseline; numeric
-      columns by :func:`~sklearn_privacy.attacks.regression_inversion`, in the column's
-      units against predicting the median. With ``sigma`` (a scikit-learn GLM or MLP
-      audited through :func:`sklearn_privacy.fil.audit`), the categorical columns are
-      also attacked white-box under the audit's hypothetical release -- the audited
-      minimiser released with Gaussian noise of ``sigma``, an adversary who knows every
-      other training row and the row's other values -- on 20 simulated releases, with
-      the same interval, test and baseline (200 rows when every row and candidate is a
-      refit: an MLP or a multinomial model); the black-box row stays the attack on the
-      published, noise-free model;
-    * **audits** -- empirical lower bounds on epsilon: the one-run audit (any model,
-      one extra fit) and, for the library's DP mechanisms with a finite claim, a canary
-      audit on the worst-case neighbouring pair;
+      :func:`~sklearn_privacy.utils.strip_for_release` accepts it: public) and how many
+      training rows it holds (accounted: a noisy count, with the threshold below which a
+      count is within the noise): every fitted array with one column per input of its
+      pipeline step -- support vectors, stored samples -- is compared with the training
+      rows as that step sees them, so rows kept behind a scaler are found;
+    * **fil** -- per-example Fisher information loss for FIL models, or for scikit-learn
+      GLMs and MLPs through :func:`sklearn_privacy.fil.audit` at a given ``sigma``: what
+      was computed is public; every eta is private (quantiles, the largest, per-attribute
+      eta, and the leakage sentence in each raw column's own units);
+    * **membership** -- a threshold membership attack (members: a sample of the training
+      rows; non-members: population rows). Default page: the members' rank sum among the
+      non-members (each member adds a value in [0, 1]) released with Laplace noise, so the
+      AUC is noisy and its interval conservative (van Dantzig's variance bound plus the
+      noise); per group of each categorical sensitive column (groups defined by the
+      population's levels), noisy rank sums and noisy member counts, a group shown only
+      when its noisy count and its population count reach ``min_group_size``. Every
+      membership test of the page (the attack and every shown group) is one family under
+      Holm's step-down procedure at level ``1 - confidence``; the p-values include the
+      noise. Private: the exact AUC with DeLong's interval, LiRA with reference models, a
+      classifier two-sample test of whether the population rows resemble the training rows
+      (an AUC below chance is attributed to a population shift only on a page where that
+      test finds one), and the ROC figure;
+    * **inversion** -- attribute inversion of each sensitive column (private; computed
+      only with ``include_private_details=True``): categorical columns by accuracy
+      (white-box for FIL models, black-box Fredrikson otherwise) with a Wilson interval
+      and the exact binomial p-value against the prior baseline; numeric columns by
+      :func:`~sklearn_privacy.attacks.regression_inversion`, in the column's units against
+      predicting the median. With ``sigma`` (a scikit-learn GLM or MLP audited through
+      :func:`sklearn_privacy.fil.audit`), the categorical columns are also attacked
+      white-box under the audit's hypothetical release -- the audited minimiser released
+      with Gaussian noise of ``sigma``, an adversary who knows every other training row
+      and the row's other values -- on 20 simulated releases, with the same interval, test
+      and baseline (200 rows when every row and candidate is a refit: an MLP or a
+      multinomial model);
+    * **audits** -- empirical lower bounds on epsilon of the training recipe (a clone of
+      the model), retrained on the population rows (public): the one-run audit (any
+      model, one extra fit) and, for the library's DP mechanisms with a finite claim, a
+      canary audit on the worst-case neighbouring pair;
     * **private** -- only with ``include_private_details=True``: the most exposed rows by
       the caller's index with exact figures, under a heading saying the page is private.
 
     Every sentence comes from one rule of ``sklearn_privacy.report._verdicts`` applied to
     the figures and their uncertainty; a "no" is said only by a check that could have
-    found a "yes" ("not checked" or "cannot tell" otherwise). The default page holds no
-    per-person identifier: distributions, quantiles at two significant digits, and counts
-    (groups under 10 rows shown as "< 10"); it states the library version, the date, the
-    parameters and the seed.
+    found a "yes" ("not checked" or "cannot tell" otherwise); no finding is contradicted by
+    another section of the same page. The default page states the library version, the
+    date, the parameters and the seed; :meth:`default_page` renders it deterministically
+    (given ``random_state`` and ``noise_random_state``).
 
     Attacks and audits are lower bounds on what leaks: a model they cannot break may
     still leak to a stronger adversary. Only the claim (when finite) is a guarantee.
@@ -298,7 +321,9 @@ class PrivacyReport:
             :func:`sklearn_privacy.fil.audit` (the FIL section) and attacked white-box on
             simulated releases (the inversion section).
         n_reference_models : int, default=0
-            Reference models for LiRA (0: the threshold attack only).
+            Reference models for LiRA (0: the threshold attack only). LiRA's reference
+            models train on member rows, so it runs only with
+            ``include_private_details=True`` (private channel).
         n_canaries : int, default=1000
             Canaries of the one-run audit (0 skips it).
         canary_releases : int, default=20000
@@ -412,9 +437,15 @@ class PrivacyReport:
                 else "seeded (the page's claim is inf)"},
         }
         sections = []
-        for builder in (_claim_section, _utility_section, _release_section, _fil_section,
-                        _membership_section, _inversion_section, _audit_section,
-                        _private_section):
+        builders = (_claim_section, _utility_section, _release_section, _fil_section,
+                    _membership_section, _inversion_section, _audit_section,
+                    _private_section)
+        # one generator per section, from the seed: how many draws one section makes
+        # (which can depend on the rows, in a private computation) never moves another's
+        section_seeds = child_seeds(np.random.default_rng(int(rng.integers(2**63 - 1))),
+                                    len(builders))
+        for builder, section_seed in zip(builders, section_seeds, strict=True):
+            ctx["rng"] = np.random.default_rng(int(section_seed))
             t = time.perf_counter()
             if verbose:
                 print(f"[PrivacyReport] {builder.__name__[1:-8]} ...", flush=True)
@@ -982,7 +1013,14 @@ def _audit_view(ctx):
     try:
         return audit(est, ctx["X"], ctx["y"], sigma=ctx["sigma"]), None
     except (TypeError, ValueError) as exc:
-        return None, str(exc)
+        msg = str(exc)
+        if "pass rows=[...]" in msg:
+            # the audit's own advice names its parameter; the report audits every row
+            msg = msg.split("; pass rows=[...]")[0] + (
+                "; the report audits every row, so it did not run this one: call "
+                "sklearn_privacy.fil.audit(model, X_train, y_train, sigma=..., "
+                "rows=[...]) with the rows to audit")
+        return None, msg
 
 
 def _eta_view(model):
@@ -1073,7 +1111,7 @@ def _fil_section(ctx):
                           ("99th percentile", _coarse(qs[2])),
                           ("largest eta", _coarse(eta.max()))]
     per_attr = {}
-    for c in ctx["cols"]:
+    for c in ctx["cols"] if ctx["private"] else []:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", PrivacyWarning)
@@ -1087,7 +1125,7 @@ def _fil_section(ctx):
     # the leakage in each raw column's own units (one-hot blocks: their one-hot values)
     per_column, skipped = [], []
     columns, n_columns = _raw_columns(X, list(ctx["cols"]))
-    for c in columns:
+    for c in columns if ctx["private"] else []:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", PrivacyWarning)
@@ -1099,10 +1137,11 @@ def _fil_section(ctx):
                 per_column.append((c, float(v.max())))
         except (TypeError, ValueError):
             skipped.append(c)
-    sec.add_private(V.fil_verdict(float(eta.max()), float(np.median(eta)), units=units,
-                                  per_column=per_column, n_columns=n_columns,
-                                  skipped=skipped))
-    if _have_matplotlib():
+    if ctx["private"]:
+        sec.add_private(V.fil_verdict(float(eta.max()), float(np.median(eta)), units=units,
+                                      per_column=per_column, n_columns=n_columns,
+                                      skipped=skipped))
+    if ctx["private"] and _have_matplotlib():
         import matplotlib.pyplot as plt
 
         fig, ax = plt.subplots(figsize=(6, 3.6))
@@ -1319,7 +1358,12 @@ def _membership_section(ctx):
     sec.private_table.append((f"threshold attack ({attack}) AUC, exact, {conf:.0%} "
                               "interval (DeLong)", f"{auc:.3f} [{lo:.3f}, {hi:.3f}]"))
     private_tests = [(label, auc, lo, hi)]
-    if ctx["n_ref"]:
+    if ctx["n_ref"] and not ctx["private"]:
+        sec.add(V.Verdict("note", "LiRA was not run: its reference models train on the "
+                                  "member rows, so its figures belong to the private "
+                                  "channel; build the report with include_private_details="
+                                  "True to run it."))
+    if ctx["n_ref"] and ctx["private"]:
         from ..attacks import lira
 
         m = min(k, _TEST_ROWS)
@@ -1337,9 +1381,11 @@ def _membership_section(ctx):
                                   f"{m:,} non-members)"))
         curves.append((f"LiRA ({ctx['n_ref']} refs)", a_in, a_out, auc2, lo2, hi2))
         private_tests.append((f"LiRA ({ctx['n_ref']} reference models)", auc2, lo2, hi2))
-    test = _two_sample_test(X, Xp, rng, conf)
+    test = _two_sample_test(X, Xp, rng, conf) if ctx["private"] else None
     differs = None
-    if test is None:
+    if not ctx["private"]:
+        pass
+    elif test is None:
         sec.add_private(V.Verdict("not_checked", "Whether the population rows resemble the "
                                                  "training rows was not checked (fewer than "
                                                  "20 rows a side, or too many sparse "
@@ -1366,7 +1412,7 @@ def _membership_section(ctx):
             population_differs=differs,
             method=(f"Bonferroni over the {len(private_tests)} attacks of this page"
                     if len(private_tests) > 1 else None)))
-    if _have_matplotlib():
+    if ctx["private"] and _have_matplotlib():
         sec.private_figure_png = _roc_figure(curves, conf, rng)
     return sec
 
@@ -1437,6 +1483,17 @@ def _inversion_section(ctx):
     rows; the white-box and regression attacks use every other row), so no per-row bound
     makes their sums accountable; the default page says so.
     """
+    if not ctx["cols"]:
+        return None
+    if not ctx["private"]:
+        sec = ReportSection("inversion", "Attribute inversion of the sensitive columns")
+        sec.add(V.Verdict("note", "Attribute-inversion figures would be computed on "
+                                  "training rows by attacks whose result for one row "
+                                  "depends on the other rows, so they belong to the "
+                                  "report's private channel, which this report did not "
+                                  "compute: build the report with include_private_details"
+                                  "=True to run them and see them on a private page."))
+        return sec
     sec = _inversion_figures(ctx)
     if sec is None:
         return None
