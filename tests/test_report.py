@@ -165,6 +165,10 @@ def test_scikit_learn_glm_gets_per_example_fil_through_fil_audit():
     (dict(top_k=-1), ValueError, "top_k must be an integer >= 0"),
     (dict(confidence=1.0), ValueError, "confidence must be a float in"),
     (dict(n_reference_models=2), ValueError, "n_reference_models must be 0 .* or at least 4"),
+    (dict(page_epsilon=0.0), ValueError, "page_epsilon must be a positive finite number"),
+    (dict(page_epsilon=np.inf), ValueError, "page_epsilon must be a positive finite number"),
+    (dict(page_epsilon="1"), TypeError, "page_epsilon must be a positive finite number"),
+    (dict(min_group_size=0), ValueError, "min_group_size must be an integer >= 1"),
 ])
 def test_bad_parameters_are_refused_by_name_before_any_work(kwargs, exc, match):
     """Each parameter is checked on entry, in the report's own words.

@@ -365,3 +365,48 @@ def test_distinguisher_tells_exact_pages_apart(monkeypatch):
     monkeypatch.setattr(PageLedger, "figure", figure)
     res = _bench().distinguisher(15)
     assert res["advantage"] > res["allowed_by_total_claim"], res
+
+
+def test_leakage_sentence_gives_each_raw_column_in_its_own_units():
+    """Old: one standard-deviation bound "in the units of the raw columns" for the whole
+    row, across columns in money and in years. Now one bound per raw column, each
+    1 / (largest eta of that column), checked against fil.eta column by column."""
+    pd = pytest.importorskip("pandas")
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    import sklearn_privacy.fil as fil
+
+    rng = np.random.default_rng(0)
+    n = 300
+    F = pd.DataFrame({"amount": rng.normal(5000, 2000, n), "age": rng.normal(40, 10, n)})
+    y = ((F.amount - 5000) / 2000 + (F.age - 40) / 10 + rng.normal(size=n) > 0).astype(int)
+    pipe = make_pipeline(StandardScaler(), FILLogisticRegression(sigma=0.1, alpha=0.01))
+    pipe.fit(F, y)
+    rep = _report(pipe, F, y.to_numpy(), None, None, sensitive_features=None,
+                  include_private_details=True)
+    sentence = _section(rep, "fil").private_verdicts[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for c in ("amount", "age"):
+            largest = np.max(fil.eta(pipe, columns=c, per_example=True, X=F))
+            assert f"'{c}' >= {1 / largest:.2g}" in sentence
+    assert "in the column's own units" in sentence and "mixed units" in sentence
+    assert not any("standard deviation" in v for v in _section(rep, "fil").verdicts)
+
+
+def test_no_finding_is_contradicted_by_another_section():
+    """The audit's "no evidence of leakage" is reworded when the membership section of
+    the same page finds leakage."""
+    from sklearn_privacy.report import ReportSection
+    from sklearn_privacy.report import _verdicts as V
+    from sklearn_privacy.report._report import _reconcile
+
+    memb = ReportSection("membership", "m")
+    memb.add(V.membership_verdict("loss", 0.7, 0.65, 0.75, 0.95, n_members=300,
+                                  n_nonmembers=300))
+    audit = ReportSection("audits", "a")
+    audit.add(V.audit_verdict(np.inf, [("one-run audit", 0.0)], 0.95))
+    assert audit.outcomes == ["cannot_tell"]
+    _reconcile([memb, audit])
+    assert "does find leakage: this audit is the weaker test" in audit.verdicts[0]

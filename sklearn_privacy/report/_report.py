@@ -96,6 +96,13 @@ class ReportSection:
         self.outcomes = list(self.outcomes) + ["note"] * (len(self.verdicts)
                                                           - len(self.outcomes))
 
+    def __getstate__(self):
+        # the private channel is never pickled
+        state = dict(self.__dict__)
+        state.update(private_table=[], private_verdicts=[], private_outcomes=[],
+                     private_figure_png=None)
+        return state
+
     def add_private(self, verdict):
         """Append a verdict made from private figures (the private channel).
 
@@ -904,8 +911,10 @@ def _verbatim_search(est, X):
         try:
             current = step.transform(current)
         except Exception as exc:  # noqa: BLE001 - the step's refusal ends the search
+            # the exception's text can quote a training value: its type only on the page
             return None, "", (f"the training rows could not be pushed through step '{name}' "
-                           f"({type(exc).__name__}: {exc})")
+                              f"({type(exc).__name__}; the message is in the private "
+                              "channel)", f"{type(exc).__name__}: {exc}")
     where = (", ".join(held) if held else
              "no fitted attribute has one column per input of its step")
     searched = (f"every fitted array with one column per input of its step, compared with "
@@ -934,7 +943,12 @@ def _release_section(ctx):
     try:
         found, searched, reason = _verbatim_search(est, X)
     except (TypeError, ValueError, MemoryError) as exc:
-        found, searched, reason = None, "", f"the search failed ({exc})"
+        found, searched, reason = None, "", (f"the search failed ({type(exc).__name__}; "
+                                             "the message is in the private channel)",
+                                             str(exc))
+    if isinstance(reason, tuple):   # (what the page says, the exception: private)
+        reason, detail = reason
+        sec.private_table.append(("why the search could not run", detail))
     # the raw rows' bytes, as a second route (a copy kept outside any estimator)
     if reason is None and not is_frame(X) and not hasattr(X, "tocsr") \
             and len(blob) < 50_000_000:
