@@ -248,13 +248,22 @@ class PrivacyReport:
     name : str
         Name shown in the title.
     summary : dict
-        ``claimed_epsilon``, ``claimed_delta``, ``max_eta`` (or None),
-        ``empirical_epsilon`` (the best audit bound), ``confidence``, ``utility``
+        What the default page may show: ``claimed_epsilon``, ``claimed_delta`` (the
+        model's claim), ``page_epsilon``, ``total_epsilon`` (the model and the page
+        together), ``page_queries`` (``(label, sensitivity, epsilon)`` of each accounted
+        figure), ``empirical_epsilon`` (the best audit bound), ``confidence``, ``utility``
         (``(metric, value, baseline, outcome)`` or None) and ``flags`` (the verdicts a
         reader must act on before publishing).
     metadata : dict
         ``version``, ``date``, ``parameters`` and ``random_state`` (the seed the report's
-        randomness was drawn from; pass it back to reproduce the page).
+        randomness was drawn from; pass it back to reproduce the page's public figures).
+
+    Attributes
+    ----------
+    private_details : dict
+        The private channel: ``summary`` (``max_eta``), ``figures`` (every figure the
+        ledger kept private, by label), ``seconds``, ``eta`` and ``flags`` (findings made
+        from private figures). Never on the default page; empty after unpickling.
 
     See Also
     --------
@@ -480,7 +489,11 @@ class PrivacyReport:
     # ------------------------------------------------------------------ rendering
     @property
     def timings(self) -> dict:
-        """Seconds spent on each section."""
+        """Seconds spent on each section.
+
+        Private channel: wall-clock times depend on the rows, so they are not on the
+        default page, and a pickled report has 0 for every section.
+        """
         return {s.key: s.seconds for s in self.sections}
 
     def _headline(self) -> list[str]:
