@@ -410,3 +410,14 @@ def test_no_finding_is_contradicted_by_another_section():
     assert audit.outcomes == ["cannot_tell"]
     _reconcile([memb, audit])
     assert "does find leakage: this audit is the weaker test" in audit.verdicts[0]
+
+
+def test_membership_from_fewer_people_than_the_minimum_is_not_shown():
+    X, y, Xp, yp = _data()
+    model = LogisticRegression().fit(X, y)
+    rep = _report(model, X[:15], y[:15], Xp, yp, min_group_size=20)
+    memb = _section(rep, "membership")
+    assert memb.outcomes == ["not_checked"] and "fewer than min_group_size = 20" in \
+        memb.verdicts[0]
+    assert not memb.table and "AUC where" not in rep.default_page()
+    assert "threshold attack" not in rep.default_page()

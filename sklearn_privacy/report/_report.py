@@ -1294,6 +1294,12 @@ def _membership_section(ctx):
     # equal-size evaluation sets: a random subset of the larger side (positions drawn from
     # the seed: which rows are evaluated does not depend on their values)
     k = min(n_rows(X), n_rows(Xp))
+    if k < ledger.min_group_size:
+        sec.add(V.Verdict("not_checked", f"Membership was not checked: {k} members and "
+                                         f"{k} non-members, fewer than min_group_size = "
+                                         f"{ledger.min_group_size} (no figure on this page "
+                                         "comes from fewer people)."))
+        return sec
     i_in = np.sort(rng.choice(n_rows(X), size=k, replace=False))
     i_out = np.sort(rng.choice(n_rows(Xp), size=k, replace=False))
     s_in, attack = _scores(est, X, y, i_in)
