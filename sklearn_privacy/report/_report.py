@@ -31,6 +31,7 @@ from ..utils._columns import frame_codes
 from ..utils._intervals import auc_delong, paired_difference
 from ..utils._random import child_seeds
 from . import _verdicts as V
+from ._structural import structural_section
 
 
 @dataclass
@@ -348,12 +349,14 @@ class PrivacyReport:
                 "include_private_details": include_private_details},
         }
         sections = []
-        for builder in (_claim_section, _utility_section, _release_section, _fil_section,
+        for builder in (_claim_section, _utility_section, _release_section,
+                        structural_section, _fil_section,
                         _membership_section, _inversion_section, _audit_section,
                         _private_section):
             t = time.perf_counter()
             if verbose:
-                print(f"[PrivacyReport] {builder.__name__[1:-8]} ...", flush=True)
+                step = builder.__name__.strip("_").removesuffix("_section")
+                print(f"[PrivacyReport] {step} ...", flush=True)
             section = builder(ctx)
             if section is not None:
                 section.seconds = time.perf_counter() - t
@@ -1274,12 +1277,15 @@ def _audit_section(ctx):
                           "canaries)",
                           f"{res.epsilon_lower_bound:.3g} ({res.n_correct}/{res.n_guesses} "
                           f"guesses correct, {res.n_canaries} canaries, attack {res.attack})"))
-    if fil is not None and fil is est and dense and np.isfinite(claimed) \
-            and ctx["canary_releases"]:
+    else:
+        sec.table.append(("one-run audit", "not run: n_canaries=0"))
+    canary, why_not = _canary_target(ctx, fil, claimed)
+    if canary is not None:
+        target, Xf, on = canary
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            pair = worst_case_neighbours(clone(est), X, y, random_state=rng)
-            res = canary_audit(clone(est), X, y, pair.index, pair.x_replacement,
+            pair = worst_case_neighbours(clone(target), Xf, y, random_state=rng)
+            res = canary_audit(clone(target), Xf, y, pair.index, pair.x_replacement,
                                pair.y_replacement, attack=pair.statistic(),
                                n_releases=int(ctx["canary_releases"]), refit=False,
                                confidence=conf, random_state=rng)
@@ -1287,9 +1293,15 @@ def _audit_section(ctx):
         sec.table.append(("canary audit on the worst pair found (replace-one)",
                           f"{res.epsilon_lower_bound:.3g} ({ctx['canary_releases']:,} "
                           f"releases per side; the pair moves the minimiser "
-                          f"{pair.ratio:.2f} of sensitivity_)"))
+                          f"{pair.ratio:.2f} of sensitivity_; {on})"))
+    else:
+        sec.table.append(("canary audit on the worst-case pair", f"not run: {why_not}"))
+        sec.add(V.Verdict("not_checked", f"The worst-case canary audit did not run: "
+                                         f"{why_not}."))
+    bounds += ctx.get("structural_bounds", [])
     if not bounds:
-        return None
+        sec.add(V.audit_verdict(claimed, bounds, conf))
+        return sec
     best = max(b[1] for b in bounds)
     ctx["summary"]["empirical_epsilon"] = float(best)
     ctx["summary"]["confidence"] = conf
@@ -1307,6 +1319,42 @@ def _audit_section(ctx):
         ax.legend(fontsize=8, loc="lower right")
         sec.figure_png = _figure_png(fig)
     return sec
+
+
+def _canary_target(ctx, fil, claimed):
+    """What the worst-case canary audit runs on, or why it cannot run.
+
+    A bare FIL estimator is audited on the training rows; a pipeline ending in one is
+    audited on its final step, on the rows as the pipeline's own (fitted, held fixed)
+    preprocessing outputs them: the final step's DP guarantee is over those rows, and the
+    claim of the whole object is at least the final step's.
+    Returns ``((estimator, rows, where), None)`` or ``(None, reason)``.
+    """
+    est, X = ctx["estimator"], ctx["X"]
+    if not ctx["canary_releases"]:
+        return None, "canary_releases=0"
+    if fil is None:
+        return None, ("it audits the library's output-perturbed FIL estimators; this model "
+                      "is not one")
+    if not np.isfinite(claimed):
+        return None, "no finite claim to audit (epsilon = inf)"
+    if len(getattr(fil, "classes_", ())) > 2:
+        return None, "the worst-case search supports binary and least-squares FIL models"
+    if fil is est:
+        if is_frame(X) or hasattr(X, "tocsr"):
+            try:
+                Xf = np.asarray(X.toarray() if hasattr(X, "tocsr") else X, dtype=float)
+            except (TypeError, ValueError):
+                return None, "the training rows have non-numeric columns"
+            return (est, Xf, "on the training rows"), None
+        return (est, np.asarray(X, dtype=float), "on the training rows"), None
+    try:
+        Xf = est[:-1].transform(X)
+        Xf = np.asarray(Xf.toarray() if hasattr(Xf, "toarray") else Xf, dtype=float)
+    except Exception as exc:  # noqa: BLE001 - the refusal is the reason
+        return None, f"the rows could not be pushed through the preprocessing ({exc})"
+    return (fil, Xf, "on the final step, on the rows as the pipeline's preprocessing "
+                     "outputs them"), None
 
 
 def _private_section(ctx):
