@@ -31,7 +31,9 @@ from ..utils._columns import frame_codes
 from ..utils._intervals import auc_delong, paired_difference
 from ..utils._random import child_seeds
 from . import _verdicts as V
+from ._record import ReleasePolicy, from_record, recommend, schema, to_record
 from ._structural import structural_section
+from ._tail import tail_rows
 
 
 @dataclass
@@ -241,7 +243,8 @@ class PrivacyReport:
                        canary_releases: int = 20_000, top_k: int = 10,
                        confidence: float = 0.95, n_jobs=None, verbose: int = 0,
                        random_state=None, name: str | None = None,
-                       include_private_details: bool = False) -> PrivacyReport:
+                       include_private_details: bool = False,
+                       policy: ReleasePolicy | None = None) -> PrivacyReport:
         """Compute every applicable section for a fitted model and its training data.
 
         Parameters
@@ -289,6 +292,11 @@ class PrivacyReport:
             with their exact figures, under a heading that says the page is private.
             By default the page holds no per-person identifier or exact per-person
             figure and can be shared with those allowed to see aggregate results.
+        policy : ReleasePolicy, optional
+            The thresholds of the recommendation (``reject``, ``support_rejection`` or
+            ``support_release``, in ``recommendation``, on the page and in
+            :meth:`to_json`) and the k of the structural checks; default
+            ``ReleasePolicy()`` (its defaults are documented there).
 
         Returns
         -------
@@ -320,6 +328,11 @@ class PrivacyReport:
                 f"variances need 2 models with and 2 without each row); got "
                 f"{n_reference_models}.")
         check_fraction(confidence, "confidence")
+        if policy is None:
+            policy = ReleasePolicy()
+        elif not isinstance(policy, ReleasePolicy):
+            raise TypeError(f"policy must be a ReleasePolicy or None; got "
+                            f"{type(policy).__name__}.")
         include_private_details = check_bool(include_private_details,
                                             "include_private_details")
         # the seed of the report's own randomness, stated on the page (reproducible)
@@ -333,7 +346,7 @@ class PrivacyReport:
                    n_ref=n_reference_models, n_canaries=n_canaries,
                    canary_releases=canary_releases, top_k=top_k, confidence=confidence,
                    n_jobs=n_jobs, verbose=verbose, rng=rng, summary={},
-                   private=include_private_details)
+                   private=include_private_details, min_rows=policy.min_rows)
         from .. import __version__
 
         metadata = {
@@ -364,8 +377,78 @@ class PrivacyReport:
         ctx["summary"]["flags"] = [v for sec in sections
                                    for v, o in zip(sec.verdicts, sec.outcomes, strict=True)
                                    if o in V.FLAGS]
-        return cls(sections, name=name, summary=ctx["summary"],
-                   metadata=metadata)
+        report = cls(sections, name=name, summary=ctx["summary"], metadata=metadata)
+        report.structural = [{k: v for k, v in vars(c).items() if k != "membership"}
+                             for c in ctx.get("structural_checks", [])]
+        report.recommendation = recommend(report, policy)
+        return report
+
+    # ------------------------------------------------------------------ the record
+    #: structural checks as dictionaries (name, family, proves, ran, found, total, detail,
+    #: reason); empty for a report built by hand
+    structural = ()
+    #: the decision under the report's policy: ``{"decision", "reasons", "policy"}``
+    recommendation = None
+
+    def _decision(self):
+        if self.recommendation is None:
+            self.recommendation = recommend(self, ReleasePolicy())
+        return self.recommendation
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The report as a JSON record an output-checking process can file.
+
+        The record follows the schema ``sklearn_privacy.privacy_report`` (version
+        ``"1.0"``, :meth:`json_schema`): the claim, every conclusion of the page with its
+        section and outcome, the structural checks (ran or why not, what they found and
+        what a finding proves), every section's table, and the recommendation with its
+        reasons and the policy it was made under. Non-finite numbers are the strings
+        ``"inf"``, ``"-inf"`` and ``"nan"``; figures are not included (the page renders
+        them). :meth:`from_json` reads it back.
+
+        Parameters
+        ----------
+        indent : int or None, default=2
+            Indentation of :func:`json.dumps`.
+
+        Returns
+        -------
+        text : str
+            The JSON text.
+        """
+        import json
+
+        self._decision()
+        return json.dumps(to_record(self), indent=indent, allow_nan=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> PrivacyReport:
+        """Rebuild a report from :meth:`to_json` (without figures).
+
+        Parameters
+        ----------
+        text : str
+            A record of schema major version 1.
+
+        Returns
+        -------
+        report : PrivacyReport
+            The report; its :meth:`to_json` returns the same record.
+        """
+        import json
+
+        return from_record(cls, json.loads(text))
+
+    @staticmethod
+    def json_schema() -> dict:
+        """The JSON Schema (draft 2020-12) of :meth:`to_json`'s record.
+
+        Returns
+        -------
+        schema : dict
+            The schema shipped with the package (``privacy_report.schema.json``).
+        """
+        return schema()
 
     # ------------------------------------------------------------------ rendering
     @property
@@ -385,6 +468,13 @@ class PrivacyReport:
                         + ("" if outcome == "above_baseline" else ": flagged")))
         if s.get("max_eta") is not None:
             out.append(("largest per-example eta", _fmt(s["max_eta"])))
+        tail = s.get("tpr_at_low_fpr")
+        if tail:
+            out.append((f"TPR at FPR 1 % / 0.1 %, strongest attack ({tail['attack']})",
+                        " / ".join("not resolved" if r is None else
+                                   f"{r['tpr']:.3g} [{r['low']:.3g}, {r['high']:.3g}]"
+                                   for r in (tail["levels"]["0.01"],
+                                             tail["levels"]["0.001"]))))
         if s.get("empirical_epsilon") is not None:
             out.append((f"empirical epsilon lower bound ({s.get('confidence', 0.95):.0%})",
                         _fmt(s["empirical_epsilon"])))
@@ -416,6 +506,7 @@ class PrivacyReport:
         for k, v in self._headline():
             parts.append(f"<tr><td>{e(k)}</td><td><b>{e(v)}</b></td></tr>")
         parts.append("</table>")
+        parts += self._decision_html()
         flags = self.summary.get("flags") or []
         if flags:
             parts.append("<h2>Findings to act on before publishing</h2>")
@@ -438,6 +529,20 @@ class PrivacyReport:
         parts += self._footer()
         parts.append("</body></html>")
         return "\n".join(parts)
+
+    def _decision_html(self) -> list[str]:
+        e = html.escape
+        rec = self._decision()
+        words = rec["decision"].replace("_", " ")
+        cls = "" if rec["decision"] == "support_release" else " flag"
+        out = [f"<div class='verdict{cls}' id='recommendation'><b>Recommendation: {e(words)}"
+               "</b> (under the declared policy: "
+               + e(", ".join(f"{k} = {v}" for k, v in rec["policy"].items())) + ")<ul>"]
+        out += [f"<li>{e(r)}</li>" for r in rec["reasons"][:20]]
+        if len(rec["reasons"]) > 20:
+            out.append(f"<li>... and {len(rec['reasons']) - 20} more (see to_json())</li>")
+        out.append("</ul></div>")
+        return out
 
     def _footer(self) -> list[str]:
         e = html.escape
@@ -1000,6 +1105,7 @@ def _membership_section(ctx):
                                   f"{ga:.3f} [{glo:.3f}, {ghi:.3f}] ({_count(a.size)} "
                                   f"members, {_count(b.size)} non-members)"))
         sec.add(V.group_membership_verdict(c, groups, conf))
+    tail_rows(ctx, sec, curves)
     if _have_matplotlib():
         sec.figure_png = _roc_figure(curves, conf, rng)
     return sec
@@ -1304,6 +1410,7 @@ def _audit_section(ctx):
         return sec
     best = max(b[1] for b in bounds)
     ctx["summary"]["empirical_epsilon"] = float(best)
+    ctx["summary"]["empirical_epsilon_source"] = max(bounds, key=lambda b: b[1])[0]
     ctx["summary"]["confidence"] = conf
     sec.add(V.audit_verdict(claimed, bounds, conf))
     if _have_matplotlib():
