@@ -28,7 +28,7 @@ DECISIONS = ("reject", "support_rejection", "support_release")
 #: outcomes whose finding proves disclosure from the published object itself
 _PROOF = frozenset({"verbatim", "refuted"})
 #: structural checks whose finding proves disclosure (the rest are risk indicators)
-_PROOF_CHECKS = frozenset({"stored_rows", "recoverable_values", "class_disclosure"})
+_PROOF_CHECKS = frozenset({"stored_rows", "class_disclosure"})
 
 
 @dataclass(frozen=True)
@@ -39,10 +39,12 @@ class ReleasePolicy:
     ``"support_release"``, each with its reasons:
 
     * **reject** -- the published object itself proves disclosure: training rows stored
-      in it, a structural check that proves disclosure (stored rows, recoverable training
-      values, pure leaves of fewer than ``min_rows`` rows), or a claim refuted by an audit;
+      in it (found by the release section or the structural stored-rows check), pure
+      leaves of fewer than ``min_rows`` rows (the label of everyone in their region), or a
+      claim refuted by an audit;
     * **support rejection** -- any other finding flagged on the page (an attack that
-      leaks, a risk indicator such as small leaves or too few degrees of freedom, a release
+      leaks, a structural finding such as small leaves, thresholds on training values,
+      recoverable column values or too few degrees of freedom, a release
       not shown to beat its baseline), a finite claim above ``max_claimed_epsilon``, an
       empirical epsilon above ``max_empirical_epsilon``, or the strongest attack's TPR at
       1 % FPR shown (its interval's lower end) above ``max_tpr_at_1pct_fpr``;

@@ -218,7 +218,7 @@ class PrivacyReport:
     >>> report = PrivacyReport.from_estimator(model, X[:300], y[:300], X[300:], y[300:],
     ...                                       n_canaries=100, random_state=0)
     >>> [s.key for s in report.sections]
-    ['claim', 'utility', 'release', 'membership', 'audits']
+    ['claim', 'utility', 'release', 'structural', 'membership', 'audits']
     >>> report.sections[1].outcomes
     ['above_baseline']
     >>> report.summary["claimed_epsilon"]

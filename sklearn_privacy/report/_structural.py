@@ -34,6 +34,9 @@ import numpy as np
 
 #: most rows a side of a structural membership test
 _TEST_ROWS = 5_000
+#: a column with at most this many distinct values has a guessable grid (scikit-learn's
+#: histogram boosting bins such a column at every midpoint: ``max_bins`` is at most 255)
+_GUESSABLE = 255
 
 
 @dataclass
@@ -342,7 +345,8 @@ def _tree_family_checks(final, trees, hist_nodes, hist_thresholds, Xt, y, Xs, ys
         return checks
     d = Xt.shape[1]
     per = _tree_thresholds(trees, hist_thresholds, d)
-    hits = total = 0
+    hits = total = n_cols = 0
+    chance = 0.0 if Xs is not None else None
     recoverable = []
     f32 = bool(trees)               # scikit-learn's trees split float32 copies of the rows
     for j in range(d):
@@ -350,18 +354,37 @@ def _tree_family_checks(final, trees, hist_nodes, hist_thresholds, Xt, y, Xs, ys
         if not t.size:
             continue
         vals = _distinct(Xt[:, j], float32=f32 and not hist_thresholds)
-        hits += int(_pair_midpoints(t, vals).sum())
-        total += t.size
+        if vals.size > _GUESSABLE:   # on a small grid a midpoint is guessed without the data
+            hits += int(_pair_midpoints(t, vals).sum())
+            total += t.size
+            n_cols += 1
+            if chance is not None:
+                chance += _chance_hits(t.size, vals, Xs[~members, j]) or 0.0
         mids = _midpoints(vals)
         if vals.size >= 2 and t.size == mids.size and np.allclose(t, mids, rtol=1e-12,
                                                                   atol=0):
             rec = recover_values(t, vals[vals.size // 2])
             if np.allclose(rec, vals, rtol=1e-9, atol=1e-9 * max(1.0, np.abs(vals).max())):
                 recoverable.append((j, rec))
-    checks.append(_check(
-        "threshold_midpoints", "trees", ran=True, found=hits, total=total,
-        detail=(f"{hits:,} of {total:,} distinct thresholds equal a training value of their "
-                "column or the midpoint of two")))
+    if n_cols:
+        # a finding needs more hits than thresholds not derived from these rows would get
+        excess = hits if chance is None else hits - chance
+        significant = chance is None or excess > 3.0 * np.sqrt(chance + 1.0)
+        checks.append(_check(
+            "threshold_midpoints", "trees", ran=True,
+            found=int(round(excess)) if significant else 0, total=total,
+            detail=(f"{hits:,} of {total:,} distinct thresholds on the {n_cols} split columns "
+                    f"of more than {_GUESSABLE} distinct training values equal a training "
+                    "value of their column or the midpoint of two"
+                    + ("" if chance is None else
+                       f" ({chance:.1f} expected by chance: the rate of midpoints of "
+                       "population values)"))))
+    else:
+        checks.append(_check(
+            "threshold_midpoints", "trees", ran=False,
+            reason=(f"no split column has more than {_GUESSABLE} distinct training values (on "
+                    "fewer, a value or midpoint can be guessed without the data; the "
+                    "recoverable-values check covers them)")))
     member_test = None
     if recoverable and Xs is not None:
         inside = np.zeros(Xs.shape[0])
@@ -379,7 +402,7 @@ def _tree_family_checks(final, trees, hist_nodes, hist_thresholds, Xt, y, Xs, ys
 
 
 #: training values below a threshold tried as one end of the pair it is the midpoint of
-_PAIR_WINDOW = 64
+_PAIR_WINDOW = 32
 
 
 def _pair_midpoints(t, vals):
@@ -387,18 +410,32 @@ def _pair_midpoints(t, vals):
 
     A tree splits a node halfway between two consecutive values of the node's rows, so a
     threshold ``t`` derived from the rows has a training value ``a <= t`` (among the
-    ``_PAIR_WINDOW`` values just below) whose reflection ``2 t - a`` is a training value.
+    ``_PAIR_WINDOW`` values just below) whose reflection ``2 t - a`` is a training value
+    (among the ``_PAIR_WINDOW`` just above).
     """
     if vals.size == 0 or t.size == 0:
         return np.zeros(t.size, bool)
     hit = _on_grid(t, vals)
     pos = np.searchsorted(vals, t, side="right")          # vals[pos - 1] <= t
+    top = vals[np.minimum(pos + _PAIR_WINDOW - 1, vals.size - 1)]
     for k in range(1, min(_PAIR_WINDOW, vals.size) + 1):
         i = pos - k
         ok = i >= 0
-        a = vals[np.maximum(i, 0)]
-        hit |= ok & _on_grid(2.0 * t - a, vals)
+        b = 2.0 * t - vals[np.maximum(i, 0)]
+        hit |= ok & (b <= top * (1 + 1e-12) + 1e-300) & _on_grid(b, vals)
     return hit
+
+
+def _chance_hits(t_size, vals, other):
+    """Hits of :func:`_pair_midpoints` expected by chance for ``t_size`` thresholds that
+    do not come from the training rows: midpoints of consecutive distinct values of
+    ``other`` rows (population rows), scaled to ``t_size``; None without such rows."""
+    if other is None:
+        return None
+    pseudo = _midpoints(np.unique(other[np.isfinite(other)]))
+    if pseudo.size == 0:
+        return None
+    return float(_pair_midpoints(pseudo, vals).mean() * t_size)
 
 
 def _on_grid_tol(x, grid):
