@@ -67,6 +67,11 @@ class ReleasePolicy:
         k rows are findings); 10 is the usual threshold count of statistical disclosure
         control.
 
+    See Also
+    --------
+    sklearn_privacy.PrivacyReport.from_estimator : Takes the policy (``policy=``).
+    sklearn_privacy.PrivacyReport.to_json : The record with the recommendation.
+
     Examples
     --------
     >>> from sklearn_privacy.report import ReleasePolicy
