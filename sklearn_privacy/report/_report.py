@@ -46,7 +46,7 @@ class ReportSection:
     Parameters
     ----------
     key : str
-        Identifier (``"claim"``, ``"utility"``, ``"release"``, ``"fil"``,
+        Identifier (``"claim"``, ``"utility"``, ``"release"``, ``"structural"``, ``"fil"``,
         ``"membership"``, ``"inversion"``, ``"audits"``, ``"private"``).
     title : str
         Heading.
@@ -142,6 +142,13 @@ class PrivacyReport:
       rows it holds: every fitted array with one column per input of its pipeline step --
       support vectors, stored samples -- is compared with the training rows as that step
       sees them, so rows kept behind a scaler are found);
+    * **structural** -- disclosure checks of the model's family, each with what a finding
+      proves (trees, forests and boosting: leaves under k training rows, pure small leaves,
+      thresholds on training values or their midpoints, columns whose values the
+      thresholds recover; instance-based models: stored rows; naive-Bayes-style models:
+      statistics of small classes; linear models and MLPs: parameters against rows). A
+      finding that is a membership test is fed to
+      :func:`~sklearn_privacy.attacks.epsilon_lower_bound` and counts in the headline;
     * **fil** -- per-example Fisher information loss (the distribution of ``eta``,
       per-attribute eta of the sensitive columns) for FIL models, or for scikit-learn
       GLMs through :func:`sklearn_privacy.fil.audit` at a given ``sigma``;
@@ -165,7 +172,8 @@ class PrivacyReport:
       published, noise-free model;
     * **audits** -- empirical lower bounds on epsilon: the one-run audit (any model,
       one extra fit) and, for the library's DP mechanisms with a finite claim, a canary
-      audit on the worst-case neighbouring pair;
+      audit on the worst-case neighbouring pair (for a pipeline, on its final step through
+      its own preprocessing); an audit that cannot run says why;
     * **private** -- only with ``include_private_details=True``: the most exposed rows by
       the caller's index with exact figures, under a heading saying the page is private.
 
