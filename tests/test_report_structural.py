@@ -217,3 +217,44 @@ def test_gaussian_nb_small_classes():
     c = _run(GaussianNB().fit(X, y3), X, y3, Xp, yp)["small_class_statistics"]
     assert c.found == 1 and "classes 2" in c.detail
     assert _run(GaussianNB().fit(X, y), X, y, Xp, yp)["small_class_statistics"].found == 0
+
+
+def test_hist_gradient_boosting_report_flags_what_the_pickle_proves():
+    """The old page printed only "None of the training rows checked was found in the
+    pickle" for histogram gradient boosting, whose bin thresholds give back every
+    distinct value of a column of few values. The structural section now flags it, its
+    membership test enters the audits' bounds, and the recommendation is not a release."""
+    from sklearn_privacy.report import PrivacyReport
+
+    X, y, Xp, yp = _data(n=300)
+    m = HistGradientBoostingClassifier(max_iter=5, random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rep = PrivacyReport.from_estimator(m, X, y, Xp, yp, n_canaries=0, random_state=0)
+    sec = next(s for s in rep.sections if s.key == "structural")
+    flagged = [v for v, o in zip(sec.verdicts, sec.outcomes, strict=True)
+               if o == "disclosive"]
+    assert any("every distinct training value recoverable" in v for v in flagged)
+    assert any(v in rep.summary["flags"] for v in flagged)
+    assert rep.recommendation["decision"] != "support_release"
+    assert any(name.startswith("membership test from the columns whose training values")
+               for name, _ in sec.table)
+
+
+def test_checks_that_cannot_see_the_rows_say_so():
+    """Histogram boosting on a frame with a string category column: the rows the model
+    sees are not numbers, so the threshold checks do not run and say why (no "none")."""
+    import pandas as pd
+
+    X, y, Xp, yp = _data()
+    frame = pd.DataFrame({"a": X[:, 0], "b": X[:, 1],
+                          "c": pd.Categorical(np.array(list("vwxyz"))[X[:, 2].astype(int)])})
+    framep = pd.DataFrame({"a": Xp[:, 0], "b": Xp[:, 1],
+                           "c": pd.Categorical(np.array(list("vwxyz"))[Xp[:, 2].astype(int)])})
+    m = HistGradientBoostingClassifier(max_iter=5, categorical_features="from_dtype",
+                                       random_state=0).fit(frame, y)
+    c = _run(m, frame, y, framep, yp)
+    for name in ("threshold_midpoints", "recoverable_values"):
+        assert not c[name].ran and c[name].outcome == "not_checked"
+        assert "not available" in c[name].reason
+    assert c["leaf_k_anonymity"].ran            # read from the pickle alone
