@@ -381,6 +381,9 @@ class PrivacyReport:
             section = builder(ctx)
             if section is not None:
                 section.seconds = time.perf_counter() - t
+                if verbose:
+                    print(f"[PrivacyReport] {section.key} done in {section.seconds:.1f} s",
+                          flush=True)
                 sections.append(section)
         ctx["summary"]["flags"] = [v for sec in sections
                                    for v, o in zip(sec.verdicts, sec.outcomes, strict=True)
@@ -561,6 +564,9 @@ class PrivacyReport:
                 ("random_state (pass it back to reproduce this page)",
                  m.get("random_state"))]
         rows += [(k, v) for k, v in (m.get("parameters") or {}).items()]
+        rows.append(("time to compute this page", "; ".join(
+            [f"{sum(s.seconds for s in self.sections):.1f} s in all"]
+            + [f"{s.key} {s.seconds:.1f} s" for s in self.sections])))
         rows.append(("coarseness of the default page",
                      "no per-person identifier or figure; quantiles at two significant "
                      "digits; group counts under 10 shown as '< 10'"))
