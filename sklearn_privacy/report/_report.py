@@ -420,7 +420,7 @@ class PrivacyReport:
         Parameters
         ----------
         indent : int or None, default=2
-            Indentation of :func:`json.dumps`.
+            Indentation of ``json.dumps``.
 
         Returns
         -------
