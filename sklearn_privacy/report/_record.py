@@ -43,7 +43,8 @@ class ReleasePolicy:
       leaves of fewer than ``min_rows`` rows (the label of everyone in their region), or a
       claim refuted by an audit;
     * **support rejection** -- any other finding flagged on the page (an attack that
-      leaks, a structural finding such as small leaves, thresholds on training values,
+      leaks (an audit's lower bound is judged by ``max_empirical_epsilon`` instead), a
+      structural finding such as small leaves, thresholds on training values,
       recoverable column values or too few degrees of freedom, a release
       not shown to beat its baseline), a finite claim above ``max_claimed_epsilon``, an
       empirical epsilon above ``max_empirical_epsilon``, or the strongest attack's TPR at
@@ -113,7 +114,9 @@ def recommend(report, policy) -> dict:
 
     for sec in report.sections:
         for text, outcome in zip(sec.verdicts, sec.outcomes, strict=False):
-            if outcome in V.FLAGS and outcome not in _PROOF and sec.key != "structural":
+            # the audits' lower bound is judged by max_empirical_epsilon (below)
+            if outcome in V.FLAGS and outcome not in _PROOF and sec.key != "structural" \
+                    and not (sec.key == "audits" and outcome == "leaks"):
                 support.append(f"[{sec.key}] {text}")
     eps = s.get("claimed_epsilon")
     if eps is not None and math.isfinite(eps) and eps > policy.max_claimed_epsilon:
