@@ -236,3 +236,32 @@ def test_json_record_validates_round_trips_and_matches_the_page():
         PrivacyReport.from_estimator(model, X, y, policy={"min_rows": 5})
     with pytest.raises(ValueError, match="schema"):
         PrivacyReport.from_json(json.dumps({**record, "schema": "other"}))
+
+
+def test_recommendation_rules_on_hand_built_reports():
+    """Each rule of the policy, on reports built by hand (no fitting)."""
+    from sklearn_privacy.report import ReleasePolicy, ReportSection
+    from sklearn_privacy.report._record import recommend
+
+    def rep(outcome, key="audits", **summary):
+        sec = ReportSection(key, key, verdicts=["a sentence"], outcomes=[outcome])
+        r = PrivacyReport([sec], summary={"claimed_epsilon": np.inf, **summary})
+        return recommend(r, ReleasePolicy())["decision"]
+
+    assert rep("leaks", empirical_epsilon=0.5) == "support_release"
+    assert rep("leaks", empirical_epsilon=1.5) == "support_rejection"
+    assert rep("leaks", key="membership") == "support_rejection"
+    assert rep("verbatim", key="release") == "reject"
+    assert rep("refuted", claimed_epsilon=1.0) == "reject"
+    assert rep("not_refuted", claimed_epsilon=20.0) == "support_rejection"
+    assert rep("not_refuted", claimed_epsilon=2.0) == "support_release"
+    tail = {"attack": "x", "levels": {"0.01": {"tpr": 0.3, "low": 0.2, "high": 0.4}}}
+    assert rep("note", tpr_at_low_fpr=tail) == "support_rejection"
+    sec = ReportSection("structural", "s")
+    r = PrivacyReport([sec], summary={})
+    r.structural = [{"name": "stored_rows", "ran": True, "found": 3, "detail": "3 rows"}]
+    assert recommend(r, ReleasePolicy())["decision"] == "reject"
+    r.structural = [{"name": "leaf_k_anonymity", "ran": True, "found": 3, "detail": "d"}]
+    assert recommend(r, ReleasePolicy())["decision"] == "support_rejection"
+    r.structural = [{"name": "stored_rows", "ran": False, "found": None, "detail": ""}]
+    assert recommend(r, ReleasePolicy())["decision"] == "support_release"
