@@ -23,7 +23,7 @@ def _dp_penalised_intercept():
                                  alpha=0.05, classes=[0, 1])
 
 
-@pytest.mark.parametrize("n_canaries", [100, 0])
+@pytest.mark.parametrize("n_canaries", [50, 0])
 def test_penalised_intercept_dp_release_is_audited_without_crash(n_canaries):
     """A bare FILLogisticRegression with intercept_scaling on a numpy array: the one-run
     white-box scores built canary rows without the constant column (7-vs-6 shape mismatch)
@@ -119,6 +119,11 @@ def test_audits_that_cannot_run_say_why():
     assert "not_checked" in audits.outcomes
 
 
+@pytest.fixture(scope="module")
+def svc_report():
+    return _svc_report(n_canaries=0)
+
+
 def _svc_report(**kw):
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
@@ -133,13 +138,13 @@ def _svc_report(**kw):
     return model, rep
 
 
-def test_rows_stored_verbatim_count_in_the_headline_epsilon():
+def test_rows_stored_verbatim_count_in_the_headline_epsilon(svc_report):
     """An SVC pipeline stores its support vectors: the exact-match membership test fed to
     epsilon_lower_bound bounds the headline (the old headline ignored it and showed the
     weaker attacks' figure)."""
     from sklearn_privacy.attacks import epsilon_lower_bound
 
-    model, rep = _svc_report(n_canaries=0)
+    model, rep = svc_report
     n_sv = model[-1].support_vectors_.shape[0]
     structural = next(s for s in rep.sections if s.key == "structural")
     assert f"{n_sv:,} of 500 training rows are stored" in " ".join(structural.verdicts)
@@ -199,12 +204,12 @@ def test_validator_rejects_what_the_schema_forbids():
         _validate(rec, schema["properties"]["recommendation"])
 
 
-def test_json_record_validates_round_trips_and_matches_the_page():
+def test_json_record_validates_round_trips_and_matches_the_page(svc_report):
     import json
 
     from sklearn_privacy.report import ReleasePolicy
 
-    _, rep = _svc_report(n_canaries=0)
+    _, rep = svc_report
     text = rep.to_json()
     record = json.loads(text)
     _validate(record, PrivacyReport.json_schema())
