@@ -287,7 +287,7 @@ def _leaf_scores(final, trees, hist_nodes, Xs, ys):
     classes = getattr(final, "classes_", None)
     for t in trees:
         tr = t.tree_
-        leaf = t.apply(Xs.astype(np.float32))
+        leaf = tr.apply(np.ascontiguousarray(Xs, dtype=np.float32))   # rows as arrays
         s = 1.0 / tr.n_node_samples[leaf]
         if classes is not None and tr.value.shape[-1] == len(classes) and ys is not None:
             s = s * (classes[np.argmax(tr.value[leaf, 0, :], axis=1)] == ys)
@@ -592,7 +592,12 @@ def structural_section(ctx):
                                                      "rng", "confidence"))
     k = int(ctx.get("min_rows", 10))
     sec = ReportSection("structural", "Structural disclosure checks")
-    checks = structural_checks(est, X, y, Xp, yp, min_rows=k, rng=rng)
+    try:
+        checks = structural_checks(est, X, y, Xp, yp, min_rows=k, rng=rng)
+    except (TypeError, ValueError, IndexError, AttributeError, MemoryError) as exc:
+        sec.add(V.Verdict("not_checked", f"The structural checks could not run "
+                                         f"({type(exc).__name__}: {exc})."))
+        return sec
     ctx["structural_checks"] = checks
     bounds, tests = [], []
     name = type(_final_and_pre(est)[0]).__name__
