@@ -203,9 +203,13 @@ class PrivacyReport:
         Name shown in the title.
     summary : dict
         ``claimed_epsilon``, ``claimed_delta``, ``max_eta`` (or None),
-        ``empirical_epsilon`` (the best audit bound), ``confidence``, ``utility``
-        (``(metric, value, baseline, outcome)`` or None) and ``flags`` (the verdicts a
-        reader must act on before publishing).
+        ``empirical_epsilon`` (the best audit bound, structural membership tests
+        included) with ``empirical_epsilon_source`` (which one), ``confidence``,
+        ``utility`` (``(metric, value, baseline, outcome)`` or None),
+        ``tpr_at_low_fpr`` (the strongest attack's TPR at 0.1 % and 1 % FPR with exact
+        intervals) and ``flags`` (the verdicts a reader must act on before publishing).
+        A report from :meth:`from_estimator` also has ``structural`` (the structural
+        checks as dictionaries) and ``recommendation`` (the decision under its policy).
     metadata : dict
         ``version``, ``date``, ``parameters`` and ``random_state`` (the seed the report's
         randomness was drawn from; pass it back to reproduce the page).
