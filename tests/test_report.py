@@ -39,7 +39,7 @@ def test_fil_release_report_has_every_section_and_consistent_numbers():
         rep = PrivacyReport.from_estimator(est, X, y, Xp, yp, sensitive_features=[1],
                                            canary_releases=4000, random_state=0,
                                            include_private_details=True)
-    assert [s.key for s in rep.sections] == ["claim", "utility", "release", "fil",
+    assert [s.key for s in rep.sections] == ["claim", "utility", "release", "structural", "fil",
                                              "membership", "inversion", "audits",
                                              "private"]
     s = rep.summary
@@ -68,8 +68,8 @@ def test_overfit_forest_report_shows_leakage_and_no_claim(tmp_path):
     X, y, Xp, yp = _data(n=500)
     rf = RandomForestClassifier(n_estimators=30, random_state=0).fit(X, y)
     rep = PrivacyReport.from_estimator(rf, X, y, Xp, yp, n_canaries=300, random_state=0)
-    assert [s.key for s in rep.sections] == ["claim", "utility", "release", "membership",
-                                             "audits"]
+    assert [s.key for s in rep.sections] == ["claim", "utility", "release", "structural",
+                                             "membership", "audits"]
     assert np.isinf(rep.summary["claimed_epsilon"])
     assert rep.summary["empirical_epsilon"] > 1.0      # a fully grown forest memorises
     memb = " ".join(_section(rep, "membership").verdicts)
@@ -120,8 +120,8 @@ def test_raw_frame_pipeline_report():
                                            n_canaries=200, random_state=0,
                                            include_private_details=True)
     keys = [s.key for s in rep.sections]
-    assert keys == ["claim", "utility", "release", "fil", "membership", "inversion",
-                    "audits", "private"]
+    assert keys == ["claim", "utility", "release", "structural", "fil", "membership",
+                    "inversion", "audits", "private"]
     assert np.isinf(rep.summary["claimed_epsilon"])     # the scaler saw the private rows
     fil_rows = dict(_section(rep, "fil").private_table)
     assert "eta of 'sex' (median / max)" in fil_rows
@@ -148,8 +148,8 @@ def test_scikit_learn_glm_gets_per_example_fil_through_fil_audit():
     model = LogisticRegression(C=1.0).fit(X, y)
     rep = PrivacyReport.from_estimator(model, X, y, Xp, yp, sigma=0.5, n_canaries=50,
                                        random_state=0)
-    assert [s.key for s in rep.sections] == ["claim", "utility", "release", "fil",
-                                             "membership", "audits"]
+    assert [s.key for s in rep.sections] == ["claim", "utility", "release", "structural",
+                                             "fil", "membership", "audits"]
     table = dict(_section(rep, "fil").table)
     assert table["audited through"].startswith("fil.audit at sigma = 0.5")
     expected = fil.audit(model, X, y, sigma=0.5).eta_.max()

@@ -32,6 +32,10 @@ from ..utils._intervals import auc_delong, paired_difference
 from ..utils._random import child_seeds
 from . import _verdicts as V
 from ._disclosure import PageLedger, holm, noisy_sum_upper_p
+from ._record import ReleasePolicy, from_record, recommend, schema, to_record
+from ._structural import planned_queries as _structural_queries
+from ._structural import structural_section
+from ._tail import FPR_LEVELS, noisy_tail_rows, tail_rows
 
 
 @dataclass
@@ -44,7 +48,7 @@ class ReportSection:
     Parameters
     ----------
     key : str
-        Identifier (``"claim"``, ``"utility"``, ``"release"``, ``"fil"``,
+        Identifier (``"claim"``, ``"utility"``, ``"release"``, ``"structural"``, ``"fil"``,
         ``"membership"``, ``"inversion"``, ``"audits"``, ``"private"``).
     title : str
         Heading.
@@ -187,6 +191,18 @@ class PrivacyReport:
       count is within the noise): every fitted array with one column per input of its
       pipeline step -- support vectors, stored samples -- is compared with the training
       rows as that step sees them, so rows kept behind a scaler are found;
+    * **structural** -- disclosure checks of the model's family, each with what a finding
+      proves (trees, forests and boosting: leaves under k training rows, pure small leaves,
+      thresholds on training values or their midpoints, columns whose values the
+      thresholds recover; instance-based models: stored rows; naive-Bayes-style models:
+      statistics of small classes; linear models and MLPs: parameters against rows).
+      Public (read from the pickle): leaves and pure leaves under k rows, per-class
+      counts, parameters against ``n_train``; accounted: how many training rows the model
+      stores (a noisy count); private: the threshold checks (they compare the thresholds
+      with the training values) and every membership test of a finding (it scores
+      training rows), with the empirical epsilon it proves -- the default page says they
+      ran in the private section. With ``include_private_details=True`` that epsilon
+      counts in the private page's headline;
     * **fil** -- per-example Fisher information loss for FIL models, or for scikit-learn
       GLMs and MLPs through :func:`sklearn_privacy.fil.audit` at a given ``sigma``: what
       was computed is public; every eta is private (quantiles, the largest, per-attribute
@@ -219,7 +235,8 @@ class PrivacyReport:
     * **audits** -- empirical lower bounds on epsilon of the training recipe (a clone of
       the model), retrained on the population rows (public): the one-run audit (any
       model, one extra fit) and, for the library's DP mechanisms with a finite claim, a
-      canary audit on the worst-case neighbouring pair;
+      canary audit on the worst-case neighbouring pair (for a pipeline, on its final step
+      through its own preprocessing); an audit that cannot run says why;
     * **private** -- only with ``include_private_details=True``: the most exposed rows by
       the caller's index with exact figures, under a heading saying the page is private.
 
@@ -254,6 +271,12 @@ class PrivacyReport:
         figure), ``empirical_epsilon`` (the best audit bound), ``confidence``, ``utility``
         (``(metric, value, baseline, outcome)`` or None) and ``flags`` (the verdicts a
         reader must act on before publishing).
+        ``tpr_at_low_fpr``: the threshold attack's TPR at 0.1 % and 1 % FPR (the members
+        above a threshold set on the population rows: an accounted noisy count) with
+        intervals that include the noise. A report from :meth:`from_estimator` also has
+        ``structural`` (the structural checks as dictionaries, private ones without
+        their figures) and ``recommendation`` (the decision under its policy, made from
+        the record :meth:`to_json` holds).
     metadata : dict
         ``version``, ``date``, ``parameters`` and ``random_state`` (the seed the report's
         randomness was drawn from; pass it back to reproduce the page's public figures).
@@ -281,7 +304,7 @@ class PrivacyReport:
     >>> report = PrivacyReport.from_estimator(model, X[:300], y[:300], X[300:], y[300:],
     ...                                       n_canaries=100, random_state=0)
     >>> [s.key for s in report.sections]
-    ['claim', 'utility', 'release', 'membership', 'audits']
+    ['claim', 'utility', 'release', 'structural', 'membership', 'audits']
     >>> report.sections[1].outcomes
     ['above_baseline']
     >>> report.summary["claimed_epsilon"]
@@ -312,7 +335,8 @@ class PrivacyReport:
                        random_state=None, name: str | None = None,
                        include_private_details: bool = False, page_epsilon: float = 1.0,
                        min_group_size: int = 20,
-                       noise_random_state=None) -> PrivacyReport:
+                       noise_random_state=None,
+                       policy: ReleasePolicy | None = None) -> PrivacyReport:
         """Compute every applicable section for a fitted model and its training data.
 
         Parameters
@@ -378,6 +402,12 @@ class PrivacyReport:
             Source of the page's Laplace noise. ``None``: fresh OS entropy, independent
             of ``random_state`` (which the page prints). A seed makes the noisy figures
             reproducible and the page's claim ``inf`` (for tests and audits only).
+        policy : ReleasePolicy, optional
+            The thresholds of the recommendation (``reject``, ``support_rejection`` or
+            ``support_release``, in ``recommendation``, on the page and in
+            :meth:`to_json`) and the k of the structural checks; default
+            ``ReleasePolicy()`` (its defaults are documented there). The recommendation
+            is made from the record of the page it is shown on.
 
         Returns
         -------
@@ -416,6 +446,11 @@ class PrivacyReport:
             raise ValueError(f"page_epsilon must be a positive finite number; got "
                              f"{page_epsilon!r}.")
         check_positive_int(min_group_size, "min_group_size", minimum=1)
+        if policy is None:
+            policy = ReleasePolicy()
+        elif not isinstance(policy, ReleasePolicy):
+            raise TypeError(f"policy must be a ReleasePolicy or None; got "
+                            f"{type(policy).__name__}.")
         include_private_details = check_bool(include_private_details,
                                             "include_private_details")
         # the seed of the report's own randomness, stated on the page (reproducible)
@@ -427,14 +462,16 @@ class PrivacyReport:
         # the page's noise never comes from the printed seed (that would make it public)
         seeded_noise = noise_random_state is not None
         ledger = PageLedger(float(page_epsilon),
-                            _planned_queries(X_population, sensitive_features or []),
+                            _planned_queries(estimator, X_population,
+                                             sensitive_features or []),
                             int(min_group_size), noise_generator(noise_random_state))
         ctx = dict(estimator=estimator, X=X_train, y=y_train, Xp=X_population,
                    yp=y_population, cols=sensitive_features or [], sigma=sigma,
                    n_ref=n_reference_models, n_canaries=n_canaries,
                    canary_releases=canary_releases, top_k=top_k, confidence=confidence,
                    n_jobs=n_jobs, verbose=verbose, rng=rng, summary={},
-                   private=include_private_details, ledger=ledger)
+                   private=include_private_details, ledger=ledger,
+                   min_rows=policy.min_rows)
         from .. import __version__
 
         metadata = {
@@ -453,7 +490,8 @@ class PrivacyReport:
                 else "seeded (the page's claim is inf)"},
         }
         sections = []
-        builders = (_claim_section, _utility_section, _release_section, _fil_section,
+        builders = (_claim_section, _utility_section, _release_section,
+                    structural_section, _fil_section,
                     _membership_section, _inversion_section, _audit_section,
                     _private_section)
         # one generator per section, from the seed: how many draws one section makes
@@ -464,10 +502,14 @@ class PrivacyReport:
             ctx["rng"] = np.random.default_rng(int(section_seed))
             t = time.perf_counter()
             if verbose:
-                print(f"[PrivacyReport] {builder.__name__[1:-8]} ...", flush=True)
+                step = builder.__name__.strip("_").removesuffix("_section")
+                print(f"[PrivacyReport] {step} ...", flush=True)
             section = builder(ctx)
             if section is not None:
                 section.seconds = time.perf_counter() - t
+                if verbose:
+                    print(f"[PrivacyReport] {section.key} done in {section.seconds:.1f} s",
+                          flush=True)
                 sections.append(section)
         _page_claim(ctx, ledger, seeded_noise)
         _reconcile(sections)
@@ -483,8 +525,96 @@ class PrivacyReport:
             "flags": [v for sec in sections for v, o in zip(
                 sec.private_verdicts, sec.private_outcomes, strict=True) if o in V.FLAGS],
         }
+        report.private_details["summary"].update(ctx.get("private_summary", {}))
+        report.structural = [c.record() for c in ctx.get("structural_checks", [])]
+        report.private_details["structural"] = [
+            c.record(private=True) for c in ctx.get("structural_checks", [])]
         report._show_private = include_private_details
+        report.policy = policy
+        report.recommendation = recommend(to_record(report, private=False), policy)
+        if include_private_details:
+            report.private_details["recommendation"] = recommend(
+                to_record(report, private=True), policy)
         return report
+
+    # ------------------------------------------------------------------ the record
+    #: structural checks as dictionaries (name, family, proves, ran, found, total, detail,
+    #: reason, channel); a check of the private channel has no figures here; empty for a
+    #: report built by hand
+    structural = ()
+    #: the decision under the report's policy, made from the default page's record:
+    #: ``{"decision", "reasons", "policy"}``
+    recommendation = None
+    #: the policy of the recommendation
+    policy = None
+
+    def _decision(self):
+        if self.recommendation is None:
+            self.recommendation = recommend(to_record(self, private=False),
+                                            self.policy or ReleasePolicy())
+        return self.recommendation
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The report as a JSON record an output-checking process can file.
+
+        The record follows the schema ``sklearn_privacy.privacy_report`` (version
+        ``"2.0"``, :meth:`json_schema`) and holds exactly what the default page shows:
+        the claim (of the model, and of the model and the page together), every
+        conclusion of the page with its section and outcome, the structural checks (ran
+        or why not, what they found and what a finding proves; a check of the private
+        channel is listed without its figures), every section's table, and the
+        recommendation with its reasons and the policy it was made under (made from
+        this record). A report built with ``include_private_details=True`` adds the
+        member ``"private"`` (``"do_not_publish": true``): the private figures,
+        conclusions, structural figures and the recommendation made from them.
+        Non-finite numbers are the strings ``"inf"``, ``"-inf"`` and ``"nan"``; figures
+        are not included (the page renders them); timings are private.
+        :meth:`from_json` reads it back.
+
+        Parameters
+        ----------
+        indent : int or None, default=2
+            Indentation of ``json.dumps``.
+
+        Returns
+        -------
+        text : str
+            The JSON text.
+        """
+        import json
+
+        self._decision()
+        return json.dumps(to_record(self, private=self._show_private), indent=indent,
+                          allow_nan=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> PrivacyReport:
+        """Rebuild a report from :meth:`to_json` (without figures).
+
+        Parameters
+        ----------
+        text : str
+            A record of schema major version 1.
+
+        Returns
+        -------
+        report : PrivacyReport
+            The report; its :meth:`to_json` returns the same record.
+        """
+        import json
+
+        return from_record(cls, json.loads(text))
+
+    @staticmethod
+    def json_schema() -> dict:
+        """The JSON Schema (draft 2020-12) of :meth:`to_json`'s record.
+
+        Returns
+        -------
+        schema : dict
+            The schema shipped with the package (``privacy_report.schema.json``).
+        """
+        return schema()
 
     # ------------------------------------------------------------------ rendering
     @property
@@ -512,6 +642,14 @@ class PrivacyReport:
             out.append((f"{metric} on population rows (baseline)",
                         f"{value:.3g} ({base:.3g})"
                         + ("" if outcome == "above_baseline" else ": flagged")))
+        tail = s.get("tpr_at_low_fpr")
+        if tail:
+            out.append((f"TPR at FPR 1 % / 0.1 %, {tail['attack']} (noisy counts; "
+                        "intervals include the noise)",
+                        " / ".join("not resolved" if r is None else
+                                   f"{r['tpr']:.3g} [{r['low']:.3g}, {r['high']:.3g}]"
+                                   for r in (tail["levels"]["0.01"],
+                                             tail["levels"]["0.001"]))))
         if s.get("empirical_epsilon") is not None:
             out.append((f"empirical epsilon lower bound ({s.get('confidence', 0.95):.0%}; "
                         "the training recipe audited on the population rows)",
@@ -570,6 +708,7 @@ class PrivacyReport:
         for k, v in self._headline():
             parts.append(f"<tr><td>{e(k)}</td><td><b>{e(v)}</b></td></tr>")
         parts.append("</table>")
+        parts += self._decision_html(private)
         flags = self.summary.get("flags") or []
         if flags:
             parts.append("<h2>Findings to act on before publishing</h2>")
@@ -610,6 +749,28 @@ class PrivacyReport:
         if figure_png:
             b64 = base64.b64encode(figure_png).decode("ascii")
             out.append(f"<img alt='{e(title)}' src='data:image/png;base64,{b64}'>")
+        return out
+
+    def _decision_html(self, private=False) -> list[str]:
+        out = self._decision_block(self._decision(), "Recommendation", "recommendation")
+        rec = (self.private_details or {}).get("recommendation")
+        if private and rec is not None:
+            out += self._decision_block(rec, "Recommendation from the private figures too "
+                                             "(do not publish)", "private-recommendation")
+        return out
+
+    @staticmethod
+    def _decision_block(rec, title, anchor) -> list[str]:
+        e = html.escape
+        words = rec["decision"].replace("_", " ")
+        cls = "" if rec["decision"] == "support_release" else " flag"
+        out = [f"<div class='verdict{cls}' id='{anchor}'><b>{e(title)}: {e(words)}"
+               "</b> (under the declared policy: "
+               + e(", ".join(f"{k} = {v}" for k, v in rec["policy"].items())) + ")<ul>"]
+        out += [f"<li>{e(r)}</li>" for r in rec["reasons"][:20]]
+        if len(rec["reasons"]) > 20:
+            out.append(f"<li>... and {len(rec['reasons']) - 20} more (see to_json())</li>")
+        out.append("</ul></div>")
         return out
 
     def _footer(self, dated=True) -> list[str]:
@@ -719,14 +880,17 @@ def _coarse(x):
     return f"{float(x):.2g}"
 
 
-def _planned_queries(X_population, cols):
+def _planned_queries(estimator, X_population, cols):
     """Accounted queries of the default page, from public facts only (before any runs).
 
-    One for how many training rows the pickle holds; with population rows, one for the
-    threshold attack's rank sum and two per sensitive column (per-group rank sums and
-    per-group member counts).
+    One for how many training rows the pickle holds; one for how many the final model
+    stores when it has fitted arrays of stored rows (structural checks); with population
+    rows, one for the threshold attack's rank sum, one per false-positive rate of its
+    tail (members above the threshold) and two per sensitive column (per-group rank sums
+    and per-group member counts).
     """
-    return 1 + (0 if X_population is None else 1 + 2 * len(cols))
+    return (1 + _structural_queries(estimator)
+            + (0 if X_population is None else 1 + len(FPR_LEVELS) + 2 * len(cols)))
 
 
 def _page_claim(ctx, ledger, seeded_noise):
@@ -1317,6 +1481,8 @@ def _membership_section(ctx):
                       f"{auc_n:.3f} [{lo_n:.3f}, {hi_n:.3f}] (chance 0.5; {k:,} members, "
                       f"{k:,} non-members; one-sided p = {p_all:.3g})"))
     tests = [("attack", label, auc_n, lo_n, hi_n, p_all)]
+    # --- the tail: members above thresholds set on the population rows (noisy counts)
+    noisy_tail_rows(ctx, sec, f"threshold attack ({attack})", s_in, s_out)
     # --- groups of each sensitive column, defined on the population rows (public)
     group_rows = []
     for c in ctx["cols"]:
@@ -1445,6 +1611,8 @@ def _membership_section(ctx):
             population_differs=differs,
             method=(f"Bonferroni over the {len(private_tests)} attacks of this page"
                     if len(private_tests) > 1 else None)))
+    if ctx["private"]:
+        tail_rows(ctx, sec, curves)
     if ctx["private"] and _have_matplotlib():
         sec.private_figure_png = _roc_figure(curves, conf, rng)
     return sec
@@ -1771,12 +1939,15 @@ def _audit_section(ctx):
                           "canaries)",
                           f"{res.epsilon_lower_bound:.3g} ({res.n_correct}/{res.n_guesses} "
                           f"guesses correct, {res.n_canaries} canaries, attack {res.attack})"))
-    if fil is not None and fil is est and dense and np.isfinite(claimed) \
-            and ctx["canary_releases"]:
+    else:
+        sec.table.append(("one-run audit", "not run: n_canaries=0"))
+    canary, why_not = _canary_target(ctx, fil, claimed, X)
+    if canary is not None:
+        target, Xf, on = canary
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            pair = worst_case_neighbours(clone(est), X, y, random_state=rng)
-            res = canary_audit(clone(est), X, y, pair.index, pair.x_replacement,
+            pair = worst_case_neighbours(clone(target), Xf, y, random_state=rng)
+            res = canary_audit(clone(target), Xf, y, pair.index, pair.x_replacement,
                                pair.y_replacement, attack=pair.statistic(),
                                n_releases=int(ctx["canary_releases"]), refit=False,
                                confidence=conf, random_state=rng)
@@ -1784,11 +1955,28 @@ def _audit_section(ctx):
         sec.table.append(("canary audit on the worst pair found (replace-one)",
                           f"{res.epsilon_lower_bound:.3g} ({ctx['canary_releases']:,} "
                           f"releases per side; the pair moves the minimiser "
-                          f"{pair.ratio:.2f} of sensitivity_)"))
+                          f"{pair.ratio:.2f} of sensitivity_; {on})"))
+    else:
+        sec.table.append(("canary audit on the worst-case pair", f"not run: {why_not}"))
+        sec.add(V.Verdict("not_checked", f"The worst-case canary audit did not run: "
+                                         f"{why_not}."))
+    # the structural membership tests score training rows: their bounds are private; the
+    # private page's headline counts them
+    structural = ctx.get("structural_bounds", [])
+    if structural:
+        every = bounds + structural
+        top = max(every, key=lambda b: b[1])
+        ctx.setdefault("private_summary", {}).update(
+            empirical_epsilon=float(top[1]), empirical_epsilon_source=top[0])
+        sec.add_private(V.audit_verdict(claimed, every, conf))
+        sec.private_table += [(f"{name} (from the training rows)", f"{eps:.3g}")
+                              for name, eps in structural]
     if not bounds:
-        return None
+        sec.add(V.audit_verdict(claimed, bounds, conf))
+        return sec
     best = max(b[1] for b in bounds)
     ctx["summary"]["empirical_epsilon"] = float(best)
+    ctx["summary"]["empirical_epsilon_source"] = max(bounds, key=lambda b: b[1])[0]
     ctx["summary"]["confidence"] = conf
     sec.add(V.audit_verdict(claimed, bounds, conf))
     if _have_matplotlib():
@@ -1804,6 +1992,42 @@ def _audit_section(ctx):
         ax.legend(fontsize=8, loc="lower right")
         sec.figure_png = _figure_png(fig)
     return sec
+
+
+def _canary_target(ctx, fil, claimed, X):
+    """What the worst-case canary audit runs on, or why it cannot run.
+
+    The audit retrains the recipe on ``X`` (the population rows: public). A bare FIL
+    estimator is audited on those rows; a pipeline ending in one is audited on its final
+    step, on the rows as the pipeline's own (fitted, held fixed) preprocessing outputs
+    them: the final step's DP guarantee is over those rows, and the claim of the whole
+    object is at least the final step's.
+    Returns ``((estimator, rows, where), None)`` or ``(None, reason)``.
+    """
+    est = ctx["estimator"]
+    if not ctx["canary_releases"]:
+        return None, "canary_releases=0"
+    if fil is None:
+        return None, ("it audits the library's output-perturbed FIL estimators; this model "
+                      "is not one")
+    if not np.isfinite(claimed):
+        return None, "no finite claim to audit (epsilon = inf)"
+    if len(getattr(fil, "classes_", ())) > 2:
+        return None, "the worst-case search supports binary and least-squares FIL models"
+    if fil is est:
+        try:
+            Xf = np.asarray(X.toarray() if hasattr(X, "tocsr") else X, dtype=float)
+        except (TypeError, ValueError):
+            return None, "the population rows have non-numeric columns"
+        return (est, Xf, "on the population rows"), None
+    try:
+        Xf = est[:-1].transform(X)
+        Xf = np.asarray(Xf.toarray() if hasattr(Xf, "toarray") else Xf, dtype=float)
+    except Exception as exc:  # noqa: BLE001 - the refusal is the reason
+        return None, f"the population rows could not be pushed through the preprocessing " \
+                     f"({exc})"
+    return (fil, Xf, "on the final step, on the population rows as the pipeline's "
+                     "preprocessing outputs them"), None
 
 
 def _private_section(ctx):

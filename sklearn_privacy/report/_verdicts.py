@@ -20,6 +20,9 @@ import numpy as np
 #: outcome keys that should stop a reader from publishing as is
 FLAGS = frozenset({"leaks", "verbatim", "below_baseline", "not_above_baseline",
                    "refuted", "population_differs", "below_chance", "beats_prior"})
+#: structural findings (``report._structural``): disclosure the pickle proves, and a
+#: model with fewer residual degrees of freedom than k
+FLAGS = FLAGS | {"disclosive", "risk"}
 
 
 @dataclass(frozen=True)
