@@ -121,7 +121,7 @@ def test_audits_that_cannot_run_say_why():
 
 @pytest.fixture(scope="module")
 def svc_report():
-    return _svc_report(n_canaries=0)
+    return _svc_report(n_canaries=0, include_private_details=True)
 
 
 def _svc_report(**kw):
@@ -147,18 +147,33 @@ def test_rows_stored_verbatim_count_in_the_headline_epsilon(svc_report):
     model, rep = svc_report
     n_sv = model[-1].support_vectors_.shape[0]
     structural = next(s for s in rep.sections if s.key == "structural")
-    assert f"{n_sv:,} of 500 training rows are stored" in " ".join(structural.verdicts)
+    # the exact count is private; the default page shows it with Laplace noise
+    assert f"{n_sv:,} of 500 training rows are stored" in " ".join(
+        v for _, v in structural.private_table)
+    noisy = next(v for k, v in structural.table
+                 if k == "training rows stored in the model")
+    shown = int(noisy.split("about ")[1].split(" of ")[0].replace(",", ""))
+    scale = float(noisy.split("noise of scale ")[1].split(";")[0])
+    assert abs(shown - n_sv) <= 12 * scale + 1
+    exact = next(v for k, v in structural.private_table
+                 if k == "training rows stored in the model (exact)")
+    assert exact not in rep.default_page()
     # the same test by hand: 1 for a row stored in the model, 0 otherwise
     members = np.r_[np.ones(500, bool), np.zeros(500, bool)]
     scores = np.r_[np.ones(n_sv), np.zeros(1000 - n_sv)]
     by_hand = epsilon_lower_bound(members=members, scores=scores, random_state=0)
     assert by_hand.epsilon_lower_bound > 1.5
-    assert rep.summary["empirical_epsilon"] > 1.5
-    assert "stored" in rep.summary["empirical_epsilon_source"]
-    tail = rep.summary["tpr_at_low_fpr"]
+    # it scores training rows: it bounds the private page's headline, not the default's
+    private = rep.private_details["summary"]
+    assert private["empirical_epsilon"] > 1.5
+    assert "stored" in private["empirical_epsilon_source"]
+    assert (rep.summary.get("empirical_epsilon") or 0.0) < private["empirical_epsilon"]
+    tail = private["tpr_at_low_fpr"]
     assert "stored" in tail["attack"]
     assert tail["levels"]["0.01"]["tpr"] == pytest.approx(n_sv / 500)   # no false positive
+    # the noisy count alone proves stored rows: the default page's decision is "reject"
     assert rep.recommendation["decision"] == "reject"
+    assert rep.private_details["recommendation"]["decision"] == "reject"
 
 
 def _validate(instance, schema, path="$"):
@@ -213,14 +228,26 @@ def test_json_record_validates_round_trips_and_matches_the_page(svc_report):
     text = rep.to_json()
     record = json.loads(text)
     _validate(record, PrivacyReport.json_schema())
-    assert record["schema_version"] == "1.0"
+    assert record["schema_version"] == "2.0"
     assert record["recommendation"]["decision"] == "reject"
     assert {c["name"] for c in record["structural"]} == {"stored_rows"}
-    assert len(record["checks"]) == sum(len(s.verdicts) for s in rep.sections)
+    page = [s for s in rep.sections if s.key != "private"]
+    assert len(record["checks"]) == sum(len(s.verdicts) for s in page)
+    # a private report's record carries its private channel, marked
+    assert record["private"]["do_not_publish"] is True
+    assert record["private"]["recommendation"]["decision"] == "reject"
     again = PrivacyReport.from_json(text)
     assert again.to_json() == text
     for page in (rep.to_html(), again.to_html()):
         assert "Recommendation: reject</b>" in page
+    # the default record: only what the default page shows, and its decision from it
+    from sklearn_privacy.report._record import recommend, to_record
+
+    default = to_record(rep, private=False)
+    _validate(default, PrivacyReport.json_schema())
+    assert "private" not in default
+    assert recommend(default, ReleasePolicy()) == rep.recommendation
+    assert "seconds" not in json.dumps(default)
     # a policy is a declared input: a stricter one can only move the decision down
     X, y, Xp, yp = _bounded(n=300, seed=1)
     from sklearn.linear_model import LogisticRegression

@@ -223,22 +223,38 @@ def test_hist_gradient_boosting_report_flags_what_the_pickle_proves():
     """The old page printed only "None of the training rows checked was found in the
     pickle" for histogram gradient boosting, whose bin thresholds give back every
     distinct value of a column of few values. The structural section now flags it, its
-    membership test enters the audits' bounds, and the recommendation is not a release."""
+    membership test enters the audits' bounds, and the recommendation is not a release.
+
+    The check compares the thresholds with the training values, so the finding, its
+    membership test and its bound are on the private page (with the private
+    recommendation); the default page says the check ran in the private section."""
     from sklearn_privacy.report import PrivacyReport
 
     X, y, Xp, yp = _data(n=300)
     m = HistGradientBoostingClassifier(max_iter=5, random_state=0).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rep = PrivacyReport.from_estimator(m, X, y, Xp, yp, n_canaries=0, random_state=0)
+        rep = PrivacyReport.from_estimator(m, X, y, Xp, yp, n_canaries=0, random_state=0,
+                                           include_private_details=True)
     sec = next(s for s in rep.sections if s.key == "structural")
-    flagged = [v for v, o in zip(sec.verdicts, sec.outcomes, strict=True)
+    flagged = [v for v, o in zip(sec.private_verdicts, sec.private_outcomes, strict=True)
                if o == "disclosive"]
     assert any("every distinct training value recoverable" in v for v in flagged)
-    assert any(v in rep.summary["flags"] for v in flagged)
-    assert rep.recommendation["decision"] != "support_release"
+    assert any(v in rep.private_details["flags"] for v in flagged)
+    assert rep.private_details["recommendation"]["decision"] != "support_release"
     assert any(name.startswith("membership test from the columns whose training values")
-               for name, _ in sec.table)
+               for name, _ in sec.private_table)
+    assert "membership test from the columns" in rep.private_details["summary"][
+        "empirical_epsilon_source"]
+    # the default page: the check ran, its figures are private
+    assert not any("recoverable" in v for v in sec.verdicts if "Flag" in v)
+    assert ("columns whose training values the thresholds recover",
+            "ran; computed from the training rows: in the private section") in sec.table
+    assert "every distinct training value recoverable" not in rep.default_page()
+    row = next(c for c in rep.structural if c["name"] == "recoverable_values")
+    assert row["channel"] == "private" and row["found"] is None
+    assert any("recoverable_values" in r and "private page" in r
+               for r in rep.recommendation["reasons"])
 
 
 def test_checks_that_cannot_see_the_rows_say_so():

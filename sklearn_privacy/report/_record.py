@@ -108,19 +108,29 @@ def recommend(record, policy) -> dict:
     """
     from . import _verdicts as V
 
+    if not isinstance(record, dict):      # a report: its record
+        record = to_record(record, private=bool(getattr(record, "_show_private", False)))
     s = {k: _number(v) for k, v in record["summary"].items()}
-    reject, support, notes = [], [], []
     pairs = [(sec["key"], v["text"], v["outcome"]) for sec in record["sections"]
              for v in sec["verdicts"]]
+    structural = record.get("structural", [])
+    priv = record.get("private")
+    if priv:
+        # the private record: its private figures and conclusions count too
+        s.update({k: _number(v) for k, v in (priv.get("summary") or {}).items()})
+        pairs += [(sec["key"], v["text"], v["outcome"]) for sec in priv.get("sections", [])
+                  for v in sec.get("private_verdicts", [])]
+        structural = priv.get("structural") or structural
+    reject, support, notes, private_notes = [], [], [], []
     for key, text, outcome in pairs:
         if outcome in _PROOF:
             reject.append(f"[{key}] {text}")
         elif outcome == "not_checked":
             notes.append(f"[{key}] {text}")
-    for c in record.get("structural", []):
-        if c.get("channel") == "private":
-            notes.append(f"[structural] {c['name']}: computed from the training rows; its "
-                         "outcome is on the private page")
+    for c in structural:
+        if c.get("channel") == "private" and c.get("found") is None and not priv:
+            private_notes.append(f"[structural] {c['name']}: computed from the training "
+                                 "rows; its outcome is on the private page")
         elif c.get("ran") and c.get("found"):
             line = f"[structural] {c['name']}: {c['detail']}"
             (reject if c["name"] in _PROOF_CHECKS else support).append(line)
@@ -152,6 +162,7 @@ def recommend(record, policy) -> dict:
         decision = "support_release"
         reasons = ["no check that ran found disclosure or a leak above the policy's "
                    "thresholds"] + [f"could not run: {n}" for n in notes]
+    reasons += [f"not on this page: {n}" for n in private_notes]
     return {"decision": decision, "reasons": reasons, "policy": asdict(policy)}
 
 
@@ -278,7 +289,8 @@ def from_record(cls, record):
             sections.append(ReportSection(s["key"], s["title"],
                                           verdicts=[v["text"] for v in s["verdicts"]],
                                           outcomes=[v["outcome"] for v in s["verdicts"]],
-                                          table=[tuple(r) for r in s["table"]]))
+                                          table=[tuple(r) for r in s["table"]],
+                                          seconds=s.get("seconds", 0.0)))
         rep.sections = sections
         rep._show_private = True
     return rep
