@@ -285,8 +285,18 @@ class PrivacyReport:
     ----------
     private_details : dict
         The private channel: ``summary`` (``max_eta``), ``figures`` (every figure the
-        ledger kept private, by label), ``seconds``, ``eta`` and ``flags`` (findings made
-        from private figures). Never on the default page; empty after unpickling.
+        ledger kept private, by label), ``seconds``, ``eta``, ``flags`` (findings made
+        from private figures), ``structural`` (every structural check with its exact
+        figures) and, for a report built with ``include_private_details=True``,
+        ``recommendation`` (the decision made from the private record). The private
+        ``summary`` also holds the empirical epsilon and the exact TPR at low FPR with the
+        membership tests on training rows (structural findings, LiRA). Never on the
+        default page; empty after unpickling.
+    structural : list of dict
+        The structural checks as the default page shows them (a private check without
+        its figures).
+    recommendation : dict
+        The decision under ``policy``, made from the default page's record.
 
     See Also
     --------
@@ -626,7 +636,7 @@ class PrivacyReport:
         """
         return {s.key: s.seconds for s in self.sections}
 
-    def _headline(self) -> list[str]:
+    def _headline(self, private=False) -> list[str]:
         s = self.summary
         eps = s.get("claimed_epsilon", np.inf)
         out = [("claimed epsilon of the model", _fmt(eps) + (
@@ -654,6 +664,19 @@ class PrivacyReport:
             out.append((f"empirical epsilon lower bound ({s.get('confidence', 0.95):.0%}; "
                         "the training recipe audited on the population rows)",
                         _fmt(s["empirical_epsilon"])))
+        p = (self.private_details or {}).get("summary") or {}
+        if private and p.get("empirical_epsilon") is not None:
+            out.append(("private: empirical epsilon lower bound with the membership tests "
+                        f"on training rows ({p.get('empirical_epsilon_source')})",
+                        _fmt(p["empirical_epsilon"])))
+        tail = p.get("tpr_at_low_fpr") if private else None
+        if tail:
+            out.append((f"private: exact TPR at FPR 1 % / 0.1 %, strongest attack "
+                        f"({tail['attack']})",
+                        " / ".join("not resolved" if r is None else
+                                   f"{r['tpr']:.3g} [{r['low']:.3g}, {r['high']:.3g}]"
+                                   for r in (tail["levels"]["0.01"],
+                                             tail["levels"]["0.001"]))))
         return out
 
     def default_page(self, *, dated: bool = True) -> str:
@@ -705,7 +728,7 @@ class PrivacyReport:
             f"<h1>Privacy report: {e(self.name)}</h1>",
             "<table class='head'>",
         ]
-        for k, v in self._headline():
+        for k, v in self._headline(private):
             parts.append(f"<tr><td>{e(k)}</td><td><b>{e(v)}</b></td></tr>")
         parts.append("</table>")
         parts += self._decision_html(private)
