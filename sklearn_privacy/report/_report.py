@@ -358,7 +358,9 @@ class PrivacyReport:
                    n_ref=n_reference_models, n_canaries=n_canaries,
                    canary_releases=canary_releases, top_k=top_k, confidence=confidence,
                    n_jobs=n_jobs, verbose=verbose, rng=rng, summary={},
-                   private=include_private_details, min_rows=policy.min_rows)
+                   private=include_private_details, min_rows=policy.min_rows,
+                   # a stream of its own, so that adding a section leaves the others' draws
+                   structural_rng=np.random.default_rng([seed, 1]))
         from .. import __version__
 
         metadata = {

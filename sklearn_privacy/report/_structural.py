@@ -600,8 +600,9 @@ def structural_section(ctx):
     from . import _verdicts as V
     from ._report import ReportSection
 
-    est, X, y, Xp, yp, rng, conf = (ctx[k] for k in ("estimator", "X", "y", "Xp", "yp",
-                                                     "rng", "confidence"))
+    est, X, y, Xp, yp, conf = (ctx[k] for k in ("estimator", "X", "y", "Xp", "yp",
+                                                "confidence"))
+    rng = ctx.get("structural_rng") or ctx["rng"]
     k = int(ctx.get("min_rows", 10))
     sec = ReportSection("structural", "Structural disclosure checks")
     try:
