@@ -26,10 +26,12 @@ from sklearn_privacy.report._structural import recover_values, structural_checks
 
 
 def _data(n=400, seed=0, parity=False):
-    """Two continuous columns, one integer column with 5 levels; the label follows the
-    first column, or the parity of the integer column (every level boundary is a split)."""
+    """Two continuous columns, one integer column with 5 levels among the training rows
+    (7 among the population rows); the label follows the first column, or the parity of
+    the integer column (every level boundary is a split)."""
     rng = np.random.default_rng(seed)
-    X = np.c_[rng.uniform(-1, 1, size=(2 * n, 2)), rng.integers(0, 5, size=2 * n)]
+    X = np.c_[rng.uniform(-1, 1, size=(2 * n, 2)),
+              np.r_[rng.integers(0, 5, size=n), rng.integers(0, 7, size=n)]]
     y = (X[:, 2] % 2 if parity else X[:, 0] + 0.3 * rng.normal(size=2 * n) > 0).astype(int)
     return X[:n], y[:n], X[n:], y[n:]
 
@@ -128,6 +130,10 @@ def test_hist_gradient_boosting():
     assert _found(c, "threshold_midpoints") == c["threshold_midpoints"].total > 0
     assert _found(c, "recoverable_values") == 1 and "columns 2" in c[
         "recoverable_values"].detail
+    # the same column without a population value outside 0..4 discloses nothing
+    Xp_in = Xp.copy()
+    Xp_in[:, 2] = np.minimum(Xp_in[:, 2], 4)
+    assert _run(small, X, y, Xp_in, yp)["recoverable_values"].found == 0
     default = HistGradientBoostingClassifier(max_iter=10, random_state=0).fit(X, y)
     assert _found(_run(default, X, y, Xp, yp), "leaf_k_anonymity") == 0  # 20 rows a leaf
     other = HistGradientBoostingClassifier(max_iter=10, random_state=0).fit(Xp, yp)
@@ -264,9 +270,9 @@ def test_checks_that_cannot_see_the_rows_say_so():
 
     X, y, Xp, yp = _data()
     frame = pd.DataFrame({"a": X[:, 0], "b": X[:, 1],
-                          "c": pd.Categorical(np.array(list("vwxyz"))[X[:, 2].astype(int)])})
+                          "c": pd.Categorical(np.array(list("vwxyzst"))[X[:, 2].astype(int)])})
     framep = pd.DataFrame({"a": Xp[:, 0], "b": Xp[:, 1],
-                           "c": pd.Categorical(np.array(list("vwxyz"))[Xp[:, 2].astype(int)])})
+                           "c": pd.Categorical(np.array(list("vwxyzst"))[Xp[:, 2].astype(int)])})
     m = HistGradientBoostingClassifier(max_iter=5, categorical_features="from_dtype",
                                        random_state=0).fit(frame, y)
     c = _run(m, frame, y, framep, yp)

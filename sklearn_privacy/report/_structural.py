@@ -428,18 +428,30 @@ def _tree_family_checks(final, trees, hist_nodes, hist_thresholds, Xt, y, Xs, ys
             reason=(f"no split column has more than {_GUESSABLE} distinct training values (on "
                     "fewer, a value or midpoint can be guessed without the data; the "
                     "recoverable-values check covers them)")))
+    # a recovered set discloses something only when it is not the column's whole public
+    # range: more than two values and, with population rows, one of theirs outside it
+    informative = []
+    for j, rec in recoverable:
+        if rec.size <= 2:
+            continue
+        if Xs is not None and np.all(_on_grid_tol(Xs[~members, j], rec)
+                                     | ~np.isfinite(Xs[~members, j])):
+            continue
+        informative.append((j, rec))
     member_test = None
-    if recoverable and Xs is not None:
+    if informative and Xs is not None:
         inside = np.zeros(Xs.shape[0])
-        for j, rec in recoverable:
+        for j, rec in informative:
             inside += _on_grid_tol(Xs[:, j], rec)
-        member_test = (members, inside / len(recoverable))
+        member_test = (members, inside / len(informative))
+    listed = ", ".join(str(j) for j, _ in informative[:10])
     checks.append(_check(
-        "recoverable_values", "trees", ran=True, found=len(recoverable), total=d,
+        "recoverable_values", "trees", ran=True, found=len(informative), total=d,
         detail=(f"{len(recoverable)} of {d} input columns have every distinct training value "
-                "recoverable from the thresholds"
-                + (f" (columns {', '.join(str(j) for j, _ in recoverable[:10])})"
-                   if recoverable else "")),
+                f"recoverable from the thresholds; {len(informative)} of them informative "
+                "(more than two values"
+                + (", and a population value outside the recovered set" if Xs is not None
+                   else "") + ")" + (f": columns {listed}" if informative else "")),
         membership=member_test))
     return checks
 
