@@ -661,8 +661,10 @@ class PrivacyReport:
                                    for r in (tail["levels"]["0.01"],
                                              tail["levels"]["0.001"]))))
         if s.get("empirical_epsilon") is not None:
+            source = s.get("empirical_epsilon_source")
             out.append((f"empirical epsilon lower bound ({s.get('confidence', 0.95):.0%}; "
-                        "the training recipe audited on the population rows)",
+                        + (f"{source}; " if source else "")
+                        + "audits retrain the recipe on the population rows)",
                         _fmt(s["empirical_epsilon"])))
         p = (self.private_details or {}).get("summary") or {}
         if private and p.get("empirical_epsilon") is not None:
@@ -1983,8 +1985,10 @@ def _audit_section(ctx):
         sec.table.append(("canary audit on the worst-case pair", f"not run: {why_not}"))
         sec.add(V.Verdict("not_checked", f"The worst-case canary audit did not run: "
                                          f"{why_not}."))
-    # the structural membership tests score training rows: their bounds are private; the
-    # private page's headline counts them
+    # the stored-rows test from the page's noisy count is public; the other structural
+    # membership tests score training rows: their bounds are private, and the private
+    # page's headline counts them
+    bounds += ctx.get("structural_public_bounds", [])
     structural = ctx.get("structural_bounds", [])
     if structural:
         every = bounds + structural

@@ -685,6 +685,7 @@ def structural_section(ctx):
                                          "naive-Bayes, linear and MLP models)."))
         return sec
     planned = planned_queries(est)
+    public_bounds = []
     shown_ran = [c for c in checks if c.ran or c.channel == "private"]
     not_ran = [c for c in checks if not c.ran and c.channel != "private"]
     sec.add(V.Verdict("note", (
@@ -740,6 +741,8 @@ def structural_section(ctx):
                 sec.table.append((title, c.detail))
                 sec.private_table.append((f"{title} (exact)", detail))
                 sec.add(_finding(V, c))
+                if c.membership is not None:
+                    public_bounds += _noisy_stored_bound(sec, c, count, conf)
         else:
             sec.table.append((title, c.detail))
             sec.add(_finding(V, c))
@@ -765,8 +768,40 @@ def structural_section(ctx):
         sec.table.append(("membership tests of the findings",
                           "not run: they need X_population (the non-members)"))
     ctx["structural_bounds"] = bounds
+    ctx["structural_public_bounds"] = public_bounds
     ctx["structural_tests"] = tests
     return sec
+
+
+def _noisy_stored_bound(sec, c, count, conf):
+    """An empirical epsilon from the stored-rows count for the default page.
+
+    The exact-match test at its one threshold ("stored"): the training rows stored are
+    the page's noisy count (``count``, of all ``c.total`` training rows); the population
+    rows stored are public (``c.membership``'s non-member scores). ``1 - conf`` is split
+    in three (union bound): the noise's tail, a Clopper-Pearson lower end of the TPR on
+    the count moved down by that tail, and an upper end of the FPR; the bound is
+    ``log(TPR_low / FPR_high)`` (as :func:`~sklearn_privacy.attacks.epsilon_lower_bound`
+    at one fixed threshold). Returns ``[(label, epsilon)]`` or ``[]``.
+    """
+    from scipy.stats import beta
+
+    members, scores = c.membership
+    a = (1.0 - conf) / 3.0
+    n, m = int(c.total), int((~members).sum())
+    fp = int(np.sum(scores[~members] > 0.5))
+    k = int(np.clip(np.floor(count.value - count.tail(2 * a)), 0, n))
+    if k == 0 or m == 0:
+        return []
+    tpr_lo = float(beta.ppf(a, k, n - k + 1))
+    fpr_hi = 1.0 if fp == m else float(beta.ppf(1.0 - a, fp + 1, m - fp))
+    eps = max(0.0, float(np.log(tpr_lo / fpr_hi)))
+    label = "exact match of stored rows (noisy count)"
+    sec.table.append((f"{label}: epsilon lower bound at {conf:.0%}", (
+        f"{eps:.3g} (at least {k:,} of {n:,} training rows stored after the noise's tail, "
+        f"TPR at least {tpr_lo:.3g}; {fp} of {m:,} population rows stored, FPR at most "
+        f"{fpr_hi:.3g})")))
+    return [(label, eps)]
 
 
 #: checks whose finding gives a membership test (with population rows)
