@@ -198,11 +198,13 @@ class PrivacyReport:
       statistics of small classes; linear models and MLPs: parameters against rows).
       Public (read from the pickle): leaves and pure leaves under k rows, per-class
       counts, parameters against ``n_train``; accounted: how many training rows the model
-      stores (a noisy count); private: the threshold checks (they compare the thresholds
-      with the training values) and every membership test of a finding (it scores
-      training rows), with the empirical epsilon it proves -- the default page says they
-      ran in the private section. With ``include_private_details=True`` that epsilon
-      counts in the private page's headline;
+      stores (a noisy count), and the exact-match test's empirical epsilon read from it
+      and the population rows stored (it counts in the headline); private: the threshold
+      checks (they compare the thresholds with the training values) and every other
+      membership test of a finding (it scores training rows), with the empirical epsilon
+      it proves -- the default page says they ran in the private section. With
+      ``include_private_details=True`` that epsilon counts in the private page's
+      headline;
     * **fil** -- per-example Fisher information loss for FIL models, or for scikit-learn
       GLMs and MLPs through :func:`sklearn_privacy.fil.audit` at a given ``sigma``: what
       was computed is public; every eta is private (quantiles, the largest, per-attribute
