@@ -270,12 +270,13 @@ class PrivacyReport:
         What the default page may show: ``claimed_epsilon``, ``claimed_delta`` (the
         model's claim), ``page_epsilon``, ``total_epsilon`` (the model and the page
         together), ``page_queries`` (``(label, sensitivity, epsilon)`` of each accounted
-        figure), ``empirical_epsilon`` (the best audit bound), ``confidence``, ``utility``
-        (``(metric, value, baseline, outcome)`` or None) and ``flags`` (the verdicts a
-        reader must act on before publishing).
-        ``tpr_at_low_fpr``: the threshold attack's TPR at 0.1 % and 1 % FPR (the members
-        above a threshold set on the population rows: an accounted noisy count) with
-        intervals that include the noise. A report from :meth:`from_estimator` also has
+        figure), ``empirical_epsilon`` (the best audit bound, the stored-rows test from
+        its noisy count included) with ``empirical_epsilon_source``, ``confidence``,
+        ``utility`` (``(metric, value, baseline, outcome)`` or None),
+        ``tpr_at_low_fpr`` (the threshold attack's TPR at 0.1 % and 1 % FPR: the members
+        above a threshold set on the population rows, an accounted noisy count, with
+        intervals that include the noise) and ``flags`` (the verdicts a reader must act
+        on before publishing). A report from :meth:`from_estimator` also has
         ``structural`` (the structural checks as dictionaries, private ones without
         their figures) and ``recommendation`` (the decision under its policy, made from
         the record :meth:`to_json` holds).
