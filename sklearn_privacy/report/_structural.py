@@ -685,7 +685,7 @@ def structural_section(ctx):
                                          "naive-Bayes, linear and MLP models)."))
         return sec
     planned = planned_queries(est)
-    public_bounds = []
+    public_bounds, public_tail = [], {}
     shown_ran = [c for c in checks if c.ran or c.channel == "private"]
     not_ran = [c for c in checks if not c.ran and c.channel != "private"]
     sec.add(V.Verdict("note", (
@@ -742,7 +742,7 @@ def structural_section(ctx):
                 sec.private_table.append((f"{title} (exact)", detail))
                 sec.add(_finding(V, c))
                 if c.membership is not None:
-                    public_bounds += _noisy_stored_bound(sec, c, count, conf)
+                    public_bounds += _noisy_stored_bound(sec, c, count, conf, public_tail)
         else:
             sec.table.append((title, c.detail))
             sec.add(_finding(V, c))
@@ -769,11 +769,38 @@ def structural_section(ctx):
                           "not run: they need X_population (the non-members)"))
     ctx["structural_bounds"] = bounds
     ctx["structural_public_bounds"] = public_bounds
+    ctx["structural_public_tail"] = public_tail or None
     ctx["structural_tests"] = tests
     return sec
 
 
-def _noisy_stored_bound(sec, c, count, conf):
+def _stored_tail(out, count, n, m, fp, conf, label):
+    """The exact-match test's TPR at 0.1 % and 1 % FPR from the noisy count, for the
+    default page's headline (into the dictionary ``out``): a level is given when the population
+    rows stored (public) stay within it, with the interval of
+    :func:`~sklearn_privacy.report._tail.noisy_tpr_at_fpr` (Clopper-Pearson widened by
+    the noise's tail)."""
+    from ._tail import FPR_LEVELS, clopper_pearson
+
+    alpha = 1.0 - conf
+    width = count.tail(alpha / 2)
+    levels = {}
+    for f in FPR_LEVELS:
+        allowed = int(np.floor(f * m + 1e-9))
+        if allowed < 1 or fp > allowed:
+            levels[str(f)] = None
+            continue
+        lo_k = int(np.clip(np.floor(count.value - width), 0, n))
+        hi_k = int(np.clip(np.ceil(count.value + width), 0, n))
+        levels[str(f)] = {"tpr": float(np.clip(count.value, 0, n)) / n,
+                          "low": clopper_pearson(lo_k, n, 1.0 - alpha / 2)[0],
+                          "high": clopper_pearson(hi_k, n, 1.0 - alpha / 2)[1],
+                          "false_positives": fp, "n_members": n, "n_nonmembers": m}
+    if levels.get("0.01") is not None:
+        out.update(attack=label, levels=levels)
+
+
+def _noisy_stored_bound(sec, c, count, conf, tail):
     """An empirical epsilon from the stored-rows count for the default page.
 
     The exact-match test at its one threshold ("stored"): the training rows stored are
@@ -797,6 +824,7 @@ def _noisy_stored_bound(sec, c, count, conf):
     fpr_hi = 1.0 if fp == m else float(beta.ppf(1.0 - a, fp + 1, m - fp))
     eps = max(0.0, float(np.log(tpr_lo / fpr_hi)))
     label = "exact match of stored rows (noisy count)"
+    _stored_tail(tail, count, n, m, fp, conf, label)
     sec.table.append((f"{label}: epsilon lower bound at {conf:.0%}", (
         f"{eps:.3g} (at least {k:,} of {n:,} training rows stored after the noise's tail, "
         f"TPR at least {tpr_lo:.3g}; {fp} of {m:,} population rows stored, FPR at most "

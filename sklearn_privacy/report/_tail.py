@@ -144,9 +144,16 @@ def noisy_tail_rows(ctx, sec, label, s_in, s_out):
                          f" (members above the threshold: a count released with Laplace "
                          f"noise, TPR scale {scale:.2g}; intervals include the noise)"),
                       " / ".join(_fmt(f, res[f], conf) for f in FPR_LEVELS)))
-    ctx["summary"]["tpr_at_low_fpr"] = {
-        "attack": label,
-        "levels": {str(f): (None if r is None else
-                            {k: r[k] for k in ("tpr", "low", "high", "false_positives",
-                                               "n_members", "n_nonmembers")})
-                   for f, r in res.items()}}
+    mine = {"attack": label,
+            "levels": {str(f): (None if r is None else
+                                {k: r[k] for k in ("tpr", "low", "high", "false_positives",
+                                                   "n_members", "n_nonmembers")})
+                       for f, r in res.items()}}
+    # the strongest of the page's noisy tails (the stored-rows test, when it has one)
+    cands = [mine] + [t for t in (ctx.get("structural_public_tail"),) if t]
+
+    def key(t):
+        return tuple(-1.0 if t["levels"].get(str(f)) is None
+                     else t["levels"][str(f)]["tpr"] for f in FPR_LEVELS[::-1])
+
+    ctx["summary"]["tpr_at_low_fpr"] = max(cands, key=key)
