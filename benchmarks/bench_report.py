@@ -91,7 +91,8 @@ def main():
         report = PrivacyReport.from_estimator(
             model, X, y, Xp, yp, sensitive_features=["sex", "race"],
             sigma=sigma if name == "logreg" else None,
-            n_reference_models=args.references, n_jobs=2, random_state=0, name=name)
+            n_reference_models=args.references, n_jobs=2, random_state=0, name=name,
+            include_private_details=True)   # LiRA, eta and inversion: the private page
         total = time.perf_counter() - t
         report.save_html(os.path.join(args.out, f"report_{name}.html"))
         acc = model.score(Xp, yp)

@@ -65,7 +65,8 @@ def main():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 rep = PrivacyReport.from_estimator(pipe, X, y, sensitive_features=sens,
-                                                   sigma=sigma, n_canaries=0, random_state=0)
+                                                   sigma=sigma, n_canaries=0, random_state=0,
+                                                   include_private_details=True)
             cpu = time.process_time() - c0
             inv = next(s for s in rep.sections if s.key == "inversion")
             rows = "; ".join(
@@ -73,7 +74,7 @@ def main():
                 f"{v.split(' vs prior baseline ')[1].split(',')[0]}; "
                 f"{v.split('releases; ')[1].split(':')[0].split(')')[0]}"
                 + ("; " + v.split('; ')[-1].split(':')[0] if "left out" in v else "")
-                for k, v in inv.table if "white-box if the" in k)
+                for k, v in inv.private_table if "white-box if the" in k)
             print(f"| {name} | {n:,} | {sigma:g} | {fit:.1f} | {rep.timings['fil']:.1f} | "
                   f"{rep.timings['inversion']:.1f} | {cpu:.1f} | {rows} |", flush=True)
 

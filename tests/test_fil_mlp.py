@@ -888,10 +888,11 @@ def test_privacy_report_audits_an_mlp_through_fil_audit():
     rep = PrivacyReport.from_estimator(model, X, y, sigma=0.5, n_canaries=0,
                                        random_state=0)
     fil_sec = next(s for s in rep.sections if s.key == "fil")
-    text = str(fil_sec.table)
+    text = str(fil_sec.table + fil_sec.private_table)
     assert "local minimum certified" in text
     audited = fil.audit(model, X, y, sigma=0.5)
-    assert rep.summary["max_eta"] == pytest.approx(audited.eta_.max(), rel=1e-9)
+    assert rep.private_details["summary"]["max_eta"] == pytest.approx(audited.eta_.max(),
+                                                                      rel=1e-9)
     relu = _fit(MLPClassifier((3,), alpha=1.0, max_iter=50, random_state=0), X, y)
     rep = PrivacyReport.from_estimator(relu, X, y, sigma=0.5, n_canaries=0, random_state=0)
     fil_sec = next(s for s in rep.sections if s.key == "fil")

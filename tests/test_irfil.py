@@ -275,9 +275,12 @@ def test_weight_concentration_warns_and_bounds_limit_it():
     w = free.sample_weight_
     assert free.effective_sample_size_ == pytest.approx(w.sum() ** 2 / np.sum(w**2))
     assert free.max_weight_share_ == pytest.approx(w.max() / w.sum())
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", PrivacyWarning)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PrivacyWarning)
         bounded = IRFILLogisticRegression(weight_bounds=(0.1, 10), **kw).fit(X, y)
+    # the bounds stop the concentration; the attribute-mode check still reports that
+    # the race eta was not equalised within them
+    assert not any("concentrates" in str(w.message) for w in caught)
     wb = bounded.sample_weight_
     assert wb.sum() == pytest.approx(400)
     assert wb.min() >= 0.1 * (1 - 1e-6) and wb.max() <= 10 * (1 + 1e-6)

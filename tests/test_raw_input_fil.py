@@ -392,14 +392,16 @@ def test_report_and_eta_display_read_the_raw_inputs():
 
     pipe, df, y = _fit("spline_linear", "logistic")
     raw = fil.eta(pipe, X=df, per_example=True)
+    # per-example figures are private: computed for the private page only
     rep = PrivacyReport.from_estimator(pipe, df, y, sensitive_features=["a"], n_canaries=0,
-                                       canary_releases=0, random_state=0)
+                                       canary_releases=0, random_state=0,
+                                       include_private_details=True)
     sec = next(s for s in rep.sections if s.key == "fil")
-    table = dict(sec.table)
+    table = dict(sec.table + sec.private_table)
     assert table["eta with respect to"].startswith("the raw inputs")
-    assert rep.summary["max_eta"] == pytest.approx(raw.max(), rel=1e-12)
+    assert rep.private_details["summary"]["max_eta"] == pytest.approx(raw.max(), rel=1e-12)
     a = fil.eta(pipe, X=df, columns="a", per_example=True)
-    # the default page rounds per-person figures to two significant digits
+    # the private page rounds per-person figures to two significant digits
     assert table["eta of 'a' (median / max)"] == f"{np.median(a):.2g} / {a.max():.2g}"
     disp = EtaDisplay.from_estimator(pipe, X=df)
     np.testing.assert_allclose(disp.eta, raw, rtol=1e-12)

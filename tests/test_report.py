@@ -39,17 +39,23 @@ def test_fil_release_report_has_every_section_and_consistent_numbers():
         rep = PrivacyReport.from_estimator(est, X, y, Xp, yp, sensitive_features=[1],
                                            canary_releases=4000, random_state=0,
                                            include_private_details=True)
-    assert [s.key for s in rep.sections] == ["claim", "utility", "release", "fil",
+    assert [s.key for s in rep.sections] == ["claim", "utility", "release", "structural", "fil",
                                              "membership", "inversion", "audits",
                                              "private"]
     s = rep.summary
     assert s["claimed_epsilon"] == pytest.approx(2.0)
-    assert s["max_eta"] == pytest.approx(float(np.max(fil.eta(est, per_example=True))))
+    assert rep.private_details["summary"]["max_eta"] == pytest.approx(
+        float(np.max(fil.eta(est, per_example=True))))
+    assert "max_eta" not in s                       # one row's figure: private channel
     assert 0.0 <= s["empirical_epsilon"] <= s["claimed_epsilon"]
     page = rep.to_html()
     assert "not refuted" in page and "http" not in page          # self-contained
     assert page.count("data:image/png;base64,") == sum(
-        sec.figure_png is not None for sec in rep.sections) >= 4
+        (sec.figure_png is not None) + (sec.private_figure_png is not None)
+        for sec in rep.sections) >= 4
+    # the default page draws only the figures made from public figures
+    assert rep.default_page().count("data:image/png;base64,") == sum(
+        sec.figure_png is not None for sec in rep.sections)
     assert set(rep.timings) == {sec.key for sec in rep.sections}
     # the most exposed row is listed first, by its index, in the private section only
     top = int(np.argmax(fil.eta(est, per_example=True)))
@@ -62,8 +68,8 @@ def test_overfit_forest_report_shows_leakage_and_no_claim(tmp_path):
     X, y, Xp, yp = _data(n=500)
     rf = RandomForestClassifier(n_estimators=30, random_state=0).fit(X, y)
     rep = PrivacyReport.from_estimator(rf, X, y, Xp, yp, n_canaries=300, random_state=0)
-    assert [s.key for s in rep.sections] == ["claim", "utility", "release", "membership",
-                                             "audits"]
+    assert [s.key for s in rep.sections] == ["claim", "utility", "release", "structural",
+                                             "membership", "audits"]
     assert np.isinf(rep.summary["claimed_epsilon"])
     assert rep.summary["empirical_epsilon"] > 1.0      # a fully grown forest memorises
     memb = " ".join(_section(rep, "membership").verdicts)
@@ -114,10 +120,10 @@ def test_raw_frame_pipeline_report():
                                            n_canaries=200, random_state=0,
                                            include_private_details=True)
     keys = [s.key for s in rep.sections]
-    assert keys == ["claim", "utility", "release", "fil", "membership", "inversion",
-                    "audits", "private"]
+    assert keys == ["claim", "utility", "release", "structural", "fil", "membership",
+                    "inversion", "audits", "private"]
     assert np.isinf(rep.summary["claimed_epsilon"])     # the scaler saw the private rows
-    fil_rows = dict(_section(rep, "fil").table)
+    fil_rows = dict(_section(rep, "fil").private_table)
     assert "eta of 'sex' (median / max)" in fil_rows
     # the most exposed rows are named by the frame's index labels (private section)
     first = dict(_section(rep, "private").table)["most exposed rows (index: eta)"]
@@ -142,12 +148,12 @@ def test_scikit_learn_glm_gets_per_example_fil_through_fil_audit():
     model = LogisticRegression(C=1.0).fit(X, y)
     rep = PrivacyReport.from_estimator(model, X, y, Xp, yp, sigma=0.5, n_canaries=50,
                                        random_state=0)
-    assert [s.key for s in rep.sections] == ["claim", "utility", "release", "fil",
-                                             "membership", "audits"]
+    assert [s.key for s in rep.sections] == ["claim", "utility", "release", "structural",
+                                             "fil", "membership", "audits"]
     table = dict(_section(rep, "fil").table)
     assert table["audited through"].startswith("fil.audit at sigma = 0.5")
     expected = fil.audit(model, X, y, sigma=0.5).eta_.max()
-    assert rep.summary["max_eta"] == pytest.approx(expected, rel=1e-12)
+    assert rep.private_details["summary"]["max_eta"] == pytest.approx(expected, rel=1e-12)
 
 
 @pytest.mark.parametrize("kwargs, exc, match", [
@@ -159,6 +165,10 @@ def test_scikit_learn_glm_gets_per_example_fil_through_fil_audit():
     (dict(top_k=-1), ValueError, "top_k must be an integer >= 0"),
     (dict(confidence=1.0), ValueError, "confidence must be a float in"),
     (dict(n_reference_models=2), ValueError, "n_reference_models must be 0 .* or at least 4"),
+    (dict(page_epsilon=0.0), ValueError, "page_epsilon must be a positive finite number"),
+    (dict(page_epsilon=np.inf), ValueError, "page_epsilon must be a positive finite number"),
+    (dict(page_epsilon="1"), TypeError, "page_epsilon must be a positive finite number"),
+    (dict(min_group_size=0), ValueError, "min_group_size must be an integer >= 1"),
 ])
 def test_bad_parameters_are_refused_by_name_before_any_work(kwargs, exc, match):
     """Each parameter is checked on entry, in the report's own words.

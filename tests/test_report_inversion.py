@@ -58,8 +58,19 @@ def _fit(model, X, y):
         return model.fit(X, y)
 
 
+def _private_report(*args, **kwargs):
+    """The inversion figures are private: computed with include_private_details=True."""
+    return PrivacyReport.from_estimator(*args, include_private_details=True, **kwargs)
+
+
 def _inversion(rep):
-    return next(s for s in rep.sections if s.key == "inversion")
+    """The inversion section's figures: all in the report's private channel."""
+    from types import SimpleNamespace
+
+    sec = next(s for s in rep.sections if s.key == "inversion")
+    assert sec.table == [] and sec.outcomes == ["note"]     # nothing on the default page
+    return SimpleNamespace(table=sec.private_table, verdicts=sec.private_verdicts,
+                           outcomes=sec.private_outcomes, figure_png=sec.private_figure_png)
 
 
 def _whitebox(sec):
@@ -145,7 +156,7 @@ def test_audit_at_sigma_adds_the_hypothetical_whitebox_row_with_both_outcomes(ki
     uncertified = _uncertified_rows(model, Xf, y, column) if kind == "mlp" else []
     found = {}
     for sigma in (TINY, HUGE):
-        rep = PrivacyReport.from_estimator(model, Xf, y, sensitive_features=[column],
+        rep = _private_report(model, Xf, y, sensitive_features=[column],
                                            sigma=sigma, n_canaries=0, random_state=0)
         sec = _inversion(rep)
         # the published (noise-free) model keeps its black-box row
@@ -164,7 +175,7 @@ def test_audit_at_sigma_adds_the_hypothetical_whitebox_row_with_both_outcomes(ki
         if kind == "mlp" and not frame:     # rows 52, 72, 153 and 254; 3 of them sampled
             assert left > 0 and f"{left} sampled rows left out, whose candidate " in sentence
         assert ("each row and candidate is a refit" in value) == (kind == "mlp")
-        found[sigma] = (acc, lo, base, outcome, sentence, rep.summary["flags"])
+        found[sigma] = (acc, lo, base, outcome, sentence, rep.private_details["flags"])
     acc, lo, base, outcome, sentence, flags = found[TINY]
     assert outcome == "beats_prior" and f"'{column}' leaks" in sentence
     assert acc >= 0.95 and lo > base                  # near-exact recovery without noise
@@ -179,14 +190,14 @@ def test_audit_at_sigma_adds_the_hypothetical_whitebox_row_with_both_outcomes(ki
 def test_report_without_sigma_is_unchanged_and_shares_the_published_rows():
     X, y = _data()
     model = _fit(_model("glm", False), X, y)
-    plain = PrivacyReport.from_estimator(model, X, y, sensitive_features=[1],
+    plain = _private_report(model, X, y, sensitive_features=[1],
                                          n_canaries=0, random_state=0)
     sec = _inversion(plain)
     assert [k for k, _ in sec.table] == ["'1' black-box (Fredrikson) accuracy, 95% Wilson "
                                          "interval"]
     assert len(sec.verdicts) == 1 and not any("white-box" in v for v in sec.verdicts)
     assert plain.metadata["parameters"]["sigma"] is None
-    audited = PrivacyReport.from_estimator(model, X, y, sensitive_features=[1],
+    audited = _private_report(model, X, y, sensitive_features=[1],
                                            sigma=TINY, n_canaries=0, random_state=0)
     sec2 = _inversion(audited)
     # the published model's rows are identical; the hypothetical row comes after them
@@ -199,7 +210,7 @@ def test_numeric_column_and_multinomial_model_under_an_audit():
     X, y = _data()
     y3 = np.digitize(X[:, 0] + 0.8 * X[:, 1], [-0.5, 0.5])
     model = _fit(LogisticRegression(C=1.0), X, y3)
-    rep = PrivacyReport.from_estimator(model, X, y3, sensitive_features=[0, 1], sigma=TINY,
+    rep = _private_report(model, X, y3, sensitive_features=[0, 1], sigma=TINY,
                                        n_canaries=0, random_state=0)
     table = dict(_inversion(rep).table)
     assert table["'0' white-box if the coefficients were released with noise sigma = "
@@ -237,7 +248,7 @@ def test_perfect_inversion_draws_its_figure():
     X, _ = _data()
     y = X @ [1.0, 2.0, -1.0] + 0.3 * np.random.default_rng(1).normal(size=len(X))
     model = Ridge(alpha=1.0).fit(X, y)
-    rep = PrivacyReport.from_estimator(model, X, y, sensitive_features=[1], n_canaries=0,
+    rep = _private_report(model, X, y, sensitive_features=[1], n_canaries=0,
                                        random_state=0)
     sec = _inversion(rep)
     assert sec.table[0][1].startswith("1.000 [0.987, 1.000] vs prior baseline")
@@ -250,7 +261,7 @@ def test_audit_the_attack_cannot_replay_says_not_checked():
     X, _ = _data()
     y3 = np.digitize(X[:, 0] + 0.8 * X[:, 1], [-0.5, 0.5])
     model = OneVsRestClassifier(LogisticRegression()).fit(X, y3)
-    rep = PrivacyReport.from_estimator(model, X, y3, sensitive_features=[1], sigma=0.01,
+    rep = _private_report(model, X, y3, sensitive_features=[1], sigma=0.01,
                                        n_canaries=0, random_state=0)
     sec = _inversion(rep)
     table = dict(sec.table)

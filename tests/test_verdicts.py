@@ -141,9 +141,17 @@ def test_membership_rule_outcomes_and_boundaries():
     assert V.membership_verdict("loss", 0.56, 0.51, 0.61, 0.95, **kw).outcome == "leaks"
     below = V.membership_verdict("loss", 0.43, 0.362, 0.495, 0.95, **kw)
     assert below.outcome == "below_chance" and below.flagged
-    assert "contains 0.5" not in below.text and "not from the training" in below.text
+    assert "contains 0.5" not in below.text
+    # the population-shift reading only when the same page's two-sample test supports it
+    assert "not from the training" not in below.text
+    shifted = V.membership_verdict("loss", 0.43, 0.362, 0.495, 0.95, **kw,
+                                   population_differs=True)
+    assert "most likely not from the training distribution" in shifted.text
+    alike = V.membership_verdict("loss", 0.43, 0.362, 0.495, 0.95, **kw,
+                                 population_differs=False)
+    assert "not from the training" not in alike.text and "does not find" in alike.text
     inside = V.membership_verdict("loss", 0.5, 0.45, 0.55, 0.95, **kw)
-    assert inside.outcome == "cannot_tell" and "contains 0.5" in inside.text
+    assert inside.outcome == "cannot_tell" and "not significant" in inside.text
     # boundaries: an interval touching 0.5 is not evidence either way
     assert V.membership_verdict("x", 0.55, 0.5, 0.6, 0.95, **kw).outcome == "cannot_tell"
     assert V.membership_verdict("x", 0.45, 0.4, 0.5, 0.95, **kw).outcome == "cannot_tell"
@@ -257,7 +265,11 @@ def test_svc_behind_a_scaler_is_caught_and_a_linear_model_is_searched():
     sec = _section(rep, "release")
     assert sec.outcomes == ["verbatim"]
     n_sv = pipe[-1].support_vectors_.shape[0]
-    assert sec.verdicts[0].startswith(f"{n_sv:,} of the 300 training rows")
+    # the page's count is noisy (Laplace, scale stated); the exact one is private
+    shown = int(re.match(r"About (\d+) of the 300 training rows", sec.verdicts[0]).group(1))
+    assert abs(shown - n_sv) < 60
+    assert dict(sec.private_table)["training rows the pickle holds (exact)"] == \
+        f"{n_sv} of 300"
     # the oracle: the scaler's inverse reconstructs exactly those raw rows
     back = pipe[0].inverse_transform(pipe[-1].support_vectors_)
     assert np.allclose(back, X[pipe[-1].support_], atol=1e-12)
@@ -265,7 +277,9 @@ def test_svc_behind_a_scaler_is_caught_and_a_linear_model_is_searched():
     # stored samples of a nearest-neighbour model: every row
     knn = make_pipeline(StandardScaler(), KNeighborsClassifier()).fit(X, y)
     rep = PrivacyReport.from_estimator(knn, X, y, n_canaries=0, random_state=0)
-    assert _section(rep, "release").verdicts[0].startswith("300 of the 300")
+    assert dict(_section(rep, "release").private_table)[
+        "training rows the pickle holds (exact)"] == "300 of 300"
+    assert _section(rep, "release").outcomes == ["verbatim"]
     # a model that holds no row: a "no" that names what was searched
     lr = make_pipeline(StandardScaler(), LogisticRegression()).fit(X, y)
     rep = PrivacyReport.from_estimator(lr, X, y, n_canaries=0, random_state=0)
@@ -299,15 +313,23 @@ def test_below_chance_auc_is_explained_by_a_population_that_differs():
     Xp[:, 0] *= 3.0                                     # easier rows than the training's
     yp = (Xp[:, 0] > 0).astype(int)
     model = LogisticRegression().fit(X, y)
-    rep = PrivacyReport.from_estimator(model, X, y, Xp, yp, n_canaries=0, random_state=0)
+    rep = PrivacyReport.from_estimator(model, X, y, Xp, yp, n_canaries=0, random_state=0,
+                                       include_private_details=True)
     memb = _section(rep, "membership")
-    assert memb.outcomes[:2] == ["below_chance", "population_differs"]
+    assert memb.outcomes[0] == "below_chance"
+    assert memb.private_outcomes == ["population_differs", "below_chance"]
     lo, hi = map(float, re.search(r"\[(\d\.\d+), (\d\.\d+)\]", memb.verdicts[0]).groups())
     assert hi < 0.5 and "contains 0.5" not in memb.verdicts[0]
+    # the shift is named where the two-sample test is on the same page (the private one)
+    assert "not from the training" not in memb.verdicts[0]
+    assert "not from the training distribution" in memb.private_verdicts[1]
     # the same population drawn like the training rows: no flag
     X, y, Xp, yp = _data()
-    rep = PrivacyReport.from_estimator(model, X, y, Xp, yp, n_canaries=0, random_state=0)
-    assert _section(rep, "membership").outcomes[:2] == ["cannot_tell", "population_alike"]
+    rep = PrivacyReport.from_estimator(model, X, y, Xp, yp, n_canaries=0, random_state=0,
+                                       include_private_details=True)
+    memb = _section(rep, "membership")
+    assert memb.outcomes[0] == "cannot_tell"
+    assert memb.private_outcomes == ["population_alike", "cannot_tell"]
 
 
 def test_table_and_legend_show_one_interval(monkeypatch):
@@ -361,14 +383,16 @@ def test_numeric_attribute_is_scored_in_its_units():
                                 random_state=0)
     assert res2.p_value > 0.05 and res2.improvement_interval[0] < 0
     rep = PrivacyReport.from_estimator(model, X[:600], y[:600], X[600:], y[600:],
-                                       sensitive_features=[0], n_canaries=0, random_state=0)
+                                       sensitive_features=[0], n_canaries=0, random_state=0,
+                                       include_private_details=True)
     # better than the median, but the model's answers add nothing to what the label and
     # the other columns reveal: not called a leak of the model
     assert res.model_gain_p_value > 0.05
     assert res.without_model_mae < 0.8 * base
     inv = _section(rep, "inversion")
-    assert inv.outcomes == ["population_inference"]
-    assert "mean absolute error" in inv.verdicts[0] and "not the model" in inv.verdicts[0]
+    assert inv.private_outcomes == ["population_inference"]
+    assert "mean absolute error" in inv.private_verdicts[0]
+    assert "not the model" in inv.private_verdicts[0]
     with pytest.raises(ValueError, match="not numeric"):
         regression_inversion(model, np.array([["a", 1, 2]] * 20, dtype=object), np.zeros(20),
                              sensitive_features=0,
@@ -396,8 +420,8 @@ def test_default_page_holds_no_identifier_and_states_how_it_was_made():
                                            canary_releases=0, random_state=7)
         page = rep.to_html()
         assert "patient-" not in page and "private" not in [s.key for s in rep.sections]
-        for v in (__version__, "random_state", "2 significant digits" if False else
-                  "two significant digits", rep.metadata["date"]):
+        for v in (__version__, "random_state", "no per-person identifier",
+                  rep.metadata["date"]):
             assert str(v) in page
         assert rep.metadata["random_state"] == 7
         private = PrivacyReport.from_estimator(est, Xf, y, Xpf, yp, n_canaries=0,
@@ -405,10 +429,14 @@ def test_default_page_holds_no_identifier_and_states_how_it_was_made():
                                                include_private_details=True).to_html()
     top = Xf.index[int(np.argmax(est.eta_))]
     assert "Private details: do not publish this page" in private and top in private
-    # the same seed gives the same sentences
-    again = PrivacyReport.from_estimator(est, Xf, y, Xpf, yp, n_canaries=0,
-                                         canary_releases=0, random_state=7)
-    assert [s.verdicts for s in again.sections] == [s.verdicts for s in rep.sections]
+    # the same seeds give the same sentences (the page's noise has its own seed)
+    kw = dict(n_canaries=0, canary_releases=0, random_state=7, noise_random_state=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one = PrivacyReport.from_estimator(est, Xf, y, Xpf, yp, **kw)
+        again = PrivacyReport.from_estimator(est, Xf, y, Xpf, yp, **kw)
+    assert [s.verdicts for s in again.sections] == [s.verdicts for s in one.sections]
+    assert again.default_page(dated=False) == one.default_page(dated=False)
     with pytest.raises(ValueError, match="include_private_details"):
         PrivacyReport.from_estimator(est, Xf, y, include_private_details="yes")
 

@@ -574,7 +574,8 @@ def _whitebox_scores(release, base, Xc, yc):
     the quality of the linearisation.
     """
     eng = base._audit_engine()
-    Xc = np.asarray(Xc, dtype=float)
+    # a penalised intercept is the coefficient of a constant column the engine holds
+    Xc = base._with_intercept_column(np.asarray(Xc, dtype=float))
     fi = eng.fit_intercept
     Xa = np.hstack([Xc, np.ones((Xc.shape[0], 1))]) if fi else Xc
     if is_classifier(base):

@@ -193,8 +193,25 @@ def worst_case_neighbours(estimator, X, y, *, n_starts: int = 16, n_steps: int =
     classifier = is_classifier(fitted)
     Xs = np.asarray(eng.X)                      # the rows as fitted (scaled to data_norm)
     ys = eng.y                                  # encoded labels / clipped targets
-    d = Xs.shape[1]
+    # a penalised intercept is a constant column s of the fitted rows: the replacement
+    # keeps it, so only the user's d columns are searched, on the sphere of radius
+    # sqrt(R^2 - s^2) (the augmented row then has norm R)
+    const = (float(fitted.intercept_scaling) if fitted._penalised_intercept() else None)
+    d = Xs.shape[1] - (const is not None)
+    if const is not None:
+        if const >= R:
+            raise ValueError(f"intercept_scaling = {const:g} is not below data_norm = {R:g}: "
+                             "no replacement row fits in the data_norm ball; lower "
+                             "intercept_scaling or raise data_norm.")
+        R = float(np.sqrt(R**2 - const**2))
     Xa = np.hstack([Xs, np.ones((Xs.shape[0], 1))]) if fi else Xs
+
+    def augment(x):
+        if fi:
+            return np.hstack([x, np.ones((x.shape[0], 1))])
+        if const is not None:
+            return np.hstack([x, np.full((x.shape[0], 1), const)])
+        return x
     l1, _ = _grad_rows(loss, theta, Xa, ys)
     Hinv = eng.H_inv
     A = (Xa * l1[:, None]) @ Hinv               # rows: H^-1 g_i
@@ -220,7 +237,7 @@ def worst_case_neighbours(estimator, X, y, *, n_starts: int = 16, n_steps: int =
         x = S.copy()
         idx = np.zeros(x.shape[0], dtype=int)
         for _ in range(n_steps):
-            xa = np.hstack([x, np.ones((x.shape[0], 1))]) if fi else x
+            xa = augment(x)
             z = xa @ theta
             g1, g2, _ = loss.derivatives(z, np.full(z.shape, y_enc))
             a_new = (xa * g1[:, None]) @ Hinv   # H^-1 g'
@@ -236,7 +253,7 @@ def worst_case_neighbours(estimator, X, y, *, n_starts: int = 16, n_steps: int =
             step = R * grad / np.maximum(np.linalg.norm(grad, axis=1, keepdims=True), 1e-300)
             x_new = x + 0.3 * step
             x = R * x_new / np.linalg.norm(x_new, axis=1, keepdims=True)
-        xa = np.hstack([x, np.ones((x.shape[0], 1))]) if fi else x
+        xa = augment(x)
         g1, _, _ = loss.derivatives(xa @ theta, np.full(x.shape[0], y_enc))
         a_new = (xa * g1[:, None]) @ Hinv
         dist = (np.sum(a_new**2, axis=1)[:, None] - 2 * a_new @ A.T

@@ -77,7 +77,11 @@ _IRFIL_DOC = """
         2,000 Adult rows with ``sensitive_features`` the race columns, the largest whole-row eta
         grew about 500 times; see ``benchmarks/RESULTS.md``); bounds such as ``(0.1,
         10)`` trade exact equalisation for that. ``None``: no bound (the paper's
-        algorithm).
+        algorithm). With ``sensitive_features``, a fit whose largest whole-row eta grows
+        more than 1.1 times over the unweighted fit, or whose attribute eta's std/mean
+        ends above ``eta_tol`` (without it: above half the unweighted fit's; not
+        equalised, e.g. because the bounds bind), warns with those figures
+        (:class:`~sklearn_privacy.exceptions.PrivacyWarning`).
 {dp_params}    verbose : int, default=0
         ``1`` or more prints one line per iteration: the equalised eta's mean and maximum
         (at ``sigma``) and its coefficient of variation std/mean.
@@ -266,6 +270,37 @@ class _IRFILMixin:
                 "Bound the weights with weight_bounds=(low, high), e.g. (0.1, 10), or "
                 "equalise fewer columns.", PrivacyWarning)
 
+    def _attribute_diagnostics(self, cv, n_iter, omega, s, pos, bounds):
+        """Warn when equalising an attribute's eta raised the whole-row eta, or did not
+        equalise the attribute (within ``weight_bounds``), with the figures."""
+        reasons = []
+        if _ATTRIBUTE_GROWTH < self.max_eta_ratio_ <= 10.0:   # above 10: said already
+            reasons.append(f"the largest whole-row eta (every feature and the label) grew "
+                           f"{self.max_eta_ratio_:.3g} times over the unweighted fit")
+        target = (float(self.eta_tol) if self.eta_tol is not None
+                  else _ATTRIBUTE_SHRINK * cv[0])
+        if cv[-1] > target:
+            goal = ("eta_tol" if self.eta_tol is not None
+                    else f"{_ATTRIBUTE_SHRINK:g} of where it started")
+            text = (f"the attribute's eta is not equalised: its std/mean went from "
+                    f"{cv[0]:.3g} to {cv[-1]:.3g} in {n_iter} iteration(s), above "
+                    f"{target:.3g} ({goal})")
+            if bounds is not None:
+                ind = omega[pos] / s[pos]
+                mean = omega.sum() / s[pos].sum()
+                at = int(np.sum(ind <= bounds[0] * mean * (1 + 1e-6))
+                         + np.sum(ind >= bounds[1] * mean * (1 - 1e-6)))
+                text += (f"; {at} of {int(pos.sum())} individuals' weights are at "
+                         f"weight_bounds=({bounds[0]:g}, {bounds[1]:g})")
+            reasons.append(text)
+        if reasons:
+            warn_user(
+                f"{type(self).__name__} with sensitive_features: " + "; ".join(reasons)
+                + ". Equalising one attribute this way does not protect the whole row: "
+                "compare eta_ with the unweighted fit's, raise eta_max_iter, widen or drop "
+                "weight_bounds, or equalise the whole-row eta (sensitive_features=None).",
+                PrivacyWarning)
+
     def _irfil_fit(self, X, y, s):
         """Run Algorithm 1; ``s`` are the validated user weights (individual counts)."""
         self._check_sensitive_features(X)
@@ -318,6 +353,8 @@ class _IRFILMixin:
             omega = self._bounded_weights(n_ind * ratio / ratio.sum(), s, pos, n_ind, bounds)
         self._weight_diagnostics(omega, s, pos, first_whole_max,
                                  self._whole_max(engine, eta_row, columns, s, pos))
+        if columns is not None:
+            self._attribute_diagnostics(stats["cv"], t, omega, s, pos, bounds)
         self._audit = engine
         self.sample_weight_ = omega
         self.n_iter_ = t
@@ -327,6 +364,13 @@ class _IRFILMixin:
             history["eta"] = np.vstack(etas)
         self.eta_history_ = history
         return theta, n_newton
+
+
+#: in attribute mode, a growth of the largest whole-row eta above this factor warns
+_ATTRIBUTE_GROWTH = 1.1
+#: in attribute mode, a final std/mean of the attribute's eta above ``eta_tol`` or, without
+#: it, above this fraction of the unweighted fit's warns: the attribute was not equalised
+_ATTRIBUTE_SHRINK = 0.5
 
 
 class IRFILLinearRegression(_IRFILMixin, FILLinearRegression):

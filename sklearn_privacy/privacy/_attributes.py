@@ -374,7 +374,8 @@ def _check(est, path, accounted, allow_seeded, out, seen, typed=False):
         out.append(_finding(path, est, None, (
             f"no declaration of {name}'s fitted attributes is known: everything it holds "
             "is treated as learned from the rows (declare them with "
-            "__sklearn_privacy_attributes__, see sklearn_privacy.privacy._attributes)")))
+            "a __sklearn_privacy_attributes__ method, as described in the user guide "
+            "page 'The published object: public facts and the assumptions of a claim')")))
         return
     try:
         params = set(est.get_params(deep=False))

@@ -177,8 +177,10 @@ class PrivacyClaim:
             head = (f"PrivacyClaim: ({self.epsilon:.6g}, {self.delta:.3g})-DP for replacing "
                     f"one row [composition: {self.composition}]")
         else:
-            head = (f"PrivacyClaim: NOT PRIVATE (epsilon=inf) -- {len(self.reasons)} "
-                    "step(s) fitted on the rows without a guarantee")
+            k = len(self.reasons)
+            head = (f"PrivacyClaim: NOT PRIVATE (epsilon=inf) -- {k} "
+                    f"reason{'s' if k != 1 else ''} below (what the object holds that was "
+                    "fitted on the rows without a guarantee)")
         lines = [head] + [f"  {s}" for s in self.steps]
         if self.is_private:
             curve = self.tradeoff

@@ -1,5 +1,6 @@
 """One privacy report per model: claimed, per-example and empirical privacy side by side."""
 
+from ._record import ReleasePolicy
 from ._report import PrivacyReport, ReportSection
 
-__all__ = ["PrivacyReport", "ReportSection"]
+__all__ = ["PrivacyReport", "ReleasePolicy", "ReportSection"]

@@ -20,6 +20,9 @@ import numpy as np
 #: outcome keys that should stop a reader from publishing as is
 FLAGS = frozenset({"leaks", "verbatim", "below_baseline", "not_above_baseline",
                    "refuted", "population_differs", "below_chance", "beats_prior"})
+#: structural findings (``report._structural``): disclosure the pickle proves, and a
+#: model with fewer residual degrees of freedom than k
+FLAGS = FLAGS | {"disclosive", "risk"}
 
 
 @dataclass(frozen=True)
@@ -80,21 +83,41 @@ def claim_verdict(epsilon, delta):
                                "what leaks, and measurements are not guarantees.")
 
 
-def verbatim_verdict(n_found, n_checked, *, searched, not_checked_reason=None):
+def verbatim_verdict(n_found, n_checked, *, searched, not_checked_reason=None,
+                     noise_threshold=None, confidence=0.95):
     """Whether training rows can be read back from the pickle.
 
     Parameters
     ----------
     n_found, n_checked : int
-        Training rows found, among the rows checked.
+        Training rows found, among the rows checked (with ``noise_threshold``: the noisy
+        count, 0 when it does not exceed the threshold).
     searched : str
         What was searched (said in the sentence, so that a "no" states its reach).
     not_checked_reason : str or None
         Why the search could not run; then the outcome is ``"not_checked"``.
+    noise_threshold : float or None
+        The count was released with Laplace noise; counts up to this threshold are what
+        the noise alone reaches at ``confidence`` (one-sided). A "no" then says that the
+        check finds a "yes" only above it.
+    confidence : float
+        Level of the threshold.
     """
     if not_checked_reason is not None:
         return Verdict("not_checked", "Whether training rows can be read back from the "
                                       f"pickle was not checked: {not_checked_reason}.")
+    if noise_threshold is not None:
+        if n_found > 0:
+            return Verdict("verbatim", f"About {n_found:,} of the {n_checked:,} training "
+                                       "rows can be read back from the pickle (a noisy "
+                                       f"count, above the {noise_threshold:.0f} that its "
+                                       f"noise reaches at {confidence:.0%}; {searched}): "
+                                       "publishing it publishes them.")
+        return Verdict("none_found", f"No more of the {n_checked:,} training rows were found "
+                                     "in the pickle than the noise of this page's count "
+                                     f"allows (it detects more than {noise_threshold:.0f} "
+                                     f"rows held, at {confidence:.0%}); searched: "
+                                     f"{searched}.")
     if n_found > 0:
         return Verdict("verbatim", f"{n_found:,} of the {n_checked:,} training rows checked "
                                    f"can be read back from the pickle ({searched}): "
@@ -126,45 +149,102 @@ def utility_verdict(metric, value, baseline_name, baseline, diff_low, diff_high,
                                          f"{baseline_name}: {head}.")
 
 
-def membership_verdict(attack, auc, low, high, confidence, *, n_members, n_nonmembers):
-    """Membership inference against the chance level 0.5 of the AUC."""
-    tail = (f"AUC {auc:.3f}, {confidence:.0%} interval {_ci(low, high)}, {n_members:,} "
-            f"members and {n_nonmembers:,} non-members")
-    if low > 0.5:
+def membership_verdict(attack, auc, low, high, confidence, *, n_members, n_nonmembers,
+                       leaks=None, p_value=None, method=None, population_differs=None,
+                       noisy=False):
+    """Membership inference against the chance level 0.5 of the AUC.
+
+    Parameters
+    ----------
+    attack : str
+        The attack's name.
+    auc, low, high : float
+        The AUC and its ``confidence`` interval.
+    confidence : float
+        The report's confidence.
+    n_members, n_nonmembers : int
+        Rows on each side.
+    leaks : bool or None
+        The decision of a multiple-comparison procedure over every membership test of
+        the page (``method`` names it; ``p_value`` is the adjusted p-value). None: the
+        interval decides (``low > 0.5``), for a page with this one test.
+    p_value : float or None
+        The (adjusted) one-sided p-value against 0.5, said in the sentence.
+    method : str or None
+        The multiple-comparison control, said in the sentence.
+    population_differs : bool or None
+        The outcome of the same page's two-sample test. An AUC below chance is read as
+        "the population rows are most likely not from the training distribution" only
+        when it is True; otherwise the sentence says what else can cause it.
+    noisy : bool
+        The AUC was released with noise (its interval covers the noise).
+    """
+    tail = (f"AUC {auc:.3f}{' (noisy)' if noisy else ''}, {confidence:.0%} interval "
+            f"{_ci(low, high)}, {n_members:,} members and {n_nonmembers:,} non-members")
+    if p_value is not None:
+        tail += f", one-sided {_p(p_value)}" + (" adjusted" if method and "Holm" in method
+                                                 else "")
+    if method:
+        tail += f"; {method}"
+    decided_leak = (low > 0.5) if leaks is None else bool(leaks)
+    if decided_leak:
         return Verdict("leaks", f"Membership leaks: the {attack} attack tells training rows "
                                 f"from population rows better than chance ({tail}).")
     if high < 0.5:
+        if population_differs:
+            why = ("and this page's two-sample test finds that the population rows differ "
+                   "from the training rows: the population rows are most likely not from "
+                   "the training distribution, and this comparison says nothing about "
+                   "membership.")
+        elif population_differs is None:
+            why = ("A model rarely fits population rows better than its own training rows "
+                   "by chance; a difference between the population and the training rows "
+                   "would explain it (that test is not on this page). This comparison "
+                   "says nothing about membership.")
+        else:
+            why = ("This page's two-sample test does not find the population rows "
+                   "different from the training rows, so the cause is not established; "
+                   "this comparison says nothing about membership.")
         return Verdict("below_chance", f"The {attack} attack scores training rows *lower* "
                                        f"than population rows ({tail}; the interval lies "
-                                       "below 0.5). A model cannot fit the population better "
-                                       "than its own training rows by chance: the population "
-                                       "rows are most likely not from the training "
-                                       "distribution, and this comparison says nothing "
-                                       "about membership.")
+                                       f"below 0.5). {why}")
     return Verdict("cannot_tell", f"Cannot tell: the {attack} attack does not separate "
                                   f"members from non-members at this sample size ({tail}; "
-                                  "the interval contains 0.5). A stronger attack or more "
-                                  "rows may.")
+                                  "not significant). A stronger attack or more rows may.")
 
 
-def group_membership_verdict(column, groups, confidence):
+def group_membership_verdict(column, groups, confidence, *, rejected=None, adjusted=None,
+                             method=None, hidden=0, min_group_size=None):
     """Per-group membership AUCs: which group's attack is above chance.
 
     ``groups`` is a list of ``(level, auc, low, high, n_members, n_nonmembers)``.
+    ``rejected`` (one boolean per group) is the decision of the multiple-comparison
+    procedure ``method`` over every membership test of the page, with ``adjusted``
+    p-values; without it a group leaks when its interval lies above 0.5 (no correction).
+    ``hidden`` groups were not shown (fewer than ``min_group_size`` people).
     """
-    above = [g for g in groups if g[2] > 0.5]
+    note = ""
+    if hidden:
+        note = (f" {hidden} group{'s' if hidden != 1 else ''} with fewer than "
+                f"{min_group_size} people not shown.")
     if not groups:
         return Verdict("not_checked", f"Membership by '{column}' was not checked: no group "
-                                      "has both members and non-members.")
-    worst = max(groups, key=lambda g: g[2])
+                                      "has enough members and non-members." + note)
+    if rejected is None:
+        rejected = [g[2] > 0.5 for g in groups]
+    above = [g for g, r in zip(groups, rejected, strict=True) if r]
+    worst_i = max(range(len(groups)), key=lambda i: groups[i][2])
+    worst = groups[worst_i]
     desc = (f"'{worst[0]}' (AUC {worst[1]:.3f}, {confidence:.0%} interval "
-            f"{_ci(worst[2], worst[3])}, {worst[4]:,} / {worst[5]:,} rows)")
+            f"{_ci(worst[2], worst[3])}, about {worst[4]:,} / {worst[5]:,} rows"
+            + (f", adjusted one-sided {_p(adjusted[worst_i])}" if adjusted else "") + ")")
+    how = f" ({method})" if method else ""
     if above:
         return Verdict("leaks", f"Membership leaks in {len(above)} of {len(groups)} groups "
-                                f"of '{column}'; the clearest: {desc}.")
+                                f"of '{column}'{how}; the clearest: {desc}." + note)
     return Verdict("cannot_tell", f"Cannot tell for any group of '{column}' "
-                                  f"({len(groups)} groups): every interval reaches 0.5; the "
-                                  f"highest lower limit is {desc}.")
+                                  f"({len(groups)} groups{how}): none is significant; the "
+                                  f"highest lower limit is {desc}." + note)
 
 
 def population_verdict(auc, low, high, p_value, confidence, n):
@@ -292,8 +372,32 @@ def audit_verdict(claimed_epsilon, bounds, confidence):
                                   "about privacy, and nothing is claimed.")
 
 
-def fil_verdict(max_eta, median_eta, units="in the units of the model's inputs"):
-    """The per-example Fisher information loss, in words (``units``: what eta is about)."""
+def fil_verdict(max_eta, median_eta, units="in the units of the model's inputs", *,
+                per_column=None, n_columns=None, skipped=()):
+    """The per-example Fisher information loss, in words, column by column.
+
+    With ``per_column`` (``(column, largest eta of that column)`` pairs), the sentence gives
+    the Cramer-Rao bound of each column in that column's own units: the standard deviation
+    of an unbiased estimate of one value of the most exposed row of that column is at
+    least ``1 / eta``. The whole-row eta mixes the units of every column, so it is given
+    as eta, without a standard deviation in one unit. Without ``per_column``, the bound is
+    given for the whole row in ``units``.
+    """
+    if per_column:
+        bounds = "; ".join(f"'{c}' >= {1 / e:.2g}" for c, e in per_column)
+        more = ""
+        if n_columns is not None and n_columns > len(per_column) + len(skipped):
+            more = (f" (the first {len(per_column) + len(skipped)} of {n_columns} columns, "
+                    "the sensitive ones first)")
+        if skipped:
+            more += ("; not computed for " + ", ".join(f"'{c}'" for c in skipped))
+        return Verdict("fil", "An unbiased adversary who knows every other training value "
+                              "estimates one value of a row with standard deviation at least "
+                              "1/eta of that value's column; for the most exposed row of "
+                              "each column, in the column's own units (one-hot columns: "
+                              f"their one-hot values): {bounds}{more}. The whole-row eta "
+                              f"(all columns together, mixed units) is at most "
+                              f"{max_eta:.2g}; half of the rows are below {median_eta:.2g}.")
     return Verdict("fil", f"An unbiased adversary who knows every other training value "
                           f"estimates a row's values with standard deviation at least "
                           f"1/eta: for the most exposed row 1/{max_eta:.2g} = "

@@ -20,6 +20,7 @@ This module is internal: its contents may change in any release.
 
 from __future__ import annotations
 
+import numpy as np
 import sklearn
 
 # --- fit context ----------------------------------------------------------------------
@@ -255,3 +256,27 @@ def column_transformer_input_indices(ct, name):
 # ``cross_validate``, ``cross_val_score`` and the validation/learning curves. No public
 # alternative (scikit-learn has no hook that tells an estimator it is being selected).
 CV_MODULES = ("sklearn.model_selection._validation",)
+
+
+# --- Fitted state of histogram gradient boosting ------------------------------------------
+# The structural disclosure checks of the privacy report read what a pickled
+# ``HistGradientBoosting*`` model holds: its bin thresholds (``_bin_mapper.bin_thresholds_``,
+# every midpoint between consecutive distinct training values when a column has at most
+# ``max_bins`` of them) and its trees (``_predictors``: per node the training-row ``count``,
+# ``is_leaf``, ``feature_idx``, ``num_threshold``, children). Both are private attributes in
+# every release (since 0.21) and pickled with the model; there is no public accessor.
+def hist_gradient_boosting_state(estimator):
+    """``(bin_thresholds, predictors)`` of a fitted HistGradientBoosting model.
+
+    ``bin_thresholds`` is a list (one array per input column, ``None`` for a categorical
+    column); ``predictors`` a flat list of the ``nodes`` structured arrays of every tree.
+    """
+    mapper = getattr(estimator, "_bin_mapper", None)
+    thresholds = None
+    if mapper is not None:
+        cat = getattr(mapper, "is_categorical", None)
+        thresholds = [None if (cat is not None and bool(cat[j])) else np.asarray(t)
+                      for j, t in enumerate(mapper.bin_thresholds_)]
+    nodes = [p.nodes for per_iter in getattr(estimator, "_predictors", [])
+             for p in per_iter]
+    return thresholds, nodes
