@@ -342,15 +342,15 @@ class _CountsRows(FILLogisticRegression):
         return {**super().__sklearn_privacy_attributes__(), "n_yes_": "constant"}
 
 
-class _CertifiesOnSomeCounts(FILLogisticRegression):
-    """A candidate whose certificate fails for some counts of one class (and some
-    seeds): the search redraws, and the settings drawn depend on the rows."""
+class _TranscriptCountsRows(RandomStoppingSearch):
+    """A search whose transcript depends on the rows (a planted leak): one more run is
+    listed when the count of one class is odd."""
 
-    def fit(self, X, y, sample_weight=None):
-        super().fit(X, y, sample_weight=sample_weight)
-        draw = int(np.random.default_rng(self.random_state).integers(3))
-        if (np.sum(np.asarray(y) == "yes") + draw) % 3 == 0:
-            self.certified_distance_ = np.inf
+    def fit(self, X, y=None, **fit_params):
+        super().fit(X, y, **fit_params)
+        if np.sum(np.asarray(y) == "yes") % 2:
+            state = self.__dict__["_audit"]
+            state["params"] = list(state["params"]) + [dict(state["params"][0])]
         return self
 
 
@@ -407,8 +407,7 @@ def test_harness_catches_a_search_transcript_that_depends_on_the_data():
     # rows whose duplicate (the next row) changes the count of "yes"
     rows = np.flatnonzero((y == "yes") & (np.roll(y, -1) == "no"))[:3]
     grid = {"alpha": [0.01, 1.0]}
-    leaky = RandomStoppingSearch(_CertifiesOnSomeCounts(**_fil_model().get_params()),
-                                 grid, mean_runs=3.0, score_epsilon=1.0)
+    leaky = _TranscriptCountsRows(_fil_model(), grid, mean_runs=3.0, score_epsilon=1.0)
     honest = RandomStoppingSearch(_fil_model(), grid, mean_runs=3.0, score_epsilon=1.0)
     kw = dict(rows=rows, kinds=["duplicate", "repeat"], common_random_numbers=7)
     report = neighbour_invariance(leaky, X, y, **kw)
