@@ -26,6 +26,7 @@ def _instances():
         RandomStoppingSearch,
         WERMClassifier,
     )
+    from sklearn_privacy.dummy import DPDummyClassifier, DPDummyRegressor
     from sklearn_privacy.linear_model import DPLinearRegression, DPLogisticRegression
     from sklearn_privacy.multicalibration._weak_base import GradientDescentLogisticRegression
     from sklearn_privacy.preprocessing import BoundedScaler, DPStandardScaler, PublicSchema
@@ -56,6 +57,8 @@ def _instances():
         RandomStoppingSearch(
             FILLogisticRegression(sigma=1e-8, fit_intercept=False, data_norm=1e3),
             {"alpha": [1e-3]}, mean_runs=1, validation_fraction=0.1, random_state=0),
+        DPDummyClassifier(epsilon=1e20, random_state=0),
+        DPDummyRegressor(epsilon=1e20, target_bound=1e6, random_state=0),
     ]
 
 

@@ -214,6 +214,7 @@ BAD = [
     (utils.strip_for_release, {"estimator": _EST}, "estimator", 3),
     (utils.strip_for_release, {"estimator": _EST}, "inplace", "no"),
     (utils.strip_for_release, {"estimator": _EST}, "allow_training_rows", 1),
+    (utils.public_weights, {"sample_weight": np.ones(3)}, "sample_weight", "heavy"),
     (mc.membership_matrix, {"groups": [0], "X": np.zeros((2, 2))}, "groups", None),
     (mc.membership_matrix, {"groups": [0], "X": np.zeros((2, 2))}, "groups", "a"),
     (mc.membership_matrix, {"groups": [0], "X": np.zeros((2, 2))}, "groups", mc.Group(0)),

@@ -24,6 +24,7 @@ from ..utils._validation import (
     validate_named,
 )
 from ..utils._warnings import warn_user
+from ..utils._weights import weights_are_public
 from ..utils.fixes import (
     Interval,
     StrOptions,
@@ -164,11 +165,13 @@ THREAT_MODEL_DOC = """
     (``certified_distance_``), and ``epsilon_`` is computed for the sensitivity
     :math:`\\Delta + 2\\tau/\\alpha` (``sensitivity_ + 2 certified_distance_``: a
     relative increase of at most :math:`\\max(10^{-12}, 1.5 \\cdot 10^{-14} n)` for unit
-    weights). When the solver stops before (``max_iter`` reached, a loose ``tol``),
-    ``epsilon_`` is ``inf`` and ``epsilon_reason_`` says so. Whether the certificate
-    holds is itself a fact about the data: publish only releases with a finite
-    ``epsilon_``; with the default ``tol`` and ``max_iter`` it held on every fit of the
-    test suite.
+    weights). When Newton's method stops before (``max_iter`` reached, a loose ``tol``),
+    binary logistic regression and least squares continue with accelerated gradient
+    steps up to a count fixed by public quantities, after which the centre is within
+    :math:`\tau/\alpha` of the exact minimiser whatever the rows (exact arithmetic; the
+    proof is in ``_finish_to_certificate``): whether a fit is certified is then not an
+    event about the data. Other fits (multinomial, dask) whose solver stops before get
+    ``epsilon_ = inf``, with the reason.
 
     **Labels.** The set of labels (``classes_`` of the classifiers) is declared public:
     it is part of the model class, like the number of features. A label value held by a
@@ -344,6 +347,15 @@ def certificate_threshold(sensitivity: float, alpha: float, sample_weight) -> fl
     return 0.5 * sensitivity * alpha * max(_CERT_RELATIVE, _CERT_FLOOR / share)
 
 
+def _unit_weights(account_weights, n_rows):
+    """Unit weights in the form ``_account`` reads: a vector, or a dask summary."""
+    if isinstance(account_weights, np.ndarray):
+        return np.ones(account_weights.shape[0])
+    from ._dask import WeightSummary
+
+    return WeightSummary(float(n_rows), 1.0)
+
+
 def _scale_rows(X, data_norm):
     """Rows of ``X`` with L2 norm above ``data_norm`` scaled to it (with a PrivacyWarning).
 
@@ -447,13 +459,17 @@ class BaseFILEstimator(BaseEstimator):
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights :math:`\\omega_i` (they enter the Jacobians too). For
             the IRFIL estimators they are the starting weights, read as numbers of
-            identical individuals.
+            identical individuals. Weights are data unless declared public with
+            :func:`~sklearn_privacy.utils.public_weights`: undeclared weights are used
+            in the fit, but ``epsilon_`` is ``inf`` and ``sensitivity_`` and the noise
+            are those of unit weights (nothing published reads the weights).
 
         Returns
         -------
         self : object
             The fitted estimator.
         """
+        declared = weights_are_public(sample_weight)
         if _dask.is_dask_collection(X):
             if self._penalised_intercept():
                 raise ValueError(
@@ -470,13 +486,19 @@ class BaseFILEstimator(BaseEstimator):
             X = self._with_intercept_column(X)
             X, y = self._bounded(X, y)
             account_weights = sw
+        if not declared:  # row-dependent weights: nothing published may read them
+            account_weights = _unit_weights(account_weights, X.shape[0])
         self._plan_noise(X.shape[1], account_weights)
         self.__dict__.pop("_eta_cache", None)
         self._warn_shared_noise()
         theta = self._fit(X, y, sw)
+        theta, by_count = self._finish_to_certificate(X, y, sw, account_weights, theta)
         self._release(theta)
         self._account(account_weights,
-                      gradient_norm=lambda: self._objective_gradient_norm(X, y, sw, theta))
+                      gradient_norm=(lambda: 0.0) if by_count else
+                      (lambda: self._objective_gradient_norm(X, y, sw, theta)))
+        if not declared:
+            self._void_for_undeclared_weights()
         record_fit_provenance(self)
         return self
 
@@ -574,6 +596,110 @@ class BaseFILEstimator(BaseEstimator):
                        "were read (Gaussian noise: mu = sensitivity / sigma meets it exactly"
                        "; Laplace-norm noise: the largest pure epsilon that meets it).")
         self.epsilon_reason_ = reason + self._noise_note()
+
+    def _finish_to_certificate(self, X, y, sw, account_weights, theta):
+        """Certification that no row decides: ``(theta, certified_by_count)``.
+
+        When the solver's centre fails the certificate's gradient test, accelerated
+        gradient steps continue from it (or from 0, whichever has the smaller objective)
+        until the test passes or a step count fixed by public quantities is reached, at
+        which the centre is within ``tau / alpha`` of the exact minimiser whatever the
+        rows (exact arithmetic). Proof: the normalised objective ``G`` is
+        ``alpha``-strongly convex and ``L``-smooth with ``L = c R^2 + alpha`` (``c`` =
+        1/4 logistic, 1 least squares, for rows of norm at most ``R``); ``||grad G(0)||
+        <= g0 R`` (``g0`` = 1 logistic, ``target_bound`` least squares) bounds
+        ``G(0) - G*`` by ``(g0 R)^2 / (2 alpha)``; Nesterov's constant-momentum scheme
+        then gives ``||x_k - theta*||^2 <= 2 (1 - q)^k (g0 R / alpha)^2`` with ``q =
+        sqrt(alpha / L)`` (the same argument as for objective perturbation in
+        ``sklearn_privacy/linear_model/_objective.py``; multinomial: ``c = 1/2``,
+        Boehning's bound). Fits in memory; dask fits keep the plain certificate.
+        """
+        K = len(getattr(self, "classes_", ()))
+        multinomial = K > 2 and self._loss.name == "logistic"
+        if (sp.issparse(theta) or np.ndim(theta) != 1 or _dask.is_dask_collection(X)
+                or self._loss.name not in ("logistic", "squared")):
+            return theta, False
+        sensitivity, _ = minimiser_sensitivity(
+            loss=self._dp_loss_name(), alpha=self._alpha_value(), data_norm=self.data_norm,
+            fit_intercept=self._solver_intercept(), sample_weight=account_weights,
+            target_bound=getattr(self, "target_bound", None),
+            data_dependent_weights=self._data_dependent_weights)
+        if not np.isfinite(sensitivity):
+            return theta, False
+        alpha = self._alpha_value()
+        tau = certificate_threshold(sensitivity, alpha, account_weights)
+        if self._objective_gradient_norm(X, y, sw, theta) <= tau:
+            return theta, False
+        R = float(self.data_norm)
+        logistic = self._loss.name == "logistic"
+        g0 = 1.0 if logistic else float(self.target_bound)
+        # Hessian bounds of a row's loss: 1/4, 1 and 1/2 (Boehning) times R^2
+        L = (0.5 if multinomial else 0.25 if logistic else 1.0) * R * R + alpha
+        q = float(np.sqrt(alpha / L))
+        radius, d0 = tau / alpha, g0 * R / alpha
+        steps = int(np.ceil(np.log(max(2.0 * d0 * d0 / (radius * radius), 1.0))
+                            / -np.log1p(-q)))
+        total = float(np.sum(sw))
+        if multinomial:
+            from scipy.special import log_softmax
+
+            rows, labels = np.arange(X.shape[0]), np.asarray(y).astype(np.intp)
+
+            def grad(t):
+                logp = log_softmax(np.asarray(X @ t.reshape(K, -1).T), axis=1)
+                P = np.exp(logp)
+                P[rows, labels] -= 1.0
+                return np.asarray(X.T @ (sw[:, None] * P)).T.ravel() / total + alpha * t
+
+            def value(t):
+                logp = log_softmax(np.asarray(X @ t.reshape(K, -1).T), axis=1)
+                return (-float(sw @ logp[rows, labels]) / total
+                        + 0.5 * alpha * float(t @ t))
+        else:
+            def grad(t):
+                z = np.asarray(X @ t, dtype=np.float64).ravel()
+                return np.asarray(X.T @ (sw * self._loss.derivatives(z, y)[0])).ravel() \
+                    / total + alpha * t
+
+            def value(t):
+                z = np.asarray(X @ t, dtype=np.float64).ravel()
+                return float(sw @ self._loss.value(z, y)) / total \
+                    + 0.5 * alpha * float(t @ t)
+
+        x = np.asarray(theta, dtype=np.float64).copy()
+        if not value(x) <= value(np.zeros_like(x)):
+            x = np.zeros_like(x)
+        beta = (1.0 - q) / (1.0 + q)
+        z = x.copy()
+        for k in range(1, steps + 1):
+            x_new = z - grad(z) / L
+            z = x_new + beta * (x_new - x)
+            x = x_new
+            if k % 8 == 0 and self._objective_gradient_norm(X, y, sw, x) <= tau:
+                break
+        if multinomial:
+            from ._multinomial import MultinomialFILEngine
+
+            self._audit = MultinomialFILEngine(
+                X, y, x, n_classes=K, alpha=alpha, fit_intercept=self.fit_intercept,
+                sample_weight=sw)
+        else:
+            self._audit = FILEngine(X, y, x, loss=self._loss, alpha=alpha,
+                                    fit_intercept=self._solver_intercept(),
+                                    sample_weight=sw, copy=False)
+        return x, True
+
+    def _void_for_undeclared_weights(self):
+        """``epsilon_`` inf: ``sample_weight`` was passed without being declared public."""
+        self.epsilon_ = np.inf
+        self.epsilon_reason_ = (
+            "no DP guarantee: sample_weight was passed without being declared public, so "
+            "it is treated as data (weights computed from the rows, such as "
+            "compute_sample_weight('balanced', y) or group sizes, change when one row is "
+            "replaced, and the sensitivity bound for fixed weights does not hold). "
+            "sensitivity_ and the noise are those of unit weights (from n only). Declare "
+            "weights fixed before the rows were seen with "
+            "sklearn_privacy.utils.public_weights(sample_weight)." + self._noise_note())
 
     def _dp_loss_name(self) -> str:
         """The loss whose derivative bound the DP view uses (see ``minimiser_sensitivity``)."""

@@ -127,13 +127,15 @@ _THREAT_MODEL = """
     \\lVert b\\rVert / (2\\zeta))`; ``delta > 0``: ``b`` is Gaussian. The constants
     (gradient bound :math:`\\zeta`, curvature bound ``c``), the Jacobian term
     :math:`2\\,\\mathrm{rank}\\,\\log(1 + c/(n\\Lambda))` and the derivation are in
-    ``sklearn_privacy/linear_model/_objective.py`` and the user guide. The solver stops at
-    a gradient norm below a threshold fixed by public quantities, which certifies the
-    centre within ``certified_distance_`` of the exact perturbed minimiser; the centre
-    is released with a last noise of norm scale ``certified_distance_ / (epsilon / 1000)``
-    (approximate minima perturbation, Iyengar et al. 2019), which costs ``2 epsilon /
-    1000`` of the budget. If the threshold is not reached within ``max_iter`` Newton steps
-    ``epsilon_`` is ``inf`` (it was reached on every fit of the test suite).
+    ``sklearn_privacy/linear_model/_objective.py`` and the user guide. The released
+    centre is within ``certified_distance_`` (fixed by public quantities) of the exact
+    perturbed minimiser: Newton's method stops at a gradient norm that certifies it, and
+    if ``max_iter`` Newton steps did not, accelerated gradient steps continue up to a
+    count that guarantees it whatever the rows (the count reads only public constants
+    and ``||b||``); the centre is released with a last noise of norm scale
+    ``certified_distance_ / (epsilon / 1000)`` (approximate minima perturbation, Iyengar
+    et al. 2019), which costs ``2 epsilon / 1000`` of the budget. Every fit yields a
+    release with the same claim: certification is not an event about the data.
 
     **Threat model and guarantee.** Neighbouring data sets differ in the values of one
     row (replacement); the number of rows ``n``, the number of features and every
@@ -190,15 +192,16 @@ _COMMON_PARAMS = """    epsilon : float > 0 or RiskTarget, default=1.0
     intercept_scaling : float > 0, default=1.0
         Value of the constant column.
     max_iter : int >= 1, default=100
-        Maximum number of Newton steps.
+        Maximum number of Newton steps; if they do not certify the centre, accelerated
+        gradient steps finish the job (same release guarantee, slower).
     random_state : None, int, RandomState or Generator, default=None
         Source of the noise. ``None`` draws from fresh OS entropy (required for a
         private release); anything else is for tests only.
 """
 
 _COMMON_ATTRS = """    epsilon_ : float
-        Epsilon of the release (``epsilon`` when the solver's certificate holds, else
-        ``inf``).
+        Epsilon of the release (``epsilon``; ``inf`` only with undeclared classes or a
+        fixed seed, see ``epsilon_reason_``).
     delta_ : float
         Its delta.
     epsilon_reason_ : str
@@ -212,14 +215,13 @@ _COMMON_ATTRS = """    epsilon_ : float
         of ``b`` (``delta > 0``).
     certified_distance_ : float
         Certified bound on the distance between the solver's centre and the exact
-        perturbed minimiser (the solver's threshold over ``penalty_``). The threshold
-        grows with the norm of the objective noise ``b``, which together with ``coef_``
-        points at the rows (``b = -n`` times the gradient of the unperturbed objective
-        at the release): left out of pickles and removed by
-        :func:`~sklearn_privacy.utils.strip_for_release`, and not in ``epsilon_reason_``.
+        perturbed minimiser: ``2^-44 (zeta + E||b|| / n) / penalty_``, a function of
+        the parameters and ``n`` only (the residual noise's scale is this over
+        ``epsilon / 1000``).
     n_iter_ : int
-        Newton steps taken. Data-dependent and not covered by ``epsilon_``: left out of
-        pickles and removed by :func:`~sklearn_privacy.utils.strip_for_release`.
+        Newton and accelerated gradient steps taken. Data-dependent and not covered
+        by ``epsilon_``: left out of pickles and removed by
+        :func:`~sklearn_privacy.utils.strip_for_release`.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when ``X`` has string feature names.
@@ -227,11 +229,12 @@ _COMMON_ATTRS = """    epsilon_ : float
 
 
 def _draw(the_plan, n_params, n, rng):
-    """The noise of one release, from public quantities only: ``(b, threshold,
-    certified distance, residual noise)``, in this order of draws."""
+    """The noise of one release: ``(b, threshold, certified distance, residual noise)``,
+    ``b`` and the residual noise drawn in this order; the threshold and the distance
+    (hence the residual noise's scale) are fixed by public quantities only."""
     b = obj.draw_objective_noise(rng, the_plan, (n_params,))
-    threshold = obj.GRADIENT_RELATIVE * (the_plan["zeta"] + float(np.linalg.norm(b)) / n)
-    distance = threshold / the_plan["penalty"]
+    distance = obj.public_radius(the_plan, n_params, n)
+    threshold = distance * the_plan["penalty"]
     residual = obj.gamma_norm_vector(rng, n_params, distance / the_plan["epsilon_residual"])
     return b, threshold, distance, residual
 
@@ -322,10 +325,12 @@ class _BaseObjectivePerturbation(BaseEstimator):
         """Minimise the perturbed objective on the bounded rows and set the release."""
         X, y, d, K, alpha, the_plan = self._audit_data
         b, threshold, distance, residual = noise
-        theta, gnorm, n_iter = obj.minimise(
+        steps = obj.fallback_steps(the_plan, float(np.linalg.norm(b)), X.shape[0], distance)
+        theta, _, n_iter = obj.minimise(
             self._loss_name(), X, y, the_plan["penalty"], b, X.shape[0],
             threshold=threshold, max_iter=int(self.max_iter),
-            huber_threshold=the_plan["huber_threshold"], n_classes=K)
+            huber_threshold=the_plan["huber_threshold"], n_classes=K,
+            fallback=(obj.smoothness(the_plan), steps))
         self.n_iter_ = max(int(n_iter), 1)
         self._set_release(theta + residual, d, K)
         self.alpha_ = alpha
@@ -333,7 +338,9 @@ class _BaseObjectivePerturbation(BaseEstimator):
         self.noise_scale_ = float(the_plan["noise_scale"])
         self.certified_distance_ = float(distance)
         self.delta_ = float(self.delta)
-        self._account(the_plan, gnorm <= threshold, threshold)
+        # certified whatever the rows: Newton's test, else the accelerated phase's
+        # data-independent step count (see _objective.py)
+        self._account(the_plan, True, threshold)
 
     def _redraw_release(self, random_state):
         """Audit hook: this fit released again with the noise of ``random_state``.
@@ -466,14 +473,13 @@ class _BaseObjectivePerturbation(BaseEstimator):
         ``coef_`` and ``intercept_`` are the mechanism's output; ``alpha_``,
         ``penalty_``, ``noise_scale_`` (and ``huber_threshold_``) are functions of the
         parameters and the number of rows (public); the claim attributes are set from
-        the parameters and the certificate's outcome (a failed certificate makes the
-        claim ``inf`` through ``fit_provenance_``). ``n_iter_``, ``certified_distance_``
-        and the bounded rows are left out of the pickle. ``classes_`` is public only
-        when declared with ``classes=``.
+        the parameters. ``certified_distance_`` is a function of the parameters and
+        ``n``. ``n_iter_`` and the bounded rows are left out of the pickle.
+        ``classes_`` is public only when declared with ``classes=``.
         """
         kinds = {"coef_": "dp", "intercept_": "dp", "alpha_": "constant",
                  "penalty_": "constant", "noise_scale_": "constant",
-                 "epsilon_": "constant", "delta_": "constant",
+                 "certified_distance_": "constant", "epsilon_": "constant", "delta_": "constant",
                  "epsilon_reason_": "constant"}
         if "classes_" in self.__dict__:
             declared = getattr(self, "classes", None)
@@ -511,11 +517,10 @@ class _BaseObjectivePerturbation(BaseEstimator):
             "for per-example eta; this estimator's guarantee is epsilon_ (and delta_).")
 
     def __getstate__(self):
-        # n_iter_ depends on the rows and no privacy analysis covers it; the certified
-        # distance is the solver's threshold, which grows with ||b||, and b is a function
-        # of the release and the rows; the bounded rows are audit state: never pickled
+        # n_iter_ depends on the rows and no privacy analysis covers it; the bounded
+        # rows are audit state: never pickled
         state = dict(super().__getstate__())
-        for key in ("n_iter_", "certified_distance_", "_audit_data"):
+        for key in ("n_iter_", "_audit_data"):
             state.pop(key, None)
         return state
 

@@ -197,10 +197,11 @@ def pure_dp_rdp(orders, epsilon: float) -> np.ndarray:
     return np.minimum(float(epsilon), a * float(epsilon) ** 2 / 2.0)
 
 
-def _candidate_rdp(orders, gaussian_mu, pure_epsilon, score_epsilon):
-    return np.maximum.reduce([gaussian_rdp(orders, gaussian_mu),
-                              pure_dp_rdp(orders, pure_epsilon),
-                              laplace_rdp(orders, score_epsilon)])
+def _candidate_rdp(orders, gaussian_mu, pure_epsilon, score_epsilon, extra_rdp=None):
+    curves = [gaussian_rdp(orders, gaussian_mu), pure_dp_rdp(orders, pure_epsilon),
+              laplace_rdp(orders, score_epsilon)]
+    curves.extend(curve(orders) for curve in (extra_rdp or ()))
+    return np.maximum.reduce(curves)
 
 
 def _check_nonneg(value, name):
@@ -293,9 +294,13 @@ def random_stopping_epsilon(mean_runs: float, *, score_epsilon: float,
 
 
 def selection_bound(mean_runs, score_epsilon, gaussian_mu, pure_epsilon, delta,
-                    distribution="geometric"):
+                    distribution="geometric", extra_rdp=None):
     """``(epsilon, is_pure)``: :func:`random_stopping_epsilon` and whether the pure-DP
     theorem gave it (then ``delta = 0``).
+
+    ``extra_rdp``: RDP curves (callables of an array of orders) of further training
+    mechanisms of the grid that are neither Gaussian nor pure (e.g. Gaussian objective
+    perturbation); with any, the pure-DP theorem does not apply.
 
     The checks below guard the internal callers (``RandomStoppingSearch`` passes a
     noise ratio it computed); the public function validates its parameters first.
@@ -312,20 +317,23 @@ def selection_bound(mean_runs, score_epsilon, gaussian_mu, pure_epsilon, delta,
         raise ValueError(f"distribution must be one of {sorted(DISTRIBUTIONS)}; got "
                          f"{distribution!r}.")
     mean_runs = float(mean_runs)
-    rho = _candidate_rdp(_ORDERS, gaussian_mu, pure_epsilon, score_epsilon)
+    extra_rdp = list(extra_rdp or ())
+    pure_only = gaussian_mu == 0.0 and not extra_rdp
+    rho = _candidate_rdp(_ORDERS, gaussian_mu, pure_epsilon, score_epsilon, extra_rdp)
     conversion = (np.log((_ORDERS - 1.0) / _ORDERS)
                   - (np.log(delta) + np.log(_ORDERS)) / (_ORDERS - 1.0))
     if mean_runs == 1.0:  # K = 1: the selection is the candidate itself
-        if gaussian_mu == 0.0:
+        if pure_only:
             return max(pure_epsilon, score_epsilon), True
         return float(np.min(rho + conversion)), False
     nu = DISTRIBUTIONS[distribution]
     best = np.inf
-    if gaussian_mu == 0.0:
+    if pure_only:
         # pure candidates: ((2 + nu) eps_Q, 0), Liu & Talwar for the geometric law
         best = (2.0 + nu) * max(pure_epsilon, score_epsilon)
     log_inv_gamma = -np.log(runs_gamma(mean_runs, distribution))
-    rho_hat = _candidate_rdp(_HAT_ORDERS, gaussian_mu, pure_epsilon, score_epsilon)
+    rho_hat = _candidate_rdp(_HAT_ORDERS, gaussian_mu, pure_epsilon, score_epsilon,
+                             extra_rdp)
     # the lambda_hat part does not depend on lambda: minimise it once
     second = np.min((1.0 + nu) * ((1.0 - 1.0 / _HAT_ORDERS) * rho_hat
                                    + log_inv_gamma / _HAT_ORDERS))

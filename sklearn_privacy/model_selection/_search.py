@@ -7,6 +7,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
+from joblib import Parallel, delayed
 from scipy.sparse import issparse
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.compose import ColumnTransformer
@@ -14,35 +15,49 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import ParameterGrid
 from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
+from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping, process_routing
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from ..dummy import DPDummyClassifier, DPDummyRegressor
 from ..exceptions import AuditStateUnavailableError
 from ..fil._base import BaseFILEstimator
 from ..fil._dp import minimiser_sensitivity
+from ..linear_model._estimators import _BaseObjectivePerturbation
+from ..linear_model._objective import gaussian_objective_rdp
 from ..multicalibration import PrivateMulticalibrator
 from ..privacy import StepClaim
 from ..utils._provenance import record_fit_provenance
 from ..utils._random import child_seeds, noise_generator
-from ..utils.fixes import Interval, StrOptions, _fit_context, _num_samples, _safe_indexing
+from ..utils._weights import weights_are_public
+from ..utils.fixes import (
+    Interval,
+    StrOptions,
+    _fit_context,
+    _num_samples,
+    _safe_indexing,
+    routing_enabled,
+)
 from ._accounting import runs_gamma, selection_bound
 
 __all__ = ["RandomStoppingSearch"]
 
-#: Consecutive candidate fits whose certificate failed after which fit gives up.
-MAX_UNCERTIFIED = 100
+class _RdpCurve:
+    """The Renyi-DP curve of a Gaussian objective-perturbation candidate (cached: the
+    accountant evaluates it on two fixed grids of orders)."""
 
+    def __init__(self, epsilon, delta, dim):
+        self.key = (float(epsilon), float(delta), int(dim))
+        self._cache = {}
 
-def _reemit_once(caught):
-    """Each distinct caught warning once (category and text), in first-seen order."""
-    seen = set()
-    for w in caught:
-        key = (w.category, str(w.message))
-        if key in seen:
-            continue
-        seen.add(key)
-        # _reemit_once -> fit -> scikit-learn's fit context -> the caller of fit
-        warnings.warn(w.message, w.category, stacklevel=4)
+    def __call__(self, orders):
+        orders = np.asarray(orders, dtype=np.float64)
+        key = (orders.size, float(orders[0]), float(orders[-1]))
+        if key not in self._cache:
+            eps, delta, dim = self.key
+            self._cache[key] = gaussian_objective_rdp(orders, epsilon=eps, delta=delta,
+                                                      dim=dim)
+        return self._cache[key]
 
 
 def _final_step(estimator):
@@ -117,16 +132,25 @@ def _set_random_states(estimator, seed):
     return estimator
 
 
-def _check_candidate(candidate, n_train, n_classes=2):
-    """``(gaussian_mu, pure_epsilon)`` of the training mechanism of one candidate.
+def _check_candidate(candidate, n_train, n_classes=2, sample_weight=None):
+    """``(gaussian_mu, pure_epsilon, rdp_curve)`` of the training mechanism of one
+    candidate (``rdp_curve`` None, or a callable of Renyi orders).
 
-    Computed from public quantities only (hyperparameters, the number of training rows
-    and the label set, public by the threat model), so that every setting of the grid is
-    accounted for, drawn or not.
+    Computed from public quantities only (hyperparameters, the number of training rows,
+    the label set, public by the threat model, and declared public weights), so that
+    every setting of the grid is accounted for, drawn or not.
     """
     final, path = _final_step(candidate)
     where = "estimator" + "".join(f"[{p!r}]" for p in path)
     _check_preprocessing(candidate, fitted=False)
+    if isinstance(final, (DPDummyClassifier, DPDummyRegressor)):
+        return 0.0, float(final.epsilon), None
+    if isinstance(final, _BaseObjectivePerturbation):
+        if float(final.delta) == 0.0:
+            return 0.0, float(final.epsilon), None
+        multinomial = is_classifier(final) and n_classes > 2
+        dim = 2 * (n_classes - 1) if multinomial else 2
+        return 0.0, 0.0, _RdpCurve(final.epsilon, final.delta, dim)
     if isinstance(final, BaseFILEstimator):
         if final._data_dependent_weights:
             raise ValueError(
@@ -141,21 +165,25 @@ def _check_candidate(candidate, n_train, n_classes=2):
             # the noise is set from epsilon by the fit's own plan: the ratio of the
             # sensitivity to the noise scale depends on (epsilon, delta) only, whatever
             # the number of parameters (which moves alpha="auto" and the noise together)
+            sw = np.ones(n_train) if sample_weight is None else sample_weight
             try:
-                plan = final._public_noise(epsilon, final.delta, n_eff=float(n_train),
-                                           n_params=1, loss=loss, n_classes=n_classes)
+                plan = final._public_noise(epsilon, final.delta,
+                                           n_eff=float(np.sum(sw) / np.max(sw)),
+                                           n_params=1, loss=loss, n_classes=n_classes,
+                                           sample_weight=sw)
             except ValueError as exc:
                 raise ValueError(f"{where} ({type(final).__name__}): {exc} Every "
                                  "candidate must be trained with a DP mechanism.") from None
             if plan["kind"] == "laplace-norm":
-                return 0.0, plan["sensitivity"] / plan["scale"]
-            return plan["sensitivity"] / plan["scale"], 0.0
+                return 0.0, plan["sensitivity"] / plan["scale"], None
+            return plan["sensitivity"] / plan["scale"], 0.0, None
         if isinstance(final.alpha, str):
             raise ValueError(f"{where}: alpha='auto' needs epsilon=...; pass epsilon or a "
                              "number for alpha.")
         sens, reason = minimiser_sensitivity(
             loss=loss, alpha=float(final.alpha), data_norm=final.data_norm,
-            fit_intercept=final._solver_intercept(), sample_weight=np.ones(n_train),
+            fit_intercept=final._solver_intercept(),
+            sample_weight=np.ones(n_train) if sample_weight is None else sample_weight,
             target_bound=getattr(final, "target_bound", None))
         if not np.isfinite(sens):
             raise ValueError(f"{where} ({type(final).__name__}) has {reason} Every "
@@ -163,7 +191,7 @@ def _check_candidate(candidate, n_train, n_classes=2):
         sigma = 1.0 if final.sigma is None else final.sigma
         if isinstance(sigma, bool) or not isinstance(sigma, Real) or not sigma > 0:
             raise ValueError(f"{where}: sigma must be a number > 0; got {sigma!r}.")
-        return sens / float(sigma), 0.0
+        return sens / float(sigma), 0.0, None
     if isinstance(final, PrivateMulticalibrator):
         if final.mechanism != "numeric_sparse":
             raise ValueError(
@@ -174,11 +202,13 @@ def _check_candidate(candidate, n_train, n_classes=2):
                 f"{where} is PrivateMulticalibrator with a base estimator fitted on the "
                 "private rows (no guarantee); pass estimator=FrozenEstimator(model) of a "
                 "model trained on other data.")
-        return 0.0, float(final.epsilon)
+        return 0.0, float(final.epsilon), None
     raise TypeError(
         f"{where} is {type(final).__name__}: RandomStoppingSearch can account only for "
-        "candidates whose training is a DP mechanism it knows: FILLogisticRegression or "
-        "FILLinearRegression with data_norm set (Gaussian output perturbation), or "
+        "candidates whose training is a DP mechanism it knows: DPLogisticRegression or "
+        "DPLinearRegression (objective perturbation), FILLogisticRegression or "
+        "FILLinearRegression with data_norm set (output perturbation), DPDummyClassifier "
+        "or DPDummyRegressor (the constant), or "
         "PrivateMulticalibrator(mechanism='numeric_sparse') over a FrozenEstimator, "
         "possibly at the end of a Pipeline of data-independent transformers.")
 
@@ -198,27 +228,29 @@ def _check_preprocessing(candidate, fitted):
                 "categories given) or tune on a public split.")
 
 
-def _certified(fitted) -> bool:
-    """Whether a fitted FIL candidate passed its certificate (others: always)."""
-    final, _ = _final_step(fitted)
-    if not isinstance(final, BaseFILEstimator):
-        return True
-    return bool(np.isfinite(final.sensitivity_)
-                and np.isfinite(final.__dict__.get("certified_distance_", 0.0)))
-
-
 def _verify_fitted(fitted, mu, pure_eps):
-    """The fitted candidate's own claim must not exceed what the accounting assumed."""
+    """The fitted candidate's own claim must not exceed what the accounting assumed.
+
+    Every check reads public quantities of the candidate (its parameters and the
+    constants of its plan), never an outcome of its fit on the rows."""
     final, _ = _final_step(fitted)
     _check_preprocessing(fitted, fitted=True)
-    if isinstance(final, BaseFILEstimator) and final.__dict__.get("noise_") == "laplace-norm":
+    if isinstance(final, (_BaseObjectivePerturbation, DPDummyClassifier,
+                          DPDummyRegressor)):
+        same = (final.delta_ == float(getattr(final, "delta", 0.0))
+                and final.epsilon_ in (float(final.epsilon), np.inf))
+        if not same:
+            raise RuntimeError(
+                f"The fitted candidate reports (epsilon_, delta_) = ({final.epsilon_}, "
+                f"{final.delta_}), not its parameters ({final.epsilon_reason_}).")
+    elif isinstance(final, BaseFILEstimator) and final.__dict__.get("noise_") == "laplace-norm":
         if not final.epsilon_ <= pure_eps * (1 + 1e-9):
             raise RuntimeError(
                 f"The fitted candidate reports epsilon_ {final.epsilon_:.6g} but the search "
                 f"accounted for {pure_eps:.6g} ({final.epsilon_reason_}).")
     elif isinstance(final, BaseFILEstimator):
         got = final.sensitivity_ / final._audit_sigma()
-        if not np.isfinite(final.sensitivity_) or got > mu * (1 + 1e-9):
+        if got > mu * (1 + 1e-9):
             raise RuntimeError(
                 f"The fitted candidate reports sensitivity/sigma {got:.6g} but the search "
                 f"accounted for {mu:.6g} ({final.epsilon_reason_}).")
@@ -241,6 +273,28 @@ def _indexable(a):
 
 def _accuracy_rows(estimator, X, y):
     return (np.asarray(estimator.predict(X)) == np.asarray(y)).astype(float)
+
+
+def _one_run(estimator, params, seed, X_tr, y_tr, X_va, y_va, fit_params, scoring,
+             n_val):
+    """One candidate run: ``(fitted candidate, mean clipped validation score, the
+    warnings its fit raised)``; the score noise is added by the caller."""
+    # an estimator given as a setting (a pipeline step to swap in) is cloned per run
+    params = {k: (clone(v) if isinstance(v, BaseEstimator) else v)
+              for k, v in params.items()}
+    candidate = _set_random_states(clone(estimator).set_params(**params), seed)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        candidate.fit(X_tr, y_tr, **fit_params)
+        rows = (_accuracy_rows(candidate, X_va, y_va) if scoring == "accuracy"
+                else np.asarray(scoring(candidate, X_va, y_va), dtype=float))
+    if rows.shape != (n_val,):
+        raise ValueError(f"scoring must return one score per row ({n_val}); got shape "
+                         f"{rows.shape}.")
+    # a non-finite score counts as 0 (a fixed rule: no failure that one row decides)
+    rows = np.nan_to_num(rows, nan=0.0, posinf=1.0, neginf=0.0)
+    messages = [(w.category.__name__, str(w.message)) for w in caught]
+    return candidate, float(np.mean(np.clip(rows, 0.0, 1.0))), messages
 
 
 def _estimator_has(attr):
@@ -277,8 +331,12 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
     Parameters
     ----------
     estimator : estimator object
-        The candidate model: :class:`~sklearn_privacy.FILLogisticRegression` or
-        :class:`~sklearn_privacy.FILLinearRegression` in their DP view,
+        The candidate model: :class:`~sklearn_privacy.DPLogisticRegression` or
+        :class:`~sklearn_privacy.DPLinearRegression` (pure or Gaussian),
+        :class:`~sklearn_privacy.FILLogisticRegression` or
+        :class:`~sklearn_privacy.FILLinearRegression` in their DP view, the constant
+        models :class:`~sklearn_privacy.dummy.DPDummyClassifier` and
+        :class:`~sklearn_privacy.dummy.DPDummyRegressor`,
         :class:`~sklearn_privacy.PrivateMulticalibrator` with
         ``mechanism="numeric_sparse"`` over a ``FrozenEstimator``, or a
         :class:`~sklearn.pipeline.Pipeline` ending in one of them whose other steps are
@@ -313,6 +371,15 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
     delta : float in (0, 1), default=1e-5
         The delta of the reported total (Gaussian candidates only; pure-DP candidates give
         ``delta = 0`` when that bound is the smaller one).
+    n_jobs : int or None, default=None
+        Number of candidate runs fitted in parallel (joblib; ``None`` is 1 unless in a
+        ``joblib.parallel_config`` context, ``-1`` all processors). ``K``, the
+        settings, the seeds and the score noise are drawn before any run, so the release
+        does not depend on ``n_jobs``.
+    verbose : int, default=0
+        ``> 0``: print one line per run (its setting and noisy score, and ``K``). The
+        printed text is the transcript of the search, which the guarantee does not
+        cover (see Notes): it is for the fitting session only, never to be published.
     random_state : None, int, RandomState or Generator, default=None
         Source of the split, ``K``, the settings drawn, the score noise and the
         candidates' noise (every nested ``random_state`` of a candidate is overwritten:
@@ -381,15 +448,29 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
     guarantee. Stratified or data-dependent splits would void it too, which is why the
     split is a plain random permutation of positions.
 
-    **Certified runs only.** A candidate fit whose certificate fails (a FIL solver stopped
-    before its centre could be certified: ``certified_distance_`` inf, no DP guarantee)
-    is discarded and does not count as a run; ``fit`` gives up with a ``ValueError``
-    after 100 such fits in a row. The accounting treats certification as part of the
-    candidate's mechanism: with the default ``tol`` and ``max_iter`` the certificate
-    passes on every data set tested, and a setting that starves the solver (e.g.
-    ``max_iter=1``) is never released. The warnings of the candidate fits are collected
-    and each distinct one is emitted once after the search, so their number does not
-    count the runs.
+    **Every run counts, nothing else is said.** The search makes all its draws (``K``,
+    the settings, the seeds, the score noise) before it fits a candidate, and every run
+    is scored and counted: no run is discarded or redrawn because of an outcome on the
+    rows (a redraw would make the release depend on whether one row lets a certificate
+    pass). The objective-perturbation candidates certify every fit by construction
+    (their solver finishes to a data-independent step count); a non-finite per-row score
+    counts as 0. The warnings of the candidate fits are not re-emitted (which of them
+    fire depends on the settings drawn and on the rows): they are kept in the audit
+    state (``audit_results_["warnings"]``), with ``K`` and the transcript.
+
+    **Candidates and their accounting.** Objective perturbation
+    (:class:`~sklearn_privacy.DPLogisticRegression`,
+    :class:`~sklearn_privacy.DPLinearRegression`) with ``delta=0`` and the constant
+    models (:class:`~sklearn_privacy.dummy.DPDummyClassifier`,
+    :class:`~sklearn_privacy.dummy.DPDummyRegressor`) are ``(epsilon, 0)``-DP
+    candidates at their own ``epsilon``; Gaussian objective perturbation (``delta >
+    0``) enters through its Renyi-DP curve
+    (``sklearn_privacy.linear_model._objective.gaussian_objective_rdp``, derived there),
+    FIL output perturbation through its Gaussian ``sensitivity / sigma`` or its pure
+    epsilon. A grid may mix them: the accounting takes, order by order, the largest.
+    Include the constant model in the grid (e.g. a list of two grids, one with
+    ``"estimator"`` replaced) so that the selection is never silently worse than a
+    constant: see the user guide.
 
     Examples
     --------
@@ -422,12 +503,14 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "scoring": [StrOptions({"accuracy"}), callable],
         "delta": [Interval(Real, 0, 1, closed="neither")],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
         "random_state": ["random_state", np.random.Generator],
     }
 
     def __init__(self, estimator, param_grid, *, mean_runs=10.0, distribution="geometric",
                  score_epsilon=0.1, validation_fraction=0.25, scoring="accuracy",
-                 delta=1e-5, random_state=None):
+                 delta=1e-5, n_jobs=None, verbose=0, random_state=None):
         self.estimator = estimator
         self.param_grid = param_grid
         self.mean_runs = mean_runs
@@ -436,6 +519,8 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
         self.validation_fraction = validation_fraction
         self.scoring = scoring
         self.delta = delta
+        self.n_jobs = n_jobs
+        self.verbose = verbose
         self.random_state = random_state
 
     def __sklearn_tags__(self):
@@ -469,7 +554,7 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
         return n - n_val, n_val
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y):
+    def fit(self, X, y, **fit_params):
         """Select a setting privately and release the winning run.
 
         Parameters
@@ -478,6 +563,13 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
             The private rows, passed to the candidates untouched (row subsets only).
         y : array-like of shape (n_samples,)
             Targets.
+        **fit_params : dict
+            Parameters passed to every candidate's ``fit`` (with metadata routing
+            enabled, those the candidate requests; otherwise all of them). A parameter
+            with one value per row (``sample_weight``) is cut to the training rows like
+            ``X``. Weights must be declared public
+            (:func:`~sklearn_privacy.utils.public_weights`): row-dependent weights void
+            every candidate's guarantee, so they are refused before any row is read.
 
         Returns
         -------
@@ -488,8 +580,8 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
         ------
         ValueError
             A candidate without a DP guarantee (the message names the setting and the
-            reason), a data-dependent preprocessing step, an empty grid, fewer than two
-            rows, or ``X`` and ``y`` of different lengths.
+            reason), a data-dependent preprocessing step, undeclared weights, an empty
+            grid, fewer than two rows, or ``X`` and ``y`` of different lengths.
         TypeError
             A candidate estimator whose privacy the search cannot account for.
         """
@@ -508,69 +600,75 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
         if _num_samples(y) != n:
             raise ValueError(f"X has {n} rows but y has {_num_samples(y)}: give one target "
                              "per row.")
+        routed = (process_routing(self, "fit", **fit_params).estimator.fit
+                  if routing_enabled() else dict(fit_params))
+        for key, value in routed.items():
+            if key.split("__")[-1] == "sample_weight" and value is not None \
+                    and not weights_are_public(value):
+                raise ValueError(
+                    f"{key} is not declared public: weights computed from the rows "
+                    "(balanced classes, group sizes) are data and void every candidate's "
+                    "guarantee. Declare weights fixed before the rows were seen with "
+                    "sklearn_privacy.utils.public_weights(...).")
         n_train, n_val = self._split_sizes(n)
         n_classes = self._n_classes(y_values)
         grid = self._grid()
-        mus, pures = [], []
-        for params in grid:
-            candidate = clone(self.estimator).set_params(**params)
-            try:
-                mu, pure = _check_candidate(candidate, n_train, n_classes)
-            except (ValueError, TypeError) as exc:
-                raise type(exc)(f"param_grid setting {params}: {exc}") from exc
-            mus.append(mu)
-            pures.append(pure)
-        mu_max, pure_max = max(mus), max(pures)
-        total, pure_total = selection_bound(self.mean_runs, self.score_epsilon, mu_max,
-                                            pure_max, self.delta, self.distribution)
 
         rng = noise_generator(self.random_state)
         order = rng.permutation(n)
         train, val = np.sort(order[:n_train]), np.sort(order[n_train:])
+        routed_train = {k: (_safe_indexing(v, train)
+                            if hasattr(v, "__len__") and not isinstance(v, str | dict)
+                            and _num_samples(v) == n else v)
+                        for k, v in routed.items()}
+        weights = [v for k, v in routed_train.items()
+                   if k.split("__")[-1] == "sample_weight" and v is not None]
+        mus, pures, curves = [], [], []
+        for params in grid:
+            candidate = clone(self.estimator).set_params(**params)
+            try:
+                mu, pure, curve = _check_candidate(
+                    candidate, n_train, n_classes,
+                    np.asarray(weights[0], dtype=np.float64) if weights else None)
+            except (ValueError, TypeError) as exc:
+                raise type(exc)(f"param_grid setting {params}: {exc}") from exc
+            mus.append(mu)
+            pures.append(pure)
+            if curve is not None and curve.key not in {c.key for c in curves}:
+                curves.append(curve)
+        mu_max, pure_max = max(mus), max(pures)
+        total, pure_total = selection_bound(self.mean_runs, self.score_epsilon, mu_max,
+                                            pure_max, self.delta, self.distribution,
+                                            extra_rdp=curves)
+
         X_tr, y_tr = _safe_indexing(X, train), _safe_indexing(y, train)
         X_va, y_va = _safe_indexing(X, val), _safe_indexing(y, val)
         n_runs = self._draw_runs(rng)
         seeded = self.random_state is not None
         scale = 1.0 / (n_val * float(self.score_epsilon))
-
-        best, runs, failed = None, [], 0
-        # warnings of the candidate fits are collected and each distinct one re-emitted
-        # once: their number would otherwise count the secret number of runs
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            while len(runs) < n_runs:
-                k = int(rng.choice(len(grid)))
-                seed = int(child_seeds(rng, 1)[0]) if seeded else None
-                candidate = _set_random_states(
-                    clone(self.estimator).set_params(**grid[k]), seed)
-                candidate.fit(X_tr, y_tr)
-                if not _certified(candidate):
-                    # discarded, not counted: only certified runs are DP mechanisms
-                    failed += 1
-                    if failed >= MAX_UNCERTIFIED:
-                        raise ValueError(
-                            f"{MAX_UNCERTIFIED} candidate fits in a row failed their "
-                            "certificate (the solver stopped before its centre could be "
-                            "certified, so it has no DP guarantee); use the default tol "
-                            "and a larger max_iter in every setting of param_grid.")
-                    continue
-                failed = 0
-                _verify_fitted(candidate, mus[k], pures[k])
-                rows = (_accuracy_rows(candidate, X_va, y_va)
-                        if self.scoring == "accuracy"
-                        else np.asarray(self.scoring(candidate, X_va, y_va), dtype=float))
-                if rows.shape != (n_val,):
-                    raise ValueError(f"scoring must return one score per row ({n_val}); "
-                                     f"got shape {rows.shape}.")
-                if not np.all(np.isfinite(rows)):
-                    raise ValueError("scoring returned NaN or inf for some rows; return "
-                                     "finite per-row scores in [0, 1].")
-                score = float(np.mean(np.clip(rows, 0.0, 1.0)) + rng.laplace(0.0, scale))
-                runs.append((k, score))
-                if best is None or score > best[1]:
-                    best = (k, score, candidate)
-        _reemit_once(caught)
-
+        # every draw of the search is made before any candidate is fitted, in the order
+        # setting, seed, score noise for each run; the runs are then independent
+        draws = []
+        for _ in range(n_runs):
+            k = int(rng.choice(len(grid)))
+            seed = int(child_seeds(rng, 1)[0]) if seeded else None
+            draws.append((k, seed, float(rng.laplace(0.0, scale))))
+        results = Parallel(n_jobs=self.n_jobs)(
+            delayed(_one_run)(self.estimator, grid[k], seed, X_tr, y_tr, X_va, y_va,
+                              routed_train, self.scoring, n_val)
+            for k, seed, _ in draws)
+        best, runs, caught = None, [], []
+        for i, ((k, _, noise), (candidate, mean, messages)) in enumerate(
+                zip(draws, results, strict=True)):
+            _verify_fitted(candidate, mus[k], pures[k])
+            score = mean + noise
+            runs.append((k, score))
+            caught.extend(messages)
+            if best is None or score > best[1]:
+                best = (k, score, candidate)
+            if self.verbose:
+                print(f"[RandomStoppingSearch] run {i + 1} of {n_runs}: setting {grid[k]}, "
+                      f"noisy score {score:.4g}")
         self.best_estimator_ = best[2]
         self.best_params_ = dict(grid[best[0]])
         self.best_score_ = best[1]
@@ -582,12 +680,28 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
         self.epsilon_reason_ = self._reason(pure_total, mu_max, pure_max, n_train, n_val)
         self._audit = {"n_runs": n_runs,
                        "params": [dict(grid[k]) for k, _ in runs],
-                       "scores": np.array([s for _, s in runs])}
+                       "scores": np.array([s for _, s in runs]),
+                       "warnings": caught}
         for attr in ("n_features_in_", "feature_names_in_"):
             if hasattr(self.best_estimator_, attr):
                 setattr(self, attr, getattr(self.best_estimator_, attr))
         record_fit_provenance(self)
         return self
+
+    def get_metadata_routing(self):
+        """Get metadata routing of this object.
+
+        ``fit`` parameters are routed to the candidate's ``fit`` (row-aligned ones cut to
+        the training rows).
+
+        Returns
+        -------
+        routing : sklearn.utils.metadata_routing.MetadataRouter
+            The routing information.
+        """
+        return MetadataRouter(owner=type(self).__name__).add(
+            estimator=self.estimator,
+            method_mapping=MethodMapping().add(caller="fit", callee="fit"))
 
     def _n_classes(self, y_values) -> int:
         """Number of classes of the accounting: the declared ``classes`` of the final
@@ -670,12 +784,16 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
 
     @property
     def audit_results_(self) -> dict:
-        """Every run's setting and noisy score, in run order: audit state, never pickled.
+        """Every run's setting, noisy score and warnings: audit state, never pickled.
+
+        ``params`` and ``scores`` in run order; ``warnings``: (category name, text) of
+        every warning the candidate fits raised.
 
         Not covered by the guarantee (see Notes).
         """
         state = self._audit_state()
-        return {"params": list(state["params"]), "scores": state["scores"].copy()}
+        return {"params": list(state["params"]), "scores": state["scores"].copy(),
+                "warnings": list(state["warnings"])}
 
     def __getstate__(self):
         state = dict(super().__getstate__())

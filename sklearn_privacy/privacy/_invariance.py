@@ -341,6 +341,9 @@ def _dp_outputs(est, path="", out=None, depth=0):
 
 def _fit(estimator, X, y, fit_params):
     est = clone(estimator)
+    # a callable fit parameter is a declared rule (e.g. weights from the labels):
+    # evaluated on the data set being fitted, so each neighbour gets its own
+    fit_params = {k: (v(X, y) if callable(v) else v) for k, v in fit_params.items()}
     return est.fit(X, **fit_params) if y is None else est.fit(X, y, **fit_params)
 
 
@@ -399,7 +402,12 @@ def neighbour_invariance(estimator, X, y=None, *, rows=(0,), kinds=NEIGHBOUR_KIN
         ``"unseen_category"``, ``"stray_string"``, ``"new_label"``, ``"duplicate"`` and
         ``"repeat"`` (default: all).
     fit_params : dict or None, default=None
-        Passed to every ``fit``.
+        Passed to every ``fit``. A callable value is a rule that computes the parameter
+        from the rows: it is called as ``rule(X, y)`` on the reference data and on every
+        neighbour, so that row-dependent parameters are recomputed for each (e.g.
+        ``{"sample_weight": lambda X, y: compute_sample_weight("balanced", y)}``);
+        passing the reference's weights as an array would reuse them for every
+        neighbour and hide what one row changes.
     random_state : None, int or Generator, default=None
         Signs of the extreme values.
 
