@@ -401,8 +401,7 @@ class CanaryAuditResult:
         return members, sign * np.r_[s_in, s_out]
 
     def tpr_at(self, fpr: float = 0.01, *, confidence: float = 0.95) -> dict:
-        """The audit's TPR at false-positive rate at most ``fpr``, with the limits that
-        decide whether it refutes a trade-off curve.
+        """The audit's TPR at false-positive rate at most ``fpr``, with confidence limits.
 
         The threshold is the ``(k + 1)``-th largest statistic of the ``D`` releases,
         ``k = floor(fpr n_releases)``; ``fpr_high`` bounds the threshold's true FPR (the
@@ -414,7 +413,9 @@ class CanaryAuditResult:
         Parameters
         ----------
         fpr : float in (0, 1), default=0.01
+            The largest false-positive rate of the threshold.
         confidence : float in (0, 1), default=0.95
+            Joint coverage of ``fpr_high`` and the TPR interval.
 
         Returns
         -------

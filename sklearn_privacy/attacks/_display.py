@@ -382,8 +382,20 @@ class MembershipROCDisplay:
         ----------
         result : CanaryAuditResult
             What :func:`~sklearn_privacy.attacks.canary_audit` returned.
-        fpr_levels, name, ax, plot_chance_level, confidence, n_resamples, random_state
-            As in :meth:`from_predictions` (``name`` None: ``"canary audit"``).
+        fpr_levels : sequence of float in (0, 1), default=(0.001, 0.01)
+            FPRs at which the TPR is reported in the legend.
+        name : str, default=None
+            Curve label (None: ``"canary audit"``).
+        ax : matplotlib Axes, default=None
+            Axes to draw on (None: a new figure).
+        plot_chance_level : bool, default=True
+            Whether to draw the diagonal of a random guess.
+        confidence : float in (0, 1) or None, default=0.95
+            Coverage of the bootstrap band and of the AUC interval; None draws neither.
+        n_resamples : int, default=500
+            Bootstrap resamples.
+        random_state : int, RandomState, Generator or None, default=None
+            Bootstrap resampling; ``None`` draws from fresh OS entropy.
 
         Returns
         -------
