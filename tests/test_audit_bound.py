@@ -154,3 +154,23 @@ def test_plot_bound_audits_errors():
     with pytest.raises(TypeError, match="CanaryAuditResult"):
         MembershipROCDisplay.from_canary_audit(object())
     plt.close("all")
+
+
+@pytest.mark.slow
+def test_audit_points_over_many_seeds():
+    """200 seeds: the honest canary audit is flagged in at most 5 % of them (95 %
+    confidence; the binomial upper tail at 10 of 200 is allowed up to 16), the tenfold
+    noise cut in every one."""
+    curve = TradeoffCurve.gaussian(MU)
+    flagged = {1.0: 0, 0.1: 0}
+    for seed in range(200):
+        for factor in flagged:
+            X, y = np.zeros((20, 1)), np.zeros(20)
+            res = canary_audit(GaussianMean(factor), X, y, 0, [1.0], 0.0,
+                               attack=lambda est: est.mean_, n_releases=300,
+                               random_state=seed)
+            p = res.tpr_at(0.01)
+            flagged[factor] += p["tpr_low"] > float(curve.max_tpr(p["fpr_high"]))
+    print(f"\nhonest flagged {flagged[1.0]}/200, tenfold cut flagged {flagged[0.1]}/200")
+    assert flagged[1.0] <= 16
+    assert flagged[0.1] == 200

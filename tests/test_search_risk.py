@@ -209,3 +209,17 @@ def test_search_risk_errors():
                                   risk=RiskTarget(tpr=0.011, fpr=0.01)), X, y)
     with pytest.raises((TypeError, ValueError), match="risk"):
         _fit(RandomStoppingSearch(base, {"alpha": [0.1]}, risk=0.05), X, y)
+
+
+def test_search_risk_reaches_the_final_step_of_a_pipeline():
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    X, y = _data()
+    pipe = make_pipeline(FunctionTransformer(),
+                         DPLogisticRegression(delta=0.0, data_norm=1.0, classes=[0, 1]))
+    target = RiskTarget(tpr=0.05, fpr=0.01)
+    s = _fit(RandomStoppingSearch(pipe, {"dplogisticregression__alpha": [0.01, 0.1]},
+                                  mean_runs=3, risk=target, random_state=0), X, y)
+    assert s.best_estimator_[-1].epsilon == pytest.approx(s.planned_epsilon_)
+    assert float(s.tradeoff_.max_tpr(0.01)) <= 0.05 * (1 + 1e-9)
