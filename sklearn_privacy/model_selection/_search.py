@@ -409,9 +409,9 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
         The risk accepted for the whole release (winner, setting and score), e.g.
         ``RiskTarget(tpr=0.05, fpr=0.01)``. The search then sets the ``epsilon`` of every
         candidate's final estimator to the largest value whose selection curve
-        (:attr:`tradeoff_`) meets the target, with ``score_epsilon`` as given, from the
+        (``tradeoff_``) meets the target, with ``score_epsilon`` as given, from the
         grid, the number of training rows, the label set and the declared weights only,
-        before any row is read (the value is :attr:`planned_epsilon_`). The final
+        before any row is read (the value is ``planned_epsilon_``). The final
         estimator needs an ``epsilon`` parameter, and ``param_grid`` must not set it.
         ``None``: every candidate keeps its own budget.
 
