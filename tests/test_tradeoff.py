@@ -304,7 +304,7 @@ def test_random_stopping_search_composes_in_the_same_currency():
                                       random_state=0).fit(X, y)
     assert search.candidate_gaussian_mu_ == pytest.approx(target.gaussian_mu(), rel=1e-6)
     curve = privacy_claim(search, allow_seeded=True).tradeoff
-    assert curve.conservative and curve.method == "epsilon_delta"
+    assert curve.conservative and curve.method == "profile"
     assert float(curve.max_tpr(0.01)) > target.tpr   # selection costs more than one model
     ledger = PrivacyLedger(RiskTarget(tpr=0.5, fpr=0.01))
     ledger.record(privacy_claim(search, allow_seeded=True), name="search")

@@ -377,6 +377,59 @@ class CanaryAuditResult:
     claim: PrivacyClaim | None = field(default=None, repr=False)
     claim_source: str = "privacy_claim(release, allow_seeded=True)"
 
+    def roc_scores(self):
+        """``(members, scores)`` of the releases, for an ROC against the proven curve.
+
+        Returns
+        -------
+        members : ndarray of bool, shape (2 n_releases,)
+            True for the releases trained on ``D'`` (with the replacement row, the
+            positives of the audit), False for those trained on ``D``.
+        scores : ndarray of shape (2 n_releases,)
+            Their statistics, negated when the audit's test found low values pointing to
+            ``D'`` (``bound.orientation == "less"``), so higher always means "with the
+            row". Feed them to
+            :meth:`MembershipROCDisplay.from_predictions
+            <sklearn_privacy.attacks.MembershipROCDisplay.from_predictions>`, or use
+            :meth:`MembershipROCDisplay.from_canary_audit
+            <sklearn_privacy.attacks.MembershipROCDisplay.from_canary_audit>`.
+        """
+        s_in = np.asarray(self.statistics_replaced, dtype=float)
+        s_out = np.asarray(self.statistics_original, dtype=float)
+        sign = -1.0 if getattr(self.bound, "orientation", "greater") == "less" else 1.0
+        members = np.r_[np.ones(s_in.size, dtype=bool), np.zeros(s_out.size, dtype=bool)]
+        return members, sign * np.r_[s_in, s_out]
+
+    def tpr_at(self, fpr: float = 0.01, *, confidence: float = 0.95) -> dict:
+        """The audit's TPR at false-positive rate at most ``fpr``, with confidence limits.
+
+        The threshold is the ``(k + 1)``-th largest statistic of the ``D`` releases,
+        ``k = floor(fpr n_releases)``; ``fpr_high`` bounds the threshold's true FPR (the
+        ``Beta(k + 1, n - k)`` quantile) and ``tpr_low``, ``tpr_high`` are the
+        Clopper--Pearson interval of the TPR, jointly at ``confidence`` (each one-sided at
+        ``(1 + confidence) / 2``). The releases are independent, so the statement is
+        exact: a curve with ``max_tpr(fpr_high) < tpr_low`` is refuted at ``confidence``.
+
+        Parameters
+        ----------
+        fpr : float in (0, 1), default=0.01
+            The largest false-positive rate of the threshold.
+        confidence : float in (0, 1), default=0.95
+            Joint coverage of ``fpr_high`` and the TPR interval.
+
+        Returns
+        -------
+        point : dict
+            ``tpr``, ``tpr_low``, ``tpr_high``, ``fpr`` (empirical), ``fpr_high``.
+        """
+        from ..privacy._tradeoff import empirical_point
+
+        _check_unit(fpr, "fpr")
+        _check_unit(confidence, "confidence")
+        members, scores = self.roc_scores()
+        return empirical_point(scores[members], scores[~members], fpr=float(fpr),
+                               confidence=float(confidence))
+
     @property
     def violates_claim(self) -> bool:
         """Whether the lower bound exceeds the claimed epsilon (the claim is refuted)."""
@@ -389,6 +442,11 @@ class CanaryAuditResult:
                 f"{self.claimed_epsilon:.4g} at delta {self.claimed_delta:.3g} -- claim "
                 f"{verdict} (claim from {self.claim_source})")
         return head if self.claim is None else head + "\n" + str(self.claim)
+
+
+def _check_unit(value, name):
+    if isinstance(value, bool) or not isinstance(value, Real) or not 0 < value < 1:
+        raise ValueError(f"{name} must be a number in (0, 1); got {value!r}.")
 
 
 def _output_at(estimator, x_row):

@@ -141,7 +141,11 @@ class MembershipROCDisplay:
     bound_line_ : Line2D
         The claim's worst-case ROC, after :meth:`plot_bound`.
     refuted_ : bool
-        After :meth:`plot_bound`: whether the attack's band lies above the proven bound.
+        After :meth:`plot_bound`: whether the attack's band, or an audit point given to
+        it, lies above the proven bound.
+    audit_points_ : list of dict
+        After :meth:`plot_bound`: each audit's point (``tpr``, ``fpr`` and their limits,
+        ``audit``, ``refuted``).
 
     See Also
     --------
@@ -252,6 +256,7 @@ class MembershipROCDisplay:
                    tpr_at_fpr=_tpr_at(fpr, tpr, levels, n_out), name=name,
                    n_nonmembers=n_out, roc_auc_interval=interval, tpr_band=band,
                    confidence=confidence)
+        disp._scores = (s_in, s_out)   # for the exact check of plot_bound
         return disp.plot(ax=ax, plot_chance_level=plot_chance_level)
 
     @classmethod
@@ -363,16 +368,76 @@ class MembershipROCDisplay:
                 parts.append(f"TPR {value:.3g} @ {_pct(level)} FPR")
         return "\n".join([", ".join(parts[:2])] + parts[2:]) if parts else None
 
-    def plot_bound(self, bound, *, name: str = "proven bound"):
+    @classmethod
+    def from_canary_audit(cls, result, *, fpr_levels=(0.001, 0.01), name=None, ax=None,
+                          plot_chance_level=True, confidence=0.95, n_resamples=500,
+                          random_state=None):
+        """ROC of a canary audit's releases: with the row (``D'``) against without (``D``).
+
+        Each release is one independent trial of the audited mechanism on the pair, so
+        the curve and its band estimate the mechanism's own ROC on that pair; draw the
+        claim against it with :meth:`plot_bound`.
+
+        Parameters
+        ----------
+        result : CanaryAuditResult
+            What :func:`~sklearn_privacy.attacks.canary_audit` returned.
+        fpr_levels : sequence of float in (0, 1), default=(0.001, 0.01)
+            FPRs at which the TPR is reported in the legend.
+        name : str, default=None
+            Curve label (None: ``"canary audit"``).
+        ax : matplotlib Axes, default=None
+            Axes to draw on (None: a new figure).
+        plot_chance_level : bool, default=True
+            Whether to draw the diagonal of a random guess.
+        confidence : float in (0, 1) or None, default=0.95
+            Coverage of the bootstrap band and of the AUC interval; None draws neither.
+        n_resamples : int, default=500
+            Bootstrap resamples.
+        random_state : int, RandomState, Generator or None, default=None
+            Bootstrap resampling; ``None`` draws from fresh OS entropy.
+
+        Returns
+        -------
+        display : MembershipROCDisplay
+            The display, with the curve drawn.
+        """
+        from ._audit import CanaryAuditResult
+
+        if not isinstance(result, CanaryAuditResult):
+            raise TypeError("from_canary_audit takes the CanaryAuditResult of canary_audit; "
+                            f"got {type(result).__name__}.")
+        members, scores = result.roc_scores()
+        return cls.from_predictions(
+            members.astype(int), scores, fpr_levels=fpr_levels,
+            name="canary audit" if name is None else name, ax=ax,
+            plot_chance_level=plot_chance_level, confidence=confidence,
+            n_resamples=n_resamples, random_state=random_state)
+
+    def plot_bound(self, bound, *, name: str = "proven bound", audits=(),
+                   fpr: float = 0.01):
         """Draw a claim's worst-case ROC on the same axes; flag points above it.
 
         ``bound`` is anything :func:`sklearn_privacy.privacy.tradeoff_curve` reads (a
         fitted object, its claim, or a :class:`~sklearn_privacy.privacy.TradeoffCurve`):
-        the largest TPR any attack can reach at each FPR. Where the lower end of the
-        attack's band lies above the bound at an upper confidence bound of the FPR (the
-        ``Beta(k + 1, n - k)`` quantile of the threshold's true FPR, ``k`` false positives
-        among ``n_nonmembers``), the attack refutes the claim: ``refuted_`` is True and
-        those points are marked.
+        the largest TPR any attack can reach at each FPR. For a display made from scores
+        (every ``from_*`` constructor), the attack refutes the claim when, at one of the
+        legend's resolved FPR levels, the Clopper--Pearson lower limit of its TPR lies
+        above the bound at an upper confidence limit of the threshold's FPR (the
+        ``Beta(k + 1, n - k)`` quantile, ``k`` false positives among ``n_nonmembers``),
+        jointly at the display's ``confidence`` with a Bonferroni correction over the
+        levels; ``refuted_`` is then True and the point is marked. A display built from
+        ``fpr`` and ``tpr`` alone uses the lower end of its band instead.
+
+        Audit results given in ``audits`` are drawn as points with their confidence
+        limits: a :class:`~sklearn_privacy.attacks.CanaryAuditResult` at its TPR at FPR
+        ``fpr`` (:meth:`CanaryAuditResult.tpr_at
+        <sklearn_privacy.attacks.CanaryAuditResult.tpr_at>`, exact: the releases are
+        independent), a :class:`~sklearn_privacy.attacks.OneRunAuditResult` at the point
+        of its "included" guesses (:meth:`OneRunAuditResult.roc_point
+        <sklearn_privacy.attacks.OneRunAuditResult.roc_point>`, whose limits treat the
+        canaries as independent trials). A point whose lower TPR limit lies above the
+        curve at its upper FPR limit refutes the claim too.
 
         Parameters
         ----------
@@ -380,15 +445,23 @@ class MembershipROCDisplay:
             The claim to draw.
         name : str, default="proven bound"
             Legend label.
+        audits : sequence of CanaryAuditResult or OneRunAuditResult, default=()
+            Empirical points to draw against the curve (at the display's
+            ``confidence``, 0.95 when it has none).
+        fpr : float in (0, 1), default=0.01
+            The FPR at which a canary audit's point is read.
 
         Returns
         -------
         display : MembershipROCDisplay
-            With ``bound_line_`` and ``refuted_`` set. Call :meth:`plot` first.
+            With ``bound_line_``, ``refuted_`` and ``audit_points_`` set. Call
+            :meth:`plot` first.
         """
         from scipy.stats import beta
 
         from ..privacy import tradeoff_curve
+        from ._audit import CanaryAuditResult
+        from ._one_run import OneRunAuditResult
 
         if not hasattr(self, "ax_"):
             raise ValueError("plot_bound draws on the display's axes: call plot() (or a "
@@ -401,7 +474,23 @@ class MembershipROCDisplay:
             grid, np.maximum(curve.max_tpr(grid), lo), color="k", lw=1.8,
             label=f"{name}: TPR at 1% FPR <= {float(curve.max_tpr(0.01)):.3g}")
         self.refuted_ = False
-        if self.tpr_band is not None and self.n_nonmembers:
+        scores = self.__dict__.get("_scores")
+        levels = [lv for lv, v in (self.tpr_at_fpr or {}).items() if np.isfinite(v)]
+        if scores is not None and levels:
+            # exact: at each resolved FPR level of the legend, the threshold's TPR with
+            # Clopper--Pearson limits and an upper limit of its FPR, Bonferroni over the
+            # levels (the bootstrap band is no confidence statement at each FPR)
+            from ..privacy._tradeoff import empirical_point
+
+            conf = 1 - (1 - (self.confidence or 0.95)) / len(levels)
+            for lv in levels:
+                point = empirical_point(*scores, fpr=lv, confidence=conf)
+                if point["tpr_low"] > float(curve.max_tpr(min(point["fpr_high"], 1.0))):
+                    self.refuted_ = True
+                    ax.scatter([max(point["fpr"], lo)], [point["tpr_low"]], marker="x",
+                               color="red", zorder=5,
+                               label="above the proven bound: the claim is refuted")
+        elif self.tpr_band is not None and self.n_nonmembers:
             g, low, _ = (np.asarray(a, dtype=float) for a in self.tpr_band)
             n = int(self.n_nonmembers)
             k = np.floor(g * n + 1e-9)
@@ -412,6 +501,32 @@ class MembershipROCDisplay:
             if self.refuted_:
                 ax.scatter(g[above], low[above], marker="x", color="red", zorder=5,
                            label="above the proven bound: the claim is refuted")
+        conf = self.confidence or 0.95
+        self.audit_points_ = []
+        for result in audits:
+            if isinstance(result, CanaryAuditResult):
+                point = dict(result.tpr_at(fpr, confidence=conf), fpr_low=0.0,
+                             audit="canary audit")
+            elif isinstance(result, OneRunAuditResult):
+                point = dict(result.roc_point(confidence=conf), audit="one-run audit")
+            else:
+                raise TypeError("audits holds CanaryAuditResult or OneRunAuditResult "
+                                f"objects; got {type(result).__name__}.")
+            limit = float(curve.max_tpr(min(point["fpr_high"], 1.0)))
+            point["refuted"] = bool(point["tpr_low"] > limit)
+            self.audit_points_.append(point)
+            x = max(point["fpr"], lo)
+            ax.errorbar(
+                x, max(point["tpr"], lo),
+                xerr=[[x - max(point["fpr_low"], lo)], [max(point["fpr_high"] - x, 0.0)]],
+                yerr=[[max(point["tpr"] - point["tpr_low"], 0.0)],
+                      [max(point["tpr_high"] - point["tpr"], 0.0)]],
+                fmt="s" if point["refuted"] else "o",
+                color="red" if point["refuted"] else "tab:green", capsize=3, zorder=6,
+                label=(f"{point['audit']}: TPR {point['tpr']:.3g} at FPR "
+                       f"{point['fpr']:.3g}" + (" -- REFUTES the claim"
+                                                if point["refuted"] else "")))
+            self.refuted_ = self.refuted_ or point["refuted"]
         ax.legend(fontsize=7, loc="lower right")
         return self
 

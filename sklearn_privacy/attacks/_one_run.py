@@ -277,6 +277,60 @@ class OneRunAuditResult:
     claimed_delta: float = 0.0
     claim_source: str = "not given"
 
+    def roc_point(self, *, confidence: float | None = None) -> dict:
+        """The audit's "included" guesses as one ROC point, with Clopper--Pearson limits.
+
+        ``tpr`` is the share of included canaries guessed "included", ``fpr`` the share of
+        excluded canaries guessed "included" (the ``k_plus`` highest scores; abstentions
+        and "excluded" guesses count as negatives). ``tpr_low``, ``tpr_high`` and
+        ``fpr_low``, ``fpr_high`` are Clopper--Pearson limits, each one-sided at ``(1 +
+        confidence) / 2`` so that a statement using ``tpr_low`` and ``fpr_high`` together
+        holds at ``confidence``; :meth:`MembershipROCDisplay.plot_bound
+        <sklearn_privacy.attacks.MembershipROCDisplay.plot_bound>` flags a curve with
+        ``max_tpr(fpr_high) < tpr_low``.
+
+        What the point means: for each canary, given the other canaries' coin flips, the
+        guess is a membership test of that canary, so under an f-DP guarantee each
+        canary's (FPR, TPR) lies under the curve, and so does their average (the curve
+        is concave). The limits treat the canaries as independent trials, which one
+        shared training run does not make them: they are an approximation, and the
+        formal statement of the audit is ``epsilon_lower_bound``. The audit adds or
+        leaves out each canary, while the library's claims are for replacing one row.
+
+        Parameters
+        ----------
+        confidence : float in (0, 1) or None, default=None
+            ``None``: the audit's ``confidence``.
+
+        Returns
+        -------
+        point : dict
+            ``tpr``, ``tpr_low``, ``tpr_high``, ``fpr``, ``fpr_low``, ``fpr_high``,
+            ``n_members``, ``n_nonmembers``.
+        """
+        from scipy.stats import beta
+
+        conf = self.confidence if confidence is None else confidence
+        if isinstance(conf, bool) or not isinstance(conf, Real) or not 0 < conf < 1:
+            raise ValueError(f"confidence must be a number in (0, 1); got {conf!r}.")
+        one_sided = (1 + float(conf)) / 2
+        inc = np.asarray(self.members, dtype=bool)
+        said = np.asarray(self.guesses) == 1
+
+        def cp(k, n):
+            if n == 0:
+                return 0.0, 0.0, 1.0
+            lo = float(beta.ppf(1 - one_sided, k, n - k + 1)) if k > 0 else 0.0
+            hi = float(beta.ppf(one_sided, k + 1, n - k)) if k < n else 1.0
+            return k / n, lo, hi
+
+        n_in, n_out = int(inc.sum()), int((~inc).sum())
+        tpr, tpr_low, tpr_high = cp(int(np.sum(said & inc)), n_in)
+        fpr, fpr_low, fpr_high = cp(int(np.sum(said & ~inc)), n_out)
+        return {"tpr": tpr, "tpr_low": tpr_low, "tpr_high": tpr_high, "fpr": fpr,
+                "fpr_low": fpr_low, "fpr_high": fpr_high, "n_members": n_in,
+                "n_nonmembers": n_out}
+
     @property
     def violates_claim(self) -> bool:
         """Whether the bound refutes the claimed epsilon (at this confidence).

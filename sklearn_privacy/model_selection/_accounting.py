@@ -316,16 +316,26 @@ def selection_bound(mean_runs, score_epsilon, gaussian_mu, pure_epsilon, delta,
     if distribution not in DISTRIBUTIONS:
         raise ValueError(f"distribution must be one of {sorted(DISTRIBUTIONS)}; got "
                          f"{distribution!r}.")
+    rdp, pure = _selection_rdp(mean_runs, score_epsilon, gaussian_mu, pure_epsilon,
+                               distribution, extra_rdp)
+    conversion = (np.log((_ORDERS - 1.0) / _ORDERS)
+                  - (np.log(delta) + np.log(_ORDERS)) / (_ORDERS - 1.0))
+    eps = float(np.min(rdp + conversion))
+    if pure <= 1.01 * eps:  # a pure claim is preferred unless clearly looser
+        return float(pure), True
+    return eps, False
+
+
+def _selection_rdp(mean_runs, score_epsilon, gaussian_mu, pure_epsilon, distribution,
+                   extra_rdp):
+    """``(rdp, pure)``: the selection's RDP bound at every order of ``_ORDERS`` and its
+    pure-DP epsilon (``inf`` when the pure theorem does not apply)."""
     mean_runs = float(mean_runs)
     extra_rdp = list(extra_rdp or ())
     pure_only = gaussian_mu == 0.0 and not extra_rdp
     rho = _candidate_rdp(_ORDERS, gaussian_mu, pure_epsilon, score_epsilon, extra_rdp)
-    conversion = (np.log((_ORDERS - 1.0) / _ORDERS)
-                  - (np.log(delta) + np.log(_ORDERS)) / (_ORDERS - 1.0))
     if mean_runs == 1.0:  # K = 1: the selection is the candidate itself
-        if pure_only:
-            return max(pure_epsilon, score_epsilon), True
-        return float(np.min(rho + conversion)), False
+        return rho, (max(pure_epsilon, score_epsilon) if pure_only else np.inf)
     nu = DISTRIBUTIONS[distribution]
     best = np.inf
     if pure_only:
@@ -337,8 +347,36 @@ def selection_bound(mean_runs, score_epsilon, gaussian_mu, pure_epsilon, delta,
     # the lambda_hat part does not depend on lambda: minimise it once
     second = np.min((1.0 + nu) * ((1.0 - 1.0 / _HAT_ORDERS) * rho_hat
                                    + log_inv_gamma / _HAT_ORDERS))
-    rdp = rho + second + np.log(mean_runs) / (_ORDERS - 1.0)
-    eps = float(np.min(rdp + conversion))
-    if best <= 1.01 * eps:  # a pure claim is preferred unless clearly looser
-        return float(best), True
-    return eps, False
+    return rho + second + np.log(mean_runs) / (_ORDERS - 1.0), best
+
+
+def selection_profile(mean_runs, score_epsilon, gaussian_mu, pure_epsilon,
+                      distribution="geometric", extra_rdp=None, n_points=256):
+    """``(epsilons, deltas)``: the selection's privacy profile, (epsilon_i, delta_i)-DP
+    for every ``i``.
+
+    The Renyi-DP bound of :func:`selection_bound` holds at every order at once, so each
+    ``epsilon`` has the delta of Balle et al. (2020, Theorem 21) minimised over the
+    orders: ``log delta = min_lambda (lambda - 1) (rho_A(lambda) + log((lambda - 1) /
+    lambda) - epsilon) - log lambda`` (the same conversion as the reported epsilon,
+    solved for delta). With the pure-DP theorem, ``(pure, 0)`` is added. The grid of
+    epsilons runs from 0 to where delta falls below ``1e-15``; every pair is a valid
+    guarantee, the grid only decides how tight the curve built from them is.
+    """
+    rdp, pure = _selection_rdp(mean_runs, score_epsilon, gaussian_mu, pure_epsilon,
+                               distribution, extra_rdp)
+    lam = _ORDERS
+    base = rdp + np.log((lam - 1.0) / lam)
+    # epsilon at delta = 1e-15: the top of the grid
+    top = float(np.min(base - (np.log(1e-15) + np.log(lam)) / (lam - 1.0)))
+    top = min(top, pure) if np.isfinite(pure) else top
+    eps = np.linspace(0.0, max(top, 1e-6), n_points)
+    # chunks keep the (eps x orders) matrix small
+    log_delta = np.empty_like(eps)
+    for i in range(0, eps.size, 64):
+        e = eps[i:i + 64, None]
+        log_delta[i:i + 64] = np.min((lam - 1.0) * (base - e) - np.log(lam), axis=1)
+    deltas = np.exp(np.minimum(log_delta, 0.0))
+    if np.isfinite(pure):
+        eps, deltas = np.r_[eps, pure], np.r_[deltas, 0.0]
+    return eps, deltas

@@ -26,7 +26,8 @@ from ..fil._dp import minimiser_sensitivity
 from ..linear_model._estimators import _BaseObjectivePerturbation
 from ..linear_model._objective import gaussian_objective_rdp
 from ..multicalibration import PrivateMulticalibrator
-from ..privacy import StepClaim
+from ..privacy import StepClaim, TradeoffCurve
+from ..privacy._tradeoff import RiskTarget
 from ..utils._provenance import record_fit_provenance
 from ..utils._random import child_seeds, noise_generator
 from ..utils._weights import weights_are_public
@@ -38,7 +39,7 @@ from ..utils.fixes import (
     _safe_indexing,
     routing_enabled,
 )
-from ._accounting import runs_gamma, selection_bound
+from ._accounting import runs_gamma, selection_bound, selection_profile
 
 __all__ = ["RandomStoppingSearch"]
 
@@ -147,10 +148,10 @@ def _check_candidate(candidate, n_train, n_classes=2, sample_weight=None):
         return 0.0, float(final.epsilon), None
     if isinstance(final, _BaseObjectivePerturbation):
         if float(final.delta) == 0.0:
-            return 0.0, float(final.epsilon), None
+            return 0.0, final._epsilon_value(), None
         multinomial = is_classifier(final) and n_classes > 2
         dim = 2 * (n_classes - 1) if multinomial else 2
-        return 0.0, 0.0, _RdpCurve(final.epsilon, final.delta, dim)
+        return 0.0, 0.0, _RdpCurve(final._epsilon_value(), final.delta, dim)
     if isinstance(final, BaseFILEstimator):
         if final._data_dependent_weights:
             raise ValueError(
@@ -238,8 +239,10 @@ def _verify_fitted(fitted, mu, pure_eps):
     _check_preprocessing(fitted, fitted=True)
     if isinstance(final, (_BaseObjectivePerturbation, DPDummyClassifier,
                           DPDummyRegressor)):
+        stated = (final._epsilon_value() if isinstance(final, _BaseObjectivePerturbation)
+                  else float(final.epsilon))
         same = (final.delta_ == float(getattr(final, "delta", 0.0))
-                and final.epsilon_ in (float(final.epsilon), np.inf))
+                and final.epsilon_ in (stated, np.inf))
         if not same:
             raise RuntimeError(
                 f"The fitted candidate reports (epsilon_, delta_) = ({final.epsilon_}, "
@@ -276,14 +279,30 @@ def _accuracy_rows(estimator, X, y):
     return (np.asarray(estimator.predict(X)) == np.asarray(y)).astype(float)
 
 
+def _with_budget(candidate, budget):
+    """``candidate`` with the ``epsilon`` of its final estimator set to ``budget`` (a
+    number; ``None`` leaves it)."""
+    if budget is None:
+        return candidate
+    final, path = _final_step(candidate)
+    params = final.get_params(deep=False)
+    if "epsilon" not in params or params.get("sigma") is not None:
+        raise ValueError(
+            f"risk sets every candidate's epsilon, but {type(final).__name__} has no "
+            "epsilon parameter or sets its noise by sigma=...; leave sigma=None (the "
+            "search sets epsilon) or leave risk=None.")
+    return candidate.set_params(**{"__".join([*path, "epsilon"]): float(budget)})
+
+
 def _one_run(estimator, params, seed, X_tr, y_tr, X_va, y_va, fit_params, scoring,
-             n_val):
+             n_val, budget=None):
     """One candidate run: ``(fitted candidate, mean clipped validation score, the
     warnings its fit raised)``; the score noise is added by the caller."""
     # an estimator given as a setting (a pipeline step to swap in) is cloned per run
     params = {k: (clone(v) if isinstance(v, BaseEstimator) else v)
               for k, v in params.items()}
-    candidate = _set_random_states(clone(estimator).set_params(**params), seed)
+    candidate = _set_random_states(
+        _with_budget(clone(estimator).set_params(**params), budget), seed)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         candidate.fit(X_tr, y_tr, **fit_params)
@@ -387,6 +406,15 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
         ``None``, or a child seed of a fixed ``random_state``). ``None`` draws fresh OS
         entropy; a fixed value makes every draw reproducible and the release
         **non-private** (tests only).
+    risk : RiskTarget or None, default=None
+        The risk accepted for the whole release (winner, setting and score), e.g.
+        ``RiskTarget(tpr=0.05, fpr=0.01)``. The search then sets the ``epsilon`` of every
+        candidate's final estimator to the largest value whose selection curve
+        (``tradeoff_``) meets the target, with ``score_epsilon`` as given, from the
+        grid, the number of training rows, the label set and the declared weights only,
+        before any row is read (the value is ``planned_epsilon_``). The final
+        estimator needs an ``epsilon`` parameter, and ``param_grid`` must not set it.
+        ``None``: every candidate keeps its own budget.
 
     Attributes
     ----------
@@ -404,6 +432,15 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
         The delta at which ``epsilon_`` holds (``0.0`` for a pure-DP total).
     epsilon_reason_ : str
         The theorem and the quantities behind ``epsilon_``.
+    tradeoff_ : TradeoffCurve
+        The release's trade-off curve (largest TPR of any membership attack at each
+        FPR), built from the selection's whole privacy profile: the Renyi-DP bound of
+        Papernot & Steinke converted at every epsilon (and the pure-DP bound when it
+        applies). Conservative (a bound, not the exact curve), and far below the curve
+        of the single pair ``(epsilon_, delta_)``. Read by
+        :func:`~sklearn_privacy.privacy.tradeoff_curve` and ``privacy_claim(search)``.
+    planned_epsilon_ : float or None
+        The ``epsilon`` given to every candidate from ``risk`` (``None`` without it).
     candidate_gaussian_mu_ : float
         Largest ``sensitivity / sigma`` of a Gaussian training mechanism over the grid.
     candidate_epsilon_ : float
@@ -508,11 +545,13 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],
         "random_state": ["random_state", np.random.Generator],
+        "risk": [RiskTarget, None],
     }
 
     def __init__(self, estimator, param_grid, *, mean_runs=10.0, distribution="geometric",
                  score_epsilon=0.1, validation_fraction=0.25, scoring="accuracy",
-                 delta=1e-5, n_jobs=None, verbose=0, random_state=None):
+                 delta=1e-5, n_jobs=None, verbose=0, random_state=None, risk=None):
+        self.risk = risk
         self.estimator = estimator
         self.param_grid = param_grid
         self.mean_runs = mean_runs
@@ -625,23 +664,18 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
                         for k, v in routed.items()}
         weights = [v for k, v in routed_train.items()
                    if k.split("__")[-1] == "sample_weight" and v is not None]
-        mus, pures, curves = [], [], []
-        for params in grid:
-            candidate = clone(self.estimator).set_params(**params)
-            try:
-                mu, pure, curve = _check_candidate(
-                    candidate, n_train, n_classes,
-                    np.asarray(weights[0], dtype=np.float64) if weights else None)
-            except (ValueError, TypeError) as exc:
-                raise type(exc)(f"param_grid setting {params}: {exc}") from exc
-            mus.append(mu)
-            pures.append(pure)
-            if curve is not None and curve.key not in {c.key for c in curves}:
-                curves.append(curve)
+        sw = np.asarray(weights[0], dtype=np.float64) if weights else None
+        # the plan (every candidate's budget and the accounting) reads n, the grid, the
+        # label set and the declared weights only: it is fixed before any row is read
+        budget = (None if self.risk is None else
+                  self._plan_budget(grid, n_train, n_classes, sw))
+        mus, pures, curves = self._account_grid(grid, n_train, n_classes, sw, budget)
         mu_max, pure_max = max(mus), max(pures)
         total, pure_total = selection_bound(self.mean_runs, self.score_epsilon, mu_max,
                                             pure_max, self.delta, self.distribution,
                                             extra_rdp=curves)
+        tradeoff = self._tradeoff(mu_max, pure_max, curves, total,
+                                  0.0 if pure_total else float(self.delta))
 
         X_tr, y_tr = _safe_indexing(X, train), _safe_indexing(y, train)
         X_va, y_va = _safe_indexing(X, val), _safe_indexing(y, val)
@@ -657,7 +691,7 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
             draws.append((k, seed, float(rng.laplace(0.0, scale))))
         results = Parallel(n_jobs=self.n_jobs)(
             delayed(_one_run)(self.estimator, grid[k], seed, X_tr, y_tr, X_va, y_va,
-                              routed_train, self.scoring, n_val)
+                              routed_train, self.scoring, n_val, budget)
             for k, seed, _ in draws)
         best, runs, caught = None, [], []
         for i, ((k, _, noise), (candidate, mean, messages)) in enumerate(
@@ -680,6 +714,8 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
         self.epsilon_ = float(total)
         self.delta_ = 0.0 if pure_total else float(self.delta)
         self.epsilon_reason_ = self._reason(pure_total, mu_max, pure_max, n_train, n_val)
+        self.planned_epsilon_ = budget
+        self.tradeoff_ = tradeoff
         self._audit = {"n_runs": n_runs,
                        "params": [dict(grid[k]) for k, _ in runs],
                        "scores": np.array([s for _, s in runs]),
@@ -689,6 +725,69 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
                 setattr(self, attr, getattr(self.best_estimator_, attr))
         record_fit_provenance(self)
         return self
+
+    def _account_grid(self, grid, n_train, n_classes, sample_weight, budget):
+        """``(mus, pures, rdp_curves)`` of every setting of the grid (public inputs)."""
+        mus, pures, curves = [], [], []
+        final, path = _final_step(self.estimator)
+        eps_key = "__".join([*path, "epsilon"])
+        for params in grid:
+            if budget is not None and eps_key in params:
+                raise ValueError(
+                    f"param_grid setting {params} sets {eps_key!r}, but risk sets every "
+                    "candidate's epsilon; remove it from param_grid or leave risk=None.")
+            candidate = _with_budget(clone(self.estimator).set_params(**params), budget)
+            try:
+                mu, pure, curve = _check_candidate(candidate, n_train, n_classes,
+                                                   sample_weight)
+            except (ValueError, TypeError) as exc:
+                raise type(exc)(f"param_grid setting {params}: {exc}") from exc
+            mus.append(mu)
+            pures.append(pure)
+            if curve is not None and curve.key not in {c.key for c in curves}:
+                curves.append(curve)
+        return mus, pures, curves
+
+    def _tradeoff(self, mu, pure, curves, epsilon, delta) -> TradeoffCurve:
+        """The selection's trade-off curve from its privacy profile (conservative)."""
+        eps, deltas = selection_profile(self.mean_runs, self.score_epsilon, mu, pure,
+                                        self.distribution, extra_rdp=curves)
+        return TradeoffCurve.from_profile(eps, deltas, claim=(epsilon, delta))
+
+    def _plan_budget(self, grid, n_train, n_classes, sample_weight) -> float:
+        """The largest candidate ``epsilon`` whose selection meets ``risk``.
+
+        The selection's curve grows with the candidates' epsilon, so a bisection on
+        ``log epsilon`` finds it; every input is public (the grid, the number of
+        training rows, the label set, the declared weights)."""
+        risk = self.risk
+
+        def meets(log_eps):
+            budget = float(np.exp(log_eps))
+            mus, pures, curves = self._account_grid(grid, n_train, n_classes,
+                                                    sample_weight, budget)
+            total, is_pure = selection_bound(self.mean_runs, self.score_epsilon,
+                                             max(mus), max(pures), self.delta,
+                                             self.distribution, extra_rdp=curves)
+            curve = self._tradeoff(max(mus), max(pures), curves, total,
+                                   0.0 if is_pure else float(self.delta))
+            return risk.is_met_by(curve)
+
+        lo, hi = np.log(1e-6), np.log(1e3)
+        if not meets(lo):
+            raise ValueError(
+                f"risk={risk} cannot be met: the validation score alone (score_epsilon="
+                f"{self.score_epsilon!r}) over mean_runs={self.mean_runs!r} runs exceeds "
+                "it. Use a smaller score_epsilon or mean_runs, or accept a larger risk.")
+        if meets(hi):
+            return float(np.exp(hi))
+        while hi - lo > 1e-3:
+            mid = 0.5 * (lo + hi)
+            if meets(mid):
+                lo = mid
+            else:
+                hi = mid
+        return float(np.exp(lo))
 
     def get_metadata_routing(self):
         """Get metadata routing of this object.
@@ -723,7 +822,8 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
         return {"best_estimator_": "dp", "best_params_": "dp", "best_score_": "dp",
                 "candidate_gaussian_mu_": "constant", "candidate_epsilon_": "constant",
                 "n_validation_": "constant", "epsilon_": "constant", "delta_": "constant",
-                "epsilon_reason_": "constant"}
+                "epsilon_reason_": "constant", "planned_epsilon_": "constant",
+                "tradeoff_": "constant"}
 
     def _draw_runs(self, rng) -> int:
         """``K`` from its law (independent of the data)."""
@@ -763,7 +863,8 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
         check_is_fitted(self)
         return StepClaim(name=type(self).__name__.lower(), estimator=type(self).__name__,
                          kind="dp", epsilon=self.epsilon_, delta=self.delta_,
-                         reason=self.epsilon_reason_)
+                         reason=self.epsilon_reason_,
+                         tradeoff=self.__dict__.get("tradeoff_"))
 
     # ------------------------------------------------------------------ audit state
     def _audit_state(self):

@@ -43,6 +43,10 @@ class StepClaim:
         Set when the step is exactly one Gaussian mechanism whose sensitivity divided by
         its noise scale is ``gaussian_mu``; such steps compose exactly through
         ``sqrt(sum mu_i ** 2)``.
+    tradeoff : TradeoffCurve or None
+        A trade-off curve tighter than the (epsilon, delta) pair, when the step knows
+        one (e.g. a random-stopping selection's privacy profile); used for the claim's
+        curve when the step is the only DP step.
 
     Examples
     --------
@@ -60,6 +64,7 @@ epsilon=0.0, delta=0.0, reason='bounds given as parameters', gaussian_mu=None)
     delta: float
     reason: str
     gaussian_mu: float | None = None
+    tradeoff: object = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
         if self.kind not in STEP_KINDS:

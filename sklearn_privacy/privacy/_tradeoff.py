@@ -76,6 +76,16 @@ def _approx_tpr(alpha, epsilon, delta):
     return np.clip(tpr, 0.0, 1.0)
 
 
+def _approx_tpr_pairs(alpha, epsilons, deltas):
+    """``_approx_tpr`` of every pair: shape ``(alpha.size, epsilons.size)``."""
+    alpha = np.clip(np.asarray(alpha, dtype=float), 0.0, 1.0)[:, None]
+    with np.errstate(over="ignore"):
+        e = np.exp(np.asarray(epsilons, dtype=float))[None, :]
+        d = np.asarray(deltas, dtype=float)[None, :]
+        tpr = np.minimum(d + e * alpha, 1.0 - (1.0 - d - alpha) / e)
+    return np.clip(tpr, 0.0, 1.0)
+
+
 # -------------------------------------------------------------------- discrete PLDs
 def _gaussian_pmf(mu, h, pessimistic):
     """Loss of the Gaussian pair under Q (``N(mu^2/2, mu^2)``) on the grid ``k h``.
@@ -173,6 +183,24 @@ _CHECK_ALPHAS = np.unique(np.concatenate([np.geomspace(1e-6, 1e-2, 60),
                                           np.linspace(0.01, 1.0, 100)]))
 
 
+_PROFILE_ALPHAS = np.unique(np.concatenate([[0.0], np.geomspace(1e-12, 1.0, 3000),
+                                            np.linspace(0.0, 1.0, 3001)]))
+
+
+def _concave_sup(x, g):
+    """An upper bound of ``sup g`` over ``[x[0], x[-1]]`` for a concave ``g`` known at the
+    increasing points ``x``: on ``[x_j, x_{j+1}]``, ``g`` lies below the extension of the
+    chord on ``[x_{j-1}, x_j]`` (concavity), so ``g <= g_j + max(s_{j-1}, 0) (x_{j+1} -
+    x_j)``; the first interval is bounded by the chord on its right extended backwards."""
+    dx = np.diff(x)
+    s = np.diff(g) / dx
+    best = float(np.max(g))
+    if s.size >= 2:
+        best = max(best, float(np.max(g[1:-1] + np.maximum(s[:-1], 0.0) * dx[1:])))
+        best = max(best, float(g[1] + max(-s[1], 0.0) * dx[0]))
+    return best
+
+
 # ---------------------------------------------------------------------------- curve
 class TradeoffCurve:
     """The f-DP trade-off curve of a release: the largest TPR of any membership attack.
@@ -265,6 +293,52 @@ class TradeoffCurve:
         return cls(0.0, [(epsilon, delta, 1)], conservative=conservative)
 
     @classmethod
+    def from_profile(cls, epsilons, deltas, *, claim=None) -> TradeoffCurve:
+        """The curve of a mechanism known by a privacy profile: (epsilon_i, delta_i)-DP for
+        every ``i`` (conservative).
+
+        A mechanism that is (epsilon_i, delta_i)-DP for every ``i`` (replace-one
+        neighbours, so both orders of a pair) lets no attack exceed ``min_i
+        min(delta_i + e^eps_i fpr, 1 - e^-eps_i (1 - delta_i - fpr))`` (Kairouz, Oh &
+        Viswanath 2015, for each pair of the family); :meth:`max_advantage` and
+        :meth:`delta` take the smallest of the pairs' values, an upper bound of the
+        curve's. A profile derived from a Renyi-DP bound (random-stopping selection) is
+        a bound on the mechanism, not its exact curve: the curve is labelled
+        ``conservative``. Composed with other releases (:meth:`compose`), the curve
+        enters through its ``claim`` pair alone (randomised response with that pair), a
+        valid and looser summary.
+
+        Parameters
+        ----------
+        epsilons, deltas : array-like of float
+            The profile: ``deltas[i]`` in [0, 1] at ``epsilons[i] >= 0``.
+        claim : (epsilon, delta) or None, default=None
+            The pair that stands for the curve in compositions; ``None``: the pair whose
+            curve is lowest at FPR 1 %.
+
+        Returns
+        -------
+        curve : TradeoffCurve
+            With ``method="profile"``.
+        """
+        eps = np.asarray(epsilons, dtype=float).ravel()
+        dlt = np.asarray(deltas, dtype=float).ravel()
+        keep = np.isfinite(eps) & (eps >= 0) & (dlt >= 0) & (dlt < 1)
+        if eps.shape != dlt.shape or not np.any(keep):
+            raise ValueError("from_profile needs epsilons and deltas of the same length "
+                             "with at least one pair epsilon >= 0, delta in [0, 1).")
+        eps, dlt = eps[keep], dlt[keep]
+        if claim is None:
+            i = int(np.argmin(_approx_tpr_pairs(np.array([0.01]), eps, dlt)[0]))
+            claim = (eps[i], dlt[i])
+        out = cls(0.0, [(float(claim[0]), float(claim[1]), 1)], conservative=True)
+        if out.method == "epsilon_delta":
+            eps, dlt = np.append(eps, claim[0]), np.append(dlt, claim[1])
+            out.method = "profile"
+            out.profile = (eps, dlt)
+        return out
+
+    @classmethod
     def compose(cls, curves, *, max_error: float = 1e-3) -> TradeoffCurve:
         """The curve of the adaptive composition of releases with these curves."""
         curves = list(curves)
@@ -335,6 +409,9 @@ class TradeoffCurve:
         if self.method == "epsilon_delta":
             (eps, delta, _), = self.steps
             return _approx_tpr(alpha, eps, delta)
+        if self.method == "profile":
+            return np.maximum(_approx_tpr_pairs(alpha.ravel(), *self.profile).min(axis=1)
+                              .reshape(alpha.shape), alpha)
         out = _interp(alpha, *self._roc)
         # basic composition is valid too: never state more than it allows
         basic = self._basic()
@@ -364,6 +441,8 @@ class TradeoffCurve:
         if self.method == "epsilon_delta":
             (eps, delta, _), = self.steps
             return float((math.expm1(eps) + 2 * delta) / (math.exp(eps) + 1))
+        if self.method == "profile":
+            return self.delta(0.0)
         fpr, tpr = self._roc
         grid = np.union1d(fpr, _CHECK_ALPHAS)
         return float(np.max(self.max_tpr(grid) - grid))
@@ -388,6 +467,16 @@ class TradeoffCurve:
             if epsilon >= eps0:
                 return d0
             return float(d0 + (1 - d0) * (math.exp(eps0) - e) / (math.exp(eps0) + 1))
+        if self.method == "profile":
+            # sup of the concave TPR(alpha) - e^eps alpha, bounded above on a grid
+            # and by each pair's own delta at epsilon (both are upper bounds)
+            grid = _PROFILE_ALPHAS
+            eps0, d0 = self.profile
+            with np.errstate(over="ignore"):
+                pairs = np.where(epsilon >= eps0, d0,
+                                 d0 + (1 - d0) * (np.exp(eps0) - e) / (np.exp(eps0) + 1))
+            sup = min(_concave_sup(grid, self.max_tpr(grid) - e * grid), float(pairs.min()))
+            return float(np.clip(sup, 0.0, 1.0))
         fpr, tpr = self._roc
         grid = np.union1d(fpr, _CHECK_ALPHAS)
         return float(max(0.0, np.max(self.max_tpr(grid) - e * grid)))
@@ -487,6 +576,9 @@ class TradeoffCurve:
         elif self.method == "epsilon_delta":
             (eps, delta, _), = self.steps
             text = f"exact for an ({eps:.4g}, {delta:.3g})-DP claim"
+        elif self.method == "profile":
+            text = (f"from a privacy profile of {self.profile[0].size} (epsilon, delta) "
+                    "pairs (the least of their curves)")
         else:
             text = (f"numerical composition of privacy-loss distributions, pessimistic, "
                     f"certified error <= {self.error:.1e}")
@@ -687,6 +779,8 @@ def claim_curve(claim, *, max_error: float = 1e-3) -> TradeoffCurve:
     steps = [s for s in claim.steps if s.kind == "dp"]
     if not claim.is_private:
         return TradeoffCurve(0.0, [(math.inf, 0.0, 1)])
+    if len(steps) == 1 and isinstance(steps[0].tradeoff, TradeoffCurve):
+        return steps[0].tradeoff
     mu = math.sqrt(sum(s.gaussian_mu ** 2 for s in steps if s.gaussian_mu is not None))
     rest = [(s.epsilon, s.delta, 1) for s in steps if s.gaussian_mu is None]
     conservative = any(s.delta > 0 for s in steps if s.gaussian_mu is None)
