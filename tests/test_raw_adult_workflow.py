@@ -141,7 +141,9 @@ def test_irfil_equalises_eta_of_race_on_raw_frame(adult):
                      sparse=True)
     names = pipe[0].fit(X).get_feature_names_out()
     race = [k for k, n in enumerate(names) if n.startswith("cat__race_")]
-    pipe.set_params(irfillinearregression__sensitive_features=race).fit(X, y)
+    # equalising one attribute raises the whole-row eta here, which the fit says
+    with pytest.warns(PrivacyWarning, match="whole-row eta .* grew"):
+        pipe.set_params(irfillinearregression__sensitive_features=race).fit(X, y)
     cv = pipe[-1].eta_history_["cv"]
     # spread of the race eta across people: 0.78 -> 0.17 in five reweightings
     assert cv[-1] < 0.3 * cv[0]
