@@ -1,7 +1,7 @@
 """Figures of the random-pipeline property test of ``neighbour_invariance``.
 
 Runs every family of ``tests/test_release_invariance.py`` (the passing ones and those
-still listed in its ``_OPEN_ON_THIS_BRANCH``) with the pipeline counts of its slow test,
+listed in its ``_KNOWN_OPEN``) with the pipeline counts of its slow test,
 and prints per family: pipelines, pipelines with a finite claim, neighbours fitted,
 pipelines whose reference data set was refused, and the cases with a finite claim in
 which an observable differed (with the kinds of difference). Under every finite claim
@@ -42,7 +42,7 @@ def main():
         whats = collections.Counter(w for r in found for w in r.whats())
         totals.update(figures)
         totals["cases with a difference"] += len(found)
-        print(f"| {family} | {'yes' if family in T._OPEN_ON_THIS_BRANCH else 'no'} | "
+        print(f"| {family} | {'yes' if family in T._KNOWN_OPEN else 'no'} | "
               f"{figures['pipelines']} | {figures['finite']} | {figures['neighbours']} | "
               f"{figures['refused_on_d']} | {len(found)} | "
               f"{', '.join(f'{k} {v}' for k, v in sorted(whats.items())) or '-'} | "

@@ -309,3 +309,76 @@ def test_random_stopping_search_composes_in_the_same_currency():
     ledger = PrivacyLedger(RiskTarget(tpr=0.5, fpr=0.01))
     ledger.record(privacy_claim(search, allow_seeded=True), name="search")
     assert len(ledger.releases_) == 1
+
+
+class _TenfoldCutFIL(FILLogisticRegression):
+    """A broken mechanism: releases with sigma / 10, accounts sigma."""
+
+    def _release(self, theta):
+        sigma = self.sigma
+        self.sigma = sigma / 10.0
+        try:
+            super()._release(theta)
+        finally:
+            self.sigma = sigma
+        self._sigma_fit = float(sigma)
+
+
+def test_report_draws_the_canary_audit_against_the_proven_curve():
+    """The audits (retrained on the population rows: public) are drawn against the
+    claim's trade-off curve on the default page: an honest release stays under it; the
+    same recipe releasing a tenth of the noise it accounts is flagged as refuted."""
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from sklearn_privacy.report import PrivacyReport
+
+    X, y = _xy(1200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sigma = float(_fil(2.0).fit(X[:600], y[:600]).noise_scale_)   # epsilon 2
+    params = dict(_fil(2.0).get_params(), epsilon=None, sigma=sigma)
+    kw = dict(n_canaries=0, canary_releases=3000, random_state=0)
+    outcomes = {}
+    for cls in (FILLogisticRegression, _TenfoldCutFIL):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est = cls(**params).fit(X[:600], y[:600])
+            rep = PrivacyReport.from_estimator(est, X[:600], y[:600], X[600:], y[600:],
+                                               **kw)
+        assert rep.summary["tpr_bound"] == pytest.approx(0.0340, abs=2e-4)
+        audits = next(s for s in rep.sections if s.key == "audits")
+        row = dict(audits.table)["canary audit: TPR at 1% FPR against the proven bound"]
+        assert audits.figure_png is not None
+        outcomes[cls.__name__] = ("refuted" in audits.outcomes, "refuted" in row)
+    assert outcomes == {"FILLogisticRegression": (False, False),
+                        "_TenfoldCutFIL": (True, True)}, outcomes
+
+
+def test_every_new_dp_step_takes_a_risk_target():
+    """The constant models, the private quantile steps and the boosted models accept a
+    risk target: their noise is set from the largest epsilon whose claim meets it, before
+    the rows are read, and the claim they state meets the target."""
+    from sklearn_privacy import DPBoostingClassifier
+    from sklearn_privacy.dummy import DPDummyClassifier, DPDummyRegressor
+    from sklearn_privacy.preprocessing import DPQuantileScaler, DPRowNormClipper
+
+    X, y = _xy(400)
+    target = RiskTarget(tpr=0.05, fpr=0.01)
+    cases = [
+        (DPDummyClassifier(epsilon=target, classes=[0, 1]), y, 0.0),
+        (DPDummyRegressor(epsilon=target, target_bound=1.0), X[:, 0], 0.0),
+        (DPQuantileScaler(epsilon=target, bounds=(-1.0, 1.0)), None, 0.0),
+        (DPRowNormClipper(epsilon=target, max_norm=2.0), None, 0.0),
+        (DPBoostingClassifier(epsilon=target, delta=0.0, bounds=(-1.0, 1.0), max_iter=2,
+                              classes=[0, 1]), y, 0.0),
+        (DPBoostingClassifier(epsilon=target, delta=1e-5, bounds=(-1.0, 1.0), max_iter=2,
+                              classes=[0, 1]), y, 1e-5),
+    ]
+    for est, target_y, delta in cases:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fitted = est.fit(X) if target_y is None else est.fit(X, target_y)
+        assert fitted.epsilon_ == pytest.approx(target.epsilon(delta), rel=1e-9), est
+        assert privacy_claim(fitted).max_tpr(0.01) <= 0.05 + 1e-9, est

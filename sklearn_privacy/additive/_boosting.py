@@ -13,6 +13,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ..mechanisms._gaussian import analytic_gaussian_sigma
+from ..privacy._tradeoff import RiskTarget, epsilon_value
 from ..utils import noise_generator
 from ..utils._provenance import record_fit_provenance
 from ..utils._random import warn_shared_noise
@@ -111,8 +112,10 @@ def _draw(rng, plan, shape, which):
     return rng.normal(0.0, scale, size=shape)
 
 
-_PARAMS = """    epsilon : float > 0, default=1.0
-        The privacy budget of the release.
+_PARAMS = """    epsilon : float > 0 or RiskTarget, default=1.0
+        The privacy budget of the release, or a
+        :class:`~sklearn_privacy.privacy.RiskTarget`: the largest epsilon whose
+        (epsilon, ``delta``) claim meets it, set before the rows are read.
     delta : float in [0, 1), default=1e-5
         ``0``: pure epsilon-DP (Laplace noise, basic composition); ``> 0``:
         (epsilon, delta)-DP with Gaussian noise composed exactly in Gaussian DP (the
@@ -233,7 +236,7 @@ class _BaseDPBoosting(BaseEstimator):
     """Shared fit of the private boosting estimators (not for direct use)."""
 
     _parameter_constraints: dict = {
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [Interval(Real, 0, None, closed="neither"), RiskTarget],
         "delta": [Interval(Real, 0, 1, closed="left")],
         "bounds": ["array-like", dict, None],
         "schema": [HasMethods(["fit", "transform"]), None],
@@ -340,7 +343,8 @@ class _BaseDPBoosting(BaseEstimator):
         n_bins = self._n_bins()
         K = self._n_columns()
         sens = self._sensitivities()
-        plan = noise_plan(epsilon=float(self.epsilon), delta=float(self.delta),
+        plan = noise_plan(epsilon=epsilon_value(self.epsilon, float(self.delta)),
+                          delta=float(self.delta),
                           n_features=d, n_rounds=int(self.max_iter), sensitivities=sens,
                           shares=SHARES[self._task])
         warn_shared_noise(type(self).__name__, self.random_state, stacklevel=3)
@@ -408,7 +412,7 @@ class _BaseDPBoosting(BaseEstimator):
 
     # ------------------------------------------------------------------ accounting
     def _account(self, plan, sens):
-        eps = float(self.epsilon)
+        eps = epsilon_value(self.epsilon, float(self.delta))
         self.epsilon_ = eps
         self.delta_ = float(self.delta)
         words = {"total": "the totals", "count": "the counts (all features)",

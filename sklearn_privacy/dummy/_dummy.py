@@ -9,6 +9,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 
+from ..privacy._tradeoff import RiskTarget, epsilon_value
 from ..utils import noise_generator
 from ..utils._provenance import record_fit_provenance
 from ..utils._random import warn_shared_noise
@@ -97,8 +98,9 @@ class DPDummyClassifier(ClassifierMixin, _DPDummyBase):
 
     Parameters
     ----------
-    epsilon : float > 0, default=1.0
-        The privacy budget of the release.
+    epsilon : float > 0 or RiskTarget, default=1.0
+        The privacy budget of the release, or a
+        :class:`~sklearn_privacy.privacy.RiskTarget` (the largest pure epsilon meeting it).
     classes : array-like of shape (n_classes,) or None, default=None
         The public label set, declared. ``None``: ``classes_`` is the set found in
         ``y``, which one row can change, so :func:`~sklearn_privacy.privacy_claim` is
@@ -145,7 +147,7 @@ class DPDummyClassifier(ClassifierMixin, _DPDummyBase):
     """.replace("{NOTES}", _NOTES)
 
     _parameter_constraints: dict = {
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [Interval(Real, 0, None, closed="neither"), RiskTarget],
         "classes": ["array-like", None],
         "random_state": ["random_state", np.random.Generator],
     }
@@ -179,19 +181,20 @@ class DPDummyClassifier(ClassifierMixin, _DPDummyBase):
             else:
                 classes, idx = np.unique(y, return_inverse=True)
         rng = noise_generator(self.random_state)
-        noise = rng.laplace(0.0, 2.0 / float(self.epsilon), size=classes.size)
+        noise = rng.laplace(0.0, 2.0 / epsilon_value(self.epsilon, 0.0), size=classes.size)
         counts = np.bincount(idx, minlength=classes.size).astype(np.float64)
         clipped = np.maximum(counts + noise, 0.0)
         total = clipped.sum()
         self.classes_ = classes
         self.class_prior_ = (clipped / total if total > 0
                              else np.full(classes.size, 1.0 / classes.size))
-        self.epsilon_ = float(self.epsilon)
+        self.epsilon_ = epsilon_value(self.epsilon, 0.0)
         self.delta_ = 0.0
         self.epsilon_reason_ = (
             "pure epsilon-DP for replacing the values of any one row (n and every "
             "parameter public): the class counts with Laplace noise of scale 2 / epsilon "
-            f"= {2.0 / float(self.epsilon):.6g} (one row moves two counts by one), then "
+            f"= {2.0 / epsilon_value(self.epsilon, 0.0):.6g} (one row moves two counts by "
+            "one), then "
             "clipped at 0 and normalised (post-processing)." + self._noise_note())
         record_fit_provenance(self, certificate=True)
         return self
@@ -260,8 +263,9 @@ class DPDummyRegressor(RegressorMixin, _DPDummyBase):
 
     Parameters
     ----------
-    epsilon : float > 0, default=1.0
-        The privacy budget of the release.
+    epsilon : float > 0 or RiskTarget, default=1.0
+        The privacy budget of the release, or a
+        :class:`~sklearn_privacy.privacy.RiskTarget` (the largest pure epsilon meeting it).
     target_bound : float > 0
         Declared bound :math:`B` on ``|y|`` (required; from public knowledge of the
         target's range, never from the rows).
@@ -304,7 +308,7 @@ class DPDummyRegressor(RegressorMixin, _DPDummyBase):
     """.replace("{NOTES}", _NOTES)
 
     _parameter_constraints: dict = {
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [Interval(Real, 0, None, closed="neither"), RiskTarget],
         "target_bound": [Interval(Real, 0, None, closed="neither"), None],
         "random_state": ["random_state", np.random.Generator],
     }
@@ -339,13 +343,13 @@ class DPDummyRegressor(RegressorMixin, _DPDummyBase):
         with errors_name("y"):
             y = check_array(y, ensure_2d=False, dtype=np.float64)
         B = float(self.target_bound)
-        scale = 2.0 * B / (n * float(self.epsilon))
+        scale = 2.0 * B / (n * epsilon_value(self.epsilon, 0.0))
         rng = noise_generator(self.random_state)
         noise = float(rng.laplace(0.0, scale))
         clipped = np.clip(y, -B, B)
         self.constant_ = float(np.clip(clipped.mean() + noise, -B, B))
         self.noise_scale_ = float(scale)
-        self.epsilon_ = float(self.epsilon)
+        self.epsilon_ = epsilon_value(self.epsilon, 0.0)
         self.delta_ = 0.0
         self.epsilon_reason_ = (
             "pure epsilon-DP for replacing the values of any one row (n and every "

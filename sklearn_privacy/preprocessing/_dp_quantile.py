@@ -24,6 +24,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from ..privacy._tradeoff import RiskTarget, epsilon_value
 from ..utils import noise_generator
 from ..utils._provenance import record_fit_provenance
 from ..utils._validation import validate_named
@@ -82,8 +83,9 @@ class DPQuantileScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         outside are clipped to it first). The same forms as ``BoundedScaler``.
     quantiles : tuple (low, high), default=(0.02, 0.98)
         Levels of the released lower and upper bounds.
-    epsilon : float > 0, default=1.0
-        Privacy budget of the whole fit (all columns).
+    epsilon : float > 0 or RiskTarget, default=1.0
+        Privacy budget of the whole fit (all columns), or a
+        :class:`~sklearn_privacy.privacy.RiskTarget` (the largest pure epsilon meeting it).
     feature_range : tuple (min, max), default=(-1.0, 1.0)
         Output range.
     random_state : None, int, RandomState or Generator, default=None
@@ -125,7 +127,7 @@ class DPQuantileScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "bounds": ["array-like", dict],
         "quantiles": [tuple],
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [Interval(Real, 0, None, closed="neither"), RiskTarget],
         "feature_range": [tuple],
         "random_state": ["random_state", np.random.Generator],
     }
@@ -168,7 +170,7 @@ class DPQuantileScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         d = X.shape[1]
         low, high = resolve_bounds(self.bounds, d, getattr(self, "feature_names_in_", None))
         rng = noise_generator(self.random_state)
-        eps_q = float(self.epsilon) / (2.0 * d)
+        eps_q = epsilon_value(self.epsilon, 0.0) / (2.0 * d)
         q_lo, q_hi = (float(v) for v in self.quantiles)
         lower = np.empty(d)
         upper = np.empty(d)
@@ -179,7 +181,7 @@ class DPQuantileScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             tiny = 1e-9 * max(high[j] - low[j], 1e-300)
             lower[j], upper[j] = a, max(b, a + tiny)
         self.lower_, self.upper_ = lower, upper
-        self.epsilon_, self.delta_ = float(self.epsilon), 0.0
+        self.epsilon_, self.delta_ = epsilon_value(self.epsilon, 0.0), 0.0
         self.epsilon_reason_ = self._reason()
         record_fit_provenance(self)
         return self
@@ -250,8 +252,9 @@ class DPRowNormClipper(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Public upper end of the range searched (norms above it count as ``max_norm``).
     quantile : float in (0, 1], default=0.9
         Level of the released clipping norm.
-    epsilon : float > 0, default=1.0
-        Privacy budget.
+    epsilon : float > 0 or RiskTarget, default=1.0
+        Privacy budget, or a :class:`~sklearn_privacy.privacy.RiskTarget` (the largest
+        pure epsilon meeting it).
     random_state : None, int, RandomState or Generator, default=None
         Source of the noise (``None``: fresh OS entropy; anything else is for tests).
 
@@ -281,7 +284,7 @@ class DPRowNormClipper(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "max_norm": [Interval(Real, 0, None, closed="neither")],
         "quantile": [Interval(Real, 0, 1, closed="right")],
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [Interval(Real, 0, None, closed="neither"), RiskTarget],
         "random_state": ["random_state", np.random.Generator],
     }
 
@@ -309,9 +312,9 @@ class DPRowNormClipper(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         norms = np.linalg.norm(X, axis=1)
         rng = noise_generator(self.random_state)
         c = dp_quantile(norms, 0.0, float(self.max_norm), float(self.quantile),
-                        float(self.epsilon), rng)
+                        epsilon_value(self.epsilon, 0.0), rng)
         self.clip_norm_ = max(c, 1e-12 * float(self.max_norm))
-        self.epsilon_, self.delta_ = float(self.epsilon), 0.0
+        self.epsilon_, self.delta_ = epsilon_value(self.epsilon, 0.0), 0.0
         self.epsilon_reason_ = (
             f"pure epsilon-DP for replacing one row (n public): the {self.quantile!r} "
             "quantile of the row norms by the exponential mechanism inside [0, max_norm]; "

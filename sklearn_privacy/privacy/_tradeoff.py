@@ -825,3 +825,12 @@ def tradeoff_curve(obj, *, max_error: float = 1e-3) -> TradeoffCurve:
     if not isinstance(obj, PrivacyClaim):
         obj = privacy_claim(obj)
     return claim_curve(obj, max_error=max_error)
+
+
+def epsilon_value(epsilon, delta: float = 0.0) -> float:
+    """``epsilon`` as a number; a :class:`RiskTarget` as the largest epsilon whose
+    (epsilon, ``delta``) claim meets it (``RiskTarget.epsilon``): a mechanism calibrated
+    to that epsilon meets the target, conservatively where its own curve is tighter."""
+    if isinstance(epsilon, RiskTarget):
+        return float(epsilon.epsilon(float(delta)))
+    return float(epsilon)

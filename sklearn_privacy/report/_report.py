@@ -1986,13 +1986,16 @@ def _audit_section(ctx):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             res = one_run_audit(template, X, y, confidence=conf, random_state=rng, **kw)
+        audit_results = [res]
         bounds.append(("one-run audit", res.epsilon_lower_bound))
         sec.table.append(("one-run audit (Steinke, Nasr & Jagielski 2023; add/remove-one "
                           "canaries)",
                           f"{res.epsilon_lower_bound:.3g} ({res.n_correct}/{res.n_guesses} "
                           f"guesses correct, {res.n_canaries} canaries, attack {res.attack})"))
     else:
+        audit_results = []
         sec.table.append(("one-run audit", "not run: n_canaries=0"))
+    canary_res = None
     canary, why_not = _canary_target(ctx, fil, claimed, X)
     if canary is not None:
         target, Xf, on = canary
@@ -2003,7 +2006,23 @@ def _audit_section(ctx):
                                pair.y_replacement, attack=pair.statistic(),
                                n_releases=int(ctx["canary_releases"]), refit=False,
                                confidence=conf, random_state=rng)
+        canary_res = res
+        audit_results.append(res)
         bounds.append(("canary audit (worst-case pair)", res.epsilon_lower_bound))
+        curve = ctx.get("curve")
+        if curve is not None:   # the audit's point against the claim's proven curve
+            point = res.tpr_at(0.01, confidence=conf)
+            above = float(curve.max_tpr(point["fpr_high"])) < point["tpr_low"]
+            sec.table.append((
+                "canary audit: TPR at 1% FPR against the proven bound",
+                f"{point['tpr']:.3g} [{point['tpr_low']:.3g}, {point['tpr_high']:.3g}] "
+                f"against at most {float(curve.max_tpr(0.01)):.3g}"
+                + (" -- above the proven curve: the claim is refuted" if above else "")))
+            if above:
+                sec.add(V.Verdict("refuted", "Flag: the canary audit's TPR at 1% FPR lies "
+                                             "above the claim's proven trade-off curve at "
+                                             f"{conf:.0%} confidence: the claim is "
+                                             "refuted."))
         sec.table.append(("canary audit on the worst pair found (replace-one)",
                           f"{res.epsilon_lower_bound:.3g} ({ctx['canary_releases']:,} "
                           f"releases per side; the pair moves the minimiser "
@@ -2036,7 +2055,19 @@ def _audit_section(ctx):
     if _have_matplotlib():
         import matplotlib.pyplot as plt
 
-        fig, ax = plt.subplots(figsize=(5.2, 1.2 + 0.55 * len(bounds)))
+        curve = ctx.get("curve")
+        if canary_res is not None and curve is not None:   # audits against the bound
+            from ..attacks import MembershipROCDisplay
+
+            fig, (ax, ax_roc) = plt.subplots(1, 2, figsize=(10.4, max(3.2, 1.2 + 0.55
+                                                                        * len(bounds))))
+            disp = MembershipROCDisplay.from_canary_audit(
+                canary_res, ax=ax_roc, confidence=conf, random_state=0,
+                name="canary audit (releases)")
+            disp.plot_bound(curve, audits=audit_results)
+            ax_roc.legend(fontsize=7, loc="lower right")
+        else:
+            fig, ax = plt.subplots(figsize=(5.2, 1.2 + 0.55 * len(bounds)))
         names = [b[0] for b in bounds]
         vals = [b[1] for b in bounds]
         ax.barh(names, vals, color="#73a33f", label="audited lower bound")
