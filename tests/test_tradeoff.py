@@ -357,9 +357,10 @@ def test_report_draws_the_canary_audit_against_the_proven_curve():
 
 
 def test_every_new_dp_step_takes_a_risk_target():
-    """The constant models, the private quantile steps and the boosted models accept a
-    risk target: their noise is set from the largest epsilon whose claim meets it, before
-    the rows are read, and the claim they state meets the target."""
+    """The constant models, the private quantile steps, the boosted models and the
+    private multicalibrator accept a risk target: their noise is set from the largest
+    epsilon whose claim meets it, before the rows are read, and the claim they state
+    meets the target."""
     from sklearn_privacy import DPBoostingClassifier
     from sklearn_privacy.dummy import DPDummyClassifier, DPDummyRegressor
     from sklearn_privacy.preprocessing import DPQuantileScaler, DPRowNormClipper
@@ -376,6 +377,14 @@ def test_every_new_dp_step_takes_a_risk_target():
         (DPBoostingClassifier(epsilon=target, delta=1e-5, bounds=(-1.0, 1.0), max_iter=2,
                               classes=[0, 1]), y, 1e-5),
     ]
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.linear_model import LogisticRegression
+
+    from sklearn_privacy import PrivateMulticalibrator
+
+    base = FrozenEstimator(LogisticRegression().fit(X, y))
+    cases.append((PrivateMulticalibrator(base, (), n_bins=2, mechanism="numeric_sparse",
+                                         epsilon=target, max_updates=2), y, 0.0))
     for est, target_y, delta in cases:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

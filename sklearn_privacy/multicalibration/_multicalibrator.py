@@ -22,6 +22,7 @@ from sklearn.utils.validation import (
 
 from ..exceptions import PrivacyWarning, StatisticalWarning
 from ..mechanisms import NumericSparse
+from ..privacy._tradeoff import RiskTarget, epsilon_value
 from ..utils import noise_generator
 from ..utils._buckets import MAX_N_BINS, cell_statistics, score_buckets
 from ..utils._groups import as_2d_data, as_groups, membership_matrix
@@ -92,8 +93,10 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         NumericSparse oracle (``(epsilon, 0)``-DP with respect to the calibration rows,
         provided the base model was not trained or selected on them), or by Gaussian
         noise on the features (no guarantee claimed).
-    epsilon : float, default=1.0
-        Privacy budget of the mechanism; ignored when ``mechanism=None``.
+    epsilon : float or RiskTarget, default=1.0
+        Privacy budget of the mechanism; ignored when ``mechanism=None``. A
+        :class:`~sklearn_privacy.privacy.RiskTarget` sets the largest epsilon whose claim
+        meets it (pure for NumericSparse, at ``delta`` for input perturbation).
     delta : float, default=1e-5
         Only for input perturbation (the package-wide default; the paper's experiments
         use 1e-3).
@@ -323,7 +326,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         "calibration_tol": [Interval(Real, 0, 1, closed="neither")],
         "n_bins": [Interval(Integral, 1, MAX_N_BINS, closed="both")],
         "mechanism": [StrOptions({"numeric_sparse", "input_perturbation"}), None],
-        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "epsilon": [Interval(Real, 0, None, closed="neither"), RiskTarget],
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "max_updates": [Interval(Integral, 1, None, closed="left"), None],
         "min_cell_size": [Interval(Integral, 1, None, closed="left"), None],
@@ -440,18 +443,20 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         # gives inf (refused below) rather than ZeroDivisionError / OverflowError
         unit = math.sqrt(8.0 * 1500 * -math.log(self.delta) / (n * (n - 1)))
         with np.errstate(over="ignore", divide="ignore"):
-            std = float(np.float64(unit) / np.float64(self.epsilon))
+            std = float(np.float64(unit) / np.float64(self._epsilon_number()))
         if not math.isfinite(std):
             raise ValueError(
-                f"epsilon={self.epsilon!r} is too small for input perturbation: the feature "
-                "noise standard deviation overflows float64. Use a larger epsilon."
+                f"epsilon={self._epsilon_number()!r} is too small for input perturbation: "
+                "the feature noise standard deviation overflows float64. Use a larger "
+                "epsilon."
             )
         noise = rng.normal(0.0, std, size=Xf.shape) if std > 0 else np.zeros(Xf.shape)
         with np.errstate(over="ignore", invalid="ignore"):
             Xn = Xf + noise
         if not np.all(np.isfinite(Xn)):
             raise ValueError(
-                f"epsilon={self.epsilon!r} is too small for input perturbation: features plus "
+                f"epsilon={self._epsilon_number()!r} is too small for input perturbation: "
+                "features plus "
                 f"noise (std {std:.3g}) overflow float64. Use a larger epsilon."
             )
         if hasattr(X, "columns") and hasattr(X, "iloc"):
@@ -493,6 +498,12 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         return base, False
 
     # ------------------------------------------------------------------ fit
+    def _epsilon_number(self) -> float:
+        """``epsilon``, or for a :class:`~sklearn_privacy.privacy.RiskTarget` the largest
+        epsilon whose claim meets it (pure for NumericSparse, at ``delta`` otherwise)."""
+        delta = 0.0 if self.mechanism == "numeric_sparse" else float(self.delta)
+        return epsilon_value(self.epsilon, delta)
+
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, *, sensitive_features=None):
         """Fit (or take a frozen) base classifier and run the multicalibration loop.
@@ -627,7 +638,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         ns = None
         if private:
             self.max_updates_ = c
-            ns = NumericSparse(self.epsilon, c, thr, test_sensitivity=2.0,
+            ns = NumericSparse(self._epsilon_number(), c, thr, test_sensitivity=2.0,
                                answer_sensitivities=[2.0, 1.0], test_fraction=0.5,
                                random_state=rng)
         else:
@@ -736,7 +747,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         name = type(self).__name__
         frozen = isinstance(self.estimator, FrozenEstimator)
         if self.mechanism == "numeric_sparse":
-            eps = float(self.epsilon_) if frozen else float(self.epsilon)
+            eps = float(self.epsilon_) if frozen else self._epsilon_number()
             own = StepClaim("", name, "dp", eps, 0.0, (
                 "NumericSparse answers every cell query with Laplace noise: "
                 f"(epsilon={eps:.6g}, 0)-DP for the calibration rows given the base model; "
@@ -774,10 +785,11 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             # epsilon give a clear error instead of ZeroDivisionError / OverflowError
             with np.errstate(over="ignore", divide="ignore", under="ignore"):
                 m_float = float(np.float64(math.log(max(n_cells, 2)))
-                                / (np.float64(tol) ** 2 * np.float64(self.epsilon)))
+                                / (np.float64(tol) ** 2 * np.float64(self._epsilon_number())))
             if not m_float <= 2.0**53:
                 raise ValueError(
-                    f"calibration_tol={tol!r} and epsilon={self.epsilon!r} give a default "
+                    f"calibration_tol={tol!r} and epsilon={self._epsilon_number()!r} give a "
+                    "default "
                     f"min_cell_size ln|C| / (calibration_tol^2 epsilon) = {m_float:.3g}, "
                     "beyond any data set (no cell could ever be updated). Use a larger "
                     "calibration_tol or epsilon, or pass min_cell_size explicitly."
@@ -790,7 +802,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         c = self.max_updates
         if c is None:
             beta = 0.05
-            c = max(1, int(math.sqrt(m * self.epsilon)
+            c = max(1, int(math.sqrt(m * self._epsilon_number())
                            / math.sqrt(math.log(n_cells / beta) + math.log(n_cells))))
         thr = tol * m if self.threshold is None else float(self.threshold)
         return m, int(c), thr
@@ -862,12 +874,12 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         self._tol = float(self.calibration_tol)
         m, c, thr = self._cell_settings(len(as_groups(self.groups)), True)
         return _smallest_cell(float(miscalibration), float(probability), m, c, thr,
-                              float(self.epsilon))
+                              self._epsilon_number())
 
     def _warn_few_updates(self, n, thr):
         """Warn when no cell of the calibration data is large enough to be corrected."""
         m = self.min_cell_size_
-        need = _smallest_cell(1.0, 0.5, m, self.max_updates_, thr, float(self.epsilon))
+        need = _smallest_cell(1.0, 0.5, m, self.max_updates_, thr, self._epsilon_number())
         small = [g.name for g, size in zip(self.groups_, self.largest_cell_sizes_,
                                            strict=True) if size < need]
         # the texts hold public quantities and DP outputs only: no exact count, no name
