@@ -149,6 +149,7 @@ def _mean(est):
     return est.mean_
 
 
+@pytest.mark.statistical
 def test_canary_audit_places_a_frame_replacement_by_column_name():
     """A replacement row given as a DataFrame or Series is aligned on X's column names.
 
@@ -172,6 +173,7 @@ def test_canary_audit_places_a_frame_replacement_by_column_name():
                      attack=_mean, n_releases=20, random_state=0)
 
 
+@pytest.mark.statistical
 def test_canary_audit_of_a_laplace_mechanism_is_tight_and_catches_a_lie():
     X, y = np.zeros((10, 1)), np.zeros(10)
     ok = canary_audit(_NoisyMean(1.0), X, y, 3, [1.0], 0.0, attack=_mean,

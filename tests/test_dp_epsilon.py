@@ -111,6 +111,7 @@ class _CutLinear(_TenfoldCut, FILLinearRegression):
     pass
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("cls", [FILLinearRegression, _CutLinear])
 def test_pure_dp_claim_survives_the_canary_audit_and_a_tenfold_cut_is_refuted(cls):
     # the adversarial table of tests/test_worst_case.py: the search attains the bound

@@ -285,6 +285,7 @@ def _direction(fit_d, fit_dp):
 
 
 # ------------------------------------------------------------------ bare FIL estimators
+@pytest.mark.statistical
 def test_auditing_page_worst_pair_audit():
     """auditing.rst: FILLinearRegression on five rows at claimed epsilon 4, worst pair.
     Mutation: noise cut tenfold, the same audit refutes the claim."""
@@ -305,6 +306,7 @@ def test_auditing_page_worst_pair_audit():
     assert broken.claimed_epsilon == pytest.approx(4.0) and broken.violates_claim
 
 
+@pytest.mark.statistical
 def test_certified_minimiser_release_audit():
     """release.rst: FILLogisticRegression(fit_intercept=False, data_norm=1, alpha=0.01,
     sigma=0.5) on 64 features (300 of the page's rows); worst pair, 4,000 redraws each.
@@ -456,6 +458,7 @@ def _pipeline_audit(make, X, y, extreme, label, n_releases, redraw=True):
                         n_releases=n_releases, refit=not redraw, random_state=0), sigma
 
 
+@pytest.mark.statistical
 def test_publish_pipeline_audit():
     """publish.rst: BoundedScaler + OneHotEncoder(categories) + FIL with intercept_scaling,
     epsilon 1, on 2,000 raw Adult rows, 10,000 releases per data set. Mutation: the
@@ -488,6 +491,7 @@ def test_publish_pipeline_audit():
     assert bad.claimed_epsilon == pytest.approx(1.0) and bad.violates_claim
 
 
+@pytest.mark.statistical
 def test_published_object_schema_audit():
     """published_object.rst: PublicSchema + its encoder + FIL (alpha=0.01, data_norm =
     the schema's, declared classes), epsilon 1, on 2,000 raw Adult rows; the strongest raw
@@ -521,6 +525,7 @@ def test_published_object_schema_audit():
     assert bad.claimed_epsilon == pytest.approx(1.0) and bad.violates_claim
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("dp_scaler", [False, True])
 def test_end_to_end_recipe_audit(dp_scaler):
     """end_to_end_claims.rst: the page's recipe (six categorical columns with the
@@ -605,6 +610,7 @@ def _fil_audit_data():
     return Xb, yb
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("C", [10.0, 0.01])
 def test_fil_audit_release_audit(C):
     """fil_audit.rst: ``fil.audit(LogisticRegression(C, fit_intercept=False), ...,
@@ -699,6 +705,7 @@ def _winner_along_the_move(search, directions):
                  / search.best_params_["sigma"])
 
 
+@pytest.mark.statistical
 def test_private_selection_audit():
     """private_selection.rst: RandomStoppingSearch over FILLogisticRegression at a total
     of 2 (400 of the page's rows); the released setting, score and winner stay within
@@ -717,6 +724,7 @@ def _winner_first_coefficient(search):
 @pytest.mark.parametrize("candidate, n_trials, refuted", [
     (FILLogisticRegression(fit_intercept=False, data_norm=1.0), 80, False),
     (_HundredfoldLessNoise(fit_intercept=False, data_norm=1.0), 150, True)])
+@pytest.mark.statistical
 def test_private_selection_audit_can_fail(candidate, n_trials, refuted):
     """The page's search settings (total 2, mean_runs=5, score_epsilon=0.2, the same
     grid) on rows that the random split cannot tell apart: 399 zero rows, whose exact
@@ -868,6 +876,7 @@ class _CutLaplace(FILLogisticRegression):
         return out
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("cut", [False, True])
 def test_publish_recipe_pure_dp_audit(cut):
     """publish.rst, the recipe: BoundedScaler + OneHotEncoder(categories), dense layout

@@ -626,6 +626,7 @@ def test_redraw_release_is_bitwise_a_refit(est):
         loaded._redraw_release(1)
 
 
+@pytest.mark.statistical
 @pytest.mark.filterwarnings("ignore::sklearn_privacy.exceptions.NoiseDominatesWarning")
 @pytest.mark.parametrize("delta, epsilon, n_releases", [(0.0, 1.0, 1000), (1e-5, 4.0, 1500)])
 def test_canary_audit_does_not_refute_the_claim_and_catches_a_tenfold_cut(delta, epsilon,
@@ -798,6 +799,7 @@ def test_raw_frame_pipeline_has_a_finite_claim():
     assert pipe.score(X, y) > 0.7
 
 
+@pytest.mark.statistical
 @pytest.mark.filterwarnings("ignore::sklearn_privacy.exceptions.PrivacyWarning")
 def test_guide_recipe_audit_stays_under_its_claim():
     """end_to_end_claims.rst, objective perturbation: the page's pipeline (declared bounds,

@@ -357,6 +357,7 @@ def _random_pipeline(rng):
     return make_pipeline(ct, *middle, final), classify
 
 
+@pytest.mark.statistical
 def test_property_zero_differences_under_every_finite_claim():
     """Random pipelines of the documented steps on random raw frames (ints, floats,
     strings, missing values), each refitted on six neighbours of one row (extreme

@@ -74,6 +74,7 @@ def test_search_beats_random_pairs_and_never_exceeds_the_bound(loss):
     assert random_best < pair.ratio <= 1.0 + 1e-9
 
 
+@pytest.mark.statistical
 def test_pair_statistic_drives_canary_audit_towards_the_claim():
     est, X, y = _adversarial("squared")
     pair = worst_case_neighbours(est, X, y, random_state=0)
