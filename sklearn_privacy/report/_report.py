@@ -33,8 +33,8 @@ from ..utils._random import child_seeds
 from . import _verdicts as V
 from ._disclosure import PageLedger, holm, noisy_sum_upper_p
 from ._record import ReleasePolicy, from_record, recommend, schema, to_record
+from ._structural import _row_hash, structural_section
 from ._structural import planned_queries as _structural_queries
-from ._structural import structural_section
 from ._tail import FPR_LEVELS, noisy_tail_rows, tail_rows
 
 
@@ -1073,16 +1073,6 @@ def _row_arrays(obj, width, path, out, depth=0, seen=None):
         for k, v in list(obj.items())[:1000]:
             _row_arrays(v, width, f"{path}[{k!r}]", out, depth + 1, seen)
     return out
-
-
-def _row_hash(A):
-    """A 64-bit hash of every row of a float array (exact bits; -0.0 read as 0.0)."""
-    A = np.ascontiguousarray(np.asarray(A, dtype=np.float64) + 0.0)
-    bits = A.view(np.uint64)
-    mult = (np.arange(1, A.shape[1] + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-            | np.uint64(1))
-    with np.errstate(over="ignore"):
-        return (bits * mult[None, :]).sum(axis=1, dtype=np.uint64) ^ (bits[:, 0] >> np.uint64(7))
 
 
 def _verbatim_search(est, X):
