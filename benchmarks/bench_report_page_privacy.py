@@ -82,7 +82,7 @@ def distinguisher(n_pages=200, n=300, epsilon_model=1.0, page_epsilon=1.0, seed=
     """Empirical advantage of the likelihood-ratio test on fresh default pages."""
     from sklearn_privacy import FILLogisticRegression
     from sklearn_privacy.report import PrivacyReport
-    from sklearn_privacy.report._report import _ranks, _scores
+    from sklearn_privacy.report._membership import _ranks, _scores
 
     rng = np.random.default_rng(seed)
     X, y = _rows(2 * n, rng)

@@ -30,6 +30,7 @@ Components
 - :mod:`sklearn_privacy.datasets` -- bundled real data (UCI Adult, IWPC, MNIST 0/1).
 """
 
+from sklearn_privacy._version import __version__
 from sklearn_privacy.additive import DPBoostingClassifier, DPBoostingRegressor
 from sklearn_privacy.attacks import MembershipROCDisplay
 from sklearn_privacy.fil import (
@@ -48,8 +49,6 @@ from sklearn_privacy.multicalibration import MulticalibrationDisplay, PrivateMul
 from sklearn_privacy.privacy import privacy_claim
 from sklearn_privacy.report import PrivacyReport
 from sklearn_privacy.werm import WERMClassifier
-
-__version__ = "0.3.0.dev0"
 
 __all__ = [
     "DPBoostingClassifier",

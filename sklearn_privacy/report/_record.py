@@ -254,7 +254,7 @@ def to_record(report, private=False) -> dict:
 
 def from_record(cls, record):
     """A report rebuilt from :func:`to_record`'s dictionary (figures are not kept)."""
-    from ._report import ReportSection
+    from ._section import ReportSection
 
     if record.get("schema") != SCHEMA_NAME:
         raise ValueError(f"not a privacy report record: schema {record.get('schema')!r}.")

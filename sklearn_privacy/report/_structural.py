@@ -661,7 +661,7 @@ def structural_section(ctx):
     """
     from ..attacks import epsilon_lower_bound
     from . import _verdicts as V
-    from ._report import ReportSection
+    from ._section import ReportSection
 
     est, X, y, Xp, yp, rng, conf = (ctx[k] for k in ("estimator", "X", "y", "Xp", "yp",
                                                      "rng", "confidence"))
@@ -686,23 +686,7 @@ def structural_section(ctx):
         return sec
     planned = planned_queries(est)
     public_bounds, public_tail = [], {}
-    shown_ran = [c for c in checks if c.ran or c.channel == "private"]
-    not_ran = [c for c in checks if not c.ran and c.channel != "private"]
-    sec.add(V.Verdict("note", (
-        f"Ran on {name} with k = {k}: "
-        + (", ".join(_TITLES[c.name] + (" (private)" if c.channel == "private" else "")
-                     for c in shown_ran) or "none")
-        + (". Could not run: " + "; ".join(f"{_TITLES[c.name]} ({c.reason})" for c in not_ran)
-           if not_ran else "") + ".")))
-    private_checks = [c for c in checks if c.channel == "private"]
-    if private_checks:
-        sec.add(V.Verdict("note", (
-            "The " + ", ".join(_TITLES[c.name] for c in private_checks) + " check"
-            + ("s compare" if len(private_checks) > 1 else " compares")
-            + " the model's thresholds with the training values, so "
-            + ("their" if len(private_checks) > 1 else "its")
-            + " figures and findings are in the report's private channel: build the "
-            "report with include_private_details=True to see them on a private page.")))
+    _what_ran(V, sec, checks, name, k)
     level = 1.0 - conf
     for c in checks:
         title = _TITLES[c.name]
@@ -772,6 +756,28 @@ def structural_section(ctx):
     ctx["structural_public_tail"] = public_tail or None
     ctx["structural_tests"] = tests
     return sec
+
+
+def _what_ran(V, sec, checks, name, k):
+    """The structural section's notes: which checks ran, which could not and why, and
+    which are in the private channel."""
+    shown_ran = [c for c in checks if c.ran or c.channel == "private"]
+    not_ran = [c for c in checks if not c.ran and c.channel != "private"]
+    sec.add(V.Verdict("note", (
+        f"Ran on {name} with k = {k}: "
+        + (", ".join(_TITLES[c.name] + (" (private)" if c.channel == "private" else "")
+                     for c in shown_ran) or "none")
+        + (". Could not run: " + "; ".join(f"{_TITLES[c.name]} ({c.reason})" for c in not_ran)
+           if not_ran else "") + ".")))
+    private_checks = [c for c in checks if c.channel == "private"]
+    if private_checks:
+        sec.add(V.Verdict("note", (
+            "The " + ", ".join(_TITLES[c.name] for c in private_checks) + " check"
+            + ("s compare" if len(private_checks) > 1 else " compares")
+            + " the model's thresholds with the training values, so "
+            + ("their" if len(private_checks) > 1 else "its")
+            + " figures and findings are in the report's private channel: build the "
+            "report with include_private_details=True to see them on a private page.")))
 
 
 def _stored_tail(out, count, n, m, fp, conf, label):

@@ -1,0 +1,183 @@
+"""The report's audit section: empirical lower bounds on epsilon of the recipe."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.base import clone
+
+from ..attacks._validation import is_frame, n_rows
+from . import _verdicts as V
+from ._common import _figure_png
+from ._fil import _final_fil
+from ._section import ReportSection
+
+
+def _audit_section(ctx):
+    from ..attacks import canary_audit, one_run_audit, worst_case_neighbours
+
+    est, rng, conf = (ctx[k] for k in ("estimator", "rng", "confidence"))
+    # the audits retrain the recipe (a clone: hyperparameters only) on the population
+    # rows, which the page treats as public: an audit tests the training algorithm, and a
+    # DP claim holds for every data set, so the bound needs no training row
+    X, y = ctx["Xp"], ctx["yp"]
+    sec = ReportSection("audits", "Empirical lower bounds on epsilon")
+    if X is None:
+        if not ctx["n_canaries"] and not ctx["canary_releases"]:
+            return None
+        sec.add(V.Verdict("not_checked", "No audit was run: the audits retrain the model's "
+                                         "recipe on the population rows (so that the page "
+                                         "uses no training row); pass X_population and "
+                                         "y_population."))
+        return sec
+    sec.table.append(("data the audits train on", f"the {n_rows(X):,} population rows "
+                                                  "(a clone of the model: its "
+                                                  "hyperparameters, not its fit)"))
+    bounds = []
+    fil = _final_fil(est)
+    dense = not is_frame(X) and not hasattr(X, "tocsr")
+    claimed = ctx["summary"].get("claimed_epsilon", np.inf)
+    if ctx["n_canaries"]:
+        template = clone(est)
+        if fil is not None and fil is est and dense:
+            kw = dict(canaries="fil_worst", attack="whitebox")
+        else:
+            kw = dict(canaries="mislabel", n_canaries=int(ctx["n_canaries"]))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = one_run_audit(template, X, y, confidence=conf, random_state=rng, **kw)
+        audit_results = [res]
+        bounds.append(("one-run audit", res.epsilon_lower_bound))
+        sec.table.append(("one-run audit (Steinke, Nasr & Jagielski 2023; add/remove-one "
+                          "canaries)",
+                          f"{res.epsilon_lower_bound:.3g} ({res.n_correct}/{res.n_guesses} "
+                          f"guesses correct, {res.n_canaries} canaries, attack {res.attack})"))
+    else:
+        audit_results = []
+        sec.table.append(("one-run audit", "not run: n_canaries=0"))
+    canary_res = None
+    canary, why_not = _canary_target(ctx, fil, claimed, X)
+    if canary is not None:
+        target, Xf, on = canary
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pair = worst_case_neighbours(clone(target), Xf, y, random_state=rng)
+            res = canary_audit(clone(target), Xf, y, pair.index, pair.x_replacement,
+                               pair.y_replacement, attack=pair.statistic(),
+                               n_releases=int(ctx["canary_releases"]), refit=False,
+                               confidence=conf, random_state=rng)
+        canary_res = res
+        audit_results.append(res)
+        bounds.append(("canary audit (worst-case pair)", res.epsilon_lower_bound))
+        curve = ctx.get("curve")
+        if curve is not None:   # the audit's point against the claim's proven curve
+            point = res.tpr_at(0.01, confidence=conf)
+            above = float(curve.max_tpr(point["fpr_high"])) < point["tpr_low"]
+            sec.table.append((
+                "canary audit: TPR at 1% FPR against the proven bound",
+                f"{point['tpr']:.3g} [{point['tpr_low']:.3g}, {point['tpr_high']:.3g}] "
+                f"against at most {float(curve.max_tpr(0.01)):.3g}"
+                + (" -- above the proven curve: the claim is refuted" if above else "")))
+            if above:
+                sec.add(V.Verdict("refuted", "Flag: the canary audit's TPR at 1% FPR lies "
+                                             "above the claim's proven trade-off curve at "
+                                             f"{conf:.0%} confidence: the claim is "
+                                             "refuted."))
+        sec.table.append(("canary audit on the worst pair found (replace-one)",
+                          f"{res.epsilon_lower_bound:.3g} ({ctx['canary_releases']:,} "
+                          f"releases per side; the pair moves the minimiser "
+                          f"{pair.ratio:.2f} of sensitivity_; {on})"))
+    else:
+        sec.table.append(("canary audit on the worst-case pair", f"not run: {why_not}"))
+        sec.add(V.Verdict("not_checked", f"The worst-case canary audit did not run: "
+                                         f"{why_not}."))
+    # the stored-rows test from the page's noisy count is public; the other structural
+    # membership tests score training rows: their bounds are private, and the private
+    # page's headline counts them
+    bounds += ctx.get("structural_public_bounds", [])
+    structural = ctx.get("structural_bounds", [])
+    if structural:
+        every = bounds + structural
+        top = max(every, key=lambda b: b[1])
+        ctx.setdefault("private_summary", {}).update(
+            empirical_epsilon=float(top[1]), empirical_epsilon_source=top[0])
+        sec.add_private(V.audit_verdict(claimed, every, conf))
+        sec.private_table += [(f"{name} (from the training rows)", f"{eps:.3g}")
+                              for name, eps in structural]
+    if not bounds:
+        sec.add(V.audit_verdict(claimed, bounds, conf))
+        return sec
+    best = max(b[1] for b in bounds)
+    ctx["summary"]["empirical_epsilon"] = float(best)
+    ctx["summary"]["empirical_epsilon_source"] = max(bounds, key=lambda b: b[1])[0]
+    ctx["summary"]["confidence"] = conf
+    sec.add(V.audit_verdict(claimed, bounds, conf))
+    if ctx["figures"]:
+        sec.figure_png = _audit_figure(ctx, bounds, claimed, canary_res,
+                                       audit_results, conf)
+    return sec
+
+
+def _canary_target(ctx, fil, claimed, X):
+    """What the worst-case canary audit runs on, or why it cannot run.
+
+    The audit retrains the recipe on ``X`` (the population rows: public). A bare FIL
+    estimator is audited on those rows; a pipeline ending in one is audited on its final
+    step, on the rows as the pipeline's own (fitted, held fixed) preprocessing outputs
+    them: the final step's DP guarantee is over those rows, and the claim of the whole
+    object is at least the final step's.
+    Returns ``((estimator, rows, where), None)`` or ``(None, reason)``.
+    """
+    est = ctx["estimator"]
+    if not ctx["canary_releases"]:
+        return None, "canary_releases=0"
+    if fil is None:
+        return None, ("it audits the library's output-perturbed FIL estimators; this model "
+                      "is not one")
+    if not np.isfinite(claimed):
+        return None, "no finite claim to audit (epsilon = inf)"
+    if len(getattr(fil, "classes_", ())) > 2:
+        return None, "the worst-case search supports binary and least-squares FIL models"
+    if fil is est:
+        try:
+            Xf = np.asarray(X.toarray() if hasattr(X, "tocsr") else X, dtype=float)
+        except (TypeError, ValueError):
+            return None, "the population rows have non-numeric columns"
+        return (est, Xf, "on the population rows"), None
+    try:
+        Xf = est[:-1].transform(X)
+        Xf = np.asarray(Xf.toarray() if hasattr(Xf, "toarray") else Xf, dtype=float)
+    except Exception as exc:  # noqa: BLE001 - the refusal is the reason
+        return None, f"the population rows could not be pushed through the preprocessing " \
+                     f"({exc})"
+    return (fil, Xf, "on the final step, on the population rows as the pipeline's "
+                     "preprocessing outputs them"), None
+
+
+def _audit_figure(ctx, bounds, claimed, canary_res, audit_results, conf):
+    """The audits' bounds against the claim (and the canary audit's ROC against the
+    claim's proven curve) as a PNG."""
+    import matplotlib.pyplot as plt
+
+    curve = ctx.get("curve")
+    if canary_res is not None and curve is not None:   # audits against the bound
+        from ..attacks import MembershipROCDisplay
+
+        fig, (ax, ax_roc) = plt.subplots(1, 2, figsize=(10.4, max(3.2, 1.2 + 0.55
+                                                                    * len(bounds))))
+        disp = MembershipROCDisplay.from_canary_audit(
+            canary_res, ax=ax_roc, confidence=conf, random_state=0,
+            name="canary audit (releases)")
+        disp.plot_bound(curve, audits=audit_results)
+        ax_roc.legend(fontsize=7, loc="lower right")
+    else:
+        fig, ax = plt.subplots(figsize=(5.2, 1.2 + 0.55 * len(bounds)))
+    names = [b[0] for b in bounds]
+    vals = [b[1] for b in bounds]
+    ax.barh(names, vals, color="#73a33f", label="audited lower bound")
+    if np.isfinite(claimed):
+        ax.axvline(claimed, color="#c00", lw=2, label=f"claimed {claimed:.3g}")
+    ax.set_xlabel("epsilon")
+    ax.legend(fontsize=8, loc="lower right")
+    return _figure_png(fig)
