@@ -31,7 +31,16 @@ from ..utils._columns import frame_codes
 from ..utils._intervals import auc_delong, paired_difference
 from ..utils._random import child_seeds
 from . import _verdicts as V
-from ._disclosure import PageLedger, holm, noisy_sum_upper_p
+from ._disclosure import (
+    PageLedger,
+    count_p_value,
+    finish_tests,
+    mark_reconciled,
+    noisy_sum_upper_p,
+    public_audit_reason,
+    published_rows,
+    register_tests,
+)
 from ._record import ReleasePolicy, from_record, recommend, schema, to_record
 from ._structural import _row_hash, structural_section
 from ._structural import planned_queries as _structural_queries
@@ -524,8 +533,10 @@ class PrivacyReport:
                     print(f"[PrivacyReport] {section.key} done in {section.seconds:.1f} s",
                           flush=True)
                 sections.append(section)
+        finish_tests(ctx, policy.false_alarm)
         _page_claim(ctx, ledger, seeded_noise)
         _reconcile(sections)
+        mark_reconciled(sections, ledger)
         ctx["summary"]["flags"] = [v for sec in sections
                                    for v, o in zip(sec.verdicts, sec.outcomes, strict=True)
                                    if o in V.FLAGS]
@@ -543,6 +554,7 @@ class PrivacyReport:
         report.private_details["structural"] = [
             c.record(private=True) for c in ctx.get("structural_checks", [])]
         report._show_private = include_private_details
+        report._page_ledger = ledger.record()
         report.policy = policy
         report.recommendation = recommend(to_record(report, private=False), policy)
         if include_private_details:
@@ -711,6 +723,45 @@ class PrivacyReport:
             HTML text with no external resource.
         """
         return self._html(private=False, dated=dated)
+
+    def page_template(self) -> str:
+        """The default page with each element read from the page's noisy figures a
+        placeholder.
+
+        Every figure the default page computes from the training rows is released by
+        the page's ledger with Laplace noise, and every sentence, table cell, finding,
+        headline row and recommendation read from such figures is recorded by the ledger
+        as derived from them (post-processing). This is :meth:`default_page` (undated)
+        with each derived element replaced by a typed placeholder such as
+        ``[[D3 sentence from A1 A2]]`` (``A1``, ``A2``: the released figures, listed by
+        :meth:`page_accounting`). Whatever is not a placeholder is a function of public
+        inputs only, so two training sets that differ in one row give the same template
+        (:func:`sklearn_privacy.privacy.neighbour_invariance` compares it exactly).
+
+        Returns
+        -------
+        template : str
+            HTML text.
+        """
+        from ._template import page_template
+
+        return page_template(self)
+
+    def page_accounting(self) -> dict | None:
+        """What the placeholders of :meth:`page_template` stand for.
+
+        Returns
+        -------
+        record : dict or None
+            ``epsilon`` (the page's budget), ``n_queries`` (planned), ``released`` (each
+            accounted figure: ``id``, ``label``, ``sensitivity``, ``epsilon``, ``scale``,
+            ``mechanism``; not its value) and ``items`` (each derived element: ``id``,
+            ``kind``, ``section``, ``part``, ``index``, ``inputs``). None for a report
+            rebuilt from JSON.
+        """
+        from ._template import page_accounting
+
+        return page_accounting(self)
 
     def to_html(self) -> str:
         """The report as one self-contained HTML page (figures embedded as PNG).
@@ -1174,17 +1225,18 @@ def _release_section(ctx):
     # a count of training rows: each row adds 0 or 1 given the pickle (accounted)
     count = ctx["ledger"].figure("training rows the pickle holds", int(found.sum()),
                                  source="training", bound=1)
-    level = 1.0 - ctx["confidence"]
-    threshold = count.tail(2 * level) if count is not None else 0.0
     shown = max(0, int(round(count.value)))
-    sec.table.append(("training rows the pickle holds (Laplace noise of scale "
-                      f"{count.scale:.3g}; counts up to {threshold:.0f} are within the "
-                      f"noise at {ctx['confidence']:.0%})", f"about {shown:,} of {n:,}"))
+    ctx["ledger"].show(sec, "cell", ("training rows the pickle holds (Laplace noise of scale "
+                                     f"{count.scale:.3g})", f"about {shown:,} of {n:,}"),
+                       count)
     sec.private_table.append(("training rows the pickle holds (exact)",
                               f"{int(found.sum()):,} of {n:,}"))
-    sec.add(V.verbatim_verdict(shown if count.value > threshold else 0, n,
-                               searched=searched, noise_threshold=threshold,
-                               confidence=ctx["confidence"]))
+
+    def write(rejected, adjusted, method):   # a finding tested with the page's others
+        return [V.verbatim_verdict(shown if rejected[0] else 0, n, searched=searched,
+                                   p_value=adjusted[0], method=method)]
+
+    register_tests(ctx, sec, [count], [count_p_value(count)], write)
     return sec
 
 
@@ -1244,7 +1296,7 @@ def _audit_view(ctx):
                 "; the report audits every row, so it did not run this one: call "
                 "sklearn_privacy.fil.audit(model, X_train, y_train, sigma=..., "
                 "rows=[...]) with the rows to audit")
-        return None, msg
+        return None, public_audit_reason(msg, exc, ctx)
 
 
 def _eta_view(model):
@@ -1287,6 +1339,8 @@ def _fil_section(ctx):
         if why:
             sec = ReportSection("fil", "Per-example Fisher information loss")
             sec.add(V.Verdict("not_checked", f"Not computed: {why}"))
+            if "fil_audit_refusal" in ctx:
+                sec.private_table.append(("fil.audit refused", ctx["fil_audit_refusal"]))
             return sec
         return None
     sec = ReportSection("fil", "Per-example Fisher information loss")
@@ -1323,9 +1377,15 @@ def _fil_section(ctx):
         warnings.simplefilter("ignore", PrivacyWarning)
         eta = np.asarray(fil.eta(model, per_example=True, X=X))
     published = np.isinf(eta)
-    if published.any():
-        sec.add(V.published_rows_verdict(int(published.sum())))
-        eta = eta[~published]
+    # how many rows the preprocessing publishes is read from the published object (its
+    # components_), not counted among the training rows (a duplicate of one is one more)
+    n_published = published_rows(model)
+    if n_published:
+        sec.add(V.published_rows_verdict(n_published))
+    eta = eta[~published]
+    if not eta.size:     # every row published verbatim: no other row to describe
+        sec.private_table.append(("rows", "every training row has eta = inf"))
+        return sec
     ctx["max_eta"] = float(eta.max())
     ctx["ledger"].figure("per-example eta", eta, source="training")
     ctx["eta"] = eta
@@ -1444,6 +1504,12 @@ def _column_of(X, c):
     return np.asarray(X)[:, int(c)]
 
 
+def _as_labels(values):
+    """Group labels as strings, element by element (``astype(str)`` fails on a cell that
+    holds an array, which one training row can)."""
+    return np.frompyfunc(str, 1, 1)(np.asarray(values, dtype=object)).astype(str)
+
+
 def _ranks(s_in, s_out):
     """Each member's normalised rank among the non-members (Mann-Whitney, ties half).
 
@@ -1509,11 +1575,17 @@ def _membership_section(ctx):
     tail = total.tail(level / 2) / k
     lo_n, hi_n = _noisy_auc_interval(auc_n, k, k, tail, conf)
     p_all = noisy_sum_upper_p(total.value, 0.5 * k, _mw_null_var(k, k), [total.scale])
-    sec.table.append((f"threshold attack ({attack}) AUC, released with Laplace noise of "
-                      f"scale {total.scale / k:.2g}; conservative {conf:.0%} interval",
-                      f"{auc_n:.3f} [{lo_n:.3f}, {hi_n:.3f}] (chance 0.5; {k:,} members, "
-                      f"{k:,} non-members; one-sided p = {p_all:.3g})"))
-    tests = [("attack", label, auc_n, lo_n, hi_n, p_all)]
+    # below chance: the same test on the other side (part of the page's family too)
+    p_below = noisy_sum_upper_p(-total.value, -0.5 * k, _mw_null_var(k, k), [total.scale])
+    ledger.show(sec, "cell", (f"threshold attack ({attack}) AUC, released with Laplace noise "
+                              f"of scale {total.scale / k:.2g}; conservative {conf:.0%} "
+                              "interval",
+                              f"{auc_n:.3f} [{lo_n:.3f}, {hi_n:.3f}] (chance 0.5; {k:,} "
+                              f"members, {k:,} non-members; one-sided p = {p_all:.3g})"),
+                total)
+    tests = [("attack", label, auc_n, lo_n, hi_n, p_all), ("below", label, auc_n, lo_n, hi_n,
+                                                           p_below)]
+    inputs = [total]
     # --- the tail: members above thresholds set on the population rows (noisy counts)
     noisy_tail_rows(ctx, sec, f"threshold attack ({attack})", s_in, s_out)
     # --- groups of each sensitive column, defined on the population rows (public)
@@ -1523,7 +1595,8 @@ def _membership_section(ctx):
             g_in, g_out = _column_of(X, c)[i_in], _column_of(Xp, c)[i_out]
         except (KeyError, IndexError, ValueError, TypeError):
             continue
-        g_in, g_out = g_in.astype(str), g_out.astype(str)
+        # any value, however exotic (an array in a cell), is a label: never a failure
+        g_in, g_out = _as_labels(g_in), _as_labels(g_out)
         levels = np.unique(g_out)
         if levels.size > _MAX_GROUPS:
             sec.table.append((f"membership by '{c}'", f"not split: {levels.size} distinct "
@@ -1541,11 +1614,20 @@ def _membership_section(ctx):
                           bound=1, vector=True)
         K = ledger.figure(f"per-group member counts of '{c}'", np.array(counts, float),
                           source="training", bound=1, vector=True)
+        inputs += [S, K]
         shown, hidden = [], 0
         for j, lev in enumerate(levels):
             k_g, m_g = float(K.value[j]), int(n_out[j])
-            if k_g < ledger.min_group_size or m_g < ledger.min_group_size:
+            if m_g < ledger.min_group_size:      # the population rows are public
                 hidden += 1
+                sec.table.append((f"AUC where '{c}' = {lev}", f"not shown: fewer than "
+                                  f"{ledger.min_group_size} non-members"))
+                continue
+            if k_g < ledger.min_group_size:      # a noisy count: one row per group always
+                hidden += 1
+                ledger.show(sec, "cell", (f"AUC where '{c}' = {lev}", f"not shown: fewer "
+                                          f"than {ledger.min_group_size} members (noisy "
+                                          "count)"), S, K)
                 continue
             # the count's upper band makes the null variance conservative
             k_hi = k_g + K.tail(level / 2)
@@ -1556,33 +1638,32 @@ def _membership_section(ctx):
                                                                     1.0)
             glo, ghi = _noisy_auc_interval(auc_g, k_g, m_g, noise_g, conf)
             shown.append((lev, auc_g, glo, ghi, int(round(k_g)), m_g, p_g))
-            sec.table.append((f"AUC where '{c}' = {lev}",
-                              f"{auc_g:.3f} [{glo:.3f}, {ghi:.3f}] (about {int(round(k_g)):,}"
-                              f" members (noisy count), {m_g:,} non-members; one-sided "
-                              f"p = {p_g:.3g})"))
-        if hidden:
-            sec.table.append((f"groups of '{c}' not shown",
-                              f"{hidden}: fewer than {ledger.min_group_size} members (noisy "
-                              "count) or non-members"))
+            ledger.show(sec, "cell", (f"AUC where '{c}' = {lev}",
+                                      f"{auc_g:.3f} [{glo:.3f}, {ghi:.3f}] (about "
+                                      f"{int(round(k_g)):,} members (noisy count), {m_g:,} "
+                                      f"non-members; one-sided p = {p_g:.3g})"), S, K)
         group_rows.append((c, shown, hidden))
         tests += [("group", (c, g[0]), g[1], g[2], g[3], g[6]) for g in shown]
-    # --- one family: the attack and every group, Holm's step-down at 1 - confidence
-    rejected, adjusted = holm([t[5] for t in tests], level)
-    method = (f"Holm's step-down correction over the {len(tests)} membership tests of "
-              "this page" if len(tests) > 1 else "a single test")
-    # the population-shift wording needs this page's own two-sample test (private here)
-    sec.add(V.membership_verdict(label, auc_n, lo_n, hi_n, conf, n_members=k,
-                                 n_nonmembers=k, leaks=bool(rejected[0]),
-                                 p_value=float(adjusted[0]), method=method,
-                                 population_differs=None, noisy=True))
-    pos = 1
-    for c, shown, hidden in group_rows:
-        n_g = len(shown)
-        sec.add(V.group_membership_verdict(
-            c, [g[:6] for g in shown], conf, rejected=list(rejected[pos:pos + n_g]),
-            adjusted=list(adjusted[pos:pos + n_g]), method=method, hidden=hidden,
-            min_group_size=ledger.min_group_size))
-        pos += n_g
+
+    # --- one family with the page's other findings: Holm at its false-alarm level
+    def write(rejected, adjusted, method):
+        # the population-shift wording needs this page's own two-sample test (private)
+        out = [V.membership_verdict(label, auc_n, lo_n, hi_n, conf, n_members=k,
+                                    n_nonmembers=k, leaks=rejected[0], below=rejected[1],
+                                    p_value=adjusted[0], method=method,
+                                    population_differs=None, noisy=True)]
+        pos = 2
+        for c, shown, hidden in group_rows:
+            n_g = len(shown)
+            out.append(V.group_membership_verdict(
+                c, [g[:6] for g in shown], conf, rejected=rejected[pos:pos + n_g],
+                adjusted=adjusted[pos:pos + n_g], method=method, hidden=hidden,
+                min_group_size=ledger.min_group_size))
+            pos += n_g
+        return out
+
+    register_tests(ctx, sec, inputs, [t[5] for t in tests], write,
+                   n_verdicts=1 + len(group_rows))
     # --- private channel: exact AUCs, LiRA, the two-sample test, exact groups, the figure
     auc, lo, hi, _ = auc_delong(s_in, s_out, conf)
     ledger.figure("exact threshold AUC", auc, source="training")
@@ -2025,6 +2106,11 @@ def _audit_section(ctx):
     # membership tests score training rows: their bounds are private, and the private
     # page's headline counts them
     bounds += ctx.get("structural_public_bounds", [])
+    # the stored-rows bound is read from the page's noisy count: what depends on the bounds
+    # (the verdict, the headline, the figure) is derived from that count
+    noisy = list(ctx.get("structural_public_inputs") or [])
+    if noisy:
+        ctx["ledger"].headline("empirical_epsilon", *noisy)
     structural = ctx.get("structural_bounds", [])
     if structural:
         every = bounds + structural
@@ -2035,13 +2121,13 @@ def _audit_section(ctx):
         sec.private_table += [(f"{name} (from the training rows)", f"{eps:.3g}")
                               for name, eps in structural]
     if not bounds:
-        sec.add(V.audit_verdict(claimed, bounds, conf))
+        _add_derived(ctx, sec, V.audit_verdict(claimed, bounds, conf), noisy)
         return sec
     best = max(b[1] for b in bounds)
     ctx["summary"]["empirical_epsilon"] = float(best)
     ctx["summary"]["empirical_epsilon_source"] = max(bounds, key=lambda b: b[1])[0]
     ctx["summary"]["confidence"] = conf
-    sec.add(V.audit_verdict(claimed, bounds, conf))
+    _add_derived(ctx, sec, V.audit_verdict(claimed, bounds, conf), noisy)
     if _have_matplotlib():
         import matplotlib.pyplot as plt
 
@@ -2066,7 +2152,17 @@ def _audit_section(ctx):
         ax.set_xlabel("epsilon")
         ax.legend(fontsize=8, loc="lower right")
         sec.figure_png = _figure_png(fig)
+        if noisy:
+            ctx["ledger"].mark(sec, "figure", 0, *noisy)
     return sec
+
+
+def _add_derived(ctx, sec, verdict, inputs):
+    """Append ``verdict``: through the ledger when it is read from accounted figures."""
+    if inputs:
+        ctx["ledger"].show(sec, "verdict", verdict, *inputs)
+    else:
+        sec.add(verdict)
 
 
 def _canary_target(ctx, fil, claimed, X):
