@@ -478,16 +478,97 @@ def test_harness_catches_a_page_figure_from_the_training_rows_not_its_noise():
 
 
 def test_report_page_of_a_model_on_numeric_rows():
-    """The report's default page of a FIL model on D and its neighbours: nothing but the
-    page's own noisy figures and the verdicts read from them may differ -- not the
-    pickle, the warnings, the printed text or the repr (the page's distribution is
-    measured by the distinguisher, ``benchmarks/bench_report_page_privacy.py``)."""
+    """The report's default page of a FIL model on D and its neighbours, compared as its
+    template (every element read from the page's noisy figures a placeholder, the rest
+    exactly) and its ledger: nothing differs -- not the template, the released figures,
+    the pickle, the warnings, the printed text or the repr."""
     X, y = _data(60, 5)
     Xp, yp = _data(60, 6)
-    report = neighbour_invariance(_fil_model(), X, y, kinds=["duplicate"],
-                                  page=_report_page(Xp, yp), page_noise=True,
-                                  random_state=0)
-    assert set(report.whats()) <= {"page"}, report
+    report = neighbour_invariance(_fil_model(), X, y, rows=[0, 11],
+                                  kinds=["duplicate", "extreme"],
+                                  page=_report_page(Xp, yp), random_state=0)
+    assert report.is_indistinguishable, report
+
+
+def _leaky_utility(figure):
+    """The utility section with one more sentence: ``figure(ctx)``, computed from the
+    training rows without the page's ledger (a planted leak)."""
+    from sklearn_privacy.report import _report as R
+
+    original = R._utility_section
+
+    def section(ctx):
+        sec = original(ctx)
+        sec.add(R.V.Verdict("note", figure(ctx)))
+        return sec
+    return mock.patch.object(R, "_utility_section", section)
+
+
+def test_harness_catches_one_unaccounted_training_figure_on_the_report_page():
+    """A report page that prints one figure of the training rows outside its ledger --
+    the share of positive training rows, or a verdict read from it -- differs in its
+    template between D and a neighbour: caught (the template comparison must fail)."""
+    X, y = _data(60, 5)
+    Xp, yp = _data(60, 6)
+    j = int(np.flatnonzero((y == "yes") & (np.roll(y, -1) == "no"))[0])
+    honest = _report_page(Xp, yp)
+    leaks = {
+        "figure": lambda ctx: f"{np.mean(ctx['y'] == 'yes'):.3f} of the training rows "
+                              "are positive.",
+        "verdict": lambda ctx: ("Most training rows are positive." if np.sum(
+            ctx["y"] == "yes") >= np.sum(ctx["y"] == "no") else "Most are negative."),
+    }
+    # a neighbour that moves the count of positives across the tie
+    y_tie = np.where(np.arange(60) < 30, "yes", "no")
+    for name, figure in leaks.items():
+        y_used = y_tie if name == "verdict" else y
+        row = 29 if name == "verdict" else j
+
+        def page(fitted, X, y, seed, figure=figure):
+            with _leaky_utility(figure):
+                return honest(fitted, X, y, seed)
+        report = neighbour_invariance(_fil_model(), X, y_used, rows=[row],
+                                      kinds=["duplicate"], page=page, random_state=0)
+        assert [d.what for d in report.differences] == ["page"], (name, report)
+        assert "training rows are positive" in report.differences[0].detail or \
+            "Most" in report.differences[0].detail
+        clean = neighbour_invariance(_fil_model(), X, y_used, rows=[row],
+                                     kinds=["duplicate"], page=honest, random_state=0)
+        assert clean.is_indistinguishable, clean
+
+
+class _OverspentReport:
+    """A page whose ledger states one figure released at the page's whole budget while
+    the others spend their shares too, with the noise of its share only."""
+
+    def __init__(self, report):
+        self.report = report
+
+    def page_template(self):
+        return self.report.page_template()
+
+    def page_accounting(self):
+        record = self.report.page_accounting()
+        record["released"][0]["epsilon"] = record["epsilon"]
+        return record
+
+
+def test_harness_checks_the_page_ledger_separately():
+    """The template alone cannot see a figure released with too little noise: the
+    ledger check does (each figure a Laplace release of scale sensitivity / epsilon,
+    the budgets within the page's)."""
+    X, y = _data(60, 5)
+    Xp, yp = _data(60, 6)
+    honest = _report_page(Xp, yp)
+
+    def page(fitted, X, y, seed):
+        return _OverspentReport(honest(fitted, X, y, seed))
+    report = neighbour_invariance(_fil_model(), X, y, rows=[0], kinds=["duplicate"],
+                                  page=page, random_state=0)
+    details = [d.detail for d in report.differences if d.what == "page"]
+    assert any("not a Laplace release of scale sensitivity / epsilon" in d
+               for d in details), report
+    assert any("above the page's budget" in d for d in details), report
 
 
 def test_neighbours_of_index_labels_and_exotic_values():

@@ -314,7 +314,8 @@ def finish_tests(ctx, level):
     ps = [p for _, _, tests, _ in regs for p in tests]
     rejected, adjusted = holm(ps, level)
     method = (f"Holm's step-down correction over the {len(ps)} finding tests of this page "
-              f"at its false-alarm level {level:g}")
+              f"at its false-alarm level {level:g}" if len(ps) != 1 else
+              f"the page's one finding test, at its false-alarm level {level:g}")
     pos = 0
     for sec, index, tests, write in regs:
         k = len(tests)

@@ -1372,17 +1372,23 @@ def _fil_section(ctx):
                                  "training rows, so they are in the report's private "
                                  "channel: build the report with include_private_details="
                                  "True to see them on a private page."))
-    with warnings.catch_warnings():
-        # the view is stated in the table; published rows are flagged below (eta inf)
-        warnings.simplefilter("ignore", PrivacyWarning)
-        eta = np.asarray(fil.eta(model, per_example=True, X=X))
-    published = np.isinf(eta)
     # how many rows the preprocessing publishes is read from the published object (its
     # components_), not counted among the training rows (a duplicate of one is one more)
     n_published = published_rows(model)
     if n_published:
         sec.add(V.published_rows_verdict(n_published))
-    eta = eta[~published]
+    try:
+        with warnings.catch_warnings():
+            # the view is stated in the table; published rows have eta inf
+            warnings.simplefilter("ignore", PrivacyWarning)
+            eta = np.asarray(fil.eta(model, per_example=True, X=X))
+    except (TypeError, ValueError) as exc:
+        # whether these rows can be audited depends on them (e.g. rows the preprocessing
+        # does not map back to the final step's data): private, like every eta
+        sec.private_table.append(("per-example eta", f"not computed on these rows: "
+                                                     f"{type(exc).__name__}: {exc}"))
+        return sec
+    eta = eta[~np.isinf(eta)]
     if not eta.size:     # every row published verbatim: no other row to describe
         sec.private_table.append(("rows", "every training row has eta = inf"))
         return sec
