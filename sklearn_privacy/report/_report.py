@@ -725,8 +725,7 @@ class PrivacyReport:
         return self._html(private=False, dated=dated)
 
     def page_template(self) -> str:
-        """The default page with each element read from the page's noisy figures a
-        placeholder.
+        """The default page with a placeholder for each element read from noisy figures.
 
         Every figure the default page computes from the training rows is released by
         the page's ledger with Laplace noise, and every sentence, table cell, finding,
