@@ -229,14 +229,14 @@ def _case(family, rng):
 #: neighbours of the report page: every value kind a raw table can bring
 _PAGE_KINDS = ["duplicate", "extreme", "missing", "unseen_category", "stray_string",
                "huge_int", "nat", "nested_array"]
-_PAGE_KINDS_NUMERIC = ["duplicate", "extreme", "missing"]
+_PAGE_KINDS_NUMERIC = ["duplicate", "extreme", "repeat"]
 
 FAMILIES = ["schema_values", "search_default", "schema_index", "schema_exotic",
             "search_frames", "clipping", "labels_outside_classes", "bounded_scaler_missing",
             "balanced_weights", "starved_solvers", "search_starved", "search_objective",
             "report_page"]
 #: pipelines per family in the slow run (the default suite runs the first ``_QUICK``)
-_FULL = {"schema_values": 60, "report_page": 8, "search_default": 16}
+_FULL = {"schema_values": 60, "report_page": 20, "search_default": 16}
 _QUICK = {"schema_values": 2, "search_default": 2}
 
 
