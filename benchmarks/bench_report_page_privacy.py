@@ -2,9 +2,12 @@
 
 1. Null experiment. Members that the model never saw (the "training rows" handed to the
    report are fresh rows of the same distribution), ``R`` reports with a sensitive
-   column of four groups: the rate of pages with any membership finding "leaks" must
-   stay at most the stated level ``1 - confidence`` (Holm's procedure over the attack
-   and every group, p-values that include the page's noise).
+   column of four groups, on a model that stores no row (logistic regression) and two
+   that store training rows (an SVC pipeline, 1-NN): the rate of pages with any finding
+   (membership leaks or below chance, training rows read back from the pickle or stored
+   in the model) must stay at most the page's stated false-alarm level
+   (``ReleasePolicy().false_alarm``: Holm's procedure over every finding of the page,
+   p-values that include the page's noise).
 2. Distinguisher. One published DP model (epsilon 1) fixed; D and D' differ in one
    training row, chosen to move every accounted figure by its full sensitivity (the row
    with the highest rank in one group replaced by a row with the lowest score of another
@@ -35,33 +38,60 @@ def _rows(n, rng):
     return X, y
 
 
-def null_experiment(n_reports=100, n=300, confidence=0.95, seed=0):
-    """Share of default pages with a membership "leaks" finding when nobody is a member."""
+#: the findings of the null experiment: what a false alarm of the page would say
+NULL_FINDINGS = ("leaks", "below_chance", "verbatim")
+#: models of the null experiment: one that stores no row, and two that store training rows
+#: (every structural stored-rows check and the release's count then run)
+NULL_MODELS = ("logistic", "svc", "1nn")
+
+
+def _null_model(kind):
     from sklearn.linear_model import LogisticRegression
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import SVC
 
-    from sklearn_privacy.report import PrivacyReport
+    return {"logistic": LogisticRegression(C=100.0),
+            "svc": make_pipeline(StandardScaler(), SVC(C=10.0)),
+            "1nn": KNeighborsClassifier(1)}[kind]
 
-    hits, per = 0, []
+
+def null_experiment(n_reports=100, n=300, confidence=0.95, seed=0, models=NULL_MODELS):
+    """Share of default pages with any finding (membership leaks or below chance, rows read
+    back from the pickle, rows stored in the model) when nobody is a member: the model is
+    trained on rows A, the report is handed fresh rows B as its "training rows" and C as
+    population. Models cycle through ``models``; the page's stated level is
+    ``ReleasePolicy().false_alarm`` (Holm over every finding of the page)."""
+    from sklearn_privacy.report import PrivacyReport, ReleasePolicy
+
+    hits, rejects, support, per = 0, 0, 0, {m: 0 for m in models}
+    t = time.perf_counter()
     for r in range(n_reports):
         rng = np.random.default_rng(seed + r)
         X, y = _rows(3 * n, rng)
-        model = LogisticRegression(C=100.0).fit(X[:n], y[:n])     # trained on A only
+        kind = models[r % len(models)]
+        model = _null_model(kind).fit(X[:n], y[:n])     # trained on A only
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             rep = PrivacyReport.from_estimator(
                 model, X[n:2 * n], y[n:2 * n], X[2 * n:], y[2 * n:],
                 sensitive_features=[3], n_canaries=0, canary_releases=0,
                 confidence=confidence, random_state=r, min_group_size=20)
-        memb = next(s for s in rep.sections if s.key == "membership")
-        leak = "leaks" in memb.outcomes
-        hits += leak
-        per.append(leak)
+        found = any(o in NULL_FINDINGS for s in rep.sections for o in s.outcomes) or any(
+            c["name"] == "stored_rows" and c.get("found") for c in rep.structural)
+        hits += found
+        per[kind] += found
+        rejects += rep.recommendation["decision"] == "reject"
+        support += rep.recommendation["decision"] == "support_rejection"
     rate = hits / n_reports
     lo, hi = stats.beta.ppf([0.025, 0.975], [hits, hits + 1], [n_reports - hits + 1,
                                                               n_reports - hits])
-    return dict(reports=n_reports, leaks=hits, rate=rate,
+    return dict(reports=n_reports, findings=hits, leaks=hits, rate=rate,
                 interval=(float(np.nan_to_num(lo)), float(np.nan_to_num(hi, nan=1.0))),
-                level=round(1 - confidence, 12))
+                level=getattr(ReleasePolicy(), "false_alarm", round(1 - confidence, 12)),
+                per_model=per, reject=rejects,
+                support_rejection=support, seconds=round(time.perf_counter() - t, 1))
 
 
 _AUC = re.compile(r"threshold attack \(\w+\) AUC[^<]*</td><td>(\d\.\d+) ")

@@ -38,16 +38,12 @@ VALUE_KINDS = ["extreme", "missing", "unseen_category", "stray_string", "duplica
 #: Families the exact comparison does not pass, each skipped with its reason (and
 #: ``test_open_family_is_caught`` shows the harness sees the difference):
 #: * a label outside the declared classes is outside the declared domain, and ``fit``
-#:   refuses it (the guide documents the refusal);
-#: * the report page's verdicts are post-processing of its noisy figures, so its
-#:   sentences, not only its numbers, move with the page's own noise, which
-#:   ``page_noise`` (numbers only) does not absorb; the page is measured by the
-#:   distinguisher instead (``benchmarks/bench_report_page_privacy.py``).
+#:   refuses it (the guide documents the refusal).
+#: The report page is compared as its template: each element read from its noisy figures
+#: a placeholder, everything else exactly, and its ledger checked separately.
 _KNOWN_OPEN = {
     "labels_outside_classes": "a label outside the declared classes makes fit raise on "
                               "D' only (outside the declared domain: refused by design)",
-    "report_page": "the page's verdict sentences follow its noisy figures, which an exact "
-                   "comparison of the text cannot absorb; measured by the distinguisher",
 }
 
 pytestmark = pytest.mark.filterwarnings(
@@ -123,19 +119,19 @@ def _smallest_certified_max_iter(X, y, alpha=0.01):
     return 30
 
 
-def _report_page(X_population, y_population, figures=False):
-    """The report's default page (its HTML, the public rendering). Without ``figures``
-    the page is rendered as without matplotlib (its sentences and tables only):
-    drawing takes seconds per page."""
+def _report_page(X_population, y_population, figures=False, **kw):
+    """The report's default page: the report itself, which the harness compares as its
+    template (``page_template``) and its ledger (``page_accounting``). Without
+    ``figures`` the page is rendered as without matplotlib (its sentences and tables
+    only): drawing takes seconds per page."""
     def page(fitted, X, y, seed):
         with contextlib.ExitStack() as stack:
             if not figures:
                 stack.enter_context(mock.patch(
                     "sklearn_privacy.report._report._have_matplotlib", lambda: False))
-            report = PrivacyReport.from_estimator(
+            return PrivacyReport.from_estimator(
                 fitted, X, y, X_population, y_population, n_canaries=0,
-                canary_releases=0, random_state=seed)
-        return report.to_html()
+                canary_releases=0, random_state=seed, **kw)
     return page
 
 
@@ -154,8 +150,7 @@ def _case(family, rng):
         X, y = _normalised(rng, n)
         Xp, yp = _normalised(rng, 60)
         return (_final(rng, True, 1.0), X, y,
-                {"kinds": ["duplicate", "extreme"], "page": _report_page(Xp, yp),
-                 "page_noise": True})
+                {"kinds": _PAGE_KINDS_NUMERIC, "page": _report_page(Xp, yp)})
     if family in ("schema_values", "schema_index", "schema_exotic", "report_page",
                   "balanced_weights", "labels_outside_classes"):
         # any index is the schema's fix still open: D's own index is drawn in that family
@@ -173,7 +168,7 @@ def _case(family, rng):
         kw["kinds"] = {"schema_values": VALUE_KINDS,
                        "schema_index": ["index_new", "index_string", "index_duplicate"],
                        "schema_exotic": ["huge_int", "nested_array"],
-                       "report_page": ["duplicate", "extreme"],
+                       "report_page": _PAGE_KINDS,
                        "balanced_weights": ["duplicate", "repeat"],
                        "labels_outside_classes": ["new_label"]}[family]
         if family == "balanced_weights":
@@ -182,8 +177,8 @@ def _case(family, rng):
                 f"{name}__sample_weight": lambda X, y: compute_sample_weight("balanced", y)}
         if family == "report_page":
             Xp = _raw_frame(rng, 60)
-            kw["page"] = _report_page(Xp, _target(Xp, True))
-            kw["page_noise"] = True   # the page's accounted figures carry their own noise
+            # a sensitive column: the per-group figures (noisy counts) are on the page
+            kw["page"] = _report_page(Xp, _target(Xp, True), sensitive_features=["job"])
         return est, X, y, kw
     if family == "clipping":
         if rng.random() < 0.5:                   # rows scaled to data_norm
@@ -231,12 +226,17 @@ def _case(family, rng):
     raise ValueError(family)
 
 
+#: neighbours of the report page: every value kind a raw table can bring
+_PAGE_KINDS = ["duplicate", "extreme", "missing", "unseen_category", "stray_string",
+               "huge_int", "nat", "nested_array"]
+_PAGE_KINDS_NUMERIC = ["duplicate", "extreme", "repeat"]
+
 FAMILIES = ["schema_values", "search_default", "schema_index", "schema_exotic",
             "search_frames", "clipping", "labels_outside_classes", "bounded_scaler_missing",
             "balanced_weights", "starved_solvers", "search_starved", "search_objective",
             "report_page"]
 #: pipelines per family in the slow run (the default suite runs the first ``_QUICK``)
-_FULL = {"schema_values": 60, "report_page": 8, "search_default": 16}
+_FULL = {"schema_values": 60, "report_page": 20, "search_default": 16}
 _QUICK = {"schema_values": 2, "search_default": 2}
 
 
@@ -478,16 +478,98 @@ def test_harness_catches_a_page_figure_from_the_training_rows_not_its_noise():
 
 
 def test_report_page_of_a_model_on_numeric_rows():
-    """The report's default page of a FIL model on D and its neighbours: nothing but the
-    page's own noisy figures and the verdicts read from them may differ -- not the
-    pickle, the warnings, the printed text or the repr (the page's distribution is
-    measured by the distinguisher, ``benchmarks/bench_report_page_privacy.py``)."""
+    """The report's default page of a FIL model on D and its neighbours, compared as its
+    template (every element read from the page's noisy figures a placeholder, the rest
+    exactly) and its ledger: nothing differs -- not the template, the released figures,
+    the pickle, the warnings, the printed text or the repr."""
     X, y = _data(60, 5)
     Xp, yp = _data(60, 6)
-    report = neighbour_invariance(_fil_model(), X, y, kinds=["duplicate"],
-                                  page=_report_page(Xp, yp), page_noise=True,
-                                  random_state=0)
-    assert set(report.whats()) <= {"page"}, report
+    report = neighbour_invariance(_fil_model(), X, y, rows=[0, 11],
+                                  kinds=["duplicate", "extreme"],
+                                  page=_report_page(Xp, yp), random_state=0)
+    assert report.is_indistinguishable, report
+
+
+def _leaky_utility(figure):
+    """The utility section with one more sentence: ``figure(ctx)``, computed from the
+    training rows without the page's ledger (a planted leak)."""
+    from sklearn_privacy.report import _report as R
+
+    original = R._utility_section
+
+    def section(ctx):
+        sec = original(ctx)
+        sec.add(R.V.Verdict("note", figure(ctx)))
+        return sec
+    builders = tuple(section if b is original else b for b in R._BUILDERS)
+    return mock.patch.object(R, "_BUILDERS", builders)
+
+
+def test_harness_catches_one_unaccounted_training_figure_on_the_report_page():
+    """A report page that prints one figure of the training rows outside its ledger --
+    the share of positive training rows, or a verdict read from it -- differs in its
+    template between D and a neighbour: caught (the template comparison must fail)."""
+    X, y = _data(60, 5)
+    Xp, yp = _data(60, 6)
+    j = int(np.flatnonzero((y == "yes") & (np.roll(y, -1) == "no"))[0])
+    honest = _report_page(Xp, yp)
+    leaks = {
+        "figure": lambda ctx: f"{np.mean(ctx['y'] == 'yes'):.3f} of the training rows "
+                              "are positive.",
+        "verdict": lambda ctx: ("Most training rows are positive." if np.sum(
+            ctx["y"] == "yes") >= np.sum(ctx["y"] == "no") else "Most are negative."),
+    }
+    # a neighbour that moves the count of positives across the tie
+    y_tie = np.where(np.arange(60) < 30, "yes", "no")
+    for name, figure in leaks.items():
+        y_used = y_tie if name == "verdict" else y
+        row = 29 if name == "verdict" else j
+
+        def page(fitted, X, y, seed, figure=figure):
+            with _leaky_utility(figure):
+                return honest(fitted, X, y, seed)
+        report = neighbour_invariance(_fil_model(), X, y_used, rows=[row],
+                                      kinds=["duplicate"], page=page, random_state=0)
+        assert [d.what for d in report.differences] == ["page"], (name, report)
+        assert "training rows are positive" in report.differences[0].detail or \
+            "Most" in report.differences[0].detail
+        clean = neighbour_invariance(_fil_model(), X, y_used, rows=[row],
+                                     kinds=["duplicate"], page=honest, random_state=0)
+        assert clean.is_indistinguishable, clean
+
+
+class _OverspentReport:
+    """A page whose ledger states one figure released at the page's whole budget while
+    the others spend their shares too, with the noise of its share only."""
+
+    def __init__(self, report):
+        self.report = report
+
+    def page_template(self):
+        return self.report.page_template()
+
+    def page_accounting(self):
+        record = self.report.page_accounting()
+        record["released"][0]["epsilon"] = record["epsilon"]
+        return record
+
+
+def test_harness_checks_the_page_ledger_separately():
+    """The template alone cannot see a figure released with too little noise: the
+    ledger check does (each figure a Laplace release of scale sensitivity / epsilon,
+    the budgets within the page's)."""
+    X, y = _data(60, 5)
+    Xp, yp = _data(60, 6)
+    honest = _report_page(Xp, yp)
+
+    def page(fitted, X, y, seed):
+        return _OverspentReport(honest(fitted, X, y, seed))
+    report = neighbour_invariance(_fil_model(), X, y, rows=[0], kinds=["duplicate"],
+                                  page=page, random_state=0)
+    details = [d.detail for d in report.differences if d.what == "page"]
+    assert any("not a Laplace release of scale sensitivity / epsilon" in d
+               for d in details), report
+    assert any("above the page's budget" in d for d in details), report
 
 
 def test_neighbours_of_index_labels_and_exotic_values():

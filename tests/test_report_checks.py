@@ -153,7 +153,7 @@ def test_rows_stored_verbatim_count_in_the_headline_epsilon(svc_report):
     noisy = next(v for k, v in structural.table
                  if k == "training rows stored in the model")
     shown = int(noisy.split("about ")[1].split(" of ")[0].replace(",", ""))
-    scale = float(noisy.split("noise of scale ")[1].split(";")[0])
+    scale = float(noisy.split("noise of scale ")[1].split(")")[0])
     assert abs(shown - n_sv) <= 12 * scale + 1
     exact = next(v for k, v in structural.private_table
                  if k == "training rows stored in the model (exact)")

@@ -483,9 +483,51 @@ def _page_of(page, estimator, X, y, seed):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return str(page(estimator, X, y, seed))
+            shown = page(estimator, X, y, seed)
+            if hasattr(shown, "page_template") and hasattr(shown, "page_accounting"):
+                # a page that accounts for its noise: its template and its ledger
+                return ("template", str(shown.page_template()), shown.page_accounting())
+            return str(shown)
     except Exception as exc:  # noqa: BLE001 - a page that cannot be made is observed
         return ("error", type(exc).__name__, str(exc))
+
+
+_PLACEHOLDER = re.compile(r"\[\[(D\d+|R) [a-z]+ from ([A\d ]*)\]\]")
+
+
+def _ledger_problems(template, record):
+    """What a template's placeholders stand for, checked against its ledger's record:
+    every released figure is a Laplace release of ``sensitivity / epsilon`` scale, the
+    budgets add up to no more than the page's, and every placeholder is an item of the
+    record derived from released figures only."""
+    if record is None:
+        return ["the page keeps no ledger record"]
+    found = []
+    released = {r["id"]: r for r in record.get("released", [])}
+    spent = sum(float(r["epsilon"]) for r in released.values())
+    if spent > float(record["epsilon"]) * (1 + 1e-9):
+        found.append(f"the released figures spend {spent:.6g}, above the page's budget "
+                     f"{record['epsilon']:.6g}")
+    if len(released) > int(record["n_queries"]):
+        found.append(f"{len(released)} figures released, {record['n_queries']} planned")
+    for r in released.values():
+        if r.get("mechanism") != "laplace" or not np.isclose(
+                float(r["scale"]) * float(r["epsilon"]), float(r["sensitivity"])):
+            found.append(f"{r['id']} ({r['label']}): not a Laplace release of scale "
+                         "sensitivity / epsilon")
+    items = {i["id"]: i for i in record.get("items", [])}
+    for i in items.values():
+        bad = [f for f in i["inputs"] if f not in released]
+        if bad or not i["inputs"]:
+            found.append(f"{i['id']}: derived from {bad or 'nothing'}, not from released "
+                         "figures")
+    for m in _PLACEHOLDER.finditer(template):
+        ident, inputs = m.group(1), m.group(2).split()
+        if ident != "R" and ident not in items:
+            found.append(f"placeholder {ident} is not an item of the ledger")
+        if any(f not in released for f in inputs):
+            found.append(f"placeholder {ident} names figures the ledger did not release")
+    return found
 
 
 def _observe(estimator, X, y, fit_params, fit_params_from_rows, common_seed,
@@ -572,9 +614,34 @@ def _page_mask(references):
     return mask
 
 
+def _template_differences(reference, page, name, out):
+    """A page that accounts for its noise: its template must be the same line for line,
+    and its ledger the same and sound (:func:`_ledger_problems`)."""
+    if not (isinstance(page, tuple) and page[0] == "template"):
+        out.append(Difference(name, "<page>", "page", "a template on D, "
+                                                      f"{_short(page, 120)} on the neighbour"))
+        return
+    for problem in _ledger_problems(page[1], page[2])[:_MAX_PAGE_DIFFS]:
+        out.append(Difference(name, "<page>", "page", f"ledger: {problem}"))
+    mine, theirs = reference[2] or {}, page[2] or {}
+    if mine.get("released") != theirs.get("released"):
+        out.append(Difference(name, "<page>", "page",
+                              f"ledger: released {_short(mine.get('released'), 120)} vs "
+                              f"{_short(theirs.get('released'), 120)}"))
+    a, b = reference[1].splitlines(), page[1].splitlines()
+    found = [f"{len(a)} lines vs {len(b)} lines"] if len(a) != len(b) else []
+    found += [f"{_short(x, 160)!r} vs {_short(y, 160)!r}" for x, y in zip(a, b, strict=False)
+              if x != y]
+    for detail in found[:_MAX_PAGE_DIFFS]:
+        out.append(Difference(name, "<page>", "page", detail))
+
+
 def _page_differences(references, mask, page, name, out):
     """A sentence or figure of the shared page that changed with the neighbour's rows,
     although it stays the same across the page's own noise on D."""
+    if isinstance(references[0], tuple) and references[0][0] == "template":
+        _template_differences(references[0], page, name, out)
+        return
     other = _page_lines(page)
     found = []
     if mask is None:            # the layout is random: the lines every rendering shares
@@ -748,7 +815,14 @@ def neighbour_invariance(estimator, X, y=None, *, rows=(0,), kinds=_DEFAULT_KIND
         fitted on D, computed with the training rows ``X, y`` (e.g. the HTML of
         ``PrivacyReport.from_estimator(fitted, X, y, X_pop, y_pop,
         random_state=seed)``). It is rendered on D and on each neighbour's rows, with
-        the object fitted on D and the same seed.
+        the object fitted on D and the same seed. A page that releases figures of the rows
+        with noise of its own can return an object with ``page_template()`` and
+        ``page_accounting()`` instead (a :class:`~sklearn_privacy.PrivacyReport`): its
+        template (each element read from its noisy figures a placeholder) is then
+        compared exactly, and its accounting separately: the same figures released on D
+        and the neighbour, each a Laplace release whose scale is its sensitivity over its
+        budget, the budgets within the page's, every placeholder derived from released
+        figures only.
     page_noise : bool, default=False
         Whether the page releases figures of the rows with noise of its own (a budget
         the page states). Then it is also rendered with two other seeds on D, and the
@@ -832,14 +906,20 @@ def neighbour_invariance(estimator, X, y=None, *, rows=(0,), kinds=_DEFAULT_KIND
                          f"({reference.error[0]}: {reference.error[1]}); give a data set "
                          "it fits on.")
     references, mask = [], None
+    report = InvarianceReport()
     if page is not None:
-        references = [_page_of(page, reference.estimator, X, y, s)
-                      for s in (seeds if page_noise else seeds[:1])]
-        mask = _page_mask(references)
+        references = [_page_of(page, reference.estimator, X, y, seeds[0])]
+        if not (isinstance(references[0], tuple) and references[0][0] == "template"):
+            references += [_page_of(page, reference.estimator, X, y, s)
+                           for s in (seeds[1:] if page_noise else [])]
+            mask = _page_mask(references)
+        else:   # its own ledger must be sound on D too
+            for problem in _ledger_problems(references[0][1], references[0][2]):
+                report.differences.append(Difference("reference", "<page>", "page",
+                                                     f"ledger: {problem}"))
     jobs = (delayed(_fit_observed)(estimator, Xn, yn, fit_params, rules, crn, page,
                                    reference.estimator, seeds[0], name)
             for name, Xn, yn in _neighbours(X, y, rows, list(kinds), rng))
-    report = InvarianceReport()
     for name, obs in Parallel(n_jobs=n_jobs, verbose=verbose)(jobs):
         report.n_neighbours += 1
         out = report.differences

@@ -96,6 +96,11 @@ def _audit_section(ctx):
     # membership tests score training rows: their bounds are private, and the private
     # page's headline counts them
     bounds += ctx.get("structural_public_bounds", [])
+    # the stored-rows bound is read from the page's noisy count: what depends on the bounds
+    # (the verdict, the headline, the figure) is derived from that count
+    noisy = list(ctx.get("structural_public_inputs") or [])
+    if noisy:
+        ctx["ledger"].headline("empirical_epsilon", *noisy)
     structural = ctx.get("structural_bounds", [])
     if structural:
         every = bounds + structural
@@ -106,17 +111,27 @@ def _audit_section(ctx):
         sec.private_table += [(f"{name} (from the training rows)", f"{eps:.3g}")
                               for name, eps in structural]
     if not bounds:
-        sec.add(V.audit_verdict(claimed, bounds, conf))
+        _add_derived(ctx, sec, V.audit_verdict(claimed, bounds, conf), noisy)
         return sec
     best = max(b[1] for b in bounds)
     ctx["summary"]["empirical_epsilon"] = float(best)
     ctx["summary"]["empirical_epsilon_source"] = max(bounds, key=lambda b: b[1])[0]
     ctx["summary"]["confidence"] = conf
-    sec.add(V.audit_verdict(claimed, bounds, conf))
+    _add_derived(ctx, sec, V.audit_verdict(claimed, bounds, conf), noisy)
     if ctx["figures"]:
         sec.figure_png = _audit_figure(ctx, bounds, claimed, canary_res,
                                        audit_results, conf)
+        if noisy:
+            ctx["ledger"].mark(sec, "figure", 0, *noisy)
     return sec
+
+
+def _add_derived(ctx, sec, verdict, inputs):
+    """Append ``verdict``: through the ledger when it is read from accounted figures."""
+    if inputs:
+        ctx["ledger"].show(sec, "verdict", verdict, *inputs)
+    else:
+        sec.add(verdict)
 
 
 def _canary_target(ctx, fil, claimed, X):

@@ -10,6 +10,7 @@ from ..attacks._validation import is_frame
 from ..exceptions import PrivacyWarning
 from . import _verdicts as V
 from ._common import _coarse, _figure_png
+from ._disclosure import public_audit_reason, published_rows
 from ._section import ReportSection
 
 
@@ -48,7 +49,7 @@ def _audit_view(ctx):
                 "; the report audits every row, so it did not run this one: call "
                 "sklearn_privacy.fil.audit(model, X_train, y_train, sigma=..., "
                 "rows=[...]) with the rows to audit")
-        return None, msg
+        return None, public_audit_reason(msg, exc, ctx)
 
 
 def _eta_view(model):
@@ -91,6 +92,8 @@ def _fil_section(ctx):
         if why:
             sec = ReportSection("fil", "Per-example Fisher information loss")
             sec.add(V.Verdict("not_checked", f"Not computed: {why}"))
+            if "fil_audit_refusal" in ctx:
+                sec.private_table.append(("fil.audit refused", ctx["fil_audit_refusal"]))
             return sec
         return None
     sec = ReportSection("fil", "Per-example Fisher information loss")
@@ -122,14 +125,26 @@ def _fil_section(ctx):
                                  "training rows, so they are in the report's private "
                                  "channel: build the report with include_private_details="
                                  "True to see them on a private page."))
-    with warnings.catch_warnings():
-        # the view is stated in the table; published rows are flagged below (eta inf)
-        warnings.simplefilter("ignore", PrivacyWarning)
-        eta = np.asarray(fil.eta(model, per_example=True, X=X))
-    published = np.isinf(eta)
-    if published.any():
-        sec.add(V.published_rows_verdict(int(published.sum())))
-        eta = eta[~published]
+    # how many rows the preprocessing publishes is read from the published object (its
+    # components_), not counted among the training rows (a duplicate of one is one more)
+    n_published = published_rows(model)
+    if n_published:
+        sec.add(V.published_rows_verdict(n_published))
+    try:
+        with warnings.catch_warnings():
+            # the view is stated in the table; published rows have eta inf
+            warnings.simplefilter("ignore", PrivacyWarning)
+            eta = np.asarray(fil.eta(model, per_example=True, X=X))
+    except (TypeError, ValueError) as exc:
+        # whether these rows can be audited depends on them (e.g. rows the preprocessing
+        # does not map back to the final step's data): private, like every eta
+        sec.private_table.append(("per-example eta", f"not computed on these rows: "
+                                                     f"{type(exc).__name__}: {exc}"))
+        return sec
+    eta = eta[~np.isinf(eta)]
+    if not eta.size:     # every row published verbatim: no other row to describe
+        sec.private_table.append(("rows", "every training row has eta = inf"))
+        return sec
     ctx["max_eta"] = float(eta.max())
     ctx["ledger"].figure("per-example eta", eta, source="training")
     ctx["eta"] = eta

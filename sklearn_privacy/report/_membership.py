@@ -10,7 +10,7 @@ from ..utils._columns import frame_codes
 from ..utils._intervals import auc_delong
 from . import _verdicts as V
 from ._common import _CHUNK, _TEST_ROWS, _column_of, _concat
-from ._disclosure import holm, noisy_sum_upper_p
+from ._disclosure import noisy_sum_upper_p, register_tests
 from ._section import ReportSection
 from ._tail import noisy_tail_rows, tail_rows
 
@@ -72,6 +72,12 @@ def _two_sample_test(X, Xp, rng, confidence):
         s_b = clf.predict_proba(B[half:])[:, 1]
     auc, lo, hi, _ = auc_delong(s_a, s_b, confidence)
     return auc, lo, hi, auc_p_value(s_a, s_b, "greater"), s_a.size + s_b.size
+
+
+def _as_labels(values):
+    """Group labels as strings, element by element (``astype(str)`` fails on a cell that
+    holds an array, which one training row can)."""
+    return np.frompyfunc(str, 1, 1)(np.asarray(values, dtype=object)).astype(str)
 
 
 def _ranks(s_in, s_out):
@@ -139,33 +145,42 @@ def _membership_section(ctx):
     tail = total.tail(level / 2) / k
     lo_n, hi_n = _noisy_auc_interval(auc_n, k, k, tail, conf)
     p_all = noisy_sum_upper_p(total.value, 0.5 * k, _mw_null_var(k, k), [total.scale])
-    sec.table.append((f"threshold attack ({attack}) AUC, released with Laplace noise of "
-                      f"scale {total.scale / k:.2g}; conservative {conf:.0%} interval",
-                      f"{auc_n:.3f} [{lo_n:.3f}, {hi_n:.3f}] (chance 0.5; {k:,} members, "
-                      f"{k:,} non-members; one-sided p = {p_all:.3g})"))
-    tests = [("attack", label, auc_n, lo_n, hi_n, p_all)]
+    # below chance: the same test on the other side (part of the page's family too)
+    p_below = noisy_sum_upper_p(-total.value, -0.5 * k, _mw_null_var(k, k), [total.scale])
+    ledger.show(sec, "cell", (f"threshold attack ({attack}) AUC, released with Laplace noise "
+                              f"of scale {total.scale / k:.2g}; conservative {conf:.0%} "
+                              "interval",
+                              f"{auc_n:.3f} [{lo_n:.3f}, {hi_n:.3f}] (chance 0.5; {k:,} "
+                              f"members, {k:,} non-members; one-sided p = {p_all:.3g})"),
+                total)
+    tests = [("attack", label, auc_n, lo_n, hi_n, p_all), ("below", label, auc_n, lo_n, hi_n,
+                                                           p_below)]
     # --- the tail: members above thresholds set on the population rows (noisy counts)
     noisy_tail_rows(ctx, sec, f"threshold attack ({attack})", s_in, s_out)
     # --- groups of each sensitive column, defined on the population rows (public)
-    group_rows, group_tests = _group_tests(ctx, sec, s_in, s_out, i_in, i_out)
+    group_rows, group_tests, group_inputs = _group_tests(ctx, sec, s_in, s_out, i_in,
+                                                        i_out)
     tests += group_tests
-    # --- one family: the attack and every group, Holm's step-down at 1 - confidence
-    rejected, adjusted = holm([t[5] for t in tests], level)
-    method = (f"Holm's step-down correction over the {len(tests)} membership tests of "
-              "this page" if len(tests) > 1 else "a single test")
-    # the population-shift wording needs this page's own two-sample test (private here)
-    sec.add(V.membership_verdict(label, auc_n, lo_n, hi_n, conf, n_members=k,
-                                 n_nonmembers=k, leaks=bool(rejected[0]),
-                                 p_value=float(adjusted[0]), method=method,
-                                 population_differs=None, noisy=True))
-    pos = 1
-    for c, shown, hidden in group_rows:
-        n_g = len(shown)
-        sec.add(V.group_membership_verdict(
-            c, [g[:6] for g in shown], conf, rejected=list(rejected[pos:pos + n_g]),
-            adjusted=list(adjusted[pos:pos + n_g]), method=method, hidden=hidden,
-            min_group_size=ledger.min_group_size))
-        pos += n_g
+
+    # --- one family with the page's other findings: Holm at its false-alarm level
+    def write(rejected, adjusted, method):
+        # the population-shift wording needs this page's own two-sample test (private)
+        out = [V.membership_verdict(label, auc_n, lo_n, hi_n, conf, n_members=k,
+                                    n_nonmembers=k, leaks=rejected[0], below=rejected[1],
+                                    p_value=adjusted[0], method=method,
+                                    population_differs=None, noisy=True)]
+        pos = 2
+        for c, shown, hidden in group_rows:
+            n_g = len(shown)
+            out.append(V.group_membership_verdict(
+                c, [g[:6] for g in shown], conf, rejected=rejected[pos:pos + n_g],
+                adjusted=adjusted[pos:pos + n_g], method=method, hidden=hidden,
+                min_group_size=ledger.min_group_size))
+            pos += n_g
+        return out
+
+    register_tests(ctx, sec, [total] + group_inputs, [t[5] for t in tests], write,
+                   n_verdicts=1 + len(group_rows))
     # --- private channel: exact AUCs, LiRA, the two-sample test, exact groups, the figure
     _private_membership(ctx, sec, label, attack, k, s_in, s_out, i_in, i_out)
     return sec
@@ -173,17 +188,18 @@ def _membership_section(ctx):
 
 def _group_tests(ctx, sec, s_in, s_out, i_in, i_out):
     """Noisy per-group membership AUCs of each categorical sensitive column (groups
-    defined by the population's levels). Returns ``(group_rows, tests)``."""
+    defined by the population's levels). Returns ``(group_rows, tests, inputs)``, the
+    last the accounted figures the group findings are read from."""
     X, Xp, conf, ledger = ctx["X"], ctx["Xp"], ctx["confidence"], ctx["ledger"]
     level = 1.0 - conf
-    group_rows, tests = [], []
-    group_rows = []
+    group_rows, tests, inputs = [], [], []
     for c in ctx["cols"]:
         try:
             g_in, g_out = _column_of(X, c)[i_in], _column_of(Xp, c)[i_out]
         except (KeyError, IndexError, ValueError, TypeError):
             continue
-        g_in, g_out = g_in.astype(str), g_out.astype(str)
+        # any value, however exotic (an array in a cell), is a label: never a failure
+        g_in, g_out = _as_labels(g_in), _as_labels(g_out)
         levels = np.unique(g_out)
         if levels.size > _MAX_GROUPS:
             sec.table.append((f"membership by '{c}'", f"not split: {levels.size} distinct "
@@ -201,11 +217,20 @@ def _group_tests(ctx, sec, s_in, s_out, i_in, i_out):
                           bound=1, vector=True)
         K = ledger.figure(f"per-group member counts of '{c}'", np.array(counts, float),
                           source="training", bound=1, vector=True)
+        inputs += [S, K]
         shown, hidden = [], 0
         for j, lev in enumerate(levels):
             k_g, m_g = float(K.value[j]), int(n_out[j])
-            if k_g < ledger.min_group_size or m_g < ledger.min_group_size:
+            if m_g < ledger.min_group_size:      # the population rows are public
                 hidden += 1
+                sec.table.append((f"AUC where '{c}' = {lev}", f"not shown: fewer than "
+                                  f"{ledger.min_group_size} non-members"))
+                continue
+            if k_g < ledger.min_group_size:      # a noisy count: one row per group always
+                hidden += 1
+                ledger.show(sec, "cell", (f"AUC where '{c}' = {lev}", f"not shown: fewer "
+                                          f"than {ledger.min_group_size} members (noisy "
+                                          "count)"), S, K)
                 continue
             # the count's upper band makes the null variance conservative
             k_hi = k_g + K.tail(level / 2)
@@ -216,17 +241,13 @@ def _group_tests(ctx, sec, s_in, s_out, i_in, i_out):
                                                                     1.0)
             glo, ghi = _noisy_auc_interval(auc_g, k_g, m_g, noise_g, conf)
             shown.append((lev, auc_g, glo, ghi, int(round(k_g)), m_g, p_g))
-            sec.table.append((f"AUC where '{c}' = {lev}",
-                              f"{auc_g:.3f} [{glo:.3f}, {ghi:.3f}] (about {int(round(k_g)):,}"
-                              f" members (noisy count), {m_g:,} non-members; one-sided "
-                              f"p = {p_g:.3g})"))
-        if hidden:
-            sec.table.append((f"groups of '{c}' not shown",
-                              f"{hidden}: fewer than {ledger.min_group_size} members (noisy "
-                              "count) or non-members"))
+            ledger.show(sec, "cell", (f"AUC where '{c}' = {lev}",
+                                      f"{auc_g:.3f} [{glo:.3f}, {ghi:.3f}] (about "
+                                      f"{int(round(k_g)):,} members (noisy count), {m_g:,} "
+                                      f"non-members; one-sided p = {p_g:.3g})"), S, K)
         group_rows.append((c, shown, hidden))
         tests += [("group", (c, g[0]), g[1], g[2], g[3], g[6]) for g in shown]
-    return group_rows, tests
+    return group_rows, tests, inputs
 
 
 def _private_membership(ctx, sec, label, attack, k, s_in, s_out, i_in, i_out):

@@ -69,6 +69,14 @@ class ReleasePolicy:
         The k of the structural checks (leaves, classes, residual degrees of freedom under
         k rows are findings); 10 is the usual threshold count of statistical disclosure
         control.
+    false_alarm : float, default=0.001
+        The default page's false-alarm level: the findings decided from the page's noisy
+        figures (membership leaks of the attack and of each group, an AUC below chance,
+        training rows read back from the pickle or stored in the model) are one family,
+        tested by Holm's step-down procedure at this family-wise level. When no training
+        row is stored and members score like non-members, a page shows any such finding
+        with probability at most ``false_alarm`` (a stored-rows finding means
+        ``"reject"``, so a false one is costly: at 0.001 one honest page in a thousand).
 
     See Also
     --------
@@ -86,12 +94,17 @@ class ReleasePolicy:
     max_empirical_epsilon: float = 1.0
     max_tpr_at_1pct_fpr: float = 0.05
     min_rows: int = 10
+    false_alarm: float = 1e-3
 
     def __post_init__(self):
         for name in ("max_claimed_epsilon", "max_empirical_epsilon", "max_tpr_at_1pct_fpr"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, Real) or not v >= 0 or math.isnan(v):
                 raise ValueError(f"ReleasePolicy: {name} must be a number >= 0; got {v!r}.")
+        fa = self.false_alarm
+        if isinstance(fa, bool) or not isinstance(fa, Real) or not 0 < fa < 1:
+            raise ValueError(f"ReleasePolicy: false_alarm must be a number in (0, 1), the "
+                             f"page's family-wise false-alarm level; got {fa!r}.")
         if isinstance(self.min_rows, bool) or not isinstance(self.min_rows, Integral) \
                 or self.min_rows < 1:
             raise ValueError(f"ReleasePolicy: min_rows must be an integer >= 1; got "

@@ -10,6 +10,7 @@ import numpy as np
 from ..attacks._validation import is_frame, n_rows, take_rows
 from . import _verdicts as V
 from ._common import _CHUNK
+from ._disclosure import count_p_value, register_tests
 from ._section import ReportSection
 from ._structural import _row_hash
 
@@ -141,15 +142,16 @@ def _release_section(ctx):
     # a count of training rows: each row adds 0 or 1 given the pickle (accounted)
     count = ctx["ledger"].figure("training rows the pickle holds", int(found.sum()),
                                  source="training", bound=1)
-    level = 1.0 - ctx["confidence"]
-    threshold = count.tail(2 * level) if count is not None else 0.0
     shown = max(0, int(round(count.value)))
-    sec.table.append(("training rows the pickle holds (Laplace noise of scale "
-                      f"{count.scale:.3g}; counts up to {threshold:.0f} are within the "
-                      f"noise at {ctx['confidence']:.0%})", f"about {shown:,} of {n:,}"))
+    ctx["ledger"].show(sec, "cell", ("training rows the pickle holds (Laplace noise of scale "
+                                     f"{count.scale:.3g})", f"about {shown:,} of {n:,}"),
+                       count)
     sec.private_table.append(("training rows the pickle holds (exact)",
                               f"{int(found.sum()):,} of {n:,}"))
-    sec.add(V.verbatim_verdict(shown if count.value > threshold else 0, n,
-                               searched=searched, noise_threshold=threshold,
-                               confidence=ctx["confidence"]))
+
+    def write(rejected, adjusted, method):   # a finding tested with the page's others
+        return [V.verbatim_verdict(shown if rejected[0] else 0, n, searched=searched,
+                                   p_value=adjusted[0], method=method)]
+
+    register_tests(ctx, sec, [count], [count_p_value(count)], write)
     return sec

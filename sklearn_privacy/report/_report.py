@@ -25,7 +25,7 @@ from . import _verdicts as V
 from ._audits import _audit_section
 from ._claim import _claim_section, _page_claim
 from ._common import _figure_png, _have_matplotlib
-from ._disclosure import PageLedger
+from ._disclosure import PageLedger, finish_tests, mark_reconciled
 from ._fil import _fil_section
 from ._html import _HTMLPage
 from ._inversion import _inversion_section
@@ -437,6 +437,44 @@ class PrivacyReport(_HTMLPage):
         """
         return self._html(private=False, dated=dated)
 
+    def page_template(self) -> str:
+        """The default page with a placeholder for each element read from noisy figures.
+
+        Every figure the default page computes from the training rows is released by
+        the page's ledger with Laplace noise, and every sentence, table cell, finding,
+        headline row and recommendation read from such figures is recorded by the ledger
+        as derived from them (post-processing). This is :meth:`default_page` (undated)
+        with each derived element replaced by a typed placeholder such as
+        ``[[D3 sentence from A1 A2]]`` (``A1``, ``A2``: the released figures, listed by
+        :meth:`page_accounting`). Whatever is not a placeholder is a function of public
+        inputs only, so two training sets that differ in one row give the same template
+        (:func:`sklearn_privacy.privacy.neighbour_invariance` compares it exactly).
+
+        Returns
+        -------
+        template : str
+            HTML text.
+        """
+        from ._template import page_template
+
+        return page_template(self)
+
+    def page_accounting(self) -> dict | None:
+        """What the placeholders of :meth:`page_template` stand for.
+
+        Returns
+        -------
+        record : dict or None
+            ``epsilon`` (the page's budget), ``n_queries`` (planned), ``released`` (each
+            accounted figure: ``id``, ``label``, ``sensitivity``, ``epsilon``, ``scale``,
+            ``mechanism``; not its value) and ``items`` (each derived element: ``id``,
+            ``kind``, ``section``, ``part``, ``index``, ``inputs``). None for a report
+            rebuilt from JSON.
+        """
+        from ._template import page_accounting
+
+        return page_accounting(self)
+
     def to_html(self) -> str:
         """The report as one self-contained HTML page (figures embedded as PNG).
 
@@ -642,8 +680,10 @@ def _finish(cls, sections, ctx, metadata, name, policy):
     """The report from its computed sections: the page's claim, flags, private channel
     and the recommendation."""
     ledger = ctx["ledger"]
+    finish_tests(ctx, policy.false_alarm)
     _page_claim(ctx, ledger, ctx["seeded_noise"])
     _reconcile(sections)
+    mark_reconciled(sections, ledger)
     ctx["summary"]["flags"] = [v for sec in sections
                                for v, o in zip(sec.verdicts, sec.outcomes, strict=True)
                                if o in V.FLAGS]
@@ -662,6 +702,7 @@ def _finish(cls, sections, ctx, metadata, name, policy):
         c.record(private=True) for c in ctx.get("structural_checks", [])]
     include_private_details = ctx["private"]
     report._show_private = include_private_details
+    report._page_ledger = ledger.record()
     report.policy = policy
     report.recommendation = recommend(to_record(report, private=False), policy)
     if include_private_details:

@@ -661,6 +661,7 @@ def structural_section(ctx):
     """
     from ..attacks import epsilon_lower_bound
     from . import _verdicts as V
+    from ._disclosure import count_p_value, register_tests
     from ._section import ReportSection
 
     est, X, y, Xp, yp, rng, conf = (ctx[k] for k in ("estimator", "X", "y", "Xp", "yp",
@@ -685,9 +686,8 @@ def structural_section(ctx):
                                          "naive-Bayes, linear and MLP models)."))
         return sec
     planned = planned_queries(est)
-    public_bounds, public_tail = [], {}
+    public_bounds, public_tail, public_inputs = [], {}, []
     _what_ran(V, sec, checks, name, k)
-    level = 1.0 - conf
     for c in checks:
         title = _TITLES[c.name]
         if c.channel == "private":
@@ -714,23 +714,23 @@ def structural_section(ctx):
                 exact, detail = c.found, c.detail
                 count = ledger.figure(f"training rows stored in the model ({c.name})",
                                       int(exact), source="training", bound=1)
-                threshold = count.tail(2 * level)
                 shown = max(0, int(round(count.value)))
-                c.found = shown if count.value > threshold else 0
                 c.detail = (f"about {shown:,} of {c.total:,} training rows are stored in "
-                            f"the model (Laplace noise of scale {count.scale:.3g}; counts "
-                            f"up to {threshold:.0f} are within the noise at {conf:.0%}): "
+                            f"the model (Laplace noise of scale {count.scale:.3g}): "
                             + detail.split(" are stored in ", 1)[-1])
                 c.private_found, c.private_detail = exact, detail
-                sec.table.append((title, c.detail))
+                ledger.show(sec, "cell", (title, c.detail), count)
                 sec.private_table.append((f"{title} (exact)", detail))
-                sec.add(_finding(V, c))
+                register_tests(ctx, sec, [count], [count_p_value(count)],
+                               _stored_finding(V, c, shown))
+                public_inputs.append(count)
                 if c.membership is not None:
-                    public_bounds += _noisy_stored_bound(sec, c, count, conf, public_tail)
+                    public_bounds += _noisy_stored_bound(sec, c, count, conf, public_tail,
+                                                         ledger)
         else:
             sec.table.append((title, c.detail))
             sec.add(_finding(V, c))
-        if c.membership is not None and c.found:
+        if c.membership is not None and getattr(c, "private_found", c.found):
             # the test scores training rows: its bound and tail are private
             members, scores = c.membership
             res = epsilon_lower_bound(members=members, scores=scores, confidence=conf,
@@ -753,6 +753,7 @@ def structural_section(ctx):
                           "not run: they need X_population (the non-members)"))
     ctx["structural_bounds"] = bounds
     ctx["structural_public_bounds"] = public_bounds
+    ctx["structural_public_inputs"] = public_inputs
     ctx["structural_public_tail"] = public_tail or None
     ctx["structural_tests"] = tests
     return sec
@@ -806,7 +807,19 @@ def _stored_tail(out, count, n, m, fp, conf, label):
         out.update(attack=label, levels=levels)
 
 
-def _noisy_stored_bound(sec, c, count, conf, tail):
+def _stored_finding(V, c, shown):
+    """The stored-rows verdict, decided with the page's other findings (Holm at the page's
+    false-alarm level, :func:`~sklearn_privacy.report._disclosure.finish_tests`)."""
+    base = c.detail
+
+    def write(rejected, adjusted, method):
+        c.found = shown if rejected[0] else 0
+        c.detail = f"{base}; one-sided {V._p(adjusted[0])} adjusted ({method})"
+        return [_finding(V, c)]
+    return write
+
+
+def _noisy_stored_bound(sec, c, count, conf, tail, ledger=None):
     """An empirical epsilon from the stored-rows count for the default page.
 
     The exact-match test at its one threshold ("stored"): the training rows stored are
@@ -824,17 +837,27 @@ def _noisy_stored_bound(sec, c, count, conf, tail):
     n, m = int(c.total), int((~members).sum())
     fp = int(np.sum(scores[~members] > 0.5))
     k = int(np.clip(np.floor(count.value - count.tail(2 * a)), 0, n))
+    label = "exact match of stored rows (noisy count)"
+    row = f"{label}: epsilon lower bound at {conf:.0%}"
     if k == 0 or m == 0:
+        # the row is on every page (whether the noisy count clears its tail is noise)
+        value = ("not computed: the noisy count does not clear its noise's tail" if m
+                 else "not computed: no population rows")
+        if ledger is not None:
+            ledger.show(sec, "cell", (row, value), count)
         return []
     tpr_lo = float(beta.ppf(a, k, n - k + 1))
     fpr_hi = 1.0 if fp == m else float(beta.ppf(1.0 - a, fp + 1, m - fp))
     eps = max(0.0, float(np.log(tpr_lo / fpr_hi)))
-    label = "exact match of stored rows (noisy count)"
     _stored_tail(tail, count, n, m, fp, conf, label)
-    sec.table.append((f"{label}: epsilon lower bound at {conf:.0%}", (
+    entry = (row, (
         f"{eps:.3g} (at least {k:,} of {n:,} training rows stored after the noise's tail, "
         f"TPR at least {tpr_lo:.3g}; {fp} of {m:,} population rows stored, FPR at most "
-        f"{fpr_hi:.3g})")))
+        f"{fpr_hi:.3g})"))
+    if ledger is not None:
+        ledger.show(sec, "cell", entry, count)
+    else:
+        sec.table.append(entry)
     return [(label, eps)]
 
 

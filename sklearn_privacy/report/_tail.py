@@ -129,7 +129,8 @@ def noisy_tpr_at_fpr(s_in, s_out, fpr, ledger, label, confidence=0.95):
     lo, _ = clopper_pearson(lo_k, k, 1.0 - alpha / 2)
     _, hi = clopper_pearson(hi_k, k, 1.0 - alpha / 2)
     return {"tpr": tp / k, "low": lo, "high": hi, "false_positives": fp,
-            "n_members": int(k), "n_nonmembers": int(m), "noise_scale": count.scale / k}
+            "n_members": int(k), "n_nonmembers": int(m), "noise_scale": count.scale / k,
+            "count": count}
 
 
 def noisy_tail_rows(ctx, sec, label, s_in, s_out):
@@ -139,11 +140,16 @@ def noisy_tail_rows(ctx, sec, label, s_in, s_out):
     res = {f: noisy_tpr_at_fpr(s_in, s_out, f, ctx["ledger"], label, conf)
            for f in FPR_LEVELS}
     scale = next((r["noise_scale"] for r in res.values() if r is not None), None)
-    sec.table.append((f"{label}: TPR at FPR 0.1 % / 1 %"
-                      + ("" if scale is None else
-                         f" (members above the threshold: a count released with Laplace "
-                         f"noise, TPR scale {scale:.2g}; intervals include the noise)"),
-                      " / ".join(_fmt(f, res[f], conf) for f in FPR_LEVELS)))
+    row = (f"{label}: TPR at FPR 0.1 % / 1 %"
+           + ("" if scale is None else
+              f" (members above the threshold: a count released with Laplace "
+              f"noise, TPR scale {scale:.2g}; intervals include the noise)"),
+           " / ".join(_fmt(f, res[f], conf) for f in FPR_LEVELS))
+    counts = [r["count"] for r in res.values() if r is not None]
+    if counts:     # read from the noisy counts (whether a level resolves is public)
+        ctx["ledger"].show(sec, "cell", row, *counts)
+    else:
+        sec.table.append(row)
     mine = {"attack": label,
             "levels": {str(f): (None if r is None else
                                 {k: r[k] for k in ("tpr", "low", "high", "false_positives",
@@ -157,3 +163,6 @@ def noisy_tail_rows(ctx, sec, label, s_in, s_out):
                      else t["levels"][str(f)]["tpr"] for f in FPR_LEVELS[::-1])
 
     ctx["summary"]["tpr_at_low_fpr"] = max(cands, key=key)
+    inputs = counts + list(ctx.get("structural_public_inputs") or [])
+    if inputs:     # the headline row is read from the noisy counts
+        ctx["ledger"].headline("tpr_at_low_fpr", *inputs)

@@ -84,7 +84,7 @@ def claim_verdict(epsilon, delta):
 
 
 def verbatim_verdict(n_found, n_checked, *, searched, not_checked_reason=None,
-                     noise_threshold=None, confidence=0.95):
+                     noise_threshold=None, confidence=0.95, p_value=None, method=None):
     """Whether training rows can be read back from the pickle.
 
     Parameters
@@ -102,10 +102,25 @@ def verbatim_verdict(n_found, n_checked, *, searched, not_checked_reason=None,
         check finds a "yes" only above it.
     confidence : float
         Level of the threshold.
+    p_value, method : float, str or None
+        The count was released with Laplace noise and tested, with the page's other
+        findings, by ``method`` (a multiple-comparison procedure at the page's false-alarm
+        level): ``n_found`` is the noisy count when the test rejects "no row held", else
+        0; ``p_value`` is the adjusted one-sided p-value.
     """
     if not_checked_reason is not None:
         return Verdict("not_checked", "Whether training rows can be read back from the "
                                       f"pickle was not checked: {not_checked_reason}.")
+    if method is not None:
+        test = f"one-sided {_p(p_value)} adjusted; {method}"
+        if n_found > 0:
+            return Verdict("verbatim", f"About {n_found:,} of the {n_checked:,} training "
+                                       "rows can be read back from the pickle (a noisy "
+                                       f"count; {test}; {searched}): publishing it "
+                                       "publishes them.")
+        return Verdict("none_found", f"No more of the {n_checked:,} training rows were found "
+                                     "in the pickle than the noise of this page's count "
+                                     f"explains ({test}); searched: {searched}.")
     if noise_threshold is not None:
         if n_found > 0:
             return Verdict("verbatim", f"About {n_found:,} of the {n_checked:,} training "
@@ -151,7 +166,7 @@ def utility_verdict(metric, value, baseline_name, baseline, diff_low, diff_high,
 
 def membership_verdict(attack, auc, low, high, confidence, *, n_members, n_nonmembers,
                        leaks=None, p_value=None, method=None, population_differs=None,
-                       noisy=False):
+                       noisy=False, below=None):
     """Membership inference against the chance level 0.5 of the AUC.
 
     Parameters
@@ -178,6 +193,9 @@ def membership_verdict(attack, auc, low, high, confidence, *, n_members, n_nonme
         when it is True; otherwise the sentence says what else can cause it.
     noisy : bool
         The AUC was released with noise (its interval covers the noise).
+    below : bool or None
+        The decision of the same procedure on "below chance" (the lower one-sided test).
+        None: the interval decides (``high < 0.5``).
     """
     tail = (f"AUC {auc:.3f}{' (noisy)' if noisy else ''}, {confidence:.0%} interval "
             f"{_ci(low, high)}, {n_members:,} members and {n_nonmembers:,} non-members")
@@ -190,7 +208,7 @@ def membership_verdict(attack, auc, low, high, confidence, *, n_members, n_nonme
     if decided_leak:
         return Verdict("leaks", f"Membership leaks: the {attack} attack tells training rows "
                                 f"from population rows better than chance ({tail}).")
-    if high < 0.5:
+    if (high < 0.5) if below is None else bool(below):
         if population_differs:
             why = ("and this page's two-sample test finds that the population rows differ "
                    "from the training rows: the population rows are most likely not from "
@@ -205,9 +223,10 @@ def membership_verdict(attack, auc, low, high, confidence, *, n_members, n_nonme
             why = ("This page's two-sample test does not find the population rows "
                    "different from the training rows, so the cause is not established; "
                    "this comparison says nothing about membership.")
+        where = ("the interval lies below 0.5" if below is None
+                 else "significantly below 0.5 by the same correction")
         return Verdict("below_chance", f"The {attack} attack scores training rows *lower* "
-                                       f"than population rows ({tail}; the interval lies "
-                                       f"below 0.5). {why}")
+                                       f"than population rows ({tail}; {where}). {why}")
     return Verdict("cannot_tell", f"Cannot tell: the {attack} attack does not separate "
                                   f"members from non-members at this sample size ({tail}; "
                                   "not significant). A stronger attack or more rows may.")
