@@ -618,11 +618,14 @@ class BaseFILEstimator(BaseEstimator):
         then gives ``||x_k - theta*||^2 <= 2 (1 - q)^k (g0 R / alpha)^2`` with ``q =
         sqrt(alpha / L)`` (the same argument as for objective perturbation in
         ``sklearn_privacy/linear_model/_objective.py``; multinomial: ``c = 1/2``,
-        Boehning's bound). Fits in memory; dask fits keep the plain certificate.
+        Boehning's bound). A dask fit runs the same steps, each gradient and objective
+        value one pass over the row chunks (``_dask.normalised_objective``), so whether
+        its release is certified, and what it claims, does not depend on the rows either.
         """
         K = len(getattr(self, "classes_", ()))
         multinomial = K > 2 and self._loss.name == "logistic"
-        if (sp.issparse(theta) or np.ndim(theta) != 1 or _dask.is_dask_collection(X)
+        on_dask = _dask.is_dask_collection(X)
+        if (sp.issparse(theta) or np.ndim(theta) != 1
                 or self._loss.name not in ("logistic", "squared")):
             return theta, False
         sensitivity, _ = minimiser_sensitivity(
@@ -645,10 +648,12 @@ class BaseFILEstimator(BaseEstimator):
         radius, d0 = tau / alpha, g0 * R / alpha
         steps = int(np.ceil(np.log(max(2.0 * d0 * d0 / (radius * radius), 1.0))
                             / -np.log1p(-q)))
-        total = float(np.sum(sw))
-        if multinomial:
+        if on_dask:  # binary or least squares only (multinomial fits are in memory)
+            value, grad = _dask.normalised_objective(self, X, y, sw)
+        elif multinomial:
             from scipy.special import log_softmax
 
+            total = float(np.sum(sw))
             rows, labels = np.arange(X.shape[0]), np.asarray(y).astype(np.intp)
 
             def grad(t):
@@ -662,6 +667,8 @@ class BaseFILEstimator(BaseEstimator):
                 return (-float(sw @ logp[rows, labels]) / total
                         + 0.5 * alpha * float(t @ t))
         else:
+            total = float(np.sum(sw))
+
             def grad(t):
                 z = np.asarray(X @ t, dtype=np.float64).ravel()
                 return np.asarray(X.T @ (sw * self._loss.derivatives(z, y)[0])).ravel() \
@@ -683,7 +690,9 @@ class BaseFILEstimator(BaseEstimator):
             x = x_new
             if k % 8 == 0 and self._objective_gradient_norm(X, y, sw, x) <= tau:
                 break
-        if multinomial:
+        if on_dask:
+            self._audit = _dask.engine_at(self, X, y, sw, x)
+        elif multinomial:
             from ._multinomial import MultinomialFILEngine
 
             self._audit = MultinomialFILEngine(

@@ -392,22 +392,53 @@ def fit_exact(est, X, y, sample_weight=None, *, theta_init=None):
     return theta, n_iter, engine
 
 
-def objective_gradient(est, X, y, sample_weight, theta):
-    """``(X^T (w l'), W)`` at ``theta`` in one pass over the row chunks (no intercept)."""
+def _weight_column(X, sample_weight):
+    """``(w, W)``: the weights as a dask column aligned with ``X``'s row chunks, and
+    their total."""
     import dask.array as da
 
     n = X.shape[0]
     if sample_weight is None:
-        wd, total = da.ones((n, 1), chunks=(X.chunks[0], 1)), float(n)
-    elif is_dask_collection(sample_weight):
-        wd = sample_weight
-        total = float(wd.sum().compute())
-    else:
-        sw = np.asarray(sample_weight, dtype=np.float64)
-        wd, total = da.from_array(sw[:, None], chunks=(X.chunks[0], 1), name=False), sw.sum()
+        return da.ones((n, 1), chunks=(X.chunks[0], 1)), float(n)
+    if is_dask_collection(sample_weight):
+        return sample_weight, float(sample_weight.sum().compute())
+    sw = np.asarray(sample_weight, dtype=np.float64)
+    return da.from_array(sw[:, None], chunks=(X.chunks[0], 1), name=False), float(sw.sum())
+
+
+def objective_gradient(est, X, y, sample_weight, theta):
+    """``(X^T (w l'), W)`` at ``theta`` in one pass over the row chunks (no intercept)."""
+    wd, total = _weight_column(X, sample_weight)
     g, _ = _reduce(X, y, wd, theta=theta, loss=est._loss, fit_intercept=False,
                    what="gradient")
     return g, float(total)
+
+
+def normalised_objective(est, X, y, sample_weight):
+    """``(value, grad)`` of ``G(t) = (1/W) sum_i w_i l_i + (alpha/2) ||t||^2`` (no
+    intercept), each one pass over the row chunks: what
+    ``BaseFILEstimator._finish_to_certificate`` iterates on, for a dask fit."""
+    wd, total = _weight_column(X, sample_weight)
+    alpha = est._alpha_value()
+    kw = dict(loss=est._loss, fit_intercept=False, what="gradient")
+
+    def value(t):
+        return float(_reduce(X, y, wd, theta=t, **kw)[1]) / total \
+            + 0.5 * alpha * float(t @ t)
+
+    def grad(t):
+        return _reduce(X, y, wd, theta=t, **kw)[0] / total + alpha * t
+
+    return value, grad
+
+
+def engine_at(est, X, y, sample_weight, theta):
+    """The audit engine of a dask fit at ``theta`` (no intercept): one Hessian pass."""
+    wd, total = _weight_column(X, sample_weight)
+    H = _reduce(X, y, wd, theta=theta, loss=est._loss, fit_intercept=False, what="hessian")
+    H[np.diag_indices_from(H)] += total * est._alpha_value()
+    return DaskFILEngine(X, y, wd, theta, H, None, loss=est._loss, alpha=est._alpha_value(),
+                         fit_intercept=False)
 
 
 def _factor(H):
@@ -702,6 +733,8 @@ class DaskBackend:
     bounded = staticmethod(bounded)
     weights_in_memory = staticmethod(weights_in_memory)
     objective_gradient = staticmethod(objective_gradient)
+    normalised_objective = staticmethod(normalised_objective)
+    engine_at = staticmethod(engine_at)
     fit_exact = staticmethod(fit_exact)
 
 
