@@ -37,15 +37,11 @@ VALUE_KINDS = ["extreme", "missing", "unseen_category", "stray_string", "duplica
 
 #: Families the exact comparison does not pass, each skipped with its reason (and
 #: ``test_open_family_is_caught`` shows the harness sees the difference):
-#: * a label outside the declared classes is outside the declared domain, and ``fit``
-#:   refuses it (the guide documents the refusal);
 #: * the report page's verdicts are post-processing of its noisy figures, so its
 #:   sentences, not only its numbers, move with the page's own noise, which
 #:   ``page_noise`` (numbers only) does not absorb; the page is measured by the
 #:   distinguisher instead (``benchmarks/bench_report_page_privacy.py``).
 _KNOWN_OPEN = {
-    "labels_outside_classes": "a label outside the declared classes makes fit raise on "
-                              "D' only (outside the declared domain: refused by design)",
     "report_page": "the page's verdict sentences follow its noisy figures, which an exact "
                    "comparison of the text cannot absorb; measured by the distinguisher",
 }

@@ -18,10 +18,12 @@ from ..utils._columns import check_derived_block, derived_columns
 from ..utils._provenance import record_fit_provenance
 from ..utils._random import warn_shared_noise
 from ..utils._validation import (
+    OUTSIDE_LABELS_STATE,
     check_flag,
     errors_name,
     label_set_sentence,
     validate_named,
+    zero_rows,
 )
 from ..utils._warnings import warn_user
 from ..utils._weights import weights_are_public
@@ -483,12 +485,14 @@ class BaseFILEstimator(BaseEstimator):
             X, y, sw, account_weights = self._prepare_dask(X, y, sample_weight)
         else:
             X_in = X
+            y, outside = self._void_outside_labels(y)
             X, y = validate_named(self, X, y, dtype=np.float64, y_numeric=self._y_numeric,
                                   accept_sparse=["csr", "csc"])
             X = private_copy(X, X_in)
             sw = self._validated_sample_weight(sample_weight, X)
             y = self._encode_target(y, sw)
             X = self._with_intercept_column(X)
+            X = zero_rows(X, None if outside is None else ~outside)
             X, y = self._bounded(X, y)
             account_weights = sw
         if not declared:  # row-dependent weights: nothing published may read them
@@ -897,6 +901,11 @@ class BaseFILEstimator(BaseEstimator):
             n_classes=int(n_classes), sample_weight=np.ones(int(n_samples)))
         return plan["scale"]
 
+    def _void_outside_labels(self, y):
+        """``(y, None)``: the regressors' targets are bounded, not labels (the
+        classifier applies the declared-classes rule here)."""
+        return y, None
+
     def _encode_target(self, y, sample_weight):
         """Validated ``y`` as the float64 target of the loss (regression: as given)."""
         return np.asarray(y, dtype=np.float64)
@@ -1209,7 +1218,8 @@ class BaseFILEstimator(BaseEstimator):
         state = dict(state)
         # n_iter_ is data-dependent (neighbouring data sets can need different numbers
         # of iterations) and no privacy analysis covers it: audit state, like the rest
-        for key in ("_audit", "_eta_cache", "n_iter_", BOUNDING_STATE):
+        for key in ("_audit", "_eta_cache", "n_iter_", BOUNDING_STATE,
+                    OUTSIDE_LABELS_STATE):
             state.pop(key, None)
         if hasattr(self, "coef_"):
             state["_audit_stripped"] = True

@@ -222,10 +222,15 @@ def prepare(est, X, y, sample_weight=None):
         sample_weight = est._validated_sample_weight(np.asarray(sample_weight),
                                                      np.empty((n, 0)))
         account = sample_weight
-    if yd.dtype.kind in "fc" and not bool(da.isfinite(yd).all().compute()):
+    # declared classes with a DP view: every label value is mapped (NaN too), none refused
+    voids = est._loss.name == "logistic" and getattr(
+        est, "_voids_outside_labels", lambda: False)()
+    if not voids and yd.dtype.kind in "fc" and not bool(da.isfinite(yd).all().compute()):
         # (checked before any clipping: target_bound must not turn an inf into a bound)
         raise ValueError("y contains NaN or infinity; pass finite targets.")
-    if est._loss.name == "logistic":
+    if voids:
+        X, yd = _declared_binary(est, X, yd)
+    elif est._loss.name == "logistic":
         classes = np.unique(da.unique(yd[:, 0]).compute())
         if classes.size != 2:
             raise ValueError(
@@ -247,6 +252,25 @@ def prepare(est, X, y, sample_weight=None):
     est.__dict__.pop("feature_names_in_", None)
     est.n_features_in_ = d
     return X, yd, sample_weight, account
+
+
+def _declared_binary(est, X, yd):
+    """``(X, y01)`` of a classifier with declared classes under the in-memory path's rule
+    (``void_outside_labels``): a row whose label is outside ``classes`` keeps its place
+    with all-zero features (a constant loss); the count goes to the private channel."""
+    from ..utils._validation import OUTSIDE_LABELS_STATE, _declared_classes
+
+    classes = _declared_classes(est.classes)
+    if classes.size != 2:
+        raise ValueError(
+            f"{type(est).__name__} on dask input supports two declared classes; got "
+            f"{classes.size}. Multiclass (multinomial) fits need the data in memory: pass "
+            "X and y as numpy arrays (e.g. X.compute()).")
+    first, second = yd == classes[0], yd == classes[1]
+    known = first | second
+    est.__dict__[OUTSIDE_LABELS_STATE] = int((~known).sum().compute())
+    est.classes_ = classes
+    return X * known.astype(np.float64), second.astype(np.float64)
 
 
 def weights_in_memory(sample_weight, n):
