@@ -642,8 +642,18 @@ class DPLogisticRegression(ClassifierMixin, _BaseObjectivePerturbation):
         so :func:`~sklearn_privacy.privacy_claim` is ``inf``. Declared: ``classes_`` is
         these labels in sorted order whatever ``y`` holds (a label that no row has keeps
         its coefficients, pulled to zero by the penalty; the intercept is penalised, so
-        the minimiser exists), more than two labels select the multinomial loss, and a
-        label outside them is refused with a ``ValueError`` that shows no value.
+        the minimiser exists), and more than two labels select the multinomial loss. A
+        row whose label is outside them (any value, ``NaN`` included) stays in the data
+        set (``n`` unchanged) with all-zero features, the intercept column included:
+        there the logistic and multinomial losses are the constant ``log K``, so the row
+        adds nothing to the objective's gradient or Hessian, and the release is the one
+        without that row's loss (the sum still divided by ``n``). The map acts on each
+        row on its own and lands in the declared domain (norm 0 <= ``data_norm``), so two
+        neighbours stay neighbours and the guarantee holds as derived (the gradient
+        difference is at most ``zeta <= 2 zeta``, the Hessian difference one row's).
+        How many rows were outside is kept in the private channel
+        ``_labels_outside_classes`` (never pickled), without a warning; no label value
+        makes the fit fail.
 
     Attributes
     ----------
