@@ -245,3 +245,30 @@ def test_private_selection_over_candidates_with_a_label_outside():
     report = neighbour_invariance(search, X, y, rows=[3], kinds=["new_label"],
                                   common_random_numbers=11)
     assert report.refused == [] and report.is_indistinguishable, report
+
+
+def test_private_multicalibrator_takes_the_frozen_base_label_set():
+    """Under NumericSparse with a frozen base (a finite claim), the label set is the
+    base's: a label outside it (or a calibration set with one class only) fits, the row
+    is a member of no cell, and the updates are those without it, draw for draw."""
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.linear_model import LogisticRegression
+
+    from sklearn_privacy import PrivateMulticalibrator
+
+    rng = np.random.RandomState(0)
+    X = np.column_stack([rng.normal(size=400), rng.randint(0, 2, 400)])
+    y = (rng.uniform(size=400) < 0.3 + 0.4 * X[:, 1]).astype(int)
+    base = FrozenEstimator(LogisticRegression().fit(X[:200], y[:200]))
+    kw = dict(groups=[1], mechanism="numeric_sparse", epsilon=4.0, random_state=1)
+    Xc, yc = X[200:], y[200:].astype(float)
+    y2 = yc.copy()
+    y2[[3, 17]] = [5.0, np.nan]
+    mc = PrivateMulticalibrator(base, **kw).fit(Xc, y2)
+    assert mc._labels_outside_classes == 2 and np.isfinite(mc.epsilon_)
+    assert "_labels_outside_classes" not in pickle.loads(pickle.dumps(mc)).__dict__
+    keep = np.ones(200, bool)
+    keep[[3, 17]] = False
+    ref = PrivateMulticalibrator(base, **kw).fit(Xc[keep], yc[keep])
+    np.testing.assert_allclose(mc.predict_proba(X[:50]), ref.predict_proba(X[:50]))
+    PrivateMulticalibrator(base, **kw).fit(Xc, np.zeros(200))     # one class present
