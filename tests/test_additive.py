@@ -185,8 +185,10 @@ def test_claim_is_read_by_privacy_claim_and_voided_by_a_seed_or_an_undeclared_la
     undeclared = DPBoostingClassifier(epsilon=0.7, bounds=(-1, 1)).fit(X, y)
     reasons = " ".join(privacy_claim(undeclared).reasons)
     assert "classes_" in reasons
-    with pytest.raises(ValueError, match="outside the declared classes"):
-        DPBoostingClassifier(bounds=(-1, 1), classes=[0, 1]).fit(X, y + 1)
+    # labels outside the classes contribute nothing (no failure, same claim)
+    outside = DPBoostingClassifier(epsilon=0.7, bounds=(-1, 1), classes=[0, 1]).fit(X, y + 1)
+    assert outside._labels_outside_classes == np.count_nonzero(y + 1 == 2)
+    assert privacy_claim(outside).epsilon == pytest.approx(privacy_claim(gauss).epsilon)
 
 
 def test_raw_frame_through_the_schema_has_a_finite_claim_and_no_data_dependent_warning():

@@ -276,7 +276,7 @@ def test_declared_schema_keeps_the_claim_finite_and_the_layout_fixed():
     assert b[1].sparse_output_ is a[1].sparse_output_ is False
     report = neighbour_invariance(_schema_pipeline(), X, y)
     assert report.is_invariant, report
-    assert report.refused == ["new_label (row 0): ValueError"]   # outside the label set
+    assert report.refused == []   # a label outside the classes contributes nothing
 
 
 def test_declared_classes_fix_the_label_set():
@@ -287,8 +287,11 @@ def test_declared_classes_fix_the_label_set():
     m = _fil(data_norm=1.0, classes=[0, 1]).fit(X, one_class)   # no row of class 1
     assert list(m.classes_) == [0, 1] and m.coef_.shape == (1, 2)
     assert np.isfinite(m.epsilon_) and privacy_claim(m).is_private
+    # a label outside them contributes nothing (under a DP view), else is refused
+    outside = _fil(data_norm=1.0, classes=[0, 1]).fit(X, np.r_[2, one_class[1:]])
+    assert outside._labels_outside_classes == 1 and privacy_claim(outside).is_private
     with pytest.raises(ValueError, match="outside the declared classes"):
-        _fil(data_norm=1.0, classes=[0, 1]).fit(X, np.r_[2, one_class[1:]])
+        _fil(data_norm=None, classes=[0, 1]).fit(X, np.r_[2, one_class[1:]])
     three = _fil(data_norm=1.0, classes=["a", "b", "c"]).fit(X, np.where(X[:, 0] > 0,
                                                                           "a", "b"))
     assert three.coef_.shape == (3, 2) and privacy_claim(three).is_private
@@ -541,7 +544,8 @@ def test_objective_perturbation_is_neighbour_invariant(make, k):
     """Every neighbour kind of three rows (extreme, missing, unseen category, stray
     string, new label, duplicate, repeat): under the finite claim of each
     objective-perturbation estimator (two and three declared classes), no attribute of
-    the published object differs; the new label is refused as a whole."""
+    the published object differs; a new label is no refusal (the row contributes
+    nothing)."""
     rng = np.random.default_rng(11 + k)
     X, y, labels = _objective_data(rng, k=k)
     est = make(labels)
@@ -553,8 +557,7 @@ def test_objective_perturbation_is_neighbour_invariant(make, k):
     report = neighbour_invariance(est, X, y, rows=[0, 5, 17], random_state=k)
     assert report.is_invariant, report
     assert report.n_neighbours >= 3 * 5
-    if isinstance(est, DPLogisticRegression):
-        assert any(r.startswith("new_label") for r in report.refused), report.refused
+    assert not any(r.startswith("new_label") for r in report.refused), report.refused
 
 
 def test_objective_perturbation_undeclared_labels_are_caught_both_ways():
@@ -577,6 +580,7 @@ class _PicklesSolverState(DPLogisticRegression):
         state = dict(vars(self))
         state.pop("_audit_data", None)
         state.pop("_bounding_counts", None)
+        state.pop("_labels_outside_classes", None)
         return state
 
     def __sklearn_privacy_attributes__(self):

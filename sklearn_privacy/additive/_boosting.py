@@ -18,10 +18,12 @@ from ..utils import noise_generator
 from ..utils._provenance import record_fit_provenance
 from ..utils._random import warn_shared_noise
 from ..utils._validation import (
+    OUTSIDE_LABELS_STATE,
     encode_declared_labels,
     errors_name,
     label_set_sentence,
     validate_named,
+    void_outside_labels,
 )
 from ..utils.fixes import HasMethods, Interval, _fit_context, validate_data
 from . import _histograms as hist
@@ -189,8 +191,13 @@ _NOTES = """
     release is (``epsilon``, ``delta``)-DP; with ``delta=0`` it is pure epsilon-DP.
     Values outside the declared bounds are clipped into the end bins and targets outside
     the declared range are clipped silently (a warning would tell whether a row was
-    outside). The fit never fails on a data-dependent condition other than a label
-    outside the declared classes (refused for any data set that holds one).
+    outside). The fit never fails on a data-dependent condition: with declared classes, a
+    row whose label is outside them (any value, ``NaN`` included) stays a row (``n`` is
+    unchanged) and contributes nothing -- it is counted in no class total and no count
+    histogram, and its residual is zero -- so each released statistic moves by at most half
+    its replace-one sensitivity when either of the two rows is outside, and the noise above
+    covers it. How many rows were outside is kept in the private channel
+    ``_labels_outside_classes`` (never pickled), without a warning.
 
     **What is not guaranteed.** Floating-point effects in sampling are not covered (as
     for every DP library). A fixed ``random_state`` makes the noise reproducible and the
@@ -339,6 +346,8 @@ class _BaseDPBoosting(BaseEstimator):
             raise ValueError(f"X and y have different numbers of rows: {codes.shape[0]} "
                              f"and {y.shape[0]}.")
         target = self._encode_target(y)
+        # rows whose label is outside the declared classes: counted nowhere, residual 0
+        known = self.__dict__.pop("_known_labels", None)
         n, d = codes.shape
         n_bins = self._n_bins()
         K = self._n_columns()
@@ -350,11 +359,13 @@ class _BaseDPBoosting(BaseEstimator):
         warn_shared_noise(type(self).__name__, self.random_state, stacklevel=3)
         rng = noise_generator(self.random_state)
         # ---- totals (one query), then counts (one query over all features)
-        total = self._total(target)
+        total = self._total(target if known is None else target[known])
         total = total + _draw(rng, plan, total.shape, "total")
         y_idx = self._count_index(target)
         n_count_cols = self._count_columns()
-        counts = hist.count_histograms(codes, y_idx, n_bins, n_count_cols)
+        counts = hist.count_histograms(codes if known is None else codes[known],
+                                       y_idx if known is None else y_idx[known],
+                                       n_bins, n_count_cols)
         counts = [c + _draw(rng, plan, c.shape, "count") for c in counts]
         bin_counts = [c.sum(axis=1) for c in counts]
         intercept, newton = self._start(total, n)
@@ -378,6 +389,8 @@ class _BaseDPBoosting(BaseEstimator):
         for _ in range(int(self.max_iter)):
             for j in range(d):
                 R = self._residuals(F, target)
+                if known is not None:
+                    R[~known] = 0.0
                 S = hist.residual_histogram(codes[:, j], R, n_bins[j])
                 S = S + _draw(rng, plan, S.shape, "residual")
                 C = np.maximum(bin_counts[j], 0.0)[:, None]
@@ -443,6 +456,12 @@ class _BaseDPBoosting(BaseEstimator):
         return (f" epsilon_ assumes fresh noise, but random_state={rs!r} makes the noise "
                 "reproducible or shared by clones: this release is not private as "
                 "published; use random_state=None.")
+
+    def __getstate__(self):
+        # the count of rows with a label outside the declared classes: private channel
+        state = dict(super().__getstate__())
+        state.pop(OUTSIDE_LABELS_STATE, None)
+        return state
 
     def __sklearn_privacy_claim__(self):
         """The step claim: ``dp`` with ``(epsilon_, delta_)`` (and the Gaussian ``mu``)."""
@@ -510,8 +529,9 @@ class DPBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
 {PARAMS}    classes : array-like of shape (n_classes,) or None, default=None
         The public label set, declared (else the schema's ``classes``). ``None`` (and no
         schema classes): ``classes_`` is the set of labels found in ``y``, which one row
-        can change, so :func:`~sklearn_privacy.privacy_claim` is ``inf``. A label outside
-        the declared set is refused with a ``ValueError`` that shows no value.
+        can change, so :func:`~sklearn_privacy.privacy_claim` is ``inf``. A row whose
+        label is outside the declared set stays a row and contributes nothing (see
+        Notes): no label value makes the fit fail.
 
     Attributes
     ----------
@@ -562,6 +582,10 @@ class DPBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
 
     def _encode_target(self, y):
         declared = self._declared_classes()
+        if declared is not None:
+            y, known = void_outside_labels(self, declared, y)
+            if known is not None:
+                self.__dict__["_known_labels"] = known
         if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
             raise ValueError(f"{type(self).__name__}: y contains NaN or infinity; class "
                              "labels must be finite (drop or label those rows).")

@@ -13,7 +13,13 @@ from ..privacy._tradeoff import RiskTarget, epsilon_value
 from ..utils import noise_generator
 from ..utils._provenance import record_fit_provenance
 from ..utils._random import warn_shared_noise
-from ..utils._validation import encode_declared_labels, errors_name, label_set_sentence
+from ..utils._validation import (
+    OUTSIDE_LABELS_STATE,
+    encode_declared_labels,
+    errors_name,
+    label_set_sentence,
+    void_outside_labels,
+)
 from ..utils.fixes import Interval, _fit_context, _num_samples, validate_data
 
 _NOTES = """
@@ -60,6 +66,12 @@ class _DPDummyBase(BaseEstimator):
                 "reproducible or shared by clones: this release is not private as "
                 "published; use random_state=None.")
 
+    def __getstate__(self):
+        # the count of rows with a label outside the declared classes: private channel
+        state = dict(super().__getstate__())
+        state.pop(OUTSIDE_LABELS_STATE, None)
+        return state
+
     def __sklearn_privacy_claim__(self):
         """The step claim: ``dp`` with ``(epsilon_, 0)``.
 
@@ -104,8 +116,13 @@ class DPDummyClassifier(ClassifierMixin, _DPDummyBase):
     classes : array-like of shape (n_classes,) or None, default=None
         The public label set, declared. ``None``: ``classes_`` is the set found in
         ``y``, which one row can change, so :func:`~sklearn_privacy.privacy_claim` is
-        ``inf``. Declared: a label outside it is refused with a ``ValueError`` that shows
-        no value; a declared label with no row still gets a noisy count.
+        ``inf``. Declared: a declared label with no row still gets a noisy count, and a
+        row whose label is outside the set (any value, ``NaN`` included) stays a row
+        (``n`` is unchanged) but is counted in no class, so no label value makes the fit
+        fail. One replaced row then moves the counts by at most 2 in L1 (one count down
+        and one up, or one count alone when either label is outside), the sensitivity
+        the noise is set for. How many rows were outside is kept in the private channel
+        ``_labels_outside_classes`` (never pickled), without a warning.
     random_state : None, int, RandomState or Generator, default=None
         Source of the noise. ``None`` draws from fresh OS entropy (required for a
         private release); anything else is for tests only.
@@ -174,12 +191,17 @@ class DPDummyClassifier(ClassifierMixin, _DPDummyBase):
             The fitted estimator.
         """
         y, _ = self._start(X, y)
+        known = None
+        if self.classes is not None:
+            y, known = void_outside_labels(self, self.classes, y)
         with errors_name("y"):
             check_classification_targets(y)
             if self.classes is not None:
                 classes, idx = encode_declared_labels(self.classes, y)
             else:
                 classes, idx = np.unique(y, return_inverse=True)
+        if known is not None:          # rows outside the classes are counted nowhere
+            idx = idx[known]
         rng = noise_generator(self.random_state)
         noise = rng.laplace(0.0, 2.0 / epsilon_value(self.epsilon, 0.0), size=classes.size)
         counts = np.bincount(idx, minlength=classes.size).astype(np.float64)

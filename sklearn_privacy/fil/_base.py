@@ -18,10 +18,12 @@ from ..utils._columns import check_derived_block, derived_columns
 from ..utils._provenance import record_fit_provenance
 from ..utils._random import warn_shared_noise
 from ..utils._validation import (
+    OUTSIDE_LABELS_STATE,
     check_flag,
     errors_name,
     label_set_sentence,
     validate_named,
+    zero_rows,
 )
 from ..utils._warnings import warn_user
 from ..utils._weights import weights_are_public
@@ -483,12 +485,14 @@ class BaseFILEstimator(BaseEstimator):
             X, y, sw, account_weights = self._prepare_dask(X, y, sample_weight)
         else:
             X_in = X
+            y, outside = self._void_outside_labels(y)
             X, y = validate_named(self, X, y, dtype=np.float64, y_numeric=self._y_numeric,
                                   accept_sparse=["csr", "csc"])
             X = private_copy(X, X_in)
             sw = self._validated_sample_weight(sample_weight, X)
             y = self._encode_target(y, sw)
             X = self._with_intercept_column(X)
+            X = zero_rows(X, None if outside is None else ~outside)
             X, y = self._bounded(X, y)
             account_weights = sw
         if not declared:  # row-dependent weights: nothing published may read them
@@ -618,11 +622,14 @@ class BaseFILEstimator(BaseEstimator):
         then gives ``||x_k - theta*||^2 <= 2 (1 - q)^k (g0 R / alpha)^2`` with ``q =
         sqrt(alpha / L)`` (the same argument as for objective perturbation in
         ``sklearn_privacy/linear_model/_objective.py``; multinomial: ``c = 1/2``,
-        Boehning's bound). Fits in memory; dask fits keep the plain certificate.
+        Boehning's bound). A dask fit runs the same steps, each gradient and objective
+        value one pass over the row chunks (``_dask.normalised_objective``), so whether
+        its release is certified, and what it claims, does not depend on the rows either.
         """
         K = len(getattr(self, "classes_", ()))
         multinomial = K > 2 and self._loss.name == "logistic"
-        if (sp.issparse(theta) or np.ndim(theta) != 1 or _dask.is_dask_collection(X)
+        on_dask = _dask.is_dask_collection(X)
+        if (sp.issparse(theta) or np.ndim(theta) != 1
                 or self._loss.name not in ("logistic", "squared")):
             return theta, False
         sensitivity, _ = minimiser_sensitivity(
@@ -645,10 +652,12 @@ class BaseFILEstimator(BaseEstimator):
         radius, d0 = tau / alpha, g0 * R / alpha
         steps = int(np.ceil(np.log(max(2.0 * d0 * d0 / (radius * radius), 1.0))
                             / -np.log1p(-q)))
-        total = float(np.sum(sw))
-        if multinomial:
+        if on_dask:  # binary or least squares only (multinomial fits are in memory)
+            value, grad = _dask.normalised_objective(self, X, y, sw)
+        elif multinomial:
             from scipy.special import log_softmax
 
+            total = float(np.sum(sw))
             rows, labels = np.arange(X.shape[0]), np.asarray(y).astype(np.intp)
 
             def grad(t):
@@ -662,6 +671,8 @@ class BaseFILEstimator(BaseEstimator):
                 return (-float(sw @ logp[rows, labels]) / total
                         + 0.5 * alpha * float(t @ t))
         else:
+            total = float(np.sum(sw))
+
             def grad(t):
                 z = np.asarray(X @ t, dtype=np.float64).ravel()
                 return np.asarray(X.T @ (sw * self._loss.derivatives(z, y)[0])).ravel() \
@@ -683,7 +694,9 @@ class BaseFILEstimator(BaseEstimator):
             x = x_new
             if k % 8 == 0 and self._objective_gradient_norm(X, y, sw, x) <= tau:
                 break
-        if multinomial:
+        if on_dask:
+            self._audit = _dask.engine_at(self, X, y, sw, x)
+        elif multinomial:
             from ._multinomial import MultinomialFILEngine
 
             self._audit = MultinomialFILEngine(
@@ -887,6 +900,11 @@ class BaseFILEstimator(BaseEstimator):
             loss="multinomial" if multinomial else self._loss.name,
             n_classes=int(n_classes), sample_weight=np.ones(int(n_samples)))
         return plan["scale"]
+
+    def _void_outside_labels(self, y):
+        """``(y, None)``: the regressors' targets are bounded, not labels (the
+        classifier applies the declared-classes rule here)."""
+        return y, None
 
     def _encode_target(self, y, sample_weight):
         """Validated ``y`` as the float64 target of the loss (regression: as given)."""
@@ -1200,7 +1218,8 @@ class BaseFILEstimator(BaseEstimator):
         state = dict(state)
         # n_iter_ is data-dependent (neighbouring data sets can need different numbers
         # of iterations) and no privacy analysis covers it: audit state, like the rest
-        for key in ("_audit", "_eta_cache", "n_iter_", BOUNDING_STATE):
+        for key in ("_audit", "_eta_cache", "n_iter_", BOUNDING_STATE,
+                    OUTSIDE_LABELS_STATE):
             state.pop(key, None)
         if hasattr(self, "coef_"):
             state["_audit_stripped"] = True

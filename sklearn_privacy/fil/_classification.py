@@ -8,7 +8,12 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils._validation import encode_declared_labels, errors_name, validate_named
+from ..utils._validation import (
+    encode_declared_labels,
+    errors_name,
+    validate_named,
+    void_outside_labels,
+)
 from . import _dask
 from ._base import (
     ALPHA_AUTO_DOC,
@@ -89,8 +94,17 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
         new label adds a row to ``coef_``), so
         :func:`~sklearn_privacy.privacy_claim` is ``inf``. Declared: ``classes_`` is
         these labels in sorted order whatever ``y`` holds (a label that no row has
-        keeps its coefficients, pulled to zero by the penalty), and a label outside them
-        is refused with a ``ValueError`` that shows no value.
+        keeps its coefficients, pulled to zero by the penalty). A row whose label is
+        outside them, when the fit has a DP view (``data_norm`` set, no unpenalised
+        intercept), stays in the data set (``n`` unchanged) and contributes nothing:
+        its features become zeros (the penalised intercept column too), where the loss
+        is ``log K`` for every parameter, so no label value makes the fit fail and the
+        release is the one with that row's loss removed. This maps each row on its own
+        to a row of the declared domain, so the replace-one guarantee holds as derived.
+        How many rows did is kept in the private channel ``_labels_outside_classes``
+        (never pickled), without a warning; their per-example eta is that of a row at
+        the origin. Without a DP view such a label is refused with a ``ValueError`` that
+        shows no value.
 
     Attributes
     ----------
@@ -283,6 +297,18 @@ class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):
             )
         self.classes_ = classes
         return y01
+
+    def _void_outside_labels(self, y):
+        """The declared-classes rule (see ``void_outside_labels``) when the fit has a DP
+        view: ``data_norm`` set and no unpenalised intercept (a zero row would still
+        pull on an unpenalised intercept, and that fit claims nothing anyway)."""
+        if not self._voids_outside_labels():
+            return y, None
+        return void_outside_labels(self, self.classes, y)
+
+    def _voids_outside_labels(self) -> bool:
+        return (getattr(self, "classes", None) is not None and self.data_norm is not None
+                and not self._solver_intercept() and not self._data_dependent_weights)
 
     def _encode_declared(self, y, sample_weight, declared):
         """``y`` against the declared label set ``classes`` (sorted), as for undeclared

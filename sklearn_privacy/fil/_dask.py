@@ -222,10 +222,15 @@ def prepare(est, X, y, sample_weight=None):
         sample_weight = est._validated_sample_weight(np.asarray(sample_weight),
                                                      np.empty((n, 0)))
         account = sample_weight
-    if yd.dtype.kind in "fc" and not bool(da.isfinite(yd).all().compute()):
+    # declared classes with a DP view: every label value is mapped (NaN too), none refused
+    voids = est._loss.name == "logistic" and getattr(
+        est, "_voids_outside_labels", lambda: False)()
+    if not voids and yd.dtype.kind in "fc" and not bool(da.isfinite(yd).all().compute()):
         # (checked before any clipping: target_bound must not turn an inf into a bound)
         raise ValueError("y contains NaN or infinity; pass finite targets.")
-    if est._loss.name == "logistic":
+    if voids:
+        X, yd = _declared_binary(est, X, yd)
+    elif est._loss.name == "logistic":
         classes = np.unique(da.unique(yd[:, 0]).compute())
         if classes.size != 2:
             raise ValueError(
@@ -247,6 +252,25 @@ def prepare(est, X, y, sample_weight=None):
     est.__dict__.pop("feature_names_in_", None)
     est.n_features_in_ = d
     return X, yd, sample_weight, account
+
+
+def _declared_binary(est, X, yd):
+    """``(X, y01)`` of a classifier with declared classes under the in-memory path's rule
+    (``void_outside_labels``): a row whose label is outside ``classes`` keeps its place
+    with all-zero features (a constant loss); the count goes to the private channel."""
+    from ..utils._validation import OUTSIDE_LABELS_STATE, _declared_classes
+
+    classes = _declared_classes(est.classes)
+    if classes.size != 2:
+        raise ValueError(
+            f"{type(est).__name__} on dask input supports two declared classes; got "
+            f"{classes.size}. Multiclass (multinomial) fits need the data in memory: pass "
+            "X and y as numpy arrays (e.g. X.compute()).")
+    first, second = yd == classes[0], yd == classes[1]
+    known = first | second
+    est.__dict__[OUTSIDE_LABELS_STATE] = int((~known).sum().compute())
+    est.classes_ = classes
+    return X * known.astype(np.float64), second.astype(np.float64)
 
 
 def weights_in_memory(sample_weight, n):
@@ -392,22 +416,53 @@ def fit_exact(est, X, y, sample_weight=None, *, theta_init=None):
     return theta, n_iter, engine
 
 
-def objective_gradient(est, X, y, sample_weight, theta):
-    """``(X^T (w l'), W)`` at ``theta`` in one pass over the row chunks (no intercept)."""
+def _weight_column(X, sample_weight):
+    """``(w, W)``: the weights as a dask column aligned with ``X``'s row chunks, and
+    their total."""
     import dask.array as da
 
     n = X.shape[0]
     if sample_weight is None:
-        wd, total = da.ones((n, 1), chunks=(X.chunks[0], 1)), float(n)
-    elif is_dask_collection(sample_weight):
-        wd = sample_weight
-        total = float(wd.sum().compute())
-    else:
-        sw = np.asarray(sample_weight, dtype=np.float64)
-        wd, total = da.from_array(sw[:, None], chunks=(X.chunks[0], 1), name=False), sw.sum()
+        return da.ones((n, 1), chunks=(X.chunks[0], 1)), float(n)
+    if is_dask_collection(sample_weight):
+        return sample_weight, float(sample_weight.sum().compute())
+    sw = np.asarray(sample_weight, dtype=np.float64)
+    return da.from_array(sw[:, None], chunks=(X.chunks[0], 1), name=False), float(sw.sum())
+
+
+def objective_gradient(est, X, y, sample_weight, theta):
+    """``(X^T (w l'), W)`` at ``theta`` in one pass over the row chunks (no intercept)."""
+    wd, total = _weight_column(X, sample_weight)
     g, _ = _reduce(X, y, wd, theta=theta, loss=est._loss, fit_intercept=False,
                    what="gradient")
     return g, float(total)
+
+
+def normalised_objective(est, X, y, sample_weight):
+    """``(value, grad)`` of ``G(t) = (1/W) sum_i w_i l_i + (alpha/2) ||t||^2`` (no
+    intercept), each one pass over the row chunks: what
+    ``BaseFILEstimator._finish_to_certificate`` iterates on, for a dask fit."""
+    wd, total = _weight_column(X, sample_weight)
+    alpha = est._alpha_value()
+    kw = dict(loss=est._loss, fit_intercept=False, what="gradient")
+
+    def value(t):
+        return float(_reduce(X, y, wd, theta=t, **kw)[1]) / total \
+            + 0.5 * alpha * float(t @ t)
+
+    def grad(t):
+        return _reduce(X, y, wd, theta=t, **kw)[0] / total + alpha * t
+
+    return value, grad
+
+
+def engine_at(est, X, y, sample_weight, theta):
+    """The audit engine of a dask fit at ``theta`` (no intercept): one Hessian pass."""
+    wd, total = _weight_column(X, sample_weight)
+    H = _reduce(X, y, wd, theta=theta, loss=est._loss, fit_intercept=False, what="hessian")
+    H[np.diag_indices_from(H)] += total * est._alpha_value()
+    return DaskFILEngine(X, y, wd, theta, H, None, loss=est._loss, alpha=est._alpha_value(),
+                         fit_intercept=False)
 
 
 def _factor(H):
@@ -702,6 +757,8 @@ class DaskBackend:
     bounded = staticmethod(bounded)
     weights_in_memory = staticmethod(weights_in_memory)
     objective_gradient = staticmethod(objective_gradient)
+    normalised_objective = staticmethod(normalised_objective)
+    engine_at = staticmethod(engine_at)
     fit_exact = staticmethod(fit_exact)
 
 

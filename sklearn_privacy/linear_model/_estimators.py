@@ -20,10 +20,13 @@ from ..utils import noise_generator
 from ..utils._provenance import record_fit_provenance
 from ..utils._random import warn_shared_noise
 from ..utils._validation import (
+    OUTSIDE_LABELS_STATE,
     encode_declared_labels,
     errors_name,
     label_set_sentence,
     validate_named,
+    void_outside_labels,
+    zero_rows,
 )
 from ..utils.fixes import Interval, NumberInterval, StrOptions, _fit_context, validate_params
 from . import _objective as obj
@@ -344,6 +347,7 @@ class _BaseObjectivePerturbation(BaseEstimator):
             The fitted estimator.
         """
         X_in = X
+        y, outside = self._void_outside_labels(y)
         X, y = validate_named(self, X, y, dtype=np.float64, y_numeric=self._y_numeric,
                               accept_sparse=["csr", "csc"])
         if self.data_norm is None:
@@ -355,6 +359,7 @@ class _BaseObjectivePerturbation(BaseEstimator):
                 "from the rows.")
         n, d = X.shape
         X = _private_design(X, X_in, self.fit_intercept, self.intercept_scaling)
+        X = zero_rows(X, None if outside is None else ~outside)
         y = self._encode_target(y)
         self._check_bounds_params()
         K = self._n_classes()
@@ -440,6 +445,11 @@ class _BaseObjectivePerturbation(BaseEstimator):
                                      noise_generator(random_state)))
         record_fit_provenance(new, certificate=bool(np.isfinite(new.epsilon_)))
         return new
+
+    def _void_outside_labels(self, y):
+        """``(y, None)``: a regressor's targets are bounded, not labels (the classifier
+        overrides this with the declared-classes rule)."""
+        return y, None
 
     def _noise_plan(self, **kwargs):
         """The data-independent plan of :func:`._objective.plan` (a hook for audits)."""
@@ -610,7 +620,7 @@ class _BaseObjectivePerturbation(BaseEstimator):
         # n_iter_ depends on the rows and no privacy analysis covers it; the bounded
         # rows are audit state: never pickled
         state = dict(super().__getstate__())
-        for key in ("n_iter_", "_audit_data", BOUNDING_STATE):
+        for key in ("n_iter_", "_audit_data", BOUNDING_STATE, OUTSIDE_LABELS_STATE):
             state.pop(key, None)
         return state
 
@@ -632,8 +642,18 @@ class DPLogisticRegression(ClassifierMixin, _BaseObjectivePerturbation):
         so :func:`~sklearn_privacy.privacy_claim` is ``inf``. Declared: ``classes_`` is
         these labels in sorted order whatever ``y`` holds (a label that no row has keeps
         its coefficients, pulled to zero by the penalty; the intercept is penalised, so
-        the minimiser exists), more than two labels select the multinomial loss, and a
-        label outside them is refused with a ``ValueError`` that shows no value.
+        the minimiser exists), and more than two labels select the multinomial loss. A
+        row whose label is outside them (any value, ``NaN`` included) stays in the data
+        set (``n`` unchanged) with all-zero features, the intercept column included:
+        there the logistic and multinomial losses are the constant ``log K``, so the row
+        adds nothing to the objective's gradient or Hessian, and the release is the one
+        without that row's loss (the sum still divided by ``n``). The map acts on each
+        row on its own and lands in the declared domain (norm 0 <= ``data_norm``), so two
+        neighbours stay neighbours and the guarantee holds as derived (the gradient
+        difference is at most ``zeta <= 2 zeta``, the Hessian difference one row's).
+        How many rows were outside is kept in the private channel
+        ``_labels_outside_classes`` (never pickled), without a warning; no label value
+        makes the fit fail.
 
     Attributes
     ----------
@@ -701,6 +721,16 @@ class DPLogisticRegression(ClassifierMixin, _BaseObjectivePerturbation):
                              f"{classes.size} class(es).")
         self.classes_ = classes
         return idx.astype(np.float64) if classes.size == 2 else idx.astype(np.intp)
+
+    def _void_outside_labels(self, y):
+        """The declared-classes rule (see ``void_outside_labels``): a row with a label
+        outside ``classes`` keeps its place and gets all-zero features (the intercept
+        column included), where the logistic and multinomial losses are ``log K`` for
+        every parameter: it adds a constant to the objective and nothing to its gradient
+        or Hessian."""
+        if self.classes is None:
+            return y, None
+        return void_outside_labels(self, self.classes, y)
 
     def _encode_declared(self, y):
         """``y`` against the declared label set ``classes`` (sorted): a row may hold any

@@ -28,6 +28,11 @@ from ..utils._buckets import MAX_N_BINS, cell_statistics, score_buckets
 from ..utils._groups import as_2d_data, as_groups, membership_matrix
 from ..utils._provenance import record_fit_provenance
 from ..utils._random import warn_shared_noise
+from ..utils._validation import (
+    OUTSIDE_LABELS_STATE,
+    encode_declared_labels,
+    void_outside_labels,
+)
 from ..utils._warnings import warn_user
 from ..utils.fixes import (
     HasMethods,
@@ -553,16 +558,28 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         if n < 2:
             raise ValueError("Multicalibration needs calibration data with at least 2 "
                              f"samples; got n_samples = {n}.")
-        if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
+        base, frozen = self._resolve_base()
+        # under NumericSparse with a frozen base, the label set is the base's (public):
+        # a row whose label is outside it stays and is a member of no cell
+        known, declared = None, None
+        if frozen and self.mechanism == "numeric_sparse":
+            declared = np.asarray(getattr(base, "classes_", []))
+            if declared.size == 2:
+                y, known = void_outside_labels(self, declared, y)
+            else:
+                declared = None
+        if declared is None and y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
             raise ValueError("y contains NaN or infinity; pass finite binary labels.")
         check_classification_targets(y)
-        classes, y01 = np.unique(y, return_inverse=True)
+        if declared is not None:
+            classes, y01 = encode_declared_labels(declared, y)
+        else:
+            classes, y01 = np.unique(y, return_inverse=True)
         if classes.size != 2:
             raise ValueError(
                 "Only binary classification is supported. PrivateMulticalibrator needs y "
                 f"with exactly 2 classes; got {classes.size}."
             )
-        base, frozen = self._resolve_base()
         self._tol, self._max_iter = float(self.calibration_tol), int(self.max_iter)
         private = self.mechanism == "numeric_sparse"
         if self.mechanism in ("numeric_sparse", "input_perturbation"):
@@ -616,6 +633,8 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                 f"{MAX_PRIVATE_CELLS:,}. Use fewer bins (n_bins=10 is usual) or fewer groups."
             )
         M = membership_matrix(self.groups_, Z)
+        if known is not None:       # no count, no residual: a member of no cell
+            M[~known] = False
         p = self._base_proba(Xc)
         if not private:
             # (under NumericSparse this check would itself read the calibration data
@@ -696,6 +715,7 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
 
     def __getstate__(self):
         state = dict(super().__getstate__())
+        state.pop(OUTSIDE_LABELS_STATE, None)
         if self.mechanism == "numeric_sparse":
             for key in self._EXACT_STATE:
                 state.pop(key, None)

@@ -93,11 +93,7 @@ def encode_declared_labels(declared, y):
     """
     import numpy as np
 
-    declared = np.asarray(declared)
-    classes = np.unique(declared)
-    if declared.ndim != 1 or classes.size < 2 or classes.size != declared.size:
-        raise ValueError(f"classes must list at least 2 distinct labels; got "
-                         f"{declared.size} label(s), {classes.size} distinct.")
+    classes = _declared_classes(declared)
     match = np.asarray(y).ravel()[:, None] == classes[None, :]
     if not np.all(match.any(axis=1)):
         raise ValueError(
@@ -105,6 +101,104 @@ def encode_declared_labels(declared, y):
             "label can identify a row); map them to a declared label or drop those rows "
             "before fitting.")
     return classes, np.argmax(match, axis=1)
+
+
+#: Name of the private channel of the number of rows whose label is outside the declared
+#: classes: an in-memory attribute of the fitted estimator, left out of every pickle
+#: (``__getstate__``) and of :func:`~sklearn_privacy.utils.strip_for_release`'s output.
+OUTSIDE_LABELS_STATE = "_labels_outside_classes"
+
+
+def _label_matches(values, classes):
+    """``(n, K)`` booleans: ``values[i] == classes[k]``, never raising on exotic values
+    (``None``, ``pd.NA``, NaN, arrays inside an object column are equal to no label)."""
+    import warnings
+
+    import numpy as np
+
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            match = values[:, None] == classes[None, :]
+            if isinstance(match, np.ndarray) and match.dtype == bool \
+                    and match.shape == (values.size, classes.size):
+                return match
+        except Exception:  # noqa: BLE001 -- any comparison failure means "no match"
+            pass
+
+        def equal(v, c):
+            try:
+                r = v == c
+                return bool(r) if isinstance(r, (bool, np.bool_)) else False
+            except Exception:  # noqa: BLE001
+                return False
+
+        return np.array([[equal(v, c) for c in classes] for v in values.tolist()],
+                        dtype=bool).reshape(values.size, classes.size)
+
+
+def void_outside_labels(estimator, declared, y):
+    """``(y', known)``: every label outside ``declared`` replaced, and which rows kept theirs.
+
+    The declared, data-independent rule of a DP classifier with ``classes=``: a row whose
+    label is outside the declared classes stays in the data set (``n`` is unchanged) and
+    contributes nothing to what is released; the number of such rows goes to the private
+    channel ``estimator._labels_outside_classes`` (never pickled), without a warning. The
+    caller makes the row contribute nothing (for a linear model: its features become
+    zeros, where the loss of any label is a constant of the parameters). ``y'`` holds a
+    declared label (the first, sorted) in those rows, so no label value -- a new one,
+    ``NaN``, ``None``, a float among integers -- makes validation fail; ``known`` is
+    ``None`` when every row holds a declared label (``y`` is then returned unchanged).
+    Only a 1-D ``y`` (or one column) is read: other shapes are left to the caller's
+    validation, whose refusals depend on the shape alone.
+    """
+    import numpy as np
+
+    estimator.__dict__[OUTSIDE_LABELS_STATE] = 0
+    classes = _declared_classes(declared)
+    try:
+        values = np.asarray(y)
+    except Exception:  # noqa: BLE001 -- ragged input: left to the validation
+        return y, None
+    if values.ndim == 2 and values.shape[1] == 1:
+        flat = values[:, 0]
+    elif values.ndim == 1:
+        flat = values
+    else:
+        return y, None
+    match = _label_matches(flat, classes)
+    known = match.any(axis=1)
+    if known.all():
+        return y, None
+    estimator.__dict__[OUTSIDE_LABELS_STATE] = int(np.count_nonzero(~known))
+    mapped = classes[np.argmax(match, axis=1)]   # the first declared label where none
+    return mapped.reshape(values.shape), known
+
+
+def zero_rows(X, rows):
+    """``X`` with the rows of the boolean mask ``rows`` set to zero (dense in place on a
+    private copy; sparse as a new matrix of the same format)."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    if rows is None or not np.any(rows):
+        return X
+    if sp.issparse(X):
+        keep = sp.diags((~np.asarray(rows)).astype(X.dtype))
+        return (keep @ X).asformat(X.format)
+    X[np.asarray(rows)] = 0.0
+    return X
+
+
+def _declared_classes(declared):
+    import numpy as np
+
+    declared = np.asarray(declared)
+    classes = np.unique(declared)
+    if declared.ndim != 1 or classes.size < 2 or classes.size != declared.size:
+        raise ValueError(f"classes must list at least 2 distinct labels; got "
+                         f"{declared.size} label(s), {classes.size} distinct.")
+    return classes
 
 
 def label_set_sentence(estimator):
