@@ -28,7 +28,7 @@ from scipy import linalg
 from scipy.sparse.linalg import LinearOperator, eigsh
 
 from ..exceptions import UncertifiedMinimumError
-from ..fil._mlp import (
+from ..fil._mlp._audit import (
     MLP_EIG_RTOL,
     MLP_GTOL,
     AuditedMLP,
@@ -38,7 +38,7 @@ from ..fil._mlp import (
     _newton_operator,
     split_mlp_pipeline,
 )
-from ..fil._mlp_math import ACTIVATIONS, MLPObjective
+from ..fil._mlp._math import ACTIVATIONS, MLPObjective
 from ..utils import noise_generator
 from ._validation import check_bool, check_choice, check_positive_int, is_frame, resolve_rows
 

@@ -10,8 +10,21 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from .._glm._bounds import (  # noqa: F401  (dense_row_norms, row_scale_factors: re-exported)
+    BOUNDING_STATE,
+    dense_row_norms,
+    record_bounding,
+    row_scale_factors,
+)
+from .._glm._core import fit_minimiser
 from ..exceptions import AuditStateUnavailableError, PrivacyWarning
 from ..mechanisms._laplace_norm import laplace_norm_fisher_sigma, laplace_norm_noise
+from ..mechanisms._output_calibration import SWAMP_THRESHOLD, allowed_norm, auto_alpha, swamp_ratio
+from ..mechanisms._output_perturbation import (
+    analytic_gaussian_epsilon,
+    analytic_gaussian_sigma,
+    minimiser_sensitivity,
+)
 from ..privacy._tradeoff import RiskTarget
 from ..utils import noise_generator, resolve_columns
 from ..utils._columns import check_derived_block, derived_columns
@@ -32,17 +45,8 @@ from ..utils.fixes import (
     _fit_context,
     register_process_pool_reducer,
 )
-from ._bounds import (  # noqa: F401  (dense_row_norms, row_scale_factors: re-exported)
-    BOUNDING_STATE,
-    dense_row_norms,
-    record_bounding,
-    row_scale_factors,
-)
 from ._dask import BACKEND as _dask
-from ._dp import analytic_gaussian_epsilon, analytic_gaussian_sigma, minimiser_sensitivity
-from ._engine import FILEngine, check_sigma_scaled
-from ._glm import fit_minimiser
-from ._noise import SWAMP_THRESHOLD, allowed_norm, auto_alpha, swamp_ratio
+from ._eta._engine import FILEngine, check_sigma_scaled
 
 
 def _buffers(a):
@@ -684,7 +688,7 @@ class BaseFILEstimator(BaseEstimator):
             if k % 8 == 0 and self._objective_gradient_norm(X, y, sw, x) <= tau:
                 break
         if multinomial:
-            from ._multinomial import MultinomialFILEngine
+            from ._eta._multinomial import MultinomialFILEngine
 
             self._audit = MultinomialFILEngine(
                 X, y, x, n_classes=K, alpha=alpha, fit_intercept=self.fit_intercept,

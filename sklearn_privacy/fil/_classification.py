@@ -8,6 +8,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from .._glm._core import LOGISTIC
 from ..utils._validation import encode_declared_labels, errors_name, validate_named
 from . import _dask
 from ._base import (
@@ -21,8 +22,7 @@ from ._base import (
     THREAT_MODEL_DOC,
     BaseFILEstimator,
 )
-from ._glm import LOGISTIC
-from ._multinomial import MultinomialFILEngine, fit_multinomial, one_hot
+from ._eta._multinomial import MultinomialFILEngine, fit_multinomial, one_hot
 
 
 class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):

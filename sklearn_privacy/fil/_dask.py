@@ -46,9 +46,8 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ._bounds import dense_row_norms, record_bounding, row_scale_factors
-from ._engine import FILEngine
-from ._glm import (
+from .._glm._bounds import dense_row_norms, record_bounding, row_scale_factors
+from .._glm._core import (
     _SINGLE_MIN_P,
     SingularHessianError,
     approximate_hessian_factor,
@@ -59,6 +58,7 @@ from ._glm import (
     transpose_dot,
     weighted_gram,
 )
+from ._eta._engine import FILEngine
 
 #: Fan-in of the tree reductions (partial Hessians summed per node).
 SPLIT_EVERY = 8
@@ -411,7 +411,7 @@ def objective_gradient(est, X, y, sample_weight, theta):
 
 
 def _factor(H):
-    from ._glm import cholesky
+    from .._glm._core import cholesky
 
     return cholesky(H)
 

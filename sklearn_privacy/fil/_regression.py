@@ -8,6 +8,7 @@ import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .._glm._core import SQUARED
 from ..utils._validation import validate_named
 from ..utils.fixes import Interval
 from ._base import (
@@ -21,7 +22,6 @@ from ._base import (
     THREAT_MODEL_DOC,
     BaseFILEstimator,
 )
-from ._glm import SQUARED
 
 
 class FILLinearRegression(RegressorMixin, BaseFILEstimator):

@@ -12,9 +12,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from .._glm._bounds import BOUNDING_STATE, record_bounding
 from ..exceptions import NoiseDominatesWarning
 from ..fil._base import _scale_rows, private_copy
-from ..fil._bounds import BOUNDING_STATE, record_bounding
+from ..mechanisms import _objective_perturbation as obj
+from ..mechanisms import _sufficient_statistics as ssp
 from ..privacy._tradeoff import RiskTarget
 from ..utils import noise_generator
 from ..utils._provenance import record_fit_provenance
@@ -26,8 +28,6 @@ from ..utils._validation import (
     validate_named,
 )
 from ..utils.fixes import Interval, NumberInterval, StrOptions, _fit_context, validate_params
-from . import _objective as obj
-from . import _ssp as ssp
 
 #: ``alpha="auto"``: ``alpha = AUTO_CONSTANT * E||b|| * data_norm / n`` (see ``auto_alpha``)
 AUTO_CONSTANT = 0.05

@@ -96,8 +96,8 @@ from sklearn.preprocessing import (
     StandardScaler,
 )
 
-from ..utils._pipeline import encoder_output_counts
-from ..utils.fixes import column_transformer_input_indices
+from ...utils._pipeline import encoder_output_counts
+from ...utils.fixes import column_transformer_input_indices
 
 __all__ = ["FeatureMap", "feature_map"]
 
@@ -292,7 +292,7 @@ def blocks_to_dense(blocks, m, n_outputs, n_coordinates):
 # ---------------------------------------------------------------------- step derivatives
 def _scaler_derivative(step, Zd):
     """Element-wise derivative (m, k) of a (clipping) scaler, or None if not a scaler."""
-    from ..preprocessing import BoundedScaler, DPStandardScaler
+    from ...preprocessing import BoundedScaler, DPStandardScaler
 
     m, k = Zd.shape
     if isinstance(step, StandardScaler):
@@ -323,7 +323,7 @@ def _scaler_derivative(step, Zd):
 
 
 def _is_scaler(step):
-    from ..preprocessing import BoundedScaler, DPStandardScaler
+    from ...preprocessing import BoundedScaler, DPStandardScaler
 
     return isinstance(step, (StandardScaler, RobustScaler, MaxAbsScaler, MinMaxScaler,
                              DPStandardScaler, BoundedScaler))
@@ -603,7 +603,7 @@ class FeatureMap:
         if _is_scaler(step):
             if isinstance(step, MinMaxScaler) and step.clip:
                 self.constant = False
-            from ..preprocessing import BoundedScaler, DPStandardScaler
+            from ...preprocessing import BoundedScaler, DPStandardScaler
             if isinstance(step, (BoundedScaler, DPStandardScaler)):
                 self.constant = False
             return
@@ -898,7 +898,7 @@ def feature_map(estimator, *, n_features_in=None, feature_names_in=None) -> Feat
     >>> from sklearn.linear_model import Ridge
     >>> from sklearn.pipeline import make_pipeline
     >>> from sklearn.preprocessing import SplineTransformer, StandardScaler
-    >>> from sklearn_privacy.fil._feature_maps import feature_map
+    >>> from sklearn_privacy.fil._raw._feature_maps import feature_map
     >>> X = np.random.RandomState(0).normal(size=(40, 2))
     >>> pipe = make_pipeline(StandardScaler(), SplineTransformer(n_knots=4),
     ...                      Ridge()).fit(X, X[:, 0])

@@ -64,9 +64,10 @@ from scipy import linalg
 from scipy.linalg.lapack import dpotrf, dpotri
 from scipy.special import logsumexp, softmax
 
-from ..exceptions import ConvergenceWarning, NumericalPrecisionWarning
-from ..utils import resolve_columns
-from ..utils._warnings import warn_user
+from ..._glm._core import SingularHessianError, augment
+from ...exceptions import ConvergenceWarning, NumericalPrecisionWarning
+from ...utils import resolve_columns
+from ...utils._warnings import warn_user
 from ._engine import (
     _ERROR_FACTOR,
     COND_WARN,
@@ -74,7 +75,6 @@ from ._engine import (
     dense_fim,
     fim_operator,
 )
-from ._glm import SingularHessianError, augment
 
 __all__ = ["MultinomialFILEngine", "fit_multinomial", "helmert_basis",
            "multinomial_minimiser", "one_hot"]

@@ -51,23 +51,23 @@ from sklearn.multiclass import OneVsRestClassifier
 from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
-from ..exceptions import StatisticalWarning
-from ..utils import noise_generator
-from ..utils._validation import errors_name
-from ..utils._warnings import warn_user
-from ..utils.fixes import (
+from ..._glm._core import SingularHessianError
+from ...exceptions import StatisticalWarning
+from ...utils import noise_generator
+from ...utils._validation import errors_name
+from ...utils._warnings import warn_user
+from ...utils.fixes import (
     HasMethods,
     NumberInterval,
     StrOptions,
     _check_sample_weight,
     validate_params,
 )
-from ._base import BaseFILEstimator
-from ._classification import FILLogisticRegression
-from ._glm import SingularHessianError
-from ._mlp import audit_mlp, split_mlp_pipeline
-from ._poisson import FILPoissonRegressor
-from ._regression import FILLinearRegression
+from .._base import BaseFILEstimator
+from .._classification import FILLogisticRegression
+from .._mlp._audit import audit_mlp, split_mlp_pipeline
+from .._poisson import FILPoissonRegressor
+from .._regression import FILLinearRegression
 
 __all__ = ["audit"]
 
@@ -258,7 +258,7 @@ class AuditedOneVsRestClassifier(OneVsRestClassifier):
         """The wrapper (its label set, public) and the claims of its ``K`` models, which
         :func:`~sklearn_privacy.privacy_claim` composes (as for a plain
         ``OneVsRestClassifier`` of FIL estimators)."""
-        from ..privacy._compose import StepClaim, step_claims
+        from ...privacy._compose import StepClaim, step_claims
 
         out = [StepClaim("", type(self).__name__, "data_independent", 0.0, 0.0,
                          "wrapper: its own state is the label set (classes_), declared "

@@ -24,7 +24,7 @@ to another basin.
 Exactness
 ---------
 The user's parameters are polished by Newton's method on scikit-learn's own objective (see
-:mod:`._mlp_math`) until the Euclidean norm of the gradient is at most ``MLP_GTOL`` (a
+:mod:`._math`) until the Euclidean norm of the gradient is at most ``MLP_GTOL`` (a
 fixed threshold, the objective being a mean over rows), then the exact Hessian at the
 polished point is checked: its smallest eigenvalue must exceed ``MLP_EIG_RTOL`` times its
 largest. Otherwise :class:`~sklearn_privacy.exceptions.UncertifiedMinimumError` is raised
@@ -48,12 +48,12 @@ from sklearn.neural_network import MLPClassifier, MLPRegressor
 from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
-from ..exceptions import AuditStateUnavailableError, UncertifiedMinimumError
-from ..utils import noise_generator
-from ..utils._validation import check_flag, errors_name, positional_rows
-from ..utils._warnings import warn_user
-from ._feature_maps import _take_rows, blocks_to_dense, feature_map
-from ._mlp_math import ACTIVATIONS, MLPObjective
+from ...exceptions import AuditStateUnavailableError, UncertifiedMinimumError
+from ...utils import noise_generator
+from ...utils._validation import check_flag, errors_name, positional_rows
+from ...utils._warnings import warn_user
+from .._raw._feature_maps import _take_rows, blocks_to_dense, feature_map
+from ._math import ACTIVATIONS, MLPObjective
 
 __all__ = ["AuditedMLP", "audit_mlp"]
 
@@ -175,7 +175,7 @@ class AuditedMLP:
         return state
 
     def __sklearn_privacy_claim__(self):
-        from ..privacy._compose import StepClaim
+        from ...privacy._compose import StepClaim
 
         return [StepClaim("", type(self).__name__, "non_private", math.inf, 0.0,
                           self.epsilon_reason_)]

@@ -1,0 +1,1 @@
+"""FIL audit of scikit-learn's multi-layer perceptrons and their exact derivatives (private)."""
