@@ -276,7 +276,7 @@ def test_preconditioned_lbfgs_reaches_the_hand_over_in_fewer_gradients():
     scikit-learn's adam stops (two hidden layers, ill-conditioned and non-convex)."""
     from scipy.optimize import minimize
 
-    from sklearn_privacy.fil._mlp import _audit as _mlp
+    from sklearn_privacy.fil._mlp import _polish as _mlp
 
     X, y = _data("binary", 1000, d=5)
     model = _fit(MLPClassifier((8, 4), activation="tanh", alpha=0.1, random_state=0), X, y)
@@ -304,7 +304,7 @@ def test_polish_falls_back_when_newton_meets_an_indefinite_hessian(monkeypatch):
     """Newton handed a point where the Hessian is indefinite (adam stopped after 20
     epochs, no L-BFGS before it): the polish goes back to preconditioned L-BFGS, then
     Newton certifies a minimum."""
-    from sklearn_privacy.fil._mlp import _audit as _mlp
+    from sklearn_privacy.fil._mlp import _polish as _mlp
 
     X, y = _data("binary", 400)
     model = _fit(MLPClassifier((4, 3), activation="tanh", alpha=0.1, max_iter=20,
@@ -508,7 +508,7 @@ def test_operator_route_at_a_few_hundred_parameters():
 
 
 def test_block_conjugate_gradients_solve_all_columns_and_refuse_what_they_cannot():
-    from sklearn_privacy.fil._mlp._audit import _block_cg
+    from sklearn_privacy.fil._mlp._polish import _block_cg
 
     rng = np.random.RandomState(0)
     p = 300

@@ -10,14 +10,11 @@ start followed by chord steps).
 import numpy as np
 import pytest
 
+from sklearn_privacy._glm._multinomial import _hessian, _regulariser, fit_multinomial, one_hot
 from sklearn_privacy.fil._eta import _multinomial as mn
 from sklearn_privacy.fil._eta._multinomial import (
     MultinomialFILEngine,
     _certified_rayleigh,
-    _hessian,
-    _regulariser,
-    fit_multinomial,
-    one_hot,
     top_eigenvalues,
 )
 

@@ -8,8 +8,9 @@ synthetic tree:
   its own layer or the ones below it; the package root ``sklearn_privacy/__init__.py``
   is above everything, so no module imports it;
 * no module longer than ``MAX_MODULE_LINES`` lines;
-* no function or method longer than ``MAX_FUNCTION_LINES`` lines (from ``def`` to its
-  last line, docstring included, decorators excluded).
+* no function or method with more than ``MAX_FUNCTION_LINES`` lines of code: from its
+  ``def`` line to its last line, without its docstring (documentation is not what has to
+  fit on a screen to follow the code) and its decorators.
 
 Every import counts, at module level or inside a function, absolute or relative. An
 ``from package import name`` imports the module ``package.name`` when that is a module of
@@ -76,6 +77,7 @@ LAYERS = {
     f"{PACKAGE}.metrics": "estimators",
     f"{PACKAGE}.model_selection": "estimators",
     f"{PACKAGE}.fil._audits": "audits",
+    f"{PACKAGE}.fil._sklearn_audit": "audits",
     f"{PACKAGE}.fil._mlp": "audits",
     f"{PACKAGE}.fil._display": "audits",
     f"{PACKAGE}.attacks": "audits",
@@ -102,40 +104,18 @@ ALLOWED_UPWARD: dict[tuple[str, str], tuple[str, str]] = {
 
 #: Modules over MAX_MODULE_LINES that remain -> their length.
 ALLOWED_LONG_MODULES: dict[str, int] = {
-    f"{PACKAGE}._linalg._secular": 921,
     f"{PACKAGE}.attacks._inversion": 1415,
-    f"{PACKAGE}.fil._base": 1518,
-    f"{PACKAGE}.fil._eta._multinomial": 955,
-    f"{PACKAGE}.fil._mlp._audit": 1014,
-    f"{PACKAGE}.fil._raw._feature_maps": 933,
-    f"{PACKAGE}.linear_model._estimators": 1069,
     f"{PACKAGE}.model_selection._search": 982,
     f"{PACKAGE}.multicalibration._multicalibrator": 1280,
     f"{PACKAGE}.report._report": 2125,
 }
 
-#: Functions over MAX_FUNCTION_LINES that remain ("module:qualname") -> their length.
+#: Functions over MAX_FUNCTION_LINES lines of code that remain ("module:qualname") -> them.
 ALLOWED_LONG_FUNCTIONS: dict[str, int] = {
-    f"{PACKAGE}._linalg._secular:largest_eigenvalue_psd_update": 147,
-    f"{PACKAGE}.attacks._audit:canary_audit": 168,
-    f"{PACKAGE}.attacks._audit:epsilon_lower_bound": 135,
-    f"{PACKAGE}.attacks._inversion:regression_inversion": 134,
-    f"{PACKAGE}.attacks._inversion:whitebox_inversion": 139,
-    f"{PACKAGE}.attacks._membership:evaluate_scores": 123,
-    f"{PACKAGE}.attacks._one_run:one_run_audit": 163,
-    f"{PACKAGE}.attacks._rmia:rmia": 144,
-    f"{PACKAGE}.attacks._worst_case:worst_case_neighbours": 169,
-    f"{PACKAGE}.fil._audits._sklearn:audit": 313,
-    f"{PACKAGE}.fil._eta._multinomial:fit_multinomial": 149,
-    f"{PACKAGE}.fil._mlp._audit:audit_mlp": 231,
-    f"{PACKAGE}.model_selection._search:RandomStoppingSearch.fit": 130,
-    f"{PACKAGE}.multicalibration._multicalibrator:PrivateMulticalibrator.fit": 184,
-    f"{PACKAGE}.privacy._invariance:neighbour_invariance": 188,
-    f"{PACKAGE}.report._report:PrivacyReport.from_estimator": 209,
+    f"{PACKAGE}.multicalibration._multicalibrator:PrivateMulticalibrator.fit": 146,
+    f"{PACKAGE}.report._report:PrivacyReport.from_estimator": 132,
     f"{PACKAGE}.report._report:_audit_section": 124,
     f"{PACKAGE}.report._report:_membership_section": 176,
-    f"{PACKAGE}.report._structural:structural_section": 124,
-    f"{PACKAGE}.utils._release:strip_for_release": 136,
 }
 
 
@@ -299,6 +279,16 @@ def long_modules(root: Path = ROOT) -> dict[str, int]:
             if len(source.splitlines()) > MAX_MODULE_LINES}
 
 
+def code_lines(func: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """Lines from ``def`` to the function's last line, its docstring left out."""
+    length = func.end_lineno - func.lineno + 1
+    first = func.body[0]
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+            and isinstance(first.value.value, str):
+        length -= first.end_lineno - first.lineno + 1
+    return length
+
+
 def long_functions(root: Path = ROOT) -> dict[str, int]:
     """``{"module:qualname": lines}`` of every function or method over the limit."""
     out = {}
@@ -308,7 +298,7 @@ def long_functions(root: Path = ROOT) -> dict[str, int]:
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 qualname = f"{prefix}{child.name}"
                 if not isinstance(child, ast.ClassDef):
-                    length = child.end_lineno - child.lineno + 1
+                    length = code_lines(child)
                     if length > MAX_FUNCTION_LINES:
                         out[f"{module}:{qualname}"] = length
                 visit(module, child, qualname + ".")
@@ -445,9 +435,10 @@ def test_synthetic_long_module_and_function_are_found(tree):
     body = "\n".join(f"        x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
     _write(tree, {
         "utils/_long.py": "\n" * MAX_MODULE_LINES + "y = 1\n",
-        # exactly at the limit: def line + docstring + (limit - 2) body lines
-        "utils/_ok.py": "def f():\n    '''doc'''\n"
-                        + "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES - 2))
+        # exactly at the limit (def line + limit - 1 body lines) under a long docstring
+        "utils/_ok.py": "def f():\n    '''doc\n" + "    more doc\n" * MAX_FUNCTION_LINES
+                        + "    '''\n"
+                        + "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES - 1))
                         + "\n",
         "fil/_est.py": "class Est:\n    def fit(self):\n" + body + "\n",
     })
@@ -476,3 +467,65 @@ def test_module_outside_every_layer_is_refused(tree):
     with pytest.raises(KeyError, match="newpkg is in no layer"):
         for module in graph:
             layer_of(module)
+
+
+# -- pickles written before the moves -----------------------------------------------------
+
+#: Classes that reach a pickle and whose module moved: old module -> (new module, names).
+MOVED_PICKLED_CLASSES = {
+    f"{PACKAGE}.fil._sklearn_audit": (f"{PACKAGE}.fil._audits._audited", (
+        "AuditedLinearRegression", "AuditedLogisticRegression",
+        "AuditedOneVsRestClassifier", "AuditedPoissonRegressor")),
+    f"{PACKAGE}.fil._mlp": (f"{PACKAGE}.fil._mlp._audit", ("AuditedMLP",)),
+}
+
+
+def _as_old_pickle(obj, new_module, old_module):
+    """``obj`` pickled as an earlier version wrote it: its class under ``old_module``
+    (protocol 2 names classes as text, so the module can be replaced in the bytes)."""
+    import pickle
+
+    data = pickle.dumps(obj, protocol=2)
+    new = f"c{new_module}\n".encode()
+    assert new in data
+    return data.replace(new, f"c{old_module}\n".encode())
+
+
+def test_pickles_naming_the_old_modules_load():
+    """An audited scikit-learn model and an audited MLP pickled under the modules their
+    classes had before the moves load as the same classes.
+
+    Failed before ``fil/_sklearn_audit.py`` and the re-export in ``fil/_mlp/__init__.py``
+    were added (``ModuleNotFoundError: No module named 'sklearn_privacy.fil._sklearn_audit'``
+    and ``AttributeError: ... has no attribute 'AuditedMLP'``).
+    """
+    import importlib
+    import pickle
+    import warnings
+
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.neural_network import MLPClassifier
+
+    from sklearn_privacy.fil import audit
+
+    for old, (new, names) in MOVED_PICKLED_CLASSES.items():
+        moved = importlib.import_module(new)
+        for name in names:
+            assert getattr(importlib.import_module(old), name) is getattr(moved, name)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] + 0.5 * rng.normal(size=40) > 0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mlp = MLPClassifier((2,), activation="tanh", alpha=1e-2, max_iter=3000,
+                            random_state=0).fit(X, y)
+        audited = [audit(LogisticRegression().fit(X, y), X, y, sigma=1.0),
+                   audit(mlp, X, y, sigma=1.0)]
+    for obj in audited:
+        new = type(obj).__module__
+        old = next(o for o, (n, names) in MOVED_PICKLED_CLASSES.items()
+                   if n == new and type(obj).__name__ in names)
+        loaded = pickle.loads(_as_old_pickle(obj, new, old))
+        assert type(loaded) is type(obj)
+        assert pickle.dumps(loaded) == pickle.dumps(obj)

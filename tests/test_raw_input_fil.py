@@ -489,7 +489,7 @@ def test_fixed_pole_solver_matches_dense_eigenvalues(q, r):
     random rows and on the hard ones: no update, an update orthogonal to the top pole
     (the answer is the pole), a tiny update (a root just above the pole), repeated
     poles, an update of rank one."""
-    from sklearn_privacy._linalg._secular import largest_eigenvalue_psd_update
+    from sklearn_privacy._linalg._psd_update import largest_eigenvalue_psd_update
 
     rng = np.random.default_rng(q * 10 + r)
     m = 400

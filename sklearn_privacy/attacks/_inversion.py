@@ -11,8 +11,8 @@ from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from .._glm._core import augment, fit_minimiser
+from .._glm._multinomial import fit_multinomial, one_hot
 from ..fil._audits._pipeline import final_fil_estimator
-from ..fil._eta._multinomial import fit_multinomial, one_hot
 from ..utils import child_seeds, noise_generator, resolve_columns
 from ..utils._columns import frame_codes
 from ..utils._intervals import binomial_p_greater, paired_difference, wilson_interval

@@ -9,9 +9,12 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .._glm._core import LOGISTIC
+from .._glm._multinomial import fit_multinomial, one_hot
 from ..utils._validation import encode_declared_labels, errors_name, validate_named
 from . import _dask
-from ._base import (
+from ._base import BaseFILEstimator
+from ._eta._multinomial import MultinomialFILEngine
+from ._params import (
     ALPHA_AUTO_DOC,
     DP_ATTRS_DOC,
     DP_PARAMS_EPS_DOC,
@@ -20,9 +23,7 @@ from ._base import (
     NOISE_ATTRS_DOC,
     SIGMA_DOC,
     THREAT_MODEL_DOC,
-    BaseFILEstimator,
 )
-from ._eta._multinomial import MultinomialFILEngine, fit_multinomial, one_hot
 
 
 class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):

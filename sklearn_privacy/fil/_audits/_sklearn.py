@@ -53,7 +53,6 @@ from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
 from ..._glm._core import SingularHessianError
 from ...exceptions import StatisticalWarning
-from ...utils import noise_generator
 from ...utils._validation import errors_name
 from ...utils._warnings import warn_user
 from ...utils.fixes import (
@@ -64,217 +63,20 @@ from ...utils.fixes import (
     validate_params,
 )
 from .._base import BaseFILEstimator
-from .._classification import FILLogisticRegression
 from .._mlp._audit import audit_mlp, split_mlp_pipeline
-from .._poisson import FILPoissonRegressor
-from .._regression import FILLinearRegression
+from ._audited import (
+    AuditedLinearRegression,
+    AuditedLogisticRegression,
+    AuditedOneVsRestClassifier,
+    AuditedPoissonRegressor,
+    _spawn,
+)
 
 __all__ = ["audit"]
 
 #: Relative distance (to ``max(1, ||theta||)``) between the user's coefficients and the
 #: exact minimiser above which the audit warns that it describes a different model.
 POLISH_WARN = 0.1
-
-#: Fitted attributes of a scikit-learn model kept in a release (everything else ending in
-#: ``_`` -- iteration counts, singular values, cross-validation scores -- is dropped).
-_RELEASE_KEEP = ("coef_", "intercept_", "classes_", "n_features_in_", "feature_names_in_",
-                 "alpha_")
-
-
-class _AuditedMixin:
-    """What an audit adds to a FIL estimator: the warm start, the polish and the release.
-
-    The user's model (which holds the *exact* coefficients) is kept in memory only: it is
-    removed from every pickle, as the rest of the audit state.
-    """
-
-    #: exact statistics of the rows, removed by ``strip_for_release``
-    _strip_on_release = ("polish_distance_", "polish_relative_")
-
-    def _fit_exact(self, X, y, sample_weight, theta_init=None):
-        if theta_init is None:
-            theta_init = self.__dict__.get("_theta_init")
-        return super()._fit_exact(X, y, sample_weight, theta_init=theta_init)
-
-    def __getstate__(self):
-        state = dict(super().__getstate__())
-        # polish_*: exact distances between the trained and the exact minimiser, audit
-        # state as the rest (in memory only)
-        for key in ("_source", "_theta_init", "polish_distance_", "polish_relative_",
-                    "_raw_input"):
-            state.pop(key, None)
-        return state
-
-    def __sklearn_privacy_attributes__(self):
-        """The FIL estimator's kinds; the polish distances are exact statistics of the
-        rows (``strip_for_release`` removes them)."""
-        kinds = super().__sklearn_privacy_attributes__()
-        why = ("rows", "the exact distance between the trained coefficients and the exact "
-                       "minimiser; remove it with strip_for_release")
-        kinds.update(polish_distance_=why, polish_relative_=why,
-                     source_alpha_="constant", release_claim_="constant")
-        return kinds
-
-    def release(self, random_state=None, *, sigma: float | None = None):
-        """A copy of the audited scikit-learn model (or pipeline) with noisy coefficients.
-
-        The exact minimiser (the user's coefficients after polishing) plus one draw of
-        :math:`\\mathcal N(0, \\sigma^2 I)` on every coefficient and intercept (all ``K
-        (d + 1)`` numbers of a multinomial model: ``coef_`` ``(K, d)`` and ``K``
-        intercepts) -- the output-perturbation mechanism whose FIL this object reports --
-        written into a deep copy of the user's own model: same class, same parameters, ready to
-        ``predict`` and to pickle. Data-dependent fitted attributes other than the
-        coefficients (``n_iter_``, ``rank_``, ``singular_``, ``best_score_``,
-        ``cv_results_``) are removed; ``classes_``, ``n_features_in_``,
-        ``feature_names_in_`` and ``RidgeCV``'s selected ``alpha_`` are kept (see
-        ``release_claim_`` for what that means for privacy). When a pipeline was audited,
-        the whole pipeline is copied and its last step replaced.
-
-        Parameters
-        ----------
-        random_state : int, RandomState instance, Generator or None, default=None
-            Source of the noise: ``None`` draws from fresh OS entropy (required for a
-            private release); a fixed seed is for tests only.
-        sigma : float or None, default=None
-            Noise scale of this release (``None``: the ``sigma`` of the audit). The etas
-            of this object describe its own ``sigma``; at another scale they are
-            multiplied by ``sigma_audit / sigma``.
-
-        Returns
-        -------
-        model : estimator
-            An instance of the audited model's class (a ``Pipeline`` of the same steps
-            when a pipeline was audited).
-        """
-        source = self.__dict__.get("_source")
-        if source is None:
-            self._audit_engine()  # raises the clear error of a model loaded from a dump
-            raise AttributeError("release is only available on the result of fil.audit.")
-        new = type(self).__new__(type(self))
-        new.__dict__.update(self.__dict__)
-        if sigma is not None:
-            new.sigma = float(sigma)
-        new.random_state = random_state
-        new._release(self._audit_engine().theta.copy())
-        pipe, model = source
-        out_model = copy.deepcopy(model)
-        for key in list(vars(out_model)):
-            if key.endswith("_") and not key.startswith("_") and key not in _RELEASE_KEEP:
-                delattr(out_model, key)
-        coef = np.asarray(new.coef_, dtype=float).reshape(np.shape(model.coef_))
-        out_model.coef_ = coef
-        if np.ndim(model.intercept_) == 0:
-            out_model.intercept_ = (float(np.ravel(new.intercept_)[0])
-                                    if self.fit_intercept else 0.0)
-        else:
-            shape = np.shape(model.intercept_)
-            intercept = (np.ravel(new.intercept_).astype(float) if self.fit_intercept
-                         else np.zeros(int(np.prod(shape))))
-            out_model.intercept_ = intercept.reshape(shape)
-        if pipe is None:
-            return out_model
-        out_pipe = copy.deepcopy(pipe)
-        name = out_pipe.steps[-1][0]
-        out_pipe.steps[-1] = (name, out_model)
-        return out_pipe
-
-
-class AuditedLinearRegression(_AuditedMixin, FILLinearRegression):
-    """:class:`FILLinearRegression` fitted by :func:`audit` (adds ``release``)."""
-
-
-class AuditedLogisticRegression(_AuditedMixin, FILLogisticRegression):
-    """:class:`FILLogisticRegression` fitted by :func:`audit` (adds ``release``)."""
-
-
-class AuditedPoissonRegressor(_AuditedMixin, FILPoissonRegressor):
-    """:class:`FILPoissonRegressor` fitted by :func:`audit` (adds ``release``)."""
-
-
-class AuditedOneVsRestClassifier(OneVsRestClassifier):
-    """A ``OneVsRestClassifier`` of ``LogisticRegression`` audited by :func:`audit`.
-
-    Its ``estimators_`` are the ``K`` audited binary models
-    (:class:`~sklearn_privacy.FILLogisticRegression` fitted by :func:`audit` on
-    ``y == classes_[k]``), so :func:`~sklearn_privacy.fil.eta`
-    and :func:`~sklearn_privacy.fil.fisher_information` report the ``K`` independent
-    releases together (their Fisher information adds). Adds :meth:`release` and
-    ``polish_distances_`` (one per class).
-    """
-
-    def release(self, random_state=None, *, sigma: float | None = None):
-        """A copy of the audited ``OneVsRestClassifier`` whose ``K`` models are released.
-
-        Each binary model is released as :meth:`AuditedLogisticRegression.release`
-        does (independent noise per model); the wrapper (and, for a pipeline, the
-        preprocessing) is copied as it is.
-
-        Parameters
-        ----------
-        random_state : int, RandomState instance, Generator or None, default=None
-            Source of the noise (``None``: fresh OS entropy for every model).
-        sigma : float or None, default=None
-            Noise scale (``None``: the ``sigma`` of the audit).
-
-        Returns
-        -------
-        model : OneVsRestClassifier or Pipeline
-        """
-        source = self.__dict__.get("_source")
-        if source is None:
-            for est in self.estimators_:  # the clear error of a model loaded from a dump
-                if hasattr(est, "_audit_engine"):
-                    est._audit_engine()
-            raise AttributeError("release is only available on the result of fil.audit.")
-        pipe, ovr = source
-        states = _spawn(random_state, len(self.estimators_))
-        out = copy.deepcopy(ovr)
-        out.estimators_ = [est.release(random_state=rs, sigma=sigma)
-                           for est, rs in zip(self.estimators_, states, strict=True)]
-        if pipe is None:
-            return out
-        out_pipe = copy.deepcopy(pipe)
-        out_pipe.steps[-1] = (out_pipe.steps[-1][0], out)
-        return out_pipe
-
-    def __getstate__(self):
-        state = dict(super().__getstate__())
-        # polish_distances_: exact distances to the minimisers, audit state
-        for key in ("_source", "polish_distances_"):
-            state.pop(key, None)
-        return state
-
-    def __sklearn_privacy_attributes__(self):
-        """The audited models are walked; the label set is public when declared with
-        ``audit(..., classes=...)``."""
-        declared = self.__dict__.get("declared_classes_")
-        labels = ("public" if declared is not None and np.array_equal(
-            declared, self.label_binarizer_.classes_) else (
-                "rows", "the label set found in y; pass classes=[...] to fil.audit"))
-        return {"estimators_": "child", "label_binarizer_": labels, "classes_": labels,
-                "declared_classes_": "constant", "release_claim_": "constant"}
-
-    def __sklearn_privacy_claim__(self):
-        """The wrapper (its label set, public) and the claims of its ``K`` models, which
-        :func:`~sklearn_privacy.privacy_claim` composes (as for a plain
-        ``OneVsRestClassifier`` of FIL estimators)."""
-        from ...privacy._compose import StepClaim, step_claims
-
-        out = [StepClaim("", type(self).__name__, "data_independent", 0.0, 0.0,
-                         "wrapper: its own state is the label set (classes_), declared "
-                         "public by the threat model; its audited models compose below")]
-        for i, child in enumerate(self.estimators_):
-            out += step_claims(child, f"estimators_[{i}]")
-        return out
-
-
-def _spawn(random_state, k):
-    """``k`` independent noise sources from one ``random_state`` (``None`` stays None)."""
-    if random_state is None:
-        return [None] * k
-    seeds = noise_generator(random_state).randint(0, 2**31 - 1, size=k)
-    return [int(s) for s in seeds]
-
 
 # ---------------------------------------------------------------- model -> mapping
 def _total_weight(sample_weight, n):
@@ -545,6 +347,160 @@ def _audit_own(pipe, model, Xt, y, *, sigma, sample_weight, data_norm, target_bo
 _POSITIVE_OR_NONE = [NumberInterval(Real, 0, None, closed="neither"), None]
 
 
+def _check_mlp_arguments(sigma, data_norm, target_bound, random_state, classes):
+    """Refuse the arguments that do not apply to the audit of a neural network."""
+    if data_norm is not None or target_bound is not None:
+        raise ValueError("audit: data_norm/target_bound do not apply to a neural "
+                         "network (no DP guarantee is derived for it).")
+    if random_state is not None:
+        raise ValueError("audit of an MLP: random_state is not used here; pass it to "
+                         "the result's release(random_state=...).")
+    if sigma is None:
+        raise ValueError("audit: pass sigma, the noise scale of the release to audit "
+                         "(only the package's own estimators carry theirs).")
+    if classes is not None:
+        raise ValueError("audit of an MLP: classes applies to the linear models (an "
+                         "MLP audit makes no DP claim).")
+
+
+def _final_step(estimator, X):
+    """``(pipe, model, Xt)``: the pipeline (or None), its final model and the rows the
+    model receives."""
+    if isinstance(estimator, Pipeline):
+        pipe = estimator
+        model = pipe.steps[-1][1]
+        if isinstance(model, Pipeline):
+            raise ValueError("audit: flatten the pipeline (its last step is itself a "
+                             "Pipeline) before auditing it.")
+        check_is_fitted(pipe)
+        Xt = pipe[:-1].transform(X) if len(pipe.steps) > 1 else X
+    else:
+        pipe, model, Xt = None, estimator, X
+    return pipe, model, Xt
+
+
+def _check_training_data(model, Xt, y, sample_weight):
+    """The model is fitted and ``(Xt, y, sample_weight)`` can be its training data (the
+    number of features, the lengths, the weights, a classifier's labels); return the
+    validated weights."""
+    check_is_fitted(model)
+    n_in = getattr(model, "n_features_in_", None)
+    if n_in is not None and Xt.shape[1] != n_in:
+        raise ValueError(
+            f"X: the model was fitted on {n_in} features but X gives {Xt.shape[1]} (after "
+            "the pipeline's preprocessing); pass the training data of the model."
+        )
+    with errors_name("X"):
+        check_consistent_length(Xt, y)
+    n = Xt.shape[0]
+    if sample_weight is not None:
+        with errors_name("sample_weight"):
+            sample_weight = _check_sample_weight(sample_weight, np.empty((n, 0)),
+                                                 dtype=np.float64)
+        if not np.all(np.isfinite(sample_weight)) or np.any(sample_weight < 0):
+            raise ValueError("sample_weight must be finite and non-negative (the weights "
+                             "the model was fitted with).")
+        if not np.sum(sample_weight) > 0:
+            raise ValueError("sample_weight: all weights are zero; at least one must be > 0.")
+    return sample_weight
+
+
+def _fil_parameters(model, cls, params, y, *, sigma, random_state, classes, data_norm,
+                    target_bound):
+    """The parameters of the FIL estimator ``cls`` that fits the mapped objective
+    ``params`` of ``model``, with the declared label set and the DP view's bounds."""
+    if is_classifier(model):
+        with errors_name("y"):
+            labels = np.unique(np.asarray(y))
+        if not np.array_equal(labels, model.classes_):
+            raise ValueError(
+                f"y: its classes {labels.tolist()} differ from the model's classes_ "
+                f"{model.classes_.tolist()}; pass the labels the model was trained on."
+            )
+    kwargs = dict(sigma=sigma, fit_intercept=bool(model.fit_intercept),
+                  random_state=random_state, **params)
+    if classes is not None:
+        if not is_classifier(model) or not np.array_equal(
+                np.unique(np.asarray(classes)), model.classes_):
+            raise ValueError("classes: the declared label set must equal the classifier's "
+                             "classes_ (and applies to classifiers only).")
+        kwargs["classes"] = classes
+    if cls is AuditedPoissonRegressor:
+        if data_norm is not None or target_bound is not None:
+            raise ValueError("audit: data_norm/target_bound do not apply to Poisson "
+                             "regression (no DP guarantee is derivable for it).")
+    else:
+        kwargs["data_norm"] = data_norm
+        if cls is AuditedLinearRegression:
+            kwargs["target_bound"] = target_bound
+        elif target_bound is not None:
+            raise ValueError("audit: target_bound applies to least squares only.")
+    return kwargs
+
+
+def _refit_from(model, fil, theta_user, Xt, y, sample_weight, params):
+    """``fil`` fitted on the training rows from the model's coefficients (Newton polishes
+    them to the exact minimiser); refused when the rows do not meet the declared bounds.
+    The fit's warnings are re-issued once the bounds are checked."""
+    fil._theta_init = theta_user
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            fil.fit(Xt, y, sample_weight=sample_weight)
+        except SingularHessianError as exc:
+            raise SingularHessianError(
+                f"audit of {type(model).__name__}: the mapped objective (alpha="
+                f"{params['alpha']!r}) has no unique minimiser on these data: {exc}"
+            ) from exc
+    # the audit runs in the data owner's session: it reads the private channel of the
+    # bounding counts (never pickled) to refuse bounds the training rows do not meet
+    counts = fil.__dict__.get("_bounding_counts", {})
+    if counts.get("rows_scaled", 0) or counts.get("targets_clipped", 0):
+        raise ValueError(
+            "audit: some rows of X exceed data_norm (or targets exceed target_bound); "
+            "the model was trained on the unbounded data, so the DP view cannot "
+            "apply. Pass bounds that hold for the training data, or None."
+        )
+    for w in caught:
+        warn_user(w.message, w.category)
+    return fil
+
+
+def _describe_release(fil, model, pipe, theta_user, params, note):
+    """The audit's own attributes: the polish distance (with a warning when the model's
+    solver stopped far from the minimiser), the mapped penalty, the release claim, the
+    selection by cross-validation and the source model."""
+    theta = fil._audit_engine().theta
+    distance = float(np.linalg.norm(theta - theta_user))
+    fil.polish_distance_ = distance
+    fil.polish_relative_ = distance / max(1.0, float(np.linalg.norm(theta)))
+    fil.source_alpha_ = float(params["alpha"])
+    if fil.polish_relative_ > POLISH_WARN:
+        warn_user(
+            f"audit: the {type(model).__name__}'s coefficients are {distance:.3g} (L2) from "
+            "the exact minimiser of the mapped objective (more than 10% of its norm); the "
+            "audit describes the exact "
+            "minimiser. Refit the model with a tighter tol or more max_iter, or check "
+            "that X, y and sample_weight are its training data.", StatisticalWarning,
+            stacklevel=2)
+    steps = "" if pipe is None else (
+        " The preprocessing steps were fitted on the private rows without a guarantee "
+        "and are released as they are.")
+    fil.release_claim_ = (
+        f"Gaussian output perturbation (sigma={fil.sigma!r}) of the exact minimiser of "
+        f"the {type(model).__name__} objective (FIL alpha={params['alpha']!r}). "
+        f"{fil.epsilon_reason_}{note}{steps}")
+    if type(model).__name__.endswith("CV"):
+        # the penalty was chosen by cross-validation on these rows: record the selection
+        # where privacy_claim reads it (and strip_for_release keeps it)
+        from dataclasses import replace
+        fil.fit_provenance_ = replace(
+            fil.fit_provenance_,
+            selected_by=f"{type(model).__name__} (its alpha_ chosen by cross-validation)")
+    fil._source = (copy.deepcopy(pipe) if pipe is not None else None, copy.deepcopy(model))
+    fil.__dict__.pop("_theta_init", None)
+
+
 # The rules that tie parameters together (what applies to an MLP, to a linear model) are
 # checked in the body, with the reason in the message.
 @validate_params(
@@ -723,18 +679,7 @@ def audit(estimator, X, y, *, sigma: float | None = None, sample_weight=None,
     """
     mlp_pipe, mlp = split_mlp_pipeline(estimator)
     if mlp is not None:
-        if data_norm is not None or target_bound is not None:
-            raise ValueError("audit: data_norm/target_bound do not apply to a neural "
-                             "network (no DP guarantee is derived for it).")
-        if random_state is not None:
-            raise ValueError("audit of an MLP: random_state is not used here; pass it to "
-                             "the result's release(random_state=...).")
-        if sigma is None:
-            raise ValueError("audit: pass sigma, the noise scale of the release to audit "
-                             "(only the package's own estimators carry theirs).")
-        if classes is not None:
-            raise ValueError("audit of an MLP: classes applies to the linear models (an "
-                             "MLP audit makes no DP claim).")
+        _check_mlp_arguments(sigma, data_norm, target_bound, random_state, classes)
         if mlp_pipe is not None:
             check_is_fitted(mlp_pipe)
         return audit_mlp(mlp_pipe, mlp, X, y, sigma=sigma, sample_weight=sample_weight,
@@ -742,16 +687,7 @@ def audit(estimator, X, y, *, sigma: float | None = None, sample_weight=None,
     if rows is not None or hessian != "auto":
         raise ValueError("audit: rows and hessian apply to MLPClassifier / MLPRegressor "
                          "only (a linear model's audit covers every row exactly).")
-    if isinstance(estimator, Pipeline):
-        pipe = estimator
-        model = pipe.steps[-1][1]
-        if isinstance(model, Pipeline):
-            raise ValueError("audit: flatten the pipeline (its last step is itself a "
-                             "Pipeline) before auditing it.")
-        check_is_fitted(pipe)
-        Xt = pipe[:-1].transform(X) if len(pipe.steps) > 1 else X
-    else:
-        pipe, model, Xt = None, estimator, X
+    pipe, model, Xt = _final_step(estimator, X)
     if isinstance(model, BaseFILEstimator):
         return _audit_own(pipe, model, Xt, y, sigma=sigma, sample_weight=sample_weight,
                           data_norm=data_norm, target_bound=target_bound)
@@ -772,104 +708,13 @@ def audit(estimator, X, y, *, sigma: float | None = None, sample_weight=None,
             f"ending in one), or the package's FIL estimators; got "
             f"{type(model).__name__}."
         )
-    check_is_fitted(model)
-    n_in = getattr(model, "n_features_in_", None)
-    if n_in is not None and Xt.shape[1] != n_in:
-        raise ValueError(
-            f"X: the model was fitted on {n_in} features but X gives {Xt.shape[1]} (after "
-            "the pipeline's preprocessing); pass the training data of the model."
-        )
-    with errors_name("X"):
-        check_consistent_length(Xt, y)
-    n = Xt.shape[0]
-    if sample_weight is not None:
-        with errors_name("sample_weight"):
-            sample_weight = _check_sample_weight(sample_weight, np.empty((n, 0)),
-                                                 dtype=np.float64)
-        if not np.all(np.isfinite(sample_weight)) or np.any(sample_weight < 0):
-            raise ValueError("sample_weight must be finite and non-negative (the weights "
-                             "the model was fitted with).")
-        if not np.sum(sample_weight) > 0:
-            raise ValueError("sample_weight: all weights are zero; at least one must be > 0.")
-    W = _total_weight(sample_weight, n)
-    cls, params, note = handler(model, W, y)
-    if is_classifier(model):
-        with errors_name("y"):
-            labels = np.unique(np.asarray(y))
-        if not np.array_equal(labels, model.classes_):
-            raise ValueError(
-                f"y: its classes {labels.tolist()} differ from the model's classes_ "
-                f"{model.classes_.tolist()}; pass the labels the model was trained on."
-            )
-    kwargs = dict(sigma=sigma, fit_intercept=bool(model.fit_intercept),
-                  random_state=random_state, **params)
-    if classes is not None:
-        if not is_classifier(model) or not np.array_equal(
-                np.unique(np.asarray(classes)), model.classes_):
-            raise ValueError("classes: the declared label set must equal the classifier's "
-                             "classes_ (and applies to classifiers only).")
-        kwargs["classes"] = classes
-    if cls is AuditedPoissonRegressor:
-        if data_norm is not None or target_bound is not None:
-            raise ValueError("audit: data_norm/target_bound do not apply to Poisson "
-                             "regression (no DP guarantee is derivable for it).")
-    else:
-        kwargs["data_norm"] = data_norm
-        if cls is AuditedLinearRegression:
-            kwargs["target_bound"] = target_bound
-        elif target_bound is not None:
-            raise ValueError("audit: target_bound applies to least squares only.")
-    fil = cls(**kwargs)
+    sample_weight = _check_training_data(model, Xt, y, sample_weight)
+    cls, params, note = handler(model, _total_weight(sample_weight, Xt.shape[0]), y)
+    kwargs = _fil_parameters(model, cls, params, y, sigma=sigma, random_state=random_state,
+                             classes=classes, data_norm=data_norm, target_bound=target_bound)
     theta_user = _user_theta(model)
-    fil._theta_init = theta_user
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            fil.fit(Xt, y, sample_weight=sample_weight)
-        except SingularHessianError as exc:
-            raise SingularHessianError(
-                f"audit of {type(model).__name__}: the mapped objective (alpha="
-                f"{params['alpha']!r}) has no unique minimiser on these data: {exc}"
-            ) from exc
-    # the audit runs in the data owner's session: it reads the private channel of the
-    # bounding counts (never pickled) to refuse bounds the training rows do not meet
-    counts = fil.__dict__.get("_bounding_counts", {})
-    if counts.get("rows_scaled", 0) or counts.get("targets_clipped", 0):
-        raise ValueError(
-            "audit: some rows of X exceed data_norm (or targets exceed target_bound); "
-            "the model was trained on the unbounded data, so the DP view cannot "
-            "apply. Pass bounds that hold for the training data, or None."
-        )
-    for w in caught:
-        warn_user(w.message, w.category)
-    theta = fil._audit_engine().theta
-    distance = float(np.linalg.norm(theta - theta_user))
-    fil.polish_distance_ = distance
-    fil.polish_relative_ = distance / max(1.0, float(np.linalg.norm(theta)))
-    fil.source_alpha_ = float(params["alpha"])
-    if fil.polish_relative_ > POLISH_WARN:
-        warn_user(
-            f"audit: the {type(model).__name__}'s coefficients are {distance:.3g} (L2) from "
-            "the exact minimiser of the mapped objective (more than 10% of its norm); the "
-            "audit describes the exact "
-            "minimiser. Refit the model with a tighter tol or more max_iter, or check "
-            "that X, y and sample_weight are its training data.", StatisticalWarning, stacklevel=2)
-    steps = "" if pipe is None else (
-        " The preprocessing steps were fitted on the private rows without a guarantee "
-        "and are released as they are.")
-    fil.release_claim_ = (
-        f"Gaussian output perturbation (sigma={fil.sigma!r}) of the exact minimiser of "
-        f"the {type(model).__name__} objective (FIL alpha={params['alpha']!r}). "
-        f"{fil.epsilon_reason_}{note}{steps}")
-    if type(model).__name__.endswith("CV"):
-        # the penalty was chosen by cross-validation on these rows: record the selection
-        # where privacy_claim reads it (and strip_for_release keeps it)
-        from dataclasses import replace
-        fil.fit_provenance_ = replace(
-            fil.fit_provenance_,
-            selected_by=f"{type(model).__name__} (its alpha_ chosen by cross-validation)")
-    fil._source = (copy.deepcopy(pipe) if pipe is not None else None, copy.deepcopy(model))
-    fil.__dict__.pop("_theta_init", None)
+    fil = _refit_from(model, cls(**kwargs), theta_user, Xt, y, sample_weight, params)
+    _describe_release(fil, model, pipe, theta_user, params, note)
     if pipe is None:
         return fil
     # the raw rows, in memory only (never pickled): fil.eta's raw-input view reads them

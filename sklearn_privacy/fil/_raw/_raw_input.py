@@ -33,7 +33,8 @@ from collections import OrderedDict
 import numpy as np
 from scipy import linalg
 
-from ..._linalg._secular import largest_eigenvalue_psd_update
+from ..._glm._multinomial import helmert_basis
+from ..._linalg._psd_update import largest_eigenvalue_psd_update
 from ...exceptions import PrivacyWarning
 from ...utils._validation import errors_name
 from ...utils._warnings import warn_user
@@ -44,7 +45,7 @@ from .._eta._engine import (
     dense_fim,
     fim_operator,
 )
-from .._eta._multinomial import MultinomialFILEngine, helmert_basis
+from .._eta._multinomial import MultinomialFILEngine
 from ._feature_maps import _take_rows, blocks_to_dense
 
 __all__ = ["RawInputAudit"]
@@ -417,8 +418,8 @@ class RawInputAudit:
 
     def _secular_binary(self, idx, blocks, order):
         """``||J_i[:, C]||_2^2`` of the rows without per-row Grams (see
-        :func:`~._secular.largest_eigenvalue_psd_update`), and the rows that did not
-        converge.
+        :func:`~sklearn_privacy._linalg._psd_update.largest_eigenvalue_psd_update`), and
+        the rows that did not converge.
 
         Split the selected coordinates into those whose map column is fixed (``F``:
         encoded levels, one output of derivative 1) and the others (``V``). With ``P``
