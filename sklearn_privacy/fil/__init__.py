@@ -1,4 +1,19 @@
-"""Fisher information loss of output-perturbed generalised linear models."""
+"""Fisher information loss (FIL): how precisely a release reveals each training value.
+
+- Estimators: :class:`~sklearn_privacy.FILLinearRegression`,
+  :class:`~sklearn_privacy.FILLogisticRegression` (binary or multinomial) and
+  :class:`~sklearn_privacy.FILPoissonRegressor` release their parameters with Gaussian
+  output perturbation and report the eta of every training value; their IRFIL variants
+  reweight the rows so that every example (or attribute) leaks the same eta.
+- Audits: :func:`eta`, :func:`fisher_information` and :func:`sigma_for_eta` of a pipeline
+  ending in a FIL estimator (with respect to its raw inputs through the preprocessing's
+  derivative), and :func:`audit` of a linear model, a one-vs-rest composition or a
+  multi-layer perceptron already trained with scikit-learn.
+- The (epsilon, delta) view: the analytic Gaussian mechanism's
+  :func:`analytic_gaussian_epsilon`, :func:`analytic_gaussian_sigma` and
+  :func:`analytic_gaussian_delta` (defined in :mod:`sklearn_privacy.mechanisms`).
+- Figures: :class:`EtaDisplay`.
+"""
 
 from ..mechanisms._gaussian import (
     analytic_gaussian_delta,
