@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-import sklearn_privacy.fil._engine as engine_module
+import sklearn_privacy.fil._eta._engine as engine_module
 
 #: Last revision before the Newton-on-psi solver (bisection branch for rows whose
 #: largest eigenvalue lies below the top pole).

@@ -40,7 +40,7 @@ from sklearn_privacy import FILLinearRegression, FILLogisticRegression
 from sklearn_privacy._experiments import mnist_membership_split
 from sklearn_privacy.attacks import candidate_minimisers, lira, membership_inference
 from sklearn_privacy.datasets import load_iwpc
-from sklearn_privacy.fil._engine import FILEngine
+from sklearn_privacy.fil._eta._engine import FILEngine
 
 
 def _predictions(thetas, truth, theta, sigma, Z):

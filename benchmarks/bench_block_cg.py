@@ -31,7 +31,7 @@ from sklearn.neural_network import MLPClassifier
 from threadpoolctl import threadpool_limits
 
 from sklearn_privacy import fil
-from sklearn_privacy.fil._mlp import _block_cg
+from sklearn_privacy.fil._mlp._audit import _block_cg
 
 CASES = [  # (rows, inputs, hidden, alpha, named rows)
     (5000, 40, (40,), 0.1, 10),

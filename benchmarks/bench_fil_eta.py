@@ -57,9 +57,9 @@ import numpy as np
 from sklearn.decomposition import PCA
 
 from sklearn_privacy import FILLinearRegression, FILLogisticRegression
+from sklearn_privacy._glm._core import LOGISTIC, SQUARED, augment, fit_minimiser
 from sklearn_privacy.datasets import load_adult, load_mnist
-from sklearn_privacy.fil._engine import FILEngine
-from sklearn_privacy.fil._glm import LOGISTIC, SQUARED, augment, fit_minimiser
+from sklearn_privacy.fil._eta._engine import FILEngine
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from _fil_dense_oracle import dense_hessian_inverse  # noqa: E402  (a test oracle, not shipped)

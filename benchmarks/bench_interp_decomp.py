@@ -1,6 +1,6 @@
 """Skeleton poles: the hand-written interpolative decomposition vs scipy's.
 
-``sklearn_privacy.fil._secular.compress_poles`` picks "skeleton" poles by a column
+``sklearn_privacy._linalg._secular.compress_poles`` picks "skeleton" poles by a column
 interpolative decomposition (ID) of the Cauchy-kernel samples ``K`` (160 x (p-1)) at
 relative tolerance 1e-15. This script builds ``K`` exactly as ``compress_poles`` does from
 the eigenvalues of the headline cases of ``bench_fil_eta.py`` (Adult 30,162 x 86 and
@@ -8,7 +8,7 @@ MNIST 0/1 12,665 x 784, least squares and logistic regression, lambda = 1e-3), t
 compares
 
 * ``hand-written``: the greedy pivoted Gram-Schmidt ID in numpy that the library uses
-  (``sklearn_privacy.fil._secular._interpolative``);
+  (``sklearn_privacy._linalg._secular._interpolative``);
 * ``scipy det.``: ``scipy.linalg.interpolative.interp_decomp(K, 1e-15, rand=False)``
   (deterministic pivoted QR);
 * ``scipy rand.``: the same with ``rand=True`` (randomised, seeded);
@@ -37,8 +37,8 @@ import scipy
 import scipy.linalg.interpolative as sli
 
 from sklearn_privacy import FILLinearRegression, FILLogisticRegression
+from sklearn_privacy._linalg import _secular
 from sklearn_privacy.datasets import load_adult, load_mnist
-from sklearn_privacy.fil import _secular
 
 
 def kernel(d, u_min=_secular._U_MIN, n_samples=_secular._ID_SAMPLES):

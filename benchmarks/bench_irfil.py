@@ -41,8 +41,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
 from sklearn_privacy import IRFILLinearRegression, IRFILLogisticRegression
+from sklearn_privacy._glm._core import LOGISTIC, SQUARED, augment, penalty_diagonal
 from sklearn_privacy.datasets import load_adult, load_mnist01
-from sklearn_privacy.fil._glm import LOGISTIC, SQUARED, augment, penalty_diagonal
 
 N_ITER = 10
 

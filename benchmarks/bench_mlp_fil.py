@@ -53,7 +53,8 @@ from threadpoolctl import threadpool_limits
 
 from sklearn_privacy import fil
 from sklearn_privacy.exceptions import UncertifiedMinimumError
-from sklearn_privacy.fil import _mlp, _mlp_math
+from sklearn_privacy.fil._mlp import _math as _mlp_math
+from sklearn_privacy.fil._mlp import _polish as _mlp
 
 CASES = [  # (rows, inputs, hidden layers, alpha)
     (1000, 5, (5,), 1.0),

@@ -44,8 +44,8 @@ from threadpoolctl import threadpool_limits
 
 from sklearn_privacy import FILLinearRegression, FILLogisticRegression, fil
 from sklearn_privacy.datasets import load_adult
-from sklearn_privacy.fil import _raw_input
-from sklearn_privacy.fil._feature_maps import feature_map
+from sklearn_privacy.fil._raw import _raw_input
+from sklearn_privacy.fil._raw._feature_maps import feature_map
 
 NUM = ["age", "education_num", "hours_per_week", "capital_gain"]
 CAT = ["sex", "race", "relationship"]

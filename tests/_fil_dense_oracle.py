@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sklearn_privacy.fil._glm import augment, penalty_diagonal
+from sklearn_privacy._glm._core import augment, penalty_diagonal
 
 
 def dense_hessian_inverse(X, y, theta, *, loss, alpha, fit_intercept, sample_weight=None):

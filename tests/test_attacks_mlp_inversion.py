@@ -344,7 +344,7 @@ def test_sample_weights_enter_the_candidates():
     thetas, truth, cand = candidate_minimisers(audited, sensitive_features=[2], rows=[3])
     X2 = X.copy()
     X2[3, 2] = cand[1 - truth[0], 0]
-    from sklearn_privacy.fil._mlp_math import MLPObjective
+    from sklearn_privacy.fil._mlp._math import MLPObjective
 
     obj = audited._obj
     weighted = MLPObjective(obj.units, obj.activation, obj.out, obj.alpha, X2, obj.Y, w)
@@ -358,8 +358,8 @@ def test_sample_weights_enter_the_candidates():
 def test_candidate_minimum_is_on_the_branch_of_the_audited_minimum(kind):
     """The refit stays in the audited basin: it equals the minimiser followed continuously
     (20 small Newton-polished moves of the attribute from its value to the candidate)."""
-    from sklearn_privacy.fil._mlp import _gauge, _newton_dense
-    from sklearn_privacy.fil._mlp_math import MLPObjective
+    from sklearn_privacy.fil._mlp._math import MLPObjective
+    from sklearn_privacy.fil._mlp._polish import _gauge, _newton_dense
 
     X, y = _data(kind, 200)
     audited = fil.audit(_fit(_model(kind, alpha=3.0), X, y), X, y, sigma=1.0)

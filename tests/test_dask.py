@@ -63,7 +63,8 @@ def test_dask_fit_and_etas_equal_the_numpy_path(Est, weighted, y_dask):
 def test_dask_logistic_fit_with_single_precision_directions_equals_numpy(monkeypatch):
     """d >= 64: both paths run the two-phase Newton with float32 Hessian passes (counted)
     and one exact Hessian pass, and stop at the same minimiser and etas."""
-    from sklearn_privacy.fil import _dask, _glm
+    from sklearn_privacy._glm import _core as _glm
+    from sklearn_privacy.fil import _dask
 
     X, y, sw = _data(n=1500, d=70, seed=3, classification=True)
     kw = dict(sigma=0.3, alpha=1e-3, random_state=2)

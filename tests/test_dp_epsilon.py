@@ -18,8 +18,8 @@ from sklearn_privacy import FILLinearRegression, FILLogisticRegression, privacy_
 from sklearn_privacy.attacks import canary_audit, worst_case_neighbours
 from sklearn_privacy.exceptions import PrivacyWarning
 from sklearn_privacy.fil import analytic_gaussian_sigma
-from sklearn_privacy.fil._noise import AUTO_SIGNAL, auto_alpha, lipschitz_bound
 from sklearn_privacy.mechanisms._laplace_norm import laplace_norm_noise
+from sklearn_privacy.mechanisms._output_calibration import AUTO_SIGNAL, auto_alpha, lipschitz_bound
 from sklearn_privacy.model_selection import RandomStoppingSearch
 from sklearn_privacy.preprocessing import DPStandardScaler
 from sklearn_privacy.preprocessing._dp_scaler import joint_sensitivity, moment_sensitivities

@@ -10,7 +10,7 @@ from sklearn.linear_model import Ridge
 
 from sklearn_privacy import privacy_claim
 from sklearn_privacy.linear_model import DPLinearRegression
-from sklearn_privacy.linear_model import _ssp as ssp
+from sklearn_privacy.mechanisms import _sufficient_statistics as ssp
 from sklearn_privacy.mechanisms._gaussian import analytic_gaussian_epsilon
 
 
@@ -156,7 +156,7 @@ def test_fast_solver_path_is_certified_and_matches_plain_newton(loss, monkeypatc
     float64 Newton solution (an independent solve of the same objective)."""
     from scipy.optimize import minimize as sp_minimize
 
-    from sklearn_privacy.linear_model import _objective as obj
+    from sklearn_privacy.mechanisms import _objective_perturbation as obj
 
     rng = np.random.default_rng(5)
     n, d = 3000, 6

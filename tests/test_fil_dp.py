@@ -17,13 +17,13 @@ from sklearn_privacy import (
     IRFILLinearRegression,
     IRFILLogisticRegression,
 )
+from sklearn_privacy._glm._core import LOGISTIC, SQUARED, fit_minimiser
 from sklearn_privacy.exceptions import PrivacyWarning
 from sklearn_privacy.fil import (
     analytic_gaussian_delta,
     analytic_gaussian_epsilon,
     analytic_gaussian_sigma,
 )
-from sklearn_privacy.fil._glm import LOGISTIC, SQUARED, fit_minimiser
 from sklearn_privacy.utils import public_weights
 
 EPSILONS = [1e-3, 1e-2, 0.1, 1.0, 10.0, 100.0]

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.sparse.linalg import LinearOperator
 
-from sklearn_privacy.fil._engine import FILEngine
-from sklearn_privacy.fil._glm import LOGISTIC, SQUARED, fit_minimiser
-from sklearn_privacy.fil._secular import largest_eigenvalue_rank2
+from sklearn_privacy._glm._core import LOGISTIC, SQUARED, fit_minimiser
+from sklearn_privacy._linalg._secular import largest_eigenvalue_rank2
+from sklearn_privacy.fil._eta._engine import FILEngine
 
 CASES = [
     (loss, fit_intercept, weighted)
@@ -64,7 +64,7 @@ def test_both_routes_match_dense_for_column_subsets(case, monkeypatch):
         ref = np.array([np.linalg.norm(Ji[:, cols], 2) ** 2 for Ji in J])
         assert _rel(eng.per_example_sq_norms(cols), ref) <= 1e-10, cols
     # force the secular-equation route for small subsets too
-    import sklearn_privacy.fil._engine as engine_module
+    import sklearn_privacy.fil._eta._engine as engine_module
 
     monkeypatch.setattr(engine_module, "_GRAM_MAX_COLUMNS", 0)
     for cols in ([0, 3], [1, 4, d], list(range(d))):
@@ -208,7 +208,7 @@ def test_chunked_engine_memory_does_not_scale_with_n_times_p(monkeypatch):
     """Row chunks keep memory O(chunk * p + p^2): no n x p intermediate is formed."""
     import tracemalloc
 
-    import sklearn_privacy.fil._engine as engine_module
+    import sklearn_privacy.fil._eta._engine as engine_module
 
     original = engine_module._chunk_rows
     budget = 200_000  # bytes per chunk array: ~600 rows at p = 41

@@ -14,8 +14,8 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
 from sklearn_privacy import FILLinearRegression, FILLogisticRegression
+from sklearn_privacy._glm._core import LOGISTIC, SQUARED
 from sklearn_privacy.exceptions import AuditStateUnavailableError
-from sklearn_privacy.fil._glm import LOGISTIC, SQUARED
 
 
 def _regression(n=80, d=5, seed=0):

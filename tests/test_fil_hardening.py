@@ -15,8 +15,8 @@ from sklearn_privacy import (
     IRFILLinearRegression,
     IRFILLogisticRegression,
 )
+from sklearn_privacy._glm._core import LOGISTIC, SQUARED, SingularHessianError
 from sklearn_privacy.exceptions import NumericalPrecisionWarning
-from sklearn_privacy.fil._glm import LOGISTIC, SQUARED, SingularHessianError
 
 ESTIMATORS = [FILLinearRegression, FILLogisticRegression, IRFILLinearRegression,
               IRFILLogisticRegression]
@@ -114,7 +114,7 @@ def test_no_second_copy_when_validation_already_copied():
 
 
 def test_per_subset_cache_is_bounded():
-    from sklearn_privacy.fil._engine import _CACHE_MAX_SUBSETS
+    from sklearn_privacy.fil._eta._engine import _CACHE_MAX_SUBSETS
 
     X, y = _data(d=12)
     est = FILLinearRegression(random_state=0).fit(X, y)

@@ -29,7 +29,7 @@ from sklearn.preprocessing import (
 
 from sklearn_privacy import fil, privacy_claim
 from sklearn_privacy.exceptions import AuditStateUnavailableError, UncertifiedMinimumError
-from sklearn_privacy.fil._mlp_math import MLPObjective
+from sklearn_privacy.fil._mlp._math import MLPObjective
 
 
 def _data(kind, n, d=3, seed=0):
@@ -228,7 +228,7 @@ def test_layer_pair_hessian_equals_the_forward_mode_hessian(hidden, activation, 
 def test_layer_pair_hessian_equals_finite_differences_of_the_gradient():
     """Second oracle: central differences of value_grad, three hidden layers, softmax,
     sample weights, rows spread over several chunks."""
-    from sklearn_privacy.fil import _mlp_math
+    from sklearn_privacy.fil._mlp import _math as _mlp_math
 
     obj, theta = _random_objective("multiclass", (4, 3, 3), "tanh", True, n=400, seed=2)
     old = _mlp_math._CHUNK_BYTES
@@ -276,7 +276,7 @@ def test_preconditioned_lbfgs_reaches_the_hand_over_in_fewer_gradients():
     scikit-learn's adam stops (two hidden layers, ill-conditioned and non-convex)."""
     from scipy.optimize import minimize
 
-    from sklearn_privacy.fil import _mlp
+    from sklearn_privacy.fil._mlp import _polish as _mlp
 
     X, y = _data("binary", 1000, d=5)
     model = _fit(MLPClassifier((8, 4), activation="tanh", alpha=0.1, random_state=0), X, y)
@@ -304,7 +304,7 @@ def test_polish_falls_back_when_newton_meets_an_indefinite_hessian(monkeypatch):
     """Newton handed a point where the Hessian is indefinite (adam stopped after 20
     epochs, no L-BFGS before it): the polish goes back to preconditioned L-BFGS, then
     Newton certifies a minimum."""
-    from sklearn_privacy.fil import _mlp
+    from sklearn_privacy.fil._mlp import _polish as _mlp
 
     X, y = _data("binary", 400)
     model = _fit(MLPClassifier((4, 3), activation="tanh", alpha=0.1, max_iter=20,
@@ -330,7 +330,7 @@ def test_polish_falls_back_when_newton_meets_an_indefinite_hessian(monkeypatch):
 @pytest.mark.parametrize("n,batch_size", [(450, 100), (450, "auto"), (300, 64)])
 def test_stochastic_solvers_objective_is_the_loss_curve_convention(n, batch_size):
     """sgd/adam add the penalty to every minibatch: loss_curve_ has B * alpha."""
-    from sklearn_privacy.fil._mlp import _objective_alpha
+    from sklearn_privacy.fil._mlp._audit import _objective_alpha
 
     X, y = _data("binary", n)
     model = MLPClassifier((3,), activation="tanh", alpha=0.7, solver="sgd",
@@ -483,7 +483,7 @@ def test_operator_route_on_named_rows_equals_dense_and_retraining():
                                                        rel=1e-4)
     _check_against_retraining(op, rows, rtol=1e-3)
     with pytest.raises(ValueError, match="pass rows"):
-        from sklearn_privacy.fil import _mlp
+        from sklearn_privacy.fil._mlp import _audit as _mlp
         old = _mlp.MLP_DENSE_MAX
         _mlp.MLP_DENSE_MAX = 10
         try:
@@ -508,7 +508,7 @@ def test_operator_route_at_a_few_hundred_parameters():
 
 
 def test_block_conjugate_gradients_solve_all_columns_and_refuse_what_they_cannot():
-    from sklearn_privacy.fil._mlp import _block_cg
+    from sklearn_privacy.fil._mlp._polish import _block_cg
 
     rng = np.random.RandomState(0)
     p = 300
@@ -556,7 +556,7 @@ def test_block_conjugate_gradients_solve_all_columns_and_refuse_what_they_cannot
 
 @pytest.mark.parametrize("hidden", [(7,), (5, 4)])
 def test_cached_hessian_operator_equals_the_hessian(hidden, monkeypatch):
-    from sklearn_privacy.fil import _mlp_math
+    from sklearn_privacy.fil._mlp import _math as _mlp_math
 
     X, y = _data("multiclass", 150, d=4)
     model = _fit(MLPClassifier(hidden, activation="tanh", alpha=0.1, solver="lbfgs",
@@ -579,7 +579,7 @@ def test_operator_route_above_the_dense_limit():
     """3,001 parameters (above ``MLP_DENSE_MAX``: the default route is Hessian-vector
     products), 6 named rows: equal to the dense solve at the same minimum and to
     finite differences of warm-started retraining within 1e-3."""
-    from sklearn_privacy.fil._mlp import MLP_DENSE_MAX
+    from sklearn_privacy.fil._mlp._audit import MLP_DENSE_MAX
 
     X, y = _data("binary", 2000, d=8)
     model = _fit(MLPClassifier((300,), activation="tanh", alpha=1.0, random_state=0), X, y)

@@ -20,18 +20,18 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from sklearn_privacy import FILLogisticRegression, IRFILLogisticRegression
-from sklearn_privacy.attacks import canary_audit, whitebox_inversion
-from sklearn_privacy.exceptions import AuditStateUnavailableError
-from sklearn_privacy.fil import eta
-from sklearn_privacy.fil._engine import FILEngine
-from sklearn_privacy.fil._glm import LOGISTIC, fit_minimiser
-from sklearn_privacy.fil._multinomial import (
-    MultinomialFILEngine,
+from sklearn_privacy._glm._core import LOGISTIC, fit_minimiser
+from sklearn_privacy._glm._multinomial import (
     fit_multinomial,
     helmert_basis,
     multinomial_minimiser,
     one_hot,
 )
+from sklearn_privacy.attacks import canary_audit, whitebox_inversion
+from sklearn_privacy.exceptions import AuditStateUnavailableError
+from sklearn_privacy.fil import eta
+from sklearn_privacy.fil._eta._engine import FILEngine
+from sklearn_privacy.fil._eta._multinomial import MultinomialFILEngine
 from sklearn_privacy.utils import noise_generator
 
 N, D, K = 200, 5, 3
@@ -500,7 +500,7 @@ def test_membership_scores_and_ill_conditioning_warning():
 
 
 def test_certified_top_eigenvalues():
-    from sklearn_privacy.fil._multinomial import top_eigenvalues
+    from sklearn_privacy.fil._eta._multinomial import top_eigenvalues
 
     rng = np.random.RandomState(0)
     A = rng.normal(size=(300, 40, 40))

@@ -10,14 +10,11 @@ start followed by chord steps).
 import numpy as np
 import pytest
 
-from sklearn_privacy.fil import _multinomial as mn
-from sklearn_privacy.fil._multinomial import (
+from sklearn_privacy._glm._multinomial import _hessian, _regulariser, fit_multinomial, one_hot
+from sklearn_privacy.fil._eta import _multinomial as mn
+from sklearn_privacy.fil._eta._multinomial import (
     MultinomialFILEngine,
     _certified_rayleigh,
-    _hessian,
-    _regulariser,
-    fit_multinomial,
-    one_hot,
     top_eigenvalues,
 )
 
@@ -121,7 +118,7 @@ def test_fit_returns_the_exact_hessian_at_the_minimiser():
 
 @pytest.mark.parametrize("n", [1, 7, 511, 512, 513, 1100])
 def test_mirror_lower(n):
-    from sklearn_privacy.fil._multinomial import _mirror_lower
+    from sklearn_privacy.fil._eta._multinomial import _mirror_lower
 
     a = np.random.RandomState(n).normal(size=(n, n))
     np.testing.assert_array_equal(_mirror_lower(a.copy()), np.tril(a) + np.tril(a, -1).T)

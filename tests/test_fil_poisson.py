@@ -15,8 +15,8 @@ from _fil_dense_oracle import dense_eta, dense_jacobians
 from sklearn.linear_model import PoissonRegressor
 
 from sklearn_privacy import FILPoissonRegressor
+from sklearn_privacy._glm._core import POISSON
 from sklearn_privacy.fil import eta
-from sklearn_privacy.fil._glm import POISSON
 
 
 def _counts(n=120, d=4, seed=0):

@@ -7,13 +7,14 @@ import pytest
 import scipy.sparse as sp
 
 from sklearn_privacy import FILLinearRegression, FILLogisticRegression
-from sklearn_privacy.datasets import load_adult
-from sklearn_privacy.fil import _engine, _secular
-from sklearn_privacy.fil._secular import (
+from sklearn_privacy._linalg import _secular
+from sklearn_privacy._linalg._secular import (
     compress_poles,
     largest_eigenvalue_rank2,
     largest_eigenvalue_rank2_compressed,
 )
+from sklearn_privacy.datasets import load_adult
+from sklearn_privacy.fil._eta import _engine
 
 
 def _spectrum(kind, p, rng):

@@ -85,7 +85,7 @@ def test_sparse_per_example_memory_is_chunked(monkeypatch):
     """Per-example work on a CSR X densifies one chunk at a time: O(chunk p + p^2)."""
     import tracemalloc
 
-    import sklearn_privacy.fil._engine as engine_module
+    import sklearn_privacy.fil._eta._engine as engine_module
 
     original = engine_module._chunk_rows
     budget = 200_000

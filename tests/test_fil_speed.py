@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sklearn_privacy import IRFILLinearRegression, IRFILLogisticRegression
-from sklearn_privacy.fil._engine import FILEngine
-from sklearn_privacy.fil._glm import LOGISTIC, SQUARED, augment, fit_minimiser, weighted_gram
-from sklearn_privacy.fil._secular import largest_eigenvalue_rank2
+from sklearn_privacy._glm._core import LOGISTIC, SQUARED, augment, fit_minimiser, weighted_gram
+from sklearn_privacy._linalg._secular import largest_eigenvalue_rank2
+from sklearn_privacy.fil._eta._engine import FILEngine
 
 
 def _explicit_top(s, d, A, v, alpha, beta):
@@ -165,7 +165,7 @@ def test_two_phase_newton_builds_the_exact_hessian_once(monkeypatch):
     Hessian but the last is formed in single precision -- the first ones, while the
     steps are large, from every k-th row only -- and exactly one in double precision,
     from every row."""
-    from sklearn_privacy.fil import _glm
+    from sklearn_privacy._glm import _core as _glm
 
     X, y = _logistic_problem(4000, 100, 3)
     calls = []
@@ -193,7 +193,7 @@ def test_two_phase_newton_falls_back_to_double_precision_when_ill_conditioned(mo
     """Columns on scales 1e-3..1e3 (equilibrated condition number above _SINGLE_MAX_COND
     even after scaling, because the columns are nearly collinear): float32 directions are
     refused after the first try and the result is still the exact minimiser."""
-    from sklearn_privacy.fil import _glm
+    from sklearn_privacy._glm import _core as _glm
 
     rng = np.random.default_rng(4)
     base = rng.normal(size=(3000, 1))

@@ -11,8 +11,8 @@ from sklearn_privacy import (
     IRFILLogisticRegression,
 )
 from sklearn_privacy._experiments import LAMBDA_GRID, exact_accuracy, fit_mnist01_models
+from sklearn_privacy._glm._core import LOGISTIC, SQUARED, fit_minimiser
 from sklearn_privacy.fil import _base
-from sklearn_privacy.fil._glm import LOGISTIC, SQUARED, fit_minimiser
 
 
 def _data(n=120, d=4, seed=0, classification=False):

@@ -16,7 +16,7 @@ from sklearn_privacy import privacy_claim
 from sklearn_privacy.attacks import canary_audit
 from sklearn_privacy.exceptions import NoiseDominatesWarning, PrivacyWarning
 from sklearn_privacy.linear_model import DPLinearRegression, DPLogisticRegression, auto_alpha
-from sklearn_privacy.linear_model import _objective as obj
+from sklearn_privacy.mechanisms import _objective_perturbation as obj
 
 
 def _sphere(rng, n, d, radius):

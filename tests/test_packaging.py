@@ -229,7 +229,7 @@ def test_demo_runs_without_pandas():
 # --------------------------------------------------------------------------- helmert
 @pytest.mark.parametrize("k", [2, 3, 7, 40])
 def test_helmert_basis(k):
-    from sklearn_privacy.fil._engine import FILEngine
+    from sklearn_privacy.fil._eta._engine import FILEngine
 
     Q = FILEngine._helmert(k)
     # the hand-written construction it replaces, as the oracle
@@ -245,7 +245,7 @@ def test_helmert_basis(k):
 
 
 def test_helmert_needs_two_columns():
-    from sklearn_privacy.fil._engine import FILEngine
+    from sklearn_privacy.fil._eta._engine import FILEngine
 
     with pytest.raises(ValueError, match="at least two one-hot columns"):
         FILEngine._helmert(1)

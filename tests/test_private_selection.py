@@ -16,7 +16,7 @@ from sklearn_privacy import FILLogisticRegression, RandomStoppingSearch, privacy
 from sklearn_privacy.dummy import DPDummyClassifier, DPDummyRegressor
 from sklearn_privacy.exceptions import PrivacyWarning
 from sklearn_privacy.linear_model import DPLinearRegression, DPLogisticRegression
-from sklearn_privacy.linear_model import _objective as obj
+from sklearn_privacy.mechanisms import _objective_perturbation as obj
 from sklearn_privacy.model_selection import random_stopping_epsilon
 from sklearn_privacy.utils import public_weights
 

@@ -33,7 +33,7 @@ from sklearn_privacy import (
     fil,
 )
 from sklearn_privacy.exceptions import PrivacyWarning
-from sklearn_privacy.fil._feature_maps import feature_map
+from sklearn_privacy.fil._raw._feature_maps import feature_map
 from sklearn_privacy.preprocessing import BoundedScaler
 
 N = 36
@@ -439,7 +439,7 @@ def test_one_vs_rest_pipeline_reports_the_features_view_and_says_so():
 def test_constant_map_route_equals_the_dense_jacobians(kind):
     """Scalers and encoders: the engine's own fast routes with ``B Phi``, ``Phi^T w``
     give the spectral norms of the dense raw-input Jacobians."""
-    from sklearn_privacy.fil._audit import raw_columns, raw_view
+    from sklearn_privacy.fil._audits._pipeline import raw_columns, raw_view
 
     df = _frame()
     ct = make_column_transformer((make_pipeline(StandardScaler(), MaxAbsScaler()),
@@ -489,7 +489,7 @@ def test_fixed_pole_solver_matches_dense_eigenvalues(q, r):
     random rows and on the hard ones: no update, an update orthogonal to the top pole
     (the answer is the pole), a tiny update (a root just above the pole), repeated
     poles, an update of rank one."""
-    from sklearn_privacy.fil._secular import largest_eigenvalue_psd_update
+    from sklearn_privacy._linalg._psd_update import largest_eigenvalue_psd_update
 
     rng = np.random.default_rng(q * 10 + r)
     m = 400
@@ -535,8 +535,8 @@ def test_fixed_pole_route_equals_dense_jacobians_on_every_row(map_name, kind,
     """Every row's per-example eta by the fixed-pole route equals the spectral norm of
     its dense raw-input Jacobian (SVD) and the per-row Gram route, for every raw
     coordinate, subsets with and without the label, and the route picked by itself."""
-    from sklearn_privacy.fil import _raw_input
-    from sklearn_privacy.fil._audit import raw_columns, raw_view
+    from sklearn_privacy.fil._audits._pipeline import raw_columns, raw_view
+    from sklearn_privacy.fil._raw import _raw_input
 
     for df in (_frame(), _frame_levels()):
         pipe, df, _ = _fit(map_name, kind, df=df)
@@ -568,7 +568,7 @@ def test_fixed_pole_route_equals_dense_jacobians_on_every_row(map_name, kind,
 def test_fixed_pole_route_matches_finite_differences(map_name, kind, monkeypatch):
     """The fixed-pole route's per-example etas equal the spectral norms of the
     raw-input Jacobians from central differences of exact refits."""
-    from sklearn_privacy.fil import _raw_input
+    from sklearn_privacy.fil._raw import _raw_input
 
     monkeypatch.setattr(_raw_input, "_ROUTE", "secular")
     pipe, df, y = _fit(map_name, kind)
@@ -587,8 +587,8 @@ def test_fixed_pole_route_matches_finite_differences(map_name, kind, monkeypatch
 
 def test_fixed_pole_route_solves_unconverged_rows_on_their_gram(monkeypatch):
     """Rows the solver reports as not converged are answered by their per-row Gram."""
-    from sklearn_privacy.fil import _raw_input
-    from sklearn_privacy.fil._audit import raw_columns, raw_view
+    from sklearn_privacy.fil._audits._pipeline import raw_columns, raw_view
+    from sklearn_privacy.fil._raw import _raw_input
 
     solver = _raw_input.largest_eigenvalue_psd_update
 

@@ -31,8 +31,8 @@ from sklearn_privacy import (
 )
 from sklearn_privacy.attacks import make_membership_scorer
 from sklearn_privacy.exceptions import PrivacyWarning
-from sklearn_privacy.fil._dp import analytic_gaussian_epsilon
 from sklearn_privacy.mechanisms import NumericSparse
+from sklearn_privacy.mechanisms._output_perturbation import analytic_gaussian_epsilon
 from sklearn_privacy.utils import public_weights, strip_for_release
 from sklearn_privacy.utils._groups import ColumnPredicate
 

@@ -10,9 +10,9 @@ import scipy.sparse as sp
 from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
-from ..fil._audit import final_fil_estimator
-from ..fil._glm import augment, fit_minimiser
-from ..fil._multinomial import fit_multinomial, one_hot
+from .._glm._core import augment, fit_minimiser
+from .._glm._multinomial import fit_multinomial, one_hot
+from ..fil._audits._pipeline import final_fil_estimator
 from ..utils import child_seeds, noise_generator, resolve_columns
 from ..utils._columns import frame_codes
 from ..utils._intervals import binomial_p_greater, paired_difference, wilson_interval

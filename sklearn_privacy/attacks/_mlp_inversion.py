@@ -28,17 +28,9 @@ from scipy import linalg
 from scipy.sparse.linalg import LinearOperator, eigsh
 
 from ..exceptions import UncertifiedMinimumError
-from ..fil._mlp import (
-    MLP_EIG_RTOL,
-    MLP_GTOL,
-    AuditedMLP,
-    _block_cg,
-    _gauge,
-    _newton_dense,
-    _newton_operator,
-    split_mlp_pipeline,
-)
-from ..fil._mlp_math import ACTIVATIONS, MLPObjective
+from ..fil._mlp._audit import MLP_EIG_RTOL, AuditedMLP, split_mlp_pipeline
+from ..fil._mlp._math import ACTIVATIONS, MLPObjective
+from ..fil._mlp._polish import MLP_GTOL, _block_cg, _gauge, _newton_dense, _newton_operator
 from ..utils import noise_generator
 from ._validation import check_bool, check_choice, check_positive_int, is_frame, resolve_rows
 

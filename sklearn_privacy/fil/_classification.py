@@ -8,6 +8,8 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from .._glm._core import LOGISTIC
+from .._glm._multinomial import fit_multinomial, one_hot
 from ..utils._validation import (
     encode_declared_labels,
     errors_name,
@@ -15,7 +17,9 @@ from ..utils._validation import (
     void_outside_labels,
 )
 from . import _dask
-from ._base import (
+from ._base import BaseFILEstimator
+from ._eta._multinomial import MultinomialFILEngine
+from ._params import (
     ALPHA_AUTO_DOC,
     DP_ATTRS_DOC,
     DP_PARAMS_EPS_DOC,
@@ -24,10 +28,7 @@ from ._base import (
     NOISE_ATTRS_DOC,
     SIGMA_DOC,
     THREAT_MODEL_DOC,
-    BaseFILEstimator,
 )
-from ._glm import LOGISTIC
-from ._multinomial import MultinomialFILEngine, fit_multinomial, one_hot
 
 
 class FILLogisticRegression(ClassifierMixin, BaseFILEstimator):

@@ -3,7 +3,7 @@
 **Fit.** ``fit`` reads ``X`` (a :class:`dask.array.Array`, chunked along rows) only
 through tree reductions over its row chunks: each pass maps every chunk to its partial
 objective and gradient, or to its partial Hessian ``X~_b^T diag(c_b) X~_b`` (the same
-syrk builder as the in-memory path, :func:`~sklearn_privacy.fil._glm.weighted_gram`),
+syrk builder as the in-memory path, :func:`~sklearn_privacy._glm._core.weighted_gram`),
 and sums them with ``split_every``, so no worker ever holds more than a few chunks and a
 p x p matrix. Least squares needs one pass; logistic regression one gradient pass per
 Newton step and a Hessian pass only where the step needs one (the same two-phase Newton
@@ -22,7 +22,7 @@ reduction above (warm-started), every per-example eta a chunk-wise ``map_blocks`
 holds about ten such vectors, while ``X`` stays lazy).
 
 **Audit.** :class:`DaskFILEngine` keeps ``X`` lazy and evaluates the in-memory engine's
-own formulas (:class:`~sklearn_privacy.fil._engine.FILEngine`) on row chunks, with the
+own formulas (:class:`~sklearn_privacy.fil._eta._engine.FILEngine`) on row chunks, with the
 whole data set's factorised Hessian:
 
 * per-example eta of every row (any columns, ``constrained`` too): one task per chunk
@@ -46,9 +46,8 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ._bounds import dense_row_norms, record_bounding, row_scale_factors
-from ._engine import FILEngine
-from ._glm import (
+from .._glm._bounds import dense_row_norms, record_bounding, row_scale_factors
+from .._glm._core import (
     _SINGLE_MIN_P,
     SingularHessianError,
     approximate_hessian_factor,
@@ -59,6 +58,7 @@ from ._glm import (
     transpose_dot,
     weighted_gram,
 )
+from ._eta._engine import FILEngine
 
 #: Fan-in of the tree reductions (partial Hessians summed per node).
 SPLIT_EVERY = 8
@@ -466,7 +466,7 @@ def engine_at(est, X, y, sample_weight, theta):
 
 
 def _factor(H):
-    from ._glm import cholesky
+    from .._glm._core import cholesky
 
     return cholesky(H)
 

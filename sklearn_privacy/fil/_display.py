@@ -9,8 +9,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils._display import format_value, get_axes
 from ..utils._validation import check_flag, errors_name
-from ._audit import eta as _pipeline_eta
-from ._audit import final_fil_estimator
+from ._audits._pipeline import eta as _pipeline_eta
+from ._audits._pipeline import final_fil_estimator
 
 KINDS = ("hist", "ecdf", "history")
 _HISTORY_KEYS = ("max", "mean", "min")
@@ -87,7 +87,7 @@ def _training_column(estimator, final, sf):
     if cols.size == 1:
         return block[:, 0]
     from ..utils._pipeline import split_pipeline
-    from ._audit import _final_input_names
+    from ._audits._pipeline import _final_input_names
 
     names = _final_input_names(split_pipeline(estimator)[0], final)
     nonzero = block != 0
@@ -277,7 +277,7 @@ class EtaDisplay:
             non-IRFIL estimator.
         """
         kind = _check_kind(kind)
-        from ._mlp import AuditedMLP
+        from ._mlp._audit import AuditedMLP
 
         if isinstance(estimator, AuditedMLP):
             return cls._from_mlp_audit(estimator, kind, sensitive_features, X, y, columns,

@@ -9,9 +9,10 @@ import numpy as np
 from ..exceptions import PrivacyWarning
 from ..utils._warnings import warn_user
 from ..utils.fixes import Interval
-from ._base import DP_ATTRS_DOC, DP_PARAMS_DOC, DP_PARAMS_LSQ_DOC, BaseFILEstimator
+from ._base import BaseFILEstimator
 from ._classification import FILLogisticRegression
-from ._engine import check_sigma_scaled
+from ._eta._engine import check_sigma_scaled
+from ._params import DP_ATTRS_DOC, DP_PARAMS_DOC, DP_PARAMS_LSQ_DOC
 from ._regression import FILLinearRegression
 
 _IRFIL_DOC = """

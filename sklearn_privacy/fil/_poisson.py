@@ -6,11 +6,12 @@ import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .._glm._core import POISSON, SingularHessianError
 from ..utils._validation import validate_named
 from . import _dask
-from ._base import THREAT_MODEL_DOC, BaseFILEstimator
-from ._glm import POISSON, SingularHessianError
+from ._base import BaseFILEstimator
 from ._irfil import _IRFIL_DOC, _IRFILMixin
+from ._params import THREAT_MODEL_DOC
 
 #: Why the DP view gives no epsilon for the Poisson loss.
 POISSON_EPSILON_REASON = (

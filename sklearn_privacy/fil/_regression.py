@@ -8,9 +8,11 @@ import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .._glm._core import SQUARED
 from ..utils._validation import validate_named
 from ..utils.fixes import Interval
-from ._base import (
+from ._base import BaseFILEstimator
+from ._params import (
     ALPHA_AUTO_DOC,
     DP_ATTRS_DOC,
     DP_PARAMS_LSQ_EPS_DOC,
@@ -19,9 +21,7 @@ from ._base import (
     NOISE_ATTRS_DOC,
     SIGMA_DOC,
     THREAT_MODEL_DOC,
-    BaseFILEstimator,
 )
-from ._glm import SQUARED
 
 
 class FILLinearRegression(RegressorMixin, BaseFILEstimator):

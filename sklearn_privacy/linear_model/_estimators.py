@@ -12,9 +12,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from .._glm._bounds import BOUNDING_STATE, record_bounding
+from .._glm._rows import _scale_rows, private_copy
 from ..exceptions import NoiseDominatesWarning
-from ..fil._base import _scale_rows, private_copy
-from ..fil._bounds import BOUNDING_STATE, record_bounding
+from ..mechanisms import _objective_perturbation as obj
+from ..mechanisms import _sufficient_statistics as ssp
 from ..privacy._tradeoff import RiskTarget
 from ..utils import noise_generator
 from ..utils._provenance import record_fit_provenance
@@ -28,235 +30,14 @@ from ..utils._validation import (
     void_outside_labels,
     zero_rows,
 )
-from ..utils.fixes import Interval, NumberInterval, StrOptions, _fit_context, validate_params
-from . import _objective as obj
-from . import _ssp as ssp
-
-#: ``alpha="auto"``: ``alpha = AUTO_CONSTANT * E||b|| * data_norm / n`` (see ``auto_alpha``)
-AUTO_CONSTANT = 0.05
-#: ... for least squares (``data_norm / target_bound`` for ``data_norm``)
-AUTO_CONSTANT_LSQ = 15.0
-
-
-@validate_params(
-    {
-        "loss": [StrOptions({"logistic", "multinomial", "huber"})],
-        "epsilon": [NumberInterval(Real, 0, None, closed="neither")],
-        "delta": [NumberInterval(Real, 0, 1, closed="left")],
-        "n": [NumberInterval(Integral, 1, None, closed="left")],
-        "n_params": [NumberInterval(Integral, 1, None, closed="left")],
-        "data_norm": [NumberInterval(Real, 0, None, closed="neither")],
-        "n_classes": [NumberInterval(Integral, 2, None, closed="left")],
-        "target_bound": [NumberInterval(Real, 0, None, closed="neither"), None],
-    },
-    prefer_skip_nested_validation=True,
+from ..utils.fixes import Interval, StrOptions, _fit_context
+from ._noise_plan import (
+    LOSE_TO_CONSTANT_GRAM_RATIO,
+    LOSE_TO_CONSTANT_RATIO,
+    auto_alpha,
+    noise_to_signal_ratio,
 )
-def auto_alpha(*, loss, epsilon, delta, n, n_params, data_norm, n_classes=2,
-               target_bound=None):
-    """The data-independent penalty of ``alpha="auto"``.
-
-    ``alpha = C * E||b|| * R / n`` (least squares: ``R / B`` for ``R``), with
-    ``E||b||`` the expected norm of the objective noise at the penalty ``alpha`` itself
-    (a fixed point, found by iteration: the Jacobian term and the extra penalty depend on
-    ``alpha``), ``R`` = ``data_norm``, ``B`` = ``target_bound`` and ``n`` the number of
-    rows. The penalty's bias ``alpha ||w*||^2 / 2`` and the noise's cost ``E||b||^2 / (2
-    n^2 alpha)`` balance at ``alpha = E||b|| / (n ||w*||)``; the rule takes a reference
-    coefficient norm ``||w*|| = 1 / (C R)``. ``C = 0.05`` for the logistic losses, chosen
-    on a grid on Adult (best 0.075 to 0.25 depending on epsilon) and breast cancer (best
-    0.025); ``C = 15`` for least squares, chosen on IWPC and diabetes (the best of a grid
-    with steps of about 3 at epsilon 0.5, 1 and 4; the Huber threshold, hence the noise,
-    grows as ``1 / sqrt(alpha)``, which favours larger penalties). See the user guide
-    (objective perturbation) for the accuracies.
-
-    **Why n may be used.** Under the replace-one neighbouring relation both data sets
-    have the same number of rows, so ``n`` is public by the threat model (as in
-    Chaudhuri et al. and Kifer et al., whose noise and penalty depend on ``n``); the
-    number of parameters, ``epsilon``, ``delta`` and the declared bounds are parameters.
-    No row is read.
-
-    Parameters
-    ----------
-    loss : {"logistic", "multinomial", "huber"}
-        The loss (``"huber"``: :class:`~sklearn_privacy.DPLinearRegression`).
-    epsilon : float > 0
-    delta : float in [0, 1)
-    n : int
-        Number of training rows.
-    n_params : int
-        Number of released parameters (features, plus one for the intercept, times the
-        number of classes for the multinomial loss).
-    data_norm : float > 0
-    n_classes : int, default=2
-    target_bound : float or None, default=None
-        Required for ``loss="huber"``.
-
-    Returns
-    -------
-    alpha : float
-
-    Examples
-    --------
-    >>> from sklearn_privacy.linear_model import auto_alpha
-    >>> a = auto_alpha(loss="logistic", epsilon=1.0, delta=0.0, n=10_000, n_params=11,
-    ...                data_norm=1.0)
-    >>> bool(0 < a < auto_alpha(loss="logistic", epsilon=1.0, delta=0.0, n=1_000,
-    ...                         n_params=11, data_norm=1.0))
-    True
-    """
-    alpha = 1e-3
-    for _ in range(50):
-        the_plan = obj.plan(loss=loss, epsilon=epsilon, delta=delta, alpha=alpha, n=n,
-                            data_norm=data_norm, n_classes=n_classes,
-                            target_bound=target_bound)
-        scale = data_norm if loss != "huber" else data_norm / max(float(target_bound), 1e-300)
-        const = AUTO_CONSTANT_LSQ if loss == "huber" else AUTO_CONSTANT
-        new = const * obj.expected_noise_norm(the_plan, n_params) * scale / n
-        if abs(new - alpha) <= 1e-6 * alpha:
-            alpha = new
-            break
-        alpha = new
-    return float(alpha)
-
-
-#: ``noise_to_signal_ratio`` above which a release is expected to lose to a constant
-#: (calibrated on the tables of ``benchmarks/bench_dp_linear_recipes.py``: no release
-#: below it lost, two releases above it beat the constant by under a point)
-LOSE_TO_CONSTANT_RATIO = 0.2
-#: ... and the Gram-noise ratio of sufficient-statistics perturbation (same tables: it
-#: separates the regression releases that lose from those that win)
-LOSE_TO_CONSTANT_GRAM_RATIO = 2.0
-
-
-def noise_to_signal_ratio(expected_noise_norm, *, n, zeta, n_params):
-    """Public noise-to-signal ratio of a release: ``E||b|| / (n zeta sqrt(p))``.
-
-    ``b`` is the noise added to a sum of per-row statistics whose norm is at most
-    ``zeta`` per row (objective perturbation: the loss gradients; sufficient statistics:
-    ``X^T y``), so ``n zeta`` bounds the statistic and ``n zeta / sqrt(p)`` its typical
-    coordinate; the penalty scales signal and noise alike, so it cancels. Only ``n``,
-    the number of parameters, ``epsilon``, ``delta`` and the declared bounds enter: the
-    warning it triggers is a function of public quantities and reveals nothing about the
-    rows. Where the ratio exceeds the per-parameter signal of a typical table the release
-    is expected to lose to a constant prediction; the threshold
-    ``LOSE_TO_CONSTANT_RATIO`` and its false-positive and false-negative rates on
-    benchmark tables are in the user guide (publishing page).
-    """
-    return float(expected_noise_norm) / (float(n) * float(zeta) * np.sqrt(float(n_params)))
-
-
-_THREAT_MODEL = """
-    Notes
-    -----
-    **Mechanism.** Objective perturbation (Chaudhuri, Monteleoni & Sarwate 2011,
-    Algorithm 2; Kifer, Smith & Thakurta 2012 for the Gaussian variant): a random vector
-    ``b``, drawn before any row is read, is added to the objective, and the minimiser of
-    :math:`\\frac1n\\sum_i l_i(\\theta) + \\frac{\\Lambda}{2}\\lVert\\theta\\rVert^2 +
-    \\frac{b^\\top\\theta}{n}` is released (:math:`\\Lambda` = ``alpha`` plus the papers'
-    extra penalty when the Jacobian term would use more than half of the
-    budget; ``penalty_``).
-    ``delta=0``: ``b`` has density proportional to :math:`\\exp(-\\varepsilon'
-    \\lVert b\\rVert / (2\\zeta))`; ``delta > 0``: ``b`` is Gaussian. The constants
-    (gradient bound :math:`\\zeta`, curvature bound ``c``), the Jacobian term
-    :math:`2\\,\\mathrm{rank}\\,\\log(1 + c/(n\\Lambda))` and the derivation are in
-    ``sklearn_privacy/linear_model/_objective.py`` and the user guide. The released
-    centre is within ``certified_distance_`` (fixed by public quantities) of the exact
-    perturbed minimiser: Newton's method stops at a gradient norm that certifies it, and
-    if ``max_iter`` Newton steps did not, accelerated gradient steps continue up to a
-    count that guarantees it whatever the rows (the count reads only public constants
-    and ``||b||``); the centre is released with a last noise of norm scale
-    ``certified_distance_ / (epsilon / 1000)`` (approximate minima perturbation, Iyengar
-    et al. 2019), which costs ``2 epsilon / 1000`` of the budget. Every fit yields a
-    release with the same claim: certification is not an event about the data.
-
-    **Threat model and guarantee.** Neighbouring data sets differ in the values of one
-    row (replacement); the number of rows ``n``, the number of features and every
-    parameter are public; the label set (``classes_``) is public when declared with
-    ``classes=`` (classifier), and otherwise found in ``y``, which one row can change, so
-    that :func:`~sklearn_privacy.privacy_claim` is ``inf``. Every row (with the constant column of
-    ``intercept_scaling`` appended) is assumed to have L2 norm at most ``data_norm``:
-    larger rows are scaled to that norm before fitting, with a
-    :class:`~sklearn_privacy.exceptions.PrivacyWarning` (the guarantee then holds for the
-    original rows too, the scaling acting row by row). The adversary sees ``coef_`` and
-    ``intercept_``, knows every other row and is computationally unbounded. The release
-    is (``epsilon``, ``delta``)-differentially private; with ``delta=0`` it is pure
-    ``epsilon``-DP.
-
-    **What is not guaranteed.** Floating-point effects in sampling and solving are not
-    covered (as for every DP library). A fixed ``random_state`` makes the noise
-    reproducible and the release non-private (tests only); a ``RandomState`` or
-    ``Generator`` instance is shared by clones and warns. Steps fitted before this one on
-    the same rows are not covered: :func:`sklearn_privacy.privacy_claim` states the claim of
-    the whole published object. No Fisher information loss is reported: the release is
-    not the exact minimiser plus data-independent noise (the noise passes through the
-    data's Hessian), so the closed form of the output-perturbed estimators does not apply
-    and this estimator refuses to state one.
-"""
-
-_COMMON_PARAMS = """    epsilon : float > 0 or RiskTarget, default=1.0
-        The privacy budget of the release. A
-        :class:`~sklearn_privacy.privacy.RiskTarget` (e.g. ``RiskTarget(tpr=0.05,
-        fpr=0.01)``) sets it from the risk a user accepts: the largest epsilon whose
-        (epsilon, ``delta``) claim keeps every membership attack within the target
-        (``RiskTarget.epsilon(delta)``), before any row is read.
-    delta : float in [0, 1), default=1e-5
-        ``0``: pure epsilon-DP (Gamma-norm noise); ``> 0``: (epsilon, delta)-DP with
-        Gaussian noise (usually less noise when there are many features).
-    data_norm : float > 0
-        Declared bound :math:`R` on the L2 norm of every row (the constant column of
-        ``intercept_scaling`` included). Required: the noise is set from it. Rows above
-        it are scaled to it with a :class:`~sklearn_privacy.exceptions.PrivacyWarning`.
-        Choose it from public knowledge (e.g. after a
-        :class:`~sklearn_privacy.preprocessing.BoundedScaler`), never from the rows.
-    alpha : float >= 0 or "auto", default="auto"
-        L2 penalty, per-sample as in the FIL estimators: the objective is the mean loss
-        plus ``alpha / 2 ||w||^2``, so without noise ``alpha=a`` has the minimiser of
-        ``Ridge(alpha=n_samples * a)`` (least squares) or
-        ``LogisticRegression(C=1 / (n_samples * a))`` (logistic); the package's
-        ``FILPoissonRegressor(alpha=a)`` is ``PoissonRegressor(alpha=a)``.
-        ``"auto"``: a data-independent rule from ``n``, the number of parameters,
-        ``epsilon``, ``delta`` and ``data_norm`` (see
-        :func:`~sklearn_privacy.linear_model.auto_alpha`); the value used is ``alpha_``.
-    fit_intercept : bool, default=True
-        Fit an intercept as the penalised coefficient of a constant column of value
-        ``intercept_scaling`` (counted in ``data_norm``); ``intercept_ =
-        intercept_scaling *`` that coefficient.
-    intercept_scaling : float > 0, default=1.0
-        Value of the constant column.
-    max_iter : int >= 1, default=100
-        Maximum number of Newton steps; if they do not certify the centre, accelerated
-        gradient steps finish the job (same release guarantee, slower).
-    random_state : None, int, RandomState or Generator, default=None
-        Source of the noise. ``None`` draws from fresh OS entropy (required for a
-        private release); anything else is for tests only.
-"""
-
-_COMMON_ATTRS = """    epsilon_ : float
-        Epsilon of the release (``epsilon``; ``inf`` only with undeclared classes or a
-        fixed seed, see ``epsilon_reason_``).
-    delta_ : float
-        Its delta.
-    epsilon_reason_ : str
-        What the guarantee covers, or why ``epsilon_`` is inf.
-    alpha_ : float
-        The ``alpha`` used (``alpha="auto"`` resolved).
-    penalty_ : float
-        :math:`\\Lambda`: ``alpha_`` plus the extra penalty of Algorithm 2.
-    noise_scale_ : float
-        Gamma scale of ``||b||`` (``delta=0``) or standard deviation of each coordinate
-        of ``b`` (``delta > 0``).
-    certified_distance_ : float
-        Certified bound on the distance between the solver's centre and the exact
-        perturbed minimiser: ``2^-44 (zeta + E||b|| / n) / penalty_``, a function of
-        the parameters and ``n`` only (the residual noise's scale is this over
-        ``epsilon / 1000``).
-    n_iter_ : int
-        Newton and accelerated gradient steps taken. Data-dependent and not covered
-        by ``epsilon_``: left out of pickles and removed by
-        :func:`~sklearn_privacy.utils.strip_for_release`.
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Defined only when ``X`` has string feature names.
-"""
+from ._params import _COMMON_ATTRS, _COMMON_PARAMS, _THREAT_MODEL
 
 
 def _draw(the_plan, n_params, n, rng):
@@ -841,7 +622,7 @@ class DPLinearRegression(RegressorMixin, _BaseObjectivePerturbation):
       ``delta = 0``), and the ridge solution of the noisy statistics is released.
       Sensitivities ``R^2``, ``sqrt 2 R^2`` and ``2 R B`` (``R`` = ``data_norm``, ``B``
       the half width of the target bounds); the derivation is in the module docstring of
-      ``sklearn_privacy/linear_model/_ssp.py`` and the tests check it against brute
+      ``sklearn_privacy/mechanisms/_sufficient_statistics.py`` and the tests check it against brute
       force over replace-one pairs. No solver certificate is needed: the release is a
       closed form of the noisy statistics.
     * ``"objective"``: objective perturbation of the mean squared loss (halved) plus

@@ -22,9 +22,9 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 from ..dummy import DPDummyClassifier, DPDummyRegressor
 from ..exceptions import AuditStateUnavailableError
 from ..fil._base import BaseFILEstimator
-from ..fil._dp import minimiser_sensitivity
 from ..linear_model._estimators import _BaseObjectivePerturbation
-from ..linear_model._objective import gaussian_objective_rdp
+from ..mechanisms._objective_perturbation import gaussian_objective_rdp
+from ..mechanisms._output_perturbation import minimiser_sensitivity
 from ..multicalibration import PrivateMulticalibrator
 from ..privacy import StepClaim, TradeoffCurve
 from ..privacy._tradeoff import RiskTarget
@@ -503,7 +503,7 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
     :class:`~sklearn_privacy.dummy.DPDummyRegressor`) are ``(epsilon, 0)``-DP
     candidates at their own ``epsilon``; Gaussian objective perturbation (``delta >
     0``) enters through its Renyi-DP curve
-    (``sklearn_privacy.linear_model._objective.gaussian_objective_rdp``, derived there),
+    (``sklearn_privacy.mechanisms._objective_perturbation.gaussian_objective_rdp``, derived there),
     FIL output perturbation through its Gaussian ``sensitivity / sigma`` or its pure
     epsilon. A grid may mix them: the accounting takes, order by order, the largest.
     Include the constant model in the grid (e.g. a list of two grids, one with

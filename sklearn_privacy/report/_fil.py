@@ -60,8 +60,8 @@ def _eta_view(model):
                 "preprocessing", "in the units of the raw columns")
     if not hasattr(model, "steps") or len(model.steps) < 2:
         return "the model's inputs", "in the units of the model's inputs"
-    from ..fil._audit import raw_refusals
-    from ..fil._feature_maps import feature_map
+    from ..fil._audits._pipeline import raw_refusals
+    from ..fil._raw._feature_maps import feature_map
 
     refusals = raw_refusals(feature_map(model), model.steps[-1][1])
     if refusals:

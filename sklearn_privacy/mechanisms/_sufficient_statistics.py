@@ -50,8 +50,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.stats import norm
 
-from ..mechanisms._gaussian import analytic_gaussian_sigma
-from ._objective import gamma_norm_vector
+from ._gaussian import analytic_gaussian_sigma
+from ._objective_perturbation import gamma_norm_vector
 
 #: budget shares of (lambda_min, X^T X, X^T y): in mu^2 (Gaussian) or epsilon (pure)
 SHARES = (0.1, 0.45, 0.45)

@@ -24,9 +24,9 @@ from scipy import linalg
 from sklearn.multiclass import OneVsRestClassifier
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseFILEstimator
-from ._engine import check_sigma_scaled
-from ._multinomial import helmert_basis
+from ..._glm._multinomial import helmert_basis
+from .._base import BaseFILEstimator
+from .._eta._engine import check_sigma_scaled
 
 _CHUNK_BYTES = 48_000_000
 

@@ -25,7 +25,7 @@ Two pieces:
   Monteleoni & Sarwate (JMLR 2011).
 
 Derivation for this package's objective. Dividing the objective of
-:mod:`sklearn_privacy.fil._glm` by the total weight :math:`W = \\sum_i \\omega_i` gives
+:mod:`sklearn_privacy._glm._core` by the total weight :math:`W = \\sum_i \\omega_i` gives
 
 .. math::
 
@@ -81,7 +81,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-from ..mechanisms._gaussian import (
+from ._gaussian import (
     analytic_gaussian_delta,
     analytic_gaussian_epsilon,
     analytic_gaussian_sigma,

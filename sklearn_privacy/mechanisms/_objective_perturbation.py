@@ -38,7 +38,8 @@ of two rows' gradients lies in ``{u x^T + v x'^T : 1^T u = 1^T v = 0}``, of dime
 Least squares has an unbounded gradient at large ``theta``; it is replaced by the Huber
 loss with threshold ``M = B (1 + R k(Lambda))`` (``B`` = ``target_bound``, ``k(L) =
 max_(s <= R) s / (s^2 + L)``): every residual of a *noiseless* ridge fit is at most
-``M`` (``sklearn_privacy.fil._dp``), so without noise the minimiser is exactly the
+``M`` (``sklearn_privacy.mechanisms._output_perturbation``),
+so without noise the minimiser is exactly the
 ridge solution; with noise it is least squares for residuals up to ``M`` and linear in
 the residual beyond.
 

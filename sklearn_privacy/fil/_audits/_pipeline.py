@@ -7,17 +7,17 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ..exceptions import PrivacyWarning
-from ..utils._columns import resolve_columns
-from ..utils._pipeline import feature_columns, split_pipeline
-from ..utils._validation import errors_name, positional_rows
-from ..utils._warnings import warn_user
-from ..utils.fixes import NumberInterval, StrOptions, validate_params
-from ._base import BaseFILEstimator
-from ._engine import check_sigma_scaled
-from ._feature_maps import feature_map
+from ...exceptions import PrivacyWarning
+from ...utils._columns import resolve_columns
+from ...utils._pipeline import feature_columns, split_pipeline
+from ...utils._validation import errors_name, positional_rows
+from ...utils._warnings import warn_user
+from ...utils.fixes import NumberInterval, StrOptions, validate_params
+from .._base import BaseFILEstimator
+from .._eta._engine import check_sigma_scaled
+from .._raw._feature_maps import feature_map
+from .._raw._raw_input import RawInputAudit
 from ._ovr import OneVsRestAudit, is_fil_ovr
-from ._raw_input import RawInputAudit
 
 __all__ = ["eta", "fisher_information", "sigma_for_eta"]
 
@@ -260,7 +260,7 @@ def _raw_scaled(final, sq, what):
 
 def _is_mlp_audit(estimator, wrt, X, constrained, who):
     """Whether ``estimator`` is the audit of a scikit-learn MLP (its own methods apply)."""
-    from ._mlp import AuditedMLP
+    from .._mlp._audit import AuditedMLP
 
     if not isinstance(estimator, AuditedMLP):
         return False

@@ -18,7 +18,8 @@ With ``a_i = H^{-1} x~_i``, ``B = H^{-1} E``, ``v = B w`` and ``M = B B^T``,
 
 a fixed matrix scaled per example plus a rank-2 update. ``M`` is diagonalised once, all
 ``a_i`` are rotated by one GEMM, and each example's top eigenvalue is a 2 x 2 secular
-equation (:mod:`._secular`); with at least ``_COMPRESS_MIN_ROWS`` rows its sums over the
+equation (:mod:`sklearn_privacy._linalg._secular`); with at least ``_COMPRESS_MIN_ROWS``
+rows its sums over the
 ``p`` eigenvalues of ``M`` are reduced to sums over a few skeleton poles, computed once
 per column subset and applied by extra columns of the same GEMM. Column subsets replace
 ``w, B`` by their restriction. Work is done in row chunks so memory stays
@@ -34,11 +35,7 @@ import scipy.sparse as sp
 from scipy import linalg
 from scipy.sparse.linalg import LinearOperator
 
-from ..exceptions import NumericalPrecisionWarning
-from ..utils import resolve_columns
-from ..utils._validation import positional_rows
-from ..utils._warnings import warn_user
-from ._glm import (
+from ..._glm._core import (
     augment,
     cholesky,
     linear_predictor,
@@ -46,12 +43,16 @@ from ._glm import (
     scale_note,
     weighted_gram,
 )
-from ._secular import (
+from ..._linalg._secular import (
     _COMPRESS_MIN_ROWS,
     compress_poles,
     largest_eigenvalue_rank2,
     largest_eigenvalue_rank2_compressed,
 )
+from ...exceptions import NumericalPrecisionWarning
+from ...utils import resolve_columns
+from ...utils._validation import positional_rows
+from ...utils._warnings import warn_user
 
 #: Subsets of at most this many columns use the per-example Gram matrix route.
 _GRAM_MAX_COLUMNS = 16
@@ -134,7 +135,7 @@ class FILEngine:
         ``y``, ``sample_weight`` and ``theta`` are always copied (O(n)).
     hessian : tuple (H, HessianFactor) or None, default=None
         The Hessian at ``theta`` and its factor when the caller has them (the fit builds
-        them; :func:`~sklearn_privacy.fil._glm.fit_minimiser` with
+        them; :func:`~sklearn_privacy._glm._core.fit_minimiser` with
         ``return_hessian=True``); ``None`` builds them here.
 
     Attributes
@@ -778,7 +779,7 @@ def _rank2_coefficients(l1, l2, l3, st, has_label):
 def secular_sq_norms_compressed(Xr, l1, l2, l3, omega, st, has_label, fit_intercept, d):
     """As :func:`secular_sq_norms` from the rows ``Xr`` themselves, on the skeleton poles
     ``st["compression"]`` (the rotation is done inside, see
-    :func:`~sklearn_privacy.fil._secular.largest_eigenvalue_rank2_compressed`)."""
+    :func:`~sklearn_privacy._linalg._secular.largest_eigenvalue_rank2_compressed`)."""
     s, a, b = _rank2_coefficients(l1, l2, l3, st, has_label)
     K = st["K"]
     rows = max(16, _SECULAR_CHUNK_BYTES // (8 * max(K.shape[1], 1)))

@@ -170,7 +170,7 @@ class MLPObjective:
         self.penalised[: self.offsets[self.L]] = True
         # label directions: one per output, in the Helmert basis for a one-hot label
         if out == "softmax":
-            from ._multinomial import helmert_basis
+            from ..._glm._multinomial import helmert_basis
 
             self.label_dirs = helmert_basis(self.K).T  # (K - 1, K)
         else:

@@ -6,7 +6,7 @@ sample weight), the number of released parameters and the declared bounds
 release is fixed before the rows are read.
 
 **Noise.** For a target ``epsilon`` and the total sensitivity ``Delta`` (the minimiser's
-sensitivity plus twice the certified distance, see :mod:`._dp` and ``_base``):
+sensitivity plus twice the certified distance, see :mod:`._output_perturbation` and ``_base``):
 
 * ``delta > 0``: Gaussian noise with the smallest ``sigma`` of the analytic Gaussian
   mechanism (Balle & Wang 2018) at ``(epsilon, delta)``;
@@ -29,7 +29,8 @@ smallest at
 
     \\alpha = \\Big(\\frac{8\\, l''_{\\max}\\, c^2 L^2 R^6}{B^2 n^2}\\Big)^{1/3},
 
-solved as a fixed point because ``L`` (the derivative bound of :mod:`._dp`) depends on
+solved as a fixed point because ``L`` (the derivative bound of :mod:`._output_perturbation`)
+depends on
 ``alpha`` (six iterations; the map contracts with exponent 1/3). ``n`` is ``W / max(w)``
 (the number of rows for unit weights). The two constants were chosen on the benchmark
 tables (``benchmarks/bench_dp_peer.py --alpha-sweep``, ``benchmarks/RESULTS.md``): on
@@ -41,7 +42,7 @@ default for a user without a validation budget, not an optimum: with one, select
 
 **When the noise swamps the signal.** The penalty bounds every minimiser's norm
 (``sqrt(2 log K / alpha)`` for a logistic model over ``K`` classes, ``c_ridge
-target_bound`` for least squares, see :mod:`._dp`); the noise's expected norm is
+target_bound`` for least squares, see :mod:`._output_perturbation`); the noise's expected norm is
 ``sigma sqrt(p)`` (Gaussian, up to a factor below 1) or ``p s`` (Laplace-norm). When the
 noise is a sizeable share of the largest coefficient vector the penalty allows, the
 released direction is mostly noise: :func:`swamp_ratio` is that quotient and the
@@ -56,8 +57,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..mechanisms._gaussian import analytic_gaussian_sigma
-from ._dp import minimiser_sensitivity, ridge_norm_factor
+from ._gaussian import analytic_gaussian_sigma
+from ._output_perturbation import minimiser_sensitivity, ridge_norm_factor
 
 #: Scale ``B`` of the linear predictor assumed by ``alpha="auto"`` for the classifiers
 #: (the logit) and, in units of ``target_bound``, for least squares; see the module
@@ -102,7 +103,7 @@ def lipschitz_bound(loss: str, alpha: float, data_norm: float, target_bound=None
 
 def allowed_norm(loss: str, alpha: float, data_norm: float, target_bound=None,
                  n_classes: int = 2) -> float:
-    """The largest norm any minimiser can have under the penalty (see :mod:`._dp`)."""
+    """The largest norm any minimiser can have under the penalty (:mod:`._output_perturbation`)."""
     if loss == "squared":
         return ridge_norm_factor(alpha, float(data_norm)) * float(target_bound)
     return float(np.sqrt(2.0 * np.log(max(n_classes, 2)) / alpha))

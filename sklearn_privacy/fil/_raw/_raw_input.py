@@ -13,8 +13,8 @@ so the raw-input Jacobian of the minimiser is ``J_i = -omega_i H^{-1} [l''_i x~_
 transformed-feature Jacobian times ``Phi_i``, with ``d_u + 1`` columns instead of
 ``p_f + 1``. ``B Phi_i`` is assembled from the blocks of ``Phi_i`` (a spline column
 touches only its own basis columns; one GEMM per block). For the multinomial model the
-derivative of the gradient ``B_i`` (see :mod:`._multinomial`) is multiplied by ``Phi_i``
-on its feature columns, the ``K - 1`` label coordinates unchanged.
+derivative of the gradient ``B_i`` (see :mod:`sklearn_privacy.fil._eta._multinomial`) is
+multiplied by ``Phi_i`` on its feature columns, the ``K - 1`` label coordinates unchanged.
 
 Every eta and Fisher information matrix of the package's engines is then taken of these
 Jacobians: per example (the top eigenvalue of the small ``k x k`` Gram of the selected
@@ -33,19 +33,20 @@ from collections import OrderedDict
 import numpy as np
 from scipy import linalg
 
-from ..exceptions import PrivacyWarning
-from ..utils._validation import errors_name
-from ..utils._warnings import warn_user
-from ._engine import (
+from ..._glm._multinomial import helmert_basis
+from ..._linalg._psd_update import largest_eigenvalue_psd_update
+from ...exceptions import PrivacyWarning
+from ...utils._validation import errors_name
+from ...utils._warnings import warn_user
+from .._eta._engine import (
     _GRAM_MAX_COLUMNS,
     FILEngine,
     check_dense_fim_size,
     dense_fim,
     fim_operator,
 )
+from .._eta._multinomial import MultinomialFILEngine
 from ._feature_maps import _take_rows, blocks_to_dense
-from ._multinomial import MultinomialFILEngine, helmert_basis
-from ._secular import largest_eigenvalue_psd_update
 
 __all__ = ["RawInputAudit"]
 
@@ -417,8 +418,8 @@ class RawInputAudit:
 
     def _secular_binary(self, idx, blocks, order):
         """``||J_i[:, C]||_2^2`` of the rows without per-row Grams (see
-        :func:`~._secular.largest_eigenvalue_psd_update`), and the rows that did not
-        converge.
+        :func:`~sklearn_privacy._linalg._psd_update.largest_eigenvalue_psd_update`), and
+        the rows that did not converge.
 
         Split the selected coordinates into those whose map column is fixed (``F``:
         encoded levels, one output of derivative 1) and the others (``V``). With ``P``

@@ -1,0 +1,1 @@
+"""The GLM core of the FIL and the DP estimators: losses, exact minimisers, row bounds."""

@@ -1,0 +1,1 @@
+"""The numerical layer: batched eigen-solvers and secular equations (private)."""

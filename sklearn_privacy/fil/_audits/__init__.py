@@ -1,0 +1,1 @@
+"""FIL audits of fitted pipelines, one-vs-rest compositions and scikit-learn models (private)."""

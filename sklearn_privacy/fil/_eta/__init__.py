@@ -1,0 +1,1 @@
+"""The eta engine: structured Fisher information loss of the fitted GLMs (private)."""

@@ -1,0 +1,1 @@
+"""Fisher information loss with respect to a pipeline's raw inputs (feature-map derivatives)."""
