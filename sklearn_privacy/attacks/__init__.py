@@ -1,21 +1,15 @@
 """Privacy attacks: membership inference and attribute inversion, and their scorers."""
 
+from ._attribute import AttributeInversionResult
 from ._audit import (
     CanaryAuditResult,
     EpsilonLowerBoundResult,
     canary_audit,
     epsilon_lower_bound,
 )
+from ._blackbox_inversion import fredrikson_inversion, prior_baseline
 from ._display import MembershipROCDisplay
-from ._inversion import (
-    AttributeInversionResult,
-    NumericInversionResult,
-    candidate_minimisers,
-    fredrikson_inversion,
-    prior_baseline,
-    regression_inversion,
-    whitebox_inversion,
-)
+from ._inversion import candidate_minimisers, whitebox_inversion
 from ._lira import LiRAResult, lira
 from ._membership import (
     MembershipInferenceResult,
@@ -23,6 +17,7 @@ from ._membership import (
     membership_inference,
     membership_scores,
 )
+from ._numeric_inversion import NumericInversionResult, regression_inversion
 from ._one_run import (
     OneRunAuditResult,
     one_run_audit,

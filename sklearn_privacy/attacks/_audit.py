@@ -253,37 +253,10 @@ def epsilon_lower_bound(result: MembershipInferenceResult | None = None, *, memb
     if result is not None and (scores is not None or members is not None):
         raise ValueError("Pass either result or members and scores, not both.")
     if result is not None:
-        s_pos = np.asarray(result.scores_members, dtype=float)
-        s_neg = np.asarray(result.scores_nonmembers, dtype=float)
-        e_pos = np.asarray(result.eval_members, dtype=int)
-        e_neg = np.asarray(result.eval_nonmembers, dtype=int)
-        k_pos = np.setdiff1d(np.arange(s_pos.size), e_pos)
-        k_neg = np.setdiff1d(np.arange(s_neg.size), e_neg)
-        if min(k_pos.size, k_neg.size, e_pos.size, e_neg.size) == 0:
-            raise ValueError("result has an empty known or evaluation part; rerun the attack "
-                             "with a known_fraction closer to 0.5.")
+        s_pos, s_neg, k_pos, k_neg, e_pos, e_neg = _parts_of_result(result)
     else:
-        if scores is None:
-            raise ValueError("Pass result (a membership result) or members and scores.")
-        s = check_finite_scores(scores, "scores")
-        if members is None:
-            raise ValueError("members is None; pass True for trials on D' (members) and "
-                             "False for trials on D (non-members), one per score.")
-        if s.size < 4:
-            raise ValueError(f"scores has {s.size} entries; an audit needs at least 2 trials "
-                             "of each class (one to choose the test, one to count).")
-        lab = check_membership_truth(members, s.size)
-        s_pos, s_neg = s[lab], s[~lab]
-        for size, who in ((s_pos.size, "member (True)"), (s_neg.size, "non-member (False)")):
-            k = int(round(known_fraction * size))
-            if not 1 <= k <= size - 1:
-                raise ValueError(
-                    f"members: {size} {who} trials with known_fraction={known_fraction} leave "
-                    "the known or the evaluation part empty; pass more trials of each class."
-                )
-        rng = noise_generator(random_state)
-        k_pos, e_pos = _split_known(s_pos.size, rng, known_fraction)
-        k_neg, e_neg = _split_known(s_neg.size, rng, known_fraction)
+        s_pos, s_neg, k_pos, k_neg, e_pos, e_neg = _parts_of_trials(
+            members, scores, known_fraction, random_state)
     orientation, threshold = _choose_test(s_pos[k_pos], s_neg[k_neg], delta, level)
     a, b = s_pos[e_pos], s_neg[e_neg]
     if orientation == "greater":
@@ -298,6 +271,48 @@ def epsilon_lower_bound(result: MembershipInferenceResult | None = None, *, memb
         n_positive=int(a.size), n_negative=int(b.size), tpr_lower=float(tpr_lo),
         fpr_upper=float(fpr_hi), formal=result is None,
     )
+
+
+def _parts_of_result(result):
+    """``(s_pos, s_neg, k_pos, k_neg, e_pos, e_neg)`` of a membership result: the scores
+    and the known / evaluation indices of its own split."""
+    s_pos = np.asarray(result.scores_members, dtype=float)
+    s_neg = np.asarray(result.scores_nonmembers, dtype=float)
+    e_pos = np.asarray(result.eval_members, dtype=int)
+    e_neg = np.asarray(result.eval_nonmembers, dtype=int)
+    k_pos = np.setdiff1d(np.arange(s_pos.size), e_pos)
+    k_neg = np.setdiff1d(np.arange(s_neg.size), e_neg)
+    if min(k_pos.size, k_neg.size, e_pos.size, e_neg.size) == 0:
+        raise ValueError("result has an empty known or evaluation part; rerun the attack "
+                         "with a known_fraction closer to 0.5.")
+    return s_pos, s_neg, k_pos, k_neg, e_pos, e_neg
+
+
+def _parts_of_trials(members, scores, known_fraction, random_state):
+    """``(s_pos, s_neg, k_pos, k_neg, e_pos, e_neg)`` of trials: the scores of each class
+    and a random split of each into a known part (the test) and an evaluation part."""
+    if scores is None:
+        raise ValueError("Pass result (a membership result) or members and scores.")
+    s = check_finite_scores(scores, "scores")
+    if members is None:
+        raise ValueError("members is None; pass True for trials on D' (members) and "
+                         "False for trials on D (non-members), one per score.")
+    if s.size < 4:
+        raise ValueError(f"scores has {s.size} entries; an audit needs at least 2 trials "
+                         "of each class (one to choose the test, one to count).")
+    lab = check_membership_truth(members, s.size)
+    s_pos, s_neg = s[lab], s[~lab]
+    for size, who in ((s_pos.size, "member (True)"), (s_neg.size, "non-member (False)")):
+        k = int(round(known_fraction * size))
+        if not 1 <= k <= size - 1:
+            raise ValueError(
+                f"members: {size} {who} trials with known_fraction={known_fraction} leave "
+                "the known or the evaluation part empty; pass more trials of each class."
+            )
+    rng = noise_generator(random_state)
+    k_pos, e_pos = _split_known(s_pos.size, rng, known_fraction)
+    k_neg, e_neg = _split_known(s_neg.size, rng, known_fraction)
+    return s_pos, s_neg, k_pos, k_neg, e_pos, e_neg
 
 
 # --------------------------------------------------------------------------- canary audit
@@ -587,30 +602,26 @@ def canary_audit(estimator, X, y, index: int, x_replacement, y_replacement, *,
     """Audit a randomised training algorithm on one neighbouring pair ``D, D'``.
 
     ``D = (X, y)``; ``D'`` is ``D`` with row ``index`` replaced by ``(x_replacement,
-    y_replacement)`` -- the replace-one neighbouring relation of the library's DP
-    components. ``n_releases`` releases are trained on each (``clone(estimator)``, its
-    ``random_state`` parameter, if any, set to a distinct seed per release), ``attack``
-    maps every release to one number, and :func:`epsilon_lower_bound` turns the two samples
-    into a lower bound on epsilon (``D'`` the positives). Its confidence statement holds
-    for the fixed pair whatever the attack statistic, provided it and the pair are
-    chosen without looking at these releases: a bound above the claimed epsilon
-    (``claimed_epsilon``, the :func:`~sklearn_privacy.privacy_claim` of the whole release,
-    every pipeline step included) refutes the claim at that confidence. A bound below the
-    claim proves nothing about the claim: it reports how much of it this pair and this
-    test can exhibit. Strong audits use a worst-case pair (a row that moves the released
-    quantity by the full sensitivity) and a statistic that follows the release's most
-    sensitive coordinate.
+    y_replacement)`` -- the replace-one relation of the library's DP components.
+    ``n_releases`` releases are trained on each, ``attack`` maps every release to one
+    number, and :func:`epsilon_lower_bound` turns the two samples into a lower bound on
+    epsilon (``D'`` the positives), valid for the fixed pair whatever the statistic if both
+    are chosen without looking at these releases. A bound above ``claimed_epsilon`` (the
+    :func:`~sklearn_privacy.privacy_claim` of the whole release) refutes the claim at that
+    confidence; a bound below it proves nothing about the claim, it reports how much of it
+    this pair and this test exhibit. Strong audits use a worst-case pair (a row that moves
+    the released quantity by the full sensitivity) and a statistic that follows the
+    release's most sensitive coordinate.
 
     Parameters
     ----------
     estimator : estimator
-        Unfitted template (cloned per release); every ``random_state`` parameter, also
-        of Pipeline steps and inner estimators, is re-seeded.
-        The claim is read from every fitted release through
-        :func:`sklearn_privacy.privacy_claim` with ``allow_seeded=True`` (the audit
-        sets the seeds and never publishes them): every step of a Pipeline counts, so a
-        ``StandardScaler`` before a DP model makes the claim ``inf``. Estimators of other
-        libraries that report ``epsilon_`` / ``epsilon_spent_`` (and ``delta_`` /
+        Unfitted template, cloned per release with every ``random_state`` parameter (also
+        of Pipeline steps and inner estimators) set to a distinct seed. The claim of every
+        fitted release is :func:`sklearn_privacy.privacy_claim` with ``allow_seeded=True``
+        (the audit sets the seeds and never publishes them): every step of a Pipeline
+        counts (a ``StandardScaler`` before a DP model makes it ``inf``); estimators of
+        other libraries that report ``epsilon_`` / ``epsilon_spent_`` (and ``delta_`` /
         ``delta_spent_``) are read as self-reported DP steps, so they can be audited.
     X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
         Training rows of ``D``, passed to ``fit`` of every release.
@@ -619,18 +630,17 @@ def canary_audit(estimator, X, y, index: int, x_replacement, y_replacement, *,
     index : int
         Row of ``D`` replaced in ``D'`` (negative values count from the end).
     x_replacement : array-like of shape (n_features,) or DataFrame of one row
-        The row that replaces row ``index`` of ``X`` in ``D'`` (the canary). With a
+        The row that replaces row ``index`` of ``X`` in ``D'`` (the canary); with a
         DataFrame ``X``, a one-row DataFrame or a Series indexed by column names is matched
-        to ``X``'s columns by name.
+        by name.
     y_replacement : scalar
         Its label / target, of the same type as ``y``.
     attack : callable, default=None
         ``attack(fitted_release) -> float``, e.g. the projection of the released
-        coefficients on the direction the replacement moves them, or the release's output
-        at the canary. ``None``: the output at the replacement row (``decision_function``,
-        else the last column of ``predict_proba``, else ``predict``). Must be picklable
-        for process / cluster backends (a module-level function or a
-        :func:`functools.partial` of one).
+        coefficients on the direction the replacement moves them. ``None``: the output at
+        the replacement row (``decision_function``, else the last column of
+        ``predict_proba``, else ``predict``). Must be picklable for process / cluster
+        backends (a module-level function or a :func:`functools.partial` of one).
     n_releases : int, default=200
         Releases per data set (at least 4).
     delta : float in [0, 1) or None, default=None
@@ -642,41 +652,36 @@ def canary_audit(estimator, X, y, index: int, x_replacement, y_replacement, *,
     fit_params : dict, default=None
         Passed to every ``fit``.
     refit : bool, default=True
-        True: every release is a full refit (any randomised training algorithm).
-        False, for output-perturbation estimators whose training is a deterministic
-        exact fit followed by one noise draw (the FIL estimators): ``D`` and ``D'`` are
-        fitted once each, and every release is drawn from that fit: the fit's exact
-        minimiser goes through the same release code as ``fit``, with
-        ``random_state=np.random.default_rng(seed)`` for the release's seed. The
-        releases are then exactly those of refits with that ``random_state`` (the audit
-        still tests the real noise code, including any defect in it) at the cost of one
-        noise draw each, so the tens of thousands of releases a large epsilon needs take
-        seconds. It cannot detect a defect in the deterministic fit that depends on
-        ``random_state``; other estimators (which cannot redraw their release) get a
-        TypeError.
+        True: every release is a full refit (any randomised training algorithm). False,
+        for output-perturbation estimators whose training is a deterministic exact fit
+        followed by one noise draw (the FIL estimators): ``D`` and ``D'`` are fitted once
+        each and every release is drawn from that fit through the same release code as
+        ``fit`` with ``random_state=np.random.default_rng(seed)``: exactly the releases of
+        refits with that ``random_state`` (a defect in the noise code still shows), at one
+        noise draw each, so the tens of thousands a large epsilon needs take seconds. It
+        cannot detect a defect of the deterministic fit that depends on ``random_state``;
+        other estimators (which cannot redraw their release) get a TypeError.
     n_jobs : int, default=None
-        Releases are trained through :class:`joblib.Parallel` (any backend, e.g. dask).
-        With ``refit=False`` the draws run in this process (one noise draw each; the
-        fits' in-memory audit state, which they need, is never serialised).
+        Releases are trained through :class:`joblib.Parallel` (any backend, e.g. dask);
+        with ``refit=False`` the draws run in this process (they need the fits' in-memory
+        audit state, which is never serialised).
     verbose : int, default=0
         Verbosity of :class:`joblib.Parallel` (``refit=True``): 0 prints nothing.
     random_state : int, RandomState, Generator or None, default=None
-        Release seeds and the known / evaluation split; ``None`` draws them from fresh OS
-        entropy.
+        Release seeds and the known / evaluation split; ``None``: fresh OS entropy.
 
     Returns
     -------
     result : :class:`CanaryAuditResult`
-        The lower bound on epsilon, the claimed epsilon and delta, the test and its
-        counts (``bound``) and the statistic of every release on ``D`` and on ``D'``.
+        The lower bound on epsilon, the claimed epsilon and delta, the test and its counts
+        (``bound``) and the statistic of every release on ``D`` and on ``D'``.
 
     Raises
     ------
     ValueError, TypeError
-        Bad ``index``, a replacement of the wrong width or type, a statistic that does not
-        return one finite number, bad ``n_releases``, ``delta`` or ``confidence``;
-        ``refit=False`` for an estimator that cannot redraw its release (not a FIL
-        estimator).
+        Bad ``index``, ``n_releases``, ``delta`` or ``confidence``, a replacement of the
+        wrong width or type, a statistic that is not one finite number; ``refit=False``
+        for an estimator that cannot redraw its release (not a FIL estimator).
 
     Examples
     --------
@@ -699,50 +704,75 @@ def canary_audit(estimator, X, y, index: int, x_replacement, y_replacement, *,
     >>> bool(0.5 < res.epsilon_lower_bound <= 1.0), res.claimed_epsilon  # true value: 1
     (True, 1.0)
     """
+    y, Xp, yp, attack = _neighbouring_pair(estimator, X, y, index, x_replacement,
+                                           y_replacement, refit, attack)
+    rng = noise_generator(random_state)
+    stats, claim = _release_statistics(estimator, (X, y), (Xp, yp), attack,
+                                       child_seeds(rng, 2 * int(n_releases)),
+                                       fit_params or {}, refit, n_jobs, verbose)
+    return _canary_result(stats, claim, delta, confidence, known_fraction, rng)
+
+
+def _neighbouring_pair(estimator, X, y, index, x_replacement, y_replacement, refit,
+                       attack):
+    """``(y, X', y', attack)`` of the audited pair (the default attack reads the output at
+    the replacement row); ``refit=False`` only for an estimator that can redraw."""
     n = n_rows(X)
     y = np.asarray(y)
     if y.ndim != 1 or y.shape[0] != n:
         raise ValueError(f"y must be 1-D with one entry per row of X ({n}); got shape "
                          f"{y.shape}.")
     Xp, yp, x_row = _replace_row(X, y, index, x_replacement, y_replacement)
-    n_releases = int(n_releases)
-    if attack is None:
-        attack = functools.partial(_output_at, x_row=x_row)
-    if delta is not None:
-        delta = float(delta)
-    confidence, known_fraction = float(confidence), float(known_fraction)
     if not refit and not callable(getattr(estimator, "_redraw_release", None)):
         raise TypeError(
             f"refit=False needs an output-perturbation estimator with the audit hook "
             f"_redraw_release(random_state) (e.g. the FIL estimators); "
             f"{type(estimator).__name__} has none. Use refit=True.")
-    rng = noise_generator(random_state)
-    seeds = child_seeds(rng, 2 * n_releases)
+    if attack is None:
+        attack = functools.partial(_output_at, x_row=x_row)
+    return y, Xp, yp, attack
+
+
+def _release_statistics(estimator, original, replaced, attack, seeds, fit_params, refit,
+                        n_jobs, verbose):
+    """``(attack statistics, largest claim)`` of the releases: on ``D`` first, then ``D'``.
+
+    ``len(seeds) // 2`` releases of each, refitted (in parallel) or, with
+    ``refit=False``, redrawn from one fit of each data set.
+    """
+    n_releases = len(seeds) // 2
     if refit:
-        jobs = [(X, y, int(seeds[k])) for k in range(n_releases)]
-        jobs += [(Xp, yp, int(seeds[n_releases + k])) for k in range(n_releases)]
+        jobs = [(*original, int(seeds[k])) for k in range(n_releases)]
+        jobs += [(*replaced, int(seeds[n_releases + k])) for k in range(n_releases)]
         out = Parallel(n_jobs=n_jobs, verbose=verbose)(
-            delayed(_release)(estimator, A, b, seed, fit_params or {}, attack)
+            delayed(_release)(estimator, A, b, seed, fit_params, attack)
             for A, b, seed in jobs
         )
     else:
-        fits = [_fit_one(estimator, A, b, int(seeds[k]), fit_params or {})
-                for A, b, k in ((X, y, 0), (Xp, yp, n_releases))]
+        fits = [_fit_one(estimator, A, b, int(seeds[k]), fit_params)
+                for (A, b), k in ((original, 0), (replaced, n_releases))]
         out = [o for side in (0, 1)
                for o in _redraws(fits[side], seeds[side * n_releases:(side + 1) * n_releases],
                                  attack)]
     stats = np.array([o[0] for o in out])
-    claim = max((o[1] for o in out), key=lambda c: (c.epsilon, c.delta))
-    claimed_eps, claimed_delta = float(claim.epsilon), float(claim.delta)
+    return stats, max((o[1] for o in out), key=lambda c: (c.epsilon, c.delta))
+
+
+def _canary_result(stats, claim, delta, confidence, known_fraction, rng):
+    """The lower bound from the two samples of statistics, next to the largest claim.
+
+    ``delta=None`` takes the claim's delta (0 for a non-private claim).
+    """
+    n_releases = stats.size // 2
     if delta is None:
-        delta = min(claimed_delta, 1.0 - 1e-12) if claim.is_private else 0.0
+        delta = min(float(claim.delta), 1.0 - 1e-12) if claim.is_private else 0.0
     members = np.r_[np.zeros(n_releases, bool), np.ones(n_releases, bool)]
-    bound = epsilon_lower_bound(members=members, scores=stats, delta=delta,
-                                confidence=confidence, known_fraction=known_fraction,
-                                random_state=rng)
+    bound = epsilon_lower_bound(members=members, scores=stats, delta=float(delta),
+                                confidence=float(confidence),
+                                known_fraction=float(known_fraction), random_state=rng)
     return CanaryAuditResult(
-        epsilon_lower_bound=bound.epsilon_lower_bound, claimed_epsilon=claimed_eps,
-        claimed_delta=claimed_delta, bound=bound, statistics_original=stats[:n_releases],
+        epsilon_lower_bound=bound.epsilon_lower_bound, claimed_epsilon=float(claim.epsilon),
+        claimed_delta=float(claim.delta), bound=bound, statistics_original=stats[:n_releases],
         statistics_replaced=stats[n_releases:], claim=claim,
         claim_source=("privacy_claim(release, allow_seeded=True): largest epsilon over the "
                       f"{2 * n_releases} releases"),

@@ -607,36 +607,50 @@ def evaluate_scores(members, scores, *, y=None, thresholds: str = "auto",
         chosen = {None: t}
         pred_in, pred_out = s_in[e_in] >= t, s_out[e_out] >= t
     else:
-        y_in, y_out = y[members], y[~members]
-        chosen = {}
-        pred_in = np.zeros(e_in.size, bool)
-        pred_out = np.zeros(e_out.size, bool)
-        global_t = _best_threshold(s_in[k_in], s_out[k_out])
-        for c in np.unique(y):
-            a, b = k_in[y_in[k_in] == c], k_out[y_out[k_out] == c]
-            t = _best_threshold(s_in[a], s_out[b]) if a.size and b.size else global_t
-            chosen[c.item() if hasattr(c, "item") else c] = t
-            pred_in[y_in[e_in] == c] = s_in[e_in][y_in[e_in] == c] >= t
-            pred_out[y_out[e_out] == c] = s_out[e_out][y_out[e_out] == c] >= t
+        chosen, pred_in, pred_out = _per_class_decisions(
+            s_in, s_out, y[members], y[~members], np.unique(y), k_in, k_out, e_in, e_out)
     bal = 0.5 * (pred_in.mean() + 1.0 - pred_out.mean())
-    pooled = np.r_[s_in[e_in], s_out[e_out]]
-    w_in = np.r_[np.ones(e_in.size), np.zeros(e_out.size)][None, :]
+    auc, advantage, at = _roc_summary(s_in[e_in], s_out[e_out])
+    return MembershipInferenceResult(
+        attack=attack, balanced_accuracy=float(bal), advantage=advantage,
+        auc=auc, tpr_at_fpr=at, thresholds=chosen, scores_members=s_in,
+        scores_nonmembers=s_out, eval_members=e_in, eval_nonmembers=e_out,
+        eval_member_decisions=pred_in, eval_nonmember_decisions=pred_out,
+    )
+
+
+def _per_class_decisions(s_in, s_out, y_in, y_out, classes, k_in, k_out, e_in, e_out):
+    """``(thresholds, member decisions, non-member decisions)`` with one threshold per
+    class chosen on the known part (the global one for a class missing from it)."""
+    chosen = {}
+    pred_in = np.zeros(e_in.size, bool)
+    pred_out = np.zeros(e_out.size, bool)
+    global_t = _best_threshold(s_in[k_in], s_out[k_out])
+    for c in classes:
+        a, b = k_in[y_in[k_in] == c], k_out[y_out[k_out] == c]
+        t = _best_threshold(s_in[a], s_out[b]) if a.size and b.size else global_t
+        chosen[c.item() if hasattr(c, "item") else c] = t
+        pred_in[y_in[e_in] == c] = s_in[e_in][y_in[e_in] == c] >= t
+        pred_out[y_out[e_out] == c] = s_out[e_out][y_out[e_out] == c] >= t
+    return chosen, pred_in, pred_out
+
+
+def _roc_summary(a, b):
+    """``(auc, advantage, tpr at fpr 0.1% and 1%)`` of member scores ``a`` against
+    non-member scores ``b``."""
+    pooled = np.r_[a, b]
+    w_in = np.r_[np.ones(a.size), np.zeros(b.size)][None, :]
     tp, fp = roc_counts(pooled, w_in, 1.0 - w_in)
-    tpr, fpr = tp[0] / e_in.size, fp[0] / e_out.size
+    tpr, fpr = tp[0] / a.size, fp[0] / b.size
     # trapezoidal area under the ROC polyline (ties: one diagonal step, credit 1/2)
     auc = float(np.sum(np.diff(fpr) * (tpr[1:] + tpr[:-1])) / 2.0)
     at = {}
     for level in (0.001, 0.01):
         # exact count rule: at most floor(level * n_nonmembers) false positives; a level
         # below one false positive is not resolved by this evaluation size (NaN)
-        k = allowed_false_positives(level, e_out.size)
+        k = allowed_false_positives(level, b.size)
         at[level] = float(tpr[fp[0] <= k].max()) if k >= 1 else float("nan")
-    return MembershipInferenceResult(
-        attack=attack, balanced_accuracy=float(bal), advantage=float(np.max(tpr - fpr)),
-        auc=auc, tpr_at_fpr=at, thresholds=chosen, scores_members=s_in,
-        scores_nonmembers=s_out, eval_members=e_in, eval_nonmembers=e_out,
-        eval_member_decisions=pred_in, eval_nonmember_decisions=pred_out,
-    )
+    return auc, float(np.max(tpr - fpr)), at
 
 
 def _attack_blocks(estimator, blocks, *, attack, thresholds, known_fraction, random_state):

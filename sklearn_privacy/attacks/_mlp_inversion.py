@@ -32,13 +32,26 @@ from ..fil._mlp._audit import MLP_EIG_RTOL, AuditedMLP, split_mlp_pipeline
 from ..fil._mlp._math import ACTIVATIONS, MLPObjective
 from ..fil._mlp._polish import MLP_GTOL, _block_cg, _gauge, _newton_dense, _newton_operator
 from ..utils import noise_generator
-from ._validation import check_bool, check_choice, check_positive_int, is_frame, resolve_rows
+from ._attribute import (
+    _MAX_LEVELS,
+    AttributeInversionResult,
+    _check_candidates,
+    _match,
+    _prior,
+    _set_feature,
+)
+from ._map_rule import _map_predictions
+from ._validation import (
+    check_bool,
+    check_choice,
+    check_positive_int,
+    is_frame,
+    resolve_rows,
+    take_rows,
+)
 
 __all__ = ["MLPCandidates", "check_mlp_target", "decide", "mlp_candidate_minimisers",
            "mlp_whitebox_inversion", "row_gradients"]
-
-#: Most distinct values of an attribute read from the training data as its levels.
-_MAX_LEVELS = 64
 
 
 @dataclass
@@ -182,8 +195,6 @@ def _setup(audited, sensitive_features, candidates):
     ``encode(idx, c)`` gives the network's input rows of the training rows ``idx`` with
     the attribute set to candidate ``c`` (through the fitted preprocessing).
     """
-    from ._inversion import _check_candidates, _match, _set_feature
-    from ._validation import take_rows
 
     obj = audited._state()
     X_raw, steps = _raw_frame(audited)
@@ -429,8 +440,6 @@ def decide(theta, thetas, truth, truth_all, sigma, *, prior, calibrate, n_draws,
     -------
     preds : ndarray of int of shape (n_releases, n_rows)
     """
-    from ._inversion import _map_predictions, _prior
-
     p = _prior(prior, truth_all, thetas.shape[1])
     if released is not None:
         Z = ((released - theta) / sigma)[None, :]
@@ -481,8 +490,6 @@ def mlp_whitebox_inversion(audited, sensitive_features, candidates=None, *, rows
         ``candidates`` (and ``levels``) are the raw levels through a pipeline, encoded rows
         otherwise.
     """
-    from ._inversion import AttributeInversionResult, _prior
-
     check_choice(method, ("newton", "first_order"), "method")
     calibrate = check_bool(calibrate, "calibrate")
     if n_draws is not None:

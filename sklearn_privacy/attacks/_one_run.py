@@ -791,6 +791,26 @@ def one_run_audit(estimator, X, y, *, n_canaries: int = 1000, canaries: str = "m
     >>> res.epsilon_lower_bound > 1     # a fully grown tree memorises mislabelled rows
     True
     """
+    n, y, fit_params = _check_inputs(X, y, attack, n_reference_models, fit_params)
+    rng = _generator(random_state)
+    Xc, yc = _make_canaries(canaries, estimator, X, y, X_canaries, y_canaries,
+                            int(n_canaries), rng)
+    members, model = _fit_with_canaries(estimator, X, y, Xc, yc, fit_params, rng, verbose)
+    if attack == "whitebox":
+        s, label = _whitebox_of(estimator, model, X, y, Xc, yc, fit_params, rng), "whitebox"
+    elif n_reference_models:
+        s = _calibrated_loss_scores(estimator, model, X, y, Xc, yc, fit_params,
+                                    int(n_reference_models), n_jobs, verbose, rng)
+        label = f"loss (calibrated by {n_reference_models} reference models)"
+    else:
+        s, label = _loss_scores(model, Xc, yc), "loss"
+    return _audit_of_scores(model, members, s, label, k_plus=k_plus, k_minus=k_minus,
+                            delta=delta, confidence=confidence, rng=rng)
+
+
+def _check_inputs(X, y, attack, n_reference_models, fit_params):
+    """``(n, y, fit_params)``: an attack's options that go together, labels of ``X``'s
+    rows, and fit parameters without per-row entries (the canaries have none)."""
     if attack == "whitebox" and n_reference_models:
         raise ValueError("n_reference_models applies to attack='loss' only.")
     n = n_rows(X)
@@ -802,11 +822,12 @@ def one_run_audit(estimator, X, y, *, n_canaries: int = 1000, canaries: str = "m
             f"fit_params[{per_row[0]!r}] has one entry per row of X, but the audit trains on "
             "X plus the included canaries, which have no entry; per-row fit parameters are "
             "not supported (repeat rows instead of weighting them).")
-    rng = _generator(random_state)
+    return n, y, fit_params
 
-    Xc, yc = _make_canaries(canaries, estimator, X, y, X_canaries, y_canaries,
-                            int(n_canaries), rng)
-    m = n_rows(Xc, "X_canaries")
+
+def _fit_with_canaries(estimator, X, y, Xc, yc, fit_params, rng, verbose):
+    """``(members, model)``: each canary included with probability 1/2, one fit."""
+    n, m = n_rows(X), n_rows(Xc, "X_canaries")
     members = rng.random(m) < 0.5
     idx = np.flatnonzero(members)
     X_train = _stack_rows(X, take_rows(Xc, idx))
@@ -815,35 +836,42 @@ def one_run_audit(estimator, X, y, *, n_canaries: int = 1000, canaries: str = "m
         print(f"[one_run_audit] fitting once on {n} rows + {idx.size} of {m} canaries")
     model = _seeded_if_unset(estimator, rng).fit(X_train, y_train, **fit_params)
     check_is_fitted(model)
+    return members, model
 
-    if attack == "whitebox":
-        fil = _fil_final(model)
-        if fil is None or hasattr(model, "steps"):
-            raise ValueError("attack='whitebox' needs a FIL estimator (not a pipeline) whose "
-                             "released coef_/intercept_ are public; use attack='loss' for "
-                             "other models.")
-        if getattr(fil.coef_, "ndim", 1) == 2 and fil.coef_.shape[0] > 1:
-            raise ValueError("attack='whitebox' supports binary and regression FIL models.")
-        base = _seeded_if_unset(estimator, rng).fit(X, y, **fit_params)
-        s = _whitebox_scores(model, base, Xc, yc)
-        label = "whitebox"
-    elif n_reference_models:
-        seeds = child_seeds(rng, int(n_reference_models))
-        if verbose:
-            print(f"[one_run_audit] fitting {n_reference_models} reference models")
-        ref = np.vstack(Parallel(n_jobs=n_jobs, verbose=verbose)(
-            delayed(_fit_reference)(estimator, X, y, int(seeds[k]), fit_params, Xc, yc)
-            for k in range(int(n_reference_models))))
-        target = _logit_scores(model, Xc, yc)
-        mu = ref.mean(axis=0)
-        sd = ref.std(axis=0, ddof=1) if n_reference_models > 1 else np.ones(m)
-        sd = np.where(sd > 0, sd, np.max(sd) if np.any(sd > 0) else 1.0)
-        s = (target - mu) / sd
-        label = f"loss (calibrated by {n_reference_models} reference models)"
-    else:
-        s = _loss_scores(model, Xc, yc)
-        label = "loss"
 
+def _whitebox_of(estimator, model, X, y, Xc, yc, fit_params, rng):
+    """White-box scores of the canaries: the released FIL model against a fit without
+    them."""
+    fil = _fil_final(model)
+    if fil is None or hasattr(model, "steps"):
+        raise ValueError("attack='whitebox' needs a FIL estimator (not a pipeline) whose "
+                         "released coef_/intercept_ are public; use attack='loss' for "
+                         "other models.")
+    if getattr(fil.coef_, "ndim", 1) == 2 and fil.coef_.shape[0] > 1:
+        raise ValueError("attack='whitebox' supports binary and regression FIL models.")
+    base = _seeded_if_unset(estimator, rng).fit(X, y, **fit_params)
+    return _whitebox_scores(model, base, Xc, yc)
+
+
+def _calibrated_loss_scores(estimator, model, X, y, Xc, yc, fit_params, n_reference_models,
+                            n_jobs, verbose, rng):
+    """The canaries' logit scores standardised by reference models trained without them."""
+    m = n_rows(Xc, "X_canaries")
+    seeds = child_seeds(rng, n_reference_models)
+    if verbose:
+        print(f"[one_run_audit] fitting {n_reference_models} reference models")
+    ref = np.vstack(Parallel(n_jobs=n_jobs, verbose=verbose)(
+        delayed(_fit_reference)(estimator, X, y, int(seeds[k]), fit_params, Xc, yc)
+        for k in range(n_reference_models)))
+    target = _logit_scores(model, Xc, yc)
+    mu = ref.mean(axis=0)
+    sd = ref.std(axis=0, ddof=1) if n_reference_models > 1 else np.ones(m)
+    sd = np.where(sd > 0, sd, np.max(sd) if np.any(sd > 0) else 1.0)
+    return (target - mu) / sd
+
+
+def _audit_of_scores(model, members, s, label, *, k_plus, k_minus, delta, confidence, rng):
+    """The one-run bound from the canaries' scores, next to the model's claim."""
     claimed_eps, claimed_delta, source = _claim_of(model)
     if delta is None:
         delta = claimed_delta if np.isfinite(claimed_eps) else 0.0

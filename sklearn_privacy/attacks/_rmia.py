@@ -149,6 +149,52 @@ class RMIAResult(LiRAResult):
     gamma: float = 1.0
 
 
+def _check_inputs(estimator, X, y, members, n_population):
+    """``(y, members mask, n_population)``: a fitted target, labels and members of ``X``'s
+    rows, and ``n_population`` an int of at most that many rows (or None: every row)."""
+    check_is_fitted(estimator)
+    n = n_rows(X)
+    y = check_target(y, n)
+    mask = check_members(members, n)
+    if n_population is None:
+        return y, mask, None
+    n_population = int(n_population)
+    if n_population > n:
+        raise ValueError(
+            f"n_population={n_population} exceeds the {n} population rows; pass at most "
+            f"{n} (or None for every row)."
+        )
+    return y, mask, n_population
+
+
+def _log_ratios(target, log_p, ref_in, online, offline_a):
+    """``log Pr(x | theta) - log Pr(x)`` of every row, finite."""
+    log_ratio = target - _log_marginal(log_p, ref_in, online, offline_a)
+    if not np.all(np.isfinite(log_ratio)):
+        raise ValueError(
+            "RMIA ratios are NaN or infinite for some rows (the target or reference models "
+            "returned NaN probabilities); check the models' predictions on X."
+        )
+    return log_ratio
+
+
+def _pairwise_scores(log_ratio, n_population, gamma, rng):
+    """``(z rows, score)``: the share of the ``z`` that each row beats by a factor gamma.
+
+    Computed for all rows at once in the log domain, one sort of the ``z`` ratios and one
+    binary search per row (no pairwise matrix).
+    """
+    n = log_ratio.size
+    if n_population is None:
+        z_rows = np.arange(n)
+    else:
+        z_rows = np.sort(rng.permutation(n)[:n_population])
+    # LR(x, z) >= gamma  <=>  log_ratio[z] <= log_ratio[x] - log(gamma)
+    z_sorted = np.sort(log_ratio[z_rows])
+    score = np.searchsorted(z_sorted, log_ratio - np.log(gamma), side="right") / z_rows.size
+    return z_rows, score
+
+
 @validate_params(
     {
         "estimator": [HasMethods(["fit"])],
@@ -198,9 +244,6 @@ def rmia(estimator, X, y, members, *, n_reference_models: int = 4, online: bool 
     use the same rule. The ``z`` are rows of the population (all of them, or
     ``n_population`` drawn at random): since the adversary does not know the target's
     training set, some ``z`` are members, as in any population sample that overlaps it.
-
-    Computed for all rows at once in the log domain, one sort of the ``z`` ratios and one
-    binary search per row (no pairwise matrix).
 
     Parameters
     ----------
@@ -273,38 +316,16 @@ def rmia(estimator, X, y, members, *, n_reference_models: int = 4, online: bool 
     >>> bool(res.auc > 0.6)
     True
     """
-    check_is_fitted(estimator)
-    n = n_rows(X)
-    y = check_target(y, n)
-    mask = check_members(members, n)
-    n_reference_models, online = int(n_reference_models), bool(online)
-    offline_a, gamma = float(offline_a), float(gamma)
-    if n_population is not None:
-        n_population = int(n_population)
-        if n_population > n:
-            raise ValueError(
-                f"n_population={n_population} exceeds the {n} population rows; pass at most "
-                f"{n} (or None for every row)."
-            )
+    y, mask, n_population = _check_inputs(estimator, X, y, members, n_population)
+    online, offline_a, gamma = bool(online), float(offline_a), float(gamma)
     target = _log_true_class_proba(estimator, X, y)  # checks the target before any fit
     rng = noise_generator(random_state)
-    ref_in, log_p = fit_reference_models(estimator, X, y, n_reference_models,
+    ref_in, log_p = fit_reference_models(estimator, X, y, int(n_reference_models),
                                          outputs=_log_true_class_proba, rng=rng,
                                          fit_params=fit_params, n_jobs=n_jobs,
                                          verbose=verbose)
-    log_ratio = target - _log_marginal(log_p, ref_in, online, offline_a)
-    if not np.all(np.isfinite(log_ratio)):
-        raise ValueError(
-            "RMIA ratios are NaN or infinite for some rows (the target or reference models "
-            "returned NaN probabilities); check the models' predictions on X."
-        )
-    if n_population is None:
-        z_rows = np.arange(n)
-    else:
-        z_rows = np.sort(rng.permutation(n)[:n_population])
-    # LR(x, z) >= gamma  <=>  log_ratio[z] <= log_ratio[x] - log(gamma)
-    z_sorted = np.sort(log_ratio[z_rows])
-    score = np.searchsorted(z_sorted, log_ratio - np.log(gamma), side="right") / z_rows.size
+    log_ratio = _log_ratios(target, log_p, ref_in, online, offline_a)
+    z_rows, score = _pairwise_scores(log_ratio, n_population, gamma, rng)
     res = evaluate_scores(mask, score, thresholds="global",
                           known_fraction=known_fraction, random_state=rng,
                           attack="rmia_online" if online else "rmia_offline")

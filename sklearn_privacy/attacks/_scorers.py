@@ -14,7 +14,8 @@ from ..utils import noise_generator
 from ..utils._pipeline import split_pipeline
 from ..utils._warnings import warn_user
 from ..utils.fixes import NumberInterval, StrOptions, validate_params
-from ._inversion import fredrikson_inversion, whitebox_inversion
+from ._blackbox_inversion import fredrikson_inversion
+from ._inversion import whitebox_inversion
 from ._membership import _THRESHOLDS, ATTACKS, _attack_blocks
 from ._validation import (
     check_target,

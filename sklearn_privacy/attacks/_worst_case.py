@@ -169,6 +169,22 @@ def worst_case_neighbours(estimator, X, y, *, n_starts: int = 16, n_steps: int =
     >>> bool(0.85 < pair.ratio <= 1.0)    # the exact move is close to sensitivity_
     True
     """
+    X, y = _check_inputs(estimator, X, y)
+    fitted, theta = _exact_theta(estimator, X, y)
+    geo = _Geometry(fitted, theta)
+    rng = np.random.default_rng(int(child_seeds(noise_generator(random_state), 1)[0]))
+    S = _starts(geo, n_starts, rng)
+    cands = []
+    for y_enc, y_raw in geo.labels():
+        x = _ascend(geo, S, y_enc, n_steps)
+        value, idx = geo.removal(x, y_enc)
+        cands += [(float(value[k]), int(idx[k]), x[k].copy(), y_raw) for k in range(x.shape[0])]
+    cands.sort(key=lambda c: -c[0])
+    return _refit_best(estimator, fitted, theta, X, y, cands, n_refits)
+
+
+def _check_inputs(estimator, X, y):
+    """``(X, y)`` of a binary or least-squares FIL estimator with ``data_norm`` set."""
     from ..fil._base import BaseFILEstimator
 
     if not isinstance(estimator, BaseFILEstimator):
@@ -185,83 +201,113 @@ def worst_case_neighbours(estimator, X, y, *, n_starts: int = 16, n_steps: int =
     X = np.asarray(X, dtype=float)
     if X.ndim != 2:
         raise ValueError("X must be a dense 2-D numeric array.")
-    y = np.asarray(y)
-    R = float(estimator.data_norm)
-    fitted, theta = _exact_theta(estimator, X, y)
-    eng = fitted._audit_engine()
-    loss, fi = eng.loss, eng.fit_intercept
-    classifier = is_classifier(fitted)
-    Xs = np.asarray(eng.X)                      # the rows as fitted (scaled to data_norm)
-    ys = eng.y                                  # encoded labels / clipped targets
-    # a penalised intercept is a constant column s of the fitted rows: the replacement
-    # keeps it, so only the user's d columns are searched, on the sphere of radius
-    # sqrt(R^2 - s^2) (the augmented row then has norm R)
-    const = (float(fitted.intercept_scaling) if fitted._penalised_intercept() else None)
-    d = Xs.shape[1] - (const is not None)
-    if const is not None:
-        if const >= R:
-            raise ValueError(f"intercept_scaling = {const:g} is not below data_norm = {R:g}: "
-                             "no replacement row fits in the data_norm ball; lower "
-                             "intercept_scaling or raise data_norm.")
-        R = float(np.sqrt(R**2 - const**2))
-    Xa = np.hstack([Xs, np.ones((Xs.shape[0], 1))]) if fi else Xs
+    return X, np.asarray(y)
 
-    def augment(x):
-        if fi:
-            return np.hstack([x, np.ones((x.shape[0], 1))])
+
+class _Geometry:
+    """The search space of the replacement row and the fitted rows it is compared with.
+
+    ``x`` (the user's ``d`` columns) lives on the sphere of radius ``R``; a replacement
+    ``(x, y')`` of row ``i`` moves the minimiser by about ``||H^-1 (g' - g_i)||``, with
+    ``A`` holding the rows ``H^-1 g_i`` of the fitted rows.
+    """
+
+    def __init__(self, fitted, theta):
+        R = float(fitted.data_norm)
+        eng = fitted._audit_engine()
+        self.fitted, self.theta, self.eng = fitted, theta, eng
+        self.loss, self.fi = eng.loss, eng.fit_intercept
+        Xs = np.asarray(eng.X)                  # the rows as fitted (scaled to data_norm)
+        self.ys = eng.y                         # encoded labels / clipped targets
+        # a penalised intercept is a constant column s of the fitted rows: the replacement
+        # keeps it, so only the user's d columns are searched, on the sphere of radius
+        # sqrt(R^2 - s^2) (the augmented row then has norm R)
+        const = (float(fitted.intercept_scaling) if fitted._penalised_intercept() else None)
+        self.d = Xs.shape[1] - (const is not None)
         if const is not None:
-            return np.hstack([x, np.full((x.shape[0], 1), const)])
+            if const >= R:
+                raise ValueError(f"intercept_scaling = {const:g} is not below data_norm = "
+                                 f"{R:g}: no replacement row fits in the data_norm ball; "
+                                 "lower intercept_scaling or raise data_norm.")
+            R = float(np.sqrt(R**2 - const**2))
+        self.R, self.const = R, const
+        self.Xa = np.hstack([Xs, np.ones((Xs.shape[0], 1))]) if self.fi else Xs
+        self.l1, _ = _grad_rows(self.loss, theta, self.Xa, self.ys)
+        self.Hinv = eng.H_inv
+        self.A = (self.Xa * self.l1[:, None]) @ self.Hinv     # rows: H^-1 g_i
+
+    def augment(self, x):
+        """The replacement rows as the fit sees them (intercept or constant column)."""
+        if self.fi:
+            return np.hstack([x, np.ones((x.shape[0], 1))])
+        if self.const is not None:
+            return np.hstack([x, np.full((x.shape[0], 1), self.const)])
         return x
-    l1, _ = _grad_rows(loss, theta, Xa, ys)
-    Hinv = eng.H_inv
-    A = (Xa * l1[:, None]) @ Hinv               # rows: H^-1 g_i
-    if classifier:
-        labels = [(0.0, fitted.classes_[0]), (1.0, fitted.classes_[1])]
-    else:
-        tb = getattr(fitted, "target_bound", None)
-        b = float(tb) if tb is not None else float(np.max(np.abs(ys)))
-        labels = [(-b, -b), (b, b)]
-    rng = np.random.default_rng(int(child_seeds(noise_generator(random_state), 1)[0]))
-    # starts: least-curvature directions of H (restricted to the features), theta, random
-    w, V = np.linalg.eigh(eng.H[:d, :d])
+
+    def labels(self):
+        """``(encoded, raw)`` labels of the replacement: both classes, or +-the bound."""
+        if is_classifier(self.fitted):
+            return [(0.0, self.fitted.classes_[0]), (1.0, self.fitted.classes_[1])]
+        tb = getattr(self.fitted, "target_bound", None)
+        b = float(tb) if tb is not None else float(np.max(np.abs(self.ys)))
+        return [(-b, -b), (b, b)]
+
+    def distances(self, a_new):
+        """``||H^-1 g' - H^-1 g_i||^2`` for every replacement (rows) and removed row."""
+        A = self.A
+        return (np.sum(a_new**2, axis=1)[:, None] - 2 * a_new @ A.T
+                + np.sum(A**2, axis=1)[None, :])
+
+    def removal(self, x, y_enc):
+        """``(value, removed row)`` of each replacement: the row whose removal moves most."""
+        xa = self.augment(x)
+        g1, _, _ = self.loss.derivatives(xa @ self.theta, np.full(x.shape[0], y_enc))
+        a_new = (xa * g1[:, None]) @ self.Hinv
+        dist = self.distances(a_new)
+        idx = np.argmax(dist, axis=1)
+        return dist[np.arange(x.shape[0]), idx], idx
+
+
+def _starts(geo, n_starts, rng):
+    """Starting rows: least-curvature directions of H (restricted to the features),
+    theta's direction, random ones; both signs of each, on the sphere of radius R."""
+    d, theta = geo.d, geo.theta
+    w, V = np.linalg.eigh(geo.eng.H[:d, :d])
     starts = [V[:, k] for k in range(min(d, n_starts // 2))]
     if np.linalg.norm(theta[:d]) > 0:
         starts.append(theta[:d] / np.linalg.norm(theta[:d]))
     while len(starts) < n_starts:
         starts.append(rng.standard_normal(d))
     S = np.array([s / np.linalg.norm(s) for s in starts])
-    S = R * np.vstack([S, -S])                  # both signs of every start
-    M = Hinv @ Hinv
-    cands = []
-    for y_enc, y_raw in labels:
-        x = S.copy()
-        idx = np.zeros(x.shape[0], dtype=int)
-        for _ in range(n_steps):
-            xa = augment(x)
-            z = xa @ theta
-            g1, g2, _ = loss.derivatives(z, np.full(z.shape, y_enc))
-            a_new = (xa * g1[:, None]) @ Hinv   # H^-1 g'
-            # the removed row maximising ||H^-1 (g' - g_i)|| for each candidate
-            dist = (np.sum(a_new**2, axis=1)[:, None] - 2 * a_new @ A.T
-                    + np.sum(A**2, axis=1)[None, :])
-            idx = np.argmax(dist, axis=1)
-            v = (xa * g1[:, None]) - (Xa[idx] * l1[idx, None])      # g' - g_i
-            Mv = v @ M
-            # d/dx of v^T M v: 2 (g1 (Mv)_x + g2 theta_x (x~ . Mv))
-            grad = 2 * (g1[:, None] * Mv[:, :d]
-                        + g2[:, None] * theta[None, :d] * np.sum(xa * Mv, axis=1)[:, None])
-            step = R * grad / np.maximum(np.linalg.norm(grad, axis=1, keepdims=True), 1e-300)
-            x_new = x + 0.3 * step
-            x = R * x_new / np.linalg.norm(x_new, axis=1, keepdims=True)
-        xa = augment(x)
-        g1, _, _ = loss.derivatives(xa @ theta, np.full(x.shape[0], y_enc))
-        a_new = (xa * g1[:, None]) @ Hinv
-        dist = (np.sum(a_new**2, axis=1)[:, None] - 2 * a_new @ A.T
-                + np.sum(A**2, axis=1)[None, :])
-        idx = np.argmax(dist, axis=1)
-        value = dist[np.arange(x.shape[0]), idx]
-        cands += [(float(value[k]), int(idx[k]), x[k].copy(), y_raw) for k in range(x.shape[0])]
-    cands.sort(key=lambda c: -c[0])
+    return geo.R * np.vstack([S, -S])
+
+
+def _ascend(geo, S, y_enc, n_steps):
+    """Projected gradient ascent of ``||H^-1 (g' - g_i)||^2`` over the sphere from ``S``,
+    ``i`` the removed row that maximises it at every step."""
+    d, R, theta, Xa, l1 = geo.d, geo.R, geo.theta, geo.Xa, geo.l1
+    M = geo.Hinv @ geo.Hinv
+    x = S.copy()
+    for _ in range(n_steps):
+        xa = geo.augment(x)
+        z = xa @ theta
+        g1, g2, _ = geo.loss.derivatives(z, np.full(z.shape, y_enc))
+        a_new = (xa * g1[:, None]) @ geo.Hinv   # H^-1 g'
+        # the removed row maximising ||H^-1 (g' - g_i)|| for each candidate
+        idx = np.argmax(geo.distances(a_new), axis=1)
+        v = (xa * g1[:, None]) - (Xa[idx] * l1[idx, None])      # g' - g_i
+        Mv = v @ M
+        # d/dx of v^T M v: 2 (g1 (Mv)_x + g2 theta_x (x~ . Mv))
+        grad = 2 * (g1[:, None] * Mv[:, :d]
+                    + g2[:, None] * theta[None, :d] * np.sum(xa * Mv, axis=1)[:, None])
+        step = R * grad / np.maximum(np.linalg.norm(grad, axis=1, keepdims=True), 1e-300)
+        x_new = x + 0.3 * step
+        x = R * x_new / np.linalg.norm(x_new, axis=1, keepdims=True)
+    return x
+
+
+def _refit_best(estimator, fitted, theta, X, y, cands, n_refits):
+    """The pair of largest exact movement among the best candidates (``n_refits`` refits)."""
     best = None
     seen = set()
     refits = 0

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import math
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score
-from sklearn.model_selection import train_test_split
-from sklearn.utils import _safe_indexing, check_array, get_tags
+from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
     check_is_fitted,
@@ -25,7 +22,7 @@ from ..mechanisms import NumericSparse
 from ..privacy._tradeoff import RiskTarget, epsilon_value
 from ..utils import noise_generator
 from ..utils._buckets import MAX_N_BINS, cell_statistics, score_buckets
-from ..utils._groups import as_2d_data, as_groups, membership_matrix
+from ..utils._groups import as_groups, membership_matrix
 from ..utils._provenance import record_fit_provenance
 from ..utils._random import warn_shared_noise
 from ..utils._validation import (
@@ -42,6 +39,15 @@ from ..utils.fixes import (
     _num_samples,
     validate_estimator_params,
 )
+from ._cell_power import (  # noqa: F401 (the cell probabilities' tests import them here)
+    _laplace_difference_sf,
+    _smallest_cell,
+    _update_probability,
+    cell_settings,
+    warn_few_updates,
+)
+from ._inputs import _check_2d, group_data, input_perturbation, validation_split
+from ._passes import replay, run_loop, select_on_validation, warn_small_cells
 
 #: Largest number of (group, bucket) cells per pass under NumericSparse (each is a query).
 MAX_PRIVATE_CELLS = 100_000
@@ -381,118 +387,8 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             )
         return np.clip(proba[:, 1], 0.0, 1.0)
 
-    def _replay(self, p, M):
-        """Apply ``updates_`` in order to base probabilities ``p`` (rows of ``M``)."""
-        lo, hi = self._proba_bounds()
-        p = np.clip(p, lo, hi)
-        b = score_buckets(p, self.n_bins)
-        indptr, members = _group_members(M)
-        for g, bucket, shift in self.updates_:
-            rows_g = members[indptr[g]:indptr[g + 1]]
-            cell = rows_g[b[rows_g] == bucket]
-            p[cell] = np.clip(p[cell] + shift, lo, hi)
-            b[cell] = score_buckets(p[cell], self.n_bins)
-        return p
-
     def _proba_bounds(self):
         return float(self.clip_proba), 1.0 - float(self.clip_proba)
-
-    def _group_data(self, X, sensitive_features, n, *, fitting):
-        """Data on which the groups are evaluated: sensitive_features if given, else X."""
-        if sensitive_features is None:
-            if not fitting and getattr(self, "sensitive_features_in_", None) is not None:
-                raise ValueError(
-                    "This PrivateMulticalibrator was fitted with sensitive_features (its "
-                    "groups are evaluated on them): pass sensitive_features= with the same "
-                    "columns for these rows too."
-                )
-            return as_2d_data(X, "X")
-        S = as_2d_data(sensitive_features, "sensitive_features", allow_1d=True)
-        if S.shape[0] != n:
-            raise ValueError(f"sensitive_features has {S.shape[0]} rows but X has {n}; they "
-                             "must be aligned row by row.")
-        names = [str(c) for c in S.columns] if hasattr(S, "columns") else None
-        info = {"n_columns": int(S.shape[1]), "names": names}
-        if fitting:
-            self.sensitive_features_in_ = info
-        else:
-            fitted = getattr(self, "sensitive_features_in_", None)
-            if fitted is None:
-                raise ValueError(
-                    "sensitive_features were given but this PrivateMulticalibrator was "
-                    "fitted without them (its groups are evaluated on X); drop the argument "
-                    "or refit with sensitive_features."
-                )
-            if fitted != info:
-                raise ValueError(
-                    f"sensitive_features: these rows give {_describe_columns(info)} but the "
-                    f"fit used {_describe_columns(fitted)}; pass the same columns (a "
-                    "DataFrame with the fitted names when the fit had names)."
-                )
-        return S
-
-    def _input_perturbation(self, X, n, rng):
-        """Noisy copy of the features (same container type) and the noise std."""
-        if sp.issparse(X):
-            raise ValueError("mechanism='input_perturbation' adds dense Gaussian noise to "
-                             "every feature; pass dense numeric X (not a sparse matrix).")
-        try:
-            Xf = check_array(X, dtype=np.float64, ensure_min_samples=2, input_name="X")
-        except (TypeError, ValueError) as exc:
-            raise ValueError(
-                f"mechanism='input_perturbation' needs numeric, finite features: {exc} "
-                "(encode categorical columns first, or use groups on sensitive_features)."
-            ) from None
-        # Kang et al.: sigma^2 = c G^2 T log(1/delta) / (n (n - 1) eps^2), c = 8, G = 1,
-        # T = 1500 (the paper's settings); divided in float64 so that extreme epsilon
-        # gives inf (refused below) rather than ZeroDivisionError / OverflowError
-        unit = math.sqrt(8.0 * 1500 * -math.log(self.delta) / (n * (n - 1)))
-        with np.errstate(over="ignore", divide="ignore"):
-            std = float(np.float64(unit) / np.float64(self._epsilon_number()))
-        if not math.isfinite(std):
-            raise ValueError(
-                f"epsilon={self._epsilon_number()!r} is too small for input perturbation: "
-                "the feature noise standard deviation overflows float64. Use a larger "
-                "epsilon."
-            )
-        noise = rng.normal(0.0, std, size=Xf.shape) if std > 0 else np.zeros(Xf.shape)
-        with np.errstate(over="ignore", invalid="ignore"):
-            Xn = Xf + noise
-        if not np.all(np.isfinite(Xn)):
-            raise ValueError(
-                f"epsilon={self._epsilon_number()!r} is too small for input perturbation: "
-                "features plus "
-                f"noise (std {std:.3g}) overflow float64. Use a larger epsilon."
-            )
-        if hasattr(X, "columns") and hasattr(X, "iloc"):
-            import pandas as pd
-
-            Xn = pd.DataFrame(Xn, columns=X.columns, index=X.index)
-        return Xn, std
-
-    def _validation_split(self, y01, rng):
-        """(fit rows, held-out rows), stratified by label; refused under a mechanism."""
-        if self.mechanism is not None:
-            raise ValueError(
-                "validation_fraction holds out calibration rows to choose among the "
-                "updates by their exact error, which reads those rows outside any privacy "
-                f"budget: it is only available with mechanism=None (got "
-                f"mechanism={self.mechanism!r}). Check a private fit on rows that are not "
-                "private instead."
-            )
-        n = y01.size
-        n_val = math.ceil(self.validation_fraction * n)
-        if n_val < 2 or n - n_val < 2 or np.bincount(y01, minlength=2).min() < 2:
-            raise ValueError(
-                f"validation_fraction={self.validation_fraction!r} of {n} rows leaves too "
-                "few rows on one side (each side needs at least 2 rows and both classes); "
-                "use more calibration rows or validation_fraction=None."
-            )
-        draw = getattr(rng, "integers", None) or rng.randint
-        seed = int(draw(2**32 - 1))
-        fit_rows, val_rows = train_test_split(np.arange(n), test_size=n_val, stratify=y01,
-                                              random_state=seed)
-        return np.sort(fit_rows), np.sort(val_rows)
 
     def _resolve_base(self):
         """(base estimator, used as fitted?): a ``FrozenEstimator`` is used as fitted."""
@@ -549,6 +445,69 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             ``validation_fraction``, updates smaller than twice the standard error of the
             cell's mean residual (they may fit noise).
         """
+        base, frozen = self._resolve_base()
+        n, y, classes, y01, known = self._check_fit_data(X, y, base, frozen)
+        self._tol, self._max_iter = float(self.calibration_tol), int(self.max_iter)
+        private = self.mechanism == "numeric_sparse"
+        if self.mechanism in ("numeric_sparse", "input_perturbation"):
+            warn_shared_noise(type(self).__name__, self.random_state, stacklevel=3)
+        rng = noise_generator(self.random_state)
+        Xc = X
+        val = None
+        if self.validation_fraction is not None:
+            val = validation_split(self, y01, rng)
+        self.feature_noise_std_ = 0.0
+        if self.mechanism == "input_perturbation":
+            Xc, self.feature_noise_std_ = input_perturbation(self, X, n, rng)
+        self._warn_no_guarantee(private, frozen)
+        self._fit_base(base, frozen, Xc, y, val, classes)
+        self.classes_ = classes
+        self.sensitive_features_in_ = None
+        Z = group_data(self, Xc, sensitive_features, n, fitting=True)
+        self.groups_ = as_groups(self.groups)
+        if private:
+            _check_private_cells(len(self.groups_), self.n_bins)
+        M = membership_matrix(self.groups_, Z)
+        if known is not None:       # no count, no residual: a member of no cell
+            M[~known] = False
+        p = self._base_proba(Xc)
+        if not private:
+            # (under NumericSparse this check would itself read the calibration data
+            # outside the budget: empty groups are allowed there and simply never update)
+            _check_no_empty_group(M, self.groups_)
+        m, c, thr = cell_settings(self, len(self.groups_), private)
+        self.min_cell_size_ = m
+        ns = None
+        if private:
+            self.max_updates_ = c
+            ns = NumericSparse(self._epsilon_number(), c, thr, test_sensitivity=2.0,
+                               answer_sensitivities=[2.0, 1.0], test_fraction=0.5,
+                               random_state=rng)
+        else:
+            self.max_updates_ = self.max_updates
+        resid_y = y01.astype(float)
+        self._record_largest_cells(p, M)
+        if val is None:
+            run_loop(self, p, M, resid_y, m, ns)
+        else:
+            fit_rows, val_rows = val
+            run_loop(self, p[fit_rows], M[fit_rows], resid_y[fit_rows], m, ns)
+            select_on_validation(self, p[val_rows], M[val_rows], resid_y[val_rows], m,
+                                       fit_rows.size)
+        if private:
+            warn_few_updates(self, n, thr)
+            self._warn_halted(ns)
+        elif val is None:
+            warn_small_cells(self)
+        self._set_guarantee(private, frozen, ns)
+        record_fit_provenance(self)
+        return self
+
+    def _check_fit_data(self, X, y, base, frozen):
+        """``(n, y, classes, y01, known)`` of the calibration rows: aligned, finite,
+        binary. Under NumericSparse with a frozen base, the label set is the base's
+        (public): a row whose label is outside it stays, ``known`` is False there, and it
+        is a member of no cell (``known`` is None otherwise)."""
         _check_2d(X)
         validate_data(self, X, skip_check_array=True)
         n = _num_samples(X)
@@ -558,9 +517,6 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         if n < 2:
             raise ValueError("Multicalibration needs calibration data with at least 2 "
                              f"samples; got n_samples = {n}.")
-        base, frozen = self._resolve_base()
-        # under NumericSparse with a frozen base, the label set is the base's (public):
-        # a row whose label is outside it stays and is a member of no cell
         known, declared = None, None
         if frozen and self.mechanism == "numeric_sparse":
             declared = np.asarray(getattr(base, "classes_", []))
@@ -580,18 +536,11 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                 "Only binary classification is supported. PrivateMulticalibrator needs y "
                 f"with exactly 2 classes; got {classes.size}."
             )
-        self._tol, self._max_iter = float(self.calibration_tol), int(self.max_iter)
-        private = self.mechanism == "numeric_sparse"
-        if self.mechanism in ("numeric_sparse", "input_perturbation"):
-            warn_shared_noise(type(self).__name__, self.random_state, stacklevel=3)
-        rng = noise_generator(self.random_state)
-        Xc = X
-        val = None
-        if self.validation_fraction is not None:
-            val = self._validation_split(y01, rng)
-        self.feature_noise_std_ = 0.0
+        return n, y, classes, y01, known
+
+    def _warn_no_guarantee(self, private, frozen):
+        """Warn when the chosen mechanism cannot give a guarantee for this fit."""
         if self.mechanism == "input_perturbation":
-            Xc, self.feature_noise_std_ = self._input_perturbation(X, n, rng)
             warn_user(
                 "mechanism='input_perturbation' adds noise to the features only: the labels "
                 "are used exactly, so no differential-privacy guarantee is claimed "
@@ -607,6 +556,9 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                 "pass estimator=FrozenEstimator(model).",
                 PrivacyWarning, stacklevel=2,
             )
+
+    def _fit_base(self, base, frozen, Xc, y, val, classes):
+        """Set ``estimator_`` (frozen, or fitted on the rows not held out) with our labels."""
         if frozen:
             self.estimator_ = base
         elif val is None:
@@ -620,75 +572,32 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                 "labels of the calibration data (the values are not shown: a label can "
                 "identify a row); fit the base model on the same label set."
             )
-        self.classes_ = classes
-        self.sensitive_features_in_ = None
-        Z = self._group_data(Xc, sensitive_features, n, fitting=True)
-        self.groups_ = as_groups(self.groups)
-        n_cells = len(self.groups_) * self.n_bins
-        if private and n_cells > MAX_PRIVATE_CELLS:
-            raise ValueError(
-                f"Under mechanism='numeric_sparse' every (group, bucket) cell is a query, "
-                f"empty or not: {len(self.groups_)} groups (whole population included) x "
-                f"n_bins={self.n_bins} = {n_cells} cells per pass exceeds the limit of "
-                f"{MAX_PRIVATE_CELLS:,}. Use fewer bins (n_bins=10 is usual) or fewer groups."
-            )
-        M = membership_matrix(self.groups_, Z)
-        if known is not None:       # no count, no residual: a member of no cell
-            M[~known] = False
-        p = self._base_proba(Xc)
-        if not private:
-            # (under NumericSparse this check would itself read the calibration data
-            # outside the budget: empty groups are allowed there and simply never update)
-            sizes = M[:, 1:].sum(axis=0)
-            empty = [self.groups_[1 + k].name for k in np.flatnonzero(sizes == 0)]
-            if empty and len(empty) == len(self.groups_) - 1:
-                raise ValueError(
-                    f"All {len(empty)} groups are empty on the calibration data (no row is a "
-                    "member of any of them): check the column indices and predicates, or "
-                    "pass groups=() to calibrate the whole population only."
-                )
-            if empty:
-                raise ValueError(
-                    f"Groups without any member in the calibration data: {empty}. Drop them, "
-                    "for instance with conjunction_groups(..., X=X, min_size=...)."
-                )
-        m, c, thr = self._cell_settings(len(self.groups_), private)
-        self.min_cell_size_ = m
-        ns = None
-        if private:
-            self.max_updates_ = c
-            ns = NumericSparse(self._epsilon_number(), c, thr, test_sensitivity=2.0,
-                               answer_sensitivities=[2.0, 1.0], test_fraction=0.5,
-                               random_state=rng)
-        else:
-            self.max_updates_ = self.max_updates
-        resid_y = y01.astype(float)
-        # largest (group, bucket) cell of the base predictions: a diagnostic for the data
-        # owner (exact counts, outside any privacy budget; strip_for_release removes it)
+
+    def _record_largest_cells(self, p, M):
+        """Largest (group, bucket) cell of the base predictions, for the data owner.
+
+        Exact counts, outside any privacy budget; never pickled under NumericSparse, and
+        strip_for_release removes them.
+        """
         b0 = score_buckets(np.clip(p, *self._proba_bounds()), self.n_bins)
         self.largest_cell_sizes_ = np.array(
             [int(s.max()) if s.size else 0 for _, _, s in cell_statistics(b0, p, M)],
             dtype=np.int64)
         self.largest_cell_size_ = int(self.largest_cell_sizes_.max(initial=0))
-        if val is None:
-            self._run_loop(p, M, resid_y, m, ns)
-        else:
-            fit_rows, val_rows = val
-            self._run_loop(p[fit_rows], M[fit_rows], resid_y[fit_rows], m, ns)
-            self._select_on_validation(p[val_rows], M[val_rows], resid_y[val_rows], m,
-                                       fit_rows.size)
-        if private:
-            self._warn_few_updates(n, thr)
-            if ns.halted_:
-                warn_user(
-                    f"The private fit stopped after max_updates_={self.max_updates_} noisy "
-                    f"answers ({self.n_updates_} updates) in pass {self.n_iter_}: cells "
-                    "later in the order (groups in the order given, after the whole "
-                    "population; buckets from low to high) may not have been corrected. "
-                    "Put the groups that matter most first, or raise max_updates (each "
-                    "answer's noise grows with it).", StatisticalWarning, stacklevel=2)
-        elif val is None:
-            self._warn_small_cells()
+
+    def _warn_halted(self, ns):
+        """Warn when NumericSparse's budget of answers ran out before the last cell."""
+        if ns.halted_:
+            warn_user(
+                f"The private fit stopped after max_updates_={self.max_updates_} noisy "
+                f"answers ({self.n_updates_} updates) in pass {self.n_iter_}: cells "
+                "later in the order (groups in the order given, after the whole "
+                "population; buckets from low to high) may not have been corrected. "
+                "Put the groups that matter most first, or raise max_updates (each "
+                "answer's noise grows with it).", StatisticalWarning, stacklevel=2)
+
+    def _set_guarantee(self, private, frozen, ns):
+        """``epsilon_``, ``delta_`` and ``epsilon_reason_`` of this fit."""
         if private and frozen:
             self.epsilon_, self.delta_ = ns.epsilon_, 0.0
             self.epsilon_reason_ = (
@@ -706,8 +615,6 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                 "labels exactly" if not private else
                 "the base model is fitted on the calibration rows inside this fit without "
                 "a guarantee of its own (privacy_claim composes a DP base)")
-        record_fit_provenance(self)
-        return self
 
     #: Exact counts and flags computed from the calibration rows outside the budget:
     #: kept in memory for the data owner, never pickled under NumericSparse.
@@ -790,42 +697,6 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         return [own] + step_claims(self.estimator_, "estimator_")
 
     # ------------------------------------------------------------------ settings
-    def _cell_settings(self, n_groups, private):
-        """(min cell size m, max_updates c, threshold) from public quantities only.
-
-        ``n_groups`` counts the whole population. Without privacy ``c`` is
-        ``max_updates`` (possibly None) and the threshold is unused.
-        """
-        tol = self._tol
-        n_cells = n_groups * self.n_bins
-        if self.min_cell_size is not None:
-            m = int(self.min_cell_size)
-        elif private:
-            # Theorem 2's ln|C| / (tol^2 epsilon), in float64 so that extreme tol or
-            # epsilon give a clear error instead of ZeroDivisionError / OverflowError
-            with np.errstate(over="ignore", divide="ignore", under="ignore"):
-                m_float = float(np.float64(math.log(max(n_cells, 2)))
-                                / (np.float64(tol) ** 2 * np.float64(self._epsilon_number())))
-            if not m_float <= 2.0**53:
-                raise ValueError(
-                    f"calibration_tol={tol!r} and epsilon={self._epsilon_number()!r} give a "
-                    "default "
-                    f"min_cell_size ln|C| / (calibration_tol^2 epsilon) = {m_float:.3g}, "
-                    "beyond any data set (no cell could ever be updated). Use a larger "
-                    "calibration_tol or epsilon, or pass min_cell_size explicitly."
-                )
-            m = max(1, math.ceil(m_float))
-        else:
-            m = 20
-        if not private:
-            return m, self.max_updates, None
-        c = self.max_updates
-        if c is None:
-            beta = 0.05
-            c = max(1, int(math.sqrt(m * self._epsilon_number())
-                           / math.sqrt(math.log(n_cells / beta) + math.log(n_cells))))
-        thr = tol * m if self.threshold is None else float(self.threshold)
-        return m, int(c), thr
 
     def smallest_correctable_cell(self, miscalibration, *, probability=0.5):
         """Smallest cell NumericSparse corrects with the given probability (before fitting).
@@ -892,254 +763,9 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
             raise ValueError(f"probability must be in (0, 1); got {probability!r}.")
         validate_estimator_params(self)
         self._tol = float(self.calibration_tol)
-        m, c, thr = self._cell_settings(len(as_groups(self.groups)), True)
+        m, c, thr = cell_settings(self, len(as_groups(self.groups)), True)
         return _smallest_cell(float(miscalibration), float(probability), m, c, thr,
                               self._epsilon_number())
-
-    def _warn_few_updates(self, n, thr):
-        """Warn when no cell of the calibration data is large enough to be corrected."""
-        m = self.min_cell_size_
-        need = _smallest_cell(1.0, 0.5, m, self.max_updates_, thr, self._epsilon_number())
-        small = [g.name for g, size in zip(self.groups_, self.largest_cell_sizes_,
-                                           strict=True) if size < need]
-        # the texts hold public quantities and DP outputs only: no exact count, no name
-        # of a small group (largest_cell_sizes_ says which, in memory, never pickled)
-        if self.largest_cell_size_ >= need and small:
-            warn_user(
-                f"Some groups have no (group, bucket) cell of the {need} rows that a cell "
-                "miscalibrated by 1 needs to be corrected half the time under this epsilon "
-                "(see smallest_correctable_cell and largest_cell_sizes_): the private fit "
-                "cannot correct them except by chance. Use a larger epsilon or "
-                "calibration_tol, fewer groups or bins, or more calibration rows. "
-                "(largest_cell_sizes_ holds exact counts: it stays in memory and is never "
-                "pickled.)", StatisticalWarning, stacklevel=3)
-            return
-        if not small:
-            return
-        warn_user(
-            f"The private fit made {self.n_updates_} update(s): a cell is corrected only "
-            f"when its released size reaches min_cell_size_={m} and its residual sum passes "
-            f"the noisy threshold {thr:.3g}, but no (group, bucket) cell of the "
-            f"calibration data (n_samples={n}) has the {need} rows that a cell "
-            "miscalibrated by 1 needs to be corrected half the time (see "
-            "smallest_correctable_cell). Use a larger epsilon or calibration_tol, "
-            "fewer groups or bins (min_cell_size grows with their number), or more "
-            "calibration rows. (largest_cell_size_ is an exact count: it stays in memory "
-            "and is never pickled.)", StatisticalWarning, stacklevel=3)
-
-    def _warn_small_cells(self):
-        """Warn when updates shifted cells by less than their sampling noise."""
-        flags = np.asarray(self._update_noise, dtype=bool)
-        noisy = int(flags.sum())
-        if not noisy:
-            return
-        warn_user(
-            f"{noisy} of {flags.size} updates shifted a cell by less than twice the "
-            "standard error of its mean residual (sqrt(sum p(1 - p)) / size, the spread of "
-            "that mean if the predictions were calibrated): on cells this small the "
-            "correction may fit noise and raise the calibration error on new rows. Pass "
-            "validation_fraction (e.g. 0.2) to keep only the updates that help on "
-            "held-out rows, raise min_cell_size (a cell of s rows has a standard error up "
-            "to 0.5 / sqrt(s)), or check multicalibration_error on held-out rows.",
-            StatisticalWarning, stacklevel=3)
-
-    def _select_on_validation(self, p, M, resid_y, m, n_fit):
-        """Keep the prefix of ``updates_`` with the smallest error on the held-out rows."""
-        lo, hi = self._proba_bounds()
-        p = np.clip(p, lo, hi)
-        b = score_buckets(p, self.n_bins)
-        m_val = max(1, round(m * p.size / n_fit))
-        indptr, members = _group_members(M)
-
-        def error():
-            stats = cell_statistics(b, resid_y - p, M)
-            errs = [np.abs(su[sz >= m_val]) / sz[sz >= m_val] for _, su, sz in stats]
-            errs = np.concatenate(errs) if errs else np.zeros(0)
-            return float(errs.max()) if errs.size else 0.0
-
-        scores = [error()]
-        for g, bucket, shift in self.updates_:
-            rows_g = members[indptr[g]:indptr[g + 1]]
-            cell = rows_g[b[rows_g] == bucket]
-            p[cell] = np.clip(p[cell] + shift, lo, hi)
-            b[cell] = score_buckets(p[cell], self.n_bins)
-            scores.append(error())
-        self.validation_errors_ = np.asarray(scores)
-        keep = int(np.argmin(self.validation_errors_))
-        self.updates_ = self.updates_[:keep]
-        self.n_updates_ = keep
-
-    def _run_loop(self, p, M, resid_y, m, ns):
-        """Passes over the cells; updates ``p`` in place and records ``updates_``.
-
-        Cells are visited group by group (in order) and, within a group, bucket by bucket
-        from low to high; a cell is the group's members whose *current* bucket is the
-        visited one (rows moved up by an update of the same group join a later cell of
-        that pass). Each group's bucket sums and counts come from one ``bincount`` over
-        its members and are kept up to date when an update moves rows to a later bucket;
-        only cells that may be updated (and, without privacy, the cells that may hold
-        the largest error of the pass) are recomputed exactly from their rows, with the
-        same arithmetic as a direct scan, so the updates do not depend on rounding of
-        the running sums.
-        """
-        private = ns is not None
-        lo, hi = self._proba_bounds()
-        self.updates_ = []
-        self._update_noise = []
-        self.history_ = []
-        self.n_queries_ = 0
-        np.clip(p, lo, hi, out=p)
-        b = score_buckets(p, self.n_bins)
-        indptr, members = _group_members(M)
-        rounds = 0
-        for rounds in range(1, self._max_iter + 1):
-            n_upd = 0
-            worst = 0.0
-            # every (group, bucket) cell of the pass counts as queried (under NumericSparse
-            # each is; without privacy an empty cell is examined trivially)
-            self.n_queries_ += M.shape[1] * self.n_bins
-            for g in range(M.shape[1]):
-                rows_g = members[indptr[g]:indptr[g + 1]]
-                if private:
-                    n_upd += self._private_pass(g, rows_g, p, b, resid_y, m, ns, lo, hi)
-                    if ns.halted_:
-                        break
-                else:
-                    k, worst = self._exact_pass(g, rows_g, p, b, resid_y, m, lo, hi, worst)
-                    n_upd += k
-            self.history_.append({"round": rounds, "n_updates": n_upd,
-                                  "max_cell_error_seen": worst})
-            if self.verbose:
-                if private:
-                    detail = (f"{ns.max_answers - ns.n_answers_} of {ns.max_answers} noisy "
-                              "answers left (cell errors are not computed under privacy)")
-                else:
-                    detail = f"max cell error {worst:.4g} (calibration_tol {self._tol:g})"
-                print(f"[PrivateMulticalibrator] round {rounds}: {n_upd} updates, {detail}")
-            if n_upd == 0 or (private and ns.halted_):
-                break
-        self.n_iter_ = self.n_rounds_ = rounds
-        self.n_updates_ = len(self.updates_)
-
-    def _apply(self, g, bucket, shift, rows, p, b, lo, hi):
-        """Shift the cell's rows, re-bucket them and record the update."""
-        if rows.size:
-            # standard error of the cell's mean residual if p were calibrated on it
-            q = p[rows]
-            se = math.sqrt(float(np.sum(q * (1.0 - q)))) / rows.size
-            self._update_noise.append(abs(shift) < 2.0 * se)
-        p[rows] = np.clip(p[rows] + shift, lo, hi)
-        new = score_buckets(p[rows], self.n_bins)
-        b[rows] = new
-        self.updates_.append((g, bucket, shift))
-        return new
-
-    def _exact_pass(self, g, rows_g, p, b, resid_y, m, lo, hi, worst):
-        """One group's cells without privacy.
-
-        Returns the number of updates and the largest cell error seen so far in the pass
-        (``worst`` on entry: the largest before this group).
-        """
-        n_bins, alpha = self.n_bins, self._tol
-        bm = b[rows_g]
-        keys, sums, sizes = _cell_table(bm, resid_y[rows_g] - p[rows_g], n_bins)
-        n_upd, pos = 0, 0
-        cache = {}  # exact (rows, mean) of cells computed since the last update
-
-        def exact_mean(bucket):
-            if bucket not in cache:
-                rows = rows_g[bm == bucket]
-                cache[bucket] = rows, float(np.mean(resid_y[rows] - p[rows]))
-            return cache[bucket]
-
-        while pos < keys.size:
-            s, c = sums[pos:], sizes[pos:]
-            eligible = c >= m
-            tol = _sum_tolerance(c)
-            cand = np.flatnonzero(eligible & (np.abs(s) > alpha * c - tol))
-            end = int(cand[0]) + 1 if cand.size else c.size
-            # cells visited before the next possible update keep their current error:
-            # the largest of them, exactly (ties within the rounding bound all computed)
-            seen = np.flatnonzero(eligible[:end])
-            if seen.size:
-                err = np.abs(s[seen]) / c[seen]
-                slack = tol[seen] / c[seen]
-                top = err.max()
-                if top + slack.max() > worst:
-                    for j in seen[err + slack >= top - slack.max()].tolist():
-                        worst = max(worst, abs(exact_mean(keys[pos + j])[1]))
-            if not cand.size:
-                break
-            j = pos + int(cand[0])
-            bucket = int(keys[j])
-            pos = j + 1
-            rows, r = exact_mean(bucket)
-            if abs(r) <= alpha:
-                continue
-            if self.max_updates is not None and len(self.updates_) >= self.max_updates:
-                continue
-            new = self._apply(g, bucket, r, rows, p, b, lo, hi)
-            bm[bm == bucket] = new
-            cache.clear()
-            n_upd += 1
-            later = new > bucket
-            if later.any():
-                # rows moved up join later cells of this group's pass
-                moved, dest = rows[later], new[later]
-                at = np.searchsorted(keys, dest)
-                if np.all(at < keys.size) and np.array_equal(keys[np.minimum(
-                        at, keys.size - 1)], dest):
-                    np.add.at(sizes, at, 1)
-                    np.add.at(sums, at, resid_y[moved] - p[moved])
-                else:  # a new occupied bucket: rebuild the table of the later cells
-                    up = bm > bucket
-                    keys, sums, sizes = _cell_table(
-                        bm[up], resid_y[rows_g[up]] - p[rows_g[up]], n_bins)
-                    pos = 0
-        return n_upd, worst
-
-    def _private_pass(self, g, rows_g, p, b, resid_y, m, ns, lo, hi):
-        """One group's cells, every one a NumericSparse query; returns the updates made."""
-        n_bins = self.n_bins
-        bm = b[rows_g]
-        sums = np.bincount(bm, weights=resid_y[rows_g] - p[rows_g], minlength=n_bins)
-        sizes = np.bincount(bm, minlength=n_bins)
-        tol = _sum_tolerance(sizes)
-        n_upd = 0
-        for bucket in range(n_bins):
-            rows = None
-            if sizes[bucket] == 0:
-                answer = ns.query(0.0, [0.0, 0.0])
-            else:
-                def exact(bucket=bucket):
-                    nonlocal rows
-                    rows = rows_g[bm == bucket]
-                    resid = float(np.sum(resid_y[rows] - p[rows]))
-                    return abs(resid), [resid, rows.size]
-
-                answer = ns._query_lazy(abs(float(sums[bucket])), float(tol[bucket]), exact)
-            if answer is None:
-                if ns.halted_:
-                    break
-                continue
-            # skip cells whose released size is below m (post-processing of a noisy
-            # answer); the shift divides by released values only
-            if answer[1] < m:
-                continue
-            shift = float(np.clip(answer[0] / answer[1], -1.0, 1.0))
-            if rows is None or not rows.size:
-                self.updates_.append((g, bucket, shift))
-            else:
-                new = self._apply(g, bucket, shift, rows, p, b, lo, hi)
-                bm[bm == bucket] = new
-                later = new > bucket
-                if later.any():
-                    moved = rows[later]
-                    np.add.at(sizes, new[later], 1)
-                    np.add.at(sums, new[later], resid_y[moved] - p[moved])
-                    tol = _sum_tolerance(sizes)
-            n_upd += 1
-        return n_upd
 
     # ------------------------------------------------------------------ predict
     def predict_proba(self, X, *, sensitive_features=None):
@@ -1161,9 +787,9 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
         _check_2d(X)
         validate_data(self, X, skip_check_array=True, reset=False)
         n = _num_samples(X)
-        Z = self._group_data(X, sensitive_features, n, fitting=False)
+        Z = group_data(self, X, sensitive_features, n, fitting=False)
         M = membership_matrix(self.groups_, Z)
-        p = self._replay(self._base_proba(X), M)
+        p = replay(self, self._base_proba(X), M)
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X, *, sensitive_features=None):
@@ -1207,94 +833,30 @@ class PrivateMulticalibrator(MetaEstimatorMixin, ClassifierMixin, BaseEstimator)
                               sample_weight=sample_weight)
 
 
-def _check_2d(X):
-    ndim = getattr(X, "ndim", None)
-    if ndim is None and not hasattr(X, "shape"):
-        ndim = np.ndim(X) if isinstance(X, (list, tuple)) else 2
-    if ndim is not None and ndim != 2:
+def _check_private_cells(n_groups, n_bins):
+    """Refuse more (group, bucket) cells per pass than NumericSparse may query."""
+    n_cells = n_groups * n_bins
+    if n_cells > MAX_PRIVATE_CELLS:
         raise ValueError(
-            f"Expected a 2-dimensional X (n_samples, n_features), got {ndim} dimension(s). "
-            "Reshape your data with X.reshape(-1, 1) for a single feature or "
-            "X.reshape(1, -1) for a single sample."
+            f"Under mechanism='numeric_sparse' every (group, bucket) cell is a query, "
+            f"empty or not: {n_groups} groups (whole population included) x "
+            f"n_bins={n_bins} = {n_cells} cells per pass exceeds the limit of "
+            f"{MAX_PRIVATE_CELLS:,}. Use fewer bins (n_bins=10 is usual) or fewer groups."
         )
 
 
-def _group_members(M):
-    """Member rows of every column of ``M``, ascending: ``members[indptr[g]:indptr[g+1]]``."""
-    cols = [np.flatnonzero(M[:, g]) for g in range(M.shape[1])]
-    indptr = np.zeros(len(cols) + 1, dtype=np.int64)
-    np.cumsum([c.size for c in cols], out=indptr[1:])
-    return indptr, np.concatenate(cols) if cols else np.zeros(0, dtype=np.int64)
-
-
-def _cell_table(buckets, resid, n_bins):
-    """Occupied buckets (sorted) with the running residual sum and size of each."""
-    if n_bins <= max(4 * buckets.size, 1024):
-        sizes = np.bincount(buckets, minlength=n_bins)
-        keys = np.flatnonzero(sizes)
-        sums = np.bincount(buckets, weights=resid, minlength=n_bins)[keys]
-        return keys, sums, sizes[keys]
-    keys, inv = np.unique(buckets, return_inverse=True)
-    return (keys, np.bincount(inv, weights=resid, minlength=keys.size),
-            np.bincount(inv, minlength=keys.size))
-
-
-def _describe_columns(info):
-    """``{"n_columns": k, "names": [...] or None}`` in words."""
-    k, names = info["n_columns"], info["names"]
-    where = f"named {names}" if names is not None else "without names (an array)"
-    return f"{k} column{'s' if k != 1 else ''} {where}"
-
-
-_EPS = float(np.finfo(np.float64).eps)
-
-
-def _sum_tolerance(sizes):
-    """Bound on the gap between a running and an exact sum of ``sizes`` residuals in
-    [-1, 1] (floating-point rounding of either order of summation), generously rounded up.
-    """
-    sizes = np.asarray(sizes, dtype=float)
-    return (1e-9 + 4.0 * _EPS * (sizes + 64.0)) * sizes + 1e-12
-
-
-def _laplace_difference_sf(z, a, b):
-    """``P(L_a - L_b >= z)`` for independent centred Laplace variables of scales a, b.
-
-    The characteristic function of the difference factorises as
-    ``(a^2 phi_a - b^2 phi_b) / (a^2 - b^2)``, so its tail is the same signed mixture of
-    the two Laplace tails (for ``a == b``: ``exp(-|z|/a) (1 + |z|/(2a)) / 2`` on a side).
-    """
-    def sf(z, s):
-        return 0.5 * math.exp(-z / s) if z >= 0 else 1.0 - 0.5 * math.exp(z / s)
-
-    if math.isclose(a, b, rel_tol=1e-9):
-        t = 0.5 * math.exp(-abs(z) / a) * (1.0 + abs(z) / (2.0 * a))
-        return t if z >= 0 else 1.0 - t
-    return (a * a * sf(z, a) - b * b * sf(z, b)) / (a * a - b * b)
-
-
-def _update_probability(size, r, m, c, thr, epsilon):
-    """Probability that a cell of ``size`` rows with mean residual ``r`` is updated."""
-    test = _laplace_difference_sf(thr - r * size, 16.0 * c / epsilon, 8.0 * c / epsilon)
-    count_scale = 4.0 * c / epsilon
-    z = m - size
-    count = 0.5 * math.exp(-z / count_scale) if z >= 0 else 1.0 - 0.5 * math.exp(
-        z / count_scale)
-    return max(0.0, min(1.0, test)) * count
-
-
-def _smallest_cell(r, probability, m, c, thr, epsilon):
-    """Smallest integer size whose update probability reaches ``probability``."""
-    hi = 1
-    while _update_probability(hi, r, m, c, thr, epsilon) < probability:
-        hi *= 2
-        if hi > 2**62:
-            return hi
-    lo = hi // 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if _update_probability(mid, r, m, c, thr, epsilon) >= probability:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+def _check_no_empty_group(M, groups):
+    """Refuse groups without a member in the calibration rows (exact fits only)."""
+    sizes = M[:, 1:].sum(axis=0)
+    empty = [groups[1 + k].name for k in np.flatnonzero(sizes == 0)]
+    if empty and len(empty) == len(groups) - 1:
+        raise ValueError(
+            f"All {len(empty)} groups are empty on the calibration data (no row is a "
+            "member of any of them): check the column indices and predicates, or "
+            "pass groups=() to calibrate the whole population only."
+        )
+    if empty:
+        raise ValueError(
+            f"Groups without any member in the calibration data: {empty}. Drop them, "
+            "for instance with conjunction_groups(..., X=X, min_size=...)."
+        )

@@ -15,10 +15,10 @@
 """
 
 from ._claim import PrivacyClaim, StepClaim
-from ._compose import privacy_claim
+from ._compose import privacy_claim, tradeoff_curve
 from ._invariance import Difference, InvarianceReport, neighbour_invariance
 from ._ledger import BudgetExceededError, PrivacyLedger
-from ._tradeoff import RiskTarget, TradeoffCurve, tradeoff_curve
+from ._tradeoff import RiskTarget, TradeoffCurve
 
 __all__ = ["BudgetExceededError", "Difference", "InvarianceReport", "PrivacyClaim",
            "PrivacyLedger", "RiskTarget", "StepClaim", "TradeoffCurve",

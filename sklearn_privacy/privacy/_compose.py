@@ -13,6 +13,10 @@ the same rows or a row-wise function of them):
   Theorem 8). The Gaussian steps are therefore converted once, at the sum of their
   deltas, and the remaining steps are added by basic composition, so both rules state
   the claim at the same total delta and the smaller epsilon is reported.
+
+:func:`tradeoff_curve` reads the composed claim of a published object as an f-DP
+trade-off curve (the curves themselves are in ``_tradeoff``, which imports nothing of the
+claim, so the claim and its curve do not import each other in a circle).
 """
 
 from __future__ import annotations
@@ -26,11 +30,12 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from ..utils._provenance import provenance_problem
-from ..utils.fixes import validate_params
+from ..utils.fixes import NumberInterval, validate_params
 from ._attributes import attribute_findings
 from ._claim import PrivacyClaim, StepClaim
+from ._tradeoff import TradeoffCurve, claim_curve
 
-__all__ = ["compose", "privacy_claim", "step_claims"]
+__all__ = ["compose", "privacy_claim", "step_claims", "tradeoff_curve"]
 
 #: privacy_claim(..., allow_seeded=True) for the duration of one walk
 _ALLOW_SEEDED: ContextVar[bool] = ContextVar("allow_seeded", default=False)
@@ -436,3 +441,39 @@ def privacy_claim(model, *, allow_seeded: bool = False) -> PrivacyClaim:
         _ALLOW_SEEDED.reset(token)
     steps += attribute_findings(model, root, allow_seeded=bool(allow_seeded))
     return compose(steps)
+
+
+@validate_params(
+    {"obj": "no_validation", "max_error": [NumberInterval(Real, 0, 1, closed="neither")]},
+    prefer_skip_nested_validation=True,
+)
+def tradeoff_curve(obj, *, max_error: float = 1e-3) -> TradeoffCurve:
+    """The f-DP trade-off curve of a published object, a claim, or a risk's (epsilon, delta).
+
+    Parameters
+    ----------
+    obj : fitted estimator, PrivacyClaim, StepClaim or TradeoffCurve
+        What to read the curve from: a fitted object goes through
+        :func:`~sklearn_privacy.privacy_claim` (so a pipeline composes all of its steps).
+    max_error : float in (0, 1), default=1e-3
+        Largest certified numerical error of a numerical composition (absolute TPR).
+
+    Returns
+    -------
+    curve : TradeoffCurve
+
+    Examples
+    --------
+    >>> from sklearn_privacy.privacy import StepClaim, tradeoff_curve
+    >>> step = StepClaim("model", "FILLogisticRegression", "dp", 1.0, 1e-5, "",
+    ...                  gaussian_mu=0.2680)
+    >>> round(float(tradeoff_curve(step).max_tpr(0.01)), 4)
+    0.0199
+    """
+    if isinstance(obj, TradeoffCurve):
+        return obj
+    if isinstance(obj, StepClaim):
+        obj = compose([obj])
+    if not isinstance(obj, PrivacyClaim):
+        obj = privacy_claim(obj)
+    return claim_curve(obj, max_error=max_error)

@@ -872,32 +872,11 @@ def neighbour_invariance(estimator, X, y=None, *, rows=(0,), kinds=_DEFAULT_KIND
     ['page']
     """
     fit_params = {} if fit_params is None else dict(fit_params)
-    rules = {} if fit_params_from_rows is None else dict(fit_params_from_rows)
-    bad_rules = sorted(str(k) for k, v in rules.items() if not callable(v))
-    if bad_rules:
-        raise TypeError(f"fit_params_from_rows: every value must be a callable "
-                        f"rule(X, y); not callable: {bad_rules}.")
-    n = X.shape[0] if hasattr(X, "shape") else len(X)
-    rows = list(np.atleast_1d(np.asarray(rows, dtype=object)))
-    bad = [j for j in rows if isinstance(j, bool | np.bool_)
-           or not isinstance(j, numbers.Integral) or not -n <= j < n]
-    if not rows or bad:
-        raise ValueError(f"rows: every entry must be an integer row index in [-{n}, {n}) "
-                         f"(X has {n} rows); got {bad if bad else 'no row'}.")
-    rows = [int(j) % n for j in rows]
-    kinds = NEIGHBOUR_KINDS if isinstance(kinds, str) and kinds == "all" else kinds
-    unknown = sorted(set(kinds) - set(NEIGHBOUR_KINDS))
-    if unknown:
-        raise ValueError(f"kinds: unknown neighbour kinds {unknown}; choose among "
-                         f"{NEIGHBOUR_KINDS}.")
+    rules = _check_rules(fit_params_from_rows)
+    rows = _check_rows(rows, X.shape[0] if hasattr(X, "shape") else len(X))
+    kinds = _check_kinds(kinds)
     rng = np.random.default_rng(random_state)
-    seeds = [0]
-    if page is not None:      # (drawn apart: the extreme values stay those of the seed)
-        page_rng = (np.random.default_rng(rng.integers(2 ** 63))
-                    if isinstance(random_state, np.random.Generator)
-                    else np.random.default_rng([2 ** 31, *([] if random_state is None
-                                                           else [int(random_state)])]))
-        seeds = [int(s) for s in page_rng.integers(0, 2 ** 31 - 1, size=_PAGE_SEEDS)]
+    seeds = _page_seeds(page, rng, random_state)
     root = type(estimator).__name__.lower()
     crn = common_random_numbers
     reference = _observe(estimator, X, y, fit_params, rules, crn)
@@ -921,24 +900,72 @@ def neighbour_invariance(estimator, X, y=None, *, rows=(0,), kinds=_DEFAULT_KIND
                                    reference.estimator, seeds[0], name)
             for name, Xn, yn in _neighbours(X, y, rows, list(kinds), rng))
     for name, obs in Parallel(n_jobs=n_jobs, verbose=verbose)(jobs):
-        report.n_neighbours += 1
-        out = report.differences
-        if obs.page is not None:
-            _page_differences(references, mask, obs.page, name, out)
-        if obs.error is not None:
-            report.refused.append(f"{name}: {obs.error[0]}")
-            continue
-        _observable_differences(reference, obs, name, out)
-        if crn is not None:
-            _transcript_differences(reference, obs, name, out)
-        if name.startswith("repeat"):
-            if crn is None:
-                _noise_check(reference.estimator, obs.estimator, root, name, out)
-            else:
-                _diff_estimator(reference.estimator, obs.estimator, root, name, out, 0)
-            continue
-        _diff_estimator(reference.estimator, obs.estimator, root, name, out, 0)
+        _record_neighbour(report, reference, obs, name, references, mask, crn, root)
     return report
+
+
+def _check_rules(fit_params_from_rows):
+    """``fit_params_from_rows`` as a dict of callables ``rule(X, y)``."""
+    rules = {} if fit_params_from_rows is None else dict(fit_params_from_rows)
+    bad_rules = sorted(str(k) for k, v in rules.items() if not callable(v))
+    if bad_rules:
+        raise TypeError(f"fit_params_from_rows: every value must be a callable "
+                        f"rule(X, y); not callable: {bad_rules}.")
+    return rules
+
+
+def _check_rows(rows, n):
+    """``rows`` as non-negative positions among ``n`` rows (negative ones from the end)."""
+    rows = list(np.atleast_1d(np.asarray(rows, dtype=object)))
+    bad = [j for j in rows if isinstance(j, bool | np.bool_)
+           or not isinstance(j, numbers.Integral) or not -n <= j < n]
+    if not rows or bad:
+        raise ValueError(f"rows: every entry must be an integer row index in [-{n}, {n}) "
+                         f"(X has {n} rows); got {bad if bad else 'no row'}.")
+    return [int(j) % n for j in rows]
+
+
+def _check_kinds(kinds):
+    """``kinds`` among ``NEIGHBOUR_KINDS`` (``"all"``: every one)."""
+    kinds = NEIGHBOUR_KINDS if isinstance(kinds, str) and kinds == "all" else kinds
+    unknown = sorted(set(kinds) - set(NEIGHBOUR_KINDS))
+    if unknown:
+        raise ValueError(f"kinds: unknown neighbour kinds {unknown}; choose among "
+                         f"{NEIGHBOUR_KINDS}.")
+    return kinds
+
+
+def _page_seeds(page, rng, random_state):
+    """Seeds of the page's own noise (``[0]`` without a page)."""
+    seeds = [0]
+    if page is not None:      # (drawn apart: the extreme values stay those of the seed)
+        page_rng = (np.random.default_rng(rng.integers(2 ** 63))
+                    if isinstance(random_state, np.random.Generator)
+                    else np.random.default_rng([2 ** 31, *([] if random_state is None
+                                                           else [int(random_state)])]))
+        seeds = [int(s) for s in page_rng.integers(0, 2 ** 31 - 1, size=_PAGE_SEEDS)]
+    return seeds
+
+
+def _record_neighbour(report, reference, obs, name, references, mask, crn, root):
+    """Add to ``report`` what one neighbour's refit shows that the reference does not."""
+    report.n_neighbours += 1
+    out = report.differences
+    if obs.page is not None:
+        _page_differences(references, mask, obs.page, name, out)
+    if obs.error is not None:
+        report.refused.append(f"{name}: {obs.error[0]}")
+        return
+    _observable_differences(reference, obs, name, out)
+    if crn is not None:
+        _transcript_differences(reference, obs, name, out)
+    if name.startswith("repeat"):
+        if crn is None:
+            _noise_check(reference.estimator, obs.estimator, root, name, out)
+        else:
+            _diff_estimator(reference.estimator, obs.estimator, root, name, out, 0)
+        return
+    _diff_estimator(reference.estimator, obs.estimator, root, name, out, 0)
 
 
 def _noise_check(reference, other, root, name, out):

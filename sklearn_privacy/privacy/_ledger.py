@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 from numbers import Real
 
-from ._tradeoff import RiskTarget, TradeoffCurve, tradeoff_curve
+from ._compose import tradeoff_curve
+from ._tradeoff import RiskTarget, TradeoffCurve
 
 __all__ = ["BudgetExceededError", "PrivacyLedger"]
 

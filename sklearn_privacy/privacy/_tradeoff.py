@@ -49,9 +49,9 @@ from scipy.signal import fftconvolve
 from scipy.special import ndtr, ndtri
 from scipy.stats import binom
 
-from ..utils.fixes import NumberInterval, validate_params
+from ..utils.fixes import NumberInterval
 
-__all__ = ["RiskTarget", "TradeoffCurve", "tradeoff_curve"]
+__all__ = ["RiskTarget", "TradeoffCurve"]
 
 _PROB = NumberInterval(Real, 0, 1, closed="neither")
 #: tail mass of a step's loss distribution left out of the grid (moved pessimistically)
@@ -786,45 +786,6 @@ def claim_curve(claim, *, max_error: float = 1e-3) -> TradeoffCurve:
     conservative = any(s.delta > 0 for s in steps if s.gaussian_mu is None)
     curve = TradeoffCurve(mu, rest, conservative=conservative, max_error=max_error)
     return curve
-
-
-@validate_params(
-    {"obj": "no_validation", "max_error": [NumberInterval(Real, 0, 1, closed="neither")]},
-    prefer_skip_nested_validation=True,
-)
-def tradeoff_curve(obj, *, max_error: float = 1e-3) -> TradeoffCurve:
-    """The f-DP trade-off curve of a published object, a claim, or a risk's (epsilon, delta).
-
-    Parameters
-    ----------
-    obj : fitted estimator, PrivacyClaim, StepClaim or TradeoffCurve
-        What to read the curve from: a fitted object goes through
-        :func:`~sklearn_privacy.privacy_claim` (so a pipeline composes all of its steps).
-    max_error : float in (0, 1), default=1e-3
-        Largest certified numerical error of a numerical composition (absolute TPR).
-
-    Returns
-    -------
-    curve : TradeoffCurve
-
-    Examples
-    --------
-    >>> from sklearn_privacy.privacy import StepClaim, tradeoff_curve
-    >>> step = StepClaim("model", "FILLogisticRegression", "dp", 1.0, 1e-5, "",
-    ...                  gaussian_mu=0.2680)
-    >>> round(float(tradeoff_curve(step).max_tpr(0.01)), 4)
-    0.0199
-    """
-    from ._claim import PrivacyClaim, StepClaim
-    from ._compose import compose, privacy_claim
-
-    if isinstance(obj, TradeoffCurve):
-        return obj
-    if isinstance(obj, StepClaim):
-        obj = compose([obj])
-    if not isinstance(obj, PrivacyClaim):
-        obj = privacy_claim(obj)
-    return claim_curve(obj, max_error=max_error)
 
 
 def epsilon_value(epsilon, delta: float = 0.0) -> float:

@@ -270,6 +270,17 @@ def strip_for_release(estimator, *, inplace: bool = False,
     >>> bool(np.array_equal(public.predict(X), clf.predict(X)))
     True
     """
+    _check_stored_rows(estimator, allow_training_rows)
+    out = estimator if inplace else copy.deepcopy(estimator)
+    notes: list = []
+    seeded = _strip_estimators(out, notes)
+    _check_no_scorer_data(out)
+    _warn_notes(notes, seeded)
+    return out
+
+
+def _check_stored_rows(estimator, allow_training_rows):
+    """Refuse (or, if allowed, warn about) training rows that ``predict`` needs."""
     rows = [msg for path, obj in _objects(estimator) for msg in _stored_rows(path, obj)]
     if rows:
         message = (
@@ -282,10 +293,11 @@ def strip_for_release(estimator, *, inplace: bool = False,
                 "allow_training_rows=True to strip the rest anyway."
             )
         warn_user(message, PrivacyWarning, stacklevel=2)
-    out = estimator if inplace else copy.deepcopy(estimator)
-    BaseSearchCV = search_cv_base()
 
-    notes: list = []
+
+def _strip_estimators(out, notes):
+    """Strip every estimator of ``out`` in place; returns the seeds it set to None."""
+    BaseSearchCV = search_cv_base()
     seeded: list = []
     for path, est in _estimators(out):
         _release_state(est)
@@ -297,12 +309,21 @@ def strip_for_release(estimator, *, inplace: bool = False,
                 est.get_params(deep=False)):
             seeded.append(f"{path}.random_state={_short(est.random_state)}")
             est.random_state = None
+    return seeded
+
+
+def _check_no_scorer_data(out):
+    """Refuse a stripped model that still holds a scorer with data."""
     scorers = [path for path, obj in _objects(out) if _is_scorer(obj) and _holds_data(obj)]
     if scorers:
         raise ValueError(
             f"{', '.join(scorers)}: a scorer holding data (e.g. the rows of a membership "
             "scorer) is part of the model, and publishing the model publishes it. Remove "
             "it before releasing the model.")
+
+
+def _warn_notes(notes, seeded):
+    """One PrivacyWarning with what was stripped that the user must know about."""
     if seeded:
         notes.append(
             f"{', '.join(seeded)} set to None; a release whose noise was drawn from a "
@@ -310,8 +331,7 @@ def strip_for_release(estimator, *, inplace: bool = False,
             "(refit with random_state=None before publishing)")
     if notes:
         warn_user("strip_for_release: " + "; ".join(notes) + ".", PrivacyWarning,
-                      stacklevel=2)
-    return out
+                  stacklevel=2)
 
 
 def _short(value):
