@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import warnings
 from numbers import Integral
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ..utils._deprecation import DEPRECATED, renamed_parameter
+from ..utils._deprecation import DEPRECATED, renamed_parameter, warn_renamed
 from ..utils._display import format_value, get_axes
 from ..utils._validation import check_flag, errors_name
 from ._audit import eta as _pipeline_eta
@@ -116,9 +115,9 @@ def _class_split(sensitive_features, by_class):
     if not isinstance(by_class, bool | np.bool_):
         raise TypeError(f"by_class must be True or False; got {by_class!r}.")
     if isinstance(sensitive_features, str) and sensitive_features == "class":
-        warnings.warn('EtaDisplay.from_estimator: sensitive_features="class" was replaced by '
-                      "by_class=True in 0.3 and will be removed in 0.4; the class is the label, "
-                      "not a sensitive attribute.", FutureWarning, stacklevel=3)
+        warn_renamed('EtaDisplay.from_estimator: sensitive_features="class" was replaced by '
+                     "by_class=True", new="by_class=True", stacklevel=4,
+                     reason="The class is the label, not a sensitive attribute.")
         if by_class:
             raise ValueError('Pass by_class=True or the deprecated sensitive_features="class", '
                              "not both.")
@@ -245,8 +244,8 @@ class EtaDisplay:
     @property
     def groups(self):
         """Deprecated old name of ``group_codes`` (removed in 0.4)."""
-        warnings.warn("EtaDisplay.groups was renamed EtaDisplay.group_codes in 0.3 and will "
-                      "be removed in 0.4.", FutureWarning, stacklevel=2)
+        warn_renamed("EtaDisplay.groups was renamed EtaDisplay.group_codes",
+                     new="EtaDisplay.group_codes")
         return self.group_codes
 
     @classmethod
@@ -304,7 +303,7 @@ class EtaDisplay:
         by_class : bool, default=False
             Split the examples by class label instead (``y`` if given, else the labels the
             classifier was trained on); not with ``sensitive_features``. Replaces
-            ``sensitive_features="class"``, deprecated in 0.3 (a FutureWarning; removed in
+            ``sensitive_features="class"``, deprecated in 0.3 (it warns; removed in
             0.4): the class is the label, not a sensitive attribute.
 
         Returns

@@ -48,9 +48,29 @@ def renamed_parameter(new_value, old_value, *, old: str, new: str, where: str,
         return new_value
     if new_value is not new_default:
         raise TypeError(f"{where} got both {new}= and its old name {old}=; pass {new}= only.")
-    warnings.warn(
-        f"{where}: the parameter {old}= was renamed {new}= in {since} and the old name will "
-        f"be removed in {removed}; pass {new}= instead.",
-        FutureWarning, stacklevel=3,
-    )
+    warn_renamed(f"{where}: the parameter {old}= was renamed {new}=", new=f"{new}=",
+                 since=since, removed=removed, stacklevel=4)
     return old_value
+
+
+def warn_renamed(what: str, *, new: str, since: str = "0.3", removed: str = "0.4",
+                 reason: str = "", stacklevel: int = 3) -> None:
+    """The ``FutureWarning`` of a renamed spelling (the only place the package emits one).
+
+    Parameters
+    ----------
+    what : str
+        The old spelling and what happened to it (``"EtaDisplay.groups was renamed
+        EtaDisplay.group_codes"``).
+    new : str
+        What to use instead.
+    since, removed : str
+        The release that renamed it and the one that removes the old spelling.
+    reason : str, default=""
+        Why, appended to the message.
+    stacklevel : int, default=3
+        As in :func:`warnings.warn`, counted from the caller of this function's caller.
+    """
+    warnings.warn(f"{what} in {since} and the old spelling will be removed in {removed}; "
+                  f"use {new} instead.{' ' + reason if reason else ''}", FutureWarning,
+                  stacklevel=stacklevel)
