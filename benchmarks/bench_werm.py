@@ -1,7 +1,7 @@
 """WERMClassifier overhead: fit time against the inner estimator fitted with the same weights.
 
 For each inner estimator, data set and reference weight ``w``,
-``WERMClassifier(est, w).fit(X, y, sensitive_features=g)`` (``g`` a random half of the rows) is
+``WERMClassifier(est, w).fit(X, y, data_source=g)`` (``g`` a random half of the rows) is
 timed against ``clone(est).fit(X[keep], y[keep], sample_weight=W[keep])`` with the per-row
 weights ``W`` WERM computes and the rows it keeps (all rows for ``0 < w < 1``, the training
 rows for ``w = 0``; the baseline gets them already extracted, or the very arrays WERM
@@ -65,7 +65,7 @@ def main(argv=None):
         t_inner, t_werm, t_own = [], [], []
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            werm.fit(X, y, sensitive_features=g)
+            werm.fit(X, y, data_source=g)
             keep = werm.sample_weight_ > 0
             if keep.all():  # the very arrays WERM receives (no copy, same memory layout)
                 Xk, yk, Wk = X, y, werm.sample_weight_
@@ -76,10 +76,10 @@ def main(argv=None):
                 inner = clone(est).fit(Xk, yk, sample_weight=Wk)
                 t_inner.append(time.perf_counter() - t)
                 t = time.perf_counter()
-                werm.fit(X, y, sensitive_features=g)
+                werm.fit(X, y, data_source=g)
                 t_werm.append(time.perf_counter() - t)
                 t = time.perf_counter()
-                WERMClassifier(_NoFit(), w=w).fit(X, y, sensitive_features=g)
+                WERMClassifier(_NoFit(), w=w).fit(X, y, data_source=g)
                 t_own.append(time.perf_counter() - t)
         a = inner.coef_ if hasattr(inner, "coef_") else inner.coefs_[0]
         b = werm.estimator_.coef_ if hasattr(inner, "coef_") else werm.estimator_.coefs_[0]

@@ -40,7 +40,7 @@ for name, model in models.items():
 
 fig, axes = plt.subplots(1, 2, figsize=(8, 3.4), sharey=True)
 for ax, (name, model) in zip(axes, models.items(), strict=True):
-    EtaDisplay.from_estimator(model, sensitive_features="class", y=y, bins=40, top_k=5, ax=ax,
+    EtaDisplay.from_estimator(model, by_class=True, y=y, bins=40, top_k=5, ax=ax,
                               name=name)
     ax.set_xlabel("per-example eta at sigma = 1")
     ax.set_ylabel("")

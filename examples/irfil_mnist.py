@@ -51,7 +51,7 @@ plt.show()
 
 fig, ax = plt.subplots(figsize=(6, 3.4))
 EtaDisplay(np.concatenate([plain.eta_, irfil.eta_]),
-           groups=np.repeat([0, 1], [plain.eta_.size, irfil.eta_.size]),
+           group_codes=np.repeat([0, 1], [plain.eta_.size, irfil.eta_.size]),
            group_names=["plain FIL", "IRFIL"]).plot(ax=ax, bins=40)
 ax.set_yscale("log")
 ax.set_xlabel("per-example eta at sigma = 1")

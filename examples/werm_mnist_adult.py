@@ -110,7 +110,7 @@ def run_one(X, y, w, seed, epochs, early_stop=None):
     clf = WERMClassifier(inner, w=w)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        clf.fit(Xfit, yfit, sensitive_features=group)
+        clf.fit(Xfit, yfit, data_source=group)
     mia = {}
     for name, members in (("train", tr), ("reference", rf)):
         rows = np.r_[members, te]          # the attacked members, then the test rows

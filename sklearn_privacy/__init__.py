@@ -30,25 +30,77 @@ Components
 - :mod:`sklearn_privacy.datasets` -- bundled real data (UCI Adult, IWPC, MNIST 0/1).
 """
 
+import importlib
+from typing import TYPE_CHECKING
+
 from sklearn_privacy._version import __version__
-from sklearn_privacy.additive import DPBoostingClassifier, DPBoostingRegressor
-from sklearn_privacy.attacks import MembershipROCDisplay
-from sklearn_privacy.fil import (
-    EtaDisplay,
-    FILLinearRegression,
-    FILLogisticRegression,
-    FILPoissonRegressor,
-    IRFILLinearRegression,
-    IRFILLogisticRegression,
-    IRFILPoissonRegressor,
-)
-from sklearn_privacy.linear_model import DPLinearRegression, DPLogisticRegression
-from sklearn_privacy.metrics import PrivacyUtilityDisplay
-from sklearn_privacy.model_selection import RandomStoppingSearch
-from sklearn_privacy.multicalibration import MulticalibrationDisplay, PrivateMulticalibrator
-from sklearn_privacy.privacy import privacy_claim
-from sklearn_privacy.report import PrivacyReport
-from sklearn_privacy.werm import WERMClassifier
+
+if TYPE_CHECKING:  # static analysers and IDEs see the names; nothing is imported at run time
+    from sklearn_privacy.additive import DPBoostingClassifier, DPBoostingRegressor
+    from sklearn_privacy.attacks import MembershipROCDisplay
+    from sklearn_privacy.fil import (
+        EtaDisplay,
+        FILLinearRegression,
+        FILLogisticRegression,
+        FILPoissonRegressor,
+        IRFILLinearRegression,
+        IRFILLogisticRegression,
+        IRFILPoissonRegressor,
+    )
+    from sklearn_privacy.linear_model import DPLinearRegression, DPLogisticRegression
+    from sklearn_privacy.metrics import PrivacyUtilityDisplay
+    from sklearn_privacy.model_selection import RandomStoppingSearch
+    from sklearn_privacy.multicalibration import MulticalibrationDisplay, PrivateMulticalibrator
+    from sklearn_privacy.privacy import privacy_claim
+    from sklearn_privacy.report import PrivacyReport
+    from sklearn_privacy.werm import WERMClassifier
+
+# Public name -> the subpackage that defines it. ``import sklearn_privacy`` imports none of
+# them: each subpackage is imported on first access (PEP 562), so the import costs little
+# beyond ``import sklearn`` and a user of one component does not pay for the others.
+_LAZY = {
+    "DPBoostingClassifier": "additive",
+    "DPBoostingRegressor": "additive",
+    "DPLinearRegression": "linear_model",
+    "DPLogisticRegression": "linear_model",
+    "EtaDisplay": "fil",
+    "FILLinearRegression": "fil",
+    "FILLogisticRegression": "fil",
+    "FILPoissonRegressor": "fil",
+    "IRFILLinearRegression": "fil",
+    "IRFILLogisticRegression": "fil",
+    "IRFILPoissonRegressor": "fil",
+    "MembershipROCDisplay": "attacks",
+    "MulticalibrationDisplay": "multicalibration",
+    "PrivacyReport": "report",
+    "PrivacyUtilityDisplay": "metrics",
+    "PrivateMulticalibrator": "multicalibration",
+    "RandomStoppingSearch": "model_selection",
+    "WERMClassifier": "werm",
+    "privacy_claim": "privacy",
+}
+
+# subpackages reachable as attributes after ``import sklearn_privacy`` (``sp.attacks.lira``)
+_SUBPACKAGES = frozenset({
+    "additive", "attacks", "datasets", "dummy", "exceptions", "fil", "linear_model",
+    "mechanisms", "metrics", "model_selection", "multicalibration", "preprocessing",
+    "privacy", "report", "utils", "werm",
+})
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        globals()[name] = value  # later look-ups skip this hook
+        return value
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__) | _SUBPACKAGES)
+
 
 __all__ = [
     "DPBoostingClassifier",

@@ -252,7 +252,7 @@ def werm_mnist_study(weights=WERM_WEIGHTS, random_state=0):
                                            random_state=random_state), w=w)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            clf.fit(Xfit, yfit, sensitive_features=group)
+            clf.fit(Xfit, yfit, data_source=group)
         mia = {}
         for name, members in (("train", tr), ("reference", rf)):
             rows_mi = np.r_[members, te]       # members first, then the test rows

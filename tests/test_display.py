@@ -57,7 +57,7 @@ def _clf_data(n=120, seed=0):
 def test_eta_histogram_counts_sum_to_n_and_match_numpy():
     X, y = _clf_data()
     clf = FILLogisticRegression(alpha=1e-2, random_state=0).fit(X, y)
-    disp = EtaDisplay.from_estimator(clf, sensitive_features="class", bins=12, top_k=4)
+    disp = EtaDisplay.from_estimator(clf, by_class=True, bins=12, top_k=4)
     eta = clf.eta_
     np.testing.assert_allclose(disp.eta, eta)
     assert sum(c.sum() for c in disp.counts_.values()) == len(y)
@@ -112,8 +112,8 @@ def test_eta_display_refuses_eta_it_cannot_draw():
         EtaDisplay(eta=np.ones((3, 2))).plot()
     with pytest.raises(ValueError, match="^eta: could not convert"):
         EtaDisplay(eta=["x", 1.0])
-    with pytest.raises(ValueError, match=r"groups must have one entry per eta value \(3\)"):
-        EtaDisplay(eta=np.ones(3), groups=np.array([0, 1])).plot()
+    with pytest.raises(ValueError, match=r"group_codes must have one entry per eta value \(3\)"):
+        EtaDisplay(eta=np.ones(3), group_codes=np.array([0, 1])).plot()
     with pytest.raises(ValueError, match="every eta is infinite"):
         EtaDisplay(eta=[np.inf, np.inf]).plot()
     with pytest.raises(TypeError, match="log_scale must be True or False"):
@@ -157,8 +157,8 @@ def test_eta_by_feature_name_of_estimator_and_attribute_columns():
     attr = reg.eta(columns=["flag"], per_example=True)
     np.testing.assert_allclose(disp.eta, attr)
     assert disp.counts_["0"].sum() == (frame["flag"] == 0).sum()
-    with pytest.raises(ValueError, match="sensitive_features='class'"):
-        EtaDisplay.from_estimator(reg, sensitive_features="class")
+    with pytest.raises(ValueError, match="by_class=True"):
+        EtaDisplay.from_estimator(reg, by_class=True)
     with pytest.raises(ValueError, match="sensitive_features must be"):
         EtaDisplay.from_estimator(reg, sensitive_features=np.ones(5, bool))
     with pytest.raises(ValueError, match="kind must be"):

@@ -869,14 +869,14 @@ def test_eta_display_of_an_mlp_audit():
     model = _fit(MLPClassifier((3,), activation="tanh", alpha=1.0, solver="lbfgs",
                                max_iter=2000, random_state=0), df, y)
     audited = fil.audit(model, df, y, sigma=1.0)
-    disp = fil.EtaDisplay.from_estimator(audited, sensitive_features="class", y=y, X=df, top_k=3)
+    disp = fil.EtaDisplay.from_estimator(audited, by_class=True, y=y, X=df, top_k=3)
     np.testing.assert_array_equal(disp.eta, audited.eta_)
     assert sum(disp.counts_[k].sum() for k in disp.counts_) == 300
     assert list(disp.top_k_index) == list(np.argsort(-audited.eta_, kind="stable")[:3])
     col = fil.EtaDisplay.from_estimator(audited, columns="b", sensitive_features=df["a"] > 0)
     np.testing.assert_allclose(col.eta, audited.eta(columns="b", per_example=True))
     with pytest.raises(ValueError, match="needs the labels"):
-        fil.EtaDisplay.from_estimator(audited, sensitive_features="class")
+        fil.EtaDisplay.from_estimator(audited, by_class=True)
 
 
 def test_privacy_report_audits_an_mlp_through_fil_audit():

@@ -525,6 +525,6 @@ def test_eta_display_by_class():
     X, y = _data()
     labels = np.array(["cat", "dog", "eel"])[y]
     clf = FILLogisticRegression(sigma=0.1, alpha=ALPHA, random_state=0).fit(X, labels)
-    disp = EtaDisplay.from_estimator(clf, sensitive_features="class")
+    disp = EtaDisplay.from_estimator(clf, by_class=True)
     texts = [t.get_text() for t in disp.ax_.get_legend().get_texts()]
     assert all(any(name in t for t in texts) for name in ("cat", "dog", "eel"))

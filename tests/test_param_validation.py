@@ -344,8 +344,8 @@ ATTACK_BAD = {
     attacks.make_membership_scorer: ({"X_population": [[0.0]], "y_population": [0.0]},
                                      _SCORER),
     attacks.make_werm_membership_scorer: (
-        {"X_population": [[0.0]], "y_population": [0.0], "sensitive_features": [0]},
-        _SCORER + [("sensitive_features", 3)]),
+        {"X_population": [[0.0]], "y_population": [0.0], "data_source": [0]},
+        _SCORER + [("data_source", 3), ("sensitive_features", 3)]),
     attacks.make_attribute_inversion_scorer: (
         {"sensitive_features": 0}, _INVERSION + _COMMON + [
             ("attack", "shadow"), ("n_draws", 0)]),

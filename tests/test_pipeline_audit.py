@@ -299,10 +299,10 @@ def test_werm_scorer_trades_training_for_reference_leakage(routing):
     with sklearn.config_context(enable_metadata_routing=routing):
         est = WERMClassifier(DecisionTreeClassifier(random_state=0))
         if routing:
-            est.set_fit_request(sensitive_features=True)
+            est.set_fit_request(data_source=True)
         gs = GridSearchCV(est, {"w": [0.0, 0.5, 1.0]}, scoring=scoring, refit=False,
                           cv=KFold(3, shuffle=True, random_state=0),
-                          error_score="raise").fit(X, y, sensitive_features=g)
+                          error_score="raise").fit(X, y, data_source=g)
     train_adv = -gs.cv_results_["mean_test_g0"]
     ref_adv = -gs.cv_results_["mean_test_g1"]
     assert train_adv[0] > train_adv[1] > train_adv[2]
@@ -311,7 +311,7 @@ def test_werm_scorer_trades_training_for_reference_leakage(routing):
     assert train_adv[2] < 0.2 and ref_adv[0] < 0.2  # rows the model never learnt from
     with pytest.raises(ValueError, match="group 5"):
         make_werm_membership_scorer(X, y, g, group=5, random_state=0)
-    with pytest.raises(ValueError, match="sensitive_features"):
+    with pytest.raises(ValueError, match="data_source"):
         make_werm_membership_scorer(X, y, g[:-1], random_state=0)
 
 

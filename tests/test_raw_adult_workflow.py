@@ -161,7 +161,7 @@ def test_werm_on_frame_with_reference_rows(adult):
                "reference_rows": make_werm_membership_scorer(X, y, group, group=1, cv=cv,
                                                              random_state=0)}
     search = GridSearchCV(werm, {"w": [0.0, 1.0]}, scoring=scoring, refit="acc", cv=cv)
-    search.fit(X, y, sensitive_features=group)
+    search.fit(X, y, data_source=group)
     assert np.all(search.cv_results_["mean_test_acc"] > 0.75)
     assert search.best_estimator_.feature_names_in_.tolist() == list(X.columns)
 

@@ -47,7 +47,7 @@ def _werm(inner=None, seed=1):
     g = np.arange(len(y)) % 2
     sw = np.random.RandomState(seed).uniform(0.5, 2.0, len(y))  # distinct per-row weights
     clf = WERMClassifier(inner if inner is not None else LogisticRegression(), w=0.3)
-    return clf.fit(X, y, sensitive_features=g, sample_weight=sw), X, y
+    return clf.fit(X, y, data_source=g, sample_weight=sw), X, y
 
 
 # ---------------------------------------------------------------- what a pickle holds
@@ -132,9 +132,9 @@ def test_strip_walks_pipelines_and_searches():
     X, y = _data()
     g = np.arange(len(y)) % 2
     pipe = make_pipeline(StandardScaler(), WERMClassifier(LogisticRegression(), w=0.3))
-    pipe.fit(X, y, wermclassifier__sensitive_features=g)
+    pipe.fit(X, y, wermclassifier__data_source=g)
     grid = GridSearchCV(WERMClassifier(LogisticRegression()), {"w": [0.2, 0.7]},
-                        cv=KFold(2)).fit(X, y, sensitive_features=g)
+                        cv=KFold(2)).fit(X, y, data_source=g)
     nested = PrivateMulticalibrator(
         IRFILLogisticRegression(sigma=0.1, eta_max_iter=1, random_state=0), calibration_tol=0.01,
         min_cell_size=5).fit(X, y)

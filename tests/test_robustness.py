@@ -464,12 +464,12 @@ def _mc_cases():
 def _werm_cases():
     return [
         Case("WERMClassifier.fit",
-             lambda X, y, sensitive_features, **kw: WERMClassifier(LogisticRegression(), **kw)
-             .fit(X, y, sensitive_features=sensitive_features).predict_proba(X),
-             lambda: {"X": X0, "y": YCLF, "sensitive_features": GROUP},
+             lambda X, y, data_source, **kw: WERMClassifier(LogisticRegression(), **kw)
+             .fit(X, y, data_source=data_source).predict_proba(X),
+             lambda: {"X": X0, "y": YCLF, "data_source": GROUP},
              arrays={"X": ("nan", "inf", "empty", "wrong_length", "ndim3"),
                      "y": ("nan", "wrong_length"),
-                     "sensitive_features": ("nan", "wrong_length", "ndim3", "empty")},
+                     "data_source": ("nan", "wrong_length", "ndim3", "empty")},
              scalars={"w": ("nan_scalar", "inf_scalar", "neg", "huge", "str_scalar")}),
         Case("effective_sample_size", effective_sample_size,
              lambda: {"group_sizes": [100, 50], "group_weights": [0.5, 0.5]},
@@ -545,17 +545,17 @@ def _pipeline_cases():
              scalars={"sensitive_features": ("nan_scalar", "huge", "str_scalar"),
                       "n_draws": ("nan_scalar", "neg", "zero", "str_scalar")}),
         Case("make_werm_membership_scorer",
-             lambda X_population, y_population, sensitive_features, **kw:
-             attacks.make_werm_membership_scorer(X_population, y_population, sensitive_features,
+             lambda X_population, y_population, data_source, **kw:
+             attacks.make_werm_membership_scorer(X_population, y_population, data_source,
                                                  **kw)(
                  WERMClassifier(LogisticRegression(), w=0.5).fit(
                      X_population[10:], y_population[10:],
-                     sensitive_features=sensitive_features[10:]),
+                     data_source=data_source[10:]),
                  X_population[:10], y_population[:10]),
-             lambda: {"X_population": X0, "y_population": YCLF, "sensitive_features": GROUP},
+             lambda: {"X_population": X0, "y_population": YCLF, "data_source": GROUP},
              arrays={"X_population": ("nan", "inf", "empty"),
                      "y_population": ("wrong_length", "column"),
-                     "sensitive_features": ("nan", "wrong_length", "ndim3")},
+                     "data_source": ("nan", "wrong_length", "ndim3")},
              scalars={"known_fraction": ("nan_scalar", "neg", "zero", "huge")}),
         Case("fil.analytic_gaussian_epsilon", fil.analytic_gaussian_epsilon,
              lambda: {"sigma": 1.0, "sensitivity": 0.5, "delta": 1e-5},

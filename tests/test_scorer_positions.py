@@ -52,7 +52,7 @@ def _by_hand(estimator, X, y, group, cv, k, *, take):
     """Score of fold-by-fold refits, attacking group ``k``'s rows located by position."""
     out = []
     for train, test in cv.split(X):
-        est = clone(estimator).fit(take(X, train), y[train], sensitive_features=group[train])
+        est = clone(estimator).fit(take(X, train), y[train], data_source=group[train])
         mem, non = train[group[train] == k], test[group[test] == k]
         rows = np.r_[mem, non]
         res = membership_inference(est, take(X, rows), y[rows],
@@ -79,7 +79,7 @@ def test_werm_scorer_on_duplicated_frame_equals_by_hand_folds(duplicated_table, 
     cv = KFold(3, shuffle=True, random_state=0)
     scorer = make_werm_membership_scorer(X, y, group, group=k, random_state=0)
     out = cross_validate(_werm(), X, y, cv=cv, scoring=scorer, error_score="raise",
-                         params={"sensitive_features": group})
+                         params={"data_source": group})
     expected = _by_hand(_werm(), X, y, group, cv, k, take=lambda A, i: A.iloc[i])
     np.testing.assert_array_equal(out["test_score"], expected)
 
@@ -91,11 +91,11 @@ def test_werm_scorer_on_arrays_with_sample_index_routing(duplicated_table):
     cv = KFold(3, shuffle=True, random_state=0)
     est = WERMClassifier(DecisionTreeClassifier(random_state=0), w=0.0)
     with sklearn.config_context(enable_metadata_routing=True):
-        est.set_fit_request(sensitive_features=True)
+        est.set_fit_request(data_source=True)
         scorer = make_werm_membership_scorer(Xa, y, group, group=1, random_state=0)
         gs = GridSearchCV(est, {"w": [0.0]}, scoring={"ref": scorer}, refit=False, cv=cv,
                           error_score="raise")
-        gs.fit(Xa, y, sensitive_features=group, sample_index=np.arange(len(y)))
+        gs.fit(Xa, y, data_source=group, sample_index=np.arange(len(y)))
     got = [gs.cv_results_[f"split{i}_test_ref"][0] for i in range(3)]
     est = WERMClassifier(DecisionTreeClassifier(random_state=0), w=0.0)
     expected = _by_hand(est, Xa, y, group, cv, 1, take=lambda A, i: A[i])
@@ -111,7 +111,7 @@ def test_arrays_with_duplicated_rows_are_refused_without_positions(duplicated_ta
     if werm:
         est = WERMClassifier(DecisionTreeClassifier(random_state=0), w=0.0)
         scorer, params = make_werm_membership_scorer(Xa, y, group,
-                                                     random_state=0), {"sensitive_features": group}
+                                                     random_state=0), {"data_source": group}
     else:
         est, scorer, params = LogisticRegression(), make_membership_scorer(Xa, y,
                                                                            random_state=0), None

@@ -326,3 +326,132 @@ def test_removed_positional_and_alias_forms_are_refused():
     bound = epsilon_lower_bound(members=np.arange(40) < 20,
                                 scores=np.r_[np.ones(20), np.zeros(20)], random_state=0)
     assert not hasattr(bound, "epsilon") and bound.epsilon_lower_bound >= 0
+
+
+# Renamed in 0.3, the old spelling accepted with a FutureWarning until 0.4:
+# (qualified name, old parameter) -> new parameter. CONTRIBUTING.md lists each in its table.
+RENAMED = {
+    ("sklearn_privacy.WERMClassifier.fit", "sensitive_features"): "data_source",
+    ("sklearn_privacy.attacks.make_werm_membership_scorer", "sensitive_features"):
+        "data_source",
+    ("sklearn_privacy.EtaDisplay.__init__", "groups"): "group_codes",
+}
+
+# what the description of a (non-deprecated) ``sensitive_features`` must not say: it names
+# the sensitive attribute (its column(s) or its per-row values), never WERM's data set of a
+# row or the class label
+OTHER_MEANINGS = re.compile(r'"class"|0 = training|reference rows|training or reference',
+                            flags=re.I)
+
+
+def _documented_callables():
+    """(qualified name, the object whose docstring documents it, the callable)."""
+    for qualname, obj in _public_objects():
+        if inspect.isclass(obj):
+            yield f"{qualname}.__init__", obj, obj.__init__
+            for attr, func in _own_methods(obj):
+                yield f"{qualname}.{attr}", func, func
+        else:
+            yield qualname, obj, obj
+
+
+def _parameter_doc(doc, name):
+    match = re.search(rf"^{name}\s*:.*?(?=^\**\w+\s*:|^\w[\w ]*\n-{{3,}}|\Z)", doc,
+                      flags=re.S | re.M)
+    return match.group(0) if match else ""
+
+
+def test_sensitive_features_has_one_meaning():
+    """``sensitive_features`` is the sensitive attribute only (as in fairlearn)."""
+    seen, offenders = 0, []
+    for qualname, documented, func in _documented_callables():
+        param = inspect.signature(func).parameters.get("sensitive_features")
+        if param is None or param.default == "deprecated":
+            continue
+        seen += 1
+        text = _parameter_doc(inspect.getdoc(documented) or "", "sensitive_features")
+        if OTHER_MEANINGS.search(text):
+            offenders.append(f"{qualname}: {OTHER_MEANINGS.search(text).group(0)!r}")
+    assert seen >= 10
+    assert not offenders, "sensitive_features used for another concept:\n" + "\n".join(
+        offenders)
+
+
+def test_renamed_parameters_are_deprecated_keywords():
+    """Each old spelling stays as a keyword defaulting to ``"deprecated"``, next to the new
+    name; no other public parameter defaults to ``"deprecated"``."""
+    found = {}
+    for qualname, sig in SIGNATURES:
+        for name, param in sig.parameters.items():
+            if isinstance(param.default, str) and param.default == "deprecated":
+                found[(qualname.replace("sklearn_privacy.fil.", "sklearn_privacy."), name)] = sig
+    assert set(found) == set(RENAMED), sorted(found)
+    text = CONTRIBUTING.read_text()
+    for (qualname, old), new in RENAMED.items():
+        assert new in found[(qualname, old)].parameters, (qualname, new)
+        assert found[(qualname, old)].parameters[old].kind is inspect.Parameter.KEYWORD_ONLY
+        assert f"`{new}`" in text, f"{new} missing from the vocabulary table"
+
+
+def test_werm_data_source_and_its_old_name():
+    import warnings
+
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    from sklearn_privacy import WERMClassifier
+    from sklearn_privacy.attacks import make_werm_membership_scorer
+
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(120, 2))
+    y = (X[:, 0] > 0).astype(int)
+    g = np.repeat([0, 1], [40, 80])
+    new = WERMClassifier(LogisticRegression(), w=0.5).fit(X, y, data_source=g)
+    with pytest.warns(FutureWarning, match="sensitive_features= was renamed data_source="):
+        old = WERMClassifier(LogisticRegression(), w=0.5).fit(X, y, sensitive_features=g)
+    np.testing.assert_array_equal(old.sample_weight_, new.sample_weight_)
+    assert new.sample_weight_[0] == pytest.approx(0.5 / 40 * 120)  # the groups were used
+    with pytest.raises(TypeError, match="both data_source= and its old name"):
+        WERMClassifier(w=0.5).fit(X, y, data_source=g, sensitive_features=g)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the new name warns about nothing
+        make_werm_membership_scorer(X, y, g, group=1, random_state=0)
+        make_werm_membership_scorer(X, y, data_source=g, group=1, random_state=0)
+    with pytest.warns(FutureWarning, match="make_werm_membership_scorer"):
+        make_werm_membership_scorer(X, y, sensitive_features=g, group=1, random_state=0)
+    with pytest.raises(TypeError, match="needs data_source"):
+        make_werm_membership_scorer(X, y)
+
+
+def test_eta_display_group_codes_by_class_and_old_spellings():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from sklearn_privacy import EtaDisplay, FILLogisticRegression
+
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(60, 2))
+    y = (X[:, 0] > 0).astype(int)
+    clf = FILLogisticRegression(random_state=0).fit(X, y)
+    by_class = EtaDisplay.from_estimator(clf, by_class=True, top_k=0)
+    assert {k: int(v.sum()) for k, v in by_class.counts_.items()} == {
+        "0": int((y == 0).sum()), "1": int((y == 1).sum())}
+    np.testing.assert_array_equal(by_class.group_codes, y)
+    with pytest.warns(FutureWarning, match='sensitive_features="class" was replaced by '
+                                           "by_class=True"):
+        old = EtaDisplay.from_estimator(clf, sensitive_features="class", top_k=0)
+    np.testing.assert_array_equal(old.group_codes, by_class.group_codes)
+    with pytest.raises(ValueError, match="cannot be combined with sensitive_features"):
+        EtaDisplay.from_estimator(clf, by_class=True, sensitive_features=y == 1)
+    with pytest.raises(TypeError, match="by_class must be True or False"):
+        EtaDisplay.from_estimator(clf, by_class="class")
+    codes = np.arange(60) % 2
+    with pytest.warns(FutureWarning, match="groups= was renamed group_codes="):
+        disp = EtaDisplay(clf.eta_, groups=codes)
+    np.testing.assert_array_equal(disp.group_codes, codes)
+    with pytest.warns(FutureWarning, match="EtaDisplay.groups was renamed"):
+        np.testing.assert_array_equal(disp.groups, codes)
+    plt.close("all")

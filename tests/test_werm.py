@@ -33,7 +33,7 @@ def test_two_groups_equal_explicit_weights():
     X, y = _data()
     g = np.r_[np.zeros(100, int), np.ones(200, int)]
     w = 0.3
-    clf = WERMClassifier(_lr(), w=w).fit(X, y, sensitive_features=g)
+    clf = WERMClassifier(_lr(), w=w).fit(X, y, data_source=g)
     explicit = np.where(g == 0, (1 - w) / 100, w / 200)
     explicit *= len(y) / explicit.sum()
     ref = _lr().fit(X, y, sample_weight=explicit)
@@ -51,7 +51,7 @@ def test_three_groups_and_user_weights():
     g = np.repeat(["a", "b", "c"], [50, 100, 150])
     gw = {"a": 0.2, "b": 0.5, "c": 0.3}
     sw = np.random.RandomState(1).uniform(0.5, 2.0, size=len(y))
-    clf = WERMClassifier(_lr(), group_weights=gw).fit(X, y, sensitive_features=g, sample_weight=sw)
+    clf = WERMClassifier(_lr(), group_weights=gw).fit(X, y, data_source=g, sample_weight=sw)
     explicit = np.empty(len(y))
     for label, weight in gw.items():
         m = g == label
@@ -66,22 +66,22 @@ def test_three_groups_and_user_weights():
     assert np.allclose(clf.relative_epsilon_, exposure / exposure.max())
 
 
-def test_no_sensitive_features_is_plain_erm_and_weight_zero_groups_may_be_absent():
+def test_no_data_source_is_plain_erm_and_weight_zero_groups_may_be_absent():
     X, y = _data()
     plain = _lr().fit(X, y)
     for clf in (WERMClassifier(_lr()).fit(X, y),
-                WERMClassifier(_lr(), w=0.0).fit(X, y, sensitive_features=np.zeros(len(y), int))):
+                WERMClassifier(_lr(), w=0.0).fit(X, y, data_source=np.zeros(len(y), int))):
         assert np.allclose(clf.estimator_.coef_, plain.coef_, rtol=1e-8)
         assert clf.n_eff_ == pytest.approx(len(y))
     # w = 1 with only reference rows also equals plain ERM on them
-    clf = WERMClassifier(_lr(), w=1.0).fit(X, y, sensitive_features=np.ones(len(y), int))
+    clf = WERMClassifier(_lr(), w=1.0).fit(X, y, data_source=np.ones(len(y), int))
     assert np.allclose(clf.estimator_.coef_, plain.coef_, rtol=1e-8)
     # integer sample_weight is the same as repeating rows, inside WERM too
     g = np.arange(len(y)) % 2
     reps = np.random.RandomState(0).randint(1, 4, size=len(y))
-    a = WERMClassifier(_lr(), w=0.3).fit(X, y, sensitive_features=g, sample_weight=reps)
+    a = WERMClassifier(_lr(), w=0.3).fit(X, y, data_source=g, sample_weight=reps)
     b = WERMClassifier(_lr(), w=0.3).fit(np.repeat(X, reps, axis=0), np.repeat(y, reps),
-                                         sensitive_features=np.repeat(g, reps))
+                                         data_source=np.repeat(g, reps))
     assert np.allclose(a.estimator_.coef_, b.estimator_.coef_, rtol=1e-6)
     assert np.allclose(a.group_sizes_, b.group_sizes_) and a.n_eff_ == pytest.approx(b.n_eff_)
 
@@ -90,7 +90,7 @@ def test_three_groups_plain_equal_explicit_weights():
     X, y = _data(n=360)
     g = np.repeat([0, 1, 2], [60, 120, 180])
     gw = {0: 0.5, 1: 0.3, 2: 0.2}
-    clf = WERMClassifier(_lr(), group_weights=gw).fit(X, y, sensitive_features=g)
+    clf = WERMClassifier(_lr(), group_weights=gw).fit(X, y, data_source=g)
     sizes = np.array([60, 120, 180])
     explicit = np.array([gw[k] for k in g]) / sizes[g]
     explicit *= len(y) / explicit.sum()
@@ -109,14 +109,14 @@ def test_weight_zero_group_is_dropped_and_scale_is_mean_one_over_kept_rows():
         # C = 0.1 makes the regularisation strength visible: a weight scale other than
         # mean 1 over the rows actually fitted would change the coefficients
         clf = WERMClassifier(LogisticRegression(C=0.1, tol=1e-12, max_iter=10_000), w=w)
-        clf.fit(X, y, sensitive_features=g)
+        clf.fit(X, y, data_source=g)
         plain = LogisticRegression(C=0.1, tol=1e-12, max_iter=10_000).fit(X[rows], y[rows])
         assert np.allclose(clf.estimator_.coef_, plain.coef_, rtol=1e-8)
         assert np.allclose(clf.sample_weight_[rows], 1.0)
         assert np.all(clf.sample_weight_[~rows] == 0)
     # user sample_weight with zeros: the remaining rows keep their total user weight
     sw = np.where(np.arange(len(y)) % 3 == 0, 0.0, 2.0)
-    clf = WERMClassifier(_lr(), w=0.5).fit(X, y, sensitive_features=g, sample_weight=sw)
+    clf = WERMClassifier(_lr(), w=0.5).fit(X, y, data_source=g, sample_weight=sw)
     assert clf.sample_weight_.sum() == pytest.approx(sw.sum())
     assert np.all(clf.sample_weight_[sw == 0] == 0)
 
@@ -126,7 +126,7 @@ def test_delegation_and_clone():
     y3 = np.digitize(X[:, 0], [-0.5, 0.5])  # three classes
     g = np.arange(len(y)) % 2
     inner = _lr()
-    clf = WERMClassifier(inner, w=0.3).fit(X, y3, sensitive_features=g)
+    clf = WERMClassifier(inner, w=0.3).fit(X, y3, data_source=g)
     assert not hasattr(inner, "coef_")  # the given estimator is cloned, not fitted
     assert clf.estimator_ is not inner
     np.testing.assert_array_equal(clf.classes_, [0, 1, 2])
@@ -135,7 +135,7 @@ def test_delegation_and_clone():
                                       getattr(clf.estimator_, method)(X))
     assert clf.predict_proba(X).shape == (len(y), 3)
     # methods the inner estimator lacks are not exposed
-    nb = WERMClassifier(GaussianNB(), w=0.3).fit(X, y, sensitive_features=g)
+    nb = WERMClassifier(GaussianNB(), w=0.3).fit(X, y, data_source=g)
     assert not hasattr(nb, "decision_function") and hasattr(nb, "predict_proba")
     with pytest.raises(ValueError, match="features"):
         clf.predict(X[:, :2])
@@ -154,7 +154,7 @@ def test_zero_weight_rows_are_dropped():
 
     X, y = _data()
     g = np.r_[np.zeros(100, int), np.ones(200, int)]
-    clf = WERMClassifier(Spy(), w=0.0).fit(X, y, sensitive_features=g)
+    clf = WERMClassifier(Spy(), w=0.0).fit(X, y, data_source=g)
     assert clf.estimator_.n_seen_ == 100 and clf.estimator_.min_weight_ > 0
     assert clf.epsilon_ratio_ == np.inf
 
@@ -166,8 +166,8 @@ class _GroupSpy(ClassifierMixin, BaseEstimator):
     """Checks that every row's weight matches the group encoded in column 0 of X.
 
     The true group of a row travels inside X, so it is split exactly like X. WERM's weights
-    come from ``sensitive_features``; they are constant within each true group and in the ratio
-    ``(1 - w) / N_T : w / N_R`` only if each fold's ``sensitive_features`` holds exactly the
+    come from ``data_source``; they are constant within each true group and in the ratio
+    ``(1 - w) / N_T : w / N_R`` only if each fold's ``data_source`` holds exactly the
     groups of that fold's rows. The implied ``w`` and the fold size are recorded.
     """
 
@@ -187,7 +187,7 @@ class _GroupSpy(ClassifierMixin, BaseEstimator):
 
 
 @pytest.mark.parametrize("routing", [False, True])
-def test_grid_search_splits_sensitive_features_per_fold(routing):
+def test_grid_search_splits_data_source_per_fold(routing):
     X, y = _data(n=240)
     g = np.random.RandomState(0).randint(0, 2, size=len(y))
     Xg = np.column_stack([g, X])  # the spy reads the true group of each row from X
@@ -195,19 +195,19 @@ def test_grid_search_splits_sensitive_features_per_fold(routing):
     with sklearn.config_context(enable_metadata_routing=routing):
         est = WERMClassifier(_GroupSpy())
         if routing:
-            est.set_fit_request(sensitive_features=True)
+            est.set_fit_request(data_source=True)
         grid = GridSearchCV(est, {"w": [0.2, 0.5, 0.7]}, error_score="raise",
                             cv=KFold(4, shuffle=True, random_state=0))
-        grid.fit(Xg, y, sensitive_features=g)
-        # a misaligned sensitive_features is caught by the spy (the check can fail)
+        grid.fit(Xg, y, data_source=g)
+        # a misaligned data_source is caught by the spy (the check can fail)
         with pytest.raises(AssertionError):
-            WERMClassifier(_GroupSpy(), w=0.2).fit(Xg, y, sensitive_features=g[::-1])
+            WERMClassifier(_GroupSpy(), w=0.2).fit(Xg, y, data_source=g[::-1])
         # cross_validate: the estimator of each fold saw exactly its training rows' groups
         est = WERMClassifier(_lr(), w=0.25)
         if routing:
-            est.set_fit_request(sensitive_features=True)
+            est.set_fit_request(data_source=True)
         cv = cross_validate(est, X, y, cv=KFold(3), return_estimator=True,
-                            return_indices=True, params={"sensitive_features": g})
+                            return_indices=True, params={"data_source": g})
     # 3 candidates x 4 folds of 180 rows, then the refit on all 240 rows
     seen = _SEEN[:13]
     assert sorted(seen[:12]) == sorted((w, 180) for w in (0.2, 0.5, 0.7) for _ in range(4))
@@ -221,8 +221,8 @@ def test_routing_without_request_raises():
     X, y = _data()
     g = np.zeros(len(y), int)
     with sklearn.config_context(enable_metadata_routing=True):
-        with pytest.raises(Exception, match="sensitive_features"):
-            GridSearchCV(WERMClassifier(_lr()), {"w": [0.5]}, cv=2).fit(X, y, sensitive_features=g)
+        with pytest.raises(Exception, match="data_source"):
+            GridSearchCV(WERMClassifier(_lr()), {"w": [0.5]}, cv=2).fit(X, y, data_source=g)
 
 
 def test_inner_max_iter_is_not_overridden_by_default():
@@ -240,11 +240,11 @@ def test_inner_max_iter_is_not_overridden_by_default():
         warnings.simplefilter("error", FutureWarning)
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf = WERMClassifier(LogisticRegression(max_iter=3), w=0.5).fit(
-            X, y, sensitive_features=group)
+            X, y, data_source=group)
         assert clf.estimator_.max_iter == 3 and clf.n_iter_.max() <= 3
         gs = GridSearchCV(WERMClassifier(LogisticRegression(), w=0.5),
                           {"estimator__max_iter": [2, 50]}, cv=2).fit(
-            X, y, sensitive_features=group)
+            X, y, data_source=group)
     assert gs.best_estimator_.estimator_.max_iter in (2, 50)
     assert "max_iter" not in WERMClassifier().get_params()
 
@@ -252,32 +252,32 @@ def test_inner_max_iter_is_not_overridden_by_default():
 def test_bad_input():
     X, y = _data()
     with pytest.raises(ValueError, match="entries but X has"):
-        WERMClassifier().fit(X, y, sensitive_features=np.zeros(10))
+        WERMClassifier().fit(X, y, data_source=np.zeros(10))
     with pytest.raises(ValueError, match="group_weights"):
-        WERMClassifier(w=0.5).fit(X, y, sensitive_features=np.arange(len(y)) % 3)
+        WERMClassifier(w=0.5).fit(X, y, data_source=np.arange(len(y)) % 3)
     with pytest.raises(ValueError, match="summing to 1"):
         WERMClassifier(group_weights={0: 0.5, 1: 0.6}).fit(
-            X, y, sensitive_features=np.arange(300) % 2)
+            X, y, data_source=np.arange(300) % 2)
     with pytest.raises(ValueError, match="not keys of"):
-        WERMClassifier(group_weights={0: 1.0}).fit(X, y, sensitive_features=np.arange(300) % 2)
+        WERMClassifier(group_weights={0: 1.0}).fit(X, y, data_source=np.arange(300) % 2)
     # a weighted group with no rows: explicit groups, all training but w = 1 (or 0.5)
     with pytest.raises(ValueError, match=r"\['1'\] have positive weight but no rows"):
-        WERMClassifier(w=1.0).fit(X, y, sensitive_features=np.zeros(len(y), int))
+        WERMClassifier(w=1.0).fit(X, y, data_source=np.zeros(len(y), int))
     with pytest.raises(ValueError, match="positive weight but no rows"):
         WERMClassifier(group_weights={0: 0.5, 1: 0.2, 2: 0.3}).fit(
-            X, y, sensitive_features=np.arange(len(y)) % 2)
+            X, y, data_source=np.arange(len(y)) % 2)
     # weights that leave no rows for a weighted group
     g = np.arange(len(y)) % 2
     with pytest.raises(ValueError, match="all their sample_weight is 0"):
-        WERMClassifier(w=0.5).fit(X, y, sensitive_features=g, sample_weight=(g == 0).astype(float))
+        WERMClassifier(w=0.5).fit(X, y, data_source=g, sample_weight=(g == 0).astype(float))
     # a base estimator without sample_weight
     with pytest.raises(TypeError, match="does not accept sample_weight"):
-        WERMClassifier(KNeighborsClassifier()).fit(X, y, sensitive_features=g)
+        WERMClassifier(KNeighborsClassifier()).fit(X, y, data_source=g)
     for bad_w in (1.5, -0.1):
         with pytest.raises(ValueError, match=r"'w' parameter of WERMClassifier.*\[0.0, 1.0\]"):
-            WERMClassifier(w=bad_w).fit(X, y, sensitive_features=g)
+            WERMClassifier(w=bad_w).fit(X, y, data_source=g)
     with pytest.raises(ValueError, match="non-negative weights summing to 1"):
-        WERMClassifier(group_weights={0: 1.2, 1: -0.2}).fit(X, y, sensitive_features=g)
+        WERMClassifier(group_weights={0: 1.2, 1: -0.2}).fit(X, y, data_source=g)
     with pytest.raises(ValueError, match="non-negative"):
         WERMClassifier().fit(X, y, sample_weight=-np.ones(len(y)))
     with pytest.raises(ValueError, match="[Ss]ample weights must contain at least one non-zero"):
@@ -409,46 +409,46 @@ def test_other_fit_params_reach_inner_estimator_on_kept_rows(routing):
         inner = _AuxSpy()
         if routing:
             inner.set_fit_request(aux=True)
-        clf = WERMClassifier(inner, w=0.0).fit(X, y, sensitive_features=g, aux=aux)
+        clf = WERMClassifier(inner, w=0.0).fit(X, y, data_source=g, aux=aux)
         # reference rows have weight 0 and are dropped, with their aux entries
         assert np.array_equal(clf.estimator_.aux_, aux[g == 0])
         if routing:
             with pytest.raises(Exception, match="aux"):
-                WERMClassifier(_AuxSpy(), w=0.0).fit(X, y, sensitive_features=g, aux=aux)
+                WERMClassifier(_AuxSpy(), w=0.0).fit(X, y, data_source=g, aux=aux)
 
 
 # ---------------------------------------------------------------- misconfiguration
 
 
-def test_numeric_w_without_sensitive_features_raises():
+def test_numeric_w_without_data_source_raises():
     # a numeric w cannot mean anything without reference rows: refuse instead of plain ERM
     X, y = _data()
     for kwargs in ({"w": 0.3}, {"w": 0.5}, {"w": 0.0}, {"group_weights": {0: 0.4, 1: 0.6}}):
-        with pytest.raises(ValueError, match="sensitive_features"):
+        with pytest.raises(ValueError, match="data_source"):
             WERMClassifier(_lr(), **kwargs).fit(X, y)
 
 
-def test_grid_over_w_without_sensitive_features_fails_loudly():
+def test_grid_over_w_without_data_source_fails_loudly():
     # the trap of the issue: every w scoring the same; now each fit raises
     X, y = _data()
     grid = GridSearchCV(WERMClassifier(_lr()), {"w": [0.2, 0.5, 0.8]}, cv=2,
                         error_score="raise")
-    with pytest.raises(ValueError, match="sensitive_features"):
+    with pytest.raises(ValueError, match="data_source"):
         grid.fit(X, y)
 
 
 def test_default_w_is_size_proportional_plain_erm():
     # w=None (default): each group weighs its share of the rows, i.e. plain ERM on all rows,
-    # with or without sensitive_features, and with any group labels
+    # with or without data_source, and with any group labels
     X, y = _data()
     plain = _lr().fit(X, y)
     g = np.r_[np.zeros(100, int), np.ones(200, int)]
     for clf in (WERMClassifier(_lr()).fit(X, y),
-                WERMClassifier(_lr()).fit(X, y, sensitive_features=g)):
+                WERMClassifier(_lr()).fit(X, y, data_source=g)):
         assert np.allclose(clf.estimator_.coef_, plain.coef_, rtol=1e-8)
         assert clf.n_eff_ == pytest.approx(len(y))
         np.testing.assert_allclose(clf.sample_weight_, 1.0)
-    clf = WERMClassifier(_lr()).fit(X, y, sensitive_features=g)
+    clf = WERMClassifier(_lr()).fit(X, y, data_source=g)
     # the size-proportional weight is weight_for_setting("equal_privacy", ...)
     np.testing.assert_allclose(clf.group_weights_, [1 / 3, 2 / 3])
     assert clf.epsilon_ratio_ == pytest.approx(1.0)
@@ -461,9 +461,9 @@ def test_inner_estimator_must_be_a_weighted_classifier():
     X, y = _data()
     g = np.arange(len(y)) % 2
     with pytest.raises(TypeError, match="estimator.*classifier.*LinearRegression"):
-        WERMClassifier(LinearRegression(), w=0.3).fit(X, y, sensitive_features=g)
+        WERMClassifier(LinearRegression(), w=0.3).fit(X, y, data_source=g)
     with pytest.raises(TypeError, match="estimator.*sample_weight"):
-        WERMClassifier(KNeighborsClassifier(), w=0.3).fit(X, y, sensitive_features=g)
+        WERMClassifier(KNeighborsClassifier(), w=0.3).fit(X, y, data_source=g)
 
 
 @pytest.mark.parametrize(
@@ -474,8 +474,8 @@ def test_inner_estimator_must_be_a_weighted_classifier():
 def test_group_labels_accepted(labels):
     X, y = _data()
     g = np.r_[np.zeros(100, int), np.ones(200, int)]
-    ref = WERMClassifier(_lr(), w=0.3).fit(X, y, sensitive_features=g)
-    clf = WERMClassifier(_lr(), w=0.3).fit(X, y, sensitive_features=labels[g])
+    ref = WERMClassifier(_lr(), w=0.3).fit(X, y, data_source=g)
+    clf = WERMClassifier(_lr(), w=0.3).fit(X, y, data_source=labels[g])
     np.testing.assert_allclose(clf.estimator_.coef_, ref.estimator_.coef_, rtol=1e-10)
     # training group first, whatever the sort order of the labels
     assert list(clf.group_labels_) == list(labels)
@@ -486,19 +486,19 @@ def test_group_labels_accepted(labels):
 @pytest.mark.parametrize(
     "group,match",
     [
-        (np.r_[np.zeros(299), np.nan], "sensitive_features.*NaN"),
-        (np.array([0, 1, None] * 100, dtype=object), "sensitive_features.*missing"),
-        (np.array([0.0, 1.0, np.nan] * 100, dtype=object), "sensitive_features.*missing"),
+        (np.r_[np.zeros(299), np.nan], "data_source.*NaN"),
+        (np.array([0, 1, None] * 100, dtype=object), "data_source.*missing"),
+        (np.array([0.0, 1.0, np.nan] * 100, dtype=object), "data_source.*missing"),
         (np.array(["train", "reference", "other"] * 100), "group_weights"),
-        (np.array([0, 1, "reference"] * 100, dtype=object), "sensitive_features"),
-        (np.zeros((300, 2)), "sensitive_features.*1-D"),
-        (np.zeros(299), "sensitive_features.*299"),
+        (np.array([0, 1, "reference"] * 100, dtype=object), "data_source"),
+        (np.zeros((300, 2)), "data_source.*1-D"),
+        (np.zeros(299), "data_source.*299"),
     ],
 )
-def test_bad_sensitive_features(group, match):
+def test_bad_data_source(group, match):
     X, y = _data()
     with pytest.raises(ValueError, match=match):
-        WERMClassifier(_lr(), w=0.3).fit(X, y, sensitive_features=group)
+        WERMClassifier(_lr(), w=0.3).fit(X, y, data_source=group)
 
 
 @pytest.mark.parametrize(
@@ -515,7 +515,7 @@ def test_bad_weight_parameters(params, error):
     X, y = _data()
     name = next(iter(params))
     with pytest.raises(error, match=name):
-        WERMClassifier(_lr(), **params).fit(X, y, sensitive_features=np.arange(len(y)) % 2)
+        WERMClassifier(_lr(), **params).fit(X, y, data_source=np.arange(len(y)) % 2)
 
 
 @pytest.mark.parametrize(
@@ -602,8 +602,8 @@ def test_pipeline_on_raw_frame_in_grid_search(routing, as_series):
         warnings.simplefilter("error")  # no feature-name (or any other) warning
         est = WERMClassifier(_frame_pipeline(routing), w=0.3)
         if routing:
-            est.set_fit_request(sensitive_features=True)
-        clf = sklearn.base.clone(est).fit(X, y, sensitive_features=group)
+            est.set_fit_request(data_source=True)
+        clf = sklearn.base.clone(est).fit(X, y, data_source=group)
         np.testing.assert_array_equal(clf.feature_names_in_, ["age", "city", "kind"])
         assert clf.n_features_in_ == 3
         # the same weights given by hand to the pipeline's classifier
@@ -621,10 +621,10 @@ def test_pipeline_on_raw_frame_in_grid_search(routing, as_series):
         assert clf.predict(X_new).shape == (5,)
         grid = GridSearchCV(est, {"w": [0.1, 0.9]}, cv=KFold(2, shuffle=True, random_state=0),
                             error_score="raise")
-        grid.fit(X, y, sensitive_features=group)
+        grid.fit(X, y, data_source=group)
     # the refit best estimator is the plain fit at the selected w
     fresh = WERMClassifier(_frame_pipeline(False), w=grid.best_params_["w"])
-    fresh.fit(X, y, sensitive_features=g)
+    fresh.fit(X, y, data_source=g)
     np.testing.assert_allclose(grid.best_estimator_.estimator_[-1].coef_,
                                fresh.estimator_[-1].coef_, rtol=1e-6)
     np.testing.assert_array_equal(grid.best_estimator_.feature_names_in_, X.columns)
@@ -633,7 +633,7 @@ def test_pipeline_on_raw_frame_in_grid_search(routing, as_series):
 def test_pipeline_weights_differ_by_w_on_frame():
     X, y = _raw_frame()
     g = np.r_[np.zeros(120, int), np.ones(180, int)]
-    coefs = [WERMClassifier(_frame_pipeline(False), w=w).fit(X, y, sensitive_features=g)
+    coefs = [WERMClassifier(_frame_pipeline(False), w=w).fit(X, y, data_source=g)
              .estimator_[-1].coef_ for w in (0.1, 0.9)]
     assert not np.allclose(coefs[0], coefs[1], rtol=1e-3)
 
@@ -645,4 +645,4 @@ def test_pipeline_whose_classifier_lacks_sample_weight_is_refused():
     X, y = _data()
     with pytest.raises(TypeError, match="estimator.*sample_weight"):
         WERMClassifier(make_pipeline(StandardScaler(), KNeighborsClassifier()), w=0.5).fit(
-            X, y, sensitive_features=np.arange(len(y)) % 2)
+            X, y, data_source=np.arange(len(y)) % 2)

@@ -11,9 +11,10 @@ from sklearn.model_selection import check_cv
 
 from ..exceptions import PrivacyWarning
 from ..utils import noise_generator
+from ..utils._deprecation import DEPRECATED, renamed_parameter
 from ..utils._pipeline import split_pipeline
 from ..utils._warnings import warn_user
-from ..utils.fixes import NumberInterval, StrOptions, validate_params
+from ..utils.fixes import Hidden, NumberInterval, StrOptions, validate_params
 from ._blackbox_inversion import fredrikson_inversion
 from ._inversion import whitebox_inversion
 from ._membership import _THRESHOLDS, ATTACKS, _attack_blocks
@@ -476,16 +477,18 @@ def make_membership_scorer(X_population, y_population, *, attack="confidence",
                              known_fraction, random_state, cv=cv, confidence=confidence)
 
 
-@validate_params({**_MEMBERSHIP_SCORER_PARAMS, "sensitive_features": ["array-like"]},
+@validate_params({**_MEMBERSHIP_SCORER_PARAMS, "data_source": ["array-like", None],
+                  "sensitive_features": ["array-like", Hidden(StrOptions({DEPRECATED}))]},
                  prefer_skip_nested_validation=True)
-def make_werm_membership_scorer(X_population, y_population, sensitive_features, *, group=0,
+def make_werm_membership_scorer(X_population, y_population, data_source=None, *, group=0,
                                 attack="confidence", thresholds="auto",
                                 metric="auc", known_fraction=0.5, cv=None,
-                                confidence=None, random_state=None):
+                                confidence=None, random_state=None,
+                                sensitive_features=DEPRECATED):
     """Membership leakage of one group of rows (WERM's training or reference data).
 
     For a :class:`~sklearn_privacy.WERMClassifier` searched over ``w`` (the estimator
-    receives ``sensitive_features`` as a fit parameter, split with the folds), this scorer
+    receives ``data_source`` as a fit parameter, split with the folds), this scorer
     attacks only the rows of group ``group``: members are that group's rows of the
     training set, non-members that group's rows of the evaluated fold (the same
     distribution). ``group=0`` measures the training data's leakage, ``group=1`` the
@@ -497,9 +500,9 @@ def make_werm_membership_scorer(X_population, y_population, sensitive_features, 
     ----------
     X_population, y_population : array-like, DataFrame or sparse matrix
         Everything given to ``fit`` of the search (at least 4 rows), and its labels.
-    sensitive_features : array-like of shape (n_samples,)
-        Group of every population row, as passed to ``fit`` (0 = training, 1 =
-        reference).
+    data_source : array-like of shape (n_samples,)
+        Data set of every population row, as passed to ``WERMClassifier.fit`` (0 =
+        training, 1 = reference). Required.
     group : int, default=0
         The group whose membership is attacked.
     attack : {"gap", "confidence", "entropy", "modified_entropy", "loss"}, default="confidence"
@@ -523,6 +526,11 @@ def make_werm_membership_scorer(X_population, y_population, sensitive_features, 
     random_state : int, RandomState, Generator or None, default=None
         Known/evaluation split of the attack. ``None`` draws it from fresh OS entropy at
         every call (never numpy's global state).
+    sensitive_features : array-like of shape (n_samples,)
+        Deprecated old name of ``data_source``; removed in 0.4.
+
+        .. deprecated:: 0.3
+           Use ``data_source``.
 
     Returns
     -------
@@ -543,14 +551,19 @@ def make_werm_membership_scorer(X_population, y_population, sensitive_features, 
     >>> scoring = {f"group{k}": make_werm_membership_scorer(X, y, g, group=k) for k in (0, 1)}
     >>> out = cross_validate(WERMClassifier(DecisionTreeClassifier(random_state=0), w=0.0),
     ...                      X, y, cv=KFold(2, shuffle=True, random_state=0),
-    ...                      scoring=scoring, params={"sensitive_features": g})
+    ...                      scoring=scoring, params={"data_source": g})
     >>> bool(out["test_group0"].mean() < -0.1), bool(out["test_group1"].mean() > -0.1)
     (True, True)
     """
     n = n_rows(X_population, "X_population")
-    groups = check_target(sensitive_features, n, param="sensitive_features", x_param="X_population")
+    data_source = renamed_parameter(data_source, sensitive_features, old="sensitive_features",
+                                    new="data_source", where="make_werm_membership_scorer")
+    if data_source is None:
+        raise TypeError("make_werm_membership_scorer needs data_source: the data set of "
+                        "every population row (0 = training, 1 = reference).")
+    groups = check_target(data_source, n, param="data_source", x_param="X_population")
     if not np.any(groups == group):
-        raise ValueError(f"group {group!r} does not occur in sensitive_features "
+        raise ValueError(f"group {group!r} does not occur in data_source "
                          f"({np.unique(groups)[:10].tolist()}).")
     return _MembershipScorer(X_population, y_population, attack, thresholds, metric,
                              known_fraction, random_state, cv=cv, sensitive_features=groups,

@@ -7,6 +7,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from ..utils._deprecation import DEPRECATED, renamed_parameter, warn_renamed
 from ..utils._display import format_value, get_axes
 from ..utils._validation import check_flag, errors_name
 from ._audits._pipeline import eta as _pipeline_eta
@@ -105,6 +106,30 @@ def _training_column(estimator, final, sf):
     return out[pick]
 
 
+# what ``by_class=True`` passes on to the resolvers below (not a value users can pass)
+_CLASS = object()
+
+
+def _class_split(sensitive_features, by_class):
+    """``sensitive_features`` to resolve, with ``by_class`` (and the old ``"class"``)."""
+    if not isinstance(by_class, bool | np.bool_):
+        raise TypeError(f"by_class must be True or False; got {by_class!r}.")
+    if isinstance(sensitive_features, str) and sensitive_features == "class":
+        warn_renamed('EtaDisplay.from_estimator: sensitive_features="class" was replaced by '
+                     "by_class=True", new="by_class=True", stacklevel=4,
+                     reason="The class is the label, not a sensitive attribute.")
+        if by_class:
+            raise ValueError('Pass by_class=True or the deprecated sensitive_features="class", '
+                             "not both.")
+        return _CLASS
+    if by_class:
+        if sensitive_features is not None:
+            raise ValueError("by_class=True splits the examples by class label; it cannot be "
+                             "combined with sensitive_features. Pass one of them.")
+        return _CLASS
+    return sensitive_features
+
+
 def _labels(values):
     """Group labels and the per-row group code of a 1-D array of categorical values."""
     values = np.asarray(values)
@@ -138,8 +163,10 @@ class EtaDisplay:
     ----------
     eta : ndarray of shape (n_samples,)
         Per-example eta (``kind`` "hist" or "ecdf").
-    groups : ndarray of int of shape (n_samples,) or None, default=None
-        Group code of each example (an index into ``group_names``).
+    group_codes : ndarray of int of shape (n_samples,) or None, default=None
+        Group of each eta value, as an index into ``group_names``: :meth:`from_estimator`
+        sets it from the values of ``sensitive_features`` or, with ``by_class=True``, from
+        the class labels; any split can be given (two models' etas side by side, say).
     group_names : list of str or None, default=None
         Legend label of each group code (None: a single, unnamed group).
     top_k_index : ndarray of int or None, default=None
@@ -153,6 +180,11 @@ class EtaDisplay:
         Default title of the plot (as ``name`` of scikit-learn's ``RocCurveDisplay``).
     top_k_labels : list of str or None, default=None
         Label of each ``top_k_index`` row (None: its position).
+    groups : ndarray of int of shape (n_samples,)
+        Deprecated old name of ``group_codes``; removed in 0.4.
+
+        .. deprecated:: 0.3
+           Use ``group_codes`` (``groups`` names multicalibration's subpopulations).
 
     Attributes
     ----------
@@ -189,16 +221,18 @@ class EtaDisplay:
     >>> rng = np.random.RandomState(0)
     >>> X = rng.normal(size=(200, 3)); y = (X[:, 0] > 0).astype(int)
     >>> clf = FILLogisticRegression(random_state=0).fit(X, y)
-    >>> disp = EtaDisplay.from_estimator(clf, y=y, sensitive_features="class", top_k=3)
+    >>> disp = EtaDisplay.from_estimator(clf, y=y, by_class=True, top_k=3)
     >>> sorted(disp.counts_), int(sum(c.sum() for c in disp.counts_.values()))
     (['0', '1'], 200)
     """
 
-    def __init__(self, eta=None, *, groups=None, group_names=None, top_k_index=None,
-                 history=None, kind="hist", name=None, top_k_labels=None):
+    def __init__(self, eta=None, *, group_codes=None, group_names=None, top_k_index=None,
+                 history=None, kind="hist", name=None, top_k_labels=None, groups=DEPRECATED):
         with errors_name("eta"):
             self.eta = None if eta is None else np.asarray(eta, dtype=float)
-        self.groups = None if groups is None else np.asarray(groups)
+        group_codes = renamed_parameter(group_codes, groups, old="groups", new="group_codes",
+                                        where="EtaDisplay")
+        self.group_codes = None if group_codes is None else np.asarray(group_codes)
         self.group_names = group_names
         self.top_k_index = None if top_k_index is None else np.asarray(top_k_index)
         self.top_k_labels = None if top_k_labels is None else [str(v) for v in top_k_labels]
@@ -207,11 +241,18 @@ class EtaDisplay:
         self.name = name
 
     # ------------------------------------------------------------------ constructors
+    @property
+    def groups(self):
+        """Deprecated old name of ``group_codes`` (removed in 0.4)."""
+        warn_renamed("EtaDisplay.groups was renamed EtaDisplay.group_codes",
+                     new="EtaDisplay.group_codes")
+        return self.group_codes
+
     @classmethod
     def from_estimator(cls, estimator, *, kind="hist", sensitive_features=None, X=None, y=None,
                        columns=None,
                        constrained=False, top_k=5, bins=30, log_scale=False, ax=None,
-                       name=None, wrt=None):
+                       name=None, wrt=None, by_class=False):
         """Plot the per-example eta (or the IRFIL history) of a fitted estimator.
 
         Parameters
@@ -220,25 +261,24 @@ class EtaDisplay:
             The estimator whose audit state is plotted (``kind="history"`` needs an
             IRFIL estimator). The result of :func:`sklearn_privacy.fil.audit` on an
             ``MLPClassifier`` / ``MLPRegressor`` plots its raw-input etas (``by`` a
-            column then needs ``X``, ``by="class"`` needs ``y``).
+            column then needs ``X``, ``by_class=True`` needs ``y``).
         kind : {"hist", "ecdf", "history"}, default="hist"
             ``"hist"``: histogram of eta per group (shared bins); ``"ecdf"``: empirical
             CDF per group; ``"history"``: IRFIL's ``eta_history_`` (max, mean, min and
             mean +- std of the equalised eta per reweighting iteration).
-        sensitive_features : None, "class", array-like of shape (n_samples,), str or int, \
+        sensitive_features : None, array-like of shape (n_samples,), str or int, \
                 default=None
-            Split the examples: ``"class"`` by label (``y`` if given, else the labels the
-            classifier was trained on); a boolean mask (``True``: "in group"); an array
-            of labels (one per training row); or a column -- a name or position of ``X``
-            when ``X`` is given (categorical values work), otherwise of the final FIL
-            estimator's input (``feature_names_in_`` or position) or, for a pipeline, an
-            original input feature traced through the fitted steps (a one-hot encoded
-            feature is decoded to its level names).
+            Split the examples by a sensitive attribute: a boolean mask (``True``: "in
+            group"); an array of its values (one per training row); or a column -- a name
+            or position of ``X`` when ``X`` is given (categorical values work), otherwise
+            of the final FIL estimator's input (``feature_names_in_`` or position) or, for
+            a pipeline, an original input feature traced through the fitted steps (a
+            one-hot encoded feature is decoded to its level names).
         X : array-like or DataFrame of shape (n_samples, n_features), default=None
             The training data: to read the column ``sensitive_features``, and for a
             pipeline the raw rows of the raw-input eta (see ``wrt``).
         y : array-like of shape (n_samples,), default=None
-            Training labels, for ``sensitive_features="class"``.
+            Training labels, for ``by_class=True``.
         columns : None or columns, default=None
             Attribute-level eta of these columns (as in :func:`sklearn_privacy.fil.eta`,
             original feature names through a pipeline); ``None``: example-level eta.
@@ -260,6 +300,11 @@ class EtaDisplay:
             For a pipeline, eta of the raw inputs or of the features entering the final
             step, as in :func:`sklearn_privacy.fil.eta` (the default: the raw inputs when
             every step has a known derivative; a non-linear map needs ``X``).
+        by_class : bool, default=False
+            Split the examples by class label instead (``y`` if given, else the labels the
+            classifier was trained on); not with ``sensitive_features``. Replaces
+            ``sensitive_features="class"``, deprecated in 0.3 (it warns; removed in
+            0.4): the class is the label, not a sensitive attribute.
 
         Returns
         -------
@@ -273,10 +318,11 @@ class EtaDisplay:
         ValueError
             Unknown ``kind``, ``sensitive_features`` of the wrong length or naming an
             unknown column,
-            ``sensitive_features="class"`` for a regressor without ``y``, ``kind="history"`` on a
-            non-IRFIL estimator.
+            ``by_class=True`` for a regressor without ``y``, ``kind="history"`` on a
+            non-IRFIL estimator, ``by_class=True`` with ``sensitive_features``.
         """
         kind = _check_kind(kind)
+        sensitive_features = _class_split(sensitive_features, by_class)
         from ._mlp._audit import AuditedMLP
 
         if isinstance(estimator, AuditedMLP):
@@ -307,7 +353,7 @@ class EtaDisplay:
         index = getattr(X, "index", None)
         if index is not None and len(index) == n and hasattr(X, "columns"):
             labels = [str(v) for v in np.asarray(index)[order[:top_k]]]
-        disp = cls(values, groups=groups, group_names=names, top_k_index=order[:top_k],
+        disp = cls(values, group_codes=groups, group_names=names, top_k_index=order[:top_k],
                    top_k_labels=labels, kind=kind, name=name)
         return disp.plot(ax=ax, bins=bins, log_scale=log_scale)
 
@@ -324,10 +370,9 @@ class EtaDisplay:
         n = values.size
         groups = names = None
         if by is not None:
-            if isinstance(by, str) and by == "class":
+            if by is _CLASS:
                 if y is None:
-                    raise ValueError("sensitive_features='class' on an MLP audit needs the "
-                                     "labels: pass y.")
+                    raise ValueError("by_class=True on an MLP audit needs the labels: pass y.")
                 labels = np.asarray(y)
                 if labels.shape != (n,):
                     raise ValueError(f"y must have one label per audited row ({n}).")
@@ -344,7 +389,7 @@ class EtaDisplay:
         index = getattr(X, "index", None)
         if index is not None and len(index) == n and hasattr(X, "columns"):
             labels = [str(v) for v in np.asarray(index)[order[:top_k]]]
-        disp = cls(values, groups=groups, group_names=names, top_k_index=order[:top_k],
+        disp = cls(values, group_codes=groups, group_names=names, top_k_index=order[:top_k],
                    top_k_labels=labels, kind=kind,
                    name=type(audited._source[1]).__name__ if name is None else name)
         return disp.plot(ax=ax, bins=bins, log_scale=log_scale)
@@ -373,13 +418,13 @@ class EtaDisplay:
     def _resolve_by(estimator, final, sf, X, y, n):
         if sf is None:
             return None, None
-        if isinstance(sf, str) and sf == "class":
+        if sf is _CLASS:
             if y is None:
                 classes = getattr(final, "classes_", None)
                 if classes is None:
-                    raise ValueError("sensitive_features='class' needs class labels: the "
-                                     "estimator is a "
-                                     "regressor; pass y or a mask/column as sensitive_features.")
+                    raise ValueError("by_class=True needs class labels: the estimator is a "
+                                     "regressor; pass y, or a mask/column as "
+                                     "sensitive_features.")
                 labels = np.asarray(classes)[final._audit_engine().y.astype(int)]
             else:
                 labels = np.asarray(y)
@@ -398,7 +443,7 @@ class EtaDisplay:
         arr = np.asarray(sf)
         if arr.ndim != 1 or arr.shape[0] != n:
             raise ValueError(
-                "sensitive_features must be 'class', a column name/position, or an array with "
+                "sensitive_features must be a column name/position, or an array with "
                 "one entry per "
                 f"training row ({n}); got {type(sf).__name__} of shape {arr.shape}."
             )
@@ -446,11 +491,12 @@ class EtaDisplay:
         return self
 
     def _split(self):
-        if self.groups is None:
+        codes = self.group_codes
+        if codes is None:
             return [("all", self.eta)]
         names = self.group_names
-        return [(str(names[g]) if names is not None else str(g), self.eta[self.groups == g])
-                for g in np.unique(self.groups)]
+        return [(str(names[g]) if names is not None else str(g), self.eta[codes == g])
+                for g in np.unique(codes)]
 
     def _plot_eta(self, ax, kind, bins, log_scale):
         if self.eta is None or self.eta.size == 0:
@@ -460,9 +506,10 @@ class EtaDisplay:
             raise ValueError(f"eta must be 1-D (one value per example) without NaN; got "
                              f"shape {eta.shape}"
                              + (" with NaN." if eta.ndim == 1 else "."))
-        if self.groups is not None and self.groups.shape != eta.shape:
-            raise ValueError(f"groups must have one entry per eta value ({eta.size}); got "
-                             f"shape {self.groups.shape}.")
+        codes = self.group_codes
+        if codes is not None and codes.shape != eta.shape:
+            raise ValueError(f"group_codes must have one entry per eta value "
+                             f"({eta.size}); got shape {codes.shape}.")
         # rows a Nystroem step publishes verbatim have eta = inf: counted, not drawn
         finite = np.isfinite(eta)
         if not finite.any():

@@ -45,7 +45,6 @@ from numbers import Real
 
 import numpy as np
 from scipy.optimize import brentq
-from scipy.signal import fftconvolve
 from scipy.special import ndtr, ndtri
 from scipy.stats import binom
 
@@ -142,6 +141,8 @@ def _compose_pmfs(pmfs, h, pessimistic):
     distribution pair) are removed: to ``+inf`` for the pessimistic curve (which only
     raises it), dropped for the optimistic one (which only lowers it).
     """
+    from scipy.signal import fftconvolve  # scipy.signal costs 0.15 s: imported on first use
+
     k0, masses, keep = 0, np.ones(1), 1.0
     for k, m, inf_mass in pmfs:
         k0 += k

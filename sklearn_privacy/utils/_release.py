@@ -263,7 +263,7 @@ def strip_for_release(estimator, *, inplace: bool = False,
     >>> from sklearn_privacy.utils import strip_for_release
     >>> X = np.random.RandomState(0).normal(size=(100, 2))
     >>> y, group = (X[:, 0] > 0).astype(int), np.arange(100) % 2
-    >>> clf = WERMClassifier(LogisticRegression(), w=0.3).fit(X, y, sensitive_features=group)
+    >>> clf = WERMClassifier(LogisticRegression(), w=0.3).fit(X, y, data_source=group)
     >>> public = strip_for_release(clf)
     >>> hasattr(clf, "sample_weight_"), hasattr(public, "sample_weight_")
     (True, False)

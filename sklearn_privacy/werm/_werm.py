@@ -28,6 +28,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from ..utils._deprecation import DEPRECATED, renamed_parameter
 from ..utils._validation import errors_name, validate_named
 from ..utils.fixes import (
     HasMethods,
@@ -74,7 +75,7 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     Fits ``estimator`` to minimise ``(1 - w) L_T + w L_R``: the average loss on the
     training rows and on the reference rows, weighted by ``1 - w`` and ``w``. Rows say
     which data set they belong to through the sample-aligned fit parameter
-    ``sensitive_features`` (0 = training, 1 = reference), so cross-validation splits it with
+    ``data_source`` (0 = training, 1 = reference), so cross-validation splits it with
     ``X``. More groups are allowed with ``group_weights`` (Appendix A.2): the loss is
     ``sum_g w_g L_g`` and each row of group ``g`` weighs ``w_g / N_g``.
 
@@ -96,16 +97,16 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         cloned. ``None`` means :class:`~sklearn.linear_model.LogisticRegression`.
     w : float in [0, 1] or None, default=None
         Weight of the reference group when ``group_weights`` is None. A number requires
-        ``sensitive_features`` in ``fit``, with groups labelled 0 (training) and 1 (reference),
+        ``data_source`` in ``fit``, with groups labelled 0 (training) and 1 (reference),
         ``False``/``True``, or ``"train"``/``"reference"``. ``None`` weighs each group by
         its share of the rows (``w = N_R / N``, the ``"equal_privacy"`` setting of
         :func:`~sklearn_privacy.werm.weight_for_setting`, which maximises ``N_eff``): the
-        fit is then plain ERM over all rows, ``sensitive_features`` is optional and may hold any
-        labels. A number given without ``sensitive_features`` is an error rather than a silent
+        fit is then plain ERM over all rows, ``data_source`` is optional and may hold any
+        labels. A number given without ``data_source`` is an error rather than a silent
         plain ERM, so a grid search over ``w`` that forgot to pass the groups fails loudly.
     group_weights : dict or None, default=None
         ``{group label: weight}`` for any number of groups; weights non-negative, summing
-        to 1. Overrides ``w``; requires ``sensitive_features``.
+        to 1. Overrides ``w``; requires ``data_source``.
 
     Attributes
     ----------
@@ -182,7 +183,7 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     >>> X = rng.normal(size=(400, 3))
     >>> y = (X[:, 0] + 0.3 * rng.normal(size=400) > 0).astype(int)
     >>> group = np.repeat([0, 1], [100, 300])          # 100 training, 300 reference rows
-    >>> clf = WERMClassifier(LogisticRegression(), w=0.5).fit(X, y, sensitive_features=group)
+    >>> clf = WERMClassifier(LogisticRegression(), w=0.5).fit(X, y, data_source=group)
     >>> clf.group_sizes_, clf.n_eff_, clf.epsilon_ratio_
     (array([100., 300.]), 300.0, 3.0)
     >>> clf.sample_weight_[[0, -1]]     # 0.5/100 and 0.5/300, rescaled to mean 1
@@ -257,7 +258,7 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             missing = [g for g in labels.tolist() if g not in gw]
             if missing:
                 raise ValueError(
-                    f"sensitive_features has labels {missing} that are not keys of "
+                    f"data_source has labels {missing} that are not keys of "
                     "group_weights; give every group a weight (0 to ignore it)."
                 )
             empty = sorted(str(g) for g, wg in gw.items()
@@ -270,7 +271,7 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             roles = _two_group_roles(labels)
             if roles is None:
                 raise ValueError(
-                    f"sensitive_features has labels {labels.tolist()}; with w, the two groups must "
+                    f"data_source has labels {labels.tolist()}; with w, the two groups must "
                     "be labelled 0 (training) and 1 (reference), False/True, or 'train' and "
                     "'reference'. Give other labels their weights with "
                     "group_weights={label: weight}."
@@ -282,9 +283,9 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             weights = np.array([gmap[g] for g in labels.tolist()])
         if empty:
             raise ValueError(
-                f"Group(s) {sorted(empty)} have positive weight but no rows in sensitive_features. "
+                f"Group(s) {sorted(empty)} have positive weight but no rows in data_source. "
                 "Pass rows of every weighted group (in cross-validation, use a splitter "
-                "stratified on the group, e.g. StratifiedKFold on sensitive_features), or set "
+                "stratified on the group, e.g. StratifiedKFold on data_source), or set "
                 "its weight to 0 with w / group_weights."
             )
         return weights
@@ -315,40 +316,40 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         kept = per_row > 0
         return labels, sizes, weights, per_row * (sample_weight[kept].sum() / per_row.sum())
 
-    def _check_sensitive_features(self, sensitive_features, n):
-        if sensitive_features is None:
+    def _check_data_source(self, data_source, n):
+        if data_source is None:
             if self.w is not None or self.group_weights is not None:
                 setting = (f"w={self.w!r}" if self.group_weights is None
                            else "group_weights")
                 raise ValueError(
-                    f"{setting} weighs groups of rows, but fit received no sensitive_features, so "
-                    "there are no reference rows to weigh. Pass sensitive_features (0 = training, "
+                    f"{setting} weighs groups of rows, but fit received no data_source, so "
+                    "there are no reference rows to weigh. Pass data_source (0 = training, "
                     "1 = reference) to fit; in GridSearchCV / cross_validate pass "
-                    "it as a fit parameter (params={'sensitive_features': g}) and, with metadata "
-                    "routing on, call set_fit_request(sensitive_features=True); in a Pipeline pass "
-                    "<step>__sensitive_features=g. For plain ERM over all rows leave w=None."
+                    "it as a fit parameter (params={'data_source': g}) and, with metadata "
+                    "routing on, call set_fit_request(data_source=True); in a Pipeline pass "
+                    "<step>__data_source=g. For plain ERM over all rows leave w=None."
                 )
             return np.zeros(n, dtype=int)
-        groups = np.asarray(sensitive_features)
+        groups = np.asarray(data_source)
         if groups.ndim == 2 and groups.shape[1] == 1:
             groups = groups.ravel()
         if groups.ndim != 1:
             raise ValueError(
-                "sensitive_features must be 1-D (one group label per row); got shape "
+                "data_source must be 1-D (one group label per row); got shape "
                 f"{groups.shape}."
             )
         if groups.shape[0] != n:
             raise ValueError(
-                f"sensitive_features has {groups.shape[0]} entries but X has {n} rows; pass one "
+                f"data_source has {groups.shape[0]} entries but X has {n} rows; pass one "
                 "group label per row (0 = training, 1 = reference)."
             )
         if groups.dtype.kind == "f" and not np.all(np.isfinite(groups)):
-            raise ValueError("sensitive_features contains NaN or infinity; give every row a group.")
+            raise ValueError("data_source contains NaN or infinity; give every row a group.")
         if groups.dtype.kind == "O":
             missing = np.equal(groups, None) | (groups != groups)
             if np.any(missing):
                 raise ValueError(
-                    f"sensitive_features has {int(missing.sum())} missing labels (None or NaN); "
+                    f"data_source has {int(missing.sum())} missing labels (None or NaN); "
                     "give every row a group."
                 )
             try:
@@ -356,13 +357,13 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             except TypeError:
                 kinds = sorted({type(v).__name__ for v in groups.tolist()})
                 raise ValueError(
-                    f"sensitive_features mixes label types {kinds}; use labels of one type "
+                    f"data_source mixes label types {kinds}; use labels of one type "
                     "(e.g. 0/1 or 'train'/'reference')."
                 ) from None
         elif groups.dtype.kind not in "biuU":
             if groups.dtype.kind != "f":
                 raise TypeError(
-                    f"sensitive_features must hold integer, boolean or string labels; got dtype "
+                    f"data_source must hold integer, boolean or string labels; got dtype "
                     f"{groups.dtype}."
                 )
         return groups
@@ -408,7 +409,8 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, sensitive_features=None, sample_weight=None, **fit_params):
+    def fit(self, X, y, data_source=None, sample_weight=None, *,
+            sensitive_features=DEPRECATED, **fit_params):
         """Fit the inner estimator on the weighted rows.
 
         Parameters
@@ -419,7 +421,7 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             columns by name.
         y : array-like of shape (n_samples,)
             Target labels of the training and reference rows.
-        sensitive_features : array-like of shape (n_samples,), default=None
+        data_source : array-like of shape (n_samples,), default=None
             Data set of each row: 0 = training, 1 = reference (``False``/``True`` and
             ``"train"``/``"reference"`` are accepted too), or the keys of
             ``group_weights``. Required whenever ``w`` or ``group_weights`` is set. With
@@ -429,6 +431,12 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             groups of weight 0 may be absent.
         sample_weight : array-like of shape (n_samples,), default=None
             Extra non-negative per-row weights, multiplied into the WERM weights.
+        sensitive_features : array-like of shape (n_samples,)
+            Deprecated old name of ``data_source`` (which data set a row comes from is not
+            a sensitive attribute); removed in 0.4.
+
+            .. deprecated:: 0.3
+               Use ``data_source``.
         **fit_params : dict
             Other parameters for the inner estimator's ``fit`` (with metadata routing
             enabled, only those it requested).
@@ -441,8 +449,8 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            If ``w`` or ``group_weights`` is set but ``sensitive_features`` is not given, if
-            ``sensitive_features`` has missing or unknown labels or the wrong length, or if a
+            If ``w`` or ``group_weights`` is set but ``data_source`` is not given, if
+            ``data_source`` has missing or unknown labels or the wrong length, or if a
             group of positive weight has no rows (or only rows of ``sample_weight`` 0).
         TypeError
             If ``estimator`` is not a classifier accepting ``sample_weight`` (directly, or
@@ -451,7 +459,10 @@ class WERMClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """
         X, y = self._validate_X(X, y, reset=True)
         n = _num_samples(X)
-        groups = self._check_sensitive_features(sensitive_features, n)
+        data_source = renamed_parameter(data_source, sensitive_features,
+                                        old="sensitive_features", new="data_source",
+                                        where="WERMClassifier.fit")
+        groups = self._check_data_source(data_source, n)
         with errors_name("sample_weight"):
             sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
         if np.any(sw < 0) or not np.all(np.isfinite(sw)):
