@@ -550,7 +550,7 @@ def test_harness_checks_the_page_ledger_separately():
 
 
 def test_neighbours_of_index_labels_and_exotic_values():
-    from sklearn_privacy.privacy._invariance import _neighbours
+    from sklearn_privacy.privacy._neighbours import _neighbours
 
     X = pd.DataFrame({"a": [1, 2, 3], "s": ["x", "y", "z"]}, index=[10, 11, 12])
     y = pd.Series([0, 1, 0], index=X.index)
