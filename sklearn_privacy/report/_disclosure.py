@@ -379,7 +379,9 @@ def published_rows(model) -> int:
 
 #: reasons of :func:`sklearn_privacy.fil.audit` that depend on the published object and
 #: the parameters only (the model's type, its size): stated on the default page as given
-_PUBLIC_AUDIT_REASONS = ("audit supports fitted scikit-learn", "the report audits every row")
+_PUBLIC_AUDIT_REASONS = ("audit supports fitted scikit-learn", "the report audits every row",
+                         # an MLP refused for its activation or its missing penalty
+                         "is not twice differentiable", "has no penalty; eta needs")
 
 
 def public_audit_reason(msg, exc, ctx):
