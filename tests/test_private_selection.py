@@ -226,8 +226,9 @@ def test_dummy_classifier_claims_and_label_sets():
     assert declared.class_prior_.shape == (3,) and declared.predict(X[:2]).tolist() == [0, 0]
     undeclared = DPDummyClassifier(epsilon=1.0).fit(X, y)
     assert not privacy_claim(undeclared).is_private
-    with pytest.raises(ValueError):
-        DPDummyClassifier(classes=[0, 1]).fit(X, np.r_[y[:-1], 5])
+    # a label outside the declared classes counts in no class (the fit does not fail)
+    outside = DPDummyClassifier(classes=[0, 1]).fit(X, np.r_[y[:-1], 5])
+    assert outside._labels_outside_classes == 1 and outside.class_prior_.shape == (2,)
     # the noisy counts: replace-one moves two counts by one, Laplace(2 / eps) each
     draws = np.array([DPDummyClassifier(epsilon=1.0, classes=[0, 1]).fit(X, y)
                       .class_prior_[0] for _ in range(300)])
