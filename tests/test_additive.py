@@ -100,11 +100,103 @@ def test_sensitivity_derivation_values():
     assert hist.sensitivities("regression", target_width=3.5)["total"] == (3.5, 3.5)
 
 
+def test_regressor_residual_clip_matches_its_sensitivity_over_brute_force_pairs():
+    """The regressor's own residuals (clipped to a quarter of the target range) against
+    its own declared residual sensitivity, ``(high - low) / 2``: over 600 adversarial
+    replace-one pairs the L1 and L2 changes of a residual histogram stay within it and
+    reach 98 % of it. Fails if the fit clipped wider than it accounts (a sensitivity
+    exceeded) or accounted for the unclipped range (the bound would not be reached)."""
+    low, high = -1.0, 5.0
+    est = DPBoostingRegressor(target_bound=(low, high))
+    sens = est._sensitivities()["residual"]
+    assert sens == (pytest.approx((high - low) / 2),) * 2
+    rng = np.random.default_rng(11)
+    worst = [0.0, 0.0]
+    for codes, F, t, codes2, F2, t2 in _pairs("regression", rng, 600, n_bins=4,
+                                              w=high - low):
+        shift = 0.5 * (low + high)
+        R = est._residuals(F + shift, est._encode_target(t + shift))
+        R2 = est._residuals(F2 + shift, est._encode_target(t2 + shift))
+        for j in range(codes.shape[1]):
+            diff = (hist.residual_histogram(codes[:, j], R, 4)
+                    - hist.residual_histogram(codes2[:, j], R2, 4)).ravel()
+            l1, l2 = np.abs(diff).sum(), np.linalg.norm(diff)
+            assert l1 <= sens[0] + 1e-9 and l2 <= sens[1] + 1e-9, (l1, l2)
+            worst = [max(worst[0], l1), max(worst[1], l2)]
+    assert worst[0] >= 0.98 * sens[0] and worst[1] >= 0.98 * sens[1], worst
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-5])
+@pytest.mark.parametrize("task", ["binary", "multiclass", "regression"])
+def test_default_fit_spends_exactly_its_epsilon(task, delta):
+    """With the defaults (one cycle, the auto bins, the regressor's residual clip), the
+    fitted noise scales and the sensitivities derived here independently compose to
+    exactly the claimed epsilon (pure: the sum of sensitivity / scale over the totals,
+    the d count histograms and the n_iter_ d residual histograms) or the claimed mu
+    (Gaussian: the root of the sum of squares). Fails if any scale were calibrated to
+    another sensitivity or another split than the one composed."""
+    rng = np.random.default_rng(12)
+    n, d, eps = 500, 4, 0.8
+    X = rng.uniform(0, 1, size=(n, d))
+    if task == "regression":
+        y = X @ np.arange(1, d + 1) + rng.normal(size=n)
+        est = DPBoostingRegressor(epsilon=eps, delta=delta, bounds=(0, 1),
+                                  target_bound=(-2.0, 14.0))
+        l1 = {"total": 16.0, "count": 2.0, "residual": 8.0}        # residual: (high-low)/2
+        l2 = {"total": 16.0, "count": math.sqrt(2), "residual": 8.0}
+    else:
+        K = 2 if task == "binary" else 3
+        y = rng.integers(0, K, n)
+        est = DPBoostingClassifier(epsilon=eps, delta=delta, bounds=(0, 1),
+                                   classes=list(range(K)))
+        l1 = {"total": 2.0, "count": 2.0, "residual": 2.0 if K == 2 else 4.0}
+        l2 = {"total": math.sqrt(2), "count": math.sqrt(2),
+              "residual": 2.0 if K == 2 else 2 * math.sqrt(2)}
+    est.fit(X, y)
+    # "auto" cycles: none for a pure-DP classifier of three classes, one otherwise
+    assert est.n_iter_ == (0 if task == "multiclass" and delta == 0 else 1)
+    scale = {"total": est.total_noise_scale_, "count": est.count_noise_scale_,
+             "residual": est.residual_noise_scale_}
+    m = {"total": 1, "count": d, "residual": est.n_iter_ * d}
+    if est.n_iter_ == 0:
+        assert scale["residual"] == math.inf
+    if delta == 0:
+        spent = sum(m[k] * l1[k] / scale[k] for k in m)
+        assert spent == pytest.approx(eps, rel=1e-12)
+    else:
+        mu = math.sqrt(sum(m[k] * (l2[k] / scale[k]) ** 2 for k in m))
+        assert analytic_gaussian_epsilon(delta=delta, sigma=1 / mu, sensitivity=1.0) == (
+            pytest.approx(eps, rel=1e-6))
+
+
+def test_auto_bins_read_public_quantities_only():
+    """``max_bins="auto"`` is the same for any two tables of the same shape, epsilon,
+    delta and declared classes (the rows are never read), grows with n and epsilon, stays
+    in [3, 32], and gives the values measured on the benchmark tables."""
+    from sklearn_privacy.additive._boosting import auto_bins
+
+    rng = np.random.default_rng(13)
+    fits = [DPBoostingClassifier(epsilon=1.0, delta=0.0, bounds=(-3, 3), classes=[0, 1])
+            .fit(rng.normal(scale=s, size=(400, 30)), rng.integers(0, 2, 400))
+            for s in (0.1, 3.0)]
+    assert fits[0].max_bins_ == fits[1].max_bins_ == 3
+    np.testing.assert_array_equal(fits[0].bin_edges_[0], fits[1].bin_edges_[0])
+    kw = dict(n_features=6, delta=0.0, n_classes=1)
+    assert auto_bins(n_samples=8400, epsilon=1.0, **kw) == 12
+    assert auto_bins(n_samples=8400, epsilon=4.0, **kw) == 24
+    assert auto_bins(n_samples=10**9, epsilon=8.0, **kw) == 32
+    assert auto_bins(n_samples=10, epsilon=0.1, **kw) == 3
+    assert auto_bins(n_samples=8400, epsilon=1.0, n_features=6, delta=1e-5,
+                     n_classes=1) > 12                     # Gaussian: less count noise
+    assert DPBoostingClassifier(max_bins=7, bounds=(0, 1)).fit(
+        rng.uniform(size=(50, 2)), rng.integers(0, 2, 50)).max_bins_ == 7
+
+
 # ---------------------------------------------------------------- accounting
 SHARES = {"total": 0.1, "count": 0.3, "residual": 0.6}
 
 
-@pytest.mark.parametrize("d,T", [(1, 1), (7, 3), (30, 10)])
+@pytest.mark.parametrize("d,T", [(1, 1), (7, 3), (30, 10), (5, 0)])
 def test_pure_plan_spends_exactly_epsilon(d, T):
     """Basic composition: the totals' epsilon, the count query's and the T d residual
     queries' add up to epsilon, each Laplace scale being its L1 sensitivity over its
@@ -138,11 +230,12 @@ def test_gaussian_plan_is_exactly_epsilon_delta(eps, delta):
 # ---------------------------------------------------------------- oracles
 def test_one_feature_noiseless_regression_is_the_bin_means():
     """Independent oracle: with one feature, one cycle, learning rate 1 and (nearly) no
-    noise, the released model predicts the mean of y in every bin."""
+    noise, the released model predicts the mean of y in every bin (the target range is
+    wide enough that no residual reaches the clip, a quarter of the range)."""
     rng = np.random.default_rng(0)
     x = rng.uniform(0, 1, size=3000)
     y = np.sin(6 * x) + 0.1 * rng.normal(size=x.size)
-    reg = DPBoostingRegressor(epsilon=1e12, delta=0.0, bounds=(0, 1), target_bound=2.0,
+    reg = DPBoostingRegressor(epsilon=1e12, delta=0.0, bounds=(0, 1), target_bound=4.0,
                               max_bins=8, max_iter=1, learning_rate=1.0,
                               random_state=0).fit(x[:, None], y)
     b = np.minimum((x * 8).astype(int), 7)
@@ -164,7 +257,7 @@ def test_steps_beat_a_line_and_multiclass_works():
                                 classes=[0, 1, 2], random_state=0).fit(X, y3)
     assert clf3.score(X, y3) > 0.85
     np.testing.assert_allclose(clf3.predict_proba(X[:5]).sum(axis=1), 1.0)
-    assert clf3.intercept_.shape == (3,) and clf3.term_scores_[0].shape == (16, 3)
+    assert clf3.intercept_.shape == (3,) and clf3.term_scores_[0].shape == (clf3.max_bins_, 3)
 
 
 # ---------------------------------------------------------------- claim and release

@@ -23,7 +23,7 @@ from ..utils._validation import (
     label_set_sentence,
     validate_named,
 )
-from ..utils.fixes import HasMethods, Interval, _fit_context, validate_data
+from ..utils.fixes import HasMethods, Interval, StrOptions, _fit_context, validate_data
 from . import _histograms as hist
 
 __all__ = ["DPBoostingClassifier", "DPBoostingRegressor"]
@@ -38,8 +38,58 @@ PRIOR_SHARE = 0.25
 MIN_CURVATURE = 0.1
 #: the prior scale of a bin's mean residual is PRIOR_SHARE * (largest residual) / d^power:
 #: a regressor's shape functions add up over d features, so each is shrunk more (chosen
-#: on the benchmark tables: 0 is better for the classifiers, 0.5 for the regressors)
+#: on the benchmark tables: 0 is better for the classifiers, 0.5 for the regressors); a
+#: regressor's "largest residual" here is half the declared target range
 TAU_POWER = {"classification": 0.0, "regression": 0.5}
+#: a regressor's residuals are clipped to RESIDUAL_CLIP * (high - low) / 2: the residual
+#: histograms' sensitivity is RESIDUAL_CLIP * (high - low) (half of the unclipped one)
+RESIDUAL_CLIP = 0.5
+#: ``max_bins="auto"``: ``round(AUTO_BINS_SCALE * sqrt(n / (K sigma)))`` numeric bins,
+#: clipped to [AUTO_BINS_MIN, AUTO_BINS_MAX]; ``sigma`` is the standard deviation of one
+#: bin's noisy count when the counts get AUTO_BINS_REFERENCE_SHARE of the budget
+AUTO_BINS_SCALE = 0.8
+AUTO_BINS_MIN = 3
+AUTO_BINS_MAX = 32
+AUTO_BINS_REFERENCE_SHARE = 0.45
+
+
+def auto_bins(*, n_samples, n_features, epsilon, delta, n_classes):
+    """Numeric bins of ``max_bins="auto"``, a function of public quantities only.
+
+    The noise on one bin's count does not depend on the number of bins ``B``; the rows
+    of a class in a bin, about ``n / (K B)``, fall as ``B`` grows, while the binning bias
+    falls. With ``sigma`` the count noise's standard deviation (Laplace at epsilon share
+    ``s = AUTO_BINS_REFERENCE_SHARE`` over the ``d`` count histograms: ``sqrt(2) 2 d /
+    (s epsilon)``; Gaussian at ``mu^2`` share ``s``: ``sqrt(2 d) / (sqrt(s) mu)``, ``mu``
+    the GDP parameter of (epsilon, delta)), the rule is ``B = AUTO_BINS_SCALE * sqrt(n /
+    (K sigma))``: the per-bin signal-to-noise ratio ``n / (K B sigma)`` then grows in
+    proportion to ``B``. The constant and the bounds were chosen on the benchmark tables
+    (``benchmarks/bench_dp_tabular.py``, ``benchmarks/results.d/accuracy.md``).
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of rows (public).
+    n_features : int
+    epsilon : float > 0
+    delta : float in [0, 1)
+    n_classes : int
+        Count columns ``K``: the declared classes (2 without declared classes) of a
+        classifier, 1 for a regressor.
+
+    Returns
+    -------
+    n_bins : int
+    """
+    d, share = max(int(n_features), 1), AUTO_BINS_REFERENCE_SHARE
+    if delta > 0:
+        mu = 1.0 / analytic_gaussian_sigma(epsilon, delta, 1.0)
+        sigma = math.sqrt(2.0 * d) / (math.sqrt(share) * mu)
+    else:
+        sigma = math.sqrt(2.0) * 2.0 * d / (share * epsilon)
+    ratio = int(n_samples) / (max(int(n_classes), 1) * sigma)
+    bins = round(AUTO_BINS_SCALE * math.sqrt(ratio))
+    return int(min(max(bins, AUTO_BINS_MIN), AUTO_BINS_MAX))
 
 
 def noise_plan(*, epsilon, delta, n_features, n_rounds, sensitivities, shares):
@@ -50,6 +100,8 @@ def noise_plan(*, epsilon, delta, n_features, n_rounds, sensitivities, shares):
     ``"residual"`` (``n_rounds * d`` queries: one residual-sum histogram each), with the
     per-feature ``sensitivities[kind] = (l1, l2)`` and the budget ``shares[kind]``
     (summing to 1).
+
+    With ``n_rounds = 0`` there is no residual query and its share goes to the counts.
 
     ``delta = 0`` (pure epsilon-DP, basic composition): the total query is Laplace with
     scale ``l1 / (share epsilon)``, the count query ``d l1 / (share epsilon)``, each
@@ -85,6 +137,8 @@ def noise_plan(*, epsilon, delta, n_features, n_rounds, sensitivities, shares):
         ``gaussian_mu``.
     """
     d, T = int(n_features), int(n_rounds)
+    if T == 0:
+        shares = dict(shares, count=shares["count"] + shares["residual"], residual=0.0)
     mult = {"total": 1.0, "count": float(d), "residual": 1.0}
     n_queries = {"total": 1, "count": 1, "residual": T * d}
     gaussian = delta > 0
@@ -92,6 +146,10 @@ def noise_plan(*, epsilon, delta, n_features, n_rounds, sensitivities, shares):
     mu = 1.0 / analytic_gaussian_sigma(epsilon, delta, 1.0) if gaussian else None
     for kind in ("total", "count", "residual"):
         l1, l2 = sensitivities[kind]
+        if n_queries[kind] == 0:
+            plan[f"{kind}_scale"] = plan[f"{kind}_sd"] = math.inf
+            plan[f"{kind}_budget"] = 0.0
+            continue
         if gaussian:
             budget = math.sqrt(shares[kind] / n_queries[kind]) * mu
             scale = math.sqrt(mult[kind]) * l2 / budget
@@ -135,14 +193,24 @@ _PARAMS = """    epsilon : float > 0 or RiskTarget, default=1.0
         each categorical column has one bin per declared category plus one for
         anything else; the schema's ``classes`` is the label set when ``classes`` is not
         given. ``bounds`` must then be None.
-    max_bins : int >= 2, default=16
-        Bins of a numeric column.
-    max_iter : int >= 1, default=3
+    max_bins : int >= 2 or "auto", default="auto"
+        Bins of a numeric column. ``"auto"``: from the public number of rows ``n``,
+        the number of columns ``d``, ``epsilon``, ``delta`` and the number of declared
+        classes ``K`` (:func:`~sklearn_privacy.additive._boosting.auto_bins`): about
+        ``0.8 sqrt(n / (K sigma))`` with ``sigma`` the noise on one bin's count,
+        between 3 and 32 (3 on a few hundred rows with many columns at epsilon 1, 8 to
+        12 on ten thousand rows with a few columns). Fewer bins hold more rows each,
+        which is what a noisy histogram needs.
+    max_iter : int >= 0 or "auto", default="auto"
         Boosting cycles; each cycle updates every feature's shape function once, in
         order. The budget is split evenly over the ``max_iter * n_features`` residual
         histograms: more cycles fit interactions between correlated features better
-        and put more noise in each histogram.
-    learning_rate : float in (0, 1], default=0.5
+        and put more noise in each histogram. ``0``: no residual histogram (a
+        classifier keeps the first round computed from its per-class counts, a
+        regressor predicts its noisy mean). ``"auto"``: ``0`` for a pure-DP
+        (``delta=0``) classifier of three or more classes, ``1`` otherwise (one cycle
+        was better than two or three on the benchmark tables at epsilon 0.5 to 4).
+    learning_rate : float in (0, 1], default={LR}
         Share of each (shrunk) update applied.
     random_state : None, int, RandomState or Generator, default=None
         Source of the noise. ``None`` draws from fresh OS entropy (required for a
@@ -163,11 +231,13 @@ _NOTES = """
     residual sums at the starting intercept are ``N[b, k] - p_k C[b]``). Then
     ``max_iter`` cycles visit the features in order (the rest of the budget, split
     evenly); for feature ``j`` the **residuals** of the current model (``y - p``,
-    ``e_y - softmax``, or ``y - f`` clipped to half the target range) are summed per
+    ``e_y - softmax``, or ``y - f`` clipped to a quarter of the target range,
+    ``RESIDUAL_CLIP`` = 0.5 times its half-width) are summed per
     bin, noise is added, and bin ``b``'s score moves by ``learning_rate * g * S_b C_b /
     (C_b^2 + lambda)`` with ``S_b`` the noisy sum, ``C_b`` the noisy count (at least 0),
     ``lambda = (sd(S_b) / tau)^2`` and ``tau`` = ``PRIOR_SHARE`` (0.25) times the
-    largest residual, divided by ``sqrt(d)`` for a regressor (the posterior mean of the
+    largest residual (half the target range for a regressor), divided by ``sqrt(d)``
+    for a regressor (the posterior mean of the
     bin's mean residual under a Gaussian prior of scale ``tau``: a noisy small bin
     barely moves, so a high-noise release stays near the constant prediction), and ``g``
     a Newton factor ``1 / max(pi (1 - pi), 0.1)`` from the noisy class shares (1 for
@@ -178,7 +248,8 @@ _NOTES = """
     and brute-forced in the tests): class totals and counts L1 2 and L2 ``sqrt(2)`` (per
     feature for the counts); the sum of the centred targets ``high - low``;
     residual sums L1 = L2 = 2 (two classes), L1 4 and L2 ``2 sqrt(2)`` (``K >= 3``
-    classes), L1 = L2 = ``high - low`` of the target (regression). The accounting is in
+    classes), L1 = L2 = ``RESIDUAL_CLIP (high - low)`` = ``(high - low) / 2``
+    (regression, residuals clipped to a quarter of the target range). The accounting is in
     ``noise_plan`` in ``sklearn_privacy/additive/_boosting.py``.
 
     **Threat model and guarantee.** Neighbouring data sets differ in the values of one
@@ -209,7 +280,10 @@ _ATTRS = """    intercept_ : float or ndarray of shape (n_classes,)
         The noisy row count of every bin (DP output; may be negative).
     bin_edges_ : list of ndarray or None
         Interior bin edges of every numeric feature (None for a categorical one): from
-        the declared bounds and ``max_bins``.
+        the declared bounds and ``max_bins_``.
+    max_bins_ : int
+        Bins of a numeric column: ``max_bins``, or the ``"auto"`` rule's value (from
+        ``n``, the number of columns, ``epsilon``, ``delta`` and the declared classes).
     total_noise_scale_ : float
         Laplace scale (``delta=0``) or standard deviation of the noise on the totals.
     count_noise_scale_ : float
@@ -219,7 +293,8 @@ _ATTRS = """    intercept_ : float or ndarray of shape (n_classes,)
     schema_ : PublicSchema
         The fitted schema (only when ``schema`` is given).
     n_iter_ : int
-        Boosting cycles run: ``max_iter`` (every fit runs all of them).
+        Boosting cycles run: ``max_iter``, or the ``"auto"`` rule's value (every fit
+        runs all of them).
     epsilon_ : float
         Epsilon of the release (``epsilon``).
     delta_ : float
@@ -240,8 +315,8 @@ class _BaseDPBoosting(BaseEstimator):
         "delta": [Interval(Real, 0, 1, closed="left")],
         "bounds": ["array-like", dict, None],
         "schema": [HasMethods(["fit", "transform"]), None],
-        "max_bins": [Interval(Integral, 2, 65535, closed="both")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_bins": [Interval(Integral, 2, 65535, closed="both"), StrOptions({"auto"})],
+        "max_iter": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
         "learning_rate": [Interval(Real, 0, 1, closed="right")],
         "random_state": ["random_state", np.random.Generator],
     }
@@ -256,12 +331,14 @@ class _BaseDPBoosting(BaseEstimator):
             if reset:
                 validate_data(self, X, skip_check_array=True)
                 self.schema_ = clone(self.schema).fit(X)
-                self.bin_edges_, self._categories = self._schema_bins()
             else:
                 validate_data(self, X, skip_check_array=True, reset=False)
             Xt = self.schema_.transform(X)
             cols = ([Xt.iloc[:, j].to_numpy() for j in range(Xt.shape[1])]
                     if hasattr(Xt, "iloc") else [Xt[:, j] for j in range(Xt.shape[1])])
+            if reset:
+                self.max_bins_ = self._resolve_bins(Xt.shape[0], Xt.shape[1])
+                self.bin_edges_, self._categories = self._schema_bins()
             codes = np.empty((len(cols[0]), len(cols)), dtype=np.intp)
             for j, col in enumerate(cols):
                 cats = self._categories[j]
@@ -285,7 +362,8 @@ class _BaseDPBoosting(BaseEstimator):
             from ..preprocessing._bounded import resolve_bounds
             low, high = resolve_bounds(self.bounds, X.shape[1],
                                        getattr(self, "feature_names_in_", None))
-            self.bin_edges_ = [hist.numeric_edges(lo, hi, int(self.max_bins))
+            self.max_bins_ = self._resolve_bins(X.shape[0], X.shape[1])
+            self.bin_edges_ = [hist.numeric_edges(lo, hi, self.max_bins_)
                                for lo, hi in zip(low, high, strict=True)]
             self._categories = [None] * X.shape[1]
         if sp.issparse(X):
@@ -301,12 +379,32 @@ class _BaseDPBoosting(BaseEstimator):
         edges, cats = [], []
         for spec in specs.values():
             if spec[0] == "numeric":
-                edges.append(hist.numeric_edges(spec[1], spec[2], int(self.max_bins)))
+                edges.append(hist.numeric_edges(spec[1], spec[2], self.max_bins_))
                 cats.append(None)
             else:
                 edges.append(None)
                 cats.append(np.asarray(spec[1]))
         return edges, cats
+
+    def _resolve_iter(self):
+        """``max_iter``, or the ``"auto"`` rule: no residual cycle for a pure-DP
+        classifier of three or more classes (its residual histograms cost twice its
+        count histograms: L1 4 against 2), one cycle otherwise."""
+        if self.max_iter != "auto":
+            return int(self.max_iter)
+        if (self._task == "classification" and float(self.delta) == 0.0
+                and len(self.classes_) >= 3):
+            return 0
+        return 1
+
+    def _resolve_bins(self, n, d):
+        """``max_bins``, or the ``"auto"`` rule's bins from public quantities only."""
+        if self.max_bins != "auto":
+            return int(self.max_bins)
+        delta = float(self.delta)
+        return auto_bins(n_samples=n, n_features=d,
+                         epsilon=epsilon_value(self.epsilon, delta), delta=delta,
+                         n_classes=self._n_auto_classes())
 
     def _n_bins(self):
         return [e.size + 1 if c is None else c.size + 1
@@ -345,7 +443,7 @@ class _BaseDPBoosting(BaseEstimator):
         sens = self._sensitivities()
         plan = noise_plan(epsilon=epsilon_value(self.epsilon, float(self.delta)),
                           delta=float(self.delta),
-                          n_features=d, n_rounds=int(self.max_iter), sensitivities=sens,
+                          n_features=d, n_rounds=self._resolve_iter(), sensitivities=sens,
                           shares=SHARES[self._task])
         warn_shared_noise(type(self).__name__, self.random_state, stacklevel=3)
         rng = noise_generator(self.random_state)
@@ -361,8 +459,7 @@ class _BaseDPBoosting(BaseEstimator):
         # ---- cyclic boosting on noisy residual sums
         F = np.tile(intercept, (n, 1))
         scores = [np.zeros((nb, K)) for nb in n_bins]
-        r_max = self._residual_bound()
-        tau = PRIOR_SHARE * r_max / d ** TAU_POWER[self._task]
+        tau = PRIOR_SHARE * self._prior_bound() / d ** TAU_POWER[self._task]
         lr = float(self.learning_rate)
         first = self._count_round(counts, intercept)
         if first is not None:
@@ -375,7 +472,7 @@ class _BaseDPBoosting(BaseEstimator):
                 scores[j] += step
                 F += step[codes[:, j]]
         lam = (plan["residual_sd"] / tau) ** 2
-        for _ in range(int(self.max_iter)):
+        for _ in range(self._resolve_iter()):
             for j in range(d):
                 R = self._residuals(F, target)
                 S = hist.residual_histogram(codes[:, j], R, n_bins[j])
@@ -393,7 +490,7 @@ class _BaseDPBoosting(BaseEstimator):
             intercept = intercept + mean
         self._set_release(intercept, scores)
         self.bin_counts_ = bin_counts
-        self.n_iter_ = int(self.max_iter)
+        self.n_iter_ = self._resolve_iter()
         self.total_noise_scale_ = float(plan["total_scale"])
         self.count_noise_scale_ = float(plan["count_scale"])
         self.residual_noise_scale_ = float(plan["residual_scale"])
@@ -417,6 +514,8 @@ class _BaseDPBoosting(BaseEstimator):
         self.delta_ = float(self.delta)
         words = {"total": "the totals", "count": "the counts (all features)",
                  "residual": "each of the max_iter x n_features residual histograms"}
+        if self.n_iter_ == 0:
+            del words["residual"]
         if plan["noise"] == "laplace":
             parts = [f"{plan[k + '_scale']:.6g} on {words[k]} (L1 sensitivity "
                      f"{sens[k][0] * (len(self.term_scores_) if k == 'count' else 1):.6g},"
@@ -464,6 +563,7 @@ class _BaseDPBoosting(BaseEstimator):
                  "bin_edges_": "constant", "_categories": "constant",
                  "count_noise_scale_": "constant", "total_noise_scale_": "constant",
                  "residual_noise_scale_": "constant", "n_iter_": "constant",
+                 "max_bins_": "constant",
                  "schema_": "child"}
         if "classes_" in self.__dict__:
             declared = self._declared_classes()
@@ -536,15 +636,17 @@ class DPBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
     (1.0, 0.0)
     >>> bool(clf.score(X, y) > 0.85)
     True
-    """.replace("{PARAMS}", _PARAMS).replace("{ATTRS}", _ATTRS).replace("{NOTES}", _NOTES)
+    """.replace("{PARAMS}", _PARAMS.replace("{LR}", "0.5")).replace(
+        "{ATTRS}", _ATTRS).replace("{NOTES}", _NOTES)
 
     _parameter_constraints = {
         **_BaseDPBoosting._parameter_constraints,
         "classes": ["array-like", None],
     }
 
-    def __init__(self, epsilon=1.0, *, delta=1e-5, bounds=None, schema=None, max_bins=16,
-                 max_iter=3, learning_rate=0.5, random_state=None, classes=None):
+    def __init__(self, epsilon=1.0, *, delta=1e-5, bounds=None, schema=None,
+                 max_bins="auto", max_iter="auto", learning_rate=0.5, random_state=None,
+                 classes=None):
         self.epsilon = epsilon
         self.delta = delta
         self.bounds = bounds
@@ -591,6 +693,13 @@ class DPBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
 
     def _residual_bound(self):
         return 1.0
+
+    def _prior_bound(self):
+        return 1.0
+
+    def _n_auto_classes(self):
+        declared = self._declared_classes()
+        return 2 if declared is None else max(len(np.unique(np.asarray(declared))), 2)
 
     def _total(self, target):
         return np.bincount(target, minlength=len(self.classes_)).astype(np.float64)
@@ -710,8 +819,8 @@ class DPBoostingRegressor(RegressorMixin, _BaseDPBoosting):
     __doc__ = """Private additive regressor by cyclic boosting (pure or (eps, delta)-DP).
 
     An additive model ``f(x) = intercept + sum_j s_j(bin_j(x_j))`` boosted on noisy
-    per-bin sums of the residuals ``y - f(x)``, clipped to half the declared target
-    range; targets are clipped to ``target_bound``. See
+    per-bin sums of the residuals ``y - f(x)``, clipped to a quarter of the declared
+    target range; targets are clipped to ``target_bound``. See
     :class:`DPBoostingClassifier` for the mechanism.
 
     Parameters
@@ -719,7 +828,7 @@ class DPBoostingRegressor(RegressorMixin, _BaseDPBoosting):
 {PARAMS}    target_bound : float > 0 or (low, high)
         Declared range of ``y``: ``B`` for ``[-B, B]`` or a pair ``(low, high)``
         (required; targets outside are clipped silently). The residual sensitivity is
-        ``high - low``, so a tight public range pays off directly.
+        ``(high - low) / 2``, so a tight public range pays off directly.
 
     Attributes
     ----------
@@ -740,15 +849,17 @@ class DPBoostingRegressor(RegressorMixin, _BaseDPBoosting):
     ...                           target_bound=(-2, 3)).fit(X, y)
     >>> bool(reg.score(X, y) > 0.7), reg.epsilon_
     (True, 1.0)
-    """.replace("{PARAMS}", _PARAMS).replace("{ATTRS}", _ATTRS).replace("{NOTES}", _NOTES)
+    """.replace("{PARAMS}", _PARAMS.replace("{LR}", "1.0")).replace(
+        "{ATTRS}", _ATTRS).replace("{NOTES}", _NOTES)
 
     _parameter_constraints = {
         **_BaseDPBoosting._parameter_constraints,
         "target_bound": [Interval(Real, 0, None, closed="neither"), "array-like", None],
     }
 
-    def __init__(self, epsilon=1.0, *, delta=1e-5, bounds=None, schema=None, max_bins=16,
-                 max_iter=3, learning_rate=0.5, random_state=None, target_bound=None):
+    def __init__(self, epsilon=1.0, *, delta=1e-5, bounds=None, schema=None,
+                 max_bins="auto", max_iter="auto", learning_rate=1.0, random_state=None,
+                 target_bound=None):
         self.epsilon = epsilon
         self.delta = delta
         self.bounds = bounds
@@ -793,11 +904,19 @@ class DPBoostingRegressor(RegressorMixin, _BaseDPBoosting):
 
     def _sensitivities(self):
         low, high = self._target_range()
-        return hist.sensitivities("regression", target_width=high - low)
+        return hist.sensitivities("regression", target_width=high - low,
+                                  residual_clip=RESIDUAL_CLIP)
 
     def _residual_bound(self):
         low, high = self._target_range()
+        return RESIDUAL_CLIP * 0.5 * (high - low)
+
+    def _prior_bound(self):
+        low, high = self._target_range()
         return 0.5 * (high - low)
+
+    def _n_auto_classes(self):
+        return 1
 
     def _total(self, target):
         low, high = self._target_range()
