@@ -192,6 +192,112 @@ def test_auto_bins_read_public_quantities_only():
         rng.uniform(size=(50, 2)), rng.integers(0, 2, 50)).max_bins_ == 7
 
 
+@pytest.mark.parametrize("task", ["binary", "multiclass", "regression"])
+def test_selection_scores_stay_within_their_sensitivity_over_brute_force_pairs(task):
+    """The selection's score of every feature (the L1 norm of its residual histogram at
+    the released intercept) moves by at most the residual L1 sensitivity over 600
+    adversarial replace-one pairs, and comes within 2 % of it (the exponential
+    mechanism is calibrated to exactly this bound)."""
+    rng = np.random.default_rng(21)
+    K, w, n_bins = 4, 6.0, 4
+    sens = (hist.sensitivities("classification", 2) if task == "binary" else
+            hist.sensitivities("classification", K) if task == "multiclass" else
+            hist.sensitivities("regression", target_width=w))["residual"][0]
+    worst = 0.0
+    for codes, F, t, codes2, F2, t2 in _pairs(task, rng, 600, n_bins=n_bins, K=K, w=w):
+        F2 = F.copy()               # one public model (the intercept) for both data sets
+        tt = np.clip(t, -w / 2, w / 2) if task == "regression" else t
+        tt2 = np.clip(t2, -w / 2, w / 2) if task == "regression" else t2
+        a = hist.selection_scores(codes, _residuals(task, F, tt, w), [n_bins] * 3)
+        b = hist.selection_scores(codes2, _residuals(task, F2, tt2, w), [n_bins] * 3)
+        assert a.shape == (3,)
+        assert np.all(np.abs(a - b) <= sens + 1e-9), (np.abs(a - b), sens)
+        worst = max(worst, float(np.abs(a - b).max()))
+    assert worst >= 0.98 * sens, (worst, sens)
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-5])
+@pytest.mark.parametrize("task", ["binary", "multiclass", "regression"])
+def test_selection_finds_the_informative_features_and_spends_exactly_epsilon(task, delta):
+    """Oracle: y depends on columns 2 and 7 of ten; with (nearly) no noise and
+    ``max_features=2`` the selection returns exactly [2, 7], the eight other shapes are
+    zero and their counts NaN. Accounting: the selection (10 % of the budget), the totals,
+    the 2 count histograms and the 2 residual histograms compose to exactly epsilon (pure:
+    Gumbel scale ``2 l1 k / (0.1 eps)``) or mu (Gaussian: the d = 10 scores as one query
+    of L2 sensitivity ``sqrt(10) l1``), recomputed here from the fitted scales."""
+    rng = np.random.default_rng(22)
+    n, d, k = 3000, 10, 2
+    X = rng.uniform(0, 1, size=(n, d))
+    signal = np.sin(6 * X[:, 2]) + 2 * (X[:, 7] > 0.5) - 1
+    if task == "regression":
+        y = signal + 0.1 * rng.normal(size=n)
+        make = DPBoostingRegressor
+        kw = dict(target_bound=(-4.0, 4.0))
+        l1 = {"total": 8.0, "count": 2.0, "residual": 4.0}
+        l2 = {"total": 8.0, "count": math.sqrt(2), "residual": 4.0}
+    else:
+        K = 2 if task == "binary" else 3
+        y = (signal > 0).astype(int) if K == 2 else np.digitize(signal, [-0.7, 0.7])
+        make = DPBoostingClassifier
+        kw = dict(classes=list(range(K)))
+        l1 = {"total": 2.0, "count": 2.0, "residual": 2.0 if K == 2 else 4.0}
+        l2 = {"total": math.sqrt(2), "count": math.sqrt(2),
+              "residual": 2.0 if K == 2 else 2 * math.sqrt(2)}
+    oracle = make(epsilon=1e9, delta=delta, bounds=(0, 1), max_features=k, max_iter=1,
+                  random_state=0, **kw).fit(X, y)
+    np.testing.assert_array_equal(oracle.selected_features_, [2, 7])
+    for j in set(range(d)) - {2, 7}:
+        assert not np.any(oracle.term_scores_[j]) and np.all(np.isnan(oracle.bin_counts_[j]))
+    assert np.all(np.isfinite(oracle.bin_counts_[2]))
+    assert "features modelled" in oracle.epsilon_reason_
+    # accounting at an ordinary epsilon
+    eps = 0.7
+    est = make(epsilon=eps, delta=delta, bounds=(0, 1), max_features=k, max_iter=1,
+               **kw).fit(X, y)
+    assert est.selected_features_.shape == (k,)
+    scale = {"total": est.total_noise_scale_, "count": est.count_noise_scale_,
+             "residual": est.residual_noise_scale_}
+    m = {"total": 1, "count": k, "residual": k}
+    share = 0.1
+    if delta == 0:
+        spent = sum(m[c] * l1[c] / scale[c] for c in m)
+        assert spent == pytest.approx((1 - share) * eps, rel=1e-12)
+        reason = privacy_claim(est).steps[0].reason
+        gumbel = 2 * l1["residual"] * k / (share * eps)
+        assert f"Gumbel scale {gumbel:.6g}" in reason
+    else:
+        full = math.sqrt(sum(m[c] * (l2[c] / scale[c]) ** 2 for c in m) / (1 - share))
+        assert analytic_gaussian_epsilon(delta=delta, sigma=1 / full, sensitivity=1.0) == (
+            pytest.approx(eps, rel=1e-6))
+        sel_sd = math.sqrt(d) * l1["residual"] / (math.sqrt(share) * full)
+        assert f"{sel_sd:.6g} on the L1 norms" in privacy_claim(est).steps[0].reason
+
+
+def test_auto_features_read_public_quantities_only():
+    """``max_features="auto"``: 4, 5 and 8 features at epsilon 0.5, 1 and 4 under pure
+    DP, at least 3, every column where there are fewer than twice as many and under
+    Gaussian DP; the same on two tables of the same shape (the rows are never read)."""
+    from sklearn_privacy.additive._boosting import auto_features
+
+    assert [auto_features(n_features=30, epsilon=e, delta=0.0)
+            for e in (0.01, 0.5, 1.0, 4.0)] == [3, 4, 5, 8]
+    assert auto_features(n_features=2, epsilon=4.0, delta=0.0) == 2
+    assert auto_features(n_features=9, epsilon=1.0, delta=0.0) == 9
+    assert auto_features(n_features=10, epsilon=1.0, delta=0.0) == 5
+    assert auto_features(n_features=30, epsilon=1.0, delta=1e-5) == 30
+    rng = np.random.default_rng(23)
+    fits = [DPBoostingClassifier(epsilon=1.0, delta=0.0, bounds=(-3, 3), classes=[0, 1])
+            .fit(rng.normal(scale=s, size=(400, 12)), rng.integers(0, 2, 400))
+            for s in (0.1, 3.0)]
+    assert [f.selected_features_.size for f in fits] == [5, 5]
+    assert fits[0].max_bins_ == fits[1].max_bins_
+    none = DPBoostingClassifier(epsilon=1.0, delta=0.0, bounds=(-3, 3), max_features=None,
+                                classes=[0, 1]).fit(rng.normal(size=(400, 12)),
+                                                    rng.integers(0, 2, 400))
+    np.testing.assert_array_equal(none.selected_features_, np.arange(12))
+    assert "features modelled" not in privacy_claim(none).steps[0].reason
+
+
 # ---------------------------------------------------------------- accounting
 SHARES = {"total": 0.1, "count": 0.3, "residual": 0.6}
 

@@ -51,6 +51,45 @@ AUTO_BINS_SCALE = 0.8
 AUTO_BINS_MIN = 3
 AUTO_BINS_MAX = 32
 AUTO_BINS_REFERENCE_SHARE = 0.45
+#: share of the budget (epsilon, or mu^2) of the private feature selection, when
+#: ``max_features`` keeps fewer features than there are columns (the other shares are
+#: scaled by ``1 - SELECT_SHARE``)
+SELECT_SHARE = 0.1
+#: ``max_features="auto"`` at ``delta=0``: ``k = max(AUTO_FEATURES_MIN, round(
+#: AUTO_FEATURES_SCALE * epsilon ** (1 / 3)))`` features where the columns are at least
+#: ``2 k`` (all of them otherwise, and at ``delta > 0``)
+AUTO_FEATURES_SCALE = 5.0
+AUTO_FEATURES_MIN = 3
+
+
+def auto_features(*, n_features, epsilon, delta):
+    """Features kept by ``max_features="auto"``, a function of public quantities only.
+
+    Under basic composition (``delta=0``) the noise on every count and residual
+    histogram grows in proportion to the number of features modelled, while the signal
+    of correlated features does not add up: a few well-chosen features beat all of them
+    on few rows. The rule keeps ``k = max(3, round(5 epsilon^(1/3)))`` (4 at epsilon
+    0.5, 5 at 1, 8 at 4) where there are at least ``2 k`` columns, and every column
+    otherwise (dropping a few of them saves too little noise to pay for the selection);
+    chosen on the benchmark tables (``benchmarks/bench_dp_tabular.py``,
+    ``benchmarks/results.d/accuracy.md``). Under Gaussian composition (``delta > 0``)
+    the noise grows with the square root only, and every feature is kept.
+
+    Parameters
+    ----------
+    n_features : int
+    epsilon : float > 0
+    delta : float in [0, 1)
+
+    Returns
+    -------
+    n_selected : int
+    """
+    d = max(int(n_features), 1)
+    if delta > 0:
+        return d
+    k = max(AUTO_FEATURES_MIN, round(AUTO_FEATURES_SCALE * float(epsilon) ** (1.0 / 3.0)))
+    return int(k) if 2 * k <= d else d
 
 
 def auto_bins(*, n_samples, n_features, epsilon, delta, n_classes):
@@ -92,7 +131,8 @@ def auto_bins(*, n_samples, n_features, epsilon, delta, n_classes):
     return int(min(max(bins, AUTO_BINS_MIN), AUTO_BINS_MAX))
 
 
-def noise_plan(*, epsilon, delta, n_features, n_rounds, sensitivities, shares):
+def noise_plan(*, epsilon, delta, n_features, n_rounds, sensitivities, shares,
+               n_candidates=None):
     """The data-independent noise of one fit: three kinds of queries.
 
     ``"total"`` (one query: the class totals, or the sum of the centred targets),
@@ -102,6 +142,16 @@ def noise_plan(*, epsilon, delta, n_features, n_rounds, sensitivities, shares):
     (summing to 1).
 
     With ``n_rounds = 0`` there is no residual query and its share goes to the counts.
+
+    With ``n_candidates`` (the number of columns, more than ``n_features``) a fourth
+    kind, ``"select"``, picks the ``n_features`` modelled features among them by their
+    scores (``sensitivities["select"] = (l1, l2)``: the largest change of one score).
+    ``delta = 0``: the exponential mechanism, peeled ``n_features`` times at
+    ``share epsilon / n_features`` each (one-shot Gumbel top-k, Durfee & Rogers 2019):
+    Gumbel noise of scale ``2 l1 n_features / (share epsilon)``. ``delta > 0``: the
+    vector of the ``n_candidates`` scores is one Gaussian query of L2 sensitivity
+    ``sqrt(n_candidates) l1`` (every score moves by at most ``l1``); the top
+    ``n_features`` noisy scores are post-processing.
 
     ``delta = 0`` (pure epsilon-DP, basic composition): the total query is Laplace with
     scale ``l1 / (share epsilon)``, the count query ``d l1 / (share epsilon)``, each
@@ -144,6 +194,17 @@ def noise_plan(*, epsilon, delta, n_features, n_rounds, sensitivities, shares):
     gaussian = delta > 0
     plan = {"noise": "gaussian" if gaussian else "laplace", "gaussian_mu": None}
     mu = 1.0 / analytic_gaussian_sigma(epsilon, delta, 1.0) if gaussian else None
+    if n_candidates is not None and int(n_candidates) > d:
+        l1 = sensitivities["select"][0]
+        if gaussian:
+            budget = math.sqrt(shares["select"]) * mu
+            scale = math.sqrt(int(n_candidates)) * l1 / budget
+            sd = scale
+        else:
+            budget = shares["select"] * epsilon
+            scale = 2.0 * l1 * d / budget
+            sd = math.pi * scale / math.sqrt(6.0)
+        plan["select_scale"], plan["select_sd"], plan["select_budget"] = scale, sd, budget
     for kind in ("total", "count", "residual"):
         l1, l2 = sensitivities[kind]
         if n_queries[kind] == 0:
@@ -210,6 +271,16 @@ _PARAMS = """    epsilon : float > 0 or RiskTarget, default=1.0
         regressor predicts its noisy mean). ``"auto"``: ``0`` for a pure-DP
         (``delta=0``) classifier of three or more classes, ``1`` otherwise (one cycle
         was better than two or three on the benchmark tables at epsilon 0.5 to 4).
+    max_features : int >= 1, "auto" or None, default="auto"
+        Features modelled. Fewer than the columns: after the totals, the
+        ``max_features`` features whose residual histograms at the intercept have the
+        largest L1 norms are chosen privately (10 % of the budget: the exponential
+        mechanism at ``delta=0``, one Gaussian query of all the scores at ``delta >
+        0``) and only they get count and residual histograms; the others have all-zero
+        shapes. ``None``: every feature, no selection. ``"auto"``: ``k = max(3, round(5
+        epsilon^(1/3)))`` at ``delta=0`` (4 at epsilon 0.5, 5 at 1, 8 at 4; see
+        :func:`~sklearn_privacy.additive._boosting.auto_features`) where there are at
+        least ``2 k`` columns, every feature otherwise and at ``delta > 0``.
     learning_rate : float in (0, 1], default={LR}
         Share of each (shrunk) update applied.
     random_state : None, int, RandomState or Generator, default=None
@@ -277,7 +348,11 @@ _ATTRS = """    intercept_ : float or ndarray of shape (n_classes,)
         Per feature, the released score of every bin (shape ``(n_bins,)``, or ``(n_bins,
         n_classes)`` for more than two classes), centred.
     bin_counts_ : list of ndarray of shape (n_bins,)
-        The noisy row count of every bin (DP output; may be negative).
+        The noisy row count of every bin (DP output; may be negative); NaN for a
+        feature that was not selected (no count was released).
+    selected_features_ : ndarray of int
+        Indices of the modelled features, in column order (DP output of the private
+        selection; every column when no selection ran).
     bin_edges_ : list of ndarray or None
         Interior bin edges of every numeric feature (None for a categorical one): from
         the declared bounds and ``max_bins_``.
@@ -317,6 +392,8 @@ class _BaseDPBoosting(BaseEstimator):
         "schema": [HasMethods(["fit", "transform"]), None],
         "max_bins": [Interval(Integral, 2, 65535, closed="both"), StrOptions({"auto"})],
         "max_iter": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
+        "max_features": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}),
+                         None],
         "learning_rate": [Interval(Real, 0, 1, closed="right")],
         "random_state": ["random_state", np.random.Generator],
     }
@@ -397,12 +474,24 @@ class _BaseDPBoosting(BaseEstimator):
             return 0
         return 1
 
+    def _resolve_features(self, d):
+        """Features modelled: ``max_features`` (at most ``d``), or the ``"auto"`` rule
+        from public quantities only."""
+        if self.max_features is None:
+            return int(d)
+        if self.max_features != "auto":
+            return int(min(int(self.max_features), d))
+        delta = float(self.delta)
+        return auto_features(n_features=d, epsilon=epsilon_value(self.epsilon, delta),
+                             delta=delta)
+
     def _resolve_bins(self, n, d):
-        """``max_bins``, or the ``"auto"`` rule's bins from public quantities only."""
+        """``max_bins``, or the ``"auto"`` rule's bins from public quantities only (the
+        number of modelled features, which sets the count noise, stands for ``d``)."""
         if self.max_bins != "auto":
             return int(self.max_bins)
         delta = float(self.delta)
-        return auto_bins(n_samples=n, n_features=d,
+        return auto_bins(n_samples=n, n_features=self._resolve_features(d),
                          epsilon=epsilon_value(self.epsilon, delta), delta=delta,
                          n_classes=self._n_auto_classes())
 
@@ -437,25 +526,45 @@ class _BaseDPBoosting(BaseEstimator):
             raise ValueError(f"X and y have different numbers of rows: {codes.shape[0]} "
                              f"and {y.shape[0]}.")
         target = self._encode_target(y)
-        n, d = codes.shape
-        n_bins = self._n_bins()
+        n, d_all = codes.shape
+        n_bins_all = self._n_bins()
         K = self._n_columns()
         sens = self._sensitivities()
+        d = self._resolve_features(d_all)
+        shares = SHARES[self._task]
+        if d < d_all:
+            shares = {k: v * (1.0 - SELECT_SHARE) for k, v in shares.items()}
+            shares["select"] = SELECT_SHARE
+            sens = dict(sens, select=(sens["residual"][0],) * 2)
         plan = noise_plan(epsilon=epsilon_value(self.epsilon, float(self.delta)),
                           delta=float(self.delta),
                           n_features=d, n_rounds=self._resolve_iter(), sensitivities=sens,
-                          shares=SHARES[self._task])
+                          shares=shares, n_candidates=d_all)
         warn_shared_noise(type(self).__name__, self.random_state, stacklevel=3)
         rng = noise_generator(self.random_state)
-        # ---- totals (one query), then counts (one query over all features)
+        # ---- totals (one query)
         total = self._total(target)
         total = total + _draw(rng, plan, total.shape, "total")
+        intercept, newton = self._start(total, n)
+        # ---- private selection of the modelled features (one query), by the L1 norm
+        # of every feature's residual histogram at the (released) intercept
+        selected = np.arange(d_all)
+        if d < d_all:
+            R0 = self._residuals(np.tile(intercept, (n, 1)), target)
+            score = hist.selection_scores(codes, R0, n_bins_all)
+            if plan["noise"] == "laplace":
+                score = score + rng.gumbel(0.0, plan["select_scale"], size=d_all)
+            else:
+                score = score + rng.normal(0.0, plan["select_scale"], size=d_all)
+            selected = np.sort(np.argsort(-score, kind="stable")[:d])
+        codes = codes[:, selected]
+        n_bins = [n_bins_all[j] for j in selected]
+        # ---- counts (one query over the modelled features)
         y_idx = self._count_index(target)
         n_count_cols = self._count_columns()
         counts = hist.count_histograms(codes, y_idx, n_bins, n_count_cols)
         counts = [c + _draw(rng, plan, c.shape, "count") for c in counts]
         bin_counts = [c.sum(axis=1) for c in counts]
-        intercept, newton = self._start(total, n)
         # ---- cyclic boosting on noisy residual sums
         F = np.tile(intercept, (n, 1))
         scores = [np.zeros((nb, K)) for nb in n_bins]
@@ -488,8 +597,13 @@ class _BaseDPBoosting(BaseEstimator):
             mean = w @ scores[j]
             scores[j] -= mean
             intercept = intercept + mean
-        self._set_release(intercept, scores)
-        self.bin_counts_ = bin_counts
+        all_scores = [np.zeros((nb, K)) for nb in n_bins_all]
+        all_counts = [np.full(nb, np.nan) for nb in n_bins_all]
+        for i, j in enumerate(selected):
+            all_scores[j], all_counts[j] = scores[i], bin_counts[i]
+        self._set_release(intercept, all_scores)
+        self.bin_counts_ = all_counts
+        self.selected_features_ = selected
         self.n_iter_ = self._resolve_iter()
         self.total_noise_scale_ = float(plan["total_scale"])
         self.count_noise_scale_ = float(plan["count_scale"])
@@ -512,24 +626,39 @@ class _BaseDPBoosting(BaseEstimator):
         eps = epsilon_value(self.epsilon, float(self.delta))
         self.epsilon_ = eps
         self.delta_ = float(self.delta)
-        words = {"total": "the totals", "count": "the counts (all features)",
+        d, d_all = len(self.selected_features_), len(self.term_scores_)
+        words = {"total": "the totals", "count": "the counts (modelled features)",
                  "residual": "each of the max_iter x n_features residual histograms"}
         if self.n_iter_ == 0:
             del words["residual"]
+        select = ""
         if plan["noise"] == "laplace":
             parts = [f"{plan[k + '_scale']:.6g} on {words[k]} (L1 sensitivity "
-                     f"{sens[k][0] * (len(self.term_scores_) if k == 'count' else 1):.6g},"
+                     f"{sens[k][0] * (d if k == 'count' else 1):.6g},"
                      f" epsilon {plan[k + '_budget']:.6g})" for k in words]
             how = ("pure epsilon-DP by basic composition: Laplace noise of scale "
                    + "; ".join(parts))
+            if d < d_all:
+                select = (f"; the {d} of {d_all} features modelled chosen by the "
+                          "exponential mechanism (Gumbel top-k) on the L1 norms of the "
+                          "residual histograms at the intercept (sensitivity "
+                          f"{sens['select'][0]:.6g} each), Gumbel scale "
+                          f"{plan['select_scale']:.6g}, epsilon "
+                          f"{plan['select_budget']:.6g}")
         else:
-            d = len(self.term_scores_)
             parts = [f"{plan[k + '_scale']:.6g} on {words[k]} (L2 sensitivity "
                      f"{sens[k][1] * (math.sqrt(d) if k == 'count' else 1):.6g},"
                      f" mu {plan[k + '_budget']:.6g})" for k in words]
             how = (f"(epsilon, delta) = ({eps!r}, {float(self.delta)!r})-DP as "
                    f"{plan['gaussian_mu']:.6g}-Gaussian DP, composed exactly: Gaussian noise "
                    "of standard deviation " + "; ".join(parts))
+            if d < d_all:
+                select = (f"; {plan['select_scale']:.6g} on the L1 norms of the "
+                          f"{d_all} residual histograms at the intercept (L2 sensitivity "
+                          f"{math.sqrt(d_all) * sens['select'][0]:.6g}, mu "
+                          f"{plan['select_budget']:.6g}), whose top {d} are the "
+                          "features modelled")
+        how += select
         self.epsilon_reason_ = (
             f"{how}, for replacing the values of any one row (n, the schema, the bins, "
             "the label set and every parameter public); the updates and the centring are "
@@ -563,7 +692,7 @@ class _BaseDPBoosting(BaseEstimator):
                  "bin_edges_": "constant", "_categories": "constant",
                  "count_noise_scale_": "constant", "total_noise_scale_": "constant",
                  "residual_noise_scale_": "constant", "n_iter_": "constant",
-                 "max_bins_": "constant",
+                 "max_bins_": "constant", "selected_features_": "dp",
                  "schema_": "child"}
         if "classes_" in self.__dict__:
             declared = self._declared_classes()
@@ -645,14 +774,15 @@ class DPBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
     }
 
     def __init__(self, epsilon=1.0, *, delta=1e-5, bounds=None, schema=None,
-                 max_bins="auto", max_iter="auto", learning_rate=0.5, random_state=None,
-                 classes=None):
+                 max_bins="auto", max_iter="auto", max_features="auto", learning_rate=0.5,
+                 random_state=None, classes=None):
         self.epsilon = epsilon
         self.delta = delta
         self.bounds = bounds
         self.schema = schema
         self.max_bins = max_bins
         self.max_iter = max_iter
+        self.max_features = max_features
         self.learning_rate = learning_rate
         self.random_state = random_state
         self.classes = classes
@@ -858,14 +988,15 @@ class DPBoostingRegressor(RegressorMixin, _BaseDPBoosting):
     }
 
     def __init__(self, epsilon=1.0, *, delta=1e-5, bounds=None, schema=None,
-                 max_bins="auto", max_iter="auto", learning_rate=1.0, random_state=None,
-                 target_bound=None):
+                 max_bins="auto", max_iter="auto", max_features="auto", learning_rate=1.0,
+                 random_state=None, target_bound=None):
         self.epsilon = epsilon
         self.delta = delta
         self.bounds = bounds
         self.schema = schema
         self.max_bins = max_bins
         self.max_iter = max_iter
+        self.max_features = max_features
         self.learning_rate = learning_rate
         self.random_state = random_state
         self.target_bound = target_bound

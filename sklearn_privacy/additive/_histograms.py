@@ -40,7 +40,8 @@ import math
 
 import numpy as np
 
-__all__ = ["bin_codes", "count_histograms", "residual_histogram", "sensitivities"]
+__all__ = ["bin_codes", "count_histograms", "residual_histogram", "selection_scores",
+           "sensitivities"]
 
 
 def numeric_edges(low: float, high: float, n_bins: int) -> np.ndarray:
@@ -88,6 +89,18 @@ def residual_histogram(codes_j: np.ndarray, residuals: np.ndarray, n_bins: int):
     flat = (codes_j[:, None] * K + np.arange(K)[None, :]).ravel()
     return np.bincount(flat, weights=residuals.ravel(), minlength=n_bins * K).reshape(
         n_bins, K)
+
+
+def selection_scores(codes: np.ndarray, residuals: np.ndarray, n_bins) -> np.ndarray:
+    """The L1 norm of every feature's residual-sum histogram, shape ``(d,)``.
+
+    With the residuals of one public model (the released intercept), replacing one row
+    moves every feature's histogram by at most its residual L1 sensitivity, so (triangle
+    inequality) every score moves by at most that much: the selection's sensitivity is
+    ``sensitivities(...)["residual"][0]`` per score.
+    """
+    return np.array([np.abs(residual_histogram(codes[:, j], residuals, n_bins[j])).sum()
+                     for j in range(codes.shape[1])])
 
 
 def sensitivities(task: str, n_classes: int = 2, target_width: float | None = None,
