@@ -275,16 +275,23 @@ def test_selection_finds_the_informative_features_and_spends_exactly_epsilon(tas
 
 def test_auto_features_read_public_quantities_only():
     """``max_features="auto"``: 4, 5 and 8 features at epsilon 0.5, 1 and 4 under pure
-    DP, at least 3, every column where there are fewer than twice as many and under
-    Gaussian DP; the same on two tables of the same shape (the rows are never read)."""
+    DP, at least 3; every column where there are fewer than twice as many, where the
+    rows per class and column per unit of epsilon exceed 100, and under Gaussian DP;
+    the same on two tables of the same shape (the rows are never read)."""
     from sklearn_privacy.additive._boosting import auto_features
 
-    assert [auto_features(n_features=30, epsilon=e, delta=0.0)
+    kw = dict(n_samples=400, n_classes=2)
+    assert [auto_features(n_features=30, epsilon=e, delta=0.0, **kw)
             for e in (0.01, 0.5, 1.0, 4.0)] == [3, 4, 5, 8]
-    assert auto_features(n_features=2, epsilon=4.0, delta=0.0) == 2
-    assert auto_features(n_features=9, epsilon=1.0, delta=0.0) == 9
-    assert auto_features(n_features=10, epsilon=1.0, delta=0.0) == 5
-    assert auto_features(n_features=30, epsilon=1.0, delta=1e-5) == 30
+    assert auto_features(n_features=2, epsilon=4.0, delta=0.0, **kw) == 2
+    assert auto_features(n_features=9, epsilon=1.0, delta=0.0, **kw) == 9
+    assert auto_features(n_features=10, epsilon=1.0, delta=0.0, **kw) == 5
+    assert auto_features(n_features=30, epsilon=1.0, delta=1e-5, **kw) == 30
+    # 2000 rows, 2 classes, 10 columns: ratio 100 at epsilon 1 (select), 200 at 2 (not)
+    assert auto_features(n_samples=2000, n_features=10, epsilon=1.0, delta=0.0,
+                         n_classes=2) == 5
+    assert auto_features(n_samples=2000, n_features=10, epsilon=2.0, delta=0.0,
+                         n_classes=2) == 10
     rng = np.random.default_rng(23)
     fits = [DPBoostingClassifier(epsilon=1.0, delta=0.0, bounds=(-3, 3), classes=[0, 1])
             .fit(rng.normal(scale=s, size=(400, 12)), rng.integers(0, 2, 400))

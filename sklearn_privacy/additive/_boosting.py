@@ -57,36 +57,45 @@ AUTO_BINS_REFERENCE_SHARE = 0.45
 SELECT_SHARE = 0.1
 #: ``max_features="auto"`` at ``delta=0``: ``k = max(AUTO_FEATURES_MIN, round(
 #: AUTO_FEATURES_SCALE * epsilon ** (1 / 3)))`` features where the columns are at least
-#: ``2 k`` (all of them otherwise, and at ``delta > 0``)
+#: ``2 k`` and the rows per class and column per unit of epsilon, ``n epsilon / (K d)``,
+#: are at most AUTO_FEATURES_MAX_RATIO (all of them otherwise, and at ``delta > 0``)
 AUTO_FEATURES_SCALE = 5.0
 AUTO_FEATURES_MIN = 3
+AUTO_FEATURES_MAX_RATIO = 100.0
 
 
-def auto_features(*, n_features, epsilon, delta):
+def auto_features(*, n_samples, n_features, epsilon, delta, n_classes):
     """Features kept by ``max_features="auto"``, a function of public quantities only.
 
     Under basic composition (``delta=0``) the noise on every count and residual
     histogram grows in proportion to the number of features modelled, while the signal
     of correlated features does not add up: a few well-chosen features beat all of them
     on few rows. The rule keeps ``k = max(3, round(5 epsilon^(1/3)))`` (4 at epsilon
-    0.5, 5 at 1, 8 at 4) where there are at least ``2 k`` columns, and every column
-    otherwise (dropping a few of them saves too little noise to pay for the selection);
-    chosen on the benchmark tables (``benchmarks/bench_dp_tabular.py``,
+    0.5, 5 at 1, 8 at 4) where there are at least ``2 k`` columns and ``n epsilon / (K
+    d) <= 100`` (few rows per class and column for the budget), and every column
+    otherwise (dropping a few columns saves too little noise to pay for the selection,
+    and on many rows every column's histogram is accurate enough to help); chosen on
+    the benchmark tables and the adult census data (``benchmarks/bench_dp_tabular.py``,
     ``benchmarks/results.d/accuracy.md``). Under Gaussian composition (``delta > 0``)
     the noise grows with the square root only, and every feature is kept.
 
     Parameters
     ----------
+    n_samples : int
+        Number of rows (public).
     n_features : int
     epsilon : float > 0
     delta : float in [0, 1)
+    n_classes : int
+        Count columns ``K``, as for :func:`auto_bins`.
 
     Returns
     -------
     n_selected : int
     """
     d = max(int(n_features), 1)
-    if delta > 0:
+    ratio = int(n_samples) * float(epsilon) / (max(int(n_classes), 1) * d)
+    if delta > 0 or ratio > AUTO_FEATURES_MAX_RATIO:
         return d
     k = max(AUTO_FEATURES_MIN, round(AUTO_FEATURES_SCALE * float(epsilon) ** (1.0 / 3.0)))
     return int(k) if 2 * k <= d else d
@@ -280,7 +289,9 @@ _PARAMS = """    epsilon : float > 0 or RiskTarget, default=1.0
         shapes. ``None``: every feature, no selection. ``"auto"``: ``k = max(3, round(5
         epsilon^(1/3)))`` at ``delta=0`` (4 at epsilon 0.5, 5 at 1, 8 at 4; see
         :func:`~sklearn_privacy.additive._boosting.auto_features`) where there are at
-        least ``2 k`` columns, every feature otherwise and at ``delta > 0``.
+        least ``2 k`` columns and at most 100 rows per class and column per unit of
+        epsilon (``n epsilon / (K d) <= 100``); every feature otherwise and at ``delta >
+        0``.
     learning_rate : float in (0, 1], default={LR}
         Share of each (shrunk) update applied.
     random_state : None, int, RandomState or Generator, default=None
@@ -474,7 +485,7 @@ class _BaseDPBoosting(BaseEstimator):
             return 0
         return 1
 
-    def _resolve_features(self, d):
+    def _resolve_features(self, n, d):
         """Features modelled: ``max_features`` (at most ``d``), or the ``"auto"`` rule
         from public quantities only."""
         if self.max_features is None:
@@ -482,8 +493,9 @@ class _BaseDPBoosting(BaseEstimator):
         if self.max_features != "auto":
             return int(min(int(self.max_features), d))
         delta = float(self.delta)
-        return auto_features(n_features=d, epsilon=epsilon_value(self.epsilon, delta),
-                             delta=delta)
+        return auto_features(n_samples=n, n_features=d,
+                             epsilon=epsilon_value(self.epsilon, delta), delta=delta,
+                             n_classes=self._n_auto_classes())
 
     def _resolve_bins(self, n, d):
         """``max_bins``, or the ``"auto"`` rule's bins from public quantities only (the
@@ -491,7 +503,7 @@ class _BaseDPBoosting(BaseEstimator):
         if self.max_bins != "auto":
             return int(self.max_bins)
         delta = float(self.delta)
-        return auto_bins(n_samples=n, n_features=self._resolve_features(d),
+        return auto_bins(n_samples=n, n_features=self._resolve_features(n, d),
                          epsilon=epsilon_value(self.epsilon, delta), delta=delta,
                          n_classes=self._n_auto_classes())
 
@@ -530,7 +542,7 @@ class _BaseDPBoosting(BaseEstimator):
         n_bins_all = self._n_bins()
         K = self._n_columns()
         sens = self._sensitivities()
-        d = self._resolve_features(d_all)
+        d = self._resolve_features(n, d_all)
         shares = SHARES[self._task]
         if d < d_all:
             shares = {k: v * (1.0 - SELECT_SHARE) for k, v in shares.items()}
