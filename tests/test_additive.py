@@ -277,7 +277,8 @@ def test_auto_features_read_public_quantities_only():
     """``max_features="auto"``: 4, 5 and 8 features at epsilon 0.5, 1 and 4 under pure
     DP, at least 3; every column where there are fewer than twice as many, where the
     rows per class and column per unit of epsilon exceed 100, and under Gaussian DP;
-    the same on two tables of the same shape (the rows are never read)."""
+    the same on two tables of the same shape (the rows are never read). A regressor's
+    ``max_iter="auto"``: two cycles from 1000 rows per column per unit of epsilon."""
     from sklearn_privacy.additive._boosting import auto_features
 
     kw = dict(n_samples=400, n_classes=2)
@@ -298,6 +299,12 @@ def test_auto_features_read_public_quantities_only():
             for s in (0.1, 3.0)]
     assert [f.selected_features_.size for f in fits] == [5, 5]
     assert fits[0].max_bins_ == fits[1].max_bins_
+    # cycles: a regressor with n epsilon / d >= 1000 runs two, one below
+    Xr = rng.uniform(size=(5000, 2))
+    yr = Xr.sum(axis=1)
+    assert [DPBoostingRegressor(epsilon=e, delta=dl, bounds=(0, 1), target_bound=(0, 2))
+            .fit(Xr, yr).n_iter_ for e, dl in ((1.0, 0.0), (0.1, 0.0), (1.0, 1e-5))] == [
+        2, 1, 2]
     none = DPBoostingClassifier(epsilon=1.0, delta=0.0, bounds=(-3, 3), max_features=None,
                                 classes=[0, 1]).fit(rng.normal(size=(400, 12)),
                                                     rng.integers(0, 2, 400))

@@ -62,6 +62,9 @@ SELECT_SHARE = 0.1
 AUTO_FEATURES_SCALE = 5.0
 AUTO_FEATURES_MIN = 3
 AUTO_FEATURES_MAX_RATIO = 100.0
+#: ``max_iter="auto"``: a regressor runs two cycles where ``n epsilon / d`` is at least
+#: AUTO_ITER_RATIO (one otherwise)
+AUTO_ITER_RATIO = 1000.0
 
 
 def auto_features(*, n_samples, n_features, epsilon, delta, n_classes):
@@ -278,8 +281,10 @@ _PARAMS = """    epsilon : float > 0 or RiskTarget, default=1.0
         and put more noise in each histogram. ``0``: no residual histogram (a
         classifier keeps the first round computed from its per-class counts, a
         regressor predicts its noisy mean). ``"auto"``: ``0`` for a pure-DP
-        (``delta=0``) classifier of three or more classes, ``1`` otherwise (one cycle
-        was better than two or three on the benchmark tables at epsilon 0.5 to 4).
+        (``delta=0``) classifier of three or more classes, ``2`` for a regressor with
+        ``n epsilon / d >= 1000`` (many rows per column for the budget), ``1``
+        otherwise (one cycle was better than two or three on the benchmark tables at
+        epsilon 0.5 to 4, except on the largest regression table).
     max_features : int >= 1, "auto" or None, default="auto"
         Features modelled. Fewer than the columns: after the totals, the
         ``max_features`` features whose residual histograms at the intercept have the
@@ -474,15 +479,19 @@ class _BaseDPBoosting(BaseEstimator):
                 cats.append(np.asarray(spec[1]))
         return edges, cats
 
-    def _resolve_iter(self):
-        """``max_iter``, or the ``"auto"`` rule: no residual cycle for a pure-DP
-        classifier of three or more classes (its residual histograms cost twice its
-        count histograms: L1 4 against 2), one cycle otherwise."""
+    def _resolve_iter(self, n, d):
+        """``max_iter``, or the ``"auto"`` rule (public quantities only): no residual
+        cycle for a pure-DP classifier of three or more classes (its residual histograms
+        cost twice its count histograms: L1 4 against 2), two for a regressor with at
+        least AUTO_ITER_RATIO rows per column per unit of epsilon, one otherwise."""
         if self.max_iter != "auto":
             return int(self.max_iter)
-        if (self._task == "classification" and float(self.delta) == 0.0
-                and len(self.classes_) >= 3):
+        delta = float(self.delta)
+        if self._task == "classification" and delta == 0.0 and len(self.classes_) >= 3:
             return 0
+        if (self._task == "regression" and
+                n * epsilon_value(self.epsilon, delta) / max(d, 1) >= AUTO_ITER_RATIO):
+            return 2
         return 1
 
     def _resolve_features(self, n, d):
@@ -543,6 +552,7 @@ class _BaseDPBoosting(BaseEstimator):
         K = self._n_columns()
         sens = self._sensitivities()
         d = self._resolve_features(n, d_all)
+        n_iter = self._resolve_iter(n, d_all)
         shares = SHARES[self._task]
         if d < d_all:
             shares = {k: v * (1.0 - SELECT_SHARE) for k, v in shares.items()}
@@ -550,7 +560,7 @@ class _BaseDPBoosting(BaseEstimator):
             sens = dict(sens, select=(sens["residual"][0],) * 2)
         plan = noise_plan(epsilon=epsilon_value(self.epsilon, float(self.delta)),
                           delta=float(self.delta),
-                          n_features=d, n_rounds=self._resolve_iter(), sensitivities=sens,
+                          n_features=d, n_rounds=n_iter, sensitivities=sens,
                           shares=shares, n_candidates=d_all)
         warn_shared_noise(type(self).__name__, self.random_state, stacklevel=3)
         rng = noise_generator(self.random_state)
@@ -593,7 +603,7 @@ class _BaseDPBoosting(BaseEstimator):
                 scores[j] += step
                 F += step[codes[:, j]]
         lam = (plan["residual_sd"] / tau) ** 2
-        for _ in range(self._resolve_iter()):
+        for _ in range(n_iter):
             for j in range(d):
                 R = self._residuals(F, target)
                 S = hist.residual_histogram(codes[:, j], R, n_bins[j])
@@ -616,7 +626,7 @@ class _BaseDPBoosting(BaseEstimator):
         self._set_release(intercept, all_scores)
         self.bin_counts_ = all_counts
         self.selected_features_ = selected
-        self.n_iter_ = self._resolve_iter()
+        self.n_iter_ = n_iter
         self.total_noise_scale_ = float(plan["total_scale"])
         self.count_noise_scale_ = float(plan["count_scale"])
         self.residual_noise_scale_ = float(plan["residual_scale"])
