@@ -46,8 +46,11 @@ TAU_POWER = {"classification": 0.0, "regression": 0.5}
 RESIDUAL_CLIP = 0.5
 #: ``max_bins="auto"``: ``round(AUTO_BINS_SCALE * sqrt(n / (K sigma)))`` numeric bins,
 #: clipped to [AUTO_BINS_MIN, AUTO_BINS_MAX]; ``sigma`` is the standard deviation of one
-#: bin's noisy count when the counts get AUTO_BINS_REFERENCE_SHARE of the budget
+#: bin's noisy count when the counts get AUTO_BINS_REFERENCE_SHARE of the budget; at
+#: ``delta > 0`` the scale is AUTO_BINS_SCALE_GAUSSIAN (the count noise is then small
+#: next to the residual noise, which more bins spread thinner)
 AUTO_BINS_SCALE = 0.8
+AUTO_BINS_SCALE_GAUSSIAN = 0.6
 AUTO_BINS_MIN = 3
 AUTO_BINS_MAX = 32
 AUTO_BINS_REFERENCE_SHARE = 0.45
@@ -112,9 +115,10 @@ def auto_bins(*, n_samples, n_features, epsilon, delta, n_classes):
     falls. With ``sigma`` the count noise's standard deviation (Laplace at epsilon share
     ``s = AUTO_BINS_REFERENCE_SHARE`` over the ``d`` count histograms: ``sqrt(2) 2 d /
     (s epsilon)``; Gaussian at ``mu^2`` share ``s``: ``sqrt(2 d) / (sqrt(s) mu)``, ``mu``
-    the GDP parameter of (epsilon, delta)), the rule is ``B = AUTO_BINS_SCALE * sqrt(n /
-    (K sigma))``: the per-bin signal-to-noise ratio ``n / (K B sigma)`` then grows in
-    proportion to ``B``. The constant and the bounds were chosen on the benchmark tables
+    the GDP parameter of (epsilon, delta)), the rule is ``B = c * sqrt(n / (K sigma))``
+    with ``c`` = 0.8 at ``delta = 0`` and 0.6 at ``delta > 0``: the per-bin
+    signal-to-noise ratio ``n / (K B sigma)`` then grows in proportion to ``B``. The
+    constants and the bounds were chosen on the benchmark tables
     (``benchmarks/bench_dp_tabular.py``, ``benchmarks/results.d/accuracy.md``).
 
     Parameters
@@ -139,7 +143,8 @@ def auto_bins(*, n_samples, n_features, epsilon, delta, n_classes):
     else:
         sigma = math.sqrt(2.0) * 2.0 * d / (share * epsilon)
     ratio = int(n_samples) / (max(int(n_classes), 1) * sigma)
-    bins = round(AUTO_BINS_SCALE * math.sqrt(ratio))
+    scale = AUTO_BINS_SCALE_GAUSSIAN if delta > 0 else AUTO_BINS_SCALE
+    bins = round(scale * math.sqrt(ratio))
     return int(min(max(bins, AUTO_BINS_MIN), AUTO_BINS_MAX))
 
 
@@ -270,7 +275,8 @@ _PARAMS = """    epsilon : float > 0 or RiskTarget, default=1.0
         Bins of a numeric column. ``"auto"``: from the public number of rows ``n``,
         the number of columns ``d``, ``epsilon``, ``delta`` and the number of declared
         classes ``K`` (:func:`~sklearn_privacy.additive._boosting.auto_bins`): about
-        ``0.8 sqrt(n / (K sigma))`` with ``sigma`` the noise on one bin's count,
+        ``0.8 sqrt(n / (K sigma))`` (0.6 at ``delta > 0``) with ``sigma`` the noise on
+        one bin's count,
         between 3 and 32 (3 on a few hundred rows with many columns at epsilon 1, 8 to
         12 on ten thousand rows with a few columns). Fewer bins hold more rows each,
         which is what a noisy histogram needs.
