@@ -93,7 +93,7 @@ def auto_features(*, n_samples, n_features, epsilon, delta, n_classes):
     epsilon : float > 0
     delta : float in [0, 1)
     n_classes : int
-        Count columns ``K``, as for :func:`auto_bins`.
+        Count columns ``K``, as for ``auto_bins``.
 
     Returns
     -------
@@ -274,7 +274,7 @@ _PARAMS = """    epsilon : float > 0 or RiskTarget, default=1.0
     max_bins : int >= 2 or "auto", default="auto"
         Bins of a numeric column. ``"auto"``: from the public number of rows ``n``,
         the number of columns ``d``, ``epsilon``, ``delta`` and the number of declared
-        classes ``K`` (:func:`~sklearn_privacy.additive._boosting.auto_bins`): about
+        classes ``K`` (``auto_bins`` in ``sklearn_privacy/additive/_boosting.py``): about
         ``0.8 sqrt(n / (K sigma))`` (0.6 at ``delta > 0``) with ``sigma`` the noise on
         one bin's count,
         between 3 and 32 (3 on a few hundred rows with many columns at epsilon 1, 8 to
@@ -299,7 +299,7 @@ _PARAMS = """    epsilon : float > 0 or RiskTarget, default=1.0
         0``) and only they get count and residual histograms; the others have all-zero
         shapes. ``None``: every feature, no selection. ``"auto"``: ``k = max(3, round(5
         epsilon^(1/3)))`` at ``delta=0`` (4 at epsilon 0.5, 5 at 1, 8 at 4; see
-        :func:`~sklearn_privacy.additive._boosting.auto_features`) where there are at
+        ``auto_features`` in ``sklearn_privacy/additive/_boosting.py``) where there are at
         least ``2 k`` columns and at most 100 rows per class and column per unit of
         epsilon (``n epsilon / (K d) <= 100``); every feature otherwise and at ``delta >
         0``.
