@@ -526,6 +526,60 @@ def test_canary_audit_does_not_refute_the_claim_and_catches_a_tenfold_cut(delta)
           f"tenfold cut {broken.epsilon_lower_bound:.3f}")
 
 
+class _SelectionLiar(DPBoostingClassifier):
+    """A broken selection: a hundredth of the selection's noise, the same claim."""
+
+    def fit(self, X, y):
+        import sklearn_privacy.additive._boosting as mod
+        orig = mod.noise_plan
+
+        def cut(**kw):
+            p = orig(**kw)
+            return dict(p, select_scale=p["select_scale"] / 100)
+        mod.noise_plan = cut
+        try:
+            return super().fit(X, y)
+        finally:
+            mod.noise_plan = orig
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("delta", [0.0, 1e-5])
+def test_canary_audit_of_the_feature_selection(delta):
+    """Two features of two equal bins each, equally informative (2,000 rows: their
+    selection scores tie at 300 and do not move with the noisy intercept, the bins
+    being balanced); the replaced row moves them to 301 and 299. The statistic is the
+    selected feature (``max_features=1``). Honest: not refuted. A hundredth of the
+    selection's noise: refuted (the selection holds a tenth of the budget, so a tenfold
+    cut of its noise alone stays within the claim)."""
+    from sklearn_privacy.attacks import canary_audit
+
+    n = 2000
+    x0, x1 = np.repeat([0.25, 0.75], n // 2), np.tile([0.25, 0.75], n // 2)
+    y = np.zeros(n, int)
+    for a in (0.25, 0.75):
+        for b in (0.25, 0.75):
+            idx = np.flatnonzero((x0 == a) & (x1 == b))
+            rate = 0.2 + 0.3 * (a == 0.75) + 0.3 * (b == 0.75)
+            y[idx[: int(round(rate * idx.size))]] = 1
+    X = np.column_stack([x0, x1])
+    i = int(np.flatnonzero((x0 == 0.25) & (x1 == 0.75) & (y == 1))[0])
+    kw = dict(epsilon=1.0, delta=delta, bounds=(0, 1), max_bins=2, max_iter=0,
+              max_features=1, classes=[0, 1])
+
+    def stat(est):
+        return float(est.selected_features_[0])
+
+    audit = dict(attack=stat, n_releases=600, known_fraction=0.2, random_state=0)
+    xr = np.array([0.75, 0.25])
+    honest = canary_audit(DPBoostingClassifier(**kw), X, y, i, xr, 1, **audit)
+    assert not honest.violates_claim
+    liar = canary_audit(_SelectionLiar(**kw), X, y, i, xr, 1, **audit)
+    assert liar.violates_claim and liar.epsilon_lower_bound > 1.0
+    print(f"selection, delta={delta}: honest bound {honest.epsilon_lower_bound:.3f}, "
+          f"a hundredth of its noise {liar.epsilon_lower_bound:.3f}")
+
+
 class _LiarClassifier(DPBoostingClassifier):
     """A broken mechanism: a thousandth of the noise, the same claim."""
 
