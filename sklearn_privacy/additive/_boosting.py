@@ -318,8 +318,13 @@ _NOTES = """
     and multiclass variants and a shrunk update. Every column is binned by declared
     facts only (no budget). Three kinds of noisy queries follow. The **totals** (class
     counts, or the sum of the targets centred at the middle of their declared range; a
-    tenth of the budget) set the intercept. The **counts** of every bin, per class for a
-    classifier (45 % of the budget for a classifier, 20 % for a regressor), weigh the
+    tenth of the budget) set the intercept. Where ``max_features`` keeps fewer features
+    than there are columns, a **selection** (a tenth of the budget; the other shares are
+    scaled by 0.9) picks the modelled features by the L1 norms of their residual
+    histograms at that intercept (the exponential mechanism, as Gumbel top-k, at
+    ``delta=0``; the top of the Gaussian-noised scores at ``delta > 0``), and everything
+    below concerns the modelled features only. The **counts** of every bin, per class
+    for a classifier (45 % of the budget for a classifier, 20 % for a regressor), weigh the
     updates; for a classifier they also give a first, Jacobi, round of updates (the
     residual sums at the starting intercept are ``N[b, k] - p_k C[b]``). Then
     ``max_iter`` cycles visit the features in order (the rest of the budget, split
@@ -342,19 +347,22 @@ _NOTES = """
     feature for the counts); the sum of the centred targets ``high - low``;
     residual sums L1 = L2 = 2 (two classes), L1 4 and L2 ``2 sqrt(2)`` (``K >= 3``
     classes), L1 = L2 = ``RESIDUAL_CLIP (high - low)`` = ``(high - low) / 2``
-    (regression, residuals clipped to a quarter of the target range). The accounting is in
-    ``noise_plan`` in ``sklearn_privacy/additive/_boosting.py``.
+    (regression, residuals clipped to a quarter of the target range); each selection
+    score moves by at most the residual sums' L1 sensitivity (triangle inequality), so
+    the ``d`` scores together by at most ``sqrt(d)`` times it in L2. The accounting is
+    in ``noise_plan`` in ``sklearn_privacy/additive/_boosting.py``.
 
     **Threat model and guarantee.** Neighbouring data sets differ in the values of one
     row (replacement); the number of rows, the schema (bounds, categories, the label set
     when declared with ``classes=`` or the schema's ``classes``) and every parameter are
     public. The adversary sees the fitted object (``term_scores_``, ``intercept_``,
-    ``bin_counts_``), knows every other row and is computationally unbounded. The
-    release is (``epsilon``, ``delta``)-DP; with ``delta=0`` it is pure epsilon-DP.
-    Values outside the declared bounds are clipped into the end bins and targets outside
-    the declared range are clipped silently (a warning would tell whether a row was
-    outside). The fit never fails on a data-dependent condition other than a label
-    outside the declared classes (refused for any data set that holds one).
+    ``bin_counts_``, ``selected_features_``), knows every other row and is
+    computationally unbounded. The release is (``epsilon``, ``delta``)-DP; with
+    ``delta=0`` it is pure epsilon-DP. Values outside the declared bounds are clipped
+    into the end bins and targets outside the declared range are clipped silently (a
+    warning would tell whether a row was outside). The fit never fails on a
+    data-dependent condition other than a label outside the declared classes (refused
+    for any data set that holds one).
 
     **What is not guaranteed.** Floating-point effects in sampling are not covered (as
     for every DP library). A fixed ``random_state`` makes the noise reproducible and the
