@@ -13,7 +13,7 @@ from scipy.special import expit, softmax
 from sklearn_privacy import privacy_claim
 from sklearn_privacy.additive import DPBoostingClassifier, DPBoostingRegressor
 from sklearn_privacy.additive import _histograms as hist
-from sklearn_privacy.additive._boosting import noise_plan
+from sklearn_privacy.additive._plan import noise_plan
 from sklearn_privacy.mechanisms._gaussian import analytic_gaussian_epsilon
 from sklearn_privacy.preprocessing import PublicSchema
 
@@ -100,11 +100,224 @@ def test_sensitivity_derivation_values():
     assert hist.sensitivities("regression", target_width=3.5)["total"] == (3.5, 3.5)
 
 
+def test_regressor_residual_clip_matches_its_sensitivity_over_brute_force_pairs():
+    """The regressor's own residuals (clipped to a quarter of the target range) against
+    its own declared residual sensitivity, ``(high - low) / 2``: over 600 adversarial
+    replace-one pairs the L1 and L2 changes of a residual histogram stay within it and
+    reach 98 % of it. Fails if the fit clipped wider than it accounts (a sensitivity
+    exceeded) or accounted for the unclipped range (the bound would not be reached)."""
+    low, high = -1.0, 5.0
+    est = DPBoostingRegressor(target_bound=(low, high))
+    sens = est._sensitivities()["residual"]
+    assert sens == (pytest.approx((high - low) / 2),) * 2
+    rng = np.random.default_rng(11)
+    worst = [0.0, 0.0]
+    for codes, F, t, codes2, F2, t2 in _pairs("regression", rng, 600, n_bins=4,
+                                              w=high - low):
+        shift = 0.5 * (low + high)
+        R = est._residuals(F + shift, est._encode_target(t + shift))
+        R2 = est._residuals(F2 + shift, est._encode_target(t2 + shift))
+        for j in range(codes.shape[1]):
+            diff = (hist.residual_histogram(codes[:, j], R, 4)
+                    - hist.residual_histogram(codes2[:, j], R2, 4)).ravel()
+            l1, l2 = np.abs(diff).sum(), np.linalg.norm(diff)
+            assert l1 <= sens[0] + 1e-9 and l2 <= sens[1] + 1e-9, (l1, l2)
+            worst = [max(worst[0], l1), max(worst[1], l2)]
+    assert worst[0] >= 0.98 * sens[0] and worst[1] >= 0.98 * sens[1], worst
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-5])
+@pytest.mark.parametrize("task", ["binary", "multiclass", "regression"])
+def test_default_fit_spends_exactly_its_epsilon(task, delta):
+    """With the defaults (one cycle, the auto bins, the regressor's residual clip), the
+    fitted noise scales and the sensitivities derived here independently compose to
+    exactly the claimed epsilon (pure: the sum of sensitivity / scale over the totals,
+    the d count histograms and the n_iter_ d residual histograms) or the claimed mu
+    (Gaussian: the root of the sum of squares). Fails if any scale were calibrated to
+    another sensitivity or another split than the one composed."""
+    rng = np.random.default_rng(12)
+    n, d, eps = 500, 4, 0.8
+    X = rng.uniform(0, 1, size=(n, d))
+    if task == "regression":
+        y = X @ np.arange(1, d + 1) + rng.normal(size=n)
+        est = DPBoostingRegressor(epsilon=eps, delta=delta, bounds=(0, 1),
+                                  target_bound=(-2.0, 14.0))
+        l1 = {"total": 16.0, "count": 2.0, "residual": 8.0}        # residual: (high-low)/2
+        l2 = {"total": 16.0, "count": math.sqrt(2), "residual": 8.0}
+    else:
+        K = 2 if task == "binary" else 3
+        y = rng.integers(0, K, n)
+        est = DPBoostingClassifier(epsilon=eps, delta=delta, bounds=(0, 1),
+                                   classes=list(range(K)))
+        l1 = {"total": 2.0, "count": 2.0, "residual": 2.0 if K == 2 else 4.0}
+        l2 = {"total": math.sqrt(2), "count": math.sqrt(2),
+              "residual": 2.0 if K == 2 else 2 * math.sqrt(2)}
+    est.fit(X, y)
+    # "auto" cycles: none for a pure-DP classifier of three classes, one otherwise
+    assert est.n_iter_ == (0 if task == "multiclass" and delta == 0 else 1)
+    scale = {"total": est.total_noise_scale_, "count": est.count_noise_scale_,
+             "residual": est.residual_noise_scale_}
+    m = {"total": 1, "count": d, "residual": est.n_iter_ * d}
+    if est.n_iter_ == 0:
+        assert scale["residual"] == math.inf
+    if delta == 0:
+        spent = sum(m[k] * l1[k] / scale[k] for k in m)
+        assert spent == pytest.approx(eps, rel=1e-12)
+    else:
+        mu = math.sqrt(sum(m[k] * (l2[k] / scale[k]) ** 2 for k in m))
+        assert analytic_gaussian_epsilon(delta=delta, sigma=1 / mu, sensitivity=1.0) == (
+            pytest.approx(eps, rel=1e-6))
+
+
+def test_auto_bins_read_public_quantities_only():
+    """``max_bins="auto"`` is the same for any two tables of the same shape, epsilon,
+    delta and declared classes (the rows are never read), grows with n and epsilon, stays
+    in [3, 32], and gives the values measured on the benchmark tables."""
+    from sklearn_privacy.additive._plan import auto_bins
+
+    rng = np.random.default_rng(13)
+    fits = [DPBoostingClassifier(epsilon=1.0, delta=0.0, bounds=(-3, 3), classes=[0, 1])
+            .fit(rng.normal(scale=s, size=(400, 30)), rng.integers(0, 2, 400))
+            for s in (0.1, 3.0)]
+    assert fits[0].max_bins_ == fits[1].max_bins_ == 3
+    np.testing.assert_array_equal(fits[0].bin_edges_[0], fits[1].bin_edges_[0])
+    kw = dict(n_features=6, delta=0.0, n_classes=1)
+    assert auto_bins(n_samples=8400, epsilon=1.0, **kw) == 12
+    assert auto_bins(n_samples=8400, epsilon=4.0, **kw) == 24
+    assert auto_bins(n_samples=10**9, epsilon=8.0, **kw) == 32
+    assert auto_bins(n_samples=10, epsilon=0.1, **kw) == 3
+    # Gaussian: less count noise (sigma 19.3 against 37.7), a smaller scale (0.6 / 0.8)
+    assert auto_bins(n_samples=8400, epsilon=1.0, n_features=6, delta=1e-5,
+                     n_classes=1) == 13
+    assert DPBoostingClassifier(max_bins=7, bounds=(0, 1)).fit(
+        rng.uniform(size=(50, 2)), rng.integers(0, 2, 50)).max_bins_ == 7
+
+
+@pytest.mark.parametrize("task", ["binary", "multiclass", "regression"])
+def test_selection_scores_stay_within_their_sensitivity_over_brute_force_pairs(task):
+    """The selection's score of every feature (the L1 norm of its residual histogram at
+    the released intercept) moves by at most the residual L1 sensitivity over 600
+    adversarial replace-one pairs, and comes within 2 % of it (the exponential
+    mechanism is calibrated to exactly this bound)."""
+    rng = np.random.default_rng(21)
+    K, w, n_bins = 4, 6.0, 4
+    sens = (hist.sensitivities("classification", 2) if task == "binary" else
+            hist.sensitivities("classification", K) if task == "multiclass" else
+            hist.sensitivities("regression", target_width=w))["residual"][0]
+    worst = 0.0
+    for codes, F, t, codes2, F2, t2 in _pairs(task, rng, 600, n_bins=n_bins, K=K, w=w):
+        F2 = F.copy()               # one public model (the intercept) for both data sets
+        tt = np.clip(t, -w / 2, w / 2) if task == "regression" else t
+        tt2 = np.clip(t2, -w / 2, w / 2) if task == "regression" else t2
+        a = hist.selection_scores(codes, _residuals(task, F, tt, w), [n_bins] * 3)
+        b = hist.selection_scores(codes2, _residuals(task, F2, tt2, w), [n_bins] * 3)
+        assert a.shape == (3,)
+        assert np.all(np.abs(a - b) <= sens + 1e-9), (np.abs(a - b), sens)
+        worst = max(worst, float(np.abs(a - b).max()))
+    assert worst >= 0.98 * sens, (worst, sens)
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-5])
+@pytest.mark.parametrize("task", ["binary", "multiclass", "regression"])
+def test_selection_finds_the_informative_features_and_spends_exactly_epsilon(task, delta):
+    """Oracle: y depends on columns 2 and 7 of ten; with (nearly) no noise and
+    ``max_features=2`` the selection returns exactly [2, 7], the eight other shapes are
+    zero and their counts NaN. Accounting: the selection (10 % of the budget), the totals,
+    the 2 count histograms and the 2 residual histograms compose to exactly epsilon (pure:
+    Gumbel scale ``2 l1 k / (0.1 eps)``) or mu (Gaussian: the d = 10 scores as one query
+    of L2 sensitivity ``sqrt(10) l1``), recomputed here from the fitted scales."""
+    rng = np.random.default_rng(22)
+    n, d, k = 3000, 10, 2
+    X = rng.uniform(0, 1, size=(n, d))
+    signal = np.sin(6 * X[:, 2]) + 2 * (X[:, 7] > 0.5) - 1
+    if task == "regression":
+        y = signal + 0.1 * rng.normal(size=n)
+        make = DPBoostingRegressor
+        kw = dict(target_bound=(-4.0, 4.0))
+        l1 = {"total": 8.0, "count": 2.0, "residual": 4.0}
+        l2 = {"total": 8.0, "count": math.sqrt(2), "residual": 4.0}
+    else:
+        K = 2 if task == "binary" else 3
+        y = (signal > 0).astype(int) if K == 2 else np.digitize(signal, [-0.7, 0.7])
+        make = DPBoostingClassifier
+        kw = dict(classes=list(range(K)))
+        l1 = {"total": 2.0, "count": 2.0, "residual": 2.0 if K == 2 else 4.0}
+        l2 = {"total": math.sqrt(2), "count": math.sqrt(2),
+              "residual": 2.0 if K == 2 else 2 * math.sqrt(2)}
+    oracle = make(epsilon=1e9, delta=delta, bounds=(0, 1), max_features=k, max_iter=1,
+                  random_state=0, **kw).fit(X, y)
+    np.testing.assert_array_equal(oracle.selected_features_, [2, 7])
+    for j in set(range(d)) - {2, 7}:
+        assert not np.any(oracle.term_scores_[j]) and np.all(np.isnan(oracle.bin_counts_[j]))
+    assert np.all(np.isfinite(oracle.bin_counts_[2]))
+    assert "features modelled" in oracle.epsilon_reason_
+    # accounting at an ordinary epsilon
+    eps = 0.7
+    est = make(epsilon=eps, delta=delta, bounds=(0, 1), max_features=k, max_iter=1,
+               **kw).fit(X, y)
+    assert est.selected_features_.shape == (k,)
+    scale = {"total": est.total_noise_scale_, "count": est.count_noise_scale_,
+             "residual": est.residual_noise_scale_}
+    m = {"total": 1, "count": k, "residual": k}
+    share = 0.1
+    if delta == 0:
+        spent = sum(m[c] * l1[c] / scale[c] for c in m)
+        assert spent == pytest.approx((1 - share) * eps, rel=1e-12)
+        reason = privacy_claim(est).steps[0].reason
+        gumbel = 2 * l1["residual"] * k / (share * eps)
+        assert f"Gumbel scale {gumbel:.6g}" in reason
+    else:
+        full = math.sqrt(sum(m[c] * (l2[c] / scale[c]) ** 2 for c in m) / (1 - share))
+        assert analytic_gaussian_epsilon(delta=delta, sigma=1 / full, sensitivity=1.0) == (
+            pytest.approx(eps, rel=1e-6))
+        sel_sd = math.sqrt(d) * l1["residual"] / (math.sqrt(share) * full)
+        assert f"{sel_sd:.6g} on the L1 norms" in privacy_claim(est).steps[0].reason
+
+
+def test_auto_features_read_public_quantities_only():
+    """``max_features="auto"``: 4, 5 and 8 features at epsilon 0.5, 1 and 4 under pure
+    DP, at least 3; every column where there are fewer than twice as many, where the
+    rows per class and column per unit of epsilon exceed 100, and under Gaussian DP;
+    the same on two tables of the same shape (the rows are never read). A regressor's
+    ``max_iter="auto"``: two cycles from 1000 rows per column per unit of epsilon."""
+    from sklearn_privacy.additive._plan import auto_features
+
+    kw = dict(n_samples=400, n_classes=2)
+    assert [auto_features(n_features=30, epsilon=e, delta=0.0, **kw)
+            for e in (0.01, 0.5, 1.0, 4.0)] == [3, 4, 5, 8]
+    assert auto_features(n_features=2, epsilon=4.0, delta=0.0, **kw) == 2
+    assert auto_features(n_features=9, epsilon=1.0, delta=0.0, **kw) == 9
+    assert auto_features(n_features=10, epsilon=1.0, delta=0.0, **kw) == 5
+    assert auto_features(n_features=30, epsilon=1.0, delta=1e-5, **kw) == 30
+    # 2000 rows, 2 classes, 10 columns: ratio 100 at epsilon 1 (select), 200 at 2 (not)
+    assert auto_features(n_samples=2000, n_features=10, epsilon=1.0, delta=0.0,
+                         n_classes=2) == 5
+    assert auto_features(n_samples=2000, n_features=10, epsilon=2.0, delta=0.0,
+                         n_classes=2) == 10
+    rng = np.random.default_rng(23)
+    fits = [DPBoostingClassifier(epsilon=1.0, delta=0.0, bounds=(-3, 3), classes=[0, 1])
+            .fit(rng.normal(scale=s, size=(400, 12)), rng.integers(0, 2, 400))
+            for s in (0.1, 3.0)]
+    assert [f.selected_features_.size for f in fits] == [5, 5]
+    assert fits[0].max_bins_ == fits[1].max_bins_
+    # cycles: a regressor with n epsilon / d >= 1000 runs two, one below
+    Xr = rng.uniform(size=(5000, 2))
+    yr = Xr.sum(axis=1)
+    assert [DPBoostingRegressor(epsilon=e, delta=dl, bounds=(0, 1), target_bound=(0, 2))
+            .fit(Xr, yr).n_iter_ for e, dl in ((1.0, 0.0), (0.1, 0.0), (1.0, 1e-5))] == [
+        2, 1, 2]
+    none = DPBoostingClassifier(epsilon=1.0, delta=0.0, bounds=(-3, 3), max_features=None,
+                                classes=[0, 1]).fit(rng.normal(size=(400, 12)),
+                                                    rng.integers(0, 2, 400))
+    np.testing.assert_array_equal(none.selected_features_, np.arange(12))
+    assert "features modelled" not in privacy_claim(none).steps[0].reason
+
+
 # ---------------------------------------------------------------- accounting
 SHARES = {"total": 0.1, "count": 0.3, "residual": 0.6}
 
 
-@pytest.mark.parametrize("d,T", [(1, 1), (7, 3), (30, 10)])
+@pytest.mark.parametrize("d,T", [(1, 1), (7, 3), (30, 10), (5, 0)])
 def test_pure_plan_spends_exactly_epsilon(d, T):
     """Basic composition: the totals' epsilon, the count query's and the T d residual
     queries' add up to epsilon, each Laplace scale being its L1 sensitivity over its
@@ -138,11 +351,12 @@ def test_gaussian_plan_is_exactly_epsilon_delta(eps, delta):
 # ---------------------------------------------------------------- oracles
 def test_one_feature_noiseless_regression_is_the_bin_means():
     """Independent oracle: with one feature, one cycle, learning rate 1 and (nearly) no
-    noise, the released model predicts the mean of y in every bin."""
+    noise, the released model predicts the mean of y in every bin (the target range is
+    wide enough that no residual reaches the clip, a quarter of the range)."""
     rng = np.random.default_rng(0)
     x = rng.uniform(0, 1, size=3000)
     y = np.sin(6 * x) + 0.1 * rng.normal(size=x.size)
-    reg = DPBoostingRegressor(epsilon=1e12, delta=0.0, bounds=(0, 1), target_bound=2.0,
+    reg = DPBoostingRegressor(epsilon=1e12, delta=0.0, bounds=(0, 1), target_bound=4.0,
                               max_bins=8, max_iter=1, learning_rate=1.0,
                               random_state=0).fit(x[:, None], y)
     b = np.minimum((x * 8).astype(int), 7)
@@ -164,7 +378,7 @@ def test_steps_beat_a_line_and_multiclass_works():
                                 classes=[0, 1, 2], random_state=0).fit(X, y3)
     assert clf3.score(X, y3) > 0.85
     np.testing.assert_allclose(clf3.predict_proba(X[:5]).sum(axis=1), 1.0)
-    assert clf3.intercept_.shape == (3,) and clf3.term_scores_[0].shape == (16, 3)
+    assert clf3.intercept_.shape == (3,) and clf3.term_scores_[0].shape == (clf3.max_bins_, 3)
 
 
 # ---------------------------------------------------------------- claim and release
@@ -312,6 +526,60 @@ def test_canary_audit_does_not_refute_the_claim_and_catches_a_tenfold_cut(delta)
     assert broken.violates_claim and broken.epsilon_lower_bound > 1.0
     print(f"delta={delta}: honest bound {honest.epsilon_lower_bound:.3f}, "
           f"tenfold cut {broken.epsilon_lower_bound:.3f}")
+
+
+class _SelectionLiar(DPBoostingClassifier):
+    """A broken selection: a hundredth of the selection's noise, the same claim."""
+
+    def fit(self, X, y):
+        import sklearn_privacy.additive._boosting as mod
+        orig = mod.noise_plan
+
+        def cut(**kw):
+            p = orig(**kw)
+            return dict(p, select_scale=p["select_scale"] / 100)
+        mod.noise_plan = cut
+        try:
+            return super().fit(X, y)
+        finally:
+            mod.noise_plan = orig
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("delta", [0.0, 1e-5])
+def test_canary_audit_of_the_feature_selection(delta):
+    """Two features of two equal bins each, equally informative (2,000 rows: their
+    selection scores tie at 300 and do not move with the noisy intercept, the bins
+    being balanced); the replaced row moves them to 301 and 299. The statistic is the
+    selected feature (``max_features=1``). Honest: not refuted. A hundredth of the
+    selection's noise: refuted (the selection holds a tenth of the budget, so a tenfold
+    cut of its noise alone stays within the claim)."""
+    from sklearn_privacy.attacks import canary_audit
+
+    n = 2000
+    x0, x1 = np.repeat([0.25, 0.75], n // 2), np.tile([0.25, 0.75], n // 2)
+    y = np.zeros(n, int)
+    for a in (0.25, 0.75):
+        for b in (0.25, 0.75):
+            idx = np.flatnonzero((x0 == a) & (x1 == b))
+            rate = 0.2 + 0.3 * (a == 0.75) + 0.3 * (b == 0.75)
+            y[idx[: int(round(rate * idx.size))]] = 1
+    X = np.column_stack([x0, x1])
+    i = int(np.flatnonzero((x0 == 0.25) & (x1 == 0.75) & (y == 1))[0])
+    kw = dict(epsilon=1.0, delta=delta, bounds=(0, 1), max_bins=2, max_iter=0,
+              max_features=1, classes=[0, 1])
+
+    def stat(est):
+        return float(est.selected_features_[0])
+
+    audit = dict(attack=stat, n_releases=600, known_fraction=0.2, random_state=0)
+    xr = np.array([0.75, 0.25])
+    honest = canary_audit(DPBoostingClassifier(**kw), X, y, i, xr, 1, **audit)
+    assert not honest.violates_claim
+    liar = canary_audit(_SelectionLiar(**kw), X, y, i, xr, 1, **audit)
+    assert liar.violates_claim and liar.epsilon_lower_bound > 1.0
+    print(f"selection, delta={delta}: honest bound {honest.epsilon_lower_bound:.3f}, "
+          f"a hundredth of its noise {liar.epsilon_lower_bound:.3f}")
 
 
 class _LiarClassifier(DPBoostingClassifier):

@@ -25,219 +25,24 @@ from ..utils._validation import (
     validate_named,
     void_outside_labels,
 )
-from ..utils.fixes import HasMethods, Interval, _fit_context, validate_data
+from ..utils.fixes import HasMethods, Interval, StrOptions, _fit_context, validate_data
 from . import _histograms as hist
+from ._params import _ATTRS, _NOTES, _PARAMS
+from ._plan import (
+    AUTO_ITER_RATIO,
+    MIN_CURVATURE,
+    PRIOR_SHARE,
+    RESIDUAL_CLIP,
+    SELECT_SHARE,
+    SHARES,
+    TAU_POWER,
+    _draw,
+    auto_bins,
+    auto_features,
+    noise_plan,
+)
 
 __all__ = ["DPBoostingClassifier", "DPBoostingRegressor"]
-
-#: shares of the budget (epsilon for delta = 0, mu^2 for delta > 0) of the three kinds of
-#: queries; a classifier's per-class counts also give its first, Jacobi, round of updates
-SHARES = {"classification": {"total": 0.1, "count": 0.45, "residual": 0.45},
-          "regression": {"total": 0.1, "count": 0.2, "residual": 0.7}}
-#: prior standard deviation of a bin's mean residual, as a share of the largest residual
-PRIOR_SHARE = 0.25
-#: floor of the curvature p (1 - p) in the Newton factor of the logistic updates
-MIN_CURVATURE = 0.1
-#: the prior scale of a bin's mean residual is PRIOR_SHARE * (largest residual) / d^power:
-#: a regressor's shape functions add up over d features, so each is shrunk more (chosen
-#: on the benchmark tables: 0 is better for the classifiers, 0.5 for the regressors)
-TAU_POWER = {"classification": 0.0, "regression": 0.5}
-
-
-def noise_plan(*, epsilon, delta, n_features, n_rounds, sensitivities, shares):
-    """The data-independent noise of one fit: three kinds of queries.
-
-    ``"total"`` (one query: the class totals, or the sum of the centred targets),
-    ``"count"`` (one query: the ``d`` per-bin count histograms together) and
-    ``"residual"`` (``n_rounds * d`` queries: one residual-sum histogram each), with the
-    per-feature ``sensitivities[kind] = (l1, l2)`` and the budget ``shares[kind]``
-    (summing to 1).
-
-    ``delta = 0`` (pure epsilon-DP, basic composition): the total query is Laplace with
-    scale ``l1 / (share epsilon)``, the count query ``d l1 / (share epsilon)``, each
-    residual query ``l1 n_rounds d / (share epsilon)``; the epsilons add up to
-    ``epsilon``.
-
-    ``delta > 0`` (Gaussian, exact composition in Gaussian DP): ``mu`` is the GDP
-    parameter that is exactly (epsilon, delta)-DP (Balle & Wang's analytic Gaussian with
-    unit sensitivity: ``mu = 1 / sigma(epsilon, delta, 1)``); a kind with ``m`` queries
-    gets ``mu_k^2 = share mu^2 / m`` per query (noise ``l2 / mu_k``, ``sqrt(d) l2 /
-    mu_k`` for the counts); the adaptive composition is ``sqrt(sum mu_k^2) = mu``-GDP
-    (Dong, Roth & Su 2022, Corollary 3.3), i.e. (epsilon, delta)-DP.
-
-    Parameters
-    ----------
-    epsilon : float > 0
-    delta : float in [0, 1)
-    n_features : int
-    n_rounds : int
-        Boosting cycles.
-    sensitivities : dict
-        ``{"total": (l1, l2), "count": (l1, l2), "residual": (l1, l2)}`` (one feature's
-        histogram for the count and residual kinds).
-    shares : dict
-        Share of the budget of each kind (epsilon for ``delta=0``, ``mu^2`` otherwise).
-
-    Returns
-    -------
-    plan : dict
-        ``noise`` ("laplace" or "gaussian"); per kind ``<kind>_scale`` (Laplace scale
-        or Gaussian standard deviation of each coordinate), ``<kind>_sd`` (standard
-        deviation) and ``<kind>_budget`` (epsilon, or mu, of one query);
-        ``gaussian_mu``.
-    """
-    d, T = int(n_features), int(n_rounds)
-    mult = {"total": 1.0, "count": float(d), "residual": 1.0}
-    n_queries = {"total": 1, "count": 1, "residual": T * d}
-    gaussian = delta > 0
-    plan = {"noise": "gaussian" if gaussian else "laplace", "gaussian_mu": None}
-    mu = 1.0 / analytic_gaussian_sigma(epsilon, delta, 1.0) if gaussian else None
-    for kind in ("total", "count", "residual"):
-        l1, l2 = sensitivities[kind]
-        if gaussian:
-            budget = math.sqrt(shares[kind] / n_queries[kind]) * mu
-            scale = math.sqrt(mult[kind]) * l2 / budget
-            sd = scale
-        else:
-            budget = shares[kind] * epsilon / n_queries[kind]
-            scale = mult[kind] * l1 / budget
-            sd = math.sqrt(2.0) * scale
-        plan[f"{kind}_scale"], plan[f"{kind}_sd"], plan[f"{kind}_budget"] = scale, sd, budget
-    plan["gaussian_mu"] = mu
-    return plan
-
-
-def _draw(rng, plan, shape, which):
-    scale = plan[f"{which}_scale"]
-    if plan["noise"] == "laplace":
-        return rng.laplace(0.0, scale, size=shape)
-    return rng.normal(0.0, scale, size=shape)
-
-
-_PARAMS = """    epsilon : float > 0 or RiskTarget, default=1.0
-        The privacy budget of the release, or a
-        :class:`~sklearn_privacy.privacy.RiskTarget`: the largest epsilon whose
-        (epsilon, ``delta``) claim meets it, set before the rows are read.
-    delta : float in [0, 1), default=1e-5
-        ``0``: pure epsilon-DP (Laplace noise, basic composition); ``> 0``:
-        (epsilon, delta)-DP with Gaussian noise composed exactly in Gaussian DP (the
-        claim carries its ``mu``, which :func:`~sklearn_privacy.privacy_claim` composes
-        exactly with other Gaussian steps).
-    bounds : pair, list of pairs or dict, default=None
-        Declared ``(low, high)`` of every column of ``X`` (one pair for all, one per
-        column, or ``{name: (low, high)}``): each column is cut into ``max_bins``
-        equal-width bins over its bounds; values outside fall in the end bins. Required
-        without ``schema``; after a :class:`~sklearn_privacy.preprocessing.BoundedScaler`
-        pass its ``feature_range``, after a private quantile transform ``(0, 1)``.
-        Choose them from public knowledge, never from the rows.
-    schema : PublicSchema or None, default=None
-        The declared public facts of raw frames
-        (:class:`~sklearn_privacy.preprocessing.PublicSchema`): ``fit`` and ``predict``
-        then take raw rows, numeric columns are binned over their declared bounds and
-        each categorical column has one bin per declared category plus one for
-        anything else; the schema's ``classes`` is the label set when ``classes`` is not
-        given. ``bounds`` must then be None.
-    max_bins : int >= 2, default=16
-        Bins of a numeric column.
-    max_iter : int >= 1, default=3
-        Boosting cycles; each cycle updates every feature's shape function once, in
-        order. The budget is split evenly over the ``max_iter * n_features`` residual
-        histograms: more cycles fit interactions between correlated features better
-        and put more noise in each histogram.
-    learning_rate : float in (0, 1], default=0.5
-        Share of each (shrunk) update applied.
-    random_state : None, int, RandomState or Generator, default=None
-        Source of the noise. ``None`` draws from fresh OS entropy (required for a
-        private release); anything else is for tests only.
-"""
-
-_NOTES = """
-    Notes
-    -----
-    **Mechanism.** Cyclic boosting of an additive model over binned features, with
-    noisy histogram statistics, as in DP-EBM (Nori, Caruana et al. 2021), with pure-DP
-    and multiclass variants and a shrunk update. Every column is binned by declared
-    facts only (no budget). Three kinds of noisy queries follow. The **totals** (class
-    counts, or the sum of the targets centred at the middle of their declared range; a
-    tenth of the budget) set the intercept. The **counts** of every bin, per class for a
-    classifier (45 % of the budget for a classifier, 20 % for a regressor), weigh the
-    updates; for a classifier they also give a first, Jacobi, round of updates (the
-    residual sums at the starting intercept are ``N[b, k] - p_k C[b]``). Then
-    ``max_iter`` cycles visit the features in order (the rest of the budget, split
-    evenly); for feature ``j`` the **residuals** of the current model (``y - p``,
-    ``e_y - softmax``, or ``y - f`` clipped to half the target range) are summed per
-    bin, noise is added, and bin ``b``'s score moves by ``learning_rate * g * S_b C_b /
-    (C_b^2 + lambda)`` with ``S_b`` the noisy sum, ``C_b`` the noisy count (at least 0),
-    ``lambda = (sd(S_b) / tau)^2`` and ``tau`` = ``PRIOR_SHARE`` (0.25) times the
-    largest residual, divided by ``sqrt(d)`` for a regressor (the posterior mean of the
-    bin's mean residual under a Gaussian prior of scale ``tau``: a noisy small bin
-    barely moves, so a high-noise release stays near the constant prediction), and ``g``
-    a Newton factor ``1 / max(pi (1 - pi), 0.1)`` from the noisy class shares (1 for
-    regression). At the end each shape function is centred (weights: the noisy counts)
-    into the intercept. All of this after the noise is post-processing.
-
-    **Sensitivities** (replace-one, derived in ``sklearn_privacy/additive/_histograms.py``
-    and brute-forced in the tests): class totals and counts L1 2 and L2 ``sqrt(2)`` (per
-    feature for the counts); the sum of the centred targets ``high - low``;
-    residual sums L1 = L2 = 2 (two classes), L1 4 and L2 ``2 sqrt(2)`` (``K >= 3``
-    classes), L1 = L2 = ``high - low`` of the target (regression). The accounting is in
-    ``noise_plan`` in ``sklearn_privacy/additive/_boosting.py``.
-
-    **Threat model and guarantee.** Neighbouring data sets differ in the values of one
-    row (replacement); the number of rows, the schema (bounds, categories, the label set
-    when declared with ``classes=`` or the schema's ``classes``) and every parameter are
-    public. The adversary sees the fitted object (``term_scores_``, ``intercept_``,
-    ``bin_counts_``), knows every other row and is computationally unbounded. The
-    release is (``epsilon``, ``delta``)-DP; with ``delta=0`` it is pure epsilon-DP.
-    Values outside the declared bounds are clipped into the end bins and targets outside
-    the declared range are clipped silently (a warning would tell whether a row was
-    outside). The fit never fails on a data-dependent condition: with declared classes, a
-    row whose label is outside them (any value, ``NaN`` included) stays a row (``n`` is
-    unchanged) and contributes nothing -- it is counted in no class total and no count
-    histogram, and its residual is zero -- so each released statistic moves by at most half
-    its replace-one sensitivity when either of the two rows is outside, and the noise above
-    covers it. How many rows were outside is kept in the private channel
-    ``_labels_outside_classes`` (never pickled), without a warning.
-
-    **What is not guaranteed.** Floating-point effects in sampling are not covered (as
-    for every DP library). A fixed ``random_state`` makes the noise reproducible and the
-    release non-private (tests only). Without declared classes the label set found in
-    ``y`` makes :func:`~sklearn_privacy.privacy_claim` ``inf``. Steps fitted before this
-    one on the same rows are not covered: the claim of the whole published object is
-    :func:`sklearn_privacy.privacy_claim`'s.
-"""
-
-_ATTRS = """    intercept_ : float or ndarray of shape (n_classes,)
-        Released intercept (one logit for two classes, one per class for more).
-    term_scores_ : list of ndarray
-        Per feature, the released score of every bin (shape ``(n_bins,)``, or ``(n_bins,
-        n_classes)`` for more than two classes), centred.
-    bin_counts_ : list of ndarray of shape (n_bins,)
-        The noisy row count of every bin (DP output; may be negative).
-    bin_edges_ : list of ndarray or None
-        Interior bin edges of every numeric feature (None for a categorical one): from
-        the declared bounds and ``max_bins``.
-    total_noise_scale_ : float
-        Laplace scale (``delta=0``) or standard deviation of the noise on the totals.
-    count_noise_scale_ : float
-        Laplace scale (``delta=0``) or standard deviation of the count noise.
-    residual_noise_scale_ : float
-        The same for every residual histogram.
-    schema_ : PublicSchema
-        The fitted schema (only when ``schema`` is given).
-    n_iter_ : int
-        Boosting cycles run: ``max_iter`` (every fit runs all of them).
-    epsilon_ : float
-        Epsilon of the release (``epsilon``).
-    delta_ : float
-        Its delta.
-    epsilon_reason_ : str
-        What the guarantee covers.
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Defined only when ``X`` has string feature names.
-"""
-
 
 class _BaseDPBoosting(BaseEstimator):
     """Shared fit of the private boosting estimators (not for direct use)."""
@@ -247,8 +52,10 @@ class _BaseDPBoosting(BaseEstimator):
         "delta": [Interval(Real, 0, 1, closed="left")],
         "bounds": ["array-like", dict, None],
         "schema": [HasMethods(["fit", "transform"]), None],
-        "max_bins": [Interval(Integral, 2, 65535, closed="both")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_bins": [Interval(Integral, 2, 65535, closed="both"), StrOptions({"auto"})],
+        "max_iter": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
+        "max_features": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}),
+                         None],
         "learning_rate": [Interval(Real, 0, 1, closed="right")],
         "random_state": ["random_state", np.random.Generator],
     }
@@ -263,12 +70,14 @@ class _BaseDPBoosting(BaseEstimator):
             if reset:
                 validate_data(self, X, skip_check_array=True)
                 self.schema_ = clone(self.schema).fit(X)
-                self.bin_edges_, self._categories = self._schema_bins()
             else:
                 validate_data(self, X, skip_check_array=True, reset=False)
             Xt = self.schema_.transform(X)
             cols = ([Xt.iloc[:, j].to_numpy() for j in range(Xt.shape[1])]
                     if hasattr(Xt, "iloc") else [Xt[:, j] for j in range(Xt.shape[1])])
+            if reset:
+                self.max_bins_ = self._resolve_bins(Xt.shape[0], Xt.shape[1])
+                self.bin_edges_, self._categories = self._schema_bins()
             codes = np.empty((len(cols[0]), len(cols)), dtype=np.intp)
             for j, col in enumerate(cols):
                 cats = self._categories[j]
@@ -292,7 +101,8 @@ class _BaseDPBoosting(BaseEstimator):
             from ..preprocessing._bounded import resolve_bounds
             low, high = resolve_bounds(self.bounds, X.shape[1],
                                        getattr(self, "feature_names_in_", None))
-            self.bin_edges_ = [hist.numeric_edges(lo, hi, int(self.max_bins))
+            self.max_bins_ = self._resolve_bins(X.shape[0], X.shape[1])
+            self.bin_edges_ = [hist.numeric_edges(lo, hi, self.max_bins_)
                                for lo, hi in zip(low, high, strict=True)]
             self._categories = [None] * X.shape[1]
         if sp.issparse(X):
@@ -308,12 +118,49 @@ class _BaseDPBoosting(BaseEstimator):
         edges, cats = [], []
         for spec in specs.values():
             if spec[0] == "numeric":
-                edges.append(hist.numeric_edges(spec[1], spec[2], int(self.max_bins)))
+                edges.append(hist.numeric_edges(spec[1], spec[2], self.max_bins_))
                 cats.append(None)
             else:
                 edges.append(None)
                 cats.append(np.asarray(spec[1]))
         return edges, cats
+
+    def _resolve_iter(self, n, d):
+        """``max_iter``, or the ``"auto"`` rule (public quantities only): no residual
+        cycle for a pure-DP classifier of three or more classes (its residual histograms
+        cost twice its count histograms: L1 4 against 2), two for a regressor with at
+        least AUTO_ITER_RATIO rows per column per unit of epsilon, one otherwise."""
+        if self.max_iter != "auto":
+            return int(self.max_iter)
+        delta = float(self.delta)
+        if self._task == "classification" and delta == 0.0 and len(self.classes_) >= 3:
+            return 0
+        if (self._task == "regression" and
+                n * epsilon_value(self.epsilon, delta) / max(d, 1) >= AUTO_ITER_RATIO):
+            return 2
+        return 1
+
+    def _resolve_features(self, n, d):
+        """Features modelled: ``max_features`` (at most ``d``), or the ``"auto"`` rule
+        from public quantities only."""
+        if self.max_features is None:
+            return int(d)
+        if self.max_features != "auto":
+            return int(min(int(self.max_features), d))
+        delta = float(self.delta)
+        return auto_features(n_samples=n, n_features=d,
+                             epsilon=epsilon_value(self.epsilon, delta), delta=delta,
+                             n_classes=self._n_auto_classes())
+
+    def _resolve_bins(self, n, d):
+        """``max_bins``, or the ``"auto"`` rule's bins from public quantities only (the
+        number of modelled features, which sets the count noise, stands for ``d``)."""
+        if self.max_bins != "auto":
+            return int(self.max_bins)
+        delta = float(self.delta)
+        return auto_bins(n_samples=n, n_features=self._resolve_features(n, d),
+                         epsilon=epsilon_value(self.epsilon, delta), delta=delta,
+                         n_classes=self._n_auto_classes())
 
     def _n_bins(self):
         return [e.size + 1 if c is None else c.size + 1
@@ -348,19 +195,43 @@ class _BaseDPBoosting(BaseEstimator):
         target = self._encode_target(y)
         # rows whose label is outside the declared classes: counted nowhere, residual 0
         known = self.__dict__.pop("_known_labels", None)
-        n, d = codes.shape
-        n_bins = self._n_bins()
+        n, d_all = codes.shape
+        n_bins_all = self._n_bins()
         K = self._n_columns()
         sens = self._sensitivities()
+        d = self._resolve_features(n, d_all)
+        n_iter = self._resolve_iter(n, d_all)
+        shares = SHARES[self._task]
+        if d < d_all:
+            shares = {k: v * (1.0 - SELECT_SHARE) for k, v in shares.items()}
+            shares["select"] = SELECT_SHARE
+            sens = dict(sens, select=(sens["residual"][0],) * 2)
         plan = noise_plan(epsilon=epsilon_value(self.epsilon, float(self.delta)),
                           delta=float(self.delta),
-                          n_features=d, n_rounds=int(self.max_iter), sensitivities=sens,
-                          shares=SHARES[self._task])
+                          n_features=d, n_rounds=n_iter, sensitivities=sens,
+                          shares=shares, n_candidates=d_all)
         warn_shared_noise(type(self).__name__, self.random_state, stacklevel=3)
         rng = noise_generator(self.random_state)
-        # ---- totals (one query), then counts (one query over all features)
+        # ---- totals (one query)
         total = self._total(target if known is None else target[known])
         total = total + _draw(rng, plan, total.shape, "total")
+        intercept, newton = self._start(total, n)
+        # ---- private selection of the modelled features (one query), by the L1 norm
+        # of every feature's residual histogram at the (released) intercept
+        selected = np.arange(d_all)
+        if d < d_all:
+            R0 = self._residuals(np.tile(intercept, (n, 1)), target)
+            if known is not None:
+                R0[~known] = 0.0
+            score = hist.selection_scores(codes, R0, n_bins_all)
+            if plan["noise"] == "laplace":
+                score = score + rng.gumbel(0.0, plan["select_scale"], size=d_all)
+            else:
+                score = score + rng.normal(0.0, plan["select_scale"], size=d_all)
+            selected = np.sort(np.argsort(-score, kind="stable")[:d])
+        codes = codes[:, selected]
+        n_bins = [n_bins_all[j] for j in selected]
+        # ---- counts (one query over the modelled features)
         y_idx = self._count_index(target)
         n_count_cols = self._count_columns()
         counts = hist.count_histograms(codes if known is None else codes[known],
@@ -368,12 +239,10 @@ class _BaseDPBoosting(BaseEstimator):
                                        n_bins, n_count_cols)
         counts = [c + _draw(rng, plan, c.shape, "count") for c in counts]
         bin_counts = [c.sum(axis=1) for c in counts]
-        intercept, newton = self._start(total, n)
         # ---- cyclic boosting on noisy residual sums
         F = np.tile(intercept, (n, 1))
         scores = [np.zeros((nb, K)) for nb in n_bins]
-        r_max = self._residual_bound()
-        tau = PRIOR_SHARE * r_max / d ** TAU_POWER[self._task]
+        tau = PRIOR_SHARE * self._prior_bound() / d ** TAU_POWER[self._task]
         lr = float(self.learning_rate)
         first = self._count_round(counts, intercept)
         if first is not None:
@@ -386,7 +255,7 @@ class _BaseDPBoosting(BaseEstimator):
                 scores[j] += step
                 F += step[codes[:, j]]
         lam = (plan["residual_sd"] / tau) ** 2
-        for _ in range(int(self.max_iter)):
+        for _ in range(n_iter):
             for j in range(d):
                 R = self._residuals(F, target)
                 if known is not None:
@@ -404,9 +273,14 @@ class _BaseDPBoosting(BaseEstimator):
             mean = w @ scores[j]
             scores[j] -= mean
             intercept = intercept + mean
-        self._set_release(intercept, scores)
-        self.bin_counts_ = bin_counts
-        self.n_iter_ = int(self.max_iter)
+        all_scores = [np.zeros((nb, K)) for nb in n_bins_all]
+        all_counts = [np.full(nb, np.nan) for nb in n_bins_all]
+        for i, j in enumerate(selected):
+            all_scores[j], all_counts[j] = scores[i], bin_counts[i]
+        self._set_release(intercept, all_scores)
+        self.bin_counts_ = all_counts
+        self.selected_features_ = selected
+        self.n_iter_ = n_iter
         self.total_noise_scale_ = float(plan["total_scale"])
         self.count_noise_scale_ = float(plan["count_scale"])
         self.residual_noise_scale_ = float(plan["residual_scale"])
@@ -428,22 +302,39 @@ class _BaseDPBoosting(BaseEstimator):
         eps = epsilon_value(self.epsilon, float(self.delta))
         self.epsilon_ = eps
         self.delta_ = float(self.delta)
-        words = {"total": "the totals", "count": "the counts (all features)",
+        d, d_all = len(self.selected_features_), len(self.term_scores_)
+        words = {"total": "the totals", "count": "the counts (modelled features)",
                  "residual": "each of the max_iter x n_features residual histograms"}
+        if self.n_iter_ == 0:
+            del words["residual"]
+        select = ""
         if plan["noise"] == "laplace":
             parts = [f"{plan[k + '_scale']:.6g} on {words[k]} (L1 sensitivity "
-                     f"{sens[k][0] * (len(self.term_scores_) if k == 'count' else 1):.6g},"
+                     f"{sens[k][0] * (d if k == 'count' else 1):.6g},"
                      f" epsilon {plan[k + '_budget']:.6g})" for k in words]
             how = ("pure epsilon-DP by basic composition: Laplace noise of scale "
                    + "; ".join(parts))
+            if d < d_all:
+                select = (f"; the {d} of {d_all} features modelled chosen by the "
+                          "exponential mechanism (Gumbel top-k) on the L1 norms of the "
+                          "residual histograms at the intercept (sensitivity "
+                          f"{sens['select'][0]:.6g} each), Gumbel scale "
+                          f"{plan['select_scale']:.6g}, epsilon "
+                          f"{plan['select_budget']:.6g}")
         else:
-            d = len(self.term_scores_)
             parts = [f"{plan[k + '_scale']:.6g} on {words[k]} (L2 sensitivity "
                      f"{sens[k][1] * (math.sqrt(d) if k == 'count' else 1):.6g},"
                      f" mu {plan[k + '_budget']:.6g})" for k in words]
             how = (f"(epsilon, delta) = ({eps!r}, {float(self.delta)!r})-DP as "
                    f"{plan['gaussian_mu']:.6g}-Gaussian DP, composed exactly: Gaussian noise "
                    "of standard deviation " + "; ".join(parts))
+            if d < d_all:
+                select = (f"; {plan['select_scale']:.6g} on the L1 norms of the "
+                          f"{d_all} residual histograms at the intercept (L2 sensitivity "
+                          f"{math.sqrt(d_all) * sens['select'][0]:.6g}, mu "
+                          f"{plan['select_budget']:.6g}), whose top {d} are the "
+                          "features modelled")
+        how += select
         self.epsilon_reason_ = (
             f"{how}, for replacing the values of any one row (n, the schema, the bins, "
             "the label set and every parameter public); the updates and the centring are "
@@ -483,6 +374,7 @@ class _BaseDPBoosting(BaseEstimator):
                  "bin_edges_": "constant", "_categories": "constant",
                  "count_noise_scale_": "constant", "total_noise_scale_": "constant",
                  "residual_noise_scale_": "constant", "n_iter_": "constant",
+                 "max_bins_": "constant", "selected_features_": "dp",
                  "schema_": "child"}
         if "classes_" in self.__dict__:
             declared = self._declared_classes()
@@ -556,21 +448,24 @@ class DPBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
     (1.0, 0.0)
     >>> bool(clf.score(X, y) > 0.85)
     True
-    """.replace("{PARAMS}", _PARAMS).replace("{ATTRS}", _ATTRS).replace("{NOTES}", _NOTES)
+    """.replace("{PARAMS}", _PARAMS.replace("{LR}", "0.5")).replace(
+        "{ATTRS}", _ATTRS).replace("{NOTES}", _NOTES)
 
     _parameter_constraints = {
         **_BaseDPBoosting._parameter_constraints,
         "classes": ["array-like", None],
     }
 
-    def __init__(self, epsilon=1.0, *, delta=1e-5, bounds=None, schema=None, max_bins=16,
-                 max_iter=3, learning_rate=0.5, random_state=None, classes=None):
+    def __init__(self, epsilon=1.0, *, delta=1e-5, bounds=None, schema=None,
+                 max_bins="auto", max_iter="auto", max_features="auto", learning_rate=0.5,
+                 random_state=None, classes=None):
         self.epsilon = epsilon
         self.delta = delta
         self.bounds = bounds
         self.schema = schema
         self.max_bins = max_bins
         self.max_iter = max_iter
+        self.max_features = max_features
         self.learning_rate = learning_rate
         self.random_state = random_state
         self.classes = classes
@@ -615,6 +510,13 @@ class DPBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
 
     def _residual_bound(self):
         return 1.0
+
+    def _prior_bound(self):
+        return 1.0
+
+    def _n_auto_classes(self):
+        declared = self._declared_classes()
+        return 2 if declared is None else max(len(np.unique(np.asarray(declared))), 2)
 
     def _total(self, target):
         return np.bincount(target, minlength=len(self.classes_)).astype(np.float64)
@@ -734,8 +636,8 @@ class DPBoostingRegressor(RegressorMixin, _BaseDPBoosting):
     __doc__ = """Private additive regressor by cyclic boosting (pure or (eps, delta)-DP).
 
     An additive model ``f(x) = intercept + sum_j s_j(bin_j(x_j))`` boosted on noisy
-    per-bin sums of the residuals ``y - f(x)``, clipped to half the declared target
-    range; targets are clipped to ``target_bound``. See
+    per-bin sums of the residuals ``y - f(x)``, clipped to a quarter of the declared
+    target range; targets are clipped to ``target_bound``. See
     :class:`DPBoostingClassifier` for the mechanism.
 
     Parameters
@@ -743,7 +645,7 @@ class DPBoostingRegressor(RegressorMixin, _BaseDPBoosting):
 {PARAMS}    target_bound : float > 0 or (low, high)
         Declared range of ``y``: ``B`` for ``[-B, B]`` or a pair ``(low, high)``
         (required; targets outside are clipped silently). The residual sensitivity is
-        ``high - low``, so a tight public range pays off directly.
+        ``(high - low) / 2``, so a tight public range pays off directly.
 
     Attributes
     ----------
@@ -764,21 +666,24 @@ class DPBoostingRegressor(RegressorMixin, _BaseDPBoosting):
     ...                           target_bound=(-2, 3)).fit(X, y)
     >>> bool(reg.score(X, y) > 0.7), reg.epsilon_
     (True, 1.0)
-    """.replace("{PARAMS}", _PARAMS).replace("{ATTRS}", _ATTRS).replace("{NOTES}", _NOTES)
+    """.replace("{PARAMS}", _PARAMS.replace("{LR}", "1.0")).replace(
+        "{ATTRS}", _ATTRS).replace("{NOTES}", _NOTES)
 
     _parameter_constraints = {
         **_BaseDPBoosting._parameter_constraints,
         "target_bound": [Interval(Real, 0, None, closed="neither"), "array-like", None],
     }
 
-    def __init__(self, epsilon=1.0, *, delta=1e-5, bounds=None, schema=None, max_bins=16,
-                 max_iter=3, learning_rate=0.5, random_state=None, target_bound=None):
+    def __init__(self, epsilon=1.0, *, delta=1e-5, bounds=None, schema=None,
+                 max_bins="auto", max_iter="auto", max_features="auto", learning_rate=1.0,
+                 random_state=None, target_bound=None):
         self.epsilon = epsilon
         self.delta = delta
         self.bounds = bounds
         self.schema = schema
         self.max_bins = max_bins
         self.max_iter = max_iter
+        self.max_features = max_features
         self.learning_rate = learning_rate
         self.random_state = random_state
         self.target_bound = target_bound
@@ -817,11 +722,19 @@ class DPBoostingRegressor(RegressorMixin, _BaseDPBoosting):
 
     def _sensitivities(self):
         low, high = self._target_range()
-        return hist.sensitivities("regression", target_width=high - low)
+        return hist.sensitivities("regression", target_width=high - low,
+                                  residual_clip=RESIDUAL_CLIP)
 
     def _residual_bound(self):
         low, high = self._target_range()
+        return RESIDUAL_CLIP * 0.5 * (high - low)
+
+    def _prior_bound(self):
+        low, high = self._target_range()
         return 0.5 * (high - low)
+
+    def _n_auto_classes(self):
+        return 1
 
     def _total(self, target):
         low, high = self._target_range()

@@ -16,8 +16,9 @@ row falls in exactly one bin of every feature.
   ``||r - r'||_1 <= A``, ``||r - r'||_2 <= B``: in one bin the change is ``r - r'``,
   in two bins ``(r, -r')``. Hence L1 ``max(A, 2 a)`` and L2 ``max(B, sqrt(2) b)``:
 
-  - regression (``r`` clipped to ``[-w/2, w/2]``, ``w = high - low`` of the target):
-    ``a = b = w/2``, ``A = B = w``: L1 = L2 = ``w``;
+  - regression (``r`` clipped to ``[-h, h]``; ``h = c w / 2`` with ``w = high - low`` of
+    the target and ``c`` the public clip share, ``RESIDUAL_CLIP`` = 0.5 by default):
+    ``a = b = h``, ``A = B = 2 h``: L1 = L2 = ``2 h = c w`` (``w`` for ``c = 1``);
   - two classes (one logit, ``r = y - p`` in ``(-1, 1)``): L1 = L2 = 2;
   - ``K >= 3`` classes (``r = e_y - p``): ``||r||_1 = 2 (1 - p_y) < 2``,
     ``||r||_2^2 = (1 - p_y)^2 + sum_{k != y} p_k^2 < 2``, and ``r - r' = (e_y - e_y') -
@@ -39,7 +40,8 @@ import math
 
 import numpy as np
 
-__all__ = ["bin_codes", "count_histograms", "residual_histogram", "sensitivities"]
+__all__ = ["bin_codes", "count_histograms", "residual_histogram", "selection_scores",
+           "sensitivities"]
 
 
 def numeric_edges(low: float, high: float, n_bins: int) -> np.ndarray:
@@ -89,7 +91,20 @@ def residual_histogram(codes_j: np.ndarray, residuals: np.ndarray, n_bins: int):
         n_bins, K)
 
 
-def sensitivities(task: str, n_classes: int = 2, target_width: float | None = None):
+def selection_scores(codes: np.ndarray, residuals: np.ndarray, n_bins) -> np.ndarray:
+    """The L1 norm of every feature's residual-sum histogram, shape ``(d,)``.
+
+    With the residuals of one public model (the released intercept), replacing one row
+    moves every feature's histogram by at most its residual L1 sensitivity, so (triangle
+    inequality) every score moves by at most that much: the selection's sensitivity is
+    ``sensitivities(...)["residual"][0]`` per score.
+    """
+    return np.array([np.abs(residual_histogram(codes[:, j], residuals, n_bins[j])).sum()
+                     for j in range(codes.shape[1])])
+
+
+def sensitivities(task: str, n_classes: int = 2, target_width: float | None = None,
+                  residual_clip: float = 1.0):
     """``{"total": ..., "count": ..., "residual": ...}``: ``(l1, l2)`` of the totals
     query and of one feature's count and residual histograms.
 
@@ -100,11 +115,16 @@ def sensitivities(task: str, n_classes: int = 2, target_width: float | None = No
         Number of classes (classification).
     target_width : float
         ``high - low`` of the declared target range (regression).
+    residual_clip : float in (0, 1]
+        Regression: residuals are clipped to ``residual_clip * target_width / 2`` in
+        absolute value, so their histogram's sensitivity is ``residual_clip *
+        target_width``.
     """
     count = (2.0, math.sqrt(2.0))
     if task == "regression":
         w = float(target_width)
-        return {"total": (w, w), "count": count, "residual": (w, w)}
+        r = float(residual_clip) * w
+        return {"total": (w, w), "count": count, "residual": (r, r)}
     if n_classes == 2:
         return {"total": count, "count": count, "residual": (2.0, 2.0)}
     return {"total": count, "count": count, "residual": (4.0, 2.0 * math.sqrt(2.0))}

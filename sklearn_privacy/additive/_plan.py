@@ -1,0 +1,227 @@
+"""The budget of a private boosting fit: its split over the kinds of queries, the settings
+chosen from public quantities only (bins, features, cycles) and the noise of each query."""
+
+from __future__ import annotations
+
+import math
+
+from ..mechanisms._gaussian import analytic_gaussian_sigma
+
+#: shares of the budget (epsilon for delta = 0, mu^2 for delta > 0) of the three kinds of
+#: queries; a classifier's per-class counts also give its first, Jacobi, round of updates
+SHARES = {"classification": {"total": 0.1, "count": 0.45, "residual": 0.45},
+          "regression": {"total": 0.1, "count": 0.2, "residual": 0.7}}
+#: prior standard deviation of a bin's mean residual, as a share of the largest residual
+PRIOR_SHARE = 0.25
+#: floor of the curvature p (1 - p) in the Newton factor of the logistic updates
+MIN_CURVATURE = 0.1
+#: the prior scale of a bin's mean residual is PRIOR_SHARE * (largest residual) / d^power:
+#: a regressor's shape functions add up over d features, so each is shrunk more (chosen
+#: on the benchmark tables: 0 is better for the classifiers, 0.5 for the regressors); a
+#: regressor's "largest residual" here is half the declared target range
+TAU_POWER = {"classification": 0.0, "regression": 0.5}
+#: a regressor's residuals are clipped to RESIDUAL_CLIP * (high - low) / 2: the residual
+#: histograms' sensitivity is RESIDUAL_CLIP * (high - low) (half of the unclipped one)
+RESIDUAL_CLIP = 0.5
+#: ``max_bins="auto"``: ``round(AUTO_BINS_SCALE * sqrt(n / (K sigma)))`` numeric bins,
+#: clipped to [AUTO_BINS_MIN, AUTO_BINS_MAX]; ``sigma`` is the standard deviation of one
+#: bin's noisy count when the counts get AUTO_BINS_REFERENCE_SHARE of the budget; at
+#: ``delta > 0`` the scale is AUTO_BINS_SCALE_GAUSSIAN (the count noise is then small
+#: next to the residual noise, which more bins spread thinner)
+AUTO_BINS_SCALE = 0.8
+AUTO_BINS_SCALE_GAUSSIAN = 0.6
+AUTO_BINS_MIN = 3
+AUTO_BINS_MAX = 32
+AUTO_BINS_REFERENCE_SHARE = 0.45
+#: share of the budget (epsilon, or mu^2) of the private feature selection, when
+#: ``max_features`` keeps fewer features than there are columns (the other shares are
+#: scaled by ``1 - SELECT_SHARE``)
+SELECT_SHARE = 0.1
+#: ``max_features="auto"`` at ``delta=0``: ``k = max(AUTO_FEATURES_MIN, round(
+#: AUTO_FEATURES_SCALE * epsilon ** (1 / 3)))`` features where the columns are at least
+#: ``2 k`` and the rows per class and column per unit of epsilon, ``n epsilon / (K d)``,
+#: are at most AUTO_FEATURES_MAX_RATIO (all of them otherwise, and at ``delta > 0``)
+AUTO_FEATURES_SCALE = 5.0
+AUTO_FEATURES_MIN = 3
+AUTO_FEATURES_MAX_RATIO = 100.0
+#: ``max_iter="auto"``: a regressor runs two cycles where ``n epsilon / d`` is at least
+#: AUTO_ITER_RATIO (one otherwise)
+AUTO_ITER_RATIO = 1000.0
+
+
+def auto_features(*, n_samples, n_features, epsilon, delta, n_classes):
+    """Features kept by ``max_features="auto"``, a function of public quantities only.
+
+    Under basic composition (``delta=0``) the noise on every count and residual
+    histogram grows in proportion to the number of features modelled, while the signal
+    of correlated features does not add up: a few well-chosen features beat all of them
+    on few rows. The rule keeps ``k = max(3, round(5 epsilon^(1/3)))`` (4 at epsilon
+    0.5, 5 at 1, 8 at 4) where there are at least ``2 k`` columns and ``n epsilon / (K
+    d) <= 100`` (few rows per class and column for the budget), and every column
+    otherwise (dropping a few columns saves too little noise to pay for the selection,
+    and on many rows every column's histogram is accurate enough to help); chosen on
+    the benchmark tables and the adult census data (``benchmarks/bench_dp_tabular.py``,
+    ``benchmarks/results.d/accuracy.md``). Under Gaussian composition (``delta > 0``)
+    the noise grows with the square root only, and every feature is kept.
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of rows (public).
+    n_features : int
+    epsilon : float > 0
+    delta : float in [0, 1)
+    n_classes : int
+        Count columns ``K``, as for ``auto_bins``.
+
+    Returns
+    -------
+    n_selected : int
+    """
+    d = max(int(n_features), 1)
+    ratio = int(n_samples) * float(epsilon) / (max(int(n_classes), 1) * d)
+    if delta > 0 or ratio > AUTO_FEATURES_MAX_RATIO:
+        return d
+    k = max(AUTO_FEATURES_MIN, round(AUTO_FEATURES_SCALE * float(epsilon) ** (1.0 / 3.0)))
+    return int(k) if 2 * k <= d else d
+
+
+def auto_bins(*, n_samples, n_features, epsilon, delta, n_classes):
+    """Numeric bins of ``max_bins="auto"``, a function of public quantities only.
+
+    The noise on one bin's count does not depend on the number of bins ``B``; the rows
+    of a class in a bin, about ``n / (K B)``, fall as ``B`` grows, while the binning bias
+    falls. With ``sigma`` the count noise's standard deviation (Laplace at epsilon share
+    ``s = AUTO_BINS_REFERENCE_SHARE`` over the ``d`` count histograms: ``sqrt(2) 2 d /
+    (s epsilon)``; Gaussian at ``mu^2`` share ``s``: ``sqrt(2 d) / (sqrt(s) mu)``, ``mu``
+    the GDP parameter of (epsilon, delta)), the rule is ``B = c * sqrt(n / (K sigma))``
+    with ``c`` = 0.8 at ``delta = 0`` and 0.6 at ``delta > 0``: the per-bin
+    signal-to-noise ratio ``n / (K B sigma)`` then grows in proportion to ``B``. The
+    constants and the bounds were chosen on the benchmark tables
+    (``benchmarks/bench_dp_tabular.py``, ``benchmarks/results.d/accuracy.md``).
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of rows (public).
+    n_features : int
+    epsilon : float > 0
+    delta : float in [0, 1)
+    n_classes : int
+        Count columns ``K``: the declared classes (2 without declared classes) of a
+        classifier, 1 for a regressor.
+
+    Returns
+    -------
+    n_bins : int
+    """
+    d, share = max(int(n_features), 1), AUTO_BINS_REFERENCE_SHARE
+    if delta > 0:
+        mu = 1.0 / analytic_gaussian_sigma(epsilon, delta, 1.0)
+        sigma = math.sqrt(2.0 * d) / (math.sqrt(share) * mu)
+    else:
+        sigma = math.sqrt(2.0) * 2.0 * d / (share * epsilon)
+    ratio = int(n_samples) / (max(int(n_classes), 1) * sigma)
+    scale = AUTO_BINS_SCALE_GAUSSIAN if delta > 0 else AUTO_BINS_SCALE
+    bins = round(scale * math.sqrt(ratio))
+    return int(min(max(bins, AUTO_BINS_MIN), AUTO_BINS_MAX))
+
+
+def noise_plan(*, epsilon, delta, n_features, n_rounds, sensitivities, shares,
+               n_candidates=None):
+    """The data-independent noise of one fit: three kinds of queries.
+
+    ``"total"`` (one query: the class totals, or the sum of the centred targets),
+    ``"count"`` (one query: the ``d`` per-bin count histograms together) and
+    ``"residual"`` (``n_rounds * d`` queries: one residual-sum histogram each), with the
+    per-feature ``sensitivities[kind] = (l1, l2)`` and the budget ``shares[kind]``
+    (summing to 1).
+
+    With ``n_rounds = 0`` there is no residual query and its share goes to the counts.
+
+    With ``n_candidates`` (the number of columns, more than ``n_features``) a fourth
+    kind, ``"select"``, picks the ``n_features`` modelled features among them by their
+    scores (``sensitivities["select"] = (l1, l2)``: the largest change of one score).
+    ``delta = 0``: the exponential mechanism, peeled ``n_features`` times at
+    ``share epsilon / n_features`` each (one-shot Gumbel top-k, Durfee & Rogers 2019):
+    Gumbel noise of scale ``2 l1 n_features / (share epsilon)``. ``delta > 0``: the
+    vector of the ``n_candidates`` scores is one Gaussian query of L2 sensitivity
+    ``sqrt(n_candidates) l1`` (every score moves by at most ``l1``); the top
+    ``n_features`` noisy scores are post-processing.
+
+    ``delta = 0`` (pure epsilon-DP, basic composition): the total query is Laplace with
+    scale ``l1 / (share epsilon)``, the count query ``d l1 / (share epsilon)``, each
+    residual query ``l1 n_rounds d / (share epsilon)``; the epsilons add up to
+    ``epsilon``.
+
+    ``delta > 0`` (Gaussian, exact composition in Gaussian DP): ``mu`` is the GDP
+    parameter that is exactly (epsilon, delta)-DP (Balle & Wang's analytic Gaussian with
+    unit sensitivity: ``mu = 1 / sigma(epsilon, delta, 1)``); a kind with ``m`` queries
+    gets ``mu_k^2 = share mu^2 / m`` per query (noise ``l2 / mu_k``, ``sqrt(d) l2 /
+    mu_k`` for the counts); the adaptive composition is ``sqrt(sum mu_k^2) = mu``-GDP
+    (Dong, Roth & Su 2022, Corollary 3.3), i.e. (epsilon, delta)-DP.
+
+    Parameters
+    ----------
+    epsilon : float > 0
+    delta : float in [0, 1)
+    n_features : int
+    n_rounds : int
+        Boosting cycles.
+    sensitivities : dict
+        ``{"total": (l1, l2), "count": (l1, l2), "residual": (l1, l2)}`` (one feature's
+        histogram for the count and residual kinds).
+    shares : dict
+        Share of the budget of each kind (epsilon for ``delta=0``, ``mu^2`` otherwise).
+
+    Returns
+    -------
+    plan : dict
+        ``noise`` ("laplace" or "gaussian"); per kind ``<kind>_scale`` (Laplace scale
+        or Gaussian standard deviation of each coordinate), ``<kind>_sd`` (standard
+        deviation) and ``<kind>_budget`` (epsilon, or mu, of one query);
+        ``gaussian_mu``.
+    """
+    d, T = int(n_features), int(n_rounds)
+    if T == 0:
+        shares = dict(shares, count=shares["count"] + shares["residual"], residual=0.0)
+    mult = {"total": 1.0, "count": float(d), "residual": 1.0}
+    n_queries = {"total": 1, "count": 1, "residual": T * d}
+    gaussian = delta > 0
+    plan = {"noise": "gaussian" if gaussian else "laplace", "gaussian_mu": None}
+    mu = 1.0 / analytic_gaussian_sigma(epsilon, delta, 1.0) if gaussian else None
+    if n_candidates is not None and int(n_candidates) > d:
+        l1 = sensitivities["select"][0]
+        if gaussian:
+            budget = math.sqrt(shares["select"]) * mu
+            scale = math.sqrt(int(n_candidates)) * l1 / budget
+            sd = scale
+        else:
+            budget = shares["select"] * epsilon
+            scale = 2.0 * l1 * d / budget
+            sd = math.pi * scale / math.sqrt(6.0)
+        plan["select_scale"], plan["select_sd"], plan["select_budget"] = scale, sd, budget
+    for kind in ("total", "count", "residual"):
+        l1, l2 = sensitivities[kind]
+        if n_queries[kind] == 0:
+            plan[f"{kind}_scale"] = plan[f"{kind}_sd"] = math.inf
+            plan[f"{kind}_budget"] = 0.0
+            continue
+        if gaussian:
+            budget = math.sqrt(shares[kind] / n_queries[kind]) * mu
+            scale = math.sqrt(mult[kind]) * l2 / budget
+            sd = scale
+        else:
+            budget = shares[kind] * epsilon / n_queries[kind]
+            scale = mult[kind] * l1 / budget
+            sd = math.sqrt(2.0) * scale
+        plan[f"{kind}_scale"], plan[f"{kind}_sd"], plan[f"{kind}_budget"] = scale, sd, budget
+    plan["gaussian_mu"] = mu
+    return plan
+
+
+def _draw(rng, plan, shape, which):
+    scale = plan[f"{which}_scale"]
+    if plan["noise"] == "laplace":
+        return rng.laplace(0.0, scale, size=shape)
+    return rng.normal(0.0, scale, size=shape)
