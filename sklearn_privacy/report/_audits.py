@@ -10,6 +10,7 @@ from sklearn.base import clone
 from ..attacks._validation import is_frame, n_rows
 from . import _verdicts as V
 from ._common import _figure_png
+from ._disclosure import register_tests
 from ._fil import _final_fil
 from ._section import ReportSection
 from ._shared import count, progress
@@ -94,7 +95,7 @@ def _audit_section(ctx):
     # the stored-rows test from the page's noisy count is public; the other structural
     # membership tests score training rows: their bounds are private, and the private
     # page's headline counts them
-    bounds += ctx.get("structural_public_bounds", [])
+    stored = ctx.get("structural_public_bounds", [])
     # the stored-rows bound is read from the page's noisy count: what depends on the bounds
     # (the verdict, the headline, the figure) is derived from that count
     noisy = list(ctx.get("structural_public_inputs") or [])
@@ -102,27 +103,42 @@ def _audit_section(ctx):
         ctx["ledger"].headline("empirical_epsilon", *noisy)
     structural = ctx.get("structural_bounds", [])
     if structural:
-        every = bounds + structural
+        every = bounds + stored + structural
         top = max(every, key=lambda b: b[1])
         ctx.setdefault("private_summary", {}).update(
             empirical_epsilon=float(top[1]), empirical_epsilon_source=top[0])
         sec.add_private(V.audit_verdict(claimed, every, conf))
         sec.private_table += [(f"{name} (from the training rows)", f"{eps:.3g}")
                               for name, eps in structural]
-    if not bounds:
-        _add_derived(ctx, sec, V.audit_verdict(claimed, bounds, conf), noisy)
-        return sec
-    best = max(b[1] for b in bounds)
-    ctx["summary"]["empirical_epsilon"] = float(best)
-    ctx["summary"]["empirical_epsilon_source"] = max(bounds, key=lambda b: b[1])[0]
-    ctx["summary"]["confidence"] = conf
-    _add_derived(ctx, sec, V.audit_verdict(claimed, bounds, conf), noisy)
-    if ctx["figures"]:
-        sec.figure_png = _audit_figure(ctx, bounds, claimed, canary_res,
-                                       audit_results, conf)
-        if noisy:
+
+    def write(bounds):
+        if bounds:
+            best = max(bounds, key=lambda b: b[1])
+            ctx["summary"].update(empirical_epsilon=float(best[1]),
+                                  empirical_epsilon_source=best[0], confidence=conf)
+            if ctx["figures"]:
+                sec.figure_png = _audit_figure(ctx, bounds, claimed, canary_res,
+                                               audit_results, conf)
+        return V.audit_verdict(claimed, bounds, conf)
+
+    if not stored:
+        _add_derived(ctx, sec, write(bounds), noisy)
+    else:
+        # the stored-rows bound is the evidence of the stored-rows finding: it counts only
+        # when that finding survives Holm's procedure with the page's other findings (at
+        # the page's false-alarm level); otherwise it enters as 0
+        register_tests(ctx, sec, noisy, [], lambda *_: [write(bounds + [
+            (name, eps if _stored_found(ctx) else 0.0) for name, eps in stored])])
+        if ctx["figures"]:
             ctx["ledger"].mark(sec, "figure", 0, *noisy)
     return sec
+
+
+def _stored_found(ctx):
+    """Whether the page's stored-rows finding survived Holm's procedure (decided before
+    the audits' sentence: the structural section registers its test first)."""
+    return any(c.channel == "accounted" and c.membership is not None and c.found
+               for c in ctx.get("structural_checks", []))
 
 
 def _worst_case_audit(ctx, target, Xf, y, conf, rng):
