@@ -148,7 +148,7 @@ class PrivacyReport(_HTMLPage):
     view (the FIL and inversion sections). The page states the cost as counts
     (``summary["cost"]``: reference models trained, fits of the recipe by the audits,
     canary releases drawn), functions of the parameters and of what ran only; the
-    seconds of each section are private (:attr:`timings`). The model is queried in
+    seconds of each section are private (``timings``). The model is queried in
     chunks of 100,000 rows, the figures draw at most 20,000
     rows a side, the two-sample test and the attribute attacks use at most 5,000 and
     1,000 rows; 1,000,000 training rows of 20 features take well under a minute
