@@ -189,3 +189,17 @@ def test_canary_audit_reuses_the_worst_case_fits_with_the_same_releases():
     np.testing.assert_array_equal(mine.statistics_replaced, ref.statistics_replaced)
     assert mine.epsilon_lower_bound == ref.epsilon_lower_bound
     assert mine.claimed_epsilon == ref.claimed_epsilon == 1.0
+
+
+def test_fil_audit_runs_once_for_the_fil_and_inversion_sections(capsys):
+    """With sigma, fil.audit of a scikit-learn GLM is computed once and read by both the
+    FIL section and the white-box inversion on simulated releases; verbose says so."""
+    X, y, Xp, yp = _rows(200)
+    model = LogisticRegression().fit(X, y)
+    rep = _report(model, X, y, Xp, yp, sigma=1.0, sensitive_features=[3], n_canaries=0,
+                  include_private_details=True, verbose=1)
+    out = capsys.readouterr().out
+    assert out.count("fil: sklearn_privacy.fil.audit of the model at sigma") == 1
+    assert "inversion: white-box attack on '3'" in out
+    keys = [s.key for s in rep.sections]
+    assert "fil" in keys and "inversion" in keys
