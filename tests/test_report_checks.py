@@ -241,7 +241,7 @@ def test_json_record_validates_round_trips_and_matches_the_page(svc_report):
     text = rep.to_json()
     record = json.loads(text)
     _validate(record, PrivacyReport.json_schema())
-    assert record["schema_version"] == "2.0"
+    assert record["schema_version"] == "2.1"
     assert record["recommendation"]["decision"] == "reject"
     assert {c["name"] for c in record["structural"]} == {"stored_rows"}
     page = [s for s in rep.sections if s.key != "private"]

@@ -320,7 +320,7 @@ def _refit_best(estimator, fitted, theta, X, y, cands, n_refits):
         Xp[i] = xr
         yp[i] = yr
         try:
-            _, theta_p = _exact_theta(estimator, Xp, yp)
+            fitted_p, theta_p = _exact_theta(estimator, Xp, yp)
         except ValueError:      # e.g. the replacement removed the last row of a class
             continue
         refits += 1
@@ -329,8 +329,13 @@ def _refit_best(estimator, fitted, theta, X, y, cands, n_refits):
             best = WorstCasePair(index=i, x_replacement=xr, y_replacement=yr, movement=move,
                                  sensitivity=float(fitted.sensitivity_),
                                  theta_original=theta, theta_replaced=theta_p)
+            best_fit = fitted_p
         if refits >= n_refits:
             break
     best.n_refits = refits
+    if getattr(estimator, "epsilon", None) is not None:
+        # the exact fits of D and D' with the estimator's own noise parameters: a caller
+        # that redraws their noise (canary_audit's refit=False) need not fit them again
+        best._fits = (fitted, best_fit)
     return best
 

@@ -12,6 +12,7 @@ from . import _verdicts as V
 from ._common import _coarse, _figure_png
 from ._disclosure import public_audit_reason, published_rows
 from ._section import ReportSection
+from ._shared import progress
 
 
 def _final_fil(est):
@@ -40,6 +41,8 @@ def _audit_view(ctx):
     except ImportError:  # pragma: no cover
         return None, "fil.audit is not available"
     try:
+        progress(ctx, "fil: sklearn_privacy.fil.audit of the model at sigma (once, for the "
+                      "FIL and inversion sections)")
         return audit(est, ctx["X"], ctx["y"], sigma=ctx["sigma"]), None
     except (TypeError, ValueError) as exc:
         msg = str(exc)

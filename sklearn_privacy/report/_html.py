@@ -9,6 +9,7 @@ import numpy as np
 
 from . import _verdicts as V
 from ._common import _fmt
+from ._shared import COST_KEYS, COST_LABELS
 
 #: what the default page shows, stated in its footer (kept true by ``PageLedger``)
 PAGE_RULE = (
@@ -173,6 +174,8 @@ class _HTMLPage:
         rows.append(("random_state (pass it back to reproduce this page's public figures)",
                      m.get("random_state")))
         rows += [(k, v) for k, v in (m.get("parameters") or {}).items()]
+        cost = self.summary.get("cost") or {}
+        rows += [(f"cost: {COST_LABELS[k]}", f"{cost[k]:,}") for k in COST_KEYS if k in cost]
         params = m.get("parameters") or {}
         rows.append(("what this page shows", PAGE_RULE.format(
             min_group_size=params.get("min_group_size", "?"))))

@@ -12,6 +12,7 @@ from . import _verdicts as V
 from ._common import _TEST_ROWS, _column_of, _figure_png, _is_numeric_attribute
 from ._fil import _fil_model, _final_fil
 from ._section import ReportSection
+from ._shared import progress
 
 
 def _inversion_section(ctx):
@@ -194,6 +195,9 @@ def _release_inversion(ctx, model, c, rows, sec, bars):
                                       n_draws=_RELEASE_DRAWS, X=X, random_state=rng)
 
     sampled = rows.size
+    progress(ctx, f"inversion: white-box attack on '{c}', {rows.size:,} rows x "
+                  f"{_RELEASE_DRAWS} simulated releases" + (" (each row and candidate a "
+                                                           "refit)" if refits else ""))
     try:
         try:
             res = attack(rows)

@@ -12,6 +12,7 @@ from . import _verdicts as V
 from ._common import _CHUNK, _TEST_ROWS, _column_of, _concat
 from ._disclosure import noisy_sum_upper_p, register_tests
 from ._section import ReportSection
+from ._shared import lira_scores, reference_set, rmia_scores
 from ._tail import noisy_tail_rows, tail_rows
 
 #: a categorical column with more levels is not split into membership groups
@@ -269,23 +270,26 @@ def _private_membership(ctx, sec, label, attack, k, s_in, s_out, i_in, i_out):
                                   "channel; build the report with include_private_details="
                                   "True to run it."))
     if ctx["n_ref"] and ctx["private"]:
-        from ..attacks import lira
-
         m = min(k, _TEST_ROWS)
         Xall = _concat(take_rows(X, i_in[:m]), take_rows(Xp, i_out[:m]))
         yall = np.r_[y[i_in[:m]], yp[i_out[:m]]]
-        members = np.r_[np.ones(m, bool), np.zeros(m, bool)]
-        res = lira(est, Xall, yall, members, n_reference_models=int(ctx["n_ref"]),
-                   n_jobs=ctx["n_jobs"], verbose=ctx["verbose"], random_state=rng)
-        a_in, a_out = res.scores_members, res.scores_nonmembers
-        auc2, lo2, hi2, _ = auc_delong(a_in, a_out, conf)
-        ledger.figure("LiRA AUC", auc2, source="training")   # reference models saw the rows
-        sec.private_table.append((f"LiRA ({ctx['n_ref']} reference models) AUC, "
-                                  f"{conf:.0%} interval (DeLong)",
-                                  f"{auc2:.3f} [{lo2:.3f}, {hi2:.3f}] ({m:,} members, "
-                                  f"{m:,} non-members)"))
-        curves.append((f"LiRA ({ctx['n_ref']} refs)", a_in, a_out, auc2, lo2, hi2))
-        private_tests.append((f"LiRA ({ctx['n_ref']} reference models)", auc2, lo2, hi2))
+        # one set of reference models for every attack that needs them (trained once)
+        ref = reference_set(ctx, Xall, yall, rng)
+        n_ref = ref["n_models"]
+        for name, scores in ((f"LiRA ({n_ref} reference models)", lira_scores(ref)),
+                             (f"RMIA (the same {n_ref} reference models)",
+                              rmia_scores(ref))):
+            if scores is None:
+                continue
+            a_in, a_out = scores[:m], scores[m:]
+            auc2, lo2, hi2, _ = auc_delong(a_in, a_out, conf)
+            # the reference models saw the member rows: private
+            ledger.figure(f"{name.split()[0]} AUC", auc2, source="training")
+            sec.private_table.append((f"{name} AUC, {conf:.0%} interval (DeLong)",
+                                      f"{auc2:.3f} [{lo2:.3f}, {hi2:.3f}] ({m:,} members, "
+                                      f"{m:,} non-members)"))
+            curves.append((name, a_in, a_out, auc2, lo2, hi2))
+            private_tests.append((name, auc2, lo2, hi2))
     test = _two_sample_test(X, Xp, rng, conf) if ctx["private"] else None
     differs = None
     if not ctx["private"]:

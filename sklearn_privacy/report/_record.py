@@ -19,8 +19,9 @@ import numpy as np
 
 #: version of the JSON record; a change that removes or renames a field bumps the major part
 #: (2.0: the record holds only what the default page shows, private details under
-#: ``"private"``; no timings)
-SCHEMA_VERSION = "2.0"
+#: ``"private"``; no timings); an added field bumps the minor part (2.1: ``summary.cost``,
+#: the counts of what the report computed)
+SCHEMA_VERSION = "2.1"
 SCHEMA_NAME = "sklearn_privacy.privacy_report"
 
 #: the decisions, strongest first (the vocabulary of output checking in trusted research
@@ -212,7 +213,7 @@ def _number(x):
 #: summary keys of the default page's record (the rest of ``summary`` is not shown)
 _PAGE_SUMMARY = ("claimed_epsilon", "claimed_delta", "tpr_bound", "page_epsilon", "total_epsilon",
                  "page_queries", "empirical_epsilon", "empirical_epsilon_source",
-                 "confidence", "utility", "tpr_at_low_fpr", "flags")
+                 "confidence", "utility", "tpr_at_low_fpr", "flags", "cost")
 
 
 def _section_record(s, private):

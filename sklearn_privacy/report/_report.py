@@ -34,6 +34,7 @@ from ._private import _private_section
 from ._record import ReleasePolicy, from_record, recommend, schema, to_record
 from ._release import _release_section
 from ._section import ReportSection
+from ._shared import COST_KEYS
 from ._structural import planned_queries as _structural_queries
 from ._structural import structural_section
 from ._tail import FPR_LEVELS
@@ -105,7 +106,8 @@ class PrivacyReport(_HTMLPage):
       when its noisy count and its population count reach ``min_group_size``. Every
       membership test of the page (the attack and every shown group) is one family under
       Holm's step-down procedure at level ``1 - confidence``; the p-values include the
-      noise. Private: the exact AUC with DeLong's interval, LiRA with reference models, a
+      noise. Private: the exact AUC with DeLong's interval, LiRA and RMIA (both from one
+      set of reference models, trained once), a
       classifier two-sample test of whether the population rows resemble the training rows
       (an AUC below chance is attributed to a population shift only on a page where that
       test finds one), and the ROC figure;
@@ -139,7 +141,15 @@ class PrivacyReport(_HTMLPage):
     Attacks and audits are lower bounds on what leaks: a model they cannot break may
     still leak to a stronger adversary. Only the claim (when finite) is a guarantee.
 
-    Cost: the model is queried in chunks of 100,000 rows, the figures draw at most 20,000
+    Cost: every section runs once, and what several attacks need is computed once and
+    shared: the reference models (trained once; LiRA and RMIA read the same models' scores,
+    so the private page's two attacks cost ``n_reference_models`` fits, not twice that, and
+    the target model is queried once for both) and :func:`sklearn_privacy.fil.audit`'s
+    view (the FIL and inversion sections). The page states the cost as counts
+    (``summary["cost"]``: reference models trained, fits of the recipe by the audits,
+    canary releases drawn), functions of the parameters and of what ran only; the
+    seconds of each section are private (``timings``). The model is queried in
+    chunks of 100,000 rows, the figures draw at most 20,000
     rows a side, the two-sample test and the attribute attacks use at most 5,000 and
     1,000 rows; 1,000,000 training rows of 20 features take well under a minute
     (``benchmarks/bench_report.py``). The white-box attack under ``sigma`` refits an MLP
@@ -165,7 +175,8 @@ class PrivacyReport(_HTMLPage):
         intervals that include the noise) and ``flags`` (the verdicts a reader must act
         on before publishing). A report from :meth:`from_estimator` also has
         ``structural`` (the structural checks as dictionaries, private ones without
-        their figures) and ``recommendation`` (the decision under its policy, made from
+        their figures), ``cost`` (counts: ``reference_models``, ``audit_refits``,
+        ``canary_releases``) and ``recommendation`` (the decision under its policy, made from
         the record :meth:`to_json` holds).
     metadata : dict
         ``version``, ``date``, ``parameters`` and ``random_state`` (the seed the report's
@@ -261,9 +272,9 @@ class PrivacyReport(_HTMLPage):
             :func:`sklearn_privacy.fil.audit` (the FIL section) and attacked white-box on
             simulated releases (the inversion section).
         n_reference_models : int, default=0
-            Reference models for LiRA (0: the threshold attack only). LiRA's reference
-            models train on member rows, so it runs only with
-            ``include_private_details=True`` (private channel).
+            Reference models for LiRA and RMIA (0: the threshold attack only), trained
+            once and shared by both attacks. They train on member rows, so the attacks
+            run only with ``include_private_details=True`` (private channel).
         n_canaries : int, default=1000
             Canaries of the one-run audit (0 skips it).
         canary_releases : int, default=20000
@@ -276,7 +287,8 @@ class PrivacyReport(_HTMLPage):
         n_jobs : int or None
             Joblib parallelism of the reference models.
         verbose : int, default=0
-            Print progress of the long parts.
+            Print progress: each section as it starts and ends, each reference model
+            (``reference models 3/8``), the audits' fits and canary releases.
         random_state : int, RandomState, Generator or None
             The report's own randomness (attacks, canaries); ``None``: fresh OS entropy.
         name : str, optional
@@ -350,7 +362,7 @@ class PrivacyReport(_HTMLPage):
         """The report as a JSON record an output-checking process can file.
 
         The record follows the schema ``sklearn_privacy.privacy_report`` (version
-        ``"2.0"``, :meth:`json_schema`) and holds exactly what the default page shows:
+        ``"2.1"``, :meth:`json_schema`) and holds exactly what the default page shows:
         the claim (of the model, and of the model and the page together), every
         conclusion of the page with its section and outcome, the structural checks (ran
         or why not, what they found and what a finding proves; a check of the private
@@ -622,7 +634,7 @@ def _context(estimator, X_train, y_train, X_population, y_population, opts):
                verbose=opts["verbose"], rng=rng, summary={},
                private=opts["include_private_details"], ledger=ledger,
                min_rows=opts["policy"].min_rows, seeded_noise=seeded_noise,
-               figures=_have_matplotlib())
+               figures=_have_matplotlib(), cost=dict.fromkeys(COST_KEYS, 0))
     metadata = {
         "version": __version__,
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
@@ -684,6 +696,7 @@ def _finish(cls, sections, ctx, metadata, name, policy):
     _page_claim(ctx, ledger, ctx["seeded_noise"])
     _reconcile(sections)
     mark_reconciled(sections, ledger)
+    ctx["summary"]["cost"] = dict(ctx["cost"])     # counts only: public
     ctx["summary"]["flags"] = [v for sec in sections
                                for v, o in zip(sec.verdicts, sec.outcomes, strict=True)
                                if o in V.FLAGS]
