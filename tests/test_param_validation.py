@@ -312,7 +312,7 @@ ATTACK_BAD = {
     attacks.worst_case_neighbours: (
         _DATA, _COMMON + [
             ("estimator", 3), ("X", 3), ("y", 3), ("n_starts", 0), ("n_steps", 1.5),
-            ("n_refits", True)]),
+            ("n_refits", True), ("n_jobs", 1.5), ("verbose", -1), ("verbose", "loud")]),
     attacks.candidate_minimisers: (
         {"estimator": _EST, "sensitive_features": 0}, _INVERSION + [
             ("X", 3), ("y", 3), ("rows", 1.5), ("method", "newton")]),
