@@ -124,6 +124,8 @@ BAD = [
     (fil.audit, {"estimator": _EST, "X": [[0.0]], "y": [0.0]}, "data_norm", 0.0),
     (fil.audit, {"estimator": _EST, "X": [[0.0]], "y": [0.0]}, "target_bound", -1.0),
     (fil.audit, {"estimator": _EST, "X": [[0.0]], "y": [0.0]}, "hessian", "full"),
+    (fil.audit, {"estimator": _EST, "X": [[0.0]], "y": [0.0]}, "n_jobs", 1.5),
+    (fil.audit, {"estimator": _EST, "X": [[0.0]], "y": [0.0]}, "verbose", -1),
     (fil.audit, {"estimator": _EST, "X": [[0.0]], "y": [0.0]}, "random_state", "a"),
     (fil.audit, {"estimator": _EST, "X": [[0.0]], "y": [0.0]}, "estimator", 3),
     (fil.analytic_gaussian_delta, {"epsilon": 1.0, "sigma": 1.0, "sensitivity": 1.0},

@@ -26,7 +26,8 @@ def progress_steps(n_tasks: int, verbose: int) -> set:
 
 
 def run_tasks(func, tasks, *, n_jobs=None, verbose: int = 0, who: str = "",
-              unit: str = "tasks", prefer: str | None = None) -> list:
+              unit: str = "tasks", prefer: str | None = None,
+              require: str | None = None) -> list:
     """``[func(*task) for task in tasks]``, computed through :class:`joblib.Parallel`.
 
     Parameters
@@ -45,6 +46,9 @@ def run_tasks(func, tasks, *, n_jobs=None, verbose: int = 0, who: str = "",
         Names in the progress lines.
     prefer : {None, "threads", "processes"}
         joblib's backend hint (``"threads"`` for numpy work that releases the GIL).
+    require : {None, "sharedmem"}
+        ``"sharedmem"``: threads whatever the configured backend (tasks that read an
+        in-memory state that is never serialised).
 
     Returns
     -------
@@ -57,7 +61,7 @@ def run_tasks(func, tasks, *, n_jobs=None, verbose: int = 0, who: str = "",
     n = len(tasks)
     marks = progress_steps(n, verbose)
     parallel = Parallel(n_jobs=n_jobs, verbose=max(int(verbose) - 1, 0), prefer=prefer,
-                        return_as="generator")
+                        require=require, return_as="generator")
     results = []
     for result in parallel(delayed(func)(*task) for task in tasks):
         results.append(result)
