@@ -46,7 +46,8 @@ def _audit_section(ctx):
             kw = dict(canaries="mislabel", n_canaries=int(ctx["n_canaries"]))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = one_run_audit(template, X, y, confidence=conf, random_state=rng, **kw)
+            res = one_run_audit(template, X, y, confidence=conf, random_state=rng,
+                                n_jobs=ctx["n_jobs"], verbose=ctx["verbose"], **kw)
         audit_results = [res]
         bounds.append(("one-run audit", res.epsilon_lower_bound))
         sec.table.append(("one-run audit (Steinke, Nasr & Jagielski 2023; add/remove-one "
@@ -62,7 +63,8 @@ def _audit_section(ctx):
         target, Xf, on = canary
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            pair = worst_case_neighbours(clone(target), Xf, y, random_state=rng)
+            pair = worst_case_neighbours(clone(target), Xf, y, random_state=rng,
+                                         n_jobs=ctx["n_jobs"], verbose=ctx["verbose"])
             res = canary_audit(clone(target), Xf, y, pair.index, pair.x_replacement,
                                pair.y_replacement, attack=pair.statistic(),
                                n_releases=int(ctx["canary_releases"]), refit=False,
