@@ -317,7 +317,8 @@ ATTACK_BAD = {
             ("n_refits", True), ("n_jobs", 1.5), ("verbose", -1), ("verbose", "loud")]),
     attacks.candidate_minimisers: (
         {"estimator": _EST, "sensitive_features": 0}, _INVERSION + [
-            ("X", 3), ("y", 3), ("rows", 1.5), ("method", "newton")]),
+            ("X", 3), ("y", 3), ("rows", 1.5), ("method", "newton"), ("n_jobs", 1.5),
+            ("verbose", -1)]),
     attacks.whitebox_inversion: (
         {"estimator": _EST, "sensitive_features": 0}, _INVERSION + _COMMON + [
             ("X", 3), ("y", 3), ("rows", 1.5), ("method", "newton"), ("prior", "uniform"),
