@@ -79,6 +79,9 @@ def test_newton_update_logistic_within_documented_tolerance():
     rb = whitebox_inversion(est, sensitive_features=cols, candidates=cand, rows=np.arange(15),
                             n_draws=50, random_state=0, method="refit")
     assert np.array_equal(ra.predictions, rb.predictions)
+    rc = whitebox_inversion(est, sensitive_features=cols, candidates=cand, rows=np.arange(15),
+                            n_draws=50, random_state=0, method="refit", n_jobs=2)
+    assert np.array_equal(rc.predictions, rb.predictions)
 
 
 @pytest.fixture(scope="module")

@@ -322,7 +322,8 @@ ATTACK_BAD = {
     attacks.whitebox_inversion: (
         {"estimator": _EST, "sensitive_features": 0}, _INVERSION + _COMMON + [
             ("X", 3), ("y", 3), ("rows", 1.5), ("method", "newton"), ("prior", "uniform"),
-            ("calibrate", "yes"), ("n_draws", 0), ("released", 3)]),
+            ("calibrate", "yes"), ("n_draws", 0), ("released", 3), ("n_jobs", 1.5),
+            ("verbose", -1)]),
     attacks.fredrikson_inversion: (
         {**_DATA, "sensitive_features": 0}, _INVERSION + [
             ("estimator", 3), ("X", 3), ("y", 3), ("prior", "uniform"),

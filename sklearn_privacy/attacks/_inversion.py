@@ -367,13 +367,16 @@ def _candidate_minimisers(engine, cols, candidates, truth_all, rows, method, n_j
         "calibrate": ["boolean"],
         "n_draws": [NumberInterval(Integral, 1, None, closed="left"), None],
         "released": ["array-like", HasMethods(["predict"]), None],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
         "random_state": ["random_state", np.random.Generator],
     },
     prefer_skip_nested_validation=True,
 )
 def whitebox_inversion(estimator, X=None, y=None, *, sensitive_features, candidates=None,
                        rows=None, prior=None, calibrate=True, n_draws=None, released=None,
-                       method="auto", random_state=None) -> AttributeInversionResult:
+                       method="auto", n_jobs=None, verbose=0,
+                       random_state=None) -> AttributeInversionResult:
     """White-box attribute inversion under the FIL threat model (FIL paper, eq. 30).
 
     The adversary knows every training value except the attribute of row ``i``, the
@@ -442,6 +445,9 @@ def whitebox_inversion(estimator, X=None, y=None, *, sensitive_features, candida
         (``"woodbury"``, also ``"auto"``; exact for least squares) or an exact refit per
         row and candidate (``"refit"``; ``"auto"`` for a multinomial model);
         ``"first_order"`` for an MLP audit only. See :func:`candidate_minimisers`.
+    n_jobs, verbose : int or None, default=None and 0
+        Parallel exact refits and their progress lines, as in
+        :func:`candidate_minimisers` (a FIL estimator's refits only).
     random_state : int, RandomState, Generator or None, default=None
         Noise of the simulated releases and of the MAP calibration; ``None`` draws from
         fresh OS entropy (never numpy's global state).
@@ -479,7 +485,7 @@ def whitebox_inversion(estimator, X=None, y=None, *, sensitive_features, candida
     if rows is not None and resolve_rows(rows, engine.n).size == 0:
         raise ValueError("rows selects no training row; pass at least one row to attack.")
     thetas, truth, candidates = _candidate_minimisers(engine, cols, candidates, truth_all,
-                                                      rows, method)
+                                                      rows, method, n_jobs, verbose)
     # prior from the whole training set, not only the attacked rows
     p = _prior(prior, truth_all, len(candidates))
     sigma = _gaussian_sigma(final)
