@@ -150,3 +150,15 @@ def test_verbose_two_prints_every_task(capsys):
     assert lines[:2] == ["[worst_case_neighbours] done 1 of 8 ascents",
                          "[worst_case_neighbours] done 2 of 8 ascents"]
     assert len(lines) == 8 + 2
+
+
+def test_a_search_whose_every_refit_fails_says_so(monkeypatch):
+    """Every exact refit refused (as when each replacement removes the last row of a
+    class): a ValueError that says so, where the search used to end in an AttributeError
+    on ``None``."""
+    from sklearn_privacy.attacks import _worst_case
+
+    est, X, y = _logistic_problem()
+    monkeypatch.setattr(_worst_case, "_refit_theta", lambda *args: None)
+    with pytest.raises(ValueError, match="no candidate replacement could be refitted"):
+        worst_case_neighbours(est, X, y, n_starts=2, n_steps=3, n_refits=2, random_state=0)
