@@ -200,12 +200,16 @@ def test_canary_audit_of_a_laplace_mechanism_is_tight_and_catches_a_lie():
     np.testing.assert_array_equal(default.statistics_original, ok.statistics_original)
 
 
-def test_canary_audit_parallel_and_sequential_agree():
+def test_canary_audit_parallel_and_sequential_agree(capsys):
     X, y = np.zeros((10, 1)), np.zeros(10)
     a = canary_audit(_NoisyMean(1.0), X, y, 0, [1.0], 0.0, attack=_mean, n_releases=20,
                      random_state=5)
+    assert capsys.readouterr().out == ""                 # verbose=0: silent
     b = canary_audit(_NoisyMean(1.0), X, y, 0, [1.0], 0.0, attack=_mean, n_releases=20,
-                     random_state=5, n_jobs=2)
+                     random_state=5, n_jobs=2, verbose=1)
+    # 40 releases, a line after every fourth (the parent process prints, as they arrive)
+    assert capsys.readouterr().out.splitlines() == [
+        f"[canary_audit] done {k} of 40 releases refitted" for k in range(4, 41, 4)]
     np.testing.assert_array_equal(a.statistics_original, b.statistics_original)
     np.testing.assert_array_equal(a.statistics_replaced, b.statistics_replaced)
     # distinct seeds per release

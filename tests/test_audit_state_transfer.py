@@ -16,6 +16,7 @@ import pickle
 import joblib
 import numpy as np
 import pytest
+from _expected_warnings import FIL_NOISE_DOMINATES
 from sklearn.model_selection import GridSearchCV, KFold, cross_validate
 
 from sklearn_privacy import (
@@ -136,6 +137,7 @@ def test_fil_audit_refuses_other_rows_for_irfil():
         fil.audit(loaded, X[::-1][:200], y[::-1][:200])
 
 
+@FIL_NOISE_DOMINATES
 @pytest.mark.parametrize("delta", [1e-5, 0.0], ids=["gaussian", "laplace-norm"])
 @pytest.mark.parametrize("Est", [FILLogisticRegression, FILLinearRegression])
 def test_fil_audit_restores_an_epsilon_release(Est, delta):

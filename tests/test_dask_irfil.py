@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from _expected_warnings import IRFIL_REWEIGHTING
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 
@@ -91,6 +92,7 @@ def test_irfil_on_dask_verbose_and_cv_tol_as_numpy(Est, capsys):
     _assert_same_irfil(est, ref)
 
 
+@IRFIL_REWEIGHTING
 @pytest.mark.parametrize("Est", [IRFILLinearRegression, IRFILLogisticRegression])
 def test_irfil_on_dask_constrained_attribute(Est):
     """Attribute-level reweighting of a one-hot block (the engine's Gram route)."""

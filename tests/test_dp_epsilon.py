@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _expected_warnings import FIL_NOISE_DOMINATES
 from scipy import integrate, stats
 from sklearn.base import clone
 
@@ -197,6 +198,7 @@ def test_laplace_norm_fisher_information_matches_monte_carlo(p):
         assert value == pytest.approx(1 / (2 * s**2), rel=1e-8)
 
 
+@FIL_NOISE_DOMINATES
 @pytest.mark.parametrize("est", _models()[:2] + _models()[2:])
 def test_fil_of_a_laplace_release_is_the_jacobian_norm_over_s_sqrt_p(est):
     regression = isinstance(est, FILLinearRegression)

@@ -20,6 +20,7 @@ import functools
 
 import numpy as np
 import pytest
+from _expected_warnings import SEED_INSTANCE
 from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 
@@ -160,6 +161,7 @@ def _manual_refits(est, X, y, j, x_new, y_new, stat, n_releases, random_state):
     return np.array(out[:n_releases]), np.array(out[n_releases:])
 
 
+@SEED_INSTANCE
 @pytest.mark.parametrize("cls", [FILLogisticRegression, _TenfoldLessNoise])
 def test_canary_audit_without_refit_equals_refitting(cls):
     X, y = _data()

@@ -6,6 +6,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from _expected_warnings import SEED_INSTANCE
 from _fil_dense_oracle import dense_jacobians
 from sklearn.exceptions import ConvergenceWarning
 
@@ -63,6 +64,7 @@ def test_release_noise_comes_from_the_package_generator(Est, monkeypatch):
     assert calls == [None, 3]
 
 
+@SEED_INSTANCE
 @pytest.mark.parametrize("Est", [FILLinearRegression, FILLogisticRegression])
 def test_fresh_noise_ignores_and_keeps_numpy_global_state(Est):
     X, y = _fit_data(Est)

@@ -468,6 +468,25 @@ def test_sample_weight_enters_the_audit():
     _check_against_retraining(audited, _probe_rows(audited, 8), rtol=1e-4)
 
 
+def test_n_jobs_gives_the_serial_etas_and_verbose_prints_the_phases(capsys):
+    """1,200 rows are three blocks of per-example etas: two threads give the serial etas
+    bit for bit, and verbose=1 names the polish, its certificate and the blocks done."""
+    X, y = _data("binary", 1200)
+    model = _fit(MLPClassifier((3,), activation="tanh", alpha=1.0, solver="lbfgs",
+                               max_iter=2000, random_state=0), X, y)
+    one = fil.audit(model, X, y, sigma=1.0)
+    assert capsys.readouterr().out == ""                    # verbose=0: silent
+    two = fil.audit(model, X, y, sigma=1.0, n_jobs=2, verbose=1)
+    out = capsys.readouterr().out.splitlines()
+    np.testing.assert_array_equal(two.eta_, one.eta_)
+    assert two.eta(rows=[0, 5, 900]) == one.eta(rows=[0, 5, 900])
+    assert out[0] == ("[audit] MLPClassifier: polishing the minimiser (16 parameters, "
+                      "1200 rows, dense Hessian)")
+    assert out[1].startswith(f"[audit] MLPClassifier: {two.n_newton_steps_} Newton steps")
+    assert out[2:] == [f"[audit] done {k} of 3 row blocks of per-example etas"
+                       for k in (1, 2, 3)]
+
+
 # ---------------------------------------------------------------- operator route
 def test_operator_route_on_named_rows_equals_dense_and_retraining():
     X, y = _data("binary", 600, d=4)

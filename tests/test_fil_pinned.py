@@ -8,6 +8,7 @@ the noise stream moves at least one of them by far more than the tolerance.
 
 import numpy as np
 import pytest
+from _expected_warnings import IRFIL_REWEIGHTING
 
 from sklearn_privacy import (
     FILLinearRegression,
@@ -81,6 +82,7 @@ CASES = {
 }
 
 
+@IRFIL_REWEIGHTING
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_fixed_seed_release_is_unchanged(name):
     make, target, weighted = CASES[name]

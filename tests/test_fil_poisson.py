@@ -11,6 +11,7 @@ import pickle
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _expected_warnings import IRFIL_REWEIGHTING
 from _fil_dense_oracle import dense_eta, dense_jacobians
 from sklearn.linear_model import PoissonRegressor
 
@@ -207,6 +208,7 @@ def test_dask_input_is_refused_clearly():
         FILPoissonRegressor().fit(da.from_array(X, chunks=20), y)
 
 
+@IRFIL_REWEIGHTING
 def test_irfil_poisson_equalises_eta_and_matches_a_weighted_refit():
     """IRFIL on the Poisson loss: eta equalised; the release is the weighted FIL fit."""
     from sklearn_privacy import IRFILPoissonRegressor

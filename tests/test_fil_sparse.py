@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _expected_warnings import IRFIL_REWEIGHTING
 
 from sklearn_privacy import (
     FILLinearRegression,
@@ -201,6 +202,7 @@ def test_columns_by_name_equal_columns_by_index():
     assert plain.eta(columns="label", per_example=True).shape == (len(yy),)
 
 
+@IRFIL_REWEIGHTING
 @pytest.mark.parametrize("Est", [IRFILLinearRegression, IRFILLogisticRegression])
 def test_irfil_attributes_by_name(Est):
     pd = pytest.importorskip("pandas")

@@ -3,6 +3,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _expected_warnings import IRFIL_REWEIGHTING, SEED_INSTANCE
 
 from sklearn_privacy import (
     FILLinearRegression,
@@ -156,6 +157,7 @@ def test_tol_stops_early_and_store_eta():
     assert np.allclose(est.eta_history_["eta"][-1], est.eta_)
 
 
+@SEED_INSTANCE
 @pytest.mark.parametrize("Est,classification",
                          [(IRFILLinearRegression, False), (IRFILLogisticRegression, True)])
 def test_noise_is_drawn_once(Est, classification):
@@ -251,6 +253,7 @@ def test_bad_input(Est):
         Est().fit(X, y, sample_weight=np.zeros(len(y)))
 
 
+@IRFIL_REWEIGHTING
 def test_weight_concentration_warns_and_bounds_limit_it():
     """Equalising the race eta on Adult drives the weights of whole groups to zero and
     makes some people's whole-row eta grow by orders of magnitude, without a word; the

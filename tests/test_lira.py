@@ -105,7 +105,7 @@ def test_statistic_definitions():
     np.testing.assert_allclose(_statistic(reg, X, t), -(reg.predict(X) - t) ** 2)
 
 
-def test_offline_global_variance_and_parallel_determinism():
+def test_offline_global_variance_and_parallel_determinism(capsys):
     rng = np.random.RandomState(1)
     X = rng.normal(size=(200, 4))
     y = (X[:, 0] + rng.normal(size=200) > 0).astype(int)
@@ -120,8 +120,11 @@ def test_offline_global_variance_and_parallel_determinism():
     expected = norm.logcdf(off.target_statistics, mu, sd)
     np.testing.assert_allclose(np.r_[off.scores_members, off.scores_nonmembers],
                                np.r_[expected[:100], expected[100:]], rtol=1e-10)
+    capsys.readouterr()
     par = lira(tree, X, y, members, n_reference_models=6, online=False, global_variance=True,
-               random_state=0, n_jobs=2)
+               random_state=0, n_jobs=2, verbose=1)
+    assert capsys.readouterr().out.splitlines() == [
+        f"[lira] done {k} of 6 reference models fitted" for k in range(1, 7)]
     np.testing.assert_array_equal(par.shadow_statistics, off.shadow_statistics)
     assert par.auc == off.auc
 

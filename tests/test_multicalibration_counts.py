@@ -13,8 +13,18 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.frozen import FrozenEstimator
 
 from sklearn_privacy import PrivateMulticalibrator
+from sklearn_privacy.exceptions import StatisticalWarning
 from sklearn_privacy.mechanisms import NumericSparse
 from sklearn_privacy.utils._buckets import cell_statistics, score_buckets
+
+#: The fit's advice on the calibration data (a budget of answers spent before the last
+#: cell, no cell large enough to correct, updates within a cell's sampling noise) is
+#: expected on the small data sets of these tests; each advice is asserted where it is the
+#: subject (tests/test_multicalibration_figures.py, and
+#: test_updates_within_the_sampling_noise_are_said in tests/test_multicalibration_counts.py).
+_FIT_ADVICE = r".*(updates shifted a cell|The private fit|Some groups have no)"
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:" + _FIT_ADVICE + ":sklearn_privacy.exceptions.StatisticalWarning")
 
 
 class ScoreColumn(ClassifierMixin, BaseEstimator):
@@ -274,6 +284,18 @@ def test_verbose_prints_one_line_per_round(capsys):
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == mc.n_rounds_
     assert "noisy answers left" in lines[-1] and "max cell error" not in lines[-1]
+
+
+def test_updates_within_the_sampling_noise_are_said():
+    """Cells of 5 rows: most updates shift a cell by less than twice the standard error
+    of its mean residual, and the fit says how many, out of how many."""
+    X, y = _data(2)
+    with pytest.warns(StatisticalWarning, match=r"(\d+) of (\d+) updates shifted a cell") as rec:
+        mc, _ = _fit_both(X, y, calibration_tol=0.02, min_cell_size=5)
+    msg = next(str(w.message) for w in rec if "updates shifted a cell" in str(w.message))
+    noisy, total = (int(v) for v in msg.split(" updates")[0].split(" of "))
+    assert 0 < noisy <= total
+    assert total == int(np.asarray(mc._update_noise).size)
 
 
 def test_membership_matrix_shares_column_evaluations_correctly():

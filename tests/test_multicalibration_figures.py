@@ -54,6 +54,7 @@ def test_one_ulp_below_an_edge_is_in_the_lower_bucket():
 
 
 # ---------------------------------------------------------------- the private and exact fits
+from _expected_warnings import MULTICALIBRATION_ADVICE, STRIP_RESETS_SEED  # noqa: E402
 from sklearn.base import BaseEstimator, ClassifierMixin  # noqa: E402
 from sklearn.frozen import FrozenEstimator  # noqa: E402
 
@@ -126,6 +127,8 @@ def test_smallest_correctable_cell_is_where_the_update_probability_crosses():
         mc.smallest_correctable_cell(0.2, probability=1.0)
 
 
+@MULTICALIBRATION_ADVICE
+@STRIP_RESETS_SEED
 def test_private_fit_warns_when_no_cell_can_be_corrected():
     # issue: epsilon = 1, 12 groups, ~2,200 rows: 0 or 1 updates without any message
     X, y, _ = _twelve_groups(2200, 0, shift=0.22)

@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from _expected_warnings import IRFIL_REWEIGHTING
 from sklearn.compose import make_column_transformer
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import KFold, cross_validate
@@ -75,6 +76,7 @@ def test_pandas_output_resolves_original_features_exactly(adult):
                                          per_example=True))
 
 
+@IRFIL_REWEIGHTING
 def test_irfil_attributes_by_original_name_inside_a_pipeline(adult):
     X, y = adult
     by_name = make_pipeline(_pre(), IRFILLogisticRegression(sensitive_features="sex",

@@ -18,6 +18,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _expected_warnings import MULTICALIBRATION_ADVICE
 from scipy import stats
 from sklearn.linear_model import LogisticRegression
 
@@ -87,6 +88,7 @@ def test_numeric_sparse_answer_noise_is_fresh_laplace():
     assert stats.ks_2samp(z, fresh).pvalue > LEVEL
 
 
+@MULTICALIBRATION_ADVICE
 @pytest.mark.parametrize("mechanism", ["numeric_sparse", "input_perturbation"])
 def test_multicalibrator_releases_differ_under_a_fixed_global_seed(mechanism):
     from sklearn.frozen import FrozenEstimator

@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _expected_warnings import NOISE_DOMINATES, SEED_INSTANCE
 from scipy.stats import chi2
 from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression, Ridge
@@ -599,6 +600,8 @@ def _projection(est, direction):
     return float(est.coef_.ravel() @ direction)
 
 
+@NOISE_DOMINATES
+@SEED_INSTANCE
 @pytest.mark.parametrize("est", [
     DPLogisticRegression(epsilon=1.0, delta=0.0, data_norm=1.0),
     DPLogisticRegression(epsilon=2.0, delta=1e-5, data_norm=1.0, fit_intercept=False),

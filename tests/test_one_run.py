@@ -173,12 +173,16 @@ def test_fil_least_squares_whitebox_runs_and_respects_its_claim():
     assert res.epsilon_lower_bound <= res.claimed_epsilon
 
 
-def test_reference_calibration_and_parallel_backends_agree():
+def test_reference_calibration_and_parallel_backends_agree(capsys):
     X, y = _adult(800)
     kw = dict(n_canaries=100, n_reference_models=2, random_state=5)
     est = LogisticRegression(max_iter=500)
     a = one_run_audit(est, X, y, n_jobs=1, **kw)
-    b = one_run_audit(est, X, y, n_jobs=2, **kw)
+    assert capsys.readouterr().out == ""
+    b = one_run_audit(est, X, y, n_jobs=2, verbose=1, **kw)
+    out = capsys.readouterr().out
+    assert "[one_run_audit] done 1 of 2 reference models fitted" in out
+    assert "[one_run_audit] done 2 of 2 reference models fitted" in out
     # the same seeds in any backend; worker processes may round the last bit differently
     np.testing.assert_allclose(a.scores, b.scores, rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(a.members, b.members)

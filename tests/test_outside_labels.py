@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
+from _expected_warnings import MULTICALIBRATION_ADVICE
 from scipy.optimize import minimize
 from scipy.special import log_softmax
 from sklearn.base import clone
@@ -247,6 +248,7 @@ def test_private_selection_over_candidates_with_a_label_outside():
     assert report.refused == [] and report.is_indistinguishable, report
 
 
+@MULTICALIBRATION_ADVICE
 def test_private_multicalibrator_takes_the_frozen_base_label_set():
     """Under NumericSparse with a frozen base (a finite claim), the label set is the
     base's: a label outside it (or a calibration set with one class only) fits, the row

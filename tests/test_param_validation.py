@@ -124,6 +124,8 @@ BAD = [
     (fil.audit, {"estimator": _EST, "X": [[0.0]], "y": [0.0]}, "data_norm", 0.0),
     (fil.audit, {"estimator": _EST, "X": [[0.0]], "y": [0.0]}, "target_bound", -1.0),
     (fil.audit, {"estimator": _EST, "X": [[0.0]], "y": [0.0]}, "hessian", "full"),
+    (fil.audit, {"estimator": _EST, "X": [[0.0]], "y": [0.0]}, "n_jobs", 1.5),
+    (fil.audit, {"estimator": _EST, "X": [[0.0]], "y": [0.0]}, "verbose", -1),
     (fil.audit, {"estimator": _EST, "X": [[0.0]], "y": [0.0]}, "random_state", "a"),
     (fil.audit, {"estimator": _EST, "X": [[0.0]], "y": [0.0]}, "estimator", 3),
     (fil.analytic_gaussian_delta, {"epsilon": 1.0, "sigma": 1.0, "sensitivity": 1.0},
@@ -312,14 +314,16 @@ ATTACK_BAD = {
     attacks.worst_case_neighbours: (
         _DATA, _COMMON + [
             ("estimator", 3), ("X", 3), ("y", 3), ("n_starts", 0), ("n_steps", 1.5),
-            ("n_refits", True)]),
+            ("n_refits", True), ("n_jobs", 1.5), ("verbose", -1), ("verbose", "loud")]),
     attacks.candidate_minimisers: (
         {"estimator": _EST, "sensitive_features": 0}, _INVERSION + [
-            ("X", 3), ("y", 3), ("rows", 1.5), ("method", "newton")]),
+            ("X", 3), ("y", 3), ("rows", 1.5), ("method", "newton"), ("n_jobs", 1.5),
+            ("verbose", -1)]),
     attacks.whitebox_inversion: (
         {"estimator": _EST, "sensitive_features": 0}, _INVERSION + _COMMON + [
             ("X", 3), ("y", 3), ("rows", 1.5), ("method", "newton"), ("prior", "uniform"),
-            ("calibrate", "yes"), ("n_draws", 0), ("released", 3)]),
+            ("calibrate", "yes"), ("n_draws", 0), ("released", 3), ("n_jobs", 1.5),
+            ("verbose", -1)]),
     attacks.fredrikson_inversion: (
         {**_DATA, "sensitive_features": 0}, _INVERSION + [
             ("estimator", 3), ("X", 3), ("y", 3), ("prior", "uniform"),

@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from _expected_warnings import MULTICALIBRATION_ADVICE
 from sklearn.base import clone
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.compose import ColumnTransformer, TransformedTargetRegressor
@@ -80,6 +81,7 @@ def test_fitted_scaler_before_a_dp_model_voids_the_claim_and_the_audit_agrees():
     assert "standardscaler" in str(res)
 
 
+@MULTICALIBRATION_ADVICE
 def test_fitted_scaler_before_the_private_multicalibrator_voids_the_claim():
     X, y = _xy(200)
     base = LogisticRegression().fit(*_xy(200, seed=1))
@@ -287,6 +289,7 @@ def test_seeded_noise_voids_the_claim_unless_the_audit_picks_the_seeds():
     assert "pipeline[0] dpstandardscaler" in privacy_claim(seeded_scaler).reasons[0]
 
 
+@MULTICALIBRATION_ADVICE
 def test_multicalibrator_composes_with_a_dp_base_fitted_on_the_same_rows():
     X, y = _xy(200)
     base = _fil(sigma=0.3)
@@ -515,6 +518,7 @@ def _first_probability(est, row):
     return float(est.predict_proba(row)[0, 1])
 
 
+@MULTICALIBRATION_ADVICE
 def test_audit_of_the_multicalibration_guide_workflow_stays_under_its_claim():
     """The own-data page: a frozen base fitted on other rows, groups on raw columns,
     NumericSparse with epsilon 1, calibrated on a raw Adult frame."""

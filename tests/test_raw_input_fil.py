@@ -314,6 +314,7 @@ def _refusal_pipeline(step, cols=("a", "b")):
      "KBinsDiscretizer"),
 ])
 @pytest.mark.filterwarnings("ignore:Bins whose width are too small")
+@pytest.mark.filterwarnings("ignore:Feature 0 is constant and will be replaced with 0")
 def test_untraceable_steps_are_refused_by_name(step, name):
     pipe, df = _refusal_pipeline(step)
     with pytest.raises(ValueError, match=name):
@@ -608,6 +609,8 @@ def test_fixed_pole_route_solves_unconverged_rows_on_their_gram(monkeypatch):
     np.testing.assert_allclose(raw.per_example_sq_norms(order), dense, rtol=1e-10)
 
 
+# scikit-learn's own warning on the unnamed array, before the refusal the test asserts
+@pytest.mark.filterwarnings("ignore:X does not have valid feature names:UserWarning")
 def test_raw_rows_with_other_columns_are_refused_by_name():
     """The derivative reads the raw columns by position: a frame missing one used to
     fail with "could not convert string to float" (the categorical column read in the

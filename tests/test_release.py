@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _expected_warnings import MULTICALIBRATION_ADVICE, STRIP_RESETS_SEED
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.neighbors import KNeighborsClassifier
@@ -53,6 +54,7 @@ def _werm(inner=None, seed=1):
 # ---------------------------------------------------------------- what a pickle holds
 
 
+@MULTICALIBRATION_ADVICE
 def test_pickles_hold_what_the_release_page_says():
     X, y = _data()
     # FIL: the released parameters only, no training value
@@ -95,6 +97,8 @@ def _assert_same_predictions(a, b, X):
             np.testing.assert_array_equal(getattr(a, method)(X), getattr(b, method)(X))
 
 
+@MULTICALIBRATION_ADVICE
+@STRIP_RESETS_SEED
 def test_strip_removes_data_dependent_state_and_keeps_predictions():
     X, y = _data()
     irfil = IRFILLogisticRegression(sigma=0.1, eta_max_iter=2, store_eta=True,
@@ -128,6 +132,8 @@ def test_strip_removes_data_dependent_state_and_keeps_predictions():
     assert irfil.eta_.shape == (len(y),)
 
 
+@MULTICALIBRATION_ADVICE
+@STRIP_RESETS_SEED
 def test_strip_walks_pipelines_and_searches():
     X, y = _data()
     g = np.arange(len(y)) % 2
@@ -148,6 +154,7 @@ def test_strip_walks_pipelines_and_searches():
     assert not hasattr(strip_for_release(nested), "history_")
 
 
+@STRIP_RESETS_SEED
 def test_strip_inplace():
     X, y = _data()
     irfil = IRFILLogisticRegression(sigma=0.1, eta_max_iter=1, random_state=0).fit(X, y)

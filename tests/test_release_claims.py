@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _expected_warnings import MULTICALIBRATION_ADVICE
 from sklearn.base import clone
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.frozen import FrozenEstimator
@@ -349,6 +350,7 @@ def test_int_seed_stays_usable_and_is_named():
     assert "random_state=0" not in a.epsilon_reason_   # the seed outlives a stripped param
 
 
+@MULTICALIBRATION_ADVICE
 def test_multicalibrator_warns_on_shared_noise():
     X, y = _logistic_problem(n=400, d=3)
     base = FrozenEstimator(LogisticRegression().fit(X, y))

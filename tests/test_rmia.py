@@ -103,10 +103,14 @@ def test_rmia_finds_an_overfit_tree_and_not_a_constant_model():
     assert abs(res.auc - 0.5) < 0.1
 
 
-def test_parallel_and_sequential_fits_agree():
+def test_parallel_and_sequential_fits_agree(capsys):
     X, y, members, target = _small_case(2, 80)
     a = rmia(target, X, y, members, n_reference_models=4, random_state=0)
-    b = rmia(target, X, y, members, n_reference_models=4, random_state=0, n_jobs=2)
+    assert capsys.readouterr().out == ""
+    b = rmia(target, X, y, members, n_reference_models=4, random_state=0, n_jobs=2,
+             verbose=1)
+    assert capsys.readouterr().out.splitlines() == [
+        f"[rmia] done {k} of 4 reference models fitted" for k in range(1, 5)]
     np.testing.assert_array_equal(a.shadow_statistics, b.shadow_statistics)
     np.testing.assert_array_equal(a.scores_members, b.scores_members)
 

@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _expected_warnings import MULTICALIBRATION_ADVICE, STRIP_RESETS_SEED
 
 from sklearn_privacy import FILLogisticRegression, privacy_claim
 from sklearn_privacy.linear_model import DPLinearRegression, DPLogisticRegression
@@ -35,6 +36,7 @@ DP_MODELS = [
 
 
 # ------------------------------------------------------------------ provenance (38.5)
+@STRIP_RESETS_SEED
 @pytest.mark.parametrize("make", DP_MODELS, ids=["objective", "fil", "dp_scaler"])
 def test_provenance_fails_closed(make):
     """Failed on the old code: a seeded DPLogisticRegression whose ``fit_provenance_`` was
@@ -157,6 +159,7 @@ def test_dp_standard_scaler_fits_a_neighbour_with_a_missing_value():
     np.testing.assert_allclose(out[4, 1], (0.5 - b.mean_[1]) / b.scale_[1])
 
 
+@MULTICALIBRATION_ADVICE
 def test_a_stripped_multicalibrator_keeps_its_claim():
     """``strip_for_release`` removes ``history_`` (declared DP output): less output, not
     another release, so the record still vouches for the stripped copy."""

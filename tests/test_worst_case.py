@@ -2,6 +2,7 @@
 
 import warnings
 
+import joblib
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -109,3 +110,55 @@ def test_multinomial_model_is_refused_clearly():
     y = np.arange(60) % 3
     with pytest.raises(ValueError, match="binary and least-squares FIL models"):
         worst_case_neighbours(FILLogisticRegression(fit_intercept=False, data_norm=1.0), X, y)
+
+
+def _logistic_problem():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(150, 3))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = (X @ [1.0, -0.5, 0.3] + 0.3 * rng.normal(size=150) > 0).astype(int)
+    return FILLogisticRegression(data_norm=1.0, alpha=0.5), X, y
+
+
+@pytest.mark.parametrize("backend", ["threading", pytest.param("loky", marks=pytest.mark.slow)])
+def test_n_jobs_gives_the_serial_pair_and_verbose_counts_the_work(backend, capsys):
+    """Two workers (threads, or joblib's worker processes) return the pair of the serial
+    search, bit for bit: the starts and the refits are independent tasks collected in
+    order."""
+    est, X, y = _logistic_problem()
+    kw = dict(n_starts=4, n_steps=15, n_refits=5, random_state=7)
+    one = worst_case_neighbours(est, X, y, n_jobs=1, **kw)
+    assert capsys.readouterr().out == ""                    # verbose=0: silent
+    with joblib.parallel_config(backend=backend):
+        two = worst_case_neighbours(est, X, y, n_jobs=2, verbose=1, **kw)
+    out = capsys.readouterr().out
+    assert (two.index, two.y_replacement, two.n_refits) == (one.index, one.y_replacement, 5)
+    np.testing.assert_array_equal(two.x_replacement, one.x_replacement)
+    np.testing.assert_array_equal(two.theta_replaced, one.theta_replaced)
+    assert two.movement == one.movement
+    # 4 starts and their opposites, for each of the two labels; then 5 refits
+    assert "[worst_case_neighbours] done 16 of 16 ascents" in out
+    assert "[worst_case_neighbours] done 5 of 5 exact refits" in out
+    assert out.count("exact refits") == 5
+
+
+def test_verbose_two_prints_every_task(capsys):
+    est, X, y = _logistic_problem()
+    worst_case_neighbours(est, X, y, n_starts=2, n_steps=5, n_refits=2, verbose=2,
+                          random_state=0)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:2] == ["[worst_case_neighbours] done 1 of 8 ascents",
+                         "[worst_case_neighbours] done 2 of 8 ascents"]
+    assert len(lines) == 8 + 2
+
+
+def test_a_search_whose_every_refit_fails_says_so(monkeypatch):
+    """Every exact refit refused (as when each replacement removes the last row of a
+    class): a ValueError that says so, where the search used to end in an AttributeError
+    on ``None``."""
+    from sklearn_privacy.attacks import _worst_case
+
+    est, X, y = _logistic_problem()
+    monkeypatch.setattr(_worst_case, "_refit_theta", lambda *args: None)
+    with pytest.raises(ValueError, match="no candidate replacement could be refitted"):
+        worst_case_neighbours(est, X, y, n_starts=2, n_steps=3, n_refits=2, random_state=0)

@@ -8,11 +8,11 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from joblib import Parallel, delayed
 from scipy.stats import beta
 
 from ..privacy import PrivacyClaim, privacy_claim
 from ..utils import child_seeds, noise_generator
+from ..utils._progress import run_tasks
 from ..utils._random import seeded_clone
 from ..utils.fixes import HasMethods, NumberInterval, validate_params
 from ._membership import MembershipInferenceResult, _split_known
@@ -666,7 +666,9 @@ def canary_audit(estimator, X, y, index: int, x_replacement, y_replacement, *,
         with ``refit=False`` the draws run in this process (they need the fits' in-memory
         audit state, which is never serialised).
     verbose : int, default=0
-        Verbosity of :class:`joblib.Parallel` (``refit=True``): 0 prints nothing.
+        0 prints nothing; 1 prints ``[canary_audit] done k of N releases refitted``
+        about ten times (``refit=True``); 2 after every release, with joblib's own
+        messages.
     random_state : int, RandomState, Generator or None, default=None
         Release seeds and the known / evaluation split; ``None``: fresh OS entropy.
 
@@ -744,10 +746,10 @@ def _release_statistics(estimator, original, replaced, attack, seeds, fit_params
     if refit:
         jobs = [(*original, int(seeds[k])) for k in range(n_releases)]
         jobs += [(*replaced, int(seeds[n_releases + k])) for k in range(n_releases)]
-        out = Parallel(n_jobs=n_jobs, verbose=verbose)(
-            delayed(_release)(estimator, A, b, seed, fit_params, attack)
-            for A, b, seed in jobs
-        )
+        out = run_tasks(_release, [(estimator, A, b, seed, fit_params, attack)
+                                   for A, b, seed in jobs],
+                        n_jobs=n_jobs, verbose=verbose, who="canary_audit",
+                        unit="releases refitted")
     else:
         fits = [_fit_one(estimator, A, b, int(seeds[k]), fit_params)
                 for (A, b), k in ((original, 0), (replaced, n_releases))]

@@ -17,6 +17,7 @@ from .._glm._multinomial import fit_multinomial, one_hot
 from ..fil._audits._pipeline import final_fil_estimator
 from ..utils import noise_generator, resolve_columns
 from ..utils._pipeline import feature_columns
+from ..utils._progress import run_tasks
 from ..utils._validation import errors_name
 from ..utils.fixes import HasMethods, NumberInterval, StrOptions, validate_params
 from ._attribute import (
@@ -162,11 +163,13 @@ def _check_glm_method(method):
         "candidates": ["array-like", None],
         "rows": [Integral, "array-like", None],
         "method": [StrOptions({"auto", "woodbury", "refit", "first_order"})],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
     },
     prefer_skip_nested_validation=True,
 )
 def candidate_minimisers(estimator, X=None, y=None, *, sensitive_features, candidates=None,
-                         rows=None, method="auto"):
+                         rows=None, method="auto", n_jobs=None, verbose=0):
     """Minimiser of the training objective with row ``i``'s attribute set to each candidate.
 
     Parameters
@@ -222,6 +225,13 @@ def candidate_minimisers(estimator, X=None, y=None, *, sensitive_features, candi
         (``"woodbury"`` is refused for it).
         ``"first_order"``: an MLP audit only (one Newton step from the audited minimum;
         an approximation, flagged as such).
+    n_jobs : int or None, default=None
+        Exact refits of a FIL estimator (``method="refit"``, or a multinomial model) run
+        through :class:`joblib.Parallel`, one task per (row, candidate); the result does
+        not depend on ``n_jobs``.
+    verbose : int, default=0
+        ``1``: ``[candidate_minimisers] done k of N exact refits`` about ten times; ``2``:
+        after every refit.
 
     Returns
     -------
@@ -266,10 +276,23 @@ def candidate_minimisers(estimator, X=None, y=None, *, sensitive_features, candi
     _check_glm_method(method)
     _, _, engine, cols, candidates, truth_all, _ = _whitebox_attribute(
         estimator, sensitive_features, candidates, X)
-    return _candidate_minimisers(engine, cols, candidates, truth_all, rows, method)
+    return _candidate_minimisers(engine, cols, candidates, truth_all, rows, method, n_jobs,
+                                 verbose)
 
 
-def _candidate_minimisers(engine, cols, candidates, truth_all, rows, method):
+def _refit_candidate(X, i, cols, candidate, fit):
+    """The exact minimiser with row ``i``'s attribute columns set to ``candidate``."""
+    Xc = X.copy()
+    Xc[i, cols] = candidate
+    kw = dict(alpha=fit["alpha"], fit_intercept=fit["fit_intercept"],
+              sample_weight=fit["sample_weight"], theta_init=fit["theta_init"], tol=1e-14)
+    if fit["K"] is not None:
+        return fit_multinomial(Xc, one_hot(fit["y"].astype(np.intp), fit["K"]), **kw)[0]
+    return fit_minimiser(Xc, fit["y"], loss=fit["loss"], **kw)[0]
+
+
+def _candidate_minimisers(engine, cols, candidates, truth_all, rows, method, n_jobs=None,
+                          verbose=0):
     y, theta = engine.y, engine.theta
     idx = resolve_rows(rows, engine.n)
     truth = truth_all[idx]
@@ -284,24 +307,17 @@ def _candidate_minimisers(engine, cols, candidates, truth_all, rows, method):
         )
     if method == "refit" or multinomial:
         X = engine.dense_rows(np.arange(engine.n))
-        for k, i in enumerate(idx):
-            for c in range(n_c):
-                if c == truth[k]:
-                    out[k, c] = theta
-                    continue
-                Xc = X.copy()
-                Xc[i, cols] = candidates[c]
-                if multinomial:
-                    out[k, c] = fit_multinomial(
-                        Xc, one_hot(y.astype(np.intp), engine.K), alpha=engine.alpha,
-                        fit_intercept=engine.fit_intercept, sample_weight=engine.omega,
-                        theta_init=theta, tol=1e-14)[0]
-                    continue
-                out[k, c], _ = fit_minimiser(
-                    Xc, y, loss=engine.loss, alpha=engine.alpha,
-                    fit_intercept=engine.fit_intercept, sample_weight=engine.omega,
-                    theta_init=theta, tol=1e-14,
-                )
+        pairs = [(k, c) for k in range(idx.size) for c in range(n_c) if c != truth[k]]
+        fit = dict(y=y, alpha=engine.alpha, fit_intercept=engine.fit_intercept,
+                   sample_weight=engine.omega, theta_init=theta,
+                   K=engine.K if multinomial else None, loss=getattr(engine, "loss", None))
+        thetas = run_tasks(_refit_candidate,
+                           [(X, int(idx[k]), cols, candidates[c], fit) for k, c in pairs],
+                           n_jobs=n_jobs, verbose=verbose, who="candidate_minimisers",
+                           unit="exact refits")
+        out[np.arange(idx.size), truth] = theta
+        for (k, c), theta_c in zip(pairs, thetas, strict=True):
+            out[k, c] = theta_c
         return out, truth, candidates
     loss, H_inv, om = engine.loss, engine.H_inv, engine.omega[idx]
     X_idx = engine.dense_rows(idx)
@@ -351,13 +367,16 @@ def _candidate_minimisers(engine, cols, candidates, truth_all, rows, method):
         "calibrate": ["boolean"],
         "n_draws": [NumberInterval(Integral, 1, None, closed="left"), None],
         "released": ["array-like", HasMethods(["predict"]), None],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
         "random_state": ["random_state", np.random.Generator],
     },
     prefer_skip_nested_validation=True,
 )
 def whitebox_inversion(estimator, X=None, y=None, *, sensitive_features, candidates=None,
                        rows=None, prior=None, calibrate=True, n_draws=None, released=None,
-                       method="auto", random_state=None) -> AttributeInversionResult:
+                       method="auto", n_jobs=None, verbose=0,
+                       random_state=None) -> AttributeInversionResult:
     """White-box attribute inversion under the FIL threat model (FIL paper, eq. 30).
 
     The adversary knows every training value except the attribute of row ``i``, the
@@ -426,6 +445,9 @@ def whitebox_inversion(estimator, X=None, y=None, *, sensitive_features, candida
         (``"woodbury"``, also ``"auto"``; exact for least squares) or an exact refit per
         row and candidate (``"refit"``; ``"auto"`` for a multinomial model);
         ``"first_order"`` for an MLP audit only. See :func:`candidate_minimisers`.
+    n_jobs, verbose : int or None, default=None and 0
+        Parallel exact refits and their progress lines, as in
+        :func:`candidate_minimisers` (a FIL estimator's refits only).
     random_state : int, RandomState, Generator or None, default=None
         Noise of the simulated releases and of the MAP calibration; ``None`` draws from
         fresh OS entropy (never numpy's global state).
@@ -463,7 +485,7 @@ def whitebox_inversion(estimator, X=None, y=None, *, sensitive_features, candida
     if rows is not None and resolve_rows(rows, engine.n).size == 0:
         raise ValueError("rows selects no training row; pass at least one row to attack.")
     thetas, truth, candidates = _candidate_minimisers(engine, cols, candidates, truth_all,
-                                                      rows, method)
+                                                      rows, method, n_jobs, verbose)
     # prior from the whole training set, not only the attacked rows
     p = _prior(prior, truth_all, len(candidates))
     sigma = _gaussian_sigma(final)

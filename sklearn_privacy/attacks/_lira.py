@@ -214,7 +214,8 @@ def lira(estimator, X, y, members, *, n_reference_models: int = 16, online: bool
         running) they are distributed over the cluster. The result depends on
         ``random_state`` only, not on the backend or ``n_jobs``.
     verbose : int, default=0
-        Verbosity: 0 prints nothing, higher values report progress.
+        0 prints nothing; 1 prints ``[lira] done k of N reference models fitted`` about
+        ten times; 2 after every model, with joblib's own messages.
     random_state : int, RandomState, Generator or None
         Shadow splits, shadow seeds and the known/evaluation split. ``None`` draws them
         from fresh OS entropy (never numpy's global state).
@@ -261,7 +262,7 @@ def lira(estimator, X, y, members, *, n_reference_models: int = 16, online: bool
     # balanced design (Carlini et al.): every example is IN exactly half of the shadows
     shadow_in, stats = fit_reference_models(estimator, X, y, n_reference_models, outputs=_statistic,
                                             rng=rng, fit_params=fit_params, n_jobs=n_jobs,
-                                            verbose=verbose)
+                                            verbose=verbose, who="lira")
     target = _statistic(estimator, X, y)
     mu_out, sd_out, _ = _gaussian_params(stats, ~shadow_in, global_variance)
     if online:

@@ -16,7 +16,6 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from joblib import Parallel, delayed
 from scipy.special import expit
 from scipy.stats import binom
 from sklearn.base import clone, is_classifier
@@ -24,6 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..utils import child_seeds, noise_generator
 from ..utils._pipeline import split_pipeline
+from ..utils._progress import run_tasks
 from ..utils._random import seeded_clone
 from ..utils.fixes import HasMethods, NumberInterval, StrOptions, validate_params
 from ._membership import membership_scores
@@ -767,7 +767,9 @@ def one_run_audit(estimator, X, y, *, n_canaries: int = 1000, canaries: str = "m
     n_jobs : int or None
         Joblib parallelism of the reference models (any joblib backend, including dask).
     verbose : int, default=0
-        Progress messages (and joblib's verbosity).
+        0 prints nothing; 1 prints what is fitted and ``[one_run_audit] done k of N
+        reference models fitted`` about ten times; 2 after every reference model, with
+        joblib's own messages.
     random_state : int, RandomState, Generator or None
         The audit's own randomness (coin flips, canary generation, tie breaks, reference
         seeds, and the seed of every ``random_state`` parameter of ``estimator`` left at
@@ -860,9 +862,10 @@ def _calibrated_loss_scores(estimator, model, X, y, Xc, yc, fit_params, n_refere
     seeds = child_seeds(rng, n_reference_models)
     if verbose:
         print(f"[one_run_audit] fitting {n_reference_models} reference models")
-    ref = np.vstack(Parallel(n_jobs=n_jobs, verbose=verbose)(
-        delayed(_fit_reference)(estimator, X, y, int(seeds[k]), fit_params, Xc, yc)
-        for k in range(n_reference_models)))
+    ref = np.vstack(run_tasks(
+        _fit_reference, [(estimator, X, y, int(seeds[k]), fit_params, Xc, yc)
+                         for k in range(n_reference_models)],
+        n_jobs=n_jobs, verbose=verbose, who="one_run_audit", unit="reference models fitted"))
     target = _logit_scores(model, Xc, yc)
     mu = ref.mean(axis=0)
     sd = ref.std(axis=0, ddof=1) if n_reference_models > 1 else np.ones(m)

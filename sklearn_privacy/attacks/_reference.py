@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-from joblib import Parallel, delayed
 from scipy.special import logsumexp
 
 from ..utils import child_seeds
+from ..utils._progress import run_tasks
 from ..utils._random import seeded_clone
 from ._validation import take_rows
 
@@ -74,7 +74,7 @@ def _fit_reference(estimator, X, y, in_mask, seed, fit_params, outputs):
 
 
 def fit_reference_models(estimator, X, y, n_models, *, outputs, rng, fit_params=None,
-                         n_jobs=None, verbose=0):
+                         n_jobs=None, verbose=0, who="reference models"):
     """Train ``n_models`` reference models on random halves of the population.
 
     Balanced design (Carlini et al., 2022): every row is in the training set of exactly
@@ -100,7 +100,11 @@ def fit_reference_models(estimator, X, y, n_models, *, outputs, rng, fit_params=
     fit_params : dict or None
         Passed to every ``fit``; entries with one value per row of ``X`` (such as
         ``sample_weight``) are restricted to the model's training rows.
-    n_jobs, verbose : passed to :class:`joblib.Parallel`.
+    n_jobs, verbose : int
+        Passed to ``run_tasks`` (verbose 1: ``[who]
+        done k of N reference models fitted`` about ten times).
+    who : str
+        The caller's name in the progress lines.
 
     Returns
     -------
@@ -113,9 +117,8 @@ def fit_reference_models(estimator, X, y, n_models, *, outputs, rng, fit_params=
     order = rng.uniform(size=(n_models, n)).argsort(axis=0)
     in_mask = order < n_models // 2
     seeds = child_seeds(rng, n_models)
-    values = np.vstack(Parallel(n_jobs=n_jobs, verbose=verbose)(
-        delayed(_fit_reference)(estimator, X, y, in_mask[k], int(seeds[k]),
-                                fit_params or {}, outputs)
-        for k in range(n_models)
-    ))
+    values = np.vstack(run_tasks(
+        _fit_reference, [(estimator, X, y, in_mask[k], int(seeds[k]), fit_params or {},
+                          outputs) for k in range(n_models)],
+        n_jobs=n_jobs, verbose=verbose, who=who, unit="reference models fitted"))
     return in_mask, values

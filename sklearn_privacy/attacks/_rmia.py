@@ -281,7 +281,8 @@ def rmia(estimator, X, y, members, *, n_reference_models: int = 4, online: bool 
         chooses the backend, e.g. ``"dask"`` on a ``dask.distributed`` cluster); the result
         depends on ``random_state`` only.
     verbose : int, default=0
-        Verbosity: 0 prints nothing, higher values report progress.
+        0 prints nothing; 1 prints ``[rmia] done k of N reference models fitted`` about
+        ten times; 2 after every model, with joblib's own messages.
     random_state : int, RandomState, Generator or None
         Reference training sets and seeds, the ``z`` sample and the known/evaluation split;
         ``None`` draws them from fresh OS entropy (never numpy's global state).
@@ -323,7 +324,7 @@ def rmia(estimator, X, y, members, *, n_reference_models: int = 4, online: bool 
     ref_in, log_p = fit_reference_models(estimator, X, y, int(n_reference_models),
                                          outputs=_log_true_class_proba, rng=rng,
                                          fit_params=fit_params, n_jobs=n_jobs,
-                                         verbose=verbose)
+                                         verbose=verbose, who="rmia")
     log_ratio = _log_ratios(target, log_p, ref_in, online, offline_a)
     z_rows, score = _pairwise_scores(log_ratio, n_population, gamma, rng)
     res = evaluate_scores(mask, score, thresholds="global",

@@ -10,6 +10,7 @@ the release for that pair (the projection on the move), so that
 
 from __future__ import annotations
 
+import copy
 import functools
 from dataclasses import dataclass, field
 from numbers import Integral
@@ -18,6 +19,7 @@ import numpy as np
 from sklearn.base import clone, is_classifier
 
 from ..utils import child_seeds, noise_generator
+from ..utils._progress import run_tasks
 from ..utils.fixes import HasMethods, NumberInterval, validate_params
 
 _POSITIVE_INT = NumberInterval(Integral, 1, None, closed="left")
@@ -114,12 +116,15 @@ def _grad_rows(loss, theta, Xa, y):
         "n_starts": [_POSITIVE_INT],
         "n_steps": [_POSITIVE_INT],
         "n_refits": [_POSITIVE_INT],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
         "random_state": ["random_state", np.random.Generator],
     },
     prefer_skip_nested_validation=False,  # refits the user's estimator
 )
 def worst_case_neighbours(estimator, X, y, *, n_starts: int = 16, n_steps: int = 60,
-                          n_refits: int = 12, random_state=None) -> WorstCasePair:
+                          n_refits: int = 12, n_jobs: int | None = None, verbose: int = 0,
+                          random_state=None) -> WorstCasePair:
     """Search the replace-one neighbour that moves a FIL estimator's exact minimiser most.
 
     The DP view of :class:`~sklearn_privacy.FILLinearRegression` and
@@ -132,7 +137,9 @@ def worst_case_neighbours(estimator, X, y, *, n_starts: int = 16, n_steps: int =
     the ``data_norm`` sphere (``n_starts`` starts: the directions of least curvature, the
     parameter direction and random ones; both labels or both target signs) jointly with
     the removed row; the best ``n_refits`` candidates are then refitted exactly and the
-    largest exact move is returned.
+    largest exact move is returned. The ascents from different starts are independent
+    and so are the refits: both run through :class:`joblib.Parallel`, and the pair found
+    depends on ``random_state`` only, not on ``n_jobs`` or the backend.
 
     Parameters
     ----------
@@ -147,6 +154,13 @@ def worst_case_neighbours(estimator, X, y, *, n_starts: int = 16, n_steps: int =
         Starting replacements per label and ascent steps.
     n_refits : int
         Candidates refitted exactly.
+    n_jobs : int or None, default=None
+        Ascents (one per start and label) and exact refits run in parallel through
+        :class:`joblib.Parallel` (``None``: one at a time, or the number a
+        ``joblib.parallel_config`` context sets).
+    verbose : int, default=0
+        ``1`` prints ``done k of N`` lines for the ascents and the refits (about ten
+        each), ``2`` one line per ascent and per refit.
     random_state : int, RandomState, Generator or None
         Random starting directions.
 
@@ -174,13 +188,22 @@ def worst_case_neighbours(estimator, X, y, *, n_starts: int = 16, n_steps: int =
     geo = _Geometry(fitted, theta)
     rng = np.random.default_rng(int(child_seeds(noise_generator(random_state), 1)[0]))
     S = _starts(geo, n_starts, rng)
-    cands = []
-    for y_enc, y_raw in geo.labels():
-        x = _ascend(geo, S, y_enc, n_steps)
-        value, idx = geo.removal(x, y_enc)
-        cands += [(float(value[k]), int(idx[k]), x[k].copy(), y_raw) for k in range(x.shape[0])]
+    view = geo.for_tasks()
+    tasks = [(view, S[k:k + 1], y_enc, n_steps) for y_enc, _ in geo.labels()
+             for k in range(S.shape[0])]
+    ends = run_tasks(_ascend_one, tasks, n_jobs=n_jobs, verbose=verbose,
+                     who="worst_case_neighbours", unit="ascents")
+    raws = [y_raw for _, y_raw in geo.labels() for _ in range(S.shape[0])]
+    cands = [(value, idx, x, y_raw) for (value, idx, x), y_raw in zip(ends, raws, strict=True)]
     cands.sort(key=lambda c: -c[0])
-    return _refit_best(estimator, fitted, theta, X, y, cands, n_refits)
+    return _refit_best(estimator, fitted, theta, X, y, cands, n_refits, n_jobs, verbose)
+
+
+def _ascend_one(geo, start, y_enc, n_steps):
+    """``(value, removed row, replacement)`` reached by the ascent from one start."""
+    x = _ascend(geo, start, y_enc, n_steps)
+    value, idx = geo.removal(x, y_enc)
+    return float(value[0]), int(idx[0]), x[0].copy()
 
 
 def _check_inputs(estimator, X, y):
@@ -235,6 +258,13 @@ class _Geometry:
         self.l1, _ = _grad_rows(self.loss, theta, self.Xa, self.ys)
         self.Hinv = eng.H_inv
         self.A = (self.Xa * self.l1[:, None]) @ self.Hinv     # rows: H^-1 g_i
+
+    def for_tasks(self):
+        """A copy without the fitted estimator and its engine: what an ascent needs, sent
+        to joblib's workers."""
+        view = copy.copy(self)
+        view.fitted = view.eng = None
+        return view
 
     def augment(self, x):
         """The replacement rows as the fit sees them (intercept or constant column)."""
@@ -306,36 +336,57 @@ def _ascend(geo, S, y_enc, n_steps):
     return x
 
 
-def _refit_best(estimator, fitted, theta, X, y, cands, n_refits):
-    """The pair of largest exact movement among the best candidates (``n_refits`` refits)."""
-    best = None
-    seen = set()
-    refits = 0
+def _refit_theta(estimator, X, y, i, xr, yr):
+    """``(fitted, theta)``: the exact fit and minimiser with row ``i`` replaced by
+    ``(xr, yr)``, or None when the replaced data cannot be fitted (e.g. the replacement
+    removed the last row of a class)."""
+    Xp, yp = X.copy(), y.copy()
+    Xp[i] = xr
+    yp[i] = yr
+    try:
+        return _exact_theta(estimator, Xp, yp)
+    except ValueError:
+        return None
+
+
+def _refit_best(estimator, fitted, theta, X, y, cands, n_refits, n_jobs=None, verbose=0):
+    """The pair of largest exact movement among the best candidates (``n_refits`` refits).
+
+    The distinct candidates are refitted in order, in rounds of as many as refits are
+    still missing (in parallel), until ``n_refits`` refits succeeded: the same refits, in
+    the same order, as one at a time.
+    """
+    unique, seen = [], set()
     for _, i, xr, yr in cands:
         key = (i, tuple(np.round(xr, 6)), yr)
-        if key in seen:
-            continue
-        seen.add(key)
-        Xp, yp = X.copy(), y.copy()
-        Xp[i] = xr
-        yp[i] = yr
-        try:
-            fitted_p, theta_p = _exact_theta(estimator, Xp, yp)
-        except ValueError:      # e.g. the replacement removed the last row of a class
-            continue
-        refits += 1
-        move = float(np.linalg.norm(theta_p - theta))
-        if best is None or move > best.movement:
-            best = WorstCasePair(index=i, x_replacement=xr, y_replacement=yr, movement=move,
-                                 sensitivity=float(fitted.sensitivity_),
-                                 theta_original=theta, theta_replaced=theta_p)
-            best_fit = fitted_p
-        if refits >= n_refits:
-            break
+        if key not in seen:
+            seen.add(key)
+            unique.append((i, xr, yr))
+    best, refits, pos = None, 0, 0
+    while refits < n_refits and pos < len(unique):
+        batch = unique[pos:pos + n_refits - refits]
+        pos += len(batch)
+        fits = run_tasks(_refit_theta, [(estimator, X, y, *c) for c in batch],
+                         n_jobs=n_jobs, verbose=verbose, who="worst_case_neighbours",
+                         unit="exact refits")
+        for (i, xr, yr), fit in zip(batch, fits, strict=True):
+            if fit is None:
+                continue
+            fitted_p, theta_p = fit
+            refits += 1
+            move = float(np.linalg.norm(theta_p - theta))
+            if best is None or move > best.movement:
+                best = WorstCasePair(index=i, x_replacement=xr, y_replacement=yr,
+                                     movement=move, sensitivity=float(fitted.sensitivity_),
+                                     theta_original=theta, theta_replaced=theta_p)
+                best_fit = fitted_p
+    if best is None:
+        raise ValueError("worst_case_neighbours: no candidate replacement could be refitted "
+                         "(every refit raised a ValueError); check that y has at least two "
+                         "rows of each class.")
     best.n_refits = refits
     if getattr(estimator, "epsilon", None) is not None:
         # the exact fits of D and D' with the estimator's own noise parameters: a caller
         # that redraws their noise (canary_audit's refit=False) need not fit them again
         best._fits = (fitted, best_fit)
     return best
-

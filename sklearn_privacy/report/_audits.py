@@ -49,7 +49,8 @@ def _audit_section(ctx):
         progress(ctx, "one-run audit: 1 fit with the canaries")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = one_run_audit(template, X, y, confidence=conf, random_state=rng, **kw)
+            res = one_run_audit(template, X, y, confidence=conf, random_state=rng,
+                                n_jobs=ctx["n_jobs"], verbose=ctx["verbose"], **kw)
         # the fit with the canaries, and the white-box attack's fit without them
         count(ctx, "audit_refits", 1 + (kw.get("attack") == "whitebox"))
         audit_results = [res]
@@ -149,7 +150,8 @@ def _worst_case_audit(ctx, target, Xf, y, conf, rng):
     progress(ctx, "canary audit: worst-case pair search")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        pair = worst_case_neighbours(clone(target), Xf, y, random_state=rng)
+        pair = worst_case_neighbours(clone(target), Xf, y, random_state=rng,
+                                     n_jobs=ctx["n_jobs"], verbose=ctx["verbose"])
         # the exact fit on the rows, and one per candidate pair refitted
         count(ctx, "audit_refits", 1 + pair.n_refits)
         progress(ctx, f"canary audit: {int(ctx['canary_releases']):,} releases per side")

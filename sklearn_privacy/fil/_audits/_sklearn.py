@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import copy
 import warnings
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -516,12 +516,15 @@ def _describe_release(fil, model, pipe, theta_user, params, note):
         "classes": ["array-like", None],
         "rows": ["array-like", None],
         "hessian": [StrOptions({"auto", "dense", "operator"})],
+        "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
     },
     prefer_skip_nested_validation=False,
 )
 def audit(estimator, X, y, *, sigma: float | None = None, sample_weight=None,
           data_norm: float | None = None, target_bound: float | None = None,
-          random_state=None, classes=None, rows=None, hessian: str = "auto"):
+          random_state=None, classes=None, rows=None, hessian: str = "auto",
+          n_jobs: int | None = None, verbose: int = 0):
     """FIL audit of a linear model or neural network already trained with scikit-learn.
 
     Maps the fitted model's penalty to the FIL objective exactly (table in the user
@@ -593,6 +596,13 @@ def audit(estimator, X, y, *, sigma: float | None = None, sample_weight=None,
         Hessian-vector products with block conjugate gradients (the certificate from
         Lanczos).
         Both are the exact Hessian of the objective; no approximation is used.
+    n_jobs : int or None, default=None
+        MLP only: threads computing the per-example etas, in blocks of 512 rows (the
+        etas do not depend on ``n_jobs``). A linear model's audit is one polish of one
+        fit and takes none.
+    verbose : int, default=0
+        MLP only: ``1`` prints the phases (the polish, its certificate) and ``done k of
+        N`` lines for the blocks of per-example etas, ``2`` one line per block.
 
     Returns
     -------
@@ -683,7 +693,7 @@ def audit(estimator, X, y, *, sigma: float | None = None, sample_weight=None,
         if mlp_pipe is not None:
             check_is_fitted(mlp_pipe)
         return audit_mlp(mlp_pipe, mlp, X, y, sigma=sigma, sample_weight=sample_weight,
-                         rows=rows, hessian=hessian)
+                         rows=rows, hessian=hessian, n_jobs=n_jobs, verbose=verbose)
     if rows is not None or hessian != "auto":
         raise ValueError("audit: rows and hessian apply to MLPClassifier / MLPRegressor "
                          "only (a linear model's audit covers every row exactly).")

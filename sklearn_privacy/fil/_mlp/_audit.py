@@ -49,6 +49,7 @@ from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
 from ...exceptions import AuditStateUnavailableError, UncertifiedMinimumError
 from ...utils import noise_generator
+from ...utils._progress import run_tasks
 from ...utils._validation import check_flag, errors_name, positional_rows
 from ...utils._warnings import warn_user
 from .._raw._feature_maps import _take_rows, blocks_to_dense, feature_map
@@ -572,21 +573,43 @@ def _describe_coordinates(out, fmap, X, obj, model):
     return names
 
 
-def _per_example_etas(out, route, rows, n, obj):
+#: Rows per task of the per-example etas (fixed, so that the etas do not depend on n_jobs).
+_ETA_BLOCK = 512
+
+
+def _block_grams(out, rows):
+    return out._structured_grams(rows)
+
+
+def _block_etas(out, rows):
+    return out._eta(rows, None, True)
+
+
+def _per_example_etas(out, route, rows, n, obj, n_jobs=None, verbose=0):
     """``rows_`` and their etas (every row on the dense route, the named rows on the
-    operator route); rows whose values the preprocessing publishes have eta inf."""
-    if route == "dense":
-        with _one_blas_thread():
-            out._A = (out._Qc / out._lam).T @ out._Z.T
-            out.rows_ = np.arange(n)
-            if n * obj.q * obj.q <= 25_000_000:
-                out._gram = None
-                out._gram = out._grams(out.rows_)
-            out._eta_values = out.eta(out.rows_, per_example=True)
-    else:
-        out.rows_ = np.arange(n)  # for _rows validation
+    operator route); rows whose values the preprocessing publishes have eta inf.
+
+    The rows are split in blocks of ``_ETA_BLOCK``, computed by threads (``n_jobs``) under
+    one BLAS thread each; a block's numbers do not depend on the other blocks.
+    """
+    out.rows_ = np.arange(n)  # for _rows validation
+    if route != "dense":
         out.rows_ = out._rows(rows)
-        out._eta_values = out.eta(out.rows_, per_example=True)
+    blocks = [out.rows_[k:k + _ETA_BLOCK] for k in range(0, out.rows_.size, _ETA_BLOCK)]
+    kw = dict(n_jobs=n_jobs, verbose=verbose, who="audit", require="sharedmem",
+              unit="row blocks of per-example etas")
+    with _one_blas_thread():
+        if route == "dense":
+            out._A = (out._Qc / out._lam).T @ out._Z.T
+            out._gram = None
+            out._gram_terms = obj.gram_operator(out._A.T @ out._A)
+        if route == "dense" and n * obj.q * obj.q <= 25_000_000:
+            grams = run_tasks(_block_grams, [(out, b) for b in blocks], **kw)
+            out._gram = np.concatenate(grams) if grams else None
+            out._eta_values = out._eta(out.rows_, None, True)
+        else:
+            etas = run_tasks(_block_etas, [(out, b) for b in blocks], **kw)
+            out._eta_values = np.concatenate(etas) if etas else np.zeros(0)
     if out.published_rows_.size:
         out._eta_values[np.isin(out.rows_, out.published_rows_)] = np.inf
 
@@ -612,7 +635,8 @@ def _release_claim(out, pipe, model, name, alpha_obj):
         "minimum." + steps_note + stop_note)
 
 
-def audit_mlp(pipe, model, X, y, *, sigma, sample_weight=None, rows=None, hessian="auto"):
+def audit_mlp(pipe, model, X, y, *, sigma, sample_weight=None, rows=None, hessian="auto",
+              n_jobs=None, verbose=0):
     """Audit of a fitted MLP (see :func:`sklearn_privacy.fil.audit`)."""
     check_is_fitted(model)
     name = type(model).__name__
@@ -647,7 +671,13 @@ def audit_mlp(pipe, model, X, y, *, sigma, sample_weight=None, rows=None, hessia
 
     out = AuditedMLP.__new__(AuditedMLP)
     polish = polish_dense if route == "dense" else polish_operator
+    if verbose:
+        print(f"[audit] {name}: polishing the minimiser ({obj.p} parameters, {n} rows, "
+              f"{route} Hessian)", flush=True)
     theta, gnorm, steps, lmin, lmax, state = polish(obj, theta0, project, U, name)
+    if verbose:
+        print(f"[audit] {name}: {steps} Newton steps, gradient norm {gnorm:.3g}, Hessian "
+              f"eigenvalues in [{lmin:.3g}, {lmax:.3g}]", flush=True)
     for key, value in state.items():
         setattr(out, key, value)
     _certify_minimum(name, gnorm, lmin, lmax)
@@ -671,7 +701,7 @@ def audit_mlp(pipe, model, X, y, *, sigma, sample_weight=None, rows=None, hessia
     if getattr(holder, "feature_names_in_", None) is not None:
         out.feature_names_in_ = np.asarray(names, dtype=object)
     out.coordinate_names_ = np.asarray(out._coordinate_names, dtype=object)
-    _per_example_etas(out, route, rows, n, obj)
+    _per_example_etas(out, route, rows, n, obj, n_jobs, verbose)
     _release_claim(out, pipe, model, name, alpha_obj)
     if out.polish_relative_ > 0.1:
         warn_user(
