@@ -602,8 +602,10 @@ def test_objective_perturbation_solver_state_would_distinguish_neighbours():
     # the noise and not others: over eight fixed draws it must change at least once
     paths = set()
     for seed in range(8):
+        # random_state fixes the neighbours' values (an extreme value's sign), so the test
+        # does not depend on fresh entropy
         report = neighbour_invariance(leaky, X, y, kinds=["extreme", "repeat"],
-                                      common_random_numbers=seed)
+                                      common_random_numbers=seed, random_state=0)
         paths |= set(report.paths())
     assert "_picklessolverstate.n_iter_" in paths, paths
     assert "_picklessolverstate.certified_distance_" not in paths, paths
