@@ -39,17 +39,7 @@ def _statistic(estimator, X, y):
                 "LiRA on a classifier needs predict_proba (the statistic is the logit of the "
                 f"true-class probability); {type(estimator).__name__} has none."
             )
-        log_p, exact = log_proba(estimator, X)
-        classes = np.asarray(estimator.classes_)
-        pos = np.clip(np.searchsorted(classes, y), 0, len(classes) - 1)
-        if not np.all(classes[pos] == y):
-            raise ValueError("y contains labels the estimator was not trained on.")
-        rows = np.arange(len(y))
-        log_py = log_p[rows, pos]
-        others = log_p.copy()
-        others[rows, pos] = -np.inf
-        with np.errstate(invalid="ignore"):
-            stat = log_py - logsumexp(others, axis=1)
+        _, stat, exact = true_class_logs(estimator, X, y)
         if exact:
             return stat
         # probabilities of exactly 0 or 1: the same cap on both sides
@@ -127,6 +117,27 @@ class LiRAResult(MembershipInferenceResult):
     shadow_statistics: np.ndarray = field(default=None, repr=False)
     shadow_in: np.ndarray = field(default=None, repr=False)
     target_statistics: np.ndarray = field(default=None, repr=False)
+
+
+def true_class_logs(estimator, X, y):
+    """``(log_py, logit, exact)`` of a classifier with class probabilities: the
+    log-probability of every row's true class, its logit against the other classes
+    (``log p_y - log sum_{k != y} p_k``; NaN where both are 0) and whether the
+    log-probabilities are exact (:func:`~sklearn_privacy.attacks._reference.log_proba`).
+    One query of the model serves LiRA's statistic and RMIA's."""
+    y = np.asarray(y)
+    log_p, exact = log_proba(estimator, X)
+    classes = np.asarray(estimator.classes_)
+    pos = np.clip(np.searchsorted(classes, y), 0, len(classes) - 1)
+    if not np.all(classes[pos] == y):
+        raise ValueError("y contains labels the estimator was not trained on.")
+    rows = np.arange(len(y))
+    log_py = log_p[rows, pos]
+    others = log_p.copy()
+    others[rows, pos] = -np.inf
+    with np.errstate(invalid="ignore"):
+        logit = log_py - logsumexp(others, axis=1)
+    return log_py, logit, exact
 
 
 def _gaussian_params(stats, mask, global_variance):

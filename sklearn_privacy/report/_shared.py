@@ -59,27 +59,14 @@ def reference_outputs(est, X, y):
     model without class probabilities), each as :func:`~sklearn_privacy.attacks.lira` and
     :func:`~sklearn_privacy.attacks.rmia` compute it. Module level: process backends
     pickle it."""
-    from scipy.special import logsumexp
-
-    from ..attacks._lira import _statistic
-    from ..attacks._reference import LOGIT_CAP, log_proba
+    from ..attacks._lira import _statistic, true_class_logs
+    from ..attacks._reference import LOGIT_CAP
     from ..attacks._rmia import _LOG_HIGH, _LOG_LOW
 
     if not _has_proba(est):
         lira = np.asarray(_statistic(est, X, y), dtype=float)   # a regressor (or refusal)
         return np.r_[lira, np.full(lira.shape, np.nan)]
-    y = np.asarray(y)
-    log_p, exact = log_proba(est, X)
-    classes = np.asarray(est.classes_)
-    pos = np.clip(np.searchsorted(classes, y), 0, len(classes) - 1)
-    if not np.all(classes[pos] == y):
-        raise ValueError("y contains labels the estimator was not trained on.")
-    rows = np.arange(len(y))
-    log_py = log_p[rows, pos]
-    others = log_p.copy()
-    others[rows, pos] = -np.inf
-    with np.errstate(invalid="ignore"):
-        lira = log_py - logsumexp(others, axis=1)
+    log_py, lira, exact = true_class_logs(est, X, y)
     if not exact:      # probabilities of exactly 0 or 1: the same cap on both sides
         lira = np.clip(np.where(np.isnan(lira), 0.0, lira), -LOGIT_CAP, LOGIT_CAP)
         log_py = np.clip(log_py, _LOG_LOW, _LOG_HIGH)
