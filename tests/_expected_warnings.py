@@ -44,3 +44,9 @@ FIL_NOISE_DOMINATES = pytest.mark.filterwarnings(
 IRFIL_REWEIGHTING = pytest.mark.filterwarnings(
     "ignore:IRFIL.*(the reweighting concentrates|with sensitive_features)"
     ":sklearn_privacy.exceptions.PrivacyWarning")
+
+#: The private boosting's "expected to lose to a constant" warning (asserted in
+#: tests/test_additive.py): expected on the tens of rows of tests about other things.
+BOOSTING_NOISE_DOMINATES = pytest.mark.filterwarnings(
+    "ignore:DPBoosting.*expected to lose to a constant"
+    ":sklearn_privacy.exceptions.NoiseDominatesWarning")

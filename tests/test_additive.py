@@ -8,12 +8,14 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from _expected_warnings import BOOSTING_NOISE_DOMINATES
 from scipy.special import expit, softmax
 
 from sklearn_privacy import privacy_claim
 from sklearn_privacy.additive import DPBoostingClassifier, DPBoostingRegressor
 from sklearn_privacy.additive import _histograms as hist
 from sklearn_privacy.additive._plan import noise_plan
+from sklearn_privacy.exceptions import NoiseDominatesWarning
 from sklearn_privacy.mechanisms._gaussian import analytic_gaussian_epsilon
 from sklearn_privacy.preprocessing import PublicSchema
 
@@ -169,6 +171,7 @@ def test_default_fit_spends_exactly_its_epsilon(task, delta):
             pytest.approx(eps, rel=1e-6))
 
 
+@BOOSTING_NOISE_DOMINATES
 def test_auto_bins_read_public_quantities_only():
     """``max_bins="auto"`` is the same for any two tables of the same shape, epsilon,
     delta and declared classes (the rows are never read), grows with n and epsilon, stays
@@ -500,6 +503,7 @@ def _intercept(est):
     return float(est.intercept_)
 
 
+@BOOSTING_NOISE_DOMINATES
 @pytest.mark.slow
 @pytest.mark.parametrize("delta", [0.0, 1e-5])
 def test_canary_audit_does_not_refute_the_claim_and_catches_a_tenfold_cut(delta):
@@ -600,6 +604,7 @@ class _LiarClassifier(DPBoostingClassifier):
             mod.noise_plan = orig
 
 
+@BOOSTING_NOISE_DOMINATES
 @pytest.mark.slow
 def test_one_run_audit_does_not_refute_the_claim_and_catches_a_lie():
     """One-run audit (Steinke, Nasr & Jagielski 2023) with 500 canaries, each alone in a
@@ -624,3 +629,91 @@ def test_one_run_audit_does_not_refute_the_claim_and_catches_a_lie():
     assert liar.violates_claim and liar.epsilon_lower_bound > 1.0
     print(f"one-run: honest bound {honest.epsilon_lower_bound:.3f}, "
           f"a thousandth of the noise {liar.epsilon_lower_bound:.3f}")
+
+
+def _noise_warnings(est, X, y):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(X, y)
+    return [str(w.message) for w in caught if issubclass(w.category, NoiseDominatesWarning)]
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_noise_dominates_warning_fires_where_hopeless_only(task):
+    """NoiseDominatesWarning fires at 40 rows and epsilon 0.1 (the ratio is tens of
+    times the threshold) and not at 20,000 rows and epsilon 4; its ratio is the one
+    computed by hand from the noise plan (pure DP, 3 numeric columns, 8 bins)."""
+    from sklearn_privacy.additive._plan import LOSE_TO_CONSTANT_RATIO, noise_to_signal
+
+    rng = np.random.default_rng(5)
+
+    def make(n, eps):
+        X = rng.uniform(size=(n, 3))
+        if task == "regression":
+            return (DPBoostingRegressor(epsilon=eps, delta=0.0, bounds=(0, 1),
+                                        target_bound=(0, 1), max_bins=8, max_features=None,
+                                        max_iter=1),
+                    X, X[:, 0])
+        return (DPBoostingClassifier(epsilon=eps, delta=0.0, bounds=(0, 1), classes=[0, 1],
+                                     max_bins=8, max_features=None, max_iter=1),
+                X, (X[:, 0] > 0.5).astype(int))
+
+    hopeless = _noise_warnings(*make(40, 0.1))
+    assert len(hopeless) == 1 and "expected to lose to a constant" in hopeless[0]
+    assert "not from the rows" in hopeless[0]
+    assert _noise_warnings(*make(20_000, 4.0)) == []
+    # the ratio by hand: residual histograms at share s of epsilon over d=3 queries,
+    # Laplace scale l1 d / (s eps), sd sqrt(2) x scale; rows per bin n / (K B)
+    # K = 2 count columns (two declared classes) or 1 (regressor)
+    K, l1 = (2, 2.0) if task == "classification" else (1, 0.5)
+    s = 0.45 if task == "classification" else 0.7
+    sd = math.sqrt(2.0) * l1 * 3 / (s * 0.1)
+    expected = sd / ((40 / (K * 8)) * (l1 / 2) * math.sqrt(3))
+    sens = (hist.sensitivities("classification", 2) if task == "classification" else
+            hist.sensitivities("regression", target_width=1.0, residual_clip=0.5))
+    shares = {"total": 0.1, "count": 0.9 - s, "residual": s}
+    plan = noise_plan(epsilon=0.1, delta=0.0, n_features=3, n_rounds=1,
+                      sensitivities=sens, shares=shares)
+    ratio = noise_to_signal(plan, n_samples=40, n_classes=K, n_bins=8, n_features=3,
+                            n_rounds=1, sensitivities=sens)
+    assert ratio == pytest.approx(expected, rel=1e-12)
+    assert ratio > 10 * LOSE_TO_CONSTANT_RATIO[task]
+    assert f"{ratio:.3g} times" in hopeless[0]
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-5])
+def test_noise_dominates_warning_reads_public_quantities_only(delta):
+    """The warning's decision and text are identical for two unrelated data sets of the
+    same shape, bounds and declared classes (pure noise against a clean signal), near
+    the threshold (both sides) and far from it: they depend on no row."""
+    rng = np.random.default_rng(8)
+    for n in (60, 150, 400, 3000):
+        msgs = []
+        for clean in (True, False):
+            X = rng.uniform(size=(n, 4)) if clean else rng.normal(size=(n, 4))
+            y = (X[:, 0] > 0.5).astype(int) if clean else rng.integers(0, 3, n)
+            est = DPBoostingClassifier(epsilon=0.5, delta=delta, bounds=(0, 1),
+                                       classes=[0, 1, 2], random_state=None)
+            msgs.append(_noise_warnings(est, X, y))
+        assert msgs[0] == msgs[1]
+    # both decisions are met on this grid: the check is not vacuous
+    decisions = {bool(_noise_warnings(DPBoostingClassifier(
+        epsilon=0.5, delta=delta, bounds=(0, 1), classes=[0, 1, 2]),
+        rng.uniform(size=(n, 4)), rng.integers(0, 3, n))) for n in (60, 3000)}
+    assert decisions == {True, False}
+
+
+@BOOSTING_NOISE_DOMINATES
+def test_noise_dominates_warning_passes_the_neighbour_invariance_harness():
+    """On 60 rows at epsilon 0.5 the warning fires, and the harness (which compares the
+    warnings, among every other observable, between a table and its neighbours) finds
+    no difference."""
+    from sklearn_privacy.privacy import neighbour_invariance
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(60, 4))
+    y = (X[:, 0] > 0.5).astype(int)
+    est = DPBoostingClassifier(epsilon=0.5, delta=1e-5, bounds=(0, 1), classes=[0, 1])
+    assert len(_noise_warnings(DPBoostingClassifier(**est.get_params()), X, y)) == 1
+    report = neighbour_invariance(est, X, y, kinds=["extreme", "duplicate"])
+    assert report.is_indistinguishable, report

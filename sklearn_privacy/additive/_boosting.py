@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -12,6 +13,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from ..exceptions import NoiseDominatesWarning
 from ..mechanisms._gaussian import analytic_gaussian_sigma
 from ..privacy._tradeoff import RiskTarget, epsilon_value
 from ..utils import noise_generator
@@ -40,7 +42,9 @@ from ._plan import (
     auto_bins,
     auto_features,
     noise_plan,
+    noise_to_signal,
 )
+from ._plan import LOSE_TO_CONSTANT_RATIO as _LOSE_RATIO
 
 __all__ = ["DPBoostingClassifier", "DPBoostingRegressor"]
 
@@ -210,6 +214,7 @@ class _BaseDPBoosting(BaseEstimator):
                           delta=float(self.delta),
                           n_features=d, n_rounds=n_iter, sensitivities=sens,
                           shares=shares, n_candidates=d_all)
+        self._warn_if_noise_dominates(plan, n, n_bins_all, d, n_iter, sens)
         warn_shared_noise(type(self).__name__, self.random_state, stacklevel=3)
         rng = noise_generator(self.random_state)
         # ---- totals (one query)
@@ -296,6 +301,30 @@ class _BaseDPBoosting(BaseEstimator):
             s2 = s if s.ndim == 2 else s[:, None]
             F += s2[codes[:, j]]
         return F
+
+    def _warn_if_noise_dominates(self, plan, n, n_bins, d, n_iter, sens):
+        """NoiseDominatesWarning when the public noise-to-signal ratio of the plan
+        (:func:`~._plan.noise_to_signal`) exceeds ``LOSE_TO_CONSTANT_RATIO``: a function
+        of n, the bins, the declared classes, epsilon and delta only, never of the rows."""
+        ratio = noise_to_signal(plan, n_samples=n, n_classes=self._n_auto_classes(),
+                                n_bins=float(np.mean(n_bins)), n_features=d,
+                                n_rounds=n_iter, sensitivities=sens)
+        threshold = _LOSE_RATIO[self._task]
+        if ratio <= threshold:
+            return
+        what = "residual" if n_iter > 0 else "count"
+        advice = "a larger epsilon, more rows, or fewer bins or features"
+        if float(self.delta) == 0.0:
+            advice += ", or delta > 0 (Gaussian noise grows more slowly with the features)"
+        warnings.warn(
+            f"{type(self).__name__}: at epsilon="
+            f"{epsilon_value(self.epsilon, float(self.delta))!r}, delta="
+            f"{float(self.delta)!r} with {int(n)} rows, {int(d)} modelled features and "
+            f"about {float(np.mean(n_bins)):.3g} bins each, the noise on the {what} "
+            f"histograms is {ratio:.3g} times the largest signal the rows expected in a "
+            f"bin can carry (expected to lose to a constant prediction above {threshold}; "
+            f"computed from these public quantities only, not from the rows). Use {advice}.",
+            NoiseDominatesWarning, stacklevel=4)
 
     # ------------------------------------------------------------------ accounting
     def _account(self, plan, sens):

@@ -225,3 +225,53 @@ def _draw(rng, plan, shape, which):
     if plan["noise"] == "laplace":
         return rng.laplace(0.0, scale, size=shape)
     return rng.normal(0.0, scale, size=shape)
+
+
+#: ``noise_to_signal`` above which a boosting release is expected to lose to a constant
+#: prediction, per task (a regressor's residual bound, a quarter of the declared target
+#: range, is far above a typical residual, so its ratio understates the noise);
+#: calibrated on the tables of ``benchmarks/bench_dp_tabular.py``, false-positive and
+#: false-negative rates there from ``benchmarks/bench_boosting_warning.py``
+LOSE_TO_CONSTANT_RATIO = {"classification": 1.0, "regression": 0.15}
+
+
+def noise_to_signal(plan, *, n_samples, n_classes, n_bins, n_features, n_rounds,
+                    sensitivities):
+    """Public noise-to-signal ratio of a boosting fit,
+    ``sd / ((n / (K B)) (l1 / 2) sqrt(d))``.
+
+    ``sd`` is the standard deviation of the noise on one entry of one feature's
+    histogram, ``n / (K B)`` the number of rows of one class (count column) expected in
+    one of ``B`` bins (the mean number of bins over the columns) and ``l1 / 2`` the
+    largest contribution of one row to that entry (half the sensitivity under
+    replacement): ``sd / ((n / (K B)) (l1 / 2))`` is one entry's noise in units of the
+    largest sum its rows can carry. A row's score adds one entry of each of the ``d``
+    modelled features: their noise adds up as ``sqrt(d)``, their signal up to ``d``
+    times, hence the ``sqrt(d)``. The query is the residual histogram where the fit runs
+    residual cycles (``n_rounds > 0``) and the count histogram otherwise. Only ``n``,
+    ``K``, the bins, ``d``, ``epsilon``, ``delta`` and the declared bounds enter: the
+    warning it triggers reveals nothing about the rows.
+
+    Parameters
+    ----------
+    plan : dict
+        The output of :func:`noise_plan`.
+    n_samples : int
+    n_classes : int
+        Count columns ``K`` (declared classes, 2 without; 1 for a regressor).
+    n_bins : float
+        Mean number of bins per column.
+    n_features : int
+        Modelled features ``d``.
+    n_rounds : int
+    sensitivities : dict
+        As for :func:`noise_plan`.
+
+    Returns
+    -------
+    ratio : float
+    """
+    kind = "residual" if int(n_rounds) > 0 else "count"
+    rows = float(n_samples) / (max(int(n_classes), 1) * max(float(n_bins), 1.0))
+    unit = 0.5 * float(sensitivities[kind][0]) * math.sqrt(max(int(n_features), 1))
+    return float(plan[f"{kind}_sd"]) / (rows * unit)
