@@ -367,6 +367,40 @@ def test_one_feature_noiseless_regression_is_the_bin_means():
     np.testing.assert_allclose(reg.predict(x[:, None]), means[b], atol=1e-6)
 
 
+def test_regression_update_is_the_smoothed_posterior_mean_and_classes_are_not_smoothed():
+    """Independent oracle: along a numeric feature the regressor's bin updates solve the
+    penalised least squares ``||C g - S||^2 + lam ||g||^2 + s lam ||D2 g||^2`` (here by
+    ``lstsq`` on the stacked system), a categorical feature's and a classifier's are the
+    ridge step ``S C / (C^2 + lam)``, and noisy negative counts count as 0."""
+    from sklearn_privacy.additive._plan import SMOOTH
+
+    rng = np.random.default_rng(7)
+    raw = pd.DataFrame({"x": rng.uniform(0, 1, 200), "c": rng.choice(["u", "v"], 200)})
+    schema = PublicSchema({"x": (0, 1), "c": ["u", "v"]})
+    reg = DPBoostingRegressor(epsilon=20.0, delta=0.0, schema=schema, target_bound=(0, 1),
+                              max_bins=9).fit(raw, rng.uniform(0, 1, 200))
+    s = SMOOTH["regression"]
+    assert s > 0 and SMOOTH["classification"] == 0.0
+    C = rng.uniform(-3, 40, 9)
+    S = rng.normal(0, 5, (9, 1))
+    lam = 17.0
+    Cp = np.maximum(C, 0)
+    D2 = np.diff(np.eye(9), n=2, axis=0)
+    A = np.vstack([np.diag(Cp), math.sqrt(lam) * np.eye(9), math.sqrt(s * lam) * D2])
+    b = np.concatenate([S[:, 0], np.zeros(9 + 7)])
+    oracle = np.linalg.lstsq(A, b, rcond=None)[0]
+    np.testing.assert_allclose(reg._shape_step(S, C, lam, 0)[:, 0], oracle, rtol=1e-10,
+                               atol=1e-12)
+    C3, S3 = C[:3], S[:3]
+    ridge = S3[:, 0] * np.maximum(C3, 0) / (np.maximum(C3, 0) ** 2 + lam)
+    np.testing.assert_allclose(reg._shape_step(S3, C3, lam, 1)[:, 0], ridge)
+    clf = DPBoostingClassifier(epsilon=20.0, delta=0.0, schema=PublicSchema(
+        {"x": (0, 1), "c": ["u", "v"]}, classes=[0, 1]), max_bins=9).fit(
+        raw, rng.integers(0, 2, 200))
+    np.testing.assert_allclose(clf._shape_step(S, C, lam, 0)[:, 0],
+                               S[:, 0] * Cp / (Cp ** 2 + lam))
+
+
 def test_steps_beat_a_line_and_multiclass_works():
     """A step-shaped target that a line cannot fit: at epsilon 1 (pure) the classifier
     is above 0.9; three classes at epsilon 2 above 0.85; the probabilities sum to 1."""

@@ -121,6 +121,45 @@ def test_search_over_a_model_and_the_constant_in_one_grid():
     assert search.epsilon_ <= 3 * 1.0 + 1e-12  # the score's budget dominates
 
 
+@pytest.mark.filterwarnings("ignore::sklearn_privacy.exceptions.NoiseDominatesWarning")
+def test_search_over_private_boosting_and_the_constant():
+    """Private boosting is a candidate (it was refused with TypeError): pure, it is
+    accounted exactly as a pure candidate of the same epsilon (the constant's search
+    states the same total); Gaussian, at its exact mu; and on pure-noise labels with a
+    0.75 majority the constant, swapped in by the grid, wins most searches."""
+    from sklearn_privacy.additive import DPBoostingClassifier
+    from sklearn_privacy.mechanisms._gaussian import analytic_gaussian_sigma
+    from sklearn_privacy.model_selection._candidates import _check_candidate
+
+    rng = np.random.default_rng(2)
+    n = 400
+    X = rng.uniform(0, 1, size=(n, 3))
+    y = (rng.uniform(size=n) < 0.25).astype(int)
+    boost = DPBoostingClassifier(epsilon=0.5, delta=0.0, bounds=(0, 1), classes=[0, 1])
+    search = RandomStoppingSearch(boost, {"max_bins": [4, 8]}, mean_runs=3,
+                                  score_epsilon=0.5, random_state=0).fit(X, y)
+    const = RandomStoppingSearch(DPDummyClassifier(epsilon=0.5, classes=[0, 1]),
+                                 {"epsilon": [0.5]}, mean_runs=3, score_epsilon=0.5,
+                                 random_state=0).fit(X, y)
+    assert search.epsilon_ == const.epsilon_ and search.delta_ == const.delta_ == 0.0
+    assert not privacy_claim(search).is_private          # seeded: not a release
+    fresh = RandomStoppingSearch(boost, {"max_bins": [4, 8]}, mean_runs=3,
+                                 score_epsilon=0.5).fit(X, y)
+    claim = privacy_claim(fresh)
+    assert claim.is_private and claim.epsilon == search.epsilon_
+    gauss = boost.set_params(delta=1e-5)
+    assert _check_candidate(gauss, n) == (1.0 / analytic_gaussian_sigma(0.5, 1e-5, 1.0),
+                                          0.0, None)
+    pipe = Pipeline([("model", DPBoostingClassifier(epsilon=0.2, delta=0.0, bounds=(0, 1),
+                                                    classes=[0, 1]))])
+    grid = [{"model__max_bins": [8]},
+            {"model": [DPDummyClassifier(epsilon=0.2, classes=[0, 1])]}]
+    wins = sum(isinstance(RandomStoppingSearch(pipe, grid, mean_runs=4, score_epsilon=1.0,
+                                               random_state=seed).fit(X, y)
+                          .best_estimator_[-1], DPDummyClassifier) for seed in range(8))
+    assert wins >= 5
+
+
 @pytest.mark.filterwarnings("ignore::sklearn_privacy.exceptions.PrivacyWarning")
 def test_starved_solver_publishes_on_both_neighbours():
     """A one-setting grid whose solver is starved (``max_iter=1``) publishes on D and on

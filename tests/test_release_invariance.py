@@ -24,6 +24,7 @@ from sklearn.preprocessing import Normalizer
 from sklearn.utils.class_weight import compute_sample_weight
 
 from sklearn_privacy import FILLinearRegression, FILLogisticRegression, privacy_claim
+from sklearn_privacy.additive import DPBoostingClassifier, DPBoostingRegressor
 from sklearn_privacy.linear_model import DPLinearRegression, DPLogisticRegression
 from sklearn_privacy.model_selection import RandomStoppingSearch
 from sklearn_privacy.preprocessing import BoundedScaler, PublicSchema
@@ -174,6 +175,33 @@ def _case(family, rng):
             # a sensitive column: the per-group figures (noisy counts) are on the page
             kw["page"] = _report_page(Xp, _target(Xp, True), sensitive_features=["job"])
         return est, X, y, kw
+    if family in ("boosting", "search_boosting"):
+        # the private additive models on raw frames: pure or Gaussian, a private feature
+        # selection (max_features below the columns) or all features, auto or fixed bins
+        # and cycles, an epsilon low enough for the noise warning in some cases
+        X = _raw_frame(rng, n, str(rng.choice(["range", "shuffled", "strings"])))
+        y = _target(X, classify)
+        if rng.random() < 0.3:
+            X.iloc[int(rng.integers(n)), 1] = np.nan
+        params = dict(epsilon=float(rng.choice([0.05, 1.0, 4.0])),
+                      delta=float(rng.choice([0.0, 1e-5])),
+                      max_features=["auto", 2, None][int(rng.integers(3))],
+                      max_bins=["auto", 5][int(rng.integers(2))],
+                      max_iter=["auto", 1][int(rng.integers(2))])
+        if classify:
+            est = DPBoostingClassifier(schema=PublicSchema(SCHEMA, classes=["no", "yes"]),
+                                       **params)
+        else:
+            est = DPBoostingRegressor(schema=PublicSchema(SCHEMA), target_bound=(-2, 2),
+                                      **params)
+        kinds = VALUE_KINDS + (["new_label"] if classify else [])
+        if family == "boosting":
+            return est, X, y, {"kinds": kinds}
+        kw["common_random_numbers"] = int(rng.integers(2 ** 31 - 1))
+        grid = {"max_bins": [3, 8], "max_features": [None, 2]}
+        search = RandomStoppingSearch(est, grid, mean_runs=2.0, score_epsilon=1.0)
+        return search, X, y, {"kinds": ["duplicate", "repeat", "extreme", "new_label"]
+                              if classify else ["duplicate", "repeat", "extreme"]}
     if family == "clipping":
         if rng.random() < 0.5:                   # rows scaled to data_norm
             X, y = _normalised(rng, n)
@@ -228,9 +256,9 @@ _PAGE_KINDS_NUMERIC = ["duplicate", "extreme", "repeat"]
 FAMILIES = ["schema_values", "search_default", "schema_index", "schema_exotic",
             "search_frames", "clipping", "labels_outside_classes", "bounded_scaler_missing",
             "balanced_weights", "starved_solvers", "search_starved", "search_objective",
-            "report_page"]
+            "report_page", "boosting", "search_boosting"]
 #: pipelines per family in the slow run (the default suite runs the first ``_QUICK``)
-_FULL = {"schema_values": 60, "report_page": 20, "search_default": 16}
+_FULL = {"schema_values": 60, "report_page": 20, "search_default": 16, "boosting": 24}
 _QUICK = {"schema_values": 2, "search_default": 2}
 
 

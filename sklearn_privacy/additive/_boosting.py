@@ -37,6 +37,7 @@ from ._plan import (
     RESIDUAL_CLIP,
     SELECT_SHARE,
     SHARES,
+    SMOOTH,
     TAU_POWER,
     _draw,
     auto_bins,
@@ -255,8 +256,8 @@ class _BaseDPBoosting(BaseEstimator):
             # feature at once (post-processing of the noisy counts)
             lam0 = (plan["count_sd"] / tau) ** 2
             for j in range(d):
-                C = np.maximum(bin_counts[j], 0.0)[:, None]
-                step = lr * newton * first[j] * C / (C * C + lam0)
+                step = lr * newton * self._shape_step(first[j], bin_counts[j], lam0,
+                                                      selected[j])
                 scores[j] += step
                 F += step[codes[:, j]]
         lam = (plan["residual_sd"] / tau) ** 2
@@ -267,8 +268,7 @@ class _BaseDPBoosting(BaseEstimator):
                     R[~known] = 0.0
                 S = hist.residual_histogram(codes[:, j], R, n_bins[j])
                 S = S + _draw(rng, plan, S.shape, "residual")
-                C = np.maximum(bin_counts[j], 0.0)[:, None]
-                step = lr * newton * S * C / (C * C + lam)
+                step = lr * newton * self._shape_step(S, bin_counts[j], lam, selected[j])
                 scores[j] += step
                 F += step[codes[:, j]]
         # ---- centre every shape (post-processing of the noisy counts)
@@ -292,6 +292,20 @@ class _BaseDPBoosting(BaseEstimator):
         self._account(plan, sens)
         record_fit_provenance(self)
         return self
+
+    def _shape_step(self, S, counts, lam, feature):
+        """The bins' updates from their noisy sums ``S`` and noisy counts: the posterior
+        mean of the bins' mean residuals under a Gaussian prior of precision ``lam`` on
+        each (the ridge step ``S C / (C^2 + lam)``) and, along a numeric feature, of
+        precision ``SMOOTH[task] * lam`` on their second differences (neighbouring bins
+        of a numeric feature have similar effects). Post-processing of released values."""
+        C = np.maximum(counts, 0.0)
+        smooth = SMOOTH[self._task]
+        if smooth == 0.0 or C.size < 3 or self._categories[feature] is not None:
+            return S * (C / (C * C + lam))[:, None]
+        D2 = np.diff(np.eye(C.size), n=2, axis=0)
+        A = np.diag(C * C + lam) + (smooth * lam) * (D2.T @ D2)
+        return np.linalg.solve(A, C[:, None] * S)
 
     def _raw_scores(self, X):
         check_is_fitted(self)

@@ -37,6 +37,11 @@ AUTO_BINS_REFERENCE_SHARE = 0.45
 #: ``max_features`` keeps fewer features than there are columns (the other shares are
 #: scaled by ``1 - SELECT_SHARE``)
 SELECT_SHARE = 0.1
+#: precision of the prior on the second differences of a numeric feature's bin effects,
+#: as a multiple of the ridge precision of one bin's effect, per task (chosen on the
+#: benchmark tables: smoothing helped every regression cell from epsilon 1 and hurt the
+#: classifiers, whose sparse outer bins carry noisy counts)
+SMOOTH = {"classification": 0.0, "regression": 10.0}
 #: ``max_features="auto"`` at ``delta=0``: ``k = max(AUTO_FEATURES_MIN, round(
 #: AUTO_FEATURES_SCALE * epsilon ** (1 / 3)))`` features where the columns are at least
 #: ``2 k`` and the rows per class and column per unit of epsilon, ``n epsilon / (K d)``,
@@ -61,7 +66,7 @@ def auto_features(*, n_samples, n_features, epsilon, delta, n_classes):
     otherwise (dropping a few columns saves too little noise to pay for the selection,
     and on many rows every column's histogram is accurate enough to help); chosen on
     the benchmark tables and the adult census data (``benchmarks/bench_dp_tabular.py``,
-    ``benchmarks/results.d/accuracy.md``). Under Gaussian composition (``delta > 0``)
+    ``benchmarks/ARCHIVE.md``). Under Gaussian composition (``delta > 0``)
     the noise grows with the square root only, and every feature is kept.
 
     Parameters
@@ -98,7 +103,7 @@ def auto_bins(*, n_samples, n_features, epsilon, delta, n_classes):
     with ``c`` = 0.8 at ``delta = 0`` and 0.6 at ``delta > 0``: the per-bin
     signal-to-noise ratio ``n / (K B sigma)`` then grows in proportion to ``B``. The
     constants and the bounds were chosen on the benchmark tables
-    (``benchmarks/bench_dp_tabular.py``, ``benchmarks/results.d/accuracy.md``).
+    (``benchmarks/bench_dp_tabular.py``, ``benchmarks/ARCHIVE.md``).
 
     Parameters
     ----------

@@ -17,12 +17,15 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
 
+from ..additive._boosting import _BaseDPBoosting
 from ..dummy import DPDummyClassifier, DPDummyRegressor
 from ..fil._base import BaseFILEstimator
 from ..linear_model._estimators import _BaseObjectivePerturbation
+from ..mechanisms._gaussian import analytic_gaussian_sigma
 from ..mechanisms._objective_perturbation import gaussian_objective_rdp
 from ..mechanisms._output_perturbation import minimiser_sensitivity
 from ..multicalibration import PrivateMulticalibrator
+from ..privacy._tradeoff import epsilon_value
 
 
 class _RdpCurve:
@@ -115,6 +118,14 @@ def _check_candidate(candidate, n_train, n_classes=2, sample_weight=None):
     _check_preprocessing(candidate, fitted=False)
     if isinstance(final, (DPDummyClassifier, DPDummyRegressor)):
         return 0.0, float(final.epsilon), None
+    if isinstance(final, _BaseDPBoosting):
+        # pure epsilon-DP by basic composition, or exactly mu-GDP at delta > 0 (its plan
+        # composes every query in Gaussian DP): read from the parameters only
+        delta = float(final.delta)
+        eps = epsilon_value(final.epsilon, delta)
+        if delta == 0.0:
+            return 0.0, eps, None
+        return 1.0 / analytic_gaussian_sigma(eps, delta, 1.0), 0.0, None
     if isinstance(final, _BaseObjectivePerturbation):
         if float(final.delta) == 0.0:
             return 0.0, final._epsilon_value(), None
@@ -178,7 +189,8 @@ def _check_candidate(candidate, n_train, n_classes=2, sample_weight=None):
         f"{where} is {type(final).__name__}: RandomStoppingSearch can account only for "
         "candidates whose training is a DP mechanism it knows: DPLogisticRegression or "
         "DPLinearRegression (objective perturbation), FILLogisticRegression or "
-        "FILLinearRegression with data_norm set (output perturbation), DPDummyClassifier "
+        "FILLinearRegression with data_norm set (output perturbation), "
+        "DPBoostingClassifier or DPBoostingRegressor (private boosting), DPDummyClassifier "
         "or DPDummyRegressor (the constant), or "
         "PrivateMulticalibrator(mechanism='numeric_sparse') over a FrozenEstimator, "
         "possibly at the end of a Pipeline of data-independent transformers.")
@@ -213,6 +225,12 @@ def _verify_fitted(fitted, mu, pure_eps):
         same = (final.delta_ == float(getattr(final, "delta", 0.0))
                 and final.epsilon_ in (stated, np.inf))
         if not same:
+            raise RuntimeError(
+                f"The fitted candidate reports (epsilon_, delta_) = ({final.epsilon_}, "
+                f"{final.delta_}), not its parameters ({final.epsilon_reason_}).")
+    elif isinstance(final, _BaseDPBoosting):
+        if not (final.delta_ == float(final.delta) and (
+                final.epsilon_ == epsilon_value(final.epsilon, final.delta_))):
             raise RuntimeError(
                 f"The fitted candidate reports (epsilon_, delta_) = ({final.epsilon_}, "
                 f"{final.delta_}), not its parameters ({final.epsilon_reason_}).")

@@ -172,7 +172,9 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
         The candidate model: :class:`~sklearn_privacy.DPLogisticRegression` or
         :class:`~sklearn_privacy.DPLinearRegression` (pure or Gaussian),
         :class:`~sklearn_privacy.FILLogisticRegression` or
-        :class:`~sklearn_privacy.FILLinearRegression` in their DP view, the constant
+        :class:`~sklearn_privacy.FILLinearRegression` in their DP view,
+        :class:`~sklearn_privacy.DPBoostingClassifier` and
+        :class:`~sklearn_privacy.DPBoostingRegressor`, the constant
         models :class:`~sklearn_privacy.dummy.DPDummyClassifier` and
         :class:`~sklearn_privacy.dummy.DPDummyRegressor`,
         :class:`~sklearn_privacy.PrivateMulticalibrator` with
@@ -323,7 +325,9 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
     0``) enters through its Renyi-DP curve
     (``sklearn_privacy.mechanisms._objective_perturbation.gaussian_objective_rdp``, derived there),
     FIL output perturbation through its Gaussian ``sensitivity / sigma`` or its pure
-    epsilon. A grid may mix them: the accounting takes, order by order, the largest.
+    epsilon, private boosting (:class:`~sklearn_privacy.DPBoostingClassifier`,
+    :class:`~sklearn_privacy.DPBoostingRegressor`) at its pure epsilon (``delta=0``) or
+    its exact Gaussian-DP ``mu`` (``delta > 0``). A grid may mix them: the accounting takes, order by order, the largest.
     Include the constant model in the grid (e.g. a list of two grids, one with
     ``"estimator"`` replaced) so that the selection is never silently worse than a
     constant: see the user guide.
