@@ -401,6 +401,27 @@ def test_harness_catches_a_warning_that_depends_on_a_row():
     assert honest.is_indistinguishable, honest
 
 
+class _BoostingThatCountsMissing(DPBoostingClassifier):
+    """Planted: a boosting fit that warns when a value is missing (read from the rows)."""
+
+    def fit(self, X, y):
+        if pd.isna(X.iloc[:, 1]).any():
+            warnings.warn("a value is missing")
+        return super().fit(X, y)
+
+
+def test_harness_catches_a_row_dependent_warning_of_a_boosting_fit():
+    """The boosting families can fail: a warning read from the rows is caught on the
+    neighbour with a missing value, and only there."""
+    rng = np.random.default_rng(5)
+    X = _raw_frame(rng, 50)
+    est = _BoostingThatCountsMissing(epsilon=1.0, delta=0.0,
+                                     schema=PublicSchema(SCHEMA, classes=["no", "yes"]))
+    rep = neighbour_invariance(est, X, _target(X, True), kinds=["missing", "duplicate"])
+    assert [(d.neighbour.split(" ")[0], d.what) for d in rep.differences] == [
+        ("missing", "warnings")], rep
+
+
 def test_harness_catches_a_count_in_an_attribute_and_in_printed_text():
     X, y = _data()
     est = _CountsRows(**_fil_model().get_params())
