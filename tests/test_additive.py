@@ -138,7 +138,7 @@ def test_default_fit_spends_exactly_its_epsilon(task, delta):
     (Gaussian: the root of the sum of squares). Fails if any scale were calibrated to
     another sensitivity or another split than the one composed."""
     rng = np.random.default_rng(12)
-    n, d, eps = 500, 4, 0.8
+    n, d, eps = 600, 4, 0.8        # n epsilon / d = 120 rows per column: no selection
     X = rng.uniform(0, 1, size=(n, d))
     if task == "regression":
         y = X @ np.arange(1, d + 1) + rng.normal(size=n)
@@ -281,8 +281,9 @@ def test_auto_features_read_public_quantities_only():
     """``max_features="auto"``: 4, 5 and 8 features at epsilon 0.5, 1 and 4 under pure
     DP, at least 3; every column where there are fewer than twice as many, where the
     rows per class and column per unit of epsilon exceed 100, and under Gaussian DP;
-    the same on two tables of the same shape (the rows are never read). A regressor's
-    ``max_iter="auto"``: two cycles from 1000 rows per column per unit of epsilon."""
+    the same on two tables of the same shape (the rows are never read); a regressor
+    keeps ``max(2, round(2.5 epsilon^(1/3)))``. A regressor's ``max_iter="auto"``: two
+    cycles from 1000 rows per column per unit of epsilon."""
     from sklearn_privacy.additive._plan import auto_features
 
     kw = dict(n_samples=400, n_classes=2)
@@ -297,6 +298,13 @@ def test_auto_features_read_public_quantities_only():
                          n_classes=2) == 5
     assert auto_features(n_samples=2000, n_features=10, epsilon=2.0, delta=0.0,
                          n_classes=2) == 10
+    # a regressor: max(2, round(2.5 epsilon^(1/3))), one count column
+    assert [auto_features(n_samples=300, n_features=10, epsilon=e, delta=0.0,
+                          n_classes=1, task="regression")
+            for e in (0.1, 0.5, 1.0, 2.0, 4.0)] == [2, 2, 2, 3, 10]
+    Xq = np.random.default_rng(3).uniform(size=(300, 10))
+    assert DPBoostingRegressor(epsilon=1.0, delta=0.0, bounds=(0, 1), target_bound=(0, 1)
+                               ).fit(Xq, Xq.mean(axis=1)).selected_features_.size == 2
     rng = np.random.default_rng(23)
     fits = [DPBoostingClassifier(epsilon=1.0, delta=0.0, bounds=(-3, 3), classes=[0, 1])
             .fit(rng.normal(scale=s, size=(400, 12)), rng.integers(0, 2, 400))

@@ -406,7 +406,7 @@ class _BoostingThatCountsMissing(DPBoostingClassifier):
 
     def fit(self, X, y):
         if pd.isna(X.iloc[:, 1]).any():
-            warnings.warn("a value is missing")
+            warnings.warn("a value is missing", stacklevel=2)
         return super().fit(X, y)
 
 

@@ -155,7 +155,7 @@ class _BaseDPBoosting(BaseEstimator):
         delta = float(self.delta)
         return auto_features(n_samples=n, n_features=d,
                              epsilon=epsilon_value(self.epsilon, delta), delta=delta,
-                             n_classes=self._n_auto_classes())
+                             n_classes=self._n_auto_classes(), task=self._task)
 
     def _resolve_bins(self, n, d):
         """``max_bins``, or the ``"auto"`` rule's bins from public quantities only (the

@@ -42,27 +42,31 @@ SELECT_SHARE = 0.1
 #: benchmark tables: smoothing helped every regression cell from epsilon 1 and hurt the
 #: classifiers, whose sparse outer bins carry noisy counts)
 SMOOTH = {"classification": 0.0, "regression": 10.0}
-#: ``max_features="auto"`` at ``delta=0``: ``k = max(AUTO_FEATURES_MIN, round(
-#: AUTO_FEATURES_SCALE * epsilon ** (1 / 3)))`` features where the columns are at least
-#: ``2 k`` and the rows per class and column per unit of epsilon, ``n epsilon / (K d)``,
-#: are at most AUTO_FEATURES_MAX_RATIO (all of them otherwise, and at ``delta > 0``)
-AUTO_FEATURES_SCALE = 5.0
-AUTO_FEATURES_MIN = 3
+#: ``max_features="auto"`` at ``delta=0``: ``k = max(AUTO_FEATURES_MIN[task], round(
+#: AUTO_FEATURES_SCALE[task] * epsilon ** (1 / 3)))`` features where the columns are at
+#: least ``2 k`` and the rows per class and column per unit of epsilon, ``n epsilon / (K
+#: d)``, are at most AUTO_FEATURES_MAX_RATIO (all of them otherwise, and at ``delta > 0``)
+AUTO_FEATURES_SCALE = {"classification": 5.0, "regression": 2.5}
+AUTO_FEATURES_MIN = {"classification": 3, "regression": 2}
 AUTO_FEATURES_MAX_RATIO = 100.0
 #: ``max_iter="auto"``: a regressor runs two cycles where ``n epsilon / d`` is at least
 #: AUTO_ITER_RATIO (one otherwise)
 AUTO_ITER_RATIO = 1000.0
 
 
-def auto_features(*, n_samples, n_features, epsilon, delta, n_classes):
+def auto_features(*, n_samples, n_features, epsilon, delta, n_classes,
+                  task="classification"):
     """Features kept by ``max_features="auto"``, a function of public quantities only.
 
     Under basic composition (``delta=0``) the noise on every count and residual
     histogram grows in proportion to the number of features modelled, while the signal
     of correlated features does not add up: a few well-chosen features beat all of them
-    on few rows. The rule keeps ``k = max(3, round(5 epsilon^(1/3)))`` (4 at epsilon
-    0.5, 5 at 1, 8 at 4) where there are at least ``2 k`` columns and ``n epsilon / (K
-    d) <= 100`` (few rows per class and column for the budget), and every column
+    on few rows. The rule keeps ``k = max(3, round(5 epsilon^(1/3)))`` for a classifier
+    (4 at epsilon 0.5, 5 at 1, 8 at 4) and ``k = max(2, round(2.5 epsilon^(1/3)))`` for
+    a regressor (2 at epsilon 0.5 and 1, 3 at 2, 4 at 4: its shape functions add up to
+    one prediction, and on few rows two or three accurate ones beat more noisy ones)
+    where there are at least ``2 k`` columns and ``n epsilon / (K d) <= 100`` (few rows
+    per class and column for the budget), and every column
     otherwise (dropping a few columns saves too little noise to pay for the selection,
     and on many rows every column's histogram is accurate enough to help); chosen on
     the benchmark tables and the adult census data (``benchmarks/bench_dp_tabular.py``,
@@ -78,6 +82,7 @@ def auto_features(*, n_samples, n_features, epsilon, delta, n_classes):
     delta : float in [0, 1)
     n_classes : int
         Count columns ``K``, as for ``auto_bins``.
+    task : {"classification", "regression"}, default="classification"
 
     Returns
     -------
@@ -87,7 +92,8 @@ def auto_features(*, n_samples, n_features, epsilon, delta, n_classes):
     ratio = int(n_samples) * float(epsilon) / (max(int(n_classes), 1) * d)
     if delta > 0 or ratio > AUTO_FEATURES_MAX_RATIO:
         return d
-    k = max(AUTO_FEATURES_MIN, round(AUTO_FEATURES_SCALE * float(epsilon) ** (1.0 / 3.0)))
+    k = max(AUTO_FEATURES_MIN[task],
+            round(AUTO_FEATURES_SCALE[task] * float(epsilon) ** (1.0 / 3.0)))
     return int(k) if 2 * k <= d else d
 
 

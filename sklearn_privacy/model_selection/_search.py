@@ -327,7 +327,8 @@ class RandomStoppingSearch(MetaEstimatorMixin, BaseEstimator):
     FIL output perturbation through its Gaussian ``sensitivity / sigma`` or its pure
     epsilon, private boosting (:class:`~sklearn_privacy.DPBoostingClassifier`,
     :class:`~sklearn_privacy.DPBoostingRegressor`) at its pure epsilon (``delta=0``) or
-    its exact Gaussian-DP ``mu`` (``delta > 0``). A grid may mix them: the accounting takes, order by order, the largest.
+    its exact Gaussian-DP ``mu`` (``delta > 0``). A grid may mix them: the accounting
+    takes, order by order, the largest.
     Include the constant model in the grid (e.g. a list of two grids, one with
     ``"estimator"`` replaced) so that the selection is never silently worse than a
     constant: see the user guide.
