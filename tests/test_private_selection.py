@@ -257,6 +257,29 @@ def test_dummy_regressor_noise_has_the_stated_scale():
         DPDummyRegressor().fit(X, y)
 
 
+def test_dummy_regressor_takes_a_declared_range():
+    """``target_bound=(low, high)``: targets clipped to it, Laplace of scale (high - low) /
+    (n eps) (its standard deviation over 400 releases), the release inside the range; a
+    number B is (-B, B); malformed ranges are refused naming the parameter."""
+    n, eps = 40, 1.0
+    X = np.zeros((n, 1))
+    y = np.concatenate([np.full(n - 1, 30.0), [1e6]])       # one value above the range
+    reg = DPDummyRegressor(epsilon=eps, target_bound=(25.0, 345.0))
+    vals = np.array([reg.fit(X, y).constant_ for _ in range(400)])
+    scale = 320.0 / (n * eps)
+    assert reg.noise_scale_ == scale
+    assert np.std(vals) == pytest.approx(np.sqrt(2) * scale, rel=0.15)
+    clipped_mean = (30.0 * (n - 1) + 345.0) / n
+    assert abs(np.median(vals) - clipped_mean) < 0.2 * scale
+    assert vals.min() >= 25.0 and vals.max() <= 345.0
+    assert "[25.0, 345.0]" in reg.epsilon_reason_
+    assert (DPDummyRegressor(target_bound=2.0).fit(X, y).noise_scale_
+            == DPDummyRegressor(target_bound=(-2.0, 2.0)).fit(X, y).noise_scale_)
+    for bad in [(3.0, 1.0), (0.0, np.inf), (1.0, 2.0, 3.0), ("a", 1.0)]:
+        with pytest.raises(ValueError, match="target_bound"):
+            DPDummyRegressor(target_bound=bad).fit(X, y)
+
+
 def test_dummy_classifier_claims_and_label_sets():
     X = np.zeros((100, 2))
     y = np.r_[np.zeros(70), np.ones(30)].astype(int)

@@ -276,21 +276,22 @@ class DPDummyClassifier(ClassifierMixin, _DPDummyBase):
 class DPDummyRegressor(RegressorMixin, _DPDummyBase):
     __doc__ = """Predicts the noisy clipped mean of y: an intercept-only regressor, pure DP.
 
-    The targets are clipped to ``[-target_bound, target_bound]`` (row by row, without a
-    warning: whether a value was clipped is a fact about one row); their mean, which
-    one replaced row moves by at most ``2 target_bound / n``, is released with Laplace
-    noise of scale ``2 target_bound / (n epsilon)`` and clipped to the same interval
-    (post-processing). It is the baseline a private regressor has to beat, with a claim
-    of its own (user guide: :ref:`private_selection`).
+    The targets are clipped to the declared ``[low, high]`` (``[-target_bound,
+    target_bound]`` for a number; row by row, without a warning: whether a value was
+    clipped is a fact about one row); their mean, which one replaced row moves by at
+    most ``(high - low) / n``, is released with Laplace noise of scale ``(high - low) /
+    (n epsilon)`` and clipped to the same interval (post-processing). It is the baseline
+    a private regressor has to beat, with a claim of its own (user guide:
+    :ref:`private_selection`).
 
     Parameters
     ----------
     epsilon : float > 0 or RiskTarget, default=1.0
         The privacy budget of the release, or a
         :class:`~sklearn_privacy.privacy.RiskTarget` (the largest pure epsilon meeting it).
-    target_bound : float > 0
-        Declared bound :math:`B` on ``|y|`` (required; from public knowledge of the
-        target's range, never from the rows).
+    target_bound : float > 0 or (low, high)
+        Declared range of ``y`` (required; from public knowledge of the target's range,
+        never from the rows): a number :math:`B` stands for ``(-B, B)``.
     random_state : None, int, RandomState or Generator, default=None
         Source of the noise. ``None`` draws from fresh OS entropy (required for a
         private release); anything else is for tests only.
@@ -300,7 +301,7 @@ class DPDummyRegressor(RegressorMixin, _DPDummyBase):
     constant_ : float
         The released prediction.
     noise_scale_ : float
-        Scale of the Laplace noise, ``2 target_bound / (n epsilon)`` (public).
+        Scale of the Laplace noise, ``(high - low) / (n epsilon)`` (public).
     epsilon_ : float
         ``epsilon``.
     delta_ : float
@@ -331,7 +332,7 @@ class DPDummyRegressor(RegressorMixin, _DPDummyBase):
 
     _parameter_constraints: dict = {
         "epsilon": [Interval(Real, 0, None, closed="neither"), RiskTarget],
-        "target_bound": [Interval(Real, 0, None, closed="neither"), None],
+        "target_bound": [Interval(Real, 0, None, closed="neither"), tuple, list, None],
         "random_state": ["random_state", np.random.Generator],
     }
 
@@ -364,23 +365,41 @@ class DPDummyRegressor(RegressorMixin, _DPDummyBase):
         y, n = self._start(X, y)
         with errors_name("y"):
             y = check_array(y, ensure_2d=False, dtype=np.float64)
-        B = float(self.target_bound)
-        scale = 2.0 * B / (n * epsilon_value(self.epsilon, 0.0))
+        low, high = self._target_range()
+        scale = (high - low) / (n * epsilon_value(self.epsilon, 0.0))
         rng = noise_generator(self.random_state)
         noise = float(rng.laplace(0.0, scale))
-        clipped = np.clip(y, -B, B)
-        self.constant_ = float(np.clip(clipped.mean() + noise, -B, B))
+        clipped = np.clip(y, low, high)
+        self.constant_ = float(np.clip(clipped.mean() + noise, low, high))
         self.noise_scale_ = float(scale)
         self.epsilon_ = epsilon_value(self.epsilon, 0.0)
         self.delta_ = 0.0
         self.epsilon_reason_ = (
             "pure epsilon-DP for replacing the values of any one row (n and every "
-            "parameter public): the mean of the targets clipped to [-target_bound, "
-            f"target_bound] = [-{B!r}, {B!r}], with Laplace noise of scale "
-            f"2 target_bound / (n epsilon) = {scale:.6g}, then clipped to the same "
-            "interval (post-processing)." + self._noise_note())
+            "parameter public): the mean of the targets clipped to the declared range "
+            f"[{low!r}, {high!r}], with Laplace noise of scale (high - low) / (n "
+            f"epsilon) = {scale:.6g}, then clipped to the same interval "
+            "(post-processing)." + self._noise_note())
         record_fit_provenance(self, certificate=True)
         return self
+
+    def _target_range(self):
+        """``(low, high)`` of the declared ``target_bound`` (a number ``B``: ``(-B, B)``)."""
+        tb = self.target_bound
+        if isinstance(tb, (tuple, list)):
+            if len(tb) != 2:
+                raise ValueError("DPDummyRegressor: target_bound must be a number B > 0 "
+                                 f"or a pair (low, high); got {tb!r}.")
+            try:
+                low, high = float(tb[0]), float(tb[1])
+            except (TypeError, ValueError):
+                raise ValueError("DPDummyRegressor: target_bound=(low, high) needs two "
+                                 f"numbers; got {tb!r}.") from None
+            if not (np.isfinite(low) and np.isfinite(high) and low < high):
+                raise ValueError("DPDummyRegressor: target_bound=(low, high) needs finite "
+                                 f"low < high; got {tb!r}.")
+            return low, high
+        return -float(tb), float(tb)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
