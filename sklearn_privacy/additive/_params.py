@@ -50,8 +50,9 @@ _PARAMS = """    epsilon : float > 0 or RiskTarget, default=1.0
         mechanism at ``delta=0``, one Gaussian query of all the scores at ``delta >
         0``) and only they get count and residual histograms; the others have all-zero
         shapes. ``None``: every feature, no selection. ``"auto"``: ``k = max(3, round(5
-        epsilon^(1/3)))`` at ``delta=0`` (4 at epsilon 0.5, 5 at 1, 8 at 4; see
-        ``auto_features`` in ``sklearn_privacy/additive/_plan.py``) where there are at
+        epsilon^(1/3)))`` for a classifier at ``delta=0`` (4 at epsilon 0.5, 5 at 1, 8 at
+        4), ``k = max(2, round(2.5 epsilon^(1/3)))`` for a regressor (2 at epsilon 1, 3
+        at 2; see ``auto_features`` in ``sklearn_privacy/additive/_plan.py``) where there are at
         least ``2 k`` columns and at most 100 rows per class and column per unit of
         epsilon (``n epsilon / (K d) <= 100``); every feature otherwise and at ``delta >
         0``.
