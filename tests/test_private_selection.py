@@ -160,6 +160,41 @@ def test_search_over_private_boosting_and_the_constant():
     assert wins >= 5
 
 
+def _lying(cls):
+    """A subclass whose fitted ``epsilon_`` is twice its parameter: a training that
+    spends more than the search accounted for."""
+    class Lying(cls):
+        def fit(self, X, y):
+            super().fit(X, y)
+            self.epsilon_ = 2 * self.epsilon_
+            return self
+    Lying.__name__ = f"Lying{cls.__name__}"
+    return Lying
+
+
+@pytest.mark.filterwarnings("ignore::sklearn_privacy.exceptions.NoiseDominatesWarning")
+@pytest.mark.parametrize("make", [
+    lambda cls: cls(epsilon=0.5, delta=0.0, bounds=(0, 1), classes=[0, 1]),
+    lambda cls: cls(epsilon=0.5, delta=1e-5, bounds=(0, 1), classes=[0, 1]),
+])
+def test_search_refuses_a_boosting_candidate_that_spends_more_than_accounted(make):
+    """Every fitted candidate is checked against the accounting before its score counts:
+    the honest boosting candidate passes, one whose fitted epsilon_ is twice its
+    parameter makes the search raise (the check reads parameters and the fitted claim,
+    never the rows)."""
+    from sklearn_privacy.additive import DPBoostingClassifier
+
+    rng = np.random.default_rng(3)
+    X = rng.uniform(0, 1, size=(200, 3))
+    y = (X[:, 0] > 0.5).astype(int)
+    grid = {"max_bins": [4]}
+    RandomStoppingSearch(make(DPBoostingClassifier), grid, mean_runs=2,
+                         score_epsilon=0.5, random_state=0).fit(X, y)
+    with pytest.raises(RuntimeError, match="not its parameters"):
+        RandomStoppingSearch(make(_lying(DPBoostingClassifier)), grid, mean_runs=2,
+                             score_epsilon=0.5, random_state=0).fit(X, y)
+
+
 @pytest.mark.filterwarnings("ignore::sklearn_privacy.exceptions.PrivacyWarning")
 def test_starved_solver_publishes_on_both_neighbours():
     """A one-setting grid whose solver is starved (``max_iter=1``) publishes on D and on
