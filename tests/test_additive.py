@@ -282,8 +282,8 @@ def test_auto_features_read_public_quantities_only():
     DP, at least 3; every column where there are fewer than twice as many, where the
     rows per class and column per unit of epsilon exceed 100, and under Gaussian DP;
     the same on two tables of the same shape (the rows are never read); a regressor
-    keeps ``max(2, round(2.5 epsilon^(1/3)))``. A regressor's ``max_iter="auto"``: two
-    cycles from 1000 rows per column per unit of epsilon."""
+    keeps ``max(2, round(2.5 epsilon^(1/3)))``, under Gaussian DP too. A regressor's
+    ``max_iter="auto"``: two cycles from 1000 rows per column per unit of epsilon."""
     from sklearn_privacy.additive._plan import auto_features
 
     kw = dict(n_samples=400, n_classes=2)
@@ -302,6 +302,8 @@ def test_auto_features_read_public_quantities_only():
     assert [auto_features(n_samples=300, n_features=10, epsilon=e, delta=0.0,
                           n_classes=1, task="regression")
             for e in (0.1, 0.5, 1.0, 2.0, 4.0)] == [2, 2, 2, 3, 10]
+    assert auto_features(n_samples=300, n_features=10, epsilon=1.0, delta=1e-5,
+                         n_classes=1, task="regression") == 2      # Gaussian too
     Xq = np.random.default_rng(3).uniform(size=(300, 10))
     assert DPBoostingRegressor(epsilon=1.0, delta=0.0, bounds=(0, 1), target_bound=(0, 1)
                                ).fit(Xq, Xq.mean(axis=1)).selected_features_.size == 2

@@ -46,7 +46,8 @@ SMOOTH = {"classification": 0.0, "regression": 10.0}
 #: ``max_features="auto"`` at ``delta=0``: ``k = max(AUTO_FEATURES_MIN[task], round(
 #: AUTO_FEATURES_SCALE[task] * epsilon ** (1 / 3)))`` features where the columns are at
 #: least ``2 k`` and the rows per class and column per unit of epsilon, ``n epsilon / (K
-#: d)``, are at most AUTO_FEATURES_MAX_RATIO (all of them otherwise, and at ``delta > 0``)
+#: d)``, are at most AUTO_FEATURES_MAX_RATIO (all of them otherwise, and for a classifier
+#: at ``delta > 0``)
 AUTO_FEATURES_SCALE = {"classification": 5.0, "regression": 2.5}
 AUTO_FEATURES_MIN = {"classification": 3, "regression": 2}
 AUTO_FEATURES_MAX_RATIO = 100.0
@@ -71,8 +72,10 @@ def auto_features(*, n_samples, n_features, epsilon, delta, n_classes,
     otherwise (dropping a few columns saves too little noise to pay for the selection,
     and on many rows every column's histogram is accurate enough to help); chosen on
     the benchmark tables and the adult census data (``benchmarks/bench_dp_tabular.py``,
-    ``benchmarks/ARCHIVE.md``). Under Gaussian composition (``delta > 0``)
-    the noise grows with the square root only, and every feature is kept.
+    ``benchmarks/ARCHIVE.md``). Under Gaussian composition (``delta > 0``) the noise
+    grows with the square root only, and a classifier keeps every feature; a regressor
+    applies the same rule (on the diabetes table its R^2 at epsilon 1 rose from 0.132 to
+    0.186 with it).
 
     Parameters
     ----------
@@ -91,7 +94,7 @@ def auto_features(*, n_samples, n_features, epsilon, delta, n_classes,
     """
     d = max(int(n_features), 1)
     ratio = int(n_samples) * float(epsilon) / (max(int(n_classes), 1) * d)
-    if delta > 0 or ratio > AUTO_FEATURES_MAX_RATIO:
+    if (delta > 0 and task == "classification") or ratio > AUTO_FEATURES_MAX_RATIO:
         return d
     k = max(AUTO_FEATURES_MIN[task],
             round(AUTO_FEATURES_SCALE[task] * float(epsilon) ** (1.0 / 3.0)))
