@@ -669,6 +669,19 @@ def test_parallel_neighbours_give_the_same_report():
     assert not one.is_invariant
 
 
+def test_verbose_prints_its_own_progress_lines(capsys):
+    """``verbose=1``: ``[neighbour_invariance] done k of N neighbours`` lines ending at N,
+    none of joblib's own messages; ``verbose=0``: nothing."""
+    X, y = _data(30, 1)
+    kw = dict(rows=[0, 1], kinds=["duplicate", "extreme"], random_state=0)
+    neighbour_invariance(_fil_model(), X, y, verbose=1, **kw)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines and all(line.startswith("[neighbour_invariance] done ") for line in lines)
+    assert lines[-1] == "[neighbour_invariance] done 4 of 4 neighbours"
+    neighbour_invariance(_fil_model(), X, y, **kw)
+    assert capsys.readouterr().out == ""
+
+
 def test_a_reference_that_does_not_fit_is_refused():
     X, y = _data(20, 0)
     X[0, 0] = np.nan

@@ -14,9 +14,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
-from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, clone
 
+from ..utils._progress import run_tasks
 from ..utils.fixes import HasMethods, NumberInterval, StrOptions, validate_params
 from ._attributes import _estimators_in, _published_state, declaration
 from ._neighbours import _neighbours
@@ -658,7 +658,9 @@ def neighbour_invariance(estimator, X, y=None, *, rows=(0,), kinds=_DEFAULT_KIND
     n_jobs : int or None, default=None
         Neighbours fitted in parallel by joblib (``None``: one at a time).
     verbose : int, default=0
-        joblib's progress messages.
+        0: silent; 1: ``[neighbour_invariance] done k of N neighbours`` about ten
+        times; 2 and more: after every neighbour, and joblib's own messages at
+        ``verbose - 1``.
     random_state : None, int or Generator, default=None
         Signs of the extreme values and the seeds of the page's renderings.
 
@@ -719,10 +721,10 @@ def neighbour_invariance(estimator, X, y=None, *, rows=(0,), kinds=_DEFAULT_KIND
             for problem in _ledger_problems(references[0][1], references[0][2]):
                 report.differences.append(Difference("reference", "<page>", "page",
                                                      f"ledger: {problem}"))
-    jobs = (delayed(_fit_observed)(estimator, Xn, yn, fit_params, rules, crn, page,
-                                   reference.estimator, seeds[0], name)
-            for name, Xn, yn in _neighbours(X, y, rows, list(kinds), rng))
-    for name, obs in Parallel(n_jobs=n_jobs, verbose=verbose)(jobs):
+    tasks = [(estimator, Xn, yn, fit_params, rules, crn, page, reference.estimator,
+              seeds[0], name) for name, Xn, yn in _neighbours(X, y, rows, list(kinds), rng)]
+    for name, obs in run_tasks(_fit_observed, tasks, n_jobs=n_jobs, verbose=verbose,
+                               who="neighbour_invariance", unit="neighbours"):
         _record_neighbour(report, reference, obs, name, references, mask, crn, root)
     return report
 
