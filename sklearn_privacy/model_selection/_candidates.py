@@ -218,19 +218,12 @@ def _verify_fitted(fitted, mu, pure_eps):
     constants of its plan), never an outcome of its fit on the rows."""
     final, _ = _final_step(fitted)
     _check_preprocessing(fitted, fitted=True)
-    if isinstance(final, (_BaseObjectivePerturbation, DPDummyClassifier,
+    if isinstance(final, (_BaseObjectivePerturbation, _BaseDPBoosting, DPDummyClassifier,
                           DPDummyRegressor)):
+        delta = float(getattr(final, "delta", 0.0))
         stated = (final._epsilon_value() if isinstance(final, _BaseObjectivePerturbation)
-                  else float(final.epsilon))
-        same = (final.delta_ == float(getattr(final, "delta", 0.0))
-                and final.epsilon_ in (stated, np.inf))
-        if not same:
-            raise RuntimeError(
-                f"The fitted candidate reports (epsilon_, delta_) = ({final.epsilon_}, "
-                f"{final.delta_}), not its parameters ({final.epsilon_reason_}).")
-    elif isinstance(final, _BaseDPBoosting):
-        if not (final.delta_ == float(final.delta) and (
-                final.epsilon_ == epsilon_value(final.epsilon, final.delta_))):
+                  else epsilon_value(final.epsilon, delta))
+        if not (final.delta_ == delta and final.epsilon_ in (stated, np.inf)):
             raise RuntimeError(
                 f"The fitted candidate reports (epsilon_, delta_) = ({final.epsilon_}, "
                 f"{final.delta_}), not its parameters ({final.epsilon_reason_}).")
