@@ -97,6 +97,11 @@ def test_sensitivity_derivation_values():
     """The derived constants, as stated in the module docstring."""
     assert hist.sensitivities("classification", 2) == {
         "total": (2.0, math.sqrt(2)), "count": (2.0, math.sqrt(2)), "residual": (2.0, 2.0)}
+    assert hist.sensitivities("classification", 2, residual_clip=0.7)["residual"] == (
+        pytest.approx(1.4), pytest.approx(1.4))
+    # the clip is a two-class rule: K >= 3 residual sensitivities do not read it
+    assert hist.sensitivities("classification", 3, residual_clip=0.7)["residual"] == (
+        4.0, 2 * math.sqrt(2))
     assert hist.sensitivities("classification", 5)["residual"] == (4.0, 2 * math.sqrt(2))
     assert hist.sensitivities("regression", target_width=3.5)["residual"] == (3.5, 3.5)
     assert hist.sensitivities("regression", target_width=3.5)["total"] == (3.5, 3.5)
@@ -128,6 +133,60 @@ def test_regressor_residual_clip_matches_its_sensitivity_over_brute_force_pairs(
     assert worst[0] >= 0.98 * sens[0] and worst[1] >= 0.98 * sens[1], worst
 
 
+def test_classifier_residual_clip_matches_its_sensitivity_over_brute_force_pairs():
+    """A two-class classifier's own residuals (``y - p`` clipped to ``[-0.7, 0.7]`` on
+    few rows per column for the budget) against its own declared residual sensitivity
+    ``1.4``: over 600 adversarial replace-one pairs the L1 and L2 changes of a residual
+    histogram stay within it and reach 98 % of it. Fails if the fit clipped wider than
+    it accounts, or accounted for the unclipped residuals (the bound would not be
+    reached)."""
+    rng = np.random.default_rng(13)
+    X = rng.uniform(0, 1, size=(300, 3))
+    y = rng.integers(0, 2, 300)
+    est = DPBoostingClassifier(epsilon=1.0, delta=0.0, bounds=(0, 1), classes=[0, 1],
+                               random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y)
+    assert est.residual_clip_ == 0.7                   # 300 * 1 / (2 * 3) = 50 <= 150
+    sens = est._sensitivities()["residual"]
+    assert sens == (pytest.approx(1.4),) * 2
+    worst = [0.0, 0.0]
+    for codes, F, t, codes2, F2, t2 in _pairs("binary", rng, 600, n_bins=4):
+        R, R2 = est._residuals(F, t), est._residuals(F2, t2)
+        for j in range(codes.shape[1]):
+            diff = (hist.residual_histogram(codes[:, j], R, 4)
+                    - hist.residual_histogram(codes2[:, j], R2, 4)).ravel()
+            l1, l2 = np.abs(diff).sum(), np.linalg.norm(diff)
+            assert l1 <= sens[0] + 1e-9 and l2 <= sens[1] + 1e-9, (l1, l2)
+            worst = [max(worst[0], l1), max(worst[1], l2)]
+    assert worst[0] >= 0.98 * sens[0] and worst[1] >= 0.98 * sens[1], worst
+
+
+def test_classifier_residual_clip_reads_public_quantities_only():
+    """The clip is 0.7 up to 150 rows per class and column per unit of epsilon and 1
+    above, for two classes only; two fits with the same n, d and epsilon but different
+    rows get the same clip (it is a constant of the release, not DP output)."""
+    from sklearn_privacy.additive._plan import classifier_residual_clip as rule
+    assert rule(n_samples=300, n_features=1, epsilon=1.0, n_classes=2) == 0.7
+    assert rule(n_samples=301, n_features=1, epsilon=1.0, n_classes=2) == 1.0
+    assert rule(n_samples=3000, n_features=10, epsilon=1.0, n_classes=2) == 0.7
+    assert rule(n_samples=300, n_features=1, epsilon=1.0, n_classes=3) == 1.0
+    rng = np.random.default_rng(14)
+    clips = set()
+    for y in (np.zeros(400, int), rng.integers(0, 2, 400)):
+        X = rng.uniform(0, 1, size=(400, 2))
+        for eps in (0.5, 2.0):
+            est = DPBoostingClassifier(epsilon=eps, delta=0.0, bounds=(0, 1),
+                                       classes=[0, 1])
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                clips.add((eps, est.fit(X, y).residual_clip_))
+    assert clips == {(0.5, 0.7), (2.0, 1.0)}          # 400 eps / 4 = 50 and 200
+    kinds = est.__sklearn_privacy_attributes__()
+    assert kinds["residual_clip_"] == "constant"
+
+
 @pytest.mark.parametrize("delta", [0.0, 1e-5])
 @pytest.mark.parametrize("task", ["binary", "multiclass", "regression"])
 def test_default_fit_spends_exactly_its_epsilon(task, delta):
@@ -151,10 +210,13 @@ def test_default_fit_spends_exactly_its_epsilon(task, delta):
         y = rng.integers(0, K, n)
         est = DPBoostingClassifier(epsilon=eps, delta=delta, bounds=(0, 1),
                                    classes=list(range(K)))
-        l1 = {"total": 2.0, "count": 2.0, "residual": 2.0 if K == 2 else 4.0}
+        # two classes: n epsilon / (2 d) = 60 <= 150, so residuals are clipped to 0.7
+        l1 = {"total": 2.0, "count": 2.0, "residual": 1.4 if K == 2 else 4.0}
         l2 = {"total": math.sqrt(2), "count": math.sqrt(2),
-              "residual": 2.0 if K == 2 else 2 * math.sqrt(2)}
+              "residual": 1.4 if K == 2 else 2 * math.sqrt(2)}
     est.fit(X, y)
+    assert est.residual_clip_ == (0.7 if task == "binary" else
+                                  0.5 if task == "regression" else 1.0)
     # "auto" cycles: none for a pure-DP classifier of three classes, one otherwise
     assert est.n_iter_ == (0 if task == "multiclass" and delta == 0 else 1)
     scale = {"total": est.total_noise_scale_, "count": est.count_noise_scale_,
@@ -244,9 +306,10 @@ def test_selection_finds_the_informative_features_and_spends_exactly_epsilon(tas
         y = (signal > 0).astype(int) if K == 2 else np.digitize(signal, [-0.7, 0.7])
         make = DPBoostingClassifier
         kw = dict(classes=list(range(K)))
-        l1 = {"total": 2.0, "count": 2.0, "residual": 2.0 if K == 2 else 4.0}
+        # two classes at epsilon 0.7: 3000 * 0.7 / (2 * 10) = 105 <= 150, clip 0.7
+        l1 = {"total": 2.0, "count": 2.0, "residual": 1.4 if K == 2 else 4.0}
         l2 = {"total": math.sqrt(2), "count": math.sqrt(2),
-              "residual": 2.0 if K == 2 else 2 * math.sqrt(2)}
+              "residual": 1.4 if K == 2 else 2 * math.sqrt(2)}
     oracle = make(epsilon=1e9, delta=delta, bounds=(0, 1), max_features=k, max_iter=1,
                   random_state=0, **kw).fit(X, y)
     np.testing.assert_array_equal(oracle.selected_features_, [2, 7])

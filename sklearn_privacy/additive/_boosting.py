@@ -42,6 +42,7 @@ from ._plan import (
     _draw,
     auto_bins,
     auto_features,
+    classifier_residual_clip,
     noise_plan,
     noise_to_signal,
 )
@@ -145,6 +146,17 @@ class _BaseDPBoosting(BaseEstimator):
             return 2
         return 1
 
+    def _resolve_clip(self, n, d):
+        """Share of the largest residual at which residuals are clipped (public
+        quantities only): ``RESIDUAL_CLIP`` for a regressor; for a classifier
+        :func:`~._plan.classifier_residual_clip`."""
+        if self._task == "regression":
+            return float(RESIDUAL_CLIP)
+        return classifier_residual_clip(
+            n_samples=n, n_features=d,
+            epsilon=epsilon_value(self.epsilon, float(self.delta)),
+            n_classes=len(self.classes_))
+
     def _resolve_features(self, n, d):
         """Features modelled: ``max_features`` (at most ``d``), or the ``"auto"`` rule
         from public quantities only."""
@@ -203,6 +215,7 @@ class _BaseDPBoosting(BaseEstimator):
         n, d_all = codes.shape
         n_bins_all = self._n_bins()
         K = self._n_columns()
+        self.residual_clip_ = self._resolve_clip(n, d_all)
         sens = self._sensitivities()
         d = self._resolve_features(n, d_all)
         n_iter = self._resolve_iter(n, d_all)
@@ -417,7 +430,8 @@ class _BaseDPBoosting(BaseEstimator):
                  "bin_edges_": "constant", "_categories": "constant",
                  "count_noise_scale_": "constant", "total_noise_scale_": "constant",
                  "residual_noise_scale_": "constant", "n_iter_": "constant",
-                 "max_bins_": "constant", "selected_features_": "dp",
+                 "max_bins_": "constant", "residual_clip_": "constant",
+                 "selected_features_": "dp",
                  "schema_": "child"}
         if "classes_" in self.__dict__:
             declared = self._declared_classes()
@@ -549,7 +563,8 @@ class DPBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
         return target
 
     def _sensitivities(self):
-        return hist.sensitivities("classification", len(self.classes_))
+        return hist.sensitivities("classification", len(self.classes_),
+                                  residual_clip=self.residual_clip_)
 
     def _residual_bound(self):
         return 1.0
@@ -587,7 +602,8 @@ class DPBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
 
     def _residuals(self, F, target):
         if F.shape[1] == 1:
-            return (target == 1).astype(np.float64)[:, None] - expit(F)
+            c = self.residual_clip_
+            return np.clip((target == 1).astype(np.float64)[:, None] - expit(F), -c, c)
         R = -softmax(F, axis=1)
         R[np.arange(F.shape[0]), target] += 1.0
         return R

@@ -19,7 +19,9 @@ row falls in exactly one bin of every feature.
   - regression (``r`` clipped to ``[-h, h]``; ``h = c w / 2`` with ``w = high - low`` of
     the target and ``c`` the public clip share, ``RESIDUAL_CLIP`` = 0.5 by default):
     ``a = b = h``, ``A = B = 2 h``: L1 = L2 = ``2 h = c w`` (``w`` for ``c = 1``);
-  - two classes (one logit, ``r = y - p`` in ``(-1, 1)``): L1 = L2 = 2;
+  - two classes (one logit, ``r = y - p`` in ``(-1, 1)``, clipped to ``[-c, c]`` with
+    the public clip ``c`` in ``(0, 1]``): ``a = b = c``, ``A = B = 2 c``: L1 = L2 =
+    ``2 c`` (2 unclipped);
   - ``K >= 3`` classes (``r = e_y - p``): ``||r||_1 = 2 (1 - p_y) < 2``,
     ``||r||_2^2 = (1 - p_y)^2 + sum_{k != y} p_k^2 < 2``, and ``r - r' = (e_y - e_y') -
     (p - p')`` has L1 below 4 and L2 below ``2 sqrt(2)`` (reached in the limit ``p =
@@ -118,7 +120,9 @@ def sensitivities(task: str, n_classes: int = 2, target_width: float | None = No
     residual_clip : float in (0, 1]
         Regression: residuals are clipped to ``residual_clip * target_width / 2`` in
         absolute value, so their histogram's sensitivity is ``residual_clip *
-        target_width``.
+        target_width``. Two classes: residuals ``y - p`` are clipped to
+        ``[-residual_clip, residual_clip]``, sensitivity ``2 residual_clip``. Unused for
+        three classes or more.
     """
     count = (2.0, math.sqrt(2.0))
     if task == "regression":
@@ -126,5 +130,6 @@ def sensitivities(task: str, n_classes: int = 2, target_width: float | None = No
         r = float(residual_clip) * w
         return {"total": (w, w), "count": count, "residual": (r, r)}
     if n_classes == 2:
-        return {"total": count, "count": count, "residual": (2.0, 2.0)}
+        r = 2.0 * float(residual_clip)
+        return {"total": count, "count": count, "residual": (r, r)}
     return {"total": count, "count": count, "residual": (4.0, 2.0 * math.sqrt(2.0))}

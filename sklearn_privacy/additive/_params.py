@@ -81,8 +81,9 @@ _NOTES = """
     updates; for a classifier they also give a first, Jacobi, round of updates (the
     residual sums at the starting intercept are ``N[b, k] - p_k C[b]``). Then
     ``max_iter`` cycles visit the features in order (the rest of the budget, split
-    evenly); for feature ``j`` the **residuals** of the current model (``y - p``,
-    ``e_y - softmax``, or ``y - f`` clipped to a quarter of the target range,
+    evenly); for feature ``j`` the **residuals** of the current model (``y - p`` clipped
+    to ``[-c, c]``, ``c = residual_clip_``: 0.7 where ``n epsilon / (2 d) <= 150``, 1
+    otherwise; ``e_y - softmax``; or ``y - f`` clipped to a quarter of the target range,
     ``RESIDUAL_CLIP`` = 0.5 times its half-width) are summed per
     bin, noise is added, and bin ``b``'s score moves by ``learning_rate * g * S_b C_b /
     (C_b^2 + lambda)`` with ``S_b`` the noisy sum, ``C_b`` the noisy count (at least 0),
@@ -98,7 +99,7 @@ _NOTES = """
     **Sensitivities** (replace-one, derived in ``sklearn_privacy/additive/_histograms.py``
     and brute-forced in the tests): class totals and counts L1 2 and L2 ``sqrt(2)`` (per
     feature for the counts); the sum of the centred targets ``high - low``;
-    residual sums L1 = L2 = 2 (two classes), L1 4 and L2 ``2 sqrt(2)`` (``K >= 3``
+    residual sums L1 = L2 = ``2 c`` (two classes), L1 4 and L2 ``2 sqrt(2)`` (``K >= 3``
     classes), L1 = L2 = ``RESIDUAL_CLIP (high - low)`` = ``(high - low) / 2``
     (regression, residuals clipped to a quarter of the target range); each selection
     score moves by at most the residual sums' L1 sensitivity (triangle inequality), so
@@ -144,6 +145,11 @@ _ATTRS = """    intercept_ : float or ndarray of shape (n_classes,)
     bin_edges_ : list of ndarray or None
         Interior bin edges of every numeric feature (None for a categorical one): from
         the declared bounds and ``max_bins_``.
+    residual_clip_ : float
+        Share of the largest residual at which residuals are clipped (the residual
+        histograms' sensitivity scales with it): 0.5 for a regressor (a quarter of the
+        target range); for two classes 0.7 where ``n epsilon / (2 d) <= 150``, else 1;
+        1 for three classes or more. A function of public quantities only.
     max_bins_ : int
         Bins of a numeric column: ``max_bins``, or the ``"auto"`` rule's value (from
         ``n``, the number of columns, ``epsilon``, ``delta`` and the declared classes).
