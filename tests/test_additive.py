@@ -343,7 +343,8 @@ def test_selection_finds_the_informative_features_and_spends_exactly_epsilon(tas
 def test_auto_features_read_public_quantities_only():
     """``max_features="auto"``: 4, 5 and 8 features at epsilon 0.5, 1 and 4 under pure
     DP, at least 3; every column where there are fewer than twice as many, where the
-    rows per class and column per unit of epsilon exceed 100, and under Gaussian DP;
+    rows per class and column per unit of epsilon exceed 150 (100 for a regressor),
+    and under Gaussian DP;
     the same on two tables of the same shape (the rows are never read); a regressor
     keeps ``max(2, round(2.5 epsilon^(1/3)))``, under Gaussian DP too. A regressor's
     ``max_iter="auto"``: two cycles from 1000 rows per column per unit of epsilon."""
@@ -356,11 +357,16 @@ def test_auto_features_read_public_quantities_only():
     assert auto_features(n_features=9, epsilon=1.0, delta=0.0, **kw) == 9
     assert auto_features(n_features=10, epsilon=1.0, delta=0.0, **kw) == 5
     assert auto_features(n_features=30, epsilon=1.0, delta=1e-5, **kw) == 30
-    # 2000 rows, 2 classes, 10 columns: ratio 100 at epsilon 1 (select), 200 at 2 (not)
-    assert auto_features(n_samples=2000, n_features=10, epsilon=1.0, delta=0.0,
-                         n_classes=2) == 5
-    assert auto_features(n_samples=2000, n_features=10, epsilon=2.0, delta=0.0,
-                         n_classes=2) == 10
+    # 2400 rows, 2 classes, 12 columns: ratio 150 at epsilon 1.5 (select), 160 at 1.6
+    assert auto_features(n_samples=2400, n_features=12, epsilon=1.5, delta=0.0,
+                         n_classes=2) == 6
+    assert auto_features(n_samples=2400, n_features=12, epsilon=1.6, delta=0.0,
+                         n_classes=2) == 12
+    # a regressor's threshold is 100: 1000 rows, 10 columns, ratio 100 at 1, 110 at 1.1
+    assert auto_features(n_samples=1000, n_features=10, epsilon=1.0, delta=0.0,
+                         n_classes=1, task="regression") == 2
+    assert auto_features(n_samples=1000, n_features=10, epsilon=1.1, delta=0.0,
+                         n_classes=1, task="regression") == 10
     # a regressor: max(2, round(2.5 epsilon^(1/3))), one count column
     assert [auto_features(n_samples=300, n_features=10, epsilon=e, delta=0.0,
                           n_classes=1, task="regression")

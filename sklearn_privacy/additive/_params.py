@@ -53,8 +53,9 @@ _PARAMS = """    epsilon : float > 0 or RiskTarget, default=1.0
         epsilon^(1/3)))`` for a classifier at ``delta=0`` (4 at epsilon 0.5, 5 at 1, 8 at
         4), ``k = max(2, round(2.5 epsilon^(1/3)))`` for a regressor (2 at epsilon 1, 3
         at 2; see ``auto_features`` in ``sklearn_privacy/additive/_plan.py``) where there are at
-        least ``2 k`` columns and at most 100 rows per class and column per unit of
-        epsilon (``n epsilon / (K d) <= 100``), for a regressor at any ``delta``; every
+        least ``2 k`` columns and at most 150 rows per class and column per unit of
+        epsilon for a classifier (``n epsilon / (K d) <= 150``; 100 for a regressor, at
+        any ``delta``); every
         feature otherwise, and for a classifier at ``delta > 0``.
     learning_rate : float in (0, 1], default={LR}
         Share of each (shrunk) update applied.
