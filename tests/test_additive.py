@@ -149,6 +149,7 @@ def test_classifier_residual_clip_matches_its_sensitivity_over_brute_force_pairs
         warnings.simplefilter("ignore")
         est.fit(X, y)
     assert est.residual_clip_ == 0.7                   # 300 * 1 / (2 * 3) = 50 <= 150
+    assert "residuals y - p clipped to [-0.7, 0.7]" in est.epsilon_reason_
     sens = est._sensitivities()["residual"]
     assert sens == (pytest.approx(1.4),) * 2
     worst = [0.0, 0.0]
@@ -217,6 +218,12 @@ def test_default_fit_spends_exactly_its_epsilon(task, delta):
     est.fit(X, y)
     assert est.residual_clip_ == (0.7 if task == "binary" else
                                   0.5 if task == "regression" else 1.0)
+    clip_words = {"binary": "residuals y - p clipped to [-0.7, 0.7]",
+                  "regression": "residuals clipped to +-4, a quarter of the declared"}
+    if task in clip_words:
+        assert clip_words[task] in est.epsilon_reason_
+    else:
+        assert "clipped" not in est.epsilon_reason_
     # "auto" cycles: none for a pure-DP classifier of three classes, one otherwise
     assert est.n_iter_ == (0 if task == "multiclass" and delta == 0 else 1)
     scale = {"total": est.total_noise_scale_, "count": est.count_noise_scale_,

@@ -360,7 +360,8 @@ class _BaseDPBoosting(BaseEstimator):
         self.delta_ = float(self.delta)
         d, d_all = len(self.selected_features_), len(self.term_scores_)
         words = {"total": "the totals", "count": "the counts (modelled features)",
-                 "residual": "each of the max_iter x n_features residual histograms"}
+                 "residual": "each of the max_iter x n_features residual histograms"
+                             + self._clip_words()}
         if self.n_iter_ == 0:
             del words["residual"]
         select = ""
@@ -395,6 +396,16 @@ class _BaseDPBoosting(BaseEstimator):
             f"{how}, for replacing the values of any one row (n, the schema, the bins, "
             "the label set and every parameter public); the updates and the centring are "
             "post-processing." + self._noise_note())
+
+    def _clip_words(self):
+        """How the residuals were clipped, for the claim's text (public constants)."""
+        if self._task == "regression":
+            return (f" (residuals clipped to +-{self._residual_bound():.6g}, a quarter of "
+                    "the declared target range)")
+        if len(self.classes_) == 2 and self.residual_clip_ < 1.0:
+            return (f" (residuals y - p clipped to [-{self.residual_clip_:.6g}, "
+                    f"{self.residual_clip_:.6g}])")
+        return ""
 
     def _noise_note(self):
         rs = self.random_state
