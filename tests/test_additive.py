@@ -261,6 +261,22 @@ def test_auto_bins_read_public_quantities_only():
     # Gaussian: less count noise (sigma 19.3 against 37.7), a smaller scale (0.6 / 0.8)
     assert auto_bins(n_samples=8400, epsilon=1.0, n_features=6, delta=1e-5,
                      n_classes=1) == 13
+    # a pure-DP classifier over 150 rows per class and column per unit of epsilon: the
+    # large-table scale 1.1 (German credit at epsilon 4: 2827 rows, 13 columns, 7 -> 9
+    # bins); not under Gaussian DP, and not just under 150 (149.95: 1.379 epsilon)
+    kw = dict(n_samples=2827, n_features=13, epsilon=4.0, n_classes=2)
+    assert auto_bins(delta=0.0, **kw) == 7
+    assert auto_bins(delta=0.0, large_table=True, **kw) == 9
+    assert auto_bins(delta=1e-5, large_table=True, **kw) == auto_bins(delta=1e-5, **kw)
+    X2, y2 = rng.uniform(size=(2827, 13)), rng.integers(0, 2, 2827)
+    for eps, bins in ((4.0, 9), (1.379, None)):
+        est = DPBoostingClassifier(epsilon=eps, delta=0.0, bounds=(0, 1), classes=[0, 1])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.fit(X2, y2)
+        small = auto_bins(delta=0.0, **dict(kw, epsilon=eps,
+                                            n_features=est.selected_features_.size))
+        assert est.max_bins_ == (bins if bins is not None else small)
     assert DPBoostingClassifier(max_bins=7, bounds=(0, 1)).fit(
         rng.uniform(size=(50, 2)), rng.integers(0, 2, 50)).max_bins_ == 7
 

@@ -32,6 +32,7 @@ from . import _histograms as hist
 from ._params import _ATTRS, _NOTES, _PARAMS
 from ._plan import (
     AUTO_ITER_RATIO,
+    CLASSIFIER_CLIP_MAX_RATIO,
     MIN_CURVATURE,
     PRIOR_SHARE,
     RESIDUAL_CLIP,
@@ -174,10 +175,12 @@ class _BaseDPBoosting(BaseEstimator):
         number of modelled features, which sets the count noise, stands for ``d``)."""
         if self.max_bins != "auto":
             return int(self.max_bins)
-        delta = float(self.delta)
+        delta, K = float(self.delta), self._n_auto_classes()
+        eps = epsilon_value(self.epsilon, delta)
+        large = (self._task == "classification"
+                 and n * eps / (K * max(d, 1)) > CLASSIFIER_CLIP_MAX_RATIO)
         return auto_bins(n_samples=n, n_features=self._resolve_features(n, d),
-                         epsilon=epsilon_value(self.epsilon, delta), delta=delta,
-                         n_classes=self._n_auto_classes())
+                         epsilon=eps, delta=delta, n_classes=K, large_table=large)
 
     def _n_bins(self):
         return [e.size + 1 if c is None else c.size + 1

@@ -27,8 +27,9 @@ _PARAMS = """    epsilon : float > 0 or RiskTarget, default=1.0
         Bins of a numeric column. ``"auto"``: from the public number of rows ``n``,
         the number of columns ``d``, ``epsilon``, ``delta`` and the number of declared
         classes ``K`` (``auto_bins`` in ``sklearn_privacy/additive/_plan.py``): about
-        ``0.8 sqrt(n / (K sigma))`` (0.6 at ``delta > 0``) with ``sigma`` the noise on
-        one bin's count,
+        ``0.8 sqrt(n / (K sigma))`` (0.6 at ``delta > 0``; 1.1 for a pure-DP
+        classifier with more than 150 rows per class and column per unit of epsilon)
+        with ``sigma`` the noise on one bin's count,
         between 3 and 32 (3 on a few hundred rows with many columns at epsilon 1, 8 to
         12 on ten thousand rows with a few columns). Fewer bins hold more rows each,
         which is what a noisy histogram needs.
