@@ -107,6 +107,21 @@ def test_sensitivity_derivation_values():
     assert hist.sensitivities("regression", target_width=3.5)["total"] == (3.5, 3.5)
 
 
+def _assert_residual_sensitivity_reached(pairs, residuals, sens, n_bins=4):
+    """Over the pairs, every feature's residual histogram (from ``residuals(F, t)``)
+    moves within ``sens = (l1, l2)``, and the largest moves reach 98 % of it."""
+    worst = [0.0, 0.0]
+    for codes, F, t, codes2, F2, t2 in pairs:
+        R, R2 = residuals(F, t), residuals(F2, t2)
+        for j in range(codes.shape[1]):
+            diff = (hist.residual_histogram(codes[:, j], R, n_bins)
+                    - hist.residual_histogram(codes2[:, j], R2, n_bins)).ravel()
+            l1, l2 = np.abs(diff).sum(), np.linalg.norm(diff)
+            assert l1 <= sens[0] + 1e-9 and l2 <= sens[1] + 1e-9, (l1, l2)
+            worst = [max(worst[0], l1), max(worst[1], l2)]
+    assert worst[0] >= 0.98 * sens[0] and worst[1] >= 0.98 * sens[1], worst
+
+
 def test_regressor_residual_clip_matches_its_sensitivity_over_brute_force_pairs():
     """The regressor's own residuals (clipped to a quarter of the target range) against
     its own declared residual sensitivity, ``(high - low) / 2``: over 600 adversarial
@@ -117,20 +132,10 @@ def test_regressor_residual_clip_matches_its_sensitivity_over_brute_force_pairs(
     est = DPBoostingRegressor(target_bound=(low, high))
     sens = est._sensitivities()["residual"]
     assert sens == (pytest.approx((high - low) / 2),) * 2
-    rng = np.random.default_rng(11)
-    worst = [0.0, 0.0]
-    for codes, F, t, codes2, F2, t2 in _pairs("regression", rng, 600, n_bins=4,
-                                              w=high - low):
-        shift = 0.5 * (low + high)
-        R = est._residuals(F + shift, est._encode_target(t + shift))
-        R2 = est._residuals(F2 + shift, est._encode_target(t2 + shift))
-        for j in range(codes.shape[1]):
-            diff = (hist.residual_histogram(codes[:, j], R, 4)
-                    - hist.residual_histogram(codes2[:, j], R2, 4)).ravel()
-            l1, l2 = np.abs(diff).sum(), np.linalg.norm(diff)
-            assert l1 <= sens[0] + 1e-9 and l2 <= sens[1] + 1e-9, (l1, l2)
-            worst = [max(worst[0], l1), max(worst[1], l2)]
-    assert worst[0] >= 0.98 * sens[0] and worst[1] >= 0.98 * sens[1], worst
+    shift = 0.5 * (low + high)
+    _assert_residual_sensitivity_reached(
+        _pairs("regression", np.random.default_rng(11), 600, n_bins=4, w=high - low),
+        lambda F, t: est._residuals(F + shift, est._encode_target(t + shift)), sens)
 
 
 def test_classifier_residual_clip_matches_its_sensitivity_over_brute_force_pairs():
@@ -152,16 +157,8 @@ def test_classifier_residual_clip_matches_its_sensitivity_over_brute_force_pairs
     assert "residuals y - p clipped to [-0.7, 0.7]" in est.epsilon_reason_
     sens = est._sensitivities()["residual"]
     assert sens == (pytest.approx(1.4),) * 2
-    worst = [0.0, 0.0]
-    for codes, F, t, codes2, F2, t2 in _pairs("binary", rng, 600, n_bins=4):
-        R, R2 = est._residuals(F, t), est._residuals(F2, t2)
-        for j in range(codes.shape[1]):
-            diff = (hist.residual_histogram(codes[:, j], R, 4)
-                    - hist.residual_histogram(codes2[:, j], R2, 4)).ravel()
-            l1, l2 = np.abs(diff).sum(), np.linalg.norm(diff)
-            assert l1 <= sens[0] + 1e-9 and l2 <= sens[1] + 1e-9, (l1, l2)
-            worst = [max(worst[0], l1), max(worst[1], l2)]
-    assert worst[0] >= 0.98 * sens[0] and worst[1] >= 0.98 * sens[1], worst
+    _assert_residual_sensitivity_reached(_pairs("binary", rng, 600, n_bins=4),
+                                         est._residuals, sens)
 
 
 def test_classifier_residual_clip_reads_public_quantities_only():

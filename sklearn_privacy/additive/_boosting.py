@@ -46,6 +46,7 @@ from ._plan import (
     classifier_residual_clip,
     noise_plan,
     noise_to_signal,
+    rows_per_cell,
 )
 from ._plan import LOSE_TO_CONSTANT_RATIO as _LOSE_RATIO
 
@@ -178,7 +179,7 @@ class _BaseDPBoosting(BaseEstimator):
         delta, K = float(self.delta), self._n_auto_classes()
         eps = epsilon_value(self.epsilon, delta)
         large = (self._task == "classification"
-                 and n * eps / (K * max(d, 1)) > CLASSIFIER_CLIP_MAX_RATIO)
+                 and rows_per_cell(n, d, eps, K) > CLASSIFIER_CLIP_MAX_RATIO)
         return auto_bins(n_samples=n, n_features=self._resolve_features(n, d),
                          epsilon=eps, delta=delta, n_classes=K, large_table=large)
 

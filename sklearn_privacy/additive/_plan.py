@@ -68,6 +68,13 @@ AUTO_FEATURES_MAX_RATIO = {"classification": 150.0, "regression": 100.0}
 AUTO_ITER_RATIO = 1000.0
 
 
+def rows_per_cell(n_samples, n_features, epsilon, n_classes) -> float:
+    """Rows per class and column per unit of epsilon, ``n epsilon / (K d)``: the public
+    quantity that sets a classifier's regime (selection, residual clip, bins)."""
+    return (int(n_samples) * float(epsilon)
+            / (max(int(n_classes), 1) * max(int(n_features), 1)))
+
+
 def auto_features(*, n_samples, n_features, epsilon, delta, n_classes,
                   task="classification"):
     """Features kept by ``max_features="auto"``, a function of public quantities only.
@@ -108,7 +115,7 @@ def auto_features(*, n_samples, n_features, epsilon, delta, n_classes,
     n_selected : int
     """
     d = max(int(n_features), 1)
-    ratio = int(n_samples) * float(epsilon) / (max(int(n_classes), 1) * d)
+    ratio = rows_per_cell(n_samples, d, epsilon, n_classes)
     if (delta > 0 and task == "classification") or ratio > AUTO_FEATURES_MAX_RATIO[task]:
         return d
     k = max(AUTO_FEATURES_MIN[task],
@@ -146,7 +153,7 @@ def classifier_residual_clip(*, n_samples, n_features, epsilon, n_classes):
     """
     if int(n_classes) != 2:
         return 1.0
-    ratio = int(n_samples) * float(epsilon) / (2.0 * max(int(n_features), 1))
+    ratio = rows_per_cell(n_samples, n_features, epsilon, 2)
     return CLASSIFIER_RESIDUAL_CLIP if ratio <= CLASSIFIER_CLIP_MAX_RATIO else 1.0
 
 
