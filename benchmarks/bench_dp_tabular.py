@@ -7,7 +7,8 @@ R^2 for the regressions) over ``--draws`` noise draws of
 * **this library**: :class:`~sklearn_privacy.additive.DPBoostingClassifier` /
   ``DPBoostingRegressor`` with their defaults, raw columns through a declared
   ``PublicSchema`` (numeric bounds, categories), at pure DP (``delta=0``, the documented
-  recipe) and at ``delta=1e-5`` (Gaussian, the guarantee DP-EBM gives);
+  recipe) and at ``delta=1e-5`` (Gaussian, the guarantee DP-EBM gives); a regression
+  table's declared main predictor (the one OpenDP's peer uses) as ``main_features``;
 * **DP-EBM** (``interpret``'s ``DPExplainableBoosting{Classifier,Regressor}``, defaults,
   ``delta=1e-5``, GDP composition; numeric bounds as ``privacy_bounds``, categorical
   columns as ``nominal``, the target range as ``privacy_target_min/max``; two classes
@@ -211,6 +212,8 @@ def _models(tool, meta, eps):
                 spec[c] = [float(i) for i in range(len(meta["categories"][j]))]
         classes = None if task == "regression" else list(range(len(meta["classes"])))
         schema = PublicSchema(spec, classes=classes)
+        # the declared main predictor (OpenDP's one feature), modelled without selection
+        main = None if meta.get("main") is None else [meta["columns"][meta["main"]]]
 
         def frame(X):
             return pd.DataFrame(X, columns=meta["columns"])
@@ -220,7 +223,7 @@ def _models(tool, meta, eps):
                 if task == "regression":
                     est = DPBoostingRegressor(epsilon=eps, delta=delta, schema=schema,
                                               target_bound=tuple(meta["target_range"]),
-                                              random_state=seed)
+                                              main_features=main, random_state=seed)
                 else:
                     est = DPBoostingClassifier(epsilon=eps, delta=delta, schema=schema,
                                                random_state=seed)

@@ -302,6 +302,27 @@ def test_selection_scores_stay_within_their_sensitivity_over_brute_force_pairs(t
     assert worst >= 0.98 * sens, (worst, sens)
 
 
+def _two_signal_problem(task):
+    """3,000 rows, ten uniform columns, a target that depends on columns 2 and 7 only;
+    the estimator, its declared target or classes and the (l1, l2) sensitivities."""
+    rng = np.random.default_rng(22)
+    n, d = 3000, 10
+    X = rng.uniform(0, 1, size=(n, d))
+    signal = np.sin(6 * X[:, 2]) + 2 * (X[:, 7] > 0.5) - 1
+    if task == "regression":
+        y = signal + 0.1 * rng.normal(size=n)
+        l1 = {"total": 8.0, "count": 2.0, "residual": 4.0}
+        l2 = {"total": 8.0, "count": math.sqrt(2), "residual": 4.0}
+        return X, y, DPBoostingRegressor, dict(target_bound=(-4.0, 4.0)), l1, l2
+    K = 2 if task == "binary" else 3
+    y = (signal > 0).astype(int) if K == 2 else np.digitize(signal, [-0.7, 0.7])
+    # two classes at epsilon 0.7: 3000 * 0.7 / (2 * 10) = 105 <= 150, clip 0.7
+    l1 = {"total": 2.0, "count": 2.0, "residual": 1.4 if K == 2 else 4.0}
+    l2 = {"total": math.sqrt(2), "count": math.sqrt(2),
+          "residual": 1.4 if K == 2 else 2 * math.sqrt(2)}
+    return X, y, DPBoostingClassifier, dict(classes=list(range(K))), l1, l2
+
+
 @pytest.mark.parametrize("delta", [0.0, 1e-5])
 @pytest.mark.parametrize("task", ["binary", "multiclass", "regression"])
 def test_selection_finds_the_informative_features_and_spends_exactly_epsilon(task, delta):
@@ -311,25 +332,8 @@ def test_selection_finds_the_informative_features_and_spends_exactly_epsilon(tas
     the 2 count histograms and the 2 residual histograms compose to exactly epsilon (pure:
     Gumbel scale ``2 l1 k / (0.1 eps)``) or mu (Gaussian: the d = 10 scores as one query
     of L2 sensitivity ``sqrt(10) l1``), recomputed here from the fitted scales."""
-    rng = np.random.default_rng(22)
-    n, d, k = 3000, 10, 2
-    X = rng.uniform(0, 1, size=(n, d))
-    signal = np.sin(6 * X[:, 2]) + 2 * (X[:, 7] > 0.5) - 1
-    if task == "regression":
-        y = signal + 0.1 * rng.normal(size=n)
-        make = DPBoostingRegressor
-        kw = dict(target_bound=(-4.0, 4.0))
-        l1 = {"total": 8.0, "count": 2.0, "residual": 4.0}
-        l2 = {"total": 8.0, "count": math.sqrt(2), "residual": 4.0}
-    else:
-        K = 2 if task == "binary" else 3
-        y = (signal > 0).astype(int) if K == 2 else np.digitize(signal, [-0.7, 0.7])
-        make = DPBoostingClassifier
-        kw = dict(classes=list(range(K)))
-        # two classes at epsilon 0.7: 3000 * 0.7 / (2 * 10) = 105 <= 150, clip 0.7
-        l1 = {"total": 2.0, "count": 2.0, "residual": 1.4 if K == 2 else 4.0}
-        l2 = {"total": math.sqrt(2), "count": math.sqrt(2),
-              "residual": 1.4 if K == 2 else 2 * math.sqrt(2)}
+    X, y, make, kw, l1, l2 = _two_signal_problem(task)
+    d, k = X.shape[1], 2
     oracle = make(epsilon=1e9, delta=delta, bounds=(0, 1), max_features=k, max_iter=1,
                   random_state=0, **kw).fit(X, y)
     np.testing.assert_array_equal(oracle.selected_features_, [2, 7])
@@ -358,6 +362,105 @@ def test_selection_finds_the_informative_features_and_spends_exactly_epsilon(tas
             pytest.approx(eps, rel=1e-6))
         sel_sd = math.sqrt(d) * l1["residual"] / (math.sqrt(share) * full)
         assert f"{sel_sd:.6g} on the L1 norms" in privacy_claim(est).steps[0].reason
+
+
+def _spent(est, l1, l2, m, delta):
+    """Pure: the epsilon of the totals, counts and residual histograms recomputed from
+    the fitted scales; Gaussian: their mu."""
+    scale = {"total": est.total_noise_scale_, "count": est.count_noise_scale_,
+             "residual": est.residual_noise_scale_}
+    if delta == 0:
+        return sum(m[c] * l1[c] / scale[c] for c in m)
+    return math.sqrt(sum(m[c] * (l2[c] / scale[c]) ** 2 for c in m))
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-5])
+@pytest.mark.parametrize("task", ["binary", "multiclass", "regression"])
+def test_main_features_are_modelled_without_selection_and_the_rest_selected(task, delta):
+    """Declared ``main_features`` are always modelled and never scored: the selection
+    picks the other ``k - m`` among the other ``d - m`` columns. Oracle: a noise column
+    declared main is modelled beside the best other one (column 7, the step, which the
+    selection ranks first); declaring a signal column leaves the other signal column to
+    the selection. Accounting: one pick among nine (pure: Gumbel scale ``2 l1 / (0.1
+    eps)``; Gaussian: the nine other scores as one query of L2 sensitivity ``3 l1``);
+    with ``k = m`` no selection runs and the totals, counts and residual histograms
+    spend the whole epsilon (or mu). Fails if a main feature were scored, charged or
+    dropped, or if the selection were calibrated to the ten columns."""
+    X, y, make, kw, l1, l2 = _two_signal_problem(task)
+    base = dict(delta=delta, bounds=(0, 1), max_features=2, max_iter=1, **kw)
+    oracle = make(epsilon=1e9, random_state=0, main_features=[0], **base).fit(X, y)
+    np.testing.assert_array_equal(oracle.selected_features_, [0, 7])
+    assert "declared main features [0]" in oracle.epsilon_reason_
+    oracle = make(epsilon=1e9, random_state=0, main_features=[7], **base).fit(X, y)
+    np.testing.assert_array_equal(oracle.selected_features_, [2, 7])
+    eps, m = 0.7, {"total": 1, "count": 2, "residual": 2}
+    est = make(epsilon=eps, main_features=np.array([7]), **base).fit(X, y)
+    reason = privacy_claim(est).steps[0].reason
+    assert 7 in est.selected_features_ and est.selected_features_.size == 2
+    if delta == 0:
+        assert _spent(est, l1, l2, m, delta) == pytest.approx(0.9 * eps, rel=1e-12)
+        assert f"Gumbel scale {2 * l1['residual'] / (0.1 * eps):.6g}" in reason
+        assert "1 of the 9 other features modelled" in reason
+    else:
+        full = _spent(est, l1, l2, m, delta) / math.sqrt(0.9)
+        assert analytic_gaussian_epsilon(delta=delta, sigma=1 / full, sensitivity=1.0) == (
+            pytest.approx(eps, rel=1e-6))
+        sel_sd = 3 * l1["residual"] / (math.sqrt(0.1) * full)
+        assert f"{sel_sd:.6g} on the L1 norms of the 9 other" in reason
+    # as many main features as max_features, or more: no selection, the whole budget
+    for k in (1, 2):
+        both = make(epsilon=eps, main_features=[2, 7], **dict(base, max_features=k)
+                    ).fit(X, y)
+        np.testing.assert_array_equal(both.selected_features_, [2, 7])
+        spent = _spent(both, l1, l2, m, delta)
+        if delta == 0:
+            assert spent == pytest.approx(eps, rel=1e-12)
+        else:
+            assert analytic_gaussian_epsilon(delta=delta, sigma=1 / spent,
+                                             sensitivity=1.0) == pytest.approx(eps, rel=1e-6)
+        reason = privacy_claim(both).steps[0].reason
+        assert "Gumbel" not in reason and "L1 norms" not in reason
+        assert "declared main features [2, 7]" in reason
+
+
+def test_main_features_by_name_on_a_raw_frame_and_bad_declarations_refused():
+    """Names through the schema (a raw frame with a string column and string labels):
+    the named columns are modelled, the claim names them, and neighbouring raw tables
+    change nothing but the noisy outputs. Unknown names, indices outside the columns,
+    names without column names and other types are refused before any noise is drawn."""
+    from sklearn_privacy.privacy import neighbour_invariance
+
+    rng = np.random.default_rng(31)
+    n = 300
+    raw = pd.DataFrame({"a": rng.uniform(0, 1, n), "b": rng.uniform(0, 1, n),
+                        "job": rng.choice(["x", "y", "z"], n), "c": rng.uniform(0, 1, n),
+                        "d": rng.uniform(0, 1, n)}, index=[f"r{i}" for i in range(n)])
+    y = np.where(raw["c"] > 0.5, "yes", "no")
+    schema = PublicSchema({"a": (0, 1), "b": (0, 1), "job": ["x", "y", "z"],
+                           "c": (0, 1), "d": (0, 1)}, classes=["no", "yes"])
+    kw = dict(epsilon=1.0, delta=0.0, schema=schema, max_features=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoiseDominatesWarning)
+        clf = DPBoostingClassifier(main_features=["job", "c"], **kw).fit(raw, y)
+    np.testing.assert_array_equal(clf.selected_features_, [2, 3])
+    assert "declared main features ['job', 'c']" in clf.epsilon_reason_
+    assert privacy_claim(clf).epsilon == pytest.approx(1.0)
+    rep = neighbour_invariance(DPBoostingClassifier(main_features=["c"], **kw), raw, y,
+                               rows=(0, 7))
+    assert not rep.differences, rep
+    X = raw[["a", "b", "c", "d"]].to_numpy()
+    for main, err, match in (
+            (["zzz"], ValueError, "'zzz', which is not a column"),
+            ([9], ValueError, "index 9, outside the 4 columns"),
+            ([-1], ValueError, "index -1, outside"),
+            ([0.5], TypeError, "column names \\(str\\) or indices \\(int\\), got float"),
+            ([True], TypeError, "got bool"),
+    ):
+        with pytest.raises(err, match=match):
+            DPBoostingClassifier(bounds=(0, 1), main_features=main).fit(
+                pd.DataFrame(X, columns=list("abcd")), y)
+    with pytest.raises(ValueError, match="X has no column names; pass column indices"):
+        DPBoostingClassifier(bounds=(0, 1), main_features=["a"]).fit(X, y)
 
 
 def test_auto_features_read_public_quantities_only():

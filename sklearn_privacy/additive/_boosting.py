@@ -64,6 +64,7 @@ class _BaseDPBoosting(BaseEstimator):
         "max_iter": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
         "max_features": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}),
                          None],
+        "main_features": ["array-like", None],
         "learning_rate": [Interval(Real, 0, 1, closed="right")],
         "random_state": ["random_state", np.random.Generator],
     }
@@ -171,6 +172,49 @@ class _BaseDPBoosting(BaseEstimator):
                              epsilon=epsilon_value(self.epsilon, delta), delta=delta,
                              n_classes=self._n_auto_classes(), task=self._task)
 
+    def _column_names(self, d):
+        """Names of the binned columns (the schema's, else ``feature_names_in_``)."""
+        if self.schema is not None:
+            return [str(c) for c in self.schema_._specs()]
+        names = getattr(self, "feature_names_in_", None)
+        return None if names is None else [str(c) for c in names]
+
+    def _resolve_main(self, d):
+        """Indices of ``main_features`` (declared, public): sorted, unique."""
+        if self.main_features is None:
+            return np.empty(0, dtype=np.intp)
+        items = list(np.asarray(self.main_features, dtype=object).ravel())
+        if not items:
+            return np.empty(0, dtype=np.intp)
+        names = self._column_names(d)
+        idx = []
+        for item in items:
+            if isinstance(item, (Integral, np.integer)) and not isinstance(item, bool):
+                j = int(item)
+                if not 0 <= j < d:
+                    raise ValueError(
+                        f"{type(self).__name__}: main_features has the index {j}, "
+                        f"outside the {d} columns; pass column indices in [0, {d}) "
+                        "or column names.")
+            elif isinstance(item, str):
+                if names is None:
+                    raise ValueError(
+                        f"{type(self).__name__}: main_features names the column "
+                        f"{item!r}, but X has no column names; pass column indices, "
+                        "or fit a DataFrame (or a schema).")
+                if item not in names:
+                    raise ValueError(
+                        f"{type(self).__name__}: main_features names the column "
+                        f"{item!r}, which is not a column of X; the columns are "
+                        f"{names[:10]}{' ...' if len(names) > 10 else ''}.")
+                j = names.index(item)
+            else:
+                raise TypeError(
+                    f"{type(self).__name__}: main_features must hold column names (str) "
+                    f"or indices (int), got {type(item).__name__} {item!r}.")
+            idx.append(j)
+        return np.unique(np.asarray(idx, dtype=np.intp))
+
     def _resolve_bins(self, n, d):
         """``max_bins``, or the ``"auto"`` rule's bins from public quantities only (the
         number of modelled features, which sets the count noise, stands for ``d``)."""
@@ -221,17 +265,23 @@ class _BaseDPBoosting(BaseEstimator):
         K = self._n_columns()
         self.residual_clip_ = self._resolve_clip(n, d_all)
         sens = self._sensitivities()
-        d = self._resolve_features(n, d_all)
+        main = self._resolve_main(d_all)
+        d = max(self._resolve_features(n, d_all), main.size)
         n_iter = self._resolve_iter(n, d_all)
         shares = SHARES[self._task]
-        if d < d_all:
+        # the declared main features are modelled without a selection; the private
+        # selection picks the other d - m among the other d_all - m columns
+        n_picks, n_cands = d - main.size, d_all - main.size
+        selecting = 0 < n_picks < n_cands
+        if selecting:
             shares = {k: v * (1.0 - SELECT_SHARE) for k, v in shares.items()}
             shares["select"] = SELECT_SHARE
             sens = dict(sens, select=(sens["residual"][0],) * 2)
         plan = noise_plan(epsilon=epsilon_value(self.epsilon, float(self.delta)),
                           delta=float(self.delta),
                           n_features=d, n_rounds=n_iter, sensitivities=sens,
-                          shares=shares, n_candidates=d_all)
+                          shares=shares, n_candidates=n_cands if selecting else None,
+                          n_picks=n_picks)
         self._warn_if_noise_dominates(plan, n, n_bins_all, d, n_iter, sens)
         warn_shared_noise(type(self).__name__, self.random_state, stacklevel=3)
         rng = noise_generator(self.random_state)
@@ -241,17 +291,20 @@ class _BaseDPBoosting(BaseEstimator):
         intercept, newton = self._start(total, n)
         # ---- private selection of the modelled features (one query), by the L1 norm
         # of every feature's residual histogram at the (released) intercept
-        selected = np.arange(d_all)
-        if d < d_all:
+        selected = np.arange(d_all) if d == d_all else main
+        if selecting:
+            others = np.setdiff1d(np.arange(d_all), main)
             R0 = self._residuals(np.tile(intercept, (n, 1)), target)
             if known is not None:
                 R0[~known] = 0.0
-            score = hist.selection_scores(codes, R0, n_bins_all)
+            score = hist.selection_scores(codes[:, others], R0,
+                                          [n_bins_all[j] for j in others])
             if plan["noise"] == "laplace":
-                score = score + rng.gumbel(0.0, plan["select_scale"], size=d_all)
+                score = score + rng.gumbel(0.0, plan["select_scale"], size=others.size)
             else:
-                score = score + rng.normal(0.0, plan["select_scale"], size=d_all)
-            selected = np.sort(np.argsort(-score, kind="stable")[:d])
+                score = score + rng.normal(0.0, plan["select_scale"], size=others.size)
+            picked = others[np.argsort(-score, kind="stable")[:n_picks]]
+            selected = np.sort(np.concatenate([main, picked]))
         codes = codes[:, selected]
         n_bins = [n_bins_all[j] for j in selected]
         # ---- counts (one query over the modelled features)
@@ -306,7 +359,7 @@ class _BaseDPBoosting(BaseEstimator):
         self.total_noise_scale_ = float(plan["total_scale"])
         self.count_noise_scale_ = float(plan["count_scale"])
         self.residual_noise_scale_ = float(plan["residual_scale"])
-        self._account(plan, sens)
+        self._account(plan, sens, main, d_all)
         record_fit_provenance(self)
         return self
 
@@ -358,11 +411,18 @@ class _BaseDPBoosting(BaseEstimator):
             NoiseDominatesWarning, stacklevel=4)
 
     # ------------------------------------------------------------------ accounting
-    def _account(self, plan, sens):
+    def _account(self, plan, sens, main, d_all):
         eps = epsilon_value(self.epsilon, float(self.delta))
         self.epsilon_ = eps
         self.delta_ = float(self.delta)
-        d, d_all = len(self.selected_features_), len(self.term_scores_)
+        d, m = len(self.selected_features_), main.size
+        selecting = "select_scale" in plan
+        declared = ""
+        if m:
+            names = self._column_names(d_all)
+            shown = [names[j] if names is not None else int(j) for j in main]
+            declared = (f"; the declared main features {shown} modelled without a "
+                        "selection (public parameter)")
         words = {"total": "the totals", "count": "the counts (modelled features)",
                  "residual": "each of the max_iter x n_features residual histograms"
                              + self._clip_words()}
@@ -375,8 +435,9 @@ class _BaseDPBoosting(BaseEstimator):
                      f" epsilon {plan[k + '_budget']:.6g})" for k in words]
             how = ("pure epsilon-DP by basic composition: Laplace noise of scale "
                    + "; ".join(parts))
-            if d < d_all:
-                select = (f"; the {d} of {d_all} features modelled chosen by the "
+            if selecting:
+                select = (f"; {d - m} of the {d_all - m} "
+                          f"{'other ' if m else ''}features modelled chosen by the "
                           "exponential mechanism (Gumbel top-k) on the L1 norms of the "
                           "residual histograms at the intercept (sensitivity "
                           f"{sens['select'][0]:.6g} each), Gumbel scale "
@@ -389,13 +450,14 @@ class _BaseDPBoosting(BaseEstimator):
             how = (f"(epsilon, delta) = ({eps!r}, {float(self.delta)!r})-DP as "
                    f"{plan['gaussian_mu']:.6g}-Gaussian DP, composed exactly: Gaussian noise "
                    "of standard deviation " + "; ".join(parts))
-            if d < d_all:
+            if selecting:
                 select = (f"; {plan['select_scale']:.6g} on the L1 norms of the "
-                          f"{d_all} residual histograms at the intercept (L2 sensitivity "
-                          f"{math.sqrt(d_all) * sens['select'][0]:.6g}, mu "
-                          f"{plan['select_budget']:.6g}), whose top {d} are the "
-                          "features modelled")
-        how += select
+                          f"{d_all - m} {'other ' if m else ''}residual histograms at "
+                          "the intercept (L2 sensitivity "
+                          f"{math.sqrt(d_all - m) * sens['select'][0]:.6g}, mu "
+                          f"{plan['select_budget']:.6g}), whose top {d - m} are "
+                          f"{'the other' if m else 'the'} features modelled")
+        how += declared + select
         self.epsilon_reason_ = (
             f"{how}, for replacing the values of any one row (n, the schema, the bins, "
             "the label set and every parameter public); the updates and the centring are "
@@ -529,8 +591,8 @@ class DPBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
     }
 
     def __init__(self, epsilon=1.0, *, delta=1e-5, bounds=None, schema=None,
-                 max_bins="auto", max_iter="auto", max_features="auto", learning_rate=0.5,
-                 random_state=None, classes=None):
+                 max_bins="auto", max_iter="auto", max_features="auto",
+                 main_features=None, learning_rate=0.5, random_state=None, classes=None):
         self.epsilon = epsilon
         self.delta = delta
         self.bounds = bounds
@@ -538,6 +600,7 @@ class DPBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
         self.max_bins = max_bins
         self.max_iter = max_iter
         self.max_features = max_features
+        self.main_features = main_features
         self.learning_rate = learning_rate
         self.random_state = random_state
         self.classes = classes
@@ -749,8 +812,8 @@ class DPBoostingRegressor(RegressorMixin, _BaseDPBoosting):
     }
 
     def __init__(self, epsilon=1.0, *, delta=1e-5, bounds=None, schema=None,
-                 max_bins="auto", max_iter="auto", max_features="auto", learning_rate=1.0,
-                 random_state=None, target_bound=None):
+                 max_bins="auto", max_iter="auto", max_features="auto",
+                 main_features=None, learning_rate=1.0, random_state=None, target_bound=None):
         self.epsilon = epsilon
         self.delta = delta
         self.bounds = bounds
@@ -758,6 +821,7 @@ class DPBoostingRegressor(RegressorMixin, _BaseDPBoosting):
         self.max_bins = max_bins
         self.max_iter = max_iter
         self.max_features = max_features
+        self.main_features = main_features
         self.learning_rate = learning_rate
         self.random_state = random_state
         self.target_bound = target_bound

@@ -208,7 +208,7 @@ def auto_bins(*, n_samples, n_features, epsilon, delta, n_classes, large_table=F
 
 
 def noise_plan(*, epsilon, delta, n_features, n_rounds, sensitivities, shares,
-               n_candidates=None):
+               n_candidates=None, n_picks=None):
     """The data-independent noise of one fit: three kinds of queries.
 
     ``"total"`` (one query: the class totals, or the sum of the centred targets),
@@ -219,15 +219,16 @@ def noise_plan(*, epsilon, delta, n_features, n_rounds, sensitivities, shares,
 
     With ``n_rounds = 0`` there is no residual query and its share goes to the counts.
 
-    With ``n_candidates`` (the number of columns, more than ``n_features``) a fourth
-    kind, ``"select"``, picks the ``n_features`` modelled features among them by their
-    scores (``sensitivities["select"] = (l1, l2)``: the largest change of one score).
-    ``delta = 0``: the exponential mechanism, peeled ``n_features`` times at
-    ``share epsilon / n_features`` each (one-shot Gumbel top-k, Durfee & Rogers 2019):
-    Gumbel noise of scale ``2 l1 n_features / (share epsilon)``. ``delta > 0``: the
+    With ``n_candidates`` (the number of columns scored, more than ``n_picks``) a fourth
+    kind, ``"select"``, picks ``n_picks`` (default ``n_features``; fewer when declared
+    main features are modelled without a selection) of the modelled features among them
+    by their scores (``sensitivities["select"] = (l1, l2)``: the largest change of one
+    score). ``delta = 0``: the exponential mechanism, peeled ``n_picks`` times at
+    ``share epsilon / n_picks`` each (one-shot Gumbel top-k, Durfee & Rogers 2019):
+    Gumbel noise of scale ``2 l1 n_picks / (share epsilon)``. ``delta > 0``: the
     vector of the ``n_candidates`` scores is one Gaussian query of L2 sensitivity
     ``sqrt(n_candidates) l1`` (every score moves by at most ``l1``); the top
-    ``n_features`` noisy scores are post-processing.
+    ``n_picks`` noisy scores are post-processing.
 
     ``delta = 0`` (pure epsilon-DP, basic composition): the total query is Laplace with
     scale ``l1 / (share epsilon)``, the count query ``d l1 / (share epsilon)``, each
@@ -270,7 +271,8 @@ def noise_plan(*, epsilon, delta, n_features, n_rounds, sensitivities, shares,
     gaussian = delta > 0
     plan = {"noise": "gaussian" if gaussian else "laplace", "gaussian_mu": None}
     mu = 1.0 / analytic_gaussian_sigma(epsilon, delta, 1.0) if gaussian else None
-    if n_candidates is not None and int(n_candidates) > d:
+    picks = d if n_picks is None else int(n_picks)
+    if n_candidates is not None and int(n_candidates) > picks > 0:
         l1 = sensitivities["select"][0]
         if gaussian:
             budget = math.sqrt(shares["select"]) * mu
@@ -278,7 +280,7 @@ def noise_plan(*, epsilon, delta, n_features, n_rounds, sensitivities, shares,
             sd = scale
         else:
             budget = shares["select"] * epsilon
-            scale = 2.0 * l1 * d / budget
+            scale = 2.0 * l1 * picks / budget
             sd = math.pi * scale / math.sqrt(6.0)
         plan["select_scale"], plan["select_sd"], plan["select_budget"] = scale, sd, budget
     for kind in ("total", "count", "residual"):
