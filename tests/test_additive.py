@@ -554,6 +554,44 @@ def test_gaussian_plan_is_exactly_epsilon_delta(eps, delta):
 
 
 # ---------------------------------------------------------------- oracles
+@pytest.mark.parametrize("delta", [0.0, 1e-5])
+def test_three_class_first_round_is_naive_bayes_of_the_bins(delta):
+    """Independent oracle: with three classes, no residual cycle and (nearly) no noise,
+    the released model's probabilities are scikit-learn's ``CategoricalNB`` (smoothing
+    1e-10, class prior from the data) on the bin codes of the four features, to 1e-6.
+    Fails if the first round were the linearised residual step, scaled by the learning
+    rate, or left uncentred between the intercept and the shapes."""
+    from sklearn.naive_bayes import CategoricalNB
+
+    rng = np.random.default_rng(41)
+    n = 3000
+    X = rng.uniform(0, 1, size=(n, 4))
+    logit = np.column_stack([2 * X[:, 0], 3 * X[:, 1] * X[:, 2], np.sin(5 * X[:, 3])])
+    y = np.array([rng.choice(3, p=p) for p in softmax(logit, axis=1)])
+    est = DPBoostingClassifier(epsilon=1e9, delta=delta, bounds=(0, 1), max_bins=5,
+                               max_iter=0, max_features=None, classes=[0, 1, 2],
+                               random_state=0).fit(X, y)
+    codes = np.column_stack([hist.bin_codes(X[:, j], est.bin_edges_[j])
+                             for j in range(4)])
+    nb = CategoricalNB(alpha=1e-10, force_alpha=True).fit(codes, y)
+    np.testing.assert_allclose(est.predict_proba(X), nb.predict_proba(codes), atol=1e-6)
+    assert np.mean(est.predict(X) == nb.predict(codes)) == 1.0
+
+
+def test_naive_bayes_scores_clip_smooth_and_centre_noisy_counts():
+    """Hand computation: negative noisy counts are clipped to 0, the pseudo-count is
+    added, each class's column is normalised over the bins and every bin is centred
+    over the classes."""
+    from sklearn_privacy.additive._boosting import naive_bayes_scores
+
+    counts = np.array([[4.0, -1.0, 2.0], [0.0, 3.0, 6.0]])
+    got = naive_bayes_scores(counts, 0.5)
+    sm = np.array([[4.5, 0.5, 2.5], [0.5, 3.5, 6.5]])
+    ll = np.log(sm / sm.sum(axis=0))
+    np.testing.assert_allclose(got, ll - ll.mean(axis=1, keepdims=True), rtol=1e-14)
+    np.testing.assert_allclose(got.sum(axis=1), 0.0, atol=1e-14)
+
+
 def test_one_feature_noiseless_regression_is_the_bin_means():
     """Independent oracle: with one feature, one cycle, learning rate 1 and (nearly) no
     noise, the released model predicts the mean of y in every bin (the target range is

@@ -34,6 +34,7 @@ from ._plan import (
     AUTO_ITER_RATIO,
     CLASSIFIER_CLIP_MAX_RATIO,
     MIN_CURVATURE,
+    NB_PSEUDO_COUNT,
     PRIOR_SHARE,
     RESIDUAL_CLIP,
     SELECT_SHARE,
@@ -51,6 +52,22 @@ from ._plan import (
 from ._plan import LOSE_TO_CONSTANT_RATIO as _LOSE_RATIO
 
 __all__ = ["DPBoostingClassifier", "DPBoostingRegressor"]
+
+
+def naive_bayes_scores(counts: np.ndarray, pseudo: float) -> np.ndarray:
+    """Naive-Bayes log-likelihoods of one feature's bins from noisy per-class counts.
+
+    ``counts`` (shape ``(n_bins, K)``, noisy, possibly negative) are clipped at 0 and
+    get ``pseudo`` added (additive smoothing: a count below the noise level carries no
+    information, and the logarithm of a clipped count needs a floor); the result is
+    ``log P(b | k) = log(N'[b, k] / sum_b N'[b, k])``, centred over the classes in every
+    bin (a constant per bin does not change the softmax). Summed over the features
+    with the log class shares as intercept, it is the naive-Bayes classifier of the
+    binned features. Post-processing of released counts.
+    """
+    smoothed = np.maximum(np.asarray(counts, dtype=np.float64), 0.0) + float(pseudo)
+    log_lik = np.log(smoothed / smoothed.sum(axis=0, keepdims=True))
+    return log_lik - log_lik.mean(axis=1, keepdims=True)
 
 class _BaseDPBoosting(BaseEstimator):
     """Shared fit of the private boosting estimators (not for direct use)."""
@@ -321,7 +338,15 @@ class _BaseDPBoosting(BaseEstimator):
         tau = PRIOR_SHARE * self._prior_bound() / d ** TAU_POWER[self._task]
         lr = float(self.learning_rate)
         first = self._count_round(counts, intercept)
-        if first is not None:
+        if first is not None and K > 1:
+            # three classes or more: every feature's naive-Bayes log-likelihoods from
+            # its noisy per-class counts (post-processing)
+            pseudo = NB_PSEUDO_COUNT * plan["count_sd"]
+            for j in range(d):
+                step = naive_bayes_scores(counts[j], pseudo)
+                scores[j] += step
+                F += step[codes[:, j]]
+        elif first is not None:
             # the count histograms' residual sums at the starting intercept, for every
             # feature at once (post-processing of the noisy counts)
             lam0 = (plan["count_sd"] / tau) ** 2

@@ -73,7 +73,9 @@ _PARAMS = """    epsilon : float > 0 or RiskTarget, default=1.0
         (``benchmarks/ARCHIVE.md``). The declaration is a public parameter; the
         claim names the columns.
     learning_rate : float in (0, 1], default={LR}
-        Share of each (shrunk) update applied.
+        Share of each (shrunk) residual update applied (and of a two-class
+        classifier's first round; the naive-Bayes first round of three classes or more
+        is applied whole).
     random_state : None, int, RandomState or Generator, default=None
         Source of the noise. ``None`` draws from fresh OS entropy (required for a
         private release); anything else is for tests only.
@@ -95,8 +97,13 @@ _NOTES = """
     ``main_features`` are modelled without being scored), and everything below
     concerns the modelled features only. The **counts** of every bin, per class
     for a classifier (45 % of the budget for a classifier, 20 % for a regressor), weigh the
-    updates; for a classifier they also give a first, Jacobi, round of updates (the
-    residual sums at the starting intercept are ``N[b, k] - p_k C[b]``). Then
+    updates; for a classifier they also give a first round of updates: with two
+    classes a Jacobi round (the residual sums at the starting intercept are ``N[b, 1] -
+    p C[b]``, updated as below); with three or more the naive-Bayes log-likelihoods
+    ``log(N'[b, k] / sum_b N'[b, k])`` centred over the classes, ``N'`` the noisy count
+    clipped at 0 plus a pseudo-count of ``NB_PSEUDO_COUNT`` (0.25) times the count
+    noise's standard deviation (with the log class shares as intercept, this is naive
+    Bayes on the binned features; ``learning_rate`` does not scale it). Then
     ``max_iter`` cycles visit the features in order (the rest of the budget, split
     evenly); for feature ``j`` the **residuals** of the current model (``y - p`` clipped
     to ``[-c, c]``, ``c = residual_clip_``: 0.7 where ``n epsilon / (2 d) <= 150``, 1

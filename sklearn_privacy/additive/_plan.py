@@ -8,11 +8,19 @@ import math
 from ..mechanisms._gaussian import analytic_gaussian_sigma
 
 #: shares of the budget (epsilon for delta = 0, mu^2 for delta > 0) of the three kinds of
-#: queries; a classifier's per-class counts also give its first, Jacobi, round of updates
+#: queries; a classifier's per-class counts also give its first round of updates
 SHARES = {"classification": {"total": 0.1, "count": 0.45, "residual": 0.45},
           "regression": {"total": 0.1, "count": 0.2, "residual": 0.7}}
 #: prior standard deviation of a bin's mean residual, as a share of the largest residual
 PRIOR_SHARE = 0.25
+#: a classifier of three classes or more starts from the naive-Bayes log-likelihoods of
+#: its noisy per-class counts, each count clipped at 0 plus NB_PSEUDO_COUNT times the
+#: count noise's standard deviation (chosen on the benchmark's multiclass tables: 0.1,
+#: 0.25 and 0.5 were within 2 points of each other at epsilon 0.5 to 8; 0.25 was never
+#: the worst); the two-class first round stays the ridge step of the residual sums
+#: (the naive-Bayes round lowered German credit at epsilon 0.5 and HMDA's share of
+#: draws at least the majority class at epsilon 1)
+NB_PSEUDO_COUNT = 0.25
 #: floor of the curvature p (1 - p) in the Newton factor of the logistic updates
 MIN_CURVATURE = 0.1
 #: the prior scale of a bin's mean residual is PRIOR_SHARE * (largest residual) / d^power:
