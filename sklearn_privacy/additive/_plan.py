@@ -16,10 +16,10 @@ PRIOR_SHARE = 0.25
 #: a classifier of three classes or more starts from the naive-Bayes log-likelihoods of
 #: its noisy per-class counts, each count clipped at 0 plus NB_PSEUDO_COUNT times the
 #: count noise's standard deviation (chosen on the benchmark's multiclass tables: 0.1,
-#: 0.25 and 0.5 were within 2 points of each other at epsilon 0.5 to 8; 0.25 was never
-#: the worst); the two-class first round stays the ridge step of the residual sums
-#: (the naive-Bayes round lowered German credit at epsilon 0.5 and HMDA's share of
-#: draws at least the majority class at epsilon 1)
+#: 0.25 and 0.5 were within 2.5 points of each other at epsilon 0.5 to 8); the
+#: two-class first round stays the ridge step of the residual sums (the naive-Bayes
+#: round lowered German credit's and HMDA's shares of draws at least the majority class
+#: at epsilon 0.5 and 1)
 NB_PSEUDO_COUNT = 0.25
 #: floor of the curvature p (1 - p) in the Newton factor of the logistic updates
 MIN_CURVATURE = 0.1
