@@ -578,6 +578,32 @@ def test_three_class_first_round_is_naive_bayes_of_the_bins(delta):
     assert np.mean(est.predict(X) == nb.predict(codes)) == 1.0
 
 
+def test_pooled_totals_weigh_the_totals_and_every_histogram_sum_by_inverse_variance():
+    """Hand computation of the weights, and a Monte Carlo check over 4,000 draws of
+    Laplace noise: the pooled estimate of the class totals is unbiased and its variance
+    is ``1 / sum(weights)``, below that of the totals query alone."""
+    from sklearn_privacy.additive._boosting import pooled_totals
+
+    total = np.array([10.0, 20.0])
+    counts = [np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[5.0, 6.0], [7.0, 8.0],
+                                                           [0.0, 1.0]])]
+    w = np.array([1 / 2.0 ** 2, 1 / (2 * 1.5 ** 2), 1 / (3 * 1.5 ** 2)])
+    est = np.array([total, counts[0].sum(axis=0), counts[1].sum(axis=0)])
+    np.testing.assert_allclose(pooled_totals(total, 2.0, counts, 1.5),
+                               w @ est / w.sum(), rtol=1e-14)
+    rng = np.random.default_rng(42)
+    truth = np.array([[30.0, 50.0], [20.0, 10.0], [0.0, 40.0]])      # 3 bins, 2 classes
+    b_total, b_count = 8.0, 3.0                                       # Laplace scales
+    draws = np.array([pooled_totals(
+        truth.sum(axis=0) + rng.laplace(0, b_total, 2), math.sqrt(2) * b_total,
+        [truth + rng.laplace(0, b_count, truth.shape) for _ in range(4)],
+        math.sqrt(2) * b_count) for _ in range(4000)])
+    var_pooled = 1 / (1 / (2 * b_total ** 2) + 4 / (3 * 2 * b_count ** 2))
+    np.testing.assert_allclose(draws.mean(axis=0), truth.sum(axis=0), atol=0.2)
+    np.testing.assert_allclose(draws.var(axis=0), var_pooled, rtol=0.08)
+    assert var_pooled < 0.25 * 2 * b_total ** 2
+
+
 def test_naive_bayes_scores_clip_smooth_and_centre_noisy_counts():
     """Hand computation: negative noisy counts are clipped to 0, the pseudo-count is
     added, each class's column is normalised over the bins and every bin is centred

@@ -54,6 +54,24 @@ from ._plan import LOSE_TO_CONSTANT_RATIO as _LOSE_RATIO
 __all__ = ["DPBoostingClassifier", "DPBoostingRegressor"]
 
 
+def pooled_totals(total: np.ndarray, total_sd: float, counts, count_sd: float
+                  ) -> np.ndarray:
+    """Class totals from the noisy totals and the noisy per-class count histograms.
+
+    Every count histogram counts each row once, so its sum over the bins is the class
+    totals plus independent noise of variance ``n_bins * count_sd^2``; with the totals
+    query (variance ``total_sd^2``) the inverse-variance weighted mean of these
+    unbiased estimates has the smallest variance of their weighted means.
+    Post-processing of released values.
+    """
+    weight = 1.0 / float(total_sd) ** 2
+    acc, wsum = weight * np.asarray(total, dtype=np.float64), weight
+    for c in counts:
+        w_j = 1.0 / (c.shape[0] * float(count_sd) ** 2)
+        acc, wsum = acc + w_j * c.sum(axis=0), wsum + w_j
+    return acc / wsum
+
+
 def naive_bayes_scores(counts: np.ndarray, pseudo: float) -> np.ndarray:
     """Naive-Bayes log-likelihoods of one feature's bins from noisy per-class counts.
 
@@ -332,6 +350,12 @@ class _BaseDPBoosting(BaseEstimator):
                                        n_bins, n_count_cols)
         counts = [c + _draw(rng, plan, c.shape, "count") for c in counts]
         bin_counts = [c.sum(axis=1) for c in counts]
+        if self._task == "classification":
+            # every count histogram also sums to the class totals: the intercept is
+            # re-estimated from the totals and those sums, inverse-variance weighted
+            # (independent unbiased estimates; post-processing of released values)
+            intercept, newton = self._start(
+                pooled_totals(total, plan["total_sd"], counts, plan["count_sd"]), n)
         # ---- cyclic boosting on noisy residual sums
         F = np.tile(intercept, (n, 1))
         scores = [np.zeros((nb, K)) for nb in n_bins]
