@@ -97,7 +97,10 @@ _NOTES = """
     ``main_features`` are modelled without being scored), and everything below
     concerns the modelled features only. The **counts** of every bin, per class
     for a classifier (45 % of the budget for a classifier, 20 % for a regressor), weigh the
-    updates; for a classifier they also give a first round of updates: with two
+    updates. A classifier's intercept is then re-estimated from the class totals and
+    the sums of every count histogram over its bins (each counts every row once), by
+    their inverse noise variances. For a classifier the counts also give a first round
+    of updates: with two
     classes a Jacobi round (the residual sums at the starting intercept are ``N[b, 1] -
     p C[b]``, updated as below); with three or more the naive-Bayes log-likelihoods
     ``log(N'[b, k] / sum_b N'[b, k])`` centred over the classes, ``N'`` the noisy count
