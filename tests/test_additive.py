@@ -582,7 +582,7 @@ def test_pooled_totals_weigh_the_totals_and_every_histogram_sum_by_inverse_varia
     """Hand computation of the weights, and a Monte Carlo check over 4,000 draws of
     Laplace noise: the pooled estimate of the class totals is unbiased and its variance
     is ``1 / sum(weights)``, below that of the totals query alone."""
-    from sklearn_privacy.additive._boosting import pooled_totals
+    from sklearn_privacy.additive._post import pooled_totals
 
     total = np.array([10.0, 20.0])
     counts = [np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[5.0, 6.0], [7.0, 8.0],
@@ -608,7 +608,7 @@ def test_naive_bayes_scores_clip_smooth_and_centre_noisy_counts():
     """Hand computation: negative noisy counts are clipped to 0, the pseudo-count is
     added, each class's column is normalised over the bins and every bin is centred
     over the classes."""
-    from sklearn_privacy.additive._boosting import naive_bayes_scores
+    from sklearn_privacy.additive._post import naive_bayes_scores
 
     counts = np.array([[4.0, -1.0, 2.0], [0.0, 3.0, 6.0]])
     got = naive_bayes_scores(counts, 0.5)

@@ -45,47 +45,16 @@ from ._plan import (
     auto_bins,
     auto_features,
     classifier_residual_clip,
+    main_feature_indices,
     noise_plan,
     noise_to_signal,
     rows_per_cell,
 )
 from ._plan import LOSE_TO_CONSTANT_RATIO as _LOSE_RATIO
+from ._post import centre_shapes, naive_bayes_scores, pooled_totals, shape_step
 
 __all__ = ["DPBoostingClassifier", "DPBoostingRegressor"]
 
-
-def pooled_totals(total: np.ndarray, total_sd: float, counts, count_sd: float
-                  ) -> np.ndarray:
-    """Class totals from the noisy totals and the noisy per-class count histograms.
-
-    Every count histogram counts each row once, so its sum over the bins is the class
-    totals plus independent noise of variance ``n_bins * count_sd^2``; with the totals
-    query (variance ``total_sd^2``) the inverse-variance weighted mean of these
-    unbiased estimates has the smallest variance of their weighted means.
-    Post-processing of released values.
-    """
-    weight = 1.0 / float(total_sd) ** 2
-    acc, wsum = weight * np.asarray(total, dtype=np.float64), weight
-    for c in counts:
-        w_j = 1.0 / (c.shape[0] * float(count_sd) ** 2)
-        acc, wsum = acc + w_j * c.sum(axis=0), wsum + w_j
-    return acc / wsum
-
-
-def naive_bayes_scores(counts: np.ndarray, pseudo: float) -> np.ndarray:
-    """Naive-Bayes log-likelihoods of one feature's bins from noisy per-class counts.
-
-    ``counts`` (shape ``(n_bins, K)``, noisy, possibly negative) are clipped at 0 and
-    get ``pseudo`` added (additive smoothing: a count below the noise level carries no
-    information, and the logarithm of a clipped count needs a floor); the result is
-    ``log P(b | k) = log(N'[b, k] / sum_b N'[b, k])``, centred over the classes in every
-    bin (a constant per bin does not change the softmax). Summed over the features
-    with the log class shares as intercept, it is the naive-Bayes classifier of the
-    binned features. Post-processing of released counts.
-    """
-    smoothed = np.maximum(np.asarray(counts, dtype=np.float64), 0.0) + float(pseudo)
-    log_lik = np.log(smoothed / smoothed.sum(axis=0, keepdims=True))
-    return log_lik - log_lik.mean(axis=1, keepdims=True)
 
 class _BaseDPBoosting(BaseEstimator):
     """Shared fit of the private boosting estimators (not for direct use)."""
@@ -216,39 +185,8 @@ class _BaseDPBoosting(BaseEstimator):
 
     def _resolve_main(self, d):
         """Indices of ``main_features`` (declared, public): sorted, unique."""
-        if self.main_features is None:
-            return np.empty(0, dtype=np.intp)
-        items = list(np.asarray(self.main_features, dtype=object).ravel())
-        if not items:
-            return np.empty(0, dtype=np.intp)
-        names = self._column_names(d)
-        idx = []
-        for item in items:
-            if isinstance(item, (Integral, np.integer)) and not isinstance(item, bool):
-                j = int(item)
-                if not 0 <= j < d:
-                    raise ValueError(
-                        f"{type(self).__name__}: main_features has the index {j}, "
-                        f"outside the {d} columns; pass column indices in [0, {d}) "
-                        "or column names.")
-            elif isinstance(item, str):
-                if names is None:
-                    raise ValueError(
-                        f"{type(self).__name__}: main_features names the column "
-                        f"{item!r}, but X has no column names; pass column indices, "
-                        "or fit a DataFrame (or a schema).")
-                if item not in names:
-                    raise ValueError(
-                        f"{type(self).__name__}: main_features names the column "
-                        f"{item!r}, which is not a column of X; the columns are "
-                        f"{names[:10]}{' ...' if len(names) > 10 else ''}.")
-                j = names.index(item)
-            else:
-                raise TypeError(
-                    f"{type(self).__name__}: main_features must hold column names (str) "
-                    f"or indices (int), got {type(item).__name__} {item!r}.")
-            idx.append(j)
-        return np.unique(np.asarray(idx, dtype=np.intp))
+        return main_feature_indices(self.main_features, d, self._column_names(d),
+                                    type(self).__name__)
 
     def _resolve_bins(self, n, d):
         """``max_bins``, or the ``"auto"`` rule's bins from public quantities only (the
@@ -328,18 +266,8 @@ class _BaseDPBoosting(BaseEstimator):
         # of every feature's residual histogram at the (released) intercept
         selected = np.arange(d_all) if d == d_all else main
         if selecting:
-            others = np.setdiff1d(np.arange(d_all), main)
-            R0 = self._residuals(np.tile(intercept, (n, 1)), target)
-            if known is not None:
-                R0[~known] = 0.0
-            score = hist.selection_scores(codes[:, others], R0,
-                                          [n_bins_all[j] for j in others])
-            if plan["noise"] == "laplace":
-                score = score + rng.gumbel(0.0, plan["select_scale"], size=others.size)
-            else:
-                score = score + rng.normal(0.0, plan["select_scale"], size=others.size)
-            picked = others[np.argsort(-score, kind="stable")[:n_picks]]
-            selected = np.sort(np.concatenate([main, picked]))
+            selected = self._select(codes, intercept, target, known, main, n_picks,
+                                    n_bins_all, plan, rng)
         codes = codes[:, selected]
         n_bins = [n_bins_all[j] for j in selected]
         # ---- counts (one query over the modelled features)
@@ -361,24 +289,10 @@ class _BaseDPBoosting(BaseEstimator):
         scores = [np.zeros((nb, K)) for nb in n_bins]
         tau = PRIOR_SHARE * self._prior_bound() / d ** TAU_POWER[self._task]
         lr = float(self.learning_rate)
-        first = self._count_round(counts, intercept)
-        if first is not None and K > 1:
-            # three classes or more: every feature's naive-Bayes log-likelihoods from
-            # its noisy per-class counts (post-processing)
-            pseudo = NB_PSEUDO_COUNT * plan["count_sd"]
-            for j in range(d):
-                step = naive_bayes_scores(counts[j], pseudo)
-                scores[j] += step
-                F += step[codes[:, j]]
-        elif first is not None:
-            # the count histograms' residual sums at the starting intercept, for every
-            # feature at once (post-processing of the noisy counts)
-            lam0 = (plan["count_sd"] / tau) ** 2
-            for j in range(d):
-                step = lr * newton * self._shape_step(first[j], bin_counts[j], lam0,
-                                                      selected[j])
-                scores[j] += step
-                F += step[codes[:, j]]
+        for j, step in enumerate(self._first_round(counts, bin_counts, intercept, newton,
+                                                   plan, tau, selected)):
+            scores[j] += step
+            F += step[codes[:, j]]
         lam = (plan["residual_sd"] / tau) ** 2
         for _ in range(n_iter):
             for j in range(d):
@@ -390,13 +304,7 @@ class _BaseDPBoosting(BaseEstimator):
                 step = lr * newton * self._shape_step(S, bin_counts[j], lam, selected[j])
                 scores[j] += step
                 F += step[codes[:, j]]
-        # ---- centre every shape (post-processing of the noisy counts)
-        for j in range(d):
-            w = np.maximum(bin_counts[j], 0.0)
-            w = w / w.sum() if w.sum() > 0 else np.full(w.size, 1.0 / w.size)
-            mean = w @ scores[j]
-            scores[j] -= mean
-            intercept = intercept + mean
+        intercept = centre_shapes(scores, bin_counts, intercept)
         all_scores = [np.zeros((nb, K)) for nb in n_bins_all]
         all_counts = [np.full(nb, np.nan) for nb in n_bins_all]
         for i, j in enumerate(selected):
@@ -412,19 +320,44 @@ class _BaseDPBoosting(BaseEstimator):
         record_fit_provenance(self)
         return self
 
+    def _select(self, codes, intercept, target, known, main, n_picks, n_bins, plan, rng):
+        """The private selection: the ``n_picks`` columns outside ``main`` whose residual
+        histograms at the released intercept have the largest noisy L1 norms (Gumbel
+        top-k at ``delta=0``, the top of Gaussian-noised scores otherwise), with the
+        declared ``main`` features, sorted."""
+        n = codes.shape[0]
+        others = np.setdiff1d(np.arange(codes.shape[1]), main)
+        R0 = self._residuals(np.tile(intercept, (n, 1)), target)
+        if known is not None:
+            R0[~known] = 0.0
+        score = hist.selection_scores(codes[:, others], R0, [n_bins[j] for j in others])
+        if plan["noise"] == "laplace":
+            score = score + rng.gumbel(0.0, plan["select_scale"], size=others.size)
+        else:
+            score = score + rng.normal(0.0, plan["select_scale"], size=others.size)
+        picked = others[np.argsort(-score, kind="stable")[:n_picks]]
+        return np.sort(np.concatenate([main, picked]))
+
+    def _first_round(self, counts, bin_counts, intercept, newton, plan, tau, selected):
+        """Every modelled feature's first update from its noisy per-class counts
+        (post-processing; none for a regressor): naive Bayes for three classes or more,
+        the ridge step of the residual sums at the intercept for two."""
+        first = self._count_round(counts, intercept)
+        if first is None:
+            return []
+        if self._n_columns() > 1:
+            pseudo = NB_PSEUDO_COUNT * plan["count_sd"]
+            return [naive_bayes_scores(c, pseudo) for c in counts]
+        lam0 = (plan["count_sd"] / tau) ** 2
+        lr = float(self.learning_rate)
+        return [lr * newton * self._shape_step(first[j], bin_counts[j], lam0, selected[j])
+                for j in range(len(first))]
+
     def _shape_step(self, S, counts, lam, feature):
-        """The bins' updates from their noisy sums ``S`` and noisy counts: the posterior
-        mean of the bins' mean residuals under a Gaussian prior of precision ``lam`` on
-        each (the ridge step ``S C / (C^2 + lam)``) and, along a numeric feature, of
-        precision ``SMOOTH[task] * lam`` on their second differences (neighbouring bins
-        of a numeric feature have similar effects). Post-processing of released values."""
-        C = np.maximum(counts, 0.0)
-        smooth = SMOOTH[self._task]
-        if smooth == 0.0 or C.size < 3 or self._categories[feature] is not None:
-            return S * (C / (C * C + lam))[:, None]
-        D2 = np.diff(np.eye(C.size), n=2, axis=0)
-        A = np.diag(C * C + lam) + (smooth * lam) * (D2.T @ D2)
-        return np.linalg.solve(A, C[:, None] * S)
+        """The bins' updates from their noisy sums and counts (:func:`~._post.shape_step`;
+        smoothed along a numeric feature at ``SMOOTH[task]``)."""
+        numeric = self._categories[feature] is None
+        return shape_step(S, counts, lam, SMOOTH[self._task] if numeric else 0.0)
 
     def _raw_scores(self, X):
         check_is_fitted(self)

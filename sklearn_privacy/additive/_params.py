@@ -167,8 +167,9 @@ _ATTRS = """    intercept_ : float or ndarray of shape (n_classes,)
         The noisy row count of every bin (DP output; may be negative); NaN for a
         feature that was not selected (no count was released).
     selected_features_ : ndarray of int
-        Indices of the modelled features, in column order (DP output of the private
-        selection; every column when no selection ran).
+        Indices of the modelled features, in column order: the declared
+        ``main_features`` and the DP output of the private selection; every column
+        where every column is modelled.
     bin_edges_ : list of ndarray or None
         Interior bin edges of every numeric feature (None for a categorical one): from
         the declared bounds and ``max_bins_``.

@@ -4,6 +4,9 @@ chosen from public quantities only (bins, features, cycles) and the noise of eac
 from __future__ import annotations
 
 import math
+from numbers import Integral
+
+import numpy as np
 
 from ..mechanisms._gaussian import analytic_gaussian_sigma
 
@@ -129,6 +132,41 @@ def auto_features(*, n_samples, n_features, epsilon, delta, n_classes,
     k = max(AUTO_FEATURES_MIN[task],
             round(AUTO_FEATURES_SCALE[task] * float(epsilon) ** (1.0 / 3.0)))
     return int(k) if 2 * k <= d else d
+
+
+def main_feature_indices(main_features, n_features, names, owner="estimator"):
+    """Column indices of the declared ``main_features`` (names or indices), sorted and
+    unique; a clear error for an unknown name, an index outside the columns, a name
+    without column names (``names`` None) or another type. Public parameters only."""
+    d = int(n_features)
+    if main_features is None:
+        return np.empty(0, dtype=np.intp)
+    idx = []
+    for item in np.asarray(main_features, dtype=object).ravel():
+        if isinstance(item, (Integral, np.integer)) and not isinstance(item, bool):
+            j = int(item)
+            if not 0 <= j < d:
+                raise ValueError(
+                    f"{owner}: main_features has the index {j}, outside the {d} columns; "
+                    f"pass column indices in [0, {d}) or column names.")
+        elif isinstance(item, str):
+            if names is None:
+                raise ValueError(
+                    f"{owner}: main_features names the column {item!r}, but X has no "
+                    "column names; pass column indices, or fit a DataFrame (or a "
+                    "schema).")
+            if item not in names:
+                raise ValueError(
+                    f"{owner}: main_features names the column {item!r}, which is not a "
+                    f"column of X; the columns are {names[:10]}"
+                    f"{' ...' if len(names) > 10 else ''}.")
+            j = names.index(item)
+        else:
+            raise TypeError(
+                f"{owner}: main_features must hold column names (str) or indices (int), "
+                f"got {type(item).__name__} {item!r}.")
+        idx.append(j)
+    return np.unique(np.asarray(idx, dtype=np.intp))
 
 
 def classifier_residual_clip(*, n_samples, n_features, epsilon, n_classes):
