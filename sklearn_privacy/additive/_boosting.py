@@ -342,12 +342,12 @@ class _BaseDPBoosting(BaseEstimator):
         """Every modelled feature's first update from its noisy per-class counts
         (post-processing; none for a regressor): naive Bayes for three classes or more,
         the ridge step of the residual sums at the intercept for two."""
-        first = self._count_round(counts, intercept)
-        if first is None:
-            return []
         if self._n_columns() > 1:
             pseudo = NB_PSEUDO_COUNT * plan["count_sd"]
             return [naive_bayes_scores(c, pseudo) for c in counts]
+        first = self._count_round(counts, intercept)
+        if first is None:
+            return []
         lam0 = (plan["count_sd"] / tau) ** 2
         lr = float(self.learning_rate)
         return [lr * newton * self._shape_step(first[j], bin_counts[j], lam0, selected[j])
@@ -653,12 +653,10 @@ class DPBoostingClassifier(ClassifierMixin, _BaseDPBoosting):
 
     def _count_round(self, counts, intercept):
         """Per feature, the residual sums at the starting intercept, from the noisy
-        per-class counts: ``N[b, k] - p_k C[b]``."""
-        if len(self.classes_) == 2:
-            p = expit(intercept[0])
-            return [(c[:, 1] - p * c.sum(axis=1))[:, None] for c in counts]
-        p = softmax(intercept)
-        return [c - c.sum(axis=1, keepdims=True) * p[None, :] for c in counts]
+        per-class counts: ``N[b, 1] - p C[b]`` (two classes; three or more start from
+        naive Bayes instead, see ``_first_round``)."""
+        p = expit(intercept[0])
+        return [(c[:, 1] - p * c.sum(axis=1))[:, None] for c in counts]
 
     def _residuals(self, F, target):
         if F.shape[1] == 1:
