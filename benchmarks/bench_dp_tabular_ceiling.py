@@ -16,7 +16,8 @@ For every table it fits, at pure DP (``delta=0``) and over ``--draws`` noise dra
   ``max_bins`` x ``max_iter`` (the regressors with the table's declared main predictor,
   as in the benchmark), and keeps the grid point with the best median **test** score.
   Choosing on the test split is not private and is optimistic (the best of many medians
-  of the same test rows): it bounds every public rule for these three parameters;
+  of the same test rows): an upper bound for any public rule that picks among these
+  settings (the automatic settings can fall between the grid's values);
 * the objective-perturbation linear models (``DPLogisticRegression`` /
   ``DPLinearRegression`` after the schema's encoder, ``with_declared_bounds``);
 * for breast cancer, the boosting grid again with **non-private** bins (the training
